@@ -1,0 +1,36 @@
+import { ConfigError, baseServerFields, loadConfig, masterKey, z } from './index.js';
+
+const schema = z.object({ ...baseServerFields, SLIPWAY_MASTER_KEY: masterKey });
+const good = {
+  DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/slipway',
+  SLIPWAY_MASTER_KEY: Buffer.alloc(32, 7).toString('base64'),
+};
+
+describe('loadConfig', () => {
+  it('applies defaults for optional fields', () => {
+    const config = loadConfig(schema, good);
+    expect(config.REDIS_URL).toBe('redis://127.0.0.1:6379');
+    expect(config.STARTUP_TIMEOUT_MS).toBe(10_000);
+  });
+
+  it('names the variable and the value in one line', () => {
+    expect(() => loadConfig(schema, { ...good, REDIS_URL: 'nope' })).toThrow(
+      new ConfigError('REDIS_URL: must be a redis:// or rediss:// URL (got "nope")'),
+    );
+  });
+
+  it('reports a missing required variable', () => {
+    expect(() => loadConfig(schema, { SLIPWAY_MASTER_KEY: good.SLIPWAY_MASTER_KEY })).toThrow(/^DATABASE_URL: is required \(not set\)$/);
+  });
+
+  it('never echoes a secret value', () => {
+    try {
+      loadConfig(schema, { ...good, SLIPWAY_MASTER_KEY: 'hunter2-not-a-key' });
+      throw new Error('expected a ConfigError');
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toMatch(/^SLIPWAY_MASTER_KEY: must be 32 bytes/);
+      expect((error as Error).message).not.toContain('hunter2');
+    }
+  });
+});

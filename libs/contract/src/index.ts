@@ -1,0 +1,4 @@
+export * from './errors.js';
+export * from './limits.js';
+export * from './ports.js';
+export * from './slug.js';

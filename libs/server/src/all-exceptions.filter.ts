@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import { documentationUrl, type ErrorCode } from '@slipway/contract';
+import type { Request, Response } from 'express';
+import { ApiException } from './api.exception.js';
+
+const STATUS_CODES: Record<number, ErrorCode> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  413: 'too_large',
+  429: 'rate_limited',
+  503: 'unavailable',
+};
+
+/**
+ * Maps every failure to the contract's `{error, code, documentation}` body. Anything unexpected
+ * becomes a 500 carrying a correlation id: the stack goes to the log under that id, never to
+ * the client.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  constructor(private readonly baseUrl: string) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const response = http.getResponse<Response>();
+    const request = http.getRequest<Request>();
+    if (response.headersSent) {
+      response.end();
+      return;
+    }
+    if (exception instanceof ApiException) {
+      response.status(exception.status).set(exception.headers).json({
+        error: exception.message,
+        code: exception.code,
+        documentation: documentationUrl(this.baseUrl, exception.code),
+        ...exception.extras,
+      });
+      return;
+    }
+    if (exception instanceof HttpException && exception.getStatus() < 500) {
+      const status = exception.getStatus();
+      const code = STATUS_CODES[status] ?? 'bad_request';
+      const message = status === 404 ? `No route for ${request.method} ${request.path}` : httpMessage(exception);
+      response.status(status).json({ error: message, code, documentation: documentationUrl(this.baseUrl, code) });
+      return;
+    }
+    const correlationId = randomUUID();
+    this.logger.error(`[${correlationId}] ${request.method} ${request.path} failed: ${describe(exception)}`);
+    response.status(500).set('x-correlation-id', correlationId).json({
+      error: `Something went wrong on our side. Quote correlation id ${correlationId} when reporting it.`,
+      code: 'internal',
+      documentation: documentationUrl(this.baseUrl, 'internal'),
+      correlationId,
+    });
+  }
+}
+
+function httpMessage(exception: HttpException): string {
+  const body = exception.getResponse();
+  if (typeof body === 'string') return body;
+  const message = (body as { message?: unknown }).message;
+  return Array.isArray(message) ? message.join('; ') : typeof message === 'string' ? message : exception.message;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}

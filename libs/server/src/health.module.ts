@@ -1,0 +1,16 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { DependencyProbe, type HealthOptions } from './dependency.probe.js';
+import { HealthController } from './health.controller.js';
+
+/** `GET /health/live` and `GET /health/ready` (Postgres and Redis), for every app. */
+@Module({})
+export class HealthModule {
+  static forRoot(options: HealthOptions): DynamicModule {
+    return {
+      module: HealthModule,
+      controllers: [HealthController],
+      providers: [{ provide: DependencyProbe, useFactory: () => new DependencyProbe(options) }],
+      exports: [DependencyProbe],
+    };
+  }
+}

@@ -1,0 +1,101 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+/** A TCP port nobody listens on right now (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Polls `check` until it returns a value other than undefined/false, or the deadline passes. */
+export async function waitFor<T>(check: () => Promise<T | undefined | false> | T | undefined | false, options: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 20_000);
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value as T;
+    } catch (error) {
+      lastError = error;
+    }
+    await new Promise((r) => setTimeout(r, options.intervalMs ?? 100));
+  }
+  throw new Error(`timed out waiting for ${options.what ?? 'condition'}${lastError ? `: ${(lastError as Error).message}` : ''}`);
+}
+
+export interface RunningProcess {
+  child: ChildProcess;
+  /** Everything written to stdout and stderr so far. */
+  output(): string;
+  /** Resolves when a line matching `pattern` appears; rejects if the process exits first. */
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<void>;
+}
+
+/** Starts a real process (own process group) and captures its output. */
+export function startProcess(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): RunningProcess {
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  const listeners = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+    for (const l of listeners) l();
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => {
+      resolve({ code, signal });
+      for (const l of listeners) l();
+    }),
+  );
+  let done = false;
+  void exited.then(() => (done = true));
+  return {
+    child,
+    output: () => output,
+    exited,
+    waitForOutput: (pattern, timeoutMs = 30_000) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => finish(new Error(`timed out after ${timeoutMs} ms waiting for ${pattern}; output so far:\n${output.slice(-4000)}`)), timeoutMs);
+        const check = () => {
+          const match = pattern.exec(output);
+          if (match) finish(undefined, match[0]);
+          else if (done || child.exitCode !== null) finish(new Error(`process exited (${child.exitCode}) before ${pattern}; output:\n${output.slice(-4000)}`));
+        };
+        const finish = (error?: Error, value?: string) => {
+          clearTimeout(timer);
+          listeners.delete(check);
+          if (error) reject(error);
+          else resolve(value!);
+        };
+        listeners.add(check);
+        check();
+      }),
+    stop: async (signal = 'SIGTERM', timeoutMs = 15_000) => {
+      if (done || child.exitCode !== null || child.signalCode !== null) return;
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        return;
+      }
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }, timeoutMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

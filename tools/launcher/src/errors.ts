@@ -1,0 +1,1 @@
+export { StartupError, oneLine, pingPostgres, pingRedis, redactUrl } from '@slipway/server';

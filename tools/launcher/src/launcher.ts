@@ -1,0 +1,119 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { RuntimeFile } from '@slipway/config';
+import { applyMigrations } from '@slipway/db';
+import type { LauncherConfig } from './config.js';
+import { log } from './log.js';
+import { resolveMasterKey } from './master-key.js';
+import { startPostgres, type PostgresHandle } from './postgres.js';
+import { startRedis, type RedisHandle } from './redis.js';
+import { isReady, startService, stopService, type RunningService, type ServiceSpec } from './services.js';
+import { StartupError } from './errors.js';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+
+function services(config: LauncherConfig): ServiceSpec[] {
+  return [
+    { name: 'gateway', port: config.GATEWAY_PORT, entry: 'apps/gateway/dist/main.js' },
+    { name: 'auth-service', port: config.AUTH_PORT, entry: 'apps/auth-service/dist/main.js' },
+    { name: 'edge', port: config.EDGE_PORT, entry: 'apps/edge/dist/main.js' },
+    { name: 'build-worker', port: config.BUILD_WORKER_PORT, entry: 'apps/build-worker/dist/main.js' },
+  ];
+}
+
+/**
+ * `pnpm start`: Postgres (DATABASE_URL or embedded), Redis (REDIS_URL, or redis-server from
+ * PATH), migrations, then every service; prints the ready line once all health checks pass.
+ * Ctrl-C (or any service dying) stops everything it started.
+ */
+export class Launcher {
+  private postgres?: PostgresHandle;
+  private redis?: RedisHandle;
+  private running: RunningService[] = [];
+  private stopping?: Promise<void>;
+  private readonly home: string;
+
+  constructor(private readonly config: LauncherConfig) {
+    this.home = config.SLIPWAY_HOME ?? join(REPO_ROOT, '.slipway');
+  }
+
+  async start(): Promise<void> {
+    const started = Date.now();
+    await mkdir(this.home, { recursive: true, mode: 0o755 });
+    const masterKey = await resolveMasterKey(this.home, this.config.SLIPWAY_MASTER_KEY);
+    this.redis = await startRedis(this.home, this.config.REDIS_URL);
+    this.postgres = await startPostgres(this.home, this.config.DATABASE_URL, this.config.SLIPWAY_PG_PORT);
+    const migrated = await applyMigrations(this.postgres.url);
+    log('launcher', migrated.applied.length ? `applied migrations: ${migrated.applied.join(', ')}` : `database schema up to date (${migrated.alreadyApplied.length} migrations)`);
+
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: this.postgres.url,
+      REDIS_URL: this.redis.url,
+      SLIPWAY_MASTER_KEY: masterKey,
+      SLIPWAY_HOME: this.home,
+      PUBLIC_URL: this.config.PUBLIC_URL,
+      AUTH_PUBLIC_URL: this.config.AUTH_PUBLIC_URL,
+      APPS_DOMAIN: this.config.APPS_DOMAIN,
+      APPS_SCHEME: this.config.APPS_SCHEME,
+      LOG_LEVEL: this.config.LOG_LEVEL,
+      ...(process.stdout.isTTY ? {} : { NO_COLOR: '1' }),
+      GATEWAY_INTERNAL_URL: `http://127.0.0.1:${this.config.GATEWAY_PORT}`,
+      AUTH_INTERNAL_URL: `http://127.0.0.1:${this.config.AUTH_PORT}`,
+      EDGE_INTERNAL_URL: `http://127.0.0.1:${this.config.EDGE_PORT}`,
+    };
+    for (const spec of services(this.config)) {
+      const service = startService(REPO_ROOT, spec, env);
+      this.running.push(service);
+      void service.exited.then(({ code, signal }) => {
+        if (this.stopping) return;
+        log('launcher', `${spec.name} exited (${signal ?? `code ${code}`}); stopping everything`);
+        void this.stop().then(() => process.exit(1));
+      });
+    }
+    await this.waitUntilReady();
+    const runtime: RuntimeFile = {
+      pid: process.pid,
+      databaseUrl: this.postgres.url,
+      redisUrl: this.redis.url,
+      publicUrl: this.config.PUBLIC_URL,
+      authPublicUrl: this.config.AUTH_PUBLIC_URL,
+      appsDomain: this.config.APPS_DOMAIN,
+      appsScheme: this.config.APPS_SCHEME,
+      startedAt: new Date().toISOString(),
+      processes: {
+        ...Object.fromEntries(this.running.map((s) => [s.name, s.child.pid!])),
+        ...(this.postgres.pid ? { postgres: this.postgres.pid } : {}),
+        ...(this.redis.pid ? { redis: this.redis.pid } : {}),
+      },
+    };
+    await writeFile(join(this.home, 'runtime.json'), `${JSON.stringify(runtime, null, 2)}\n`, { mode: 0o600 });
+    log('launcher', `all services healthy in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    process.stdout.write(`Slipway is ready: ${this.config.PUBLIC_URL}\n`);
+  }
+
+  private async waitUntilReady(): Promise<void> {
+    const deadline = Date.now() + this.config.READY_TIMEOUT_MS;
+    const pending = new Set(this.running);
+    while (pending.size) {
+      if (this.stopping) throw new StartupError('a service stopped during start-up');
+      for (const service of [...pending]) if (await isReady(service.port)) pending.delete(service);
+      if (!pending.size) break;
+      if (Date.now() > deadline) {
+        throw new StartupError(`not ready after ${this.config.READY_TIMEOUT_MS / 1000}s: ${[...pending].map((s) => `${s.name} (:${s.port}/health/ready)`).join(', ')}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      await Promise.all(this.running.map((s) => stopService(s)));
+      await this.postgres?.stop().catch((e: unknown) => log('launcher', `postgres stop: ${String(e)}`));
+      await this.redis?.stop();
+      await rm(join(this.home, 'runtime.json'), { force: true });
+    })();
+    return this.stopping;
+  }
+}
