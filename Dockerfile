@@ -18,9 +18,11 @@ RUN pnpm fetch
 COPY . .
 RUN pnpm install --frozen-lockfile --offline
 RUN pnpm build
-# Drop devDependencies (the root postinstall skips `prisma generate` once prisma is gone; the
-# generated client is already compiled into libs/db/dist) and build caches.
+# Drop devDependencies: `install --prod` unlinks them (the root postinstall skips `prisma
+# generate` once prisma is gone; the generated client is already compiled into libs/db/dist),
+# `prune --prod` deletes them from the virtual store (~790 MB -> ~415 MB).
 RUN pnpm install --frozen-lockfile --offline --prod \
+ && pnpm prune --prod \
  && rm -rf .nx node_modules/.cache
 
 # ---- runtime -------------------------------------------------------------------------------
