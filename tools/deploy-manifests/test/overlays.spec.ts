@@ -18,7 +18,7 @@ type Env = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: 
 type Container = { name: string; image: string; args?: string[]; env?: Env[]; envFrom?: { configMapRef?: { name: string } }[]; ports?: { name: string; containerPort: number }[]; livenessProbe?: any; readinessProbe?: any };
 
 const spec = (o: K8sObject) => o['spec'] as Record<string, any>;
-const pod = (o: K8sObject) => podSpecOf(o) as PodSpec & { containers: Container[]; initContainers?: Container[]; serviceAccountName?: string; automountServiceAccountToken?: boolean; terminationGracePeriodSeconds?: number };
+const pod = (o: K8sObject) => podSpecOf(o) as unknown as Omit<PodSpec, 'containers' | 'initContainers'> & { containers: Container[]; initContainers?: Container[]; serviceAccountName?: string; automountServiceAccountToken?: boolean; terminationGracePeriodSeconds?: number };
 const deployments = (objects: K8sObject[]) => objects.filter((o) => o.kind === 'Deployment');
 const platformDeployment = (objects: K8sObject[], name: string) => {
   const found = findObject(objects, 'Deployment', name);
