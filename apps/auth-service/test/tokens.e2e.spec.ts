@@ -1,5 +1,5 @@
 import { createPublicKey, createHmac } from 'node:crypto';
-import { SignJWT, createRemoteJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify, type JWTVerifyResult } from 'jose';
+import { SignJWT, createRemoteJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify, type CryptoKey, type JWTVerifyResult } from 'jose';
 import { TokensService } from '../src/tokens/tokens.service.js';
 import { TenantsService } from '../src/tenants/tenants.service.js';
 import { startAuthHarness, originOf, TestClient, type AuthHarness } from './harness.js';
