@@ -9,6 +9,7 @@ import { PasswordModule } from './password/password.module.js';
 import { SessionsModule } from './sessions/sessions.module.js';
 import { SignInModule } from './sign-in/sign-in.module.js';
 import { SignUpModule } from './sign-up/sign-up.module.js';
+import { SocialModule } from './social/social.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 import { UsersModule } from './users/users.module.js';
 
@@ -28,6 +29,7 @@ export class AppModule implements NestModule {
         PasswordModule,
         EmailVerificationModule,
         UsersModule,
+        SocialModule,
       ],
     };
   }

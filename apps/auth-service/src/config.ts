@@ -28,6 +28,21 @@ export const authConfigSchema = z
     AUTH_REDIS_PREFIX: z.string().default('slipway:auth:'),
     /** Emails per application per hour through the shared development sender. */
     AUTH_DEV_EMAILS_PER_HOUR: positiveInt(30),
+    /**
+     * Replaces social providers' endpoints, JSON: {"github":{"authorize":…,"token":…,"userInfo":…,"emails":…},"google":{…}}.
+     * For GitHub Enterprise or a local OAuth2 test server; not per application, so owners cannot point the service elsewhere.
+     */
+    AUTH_OAUTH_PROVIDER_URLS: z
+      .string()
+      .default('{}')
+      .transform((v, ctx) => {
+        try {
+          return JSON.parse(v) as Record<string, Record<string, string>>;
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+          return z.NEVER;
+        }
+      }),
   })
   .transform((c) => ({ ...c, APP_DATABASES_ADMIN_URL: c.APP_DATABASES_ADMIN_URL ?? c.DATABASE_URL }));
 

@@ -5,7 +5,7 @@ export interface SignInSettings {
   /** Sign-in refuses unverified emails; sign-up sends a verification email and no session. Default false. */
   requireEmailVerification?: boolean;
   /** Social providers with the owner's own OAuth app; `clientSecret` is an envelope, base64. */
-  socialProviders?: Record<string, { clientId: string; clientSecret: string; authorizationUrl?: string; tokenUrl?: string; userInfoUrl?: string; emailsUrl?: string }>;
+  socialProviders?: Record<string, { clientId: string; clientSecret: string }>;
 }
 
 /** One application's sign-in service, as resolved from `/a/{slug}`. */

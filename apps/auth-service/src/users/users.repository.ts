@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { newId } from '../common/ids.js';
 import type { TenantDb } from '../tenants/tenant.js';
 
 export interface UserRow {
@@ -84,6 +85,37 @@ export class UsersRepository {
     );
   }
 
+  async findByAccount(db: TenantDb, providerId: string, accountId: string): Promise<UserRow | null> {
+    const { rows } = await db.query<UserRow>(
+      `SELECT u.id, u.name, u.email, u.email_verified, u.image, u.created_at, u.updated_at FROM service_auth.users u
+         JOIN service_auth.accounts a ON a.user_id = u.id WHERE a.provider_id = $1 AND a.account_id = $2`,
+      [providerId, accountId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /**
+   * Links a provider account to a user. The provider's access token is not kept: the service
+   * only needs the identity, and a stored token would be a secret in a plaintext column.
+   */
+  async linkAccount(db: TenantDb, userId: string, profile: SocialProfile, scope: string | null): Promise<void> {
+    await db.query(
+      `INSERT INTO service_auth.accounts (id, user_id, provider_id, account_id, scope) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (provider_id, account_id) DO UPDATE SET scope = EXCLUDED.scope, updated_at = now()`,
+      [newId(), userId, profile.providerId, profile.accountId, scope],
+    );
+  }
+
+  /** A new user from a provider profile; null when the email is taken meanwhile. */
+  async createFromProfile(db: TenantDb, profile: SocialProfile): Promise<UserRow | null> {
+    const { rows } = await db.query<UserRow>(
+      `INSERT INTO service_auth.users (id, name, email, email_verified, image) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT ((lower(email))) DO NOTHING RETURNING ${USER_COLUMNS}`,
+      [newId(), profile.name, profile.email.toLowerCase(), profile.emailVerified, profile.image],
+    );
+    return rows[0] ?? null;
+  }
+
   async markEmailVerified(db: TenantDb, email: string): Promise<UserRow | null> {
     const { rows } = await db.query<UserRow>(`UPDATE service_auth.users SET email_verified = true, updated_at = now() WHERE lower(email) = lower($1) RETURNING ${USER_COLUMNS}`, [email]);
     return rows[0] ?? null;
@@ -93,4 +125,13 @@ export class UsersRepository {
 /** The user as Better Auth's client expects it (dates become ISO strings in JSON). */
 export function userView(user: UserRow) {
   return { id: user.id, name: user.name, email: user.email, emailVerified: user.email_verified, image: user.image, createdAt: user.created_at, updatedAt: user.updated_at };
+}
+
+export interface SocialProfile {
+  providerId: string;
+  accountId: string;
+  email: string;
+  emailVerified: boolean;
+  name: string;
+  image: string | null;
 }
