@@ -26,12 +26,20 @@ export function bucketFor(path: string): RateLimitBucket {
   return SIGN_IN_PATHS.test(path) ? 'sign-in' : 'session';
 }
 
+type SlidingWindowRedis = Redis & { slidingWindow(key: string, now: number, windowMs: number, max: number, member: string): Promise<number> };
+
 @Injectable()
 export class RateLimitService {
+  private readonly redis: SlidingWindowRedis;
+
   constructor(
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
-    @Inject(REDIS) private readonly redis: Redis,
-  ) {}
+    @Inject(REDIS) redis: Redis,
+  ) {
+    // defineCommand sends the script once and then calls it by its SHA (EVALSHA).
+    if (!('slidingWindow' in redis)) redis.defineCommand('slidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW });
+    this.redis = redis as SlidingWindowRedis;
+  }
 
   /** Throws 429 `{message}` with X-Retry-After and Retry-After when the address used its allowance. */
   async consume(bucket: RateLimitBucket, applicationId: string, address: string): Promise<void> {
@@ -40,7 +48,7 @@ export class RateLimitService {
         ? [this.config.AUTH_RATE_LIMIT_SIGN_IN_MAX, this.config.AUTH_RATE_LIMIT_SIGN_IN_WINDOW_SECONDS]
         : [this.config.AUTH_RATE_LIMIT_SESSION_MAX, this.config.AUTH_RATE_LIMIT_SESSION_WINDOW_SECONDS];
     const key = `${this.config.AUTH_REDIS_PREFIX}rl:${bucket}:${applicationId}:${address}`;
-    const waitMs = Number(await this.redis.eval(SLIDING_WINDOW, 1, key, Date.now(), windowSeconds * 1000, max, `${Date.now()}:${randomBytes(6).toString('hex')}`));
+    const waitMs = Number(await this.redis.slidingWindow(key, Date.now(), windowSeconds * 1000, max, `${Date.now()}:${randomBytes(6).toString('hex')}`));
     if (waitMs > 0) {
       const seconds = String(Math.max(1, Math.ceil(waitMs / 1000)));
       throw new AuthError(429, 'TOO_MANY_REQUESTS', 'Too many requests. Please try again later.', { 'X-Retry-After': seconds, 'Retry-After': seconds }, { message: 'Too many requests. Please try again later.' });
