@@ -28,6 +28,12 @@ export const authConfigSchema = z
     AUTH_REDIS_PREFIX: z.string().default('slipway:auth:'),
     /** Emails per application per hour through the shared development sender. */
     AUTH_DEV_EMAILS_PER_HOUR: positiveInt(30),
+    /** When set (smtp:// or smtps://), outbox emails are also delivered over SMTP (nodemailer). */
+    SMTP_URL: z
+      .string()
+      .refine((v) => /^smtps?:\/\//.test(v), 'must be an smtp:// or smtps:// URL')
+      .optional(),
+    SMTP_FROM: z.string().default('Slipway <no-reply@localhost>'),
     /**
      * Replaces social providers' endpoints, JSON: {"github":{"authorize":…,"token":…,"userInfo":…,"emails":…},"google":{…}}.
      * For GitHub Enterprise or a local OAuth2 test server; not per application, so owners cannot point the service elsewhere.
