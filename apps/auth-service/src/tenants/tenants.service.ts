@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { TENANT_CHANGED_CHANNEL, tenantDatabaseUrl } from '@slipway/auth-core';
+import { TENANT_CHANGED_CHANNEL, migrateServiceAuth, tenantDatabaseUrl } from '@slipway/auth-core';
 import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { KEYRING } from '../common/platform.providers.js';
@@ -18,6 +18,7 @@ export class TenantsService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('TenantsService');
   private readonly cache = new Map<string, { tenant: Tenant; until: number }>();
   private readonly loading = new Map<string, Promise<Tenant | null>>();
+  private readonly migrated = new Set<string>();
   private subscriber: Redis | undefined;
 
   constructor(
@@ -31,11 +32,17 @@ export class TenantsService implements OnModuleInit, OnModuleDestroy {
     this.subscriber = new Redis(this.config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: null });
     this.subscriber.on('error', (error: Error) => this.logger.warn(`tenant change subscription: ${error.message}`));
     this.subscriber.on('message', (_channel: string, message: string) => this.forget(message));
+    // Announcements missed while Redis was away: drop the whole cache once the connection is back.
+    this.subscriber.on('ready', () => this.cache.clear());
     try {
       await this.subscriber.connect();
       await this.subscriber.subscribe(TENANT_CHANGED_CHANNEL);
     } catch (error) {
       this.logger.warn(`cannot subscribe to tenant changes yet: ${(error as Error).message}`);
+      // ioredis re-subscribes on reconnect only to channels it subscribed to; ask again once it is ready.
+      this.subscriber.once('ready', () => {
+        this.subscriber?.subscribe(TENANT_CHANGED_CHANNEL).catch((e: Error) => this.logger.warn(`subscribing to tenant changes failed: ${e.message}`));
+      });
     }
   }
 
@@ -81,6 +88,11 @@ export class TenantsService implements OnModuleInit, OnModuleDestroy {
       settings: (row.signInService.settings ?? {}) as SignInSettings,
       databaseUrl: tenantDatabaseUrl(this.config.APP_DATABASES_ADMIN_URL, row.database, password),
     };
+    if (!this.migrated.has(tenant.databaseUrl)) {
+      // Brings a tenant created by an older release up to this release's service_auth schema.
+      await migrateServiceAuth(tenant.databaseUrl);
+      this.migrated.add(tenant.databaseUrl);
+    }
     if (this.config.AUTH_TENANT_CACHE_SECONDS > 0) this.cache.set(slug, { tenant, until: Date.now() + this.config.AUTH_TENANT_CACHE_SECONDS * 1000 });
     return tenant;
   }
