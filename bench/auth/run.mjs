@@ -114,9 +114,10 @@ async function main() {
       const cookie = cookieFrom(up, t.cookieName);
       const check = await fetch(`${t.base}/token`, { headers: { cookie } });
       if (!check.ok) throw new Error(`${t.name} /token: ${check.status}`);
-      rows.push({ target: t.name, ...(await run('GET /get-session', { url: `${t.base}/get-session`, headers: { cookie } })) });
-      rows.push({ target: t.name, ...(await run('GET /token', { url: `${t.base}/token`, headers: { cookie } })) });
-      rows.push({ target: t.name, ...(await run('POST /sign-in/email', { url: `${t.base}/sign-in/email`, method: 'POST', headers, body: credentials })) });
+      const only = process.env.BENCH_ONLY; // e.g. "sign-in" to measure one endpoint
+      if (!only || only === 'get-session') rows.push({ target: t.name, ...(await run('GET /get-session', { url: `${t.base}/get-session`, headers: { cookie } })) });
+      if (!only || only === 'token') rows.push({ target: t.name, ...(await run('GET /token', { url: `${t.base}/token`, headers: { cookie } })) });
+      if (!only || only === 'sign-in') rows.push({ target: t.name, ...(await run('POST /sign-in/email', { url: `${t.base}/sign-in/email`, method: 'POST', headers, body: credentials })) });
     }
 
     const lines = [
@@ -127,14 +128,14 @@ async function main() {
       '|---|---|---:|---:|---:|',
       ...['GET /get-session', 'GET /token', 'POST /sign-in/email'].flatMap((title) => rows.filter((r) => r.title === title).map((r) => `| ${title} | ${r.target} | ${r.rps} | ${r.p99} | ${r.non2xx} |`)),
       '',
-      ...['GET /get-session', 'GET /token', 'POST /sign-in/email'].map((title) => {
+      ...['GET /get-session', 'GET /token', 'POST /sign-in/email'].filter((title) => rows.some((r) => r.title === title)).map((title) => {
         const [a, b] = rows.filter((r) => r.title === title);
         return `${title}: slipway / Better Auth throughput = ${(a.rps / Math.max(1, b.rps)).toFixed(2)}×`;
       }),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
     mkdirSync(new URL('../results/', import.meta.url), { recursive: true });
-    writeFileSync(new URL(`../results/auth-${new Date().toISOString().slice(0, 10)}.md`, import.meta.url), `${lines.join('\n')}\n`);
+    if (!process.env.BENCH_ONLY) writeFileSync(new URL(`../results/auth-${new Date().toISOString().slice(0, 10)}.md`, import.meta.url), `${lines.join('\n')}\n`);
   } finally {
     for (const c of children) c.kill('SIGTERM');
     await prisma.$disconnect();
