@@ -1,5 +1,6 @@
 import { Module, RequestMethod, type DynamicModule, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { HealthModule } from '@slipway/server';
+import { NotFoundModule } from './common/not-found.module.js';
 import { AuthPipelineMiddleware } from './common/auth-pipeline.middleware.js';
 import { PlatformModule } from './common/platform.providers.js';
 import { SharedModule } from './common/shared.module.js';
@@ -30,6 +31,8 @@ export class AppModule implements NestModule {
         EmailVerificationModule,
         UsersModule,
         SocialModule,
+        // Last: answers every other path under /a/{slug} in Better Auth's shape.
+        NotFoundModule,
       ],
     };
   }

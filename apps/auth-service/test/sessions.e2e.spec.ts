@@ -150,6 +150,12 @@ describe('sign-up, sign-in and sessions (real Postgres, Redis, HTTP)', () => {
     expect((await (await c.get('/get-session')).json()).user).toMatchObject({ name: 'Hank H', image: 'https://img.example/h.png' });
     expect((await c.post('/update-user', { email: 'x@example.com' })).status).toBe(400);
     expect(await (await c.get('/ok')).json()).toEqual({ ok: true });
+    const malformed = await fetch(`${shop.authUrl}/sign-in/email`, { method: 'POST', headers: { 'content-type': 'application/json', origin: originOf('shop') }, body: '{bad' });
+    // Rejected by the body parser before the service sees it, so in the platform's error shape.
+    expect(malformed.status).toBe(400);
+    const noRoute = await c.get('/no-such-endpoint');
+    expect(noRoute.status).toBe(404);
+    expect(await noRoute.json()).toEqual({ code: 'NOT_FOUND', message: 'Not found' });
     const missing = await fetch(`${h.url}/a/no-such-app/get-session`);
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ code: 'NOT_FOUND' });
