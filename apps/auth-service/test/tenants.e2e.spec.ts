@@ -65,6 +65,21 @@ describe('tenant routing, pools and cached configuration', () => {
     expect((await db.query('SELECT 1 FROM service_auth.sessions WHERE id = $1', [session.id])).rowCount).toBe(0);
   });
 
+  it('ends a session AUTH_SESSION_ABSOLUTE_DAYS (30) after sign-in, however active', async () => {
+    const c = new TestClient(`${h.url}/a/blue`, originOf('blue'));
+    await c.signIn('shared@example.com', 'password of blue');
+    const { session } = await (await c.get('/get-session')).json();
+    const tenant = await h.app.get(TenantsService).resolve('blue');
+    const db = h.app.get(TenantsService).db(tenant);
+    // Near the end: a refresh may not carry it past 30 days from sign-in.
+    await db.query(`UPDATE service_auth.sessions SET created_at = now() - interval '29 days', expires_at = now() + interval '5 days' WHERE id = $1`, [session.id]);
+    const near = await (await c.get('/get-session')).json();
+    expect(new Date(near.session.expiresAt).getTime()).toBeLessThanOrEqual(Date.now() + 24 * 3600 * 1000 + 5000);
+    await db.query(`UPDATE service_auth.sessions SET created_at = now() - interval '30 days 1 minute', expires_at = now() + interval '6 days' WHERE id = $1`, [session.id]);
+    expect(await (await c.get('/get-session')).json()).toBeNull();
+    expect((await c.get('/token')).status).toBe(401);
+  });
+
   it('never lets two passwords that share their first 72 bytes match (bcrypt truncation)', async () => {
     const c = new TestClient(`${h.url}/a/green`, originOf('green'));
     const base = 'p'.repeat(72);

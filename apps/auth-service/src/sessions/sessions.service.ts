@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { sha256Hex } from '@slipway/crypto';
+import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { AuthErrors } from '../common/auth-error.js';
 import type { AuthResult } from '../common/auth-result.js';
 import type { RequestMeta } from '../common/auth-request.js';
@@ -26,6 +27,7 @@ export interface CurrentSession {
 @Injectable()
 export class SessionsService {
   constructor(
+    @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
     private readonly tenants: TenantsService,
     private readonly repository: SessionsRepository,
     private readonly tokens: TokensService,
@@ -46,7 +48,8 @@ export class SessionsService {
     const db = this.tenants.db(tenant);
     const found = await this.repository.findWithUser(db, sha256Hex(token));
     if (!found) return null;
-    if (found.session.expires_at.getTime() <= Date.now()) {
+    const absoluteEnd = found.session.created_at.getTime() + this.config.AUTH_SESSION_ABSOLUTE_DAYS * DAY_MS;
+    if (found.session.expires_at.getTime() <= Date.now() || absoluteEnd <= Date.now()) {
       await this.repository.delete(db, found.session.id);
       return null;
     }
@@ -71,10 +74,14 @@ export class SessionsService {
     const { session } = current;
     const lifetime = session.expires_at.getTime() - session.created_at.getTime();
     // Remember-me sessions slide; one-day (rememberMe:false) sessions keep their end.
-    if (lifetime > DAY_MS && session.expires_at.getTime() - EXPIRES_IN_MS + UPDATE_AGE_MS <= Date.now()) {
-      session.expires_at = new Date(Date.now() + EXPIRES_IN_MS);
+    const absoluteEnd = session.created_at.getTime() + this.config.AUTH_SESSION_ABSOLUTE_DAYS * DAY_MS;
+    const expires = session.expires_at.getTime();
+    const due = lifetime > DAY_MS && expires - EXPIRES_IN_MS + UPDATE_AGE_MS <= Date.now();
+    const wanted = Math.min(due ? Date.now() + EXPIRES_IN_MS : expires, absoluteEnd);
+    if (wanted !== expires) {
+      session.expires_at = new Date(wanted);
       await this.repository.extend(this.tenants.db(tenant), session.id, session.expires_at);
-      cookies.push(sessionCookie(tenant, current.token, SESSION_MAX_AGE_SECONDS));
+      cookies.push(sessionCookie(tenant, current.token, Math.ceil((wanted - Date.now()) / 1000)));
     }
     headers['set-auth-jwt'] = await this.tokens.sign(tenant, current.user);
     return { body: { session: sessionView(session, current.token), user: userView(current.user) }, headers, cookies };
