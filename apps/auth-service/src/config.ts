@@ -1,11 +1,58 @@
-import { baseServerFields, loadConfig, masterKey, port, publicUrlFields, z } from '@slipway/config';
+import { baseServerFields, loadConfig, masterKey, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
 
-export const authConfigSchema = z.object({
-  ...baseServerFields,
-  ...publicUrlFields,
-  PORT: port(3001),
-  SLIPWAY_MASTER_KEY: masterKey,
-});
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+export const authConfigSchema = z
+  .object({
+    ...baseServerFields,
+    ...publicUrlFields,
+    PORT: port(3001),
+    SLIPWAY_MASTER_KEY: masterKey,
+    /** Server of the applications' own databases (host/port used with each app's own role). Default: DATABASE_URL's server. */
+    APP_DATABASES_ADMIN_URL: postgresUrl.optional(),
+    /** Proxies whose X-Forwarded-For is believed (comma-separated IP addresses). */
+    AUTH_TRUSTED_PROXIES: z
+      .string()
+      .default('')
+      .transform((v) => v.split(',').map((s) => normaliseIp(s.trim())).filter(Boolean)),
+    /** Sign-up/sign-in (and password) attempts allowed per window per client address and application. */
+    AUTH_RATE_LIMIT_SIGN_IN_MAX: positiveInt(9),
+    AUTH_RATE_LIMIT_SIGN_IN_WINDOW_SECONDS: positiveInt(10),
+    /** Session reads (get-session, token, list-sessions, jwks) per window per client address and application. */
+    AUTH_RATE_LIMIT_SESSION_MAX: positiveInt(300),
+    AUTH_RATE_LIMIT_SESSION_WINDOW_SECONDS: positiveInt(10),
+    /** A session ends this many days after sign-in however active it is (it also ends after 7 days unused). */
+    AUTH_SESSION_ABSOLUTE_DAYS: positiveInt(30),
+    AUTH_BCRYPT_COST: z.coerce.number().int().min(4).max(15).default(10),
+    AUTH_MAX_TENANT_POOLS: positiveInt(100),
+    AUTH_TENANT_POOL_SIZE: positiveInt(5),
+    AUTH_TENANT_CACHE_SECONDS: z.coerce.number().int().min(0).default(30),
+    AUTH_REDIS_PREFIX: z.string().default('slipway:auth:'),
+    /** Emails per application per hour through the shared development sender. */
+    AUTH_DEV_EMAILS_PER_HOUR: positiveInt(30),
+    /** When set (smtp:// or smtps://), outbox emails are also delivered over SMTP (nodemailer). */
+    SMTP_URL: z
+      .string()
+      .refine((v) => /^smtps?:\/\//.test(v), 'must be an smtp:// or smtps:// URL')
+      .optional(),
+    SMTP_FROM: z.string().default('Slipway <no-reply@localhost>'),
+    /**
+     * Replaces social providers' endpoints, JSON: {"github":{"authorize":…,"token":…,"userInfo":…,"emails":…},"google":{…}}.
+     * For GitHub Enterprise or a local OAuth2 test server; not per application, so owners cannot point the service elsewhere.
+     */
+    AUTH_OAUTH_PROVIDER_URLS: z
+      .string()
+      .default('{}')
+      .transform((v, ctx) => {
+        try {
+          return JSON.parse(v) as Record<string, Record<string, string>>;
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+          return z.NEVER;
+        }
+      }),
+  })
+  .transform((c) => ({ ...c, APP_DATABASES_ADMIN_URL: c.APP_DATABASES_ADMIN_URL ?? c.DATABASE_URL }));
 
 export type AuthConfig = z.output<typeof authConfigSchema>;
 
@@ -15,3 +62,7 @@ export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig
 }
 
 export const AUTH_CONFIG = Symbol('AUTH_CONFIG');
+
+export function normaliseIp(ip: string): string {
+  return ip.startsWith('::ffff:') ? ip.slice(7) : ip;
+}

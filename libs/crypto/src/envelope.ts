@@ -97,4 +97,6 @@ export const envelopeBinding = {
   cookieSecret: (applicationId: string) => `cookie-secret:${applicationId}`,
   databasePassword: (applicationId: string) => `database-password:${applicationId}`,
   signingKey: (applicationId: string, kid: string) => `signing-key:${applicationId}:${kid}`,
+  /** An owner's OAuth app client secret for a social sign-in provider (in sign_in_services.settings). */
+  oauthClientSecret: (applicationId: string, provider: string) => `oauth-client-secret:${applicationId}:${provider}`,
 } as const;

@@ -3,12 +3,13 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { quoteIdent } from './database-url.js';
 
 /** The platform's migrations, in Prisma's layout: `<timestamp>_<name>/migration.sql`. */
 export const PLATFORM_MIGRATIONS_DIR = fileURLToPath(new URL('../../../prisma/platform/migrations', import.meta.url));
 
 // Prisma's own table, so `prisma migrate status/deploy` would see the same history.
-const PRISMA_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+const migrationsTableDdl = (table: string) => `CREATE TABLE IF NOT EXISTS ${table} (
     "id"                    VARCHAR(36) PRIMARY KEY NOT NULL,
     "checksum"              VARCHAR(64) NOT NULL,
     "finished_at"           TIMESTAMPTZ,
@@ -61,15 +62,27 @@ export interface MigrateResult {
  * `_prisma_migrations` as `prisma migrate deploy` does. Refuses to continue when an applied
  * migration's file changed, or a previous attempt failed half-way (like Prisma's P3009).
  */
-export async function applyMigrations(databaseUrl: string, dir: string = PLATFORM_MIGRATIONS_DIR): Promise<MigrateResult> {
+export interface MigrateOptions {
+  /**
+   * Keep the history in `<schema>._migrations` (created with the schema) instead of the
+   * platform's `_prisma_migrations`, e.g. for a service's own schema inside another database.
+   */
+  schema?: string;
+}
+
+export async function applyMigrations(databaseUrl: string, dir: string = PLATFORM_MIGRATIONS_DIR, options: MigrateOptions = {}): Promise<MigrateResult> {
   const migrations = await readMigrations(dir);
+  const table = options.schema ? `${quoteIdent(options.schema)}."_migrations"` : '"_prisma_migrations"';
+  const lockKey = options.schema ? `hashtext('slipway-migrations:' || $1::text)` : '$1';
+  const lockArg = options.schema ?? ADVISORY_LOCK_KEY;
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [ADVISORY_LOCK_KEY]);
-    await client.query(PRISMA_MIGRATIONS_TABLE);
+    await client.query(`SELECT pg_advisory_lock(${lockKey})`, [lockArg]);
+    if (options.schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(options.schema)}`);
+    await client.query(migrationsTableDdl(table));
     const { rows } = await client.query<{ migration_name: string; checksum: string; finished_at: Date | null; rolled_back_at: Date | null }>(
-      'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations" WHERE rolled_back_at IS NULL',
+      `SELECT migration_name, checksum, finished_at, rolled_back_at FROM ${table} WHERE rolled_back_at IS NULL`,
     );
     const failed = rows.find((r) => r.finished_at === null);
     if (failed) {
@@ -86,23 +99,23 @@ export async function applyMigrations(databaseUrl: string, dir: string = PLATFOR
         result.alreadyApplied.push(migration.name);
         continue;
       }
-      await runOne(client, migration);
+      await runOne(client, migration, table);
       result.applied.push(migration.name);
     }
     return result;
   } finally {
-    await client.query('SELECT pg_advisory_unlock($1)', [ADVISORY_LOCK_KEY]).catch(() => undefined);
+    await client.query(`SELECT pg_advisory_unlock(${lockKey})`, [lockArg]).catch(() => undefined);
     await client.end();
   }
 }
 
-async function runOne(client: pg.Client, migration: Migration): Promise<void> {
+async function runOne(client: pg.Client, migration: Migration, table: string): Promise<void> {
   const id = randomUUID();
   await client.query('BEGIN');
   try {
     await client.query(migration.sql);
     await client.query(
-      `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, started_at, applied_steps_count)
+      `INSERT INTO ${table} (id, checksum, finished_at, migration_name, started_at, applied_steps_count)
        VALUES ($1, $2, now(), $3, now(), 1)`,
       [id, migration.checksum, migration.name],
     );

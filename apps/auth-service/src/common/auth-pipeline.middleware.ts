@@ -1,0 +1,67 @@
+import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { AUTH_CONFIG, type AuthConfig } from '../config.js';
+import { TenantsService } from '../tenants/tenants.service.js';
+import { RateLimitService, bucketFor } from '../rate-limit/rate-limit.service.js';
+import { clientAddress } from '../rate-limit/client-address.js';
+import { assertSafeRedirects, assertTrustedOrigin, isTrustedOrigin } from '../origin/origin-check.js';
+import { AuthError } from './auth-error.js';
+import { sendAuthError } from './auth-error.filter.js';
+import type { AuthRequest } from './auth-request.js';
+
+const TENANT_PATH = /^\/a\/([a-z0-9-]{1,63})(\/[^?]*)?/;
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Runs before every `/a/{slug}/…` route: resolves the tenant, answers CORS for its trusted
+ * origins, rate limits (before the origin check, as Better Auth does), then refuses changes
+ * from untrusted origins and redirect targets outside the tenant.
+ */
+@Injectable()
+export class AuthPipelineMiddleware implements NestMiddleware {
+  constructor(
+    @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
+    private readonly tenants: TenantsService,
+    private readonly rateLimit: RateLimitService,
+  ) {}
+
+  use(req: Request, res: Response, next: NextFunction): void {
+    this.run(req as AuthRequest, res).then(
+      (proceed) => (proceed ? next() : undefined),
+      (error: unknown) => (error instanceof AuthError ? sendAuthError(res, error) : next(error)),
+    );
+  }
+
+  private async run(req: AuthRequest, res: Response): Promise<boolean> {
+    const match = TENANT_PATH.exec(req.originalUrl);
+    if (!match) throw new AuthError(404, 'NOT_FOUND', 'Not found');
+    const tenant = await this.tenants.resolve(match[1]!);
+    req.tenant = tenant;
+    req.clientIp = clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], this.config.AUTH_TRUSTED_PROXIES);
+
+    const origin = req.headers.origin;
+    if (origin && origin !== 'null' && isTrustedOrigin(tenant, origin)) {
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      res.setHeader('Access-Control-Allow-Credentials', 'true');
+      res.setHeader('Access-Control-Expose-Headers', 'set-auth-jwt, x-retry-after');
+    }
+    res.setHeader('Vary', 'Origin');
+    if (req.method === 'OPTIONS') {
+      if (res.hasHeader('Access-Control-Allow-Origin')) {
+        res.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+        res.setHeader('Access-Control-Allow-Headers', req.headers['access-control-request-headers'] ?? 'content-type, authorization');
+        res.setHeader('Access-Control-Max-Age', '600');
+      }
+      res.status(204).end();
+      return false;
+    }
+
+    await this.rateLimit.consume(bucketFor(match[2] ?? '/'), tenant.applicationId, req.clientIp);
+    if (!SAFE_METHODS.has(req.method)) {
+      assertTrustedOrigin(tenant, origin);
+      if (req.body && typeof req.body === 'object') assertSafeRedirects(tenant, req.body as Record<string, unknown>);
+    }
+    if (req.method === 'GET' && req.query) assertSafeRedirects(tenant, req.query as Record<string, unknown>);
+    return true;
+  }
+}

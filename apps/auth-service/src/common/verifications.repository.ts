@@ -1,0 +1,34 @@
+import { Injectable } from '@nestjs/common';
+import { sha256Hex } from '@slipway/crypto';
+import type { TenantDb } from '../tenants/tenant.js';
+import { newId } from './ids.js';
+
+/**
+ * One-time tokens (password reset, email verification) in `service_auth.verifications`. The
+ * identifier holds `<purpose>:<sha256(token)>`, so the raw token exists only in the email.
+ */
+@Injectable()
+export class VerificationsRepository {
+  async create(db: TenantDb, purpose: string, token: string, value: string, ttlSeconds: number): Promise<void> {
+    await db.query(
+      `INSERT INTO service_auth.verifications (id, identifier, value, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))`,
+      [newId(), `${purpose}:${sha256Hex(token)}`, value, ttlSeconds],
+    );
+  }
+
+  /** Takes (deletes and returns) an unexpired token's value; a token works once. */
+  async consume(db: TenantDb, purpose: string, token: string): Promise<string | null> {
+    const { rows } = await db.query<{ value: string; expired: boolean }>(
+      `DELETE FROM service_auth.verifications WHERE identifier = $1 RETURNING value, expires_at <= now() AS expired`,
+      [`${purpose}:${sha256Hex(token)}`],
+    );
+    const row = rows[0];
+    return row && !row.expired ? row.value : null;
+  }
+
+  /** Whether a token is still valid, without using it up. */
+  async peek(db: TenantDb, purpose: string, token: string): Promise<boolean> {
+    const { rowCount } = await db.query(`SELECT 1 FROM service_auth.verifications WHERE identifier = $1 AND expires_at > now()`, [`${purpose}:${sha256Hex(token)}`]);
+    return (rowCount ?? 0) > 0;
+  }
+}

@@ -1,0 +1,57 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { AUTH_CONFIG, type AuthConfig } from '../config.js';
+import { REDIS } from '../common/platform.providers.js';
+import { AuthError } from '../common/auth-error.js';
+
+// Sliding window log in one round trip, shared by every replica: refused attempts are not counted.
+const SLIDING_WINDOW = `
+local key, now, window, max = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', key, 0, now - window)
+if redis.call('ZCARD', key) >= max then
+  local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  return tonumber(oldest[2]) + window - now
+end
+redis.call('ZADD', key, now, ARGV[4])
+redis.call('PEXPIRE', key, window)
+return 0`;
+
+export type RateLimitBucket = 'sign-in' | 'session';
+
+/** Paths counted as sign-in attempts (the strict bucket); other paths are session reads or ordinary calls. */
+const SIGN_IN_PATHS = /^\/(sign-in|sign-up|change-password|reset-password|request-password-reset|send-verification-email)(\/|$)/;
+
+export function bucketFor(path: string): RateLimitBucket {
+  return SIGN_IN_PATHS.test(path) ? 'sign-in' : 'session';
+}
+
+type SlidingWindowRedis = Redis & { slidingWindow(key: string, now: number, windowMs: number, max: number, member: string): Promise<number> };
+
+@Injectable()
+export class RateLimitService {
+  private readonly redis: SlidingWindowRedis;
+
+  constructor(
+    @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
+    @Inject(REDIS) redis: Redis,
+  ) {
+    // defineCommand sends the script once and then calls it by its SHA (EVALSHA).
+    if (!('slidingWindow' in redis)) redis.defineCommand('slidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW });
+    this.redis = redis as SlidingWindowRedis;
+  }
+
+  /** Throws 429 `{message}` with X-Retry-After and Retry-After when the address used its allowance. */
+  async consume(bucket: RateLimitBucket, applicationId: string, address: string): Promise<void> {
+    const [max, windowSeconds] =
+      bucket === 'sign-in'
+        ? [this.config.AUTH_RATE_LIMIT_SIGN_IN_MAX, this.config.AUTH_RATE_LIMIT_SIGN_IN_WINDOW_SECONDS]
+        : [this.config.AUTH_RATE_LIMIT_SESSION_MAX, this.config.AUTH_RATE_LIMIT_SESSION_WINDOW_SECONDS];
+    const key = `${this.config.AUTH_REDIS_PREFIX}rl:${bucket}:${applicationId}:${address}`;
+    const waitMs = Number(await this.redis.slidingWindow(key, Date.now(), windowSeconds * 1000, max, `${Date.now()}:${randomBytes(6).toString('hex')}`));
+    if (waitMs > 0) {
+      const seconds = String(Math.max(1, Math.ceil(waitMs / 1000)));
+      throw new AuthError(429, 'TOO_MANY_REQUESTS', 'Too many requests. Please try again later.', { 'X-Retry-After': seconds, 'Retry-After': seconds }, { message: 'Too many requests. Please try again later.' });
+    }
+  }
+}

@@ -1,0 +1,136 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { sha256Hex } from '@slipway/crypto';
+import { AUTH_CONFIG, type AuthConfig } from '../config.js';
+import { AuthErrors } from '../common/auth-error.js';
+import type { AuthResult } from '../common/auth-result.js';
+import type { RequestMeta } from '../common/auth-request.js';
+import { newId } from '../common/ids.js';
+import { TenantsService } from '../tenants/tenants.service.js';
+import type { Tenant } from '../tenants/tenant.js';
+import { TokensService } from '../tokens/tokens.service.js';
+import { userView, type UserRow } from '../users/users.repository.js';
+import { SESSION_MAX_AGE_SECONDS, clearedSessionCookie, sessionCookie, tokenFromCookieHeader } from './session-cookie.js';
+import { SessionsRepository, type SessionRow } from './sessions.repository.js';
+
+const DAY_MS = 24 * 3600 * 1000;
+const EXPIRES_IN_MS = SESSION_MAX_AGE_SECONDS * 1000;
+/** Sessions are extended (and the cookie re-set) at most once a day, as Better Auth's updateAge. */
+const UPDATE_AGE_MS = DAY_MS;
+
+export interface CurrentSession {
+  token: string;
+  session: SessionRow;
+  user: UserRow;
+}
+
+/** Sessions: the database is authoritative, so a sign-out or revocation counts on the next request. */
+@Injectable()
+export class SessionsService {
+  constructor(
+    @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
+    private readonly tenants: TenantsService,
+    private readonly repository: SessionsRepository,
+    private readonly tokens: TokensService,
+  ) {}
+
+  /** A new session (new id and token on every sign-in) and its cookie. */
+  async start(tenant: Tenant, user: UserRow, meta: RequestMeta, rememberMe = true): Promise<{ token: string; cookie: string }> {
+    const token = newId();
+    const expiresAt = new Date(Date.now() + (rememberMe ? EXPIRES_IN_MS : DAY_MS));
+    await this.repository.create(this.tenants.db(tenant), { id: newId(), tokenHash: sha256Hex(token), userId: user.id, expiresAt, ip: meta.ip, userAgent: meta.userAgent });
+    return { token, cookie: sessionCookie(tenant, token, rememberMe ? SESSION_MAX_AGE_SECONDS : null) };
+  }
+
+  /** The session behind the request's cookie, or null (expired rows are deleted on sight). */
+  async current(tenant: Tenant, meta: RequestMeta): Promise<CurrentSession | null> {
+    const token = tokenFromCookieHeader(tenant, meta.cookieHeader);
+    if (!token) return null;
+    const db = this.tenants.db(tenant);
+    const found = await this.repository.findWithUser(db, sha256Hex(token));
+    if (!found) return null;
+    const absoluteEnd = found.session.created_at.getTime() + this.config.AUTH_SESSION_ABSOLUTE_DAYS * DAY_MS;
+    if (found.session.expires_at.getTime() <= Date.now() || absoluteEnd <= Date.now()) {
+      await this.repository.delete(db, found.session.id);
+      return null;
+    }
+    return { token, ...found };
+  }
+
+  async require(tenant: Tenant, meta: RequestMeta): Promise<CurrentSession> {
+    const current = await this.current(tenant, meta);
+    if (!current) throw AuthErrors.unauthorized();
+    return current;
+  }
+
+  /** `GET /get-session`: `{session, user}` + `set-auth-jwt`, or JSON `null`. */
+  async getSession(tenant: Tenant, meta: RequestMeta): Promise<AuthResult> {
+    const headers: Record<string, string> = { 'Cache-Control': 'no-store' };
+    const current = await this.current(tenant, meta);
+    if (!current) {
+      const cookies = meta.cookieHeader?.includes('slipway.session_token=') ? [clearedSessionCookie(tenant)] : [];
+      return { body: null, headers, cookies };
+    }
+    const cookies: string[] = [];
+    const { session } = current;
+    const lifetime = session.expires_at.getTime() - session.created_at.getTime();
+    // Remember-me sessions slide; one-day (rememberMe:false) sessions keep their end.
+    const absoluteEnd = session.created_at.getTime() + this.config.AUTH_SESSION_ABSOLUTE_DAYS * DAY_MS;
+    const expires = session.expires_at.getTime();
+    const due = lifetime > DAY_MS && expires - EXPIRES_IN_MS + UPDATE_AGE_MS <= Date.now();
+    const wanted = Math.min(due ? Date.now() + EXPIRES_IN_MS : expires, absoluteEnd);
+    if (wanted !== expires) {
+      session.expires_at = new Date(wanted);
+      await this.repository.extend(this.tenants.db(tenant), session.id, session.expires_at);
+      cookies.push(sessionCookie(tenant, current.token, Math.ceil((wanted - Date.now()) / 1000)));
+    }
+    headers['set-auth-jwt'] = await this.tokens.sign(tenant, current.user);
+    return { body: { session: sessionView(session, current.token), user: userView(current.user) }, headers, cookies };
+  }
+
+  async token(tenant: Tenant, meta: RequestMeta): Promise<AuthResult> {
+    const current = await this.require(tenant, meta);
+    return { body: { token: await this.tokens.sign(tenant, current.user) }, headers: { 'Cache-Control': 'no-store' } };
+  }
+
+  async signOut(tenant: Tenant, meta: RequestMeta): Promise<AuthResult> {
+    const current = await this.current(tenant, meta);
+    if (current) await this.repository.delete(this.tenants.db(tenant), current.session.id);
+    return { body: { success: true }, cookies: [clearedSessionCookie(tenant)] };
+  }
+
+  /** Other sessions carry their id in `token`: only hashes of their tokens are stored. */
+  async list(tenant: Tenant, meta: RequestMeta): Promise<AuthResult> {
+    const current = await this.require(tenant, meta);
+    const rows = await this.repository.listActive(this.tenants.db(tenant), current.user.id);
+    return { body: rows.map((s) => sessionView(s, s.id === current.session.id ? current.token : s.id)) };
+  }
+
+  async revoke(tenant: Tenant, meta: RequestMeta, token: string): Promise<AuthResult> {
+    const current = await this.require(tenant, meta);
+    await this.repository.deleteOwned(this.tenants.db(tenant), current.user.id, sha256Hex(token), token);
+    return { body: { status: true } };
+  }
+
+  async revokeAll(tenant: Tenant, meta: RequestMeta, keepCurrent: boolean): Promise<AuthResult> {
+    const current = await this.require(tenant, meta);
+    await this.repository.deleteAllOf(this.tenants.db(tenant), current.user.id, keepCurrent ? current.session.id : null);
+    return { body: { status: true }, cookies: keepCurrent ? [] : [clearedSessionCookie(tenant)] };
+  }
+
+  async revokeAllOfUser(tenant: Tenant, userId: string, exceptSessionId: string | null = null): Promise<void> {
+    await this.repository.deleteAllOf(this.tenants.db(tenant), userId, exceptSessionId);
+  }
+}
+
+export function sessionView(session: SessionRow, token: string) {
+  return {
+    id: session.id,
+    token,
+    userId: session.user_id,
+    expiresAt: session.expires_at,
+    createdAt: session.created_at,
+    updatedAt: session.updated_at,
+    ipAddress: session.ip_address,
+    userAgent: session.user_agent,
+  };
+}

@@ -1,0 +1,19 @@
+import { Body, Controller, Post, Req, Res, UseFilters } from '@nestjs/common';
+import type { Response } from 'express';
+import { AuthErrorFilter } from '../common/auth-error.filter.js';
+import { requestMeta, type AuthRequest } from '../common/auth-request.js';
+import { reply } from '../common/auth-result.js';
+import { parseBody } from '../common/validation.js';
+import { signInBody } from './dto/sign-in.dto.js';
+import { SignInService } from './sign-in.service.js';
+
+@Controller('a/:slug')
+@UseFilters(AuthErrorFilter)
+export class SignInController {
+  constructor(private readonly signInService: SignInService) {}
+
+  @Post('sign-in/email')
+  async signIn(@Req() req: AuthRequest, @Res() res: Response, @Body() body: unknown) {
+    return reply(res, await this.signInService.signIn(req.tenant, parseBody(signInBody, body), requestMeta(req)));
+  }
+}

@@ -1,0 +1,13 @@
+import { z } from '@slipway/config';
+import { optionalUrl } from '../../common/validation.js';
+import { emailField } from '../../common/email-field.js';
+
+export const signUpBody = z.object({
+  name: z.string().trim().min(1).max(200),
+  email: emailField,
+  password: z.string().max(1024),
+  image: z.string().max(2048).nullish(),
+  callbackURL: optionalUrl,
+  rememberMe: z.boolean().optional(),
+});
+export type SignUpInput = z.output<typeof signUpBody>;

@@ -1,0 +1,45 @@
+import { Injectable } from '@nestjs/common';
+import { AuthErrors } from '../common/auth-error.js';
+import type { AuthResult } from '../common/auth-result.js';
+import type { RequestMeta } from '../common/auth-request.js';
+import { newId } from '../common/ids.js';
+import { EmailVerificationService } from '../email-verification/email-verification.service.js';
+import { PasswordHasher } from '../password/password-hasher.js';
+import { SessionsService } from '../sessions/sessions.service.js';
+import { TenantsService } from '../tenants/tenants.service.js';
+import type { Tenant } from '../tenants/tenant.js';
+import { UsersRepository, userView } from '../users/users.repository.js';
+import type { SignUpInput } from './dto/sign-up.dto.js';
+
+@Injectable()
+export class SignUpService {
+  constructor(
+    private readonly tenants: TenantsService,
+    private readonly users: UsersRepository,
+    private readonly hasher: PasswordHasher,
+    private readonly sessions: SessionsService,
+    private readonly verification: EmailVerificationService,
+  ) {}
+
+  async signUp(tenant: Tenant, input: SignUpInput, meta: RequestMeta): Promise<AuthResult> {
+    this.hasher.assertAcceptable(input.password);
+    const email = input.email.toLowerCase();
+    const hash = await this.hasher.hash(input.password);
+    const requireVerification = tenant.settings.requireEmailVerification === true;
+    const user = await this.users.createWithPassword(this.tenants.db(tenant), { id: newId(), name: input.name, email, image: input.image ?? null }, newId(), hash);
+    if (!user) {
+      if (requireVerification) {
+        // As Better Auth: with verification required, a taken email gets the same answer as a new one.
+        const now = new Date();
+        return { body: { token: null, user: { id: newId(), name: input.name, email, emailVerified: false, image: input.image ?? null, createdAt: now, updatedAt: now } } };
+      }
+      throw AuthErrors.userExists();
+    }
+    if (requireVerification) {
+      await this.verification.sendFor(tenant, user, input.callbackURL);
+      return { body: { token: null, user: userView(user) } };
+    }
+    const session = await this.sessions.start(tenant, user, meta, input.rememberMe ?? true);
+    return { body: { token: session.token, user: userView(user) }, cookies: [session.cookie] };
+  }
+}

@@ -1,0 +1,48 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import pg from 'pg';
+import { AUTH_CONFIG, type AuthConfig } from '../config.js';
+import type { Tenant, TenantDb } from './tenant.js';
+
+/**
+ * One small pg pool per tenant database, least-recently-used first out when there are more
+ * tenants than AUTH_MAX_TENANT_POOLS. Pools connect as the application's own role.
+ */
+@Injectable()
+export class TenantPools implements OnModuleDestroy {
+  private readonly logger = new Logger('TenantPools');
+  private readonly pools = new Map<string, { url: string; pool: pg.Pool }>();
+
+  constructor(@Inject(AUTH_CONFIG) private readonly config: AuthConfig) {}
+
+  get(tenant: Tenant): TenantDb {
+    const entry = this.pools.get(tenant.applicationId);
+    if (entry && entry.url === tenant.databaseUrl) {
+      this.pools.delete(tenant.applicationId);
+      this.pools.set(tenant.applicationId, entry);
+      return entry.pool;
+    }
+    if (entry) this.close(tenant.applicationId);
+    const pool = new pg.Pool({ connectionString: tenant.databaseUrl, max: this.config.AUTH_TENANT_POOL_SIZE, idleTimeoutMillis: 30_000 });
+    pool.on('error', (error) => this.logger.warn(`idle connection of ${tenant.slug} failed: ${error.message}`));
+    this.pools.set(tenant.applicationId, { url: tenant.databaseUrl, pool });
+    while (this.pools.size > this.config.AUTH_MAX_TENANT_POOLS) this.close(this.pools.keys().next().value!);
+    return pool;
+  }
+
+  get size(): number {
+    return this.pools.size;
+  }
+
+  close(applicationId: string): void {
+    const entry = this.pools.get(applicationId);
+    if (!entry) return;
+    this.pools.delete(applicationId);
+    entry.pool.end().catch((error: Error) => this.logger.warn(`closing a tenant pool failed: ${error.message}`));
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((p) => p.pool.end().catch(() => undefined)));
+  }
+}

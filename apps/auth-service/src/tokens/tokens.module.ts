@@ -1,0 +1,5 @@
+import { Module } from '@nestjs/common';
+import { TokensController } from './tokens.controller.js';
+
+@Module({ controllers: [TokensController] })
+export class TokensModule {}

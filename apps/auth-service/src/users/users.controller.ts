@@ -1,0 +1,21 @@
+import { Body, Controller, Post, Req, Res, UseFilters } from '@nestjs/common';
+import type { Response } from 'express';
+import { z } from '@slipway/config';
+import { AuthErrorFilter } from '../common/auth-error.filter.js';
+import { requestMeta, type AuthRequest } from '../common/auth-request.js';
+import { reply } from '../common/auth-result.js';
+import { parseBody } from '../common/validation.js';
+import { UsersService } from './users.service.js';
+
+const updateUserBody = z.object({ name: z.string().trim().min(1).max(200).optional(), image: z.string().max(2048).nullish(), email: z.unknown().optional() });
+
+@Controller('a/:slug')
+@UseFilters(AuthErrorFilter)
+export class UsersController {
+  constructor(private readonly users: UsersService) {}
+
+  @Post('update-user')
+  async update(@Req() req: AuthRequest, @Res() res: Response, @Body() body: unknown) {
+    return reply(res, await this.users.update(req.tenant, requestMeta(req), parseBody(updateUserBody, body)));
+  }
+}

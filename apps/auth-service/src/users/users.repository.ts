@@ -1,0 +1,137 @@
+import { Injectable } from '@nestjs/common';
+import { newId } from '../common/ids.js';
+import type { TenantDb } from '../tenants/tenant.js';
+
+export interface UserRow {
+  id: string;
+  name: string;
+  email: string;
+  email_verified: boolean;
+  image: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const USER_COLUMNS = 'id, name, email, email_verified, image, created_at, updated_at';
+
+/** Users and their accounts in the tenant's `service_auth` schema. */
+@Injectable()
+export class UsersRepository {
+  /** Creates a user with a credential account; null when the email is taken. */
+  async createWithPassword(db: TenantDb, user: { id: string; name: string; email: string; image: string | null }, accountId: string, passwordHash: string): Promise<UserRow | null> {
+    const client = await db.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<UserRow>(
+        `INSERT INTO service_auth.users (id, name, email, image) VALUES ($1, $2, $3, $4) ON CONFLICT ((lower(email))) DO NOTHING RETURNING ${USER_COLUMNS}`,
+        [user.id, user.name, user.email, user.image],
+      );
+      if (!rows[0]) {
+        await client.query('ROLLBACK');
+        return null;
+      }
+      await client.query(`INSERT INTO service_auth.accounts (id, user_id, provider_id, account_id, password) VALUES ($1, $2, 'credential', $2, $3)`, [accountId, user.id, passwordHash]);
+      await client.query('COMMIT');
+      return rows[0];
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async findByEmail(db: TenantDb, email: string): Promise<UserRow | null> {
+    const { rows } = await db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM service_auth.users WHERE lower(email) = lower($1)`, [email]);
+    return rows[0] ?? null;
+  }
+
+  async findById(db: TenantDb, id: string): Promise<UserRow | null> {
+    const { rows } = await db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM service_auth.users WHERE id = $1`, [id]);
+    return rows[0] ?? null;
+  }
+
+  /** The user and their credential password hash (null when the email has no credential account). */
+  async findCredential(db: TenantDb, email: string): Promise<{ user: UserRow; passwordHash: string } | null> {
+    const { rows } = await db.query(
+      `SELECT u.id, u.name, u.email, u.email_verified, u.image, u.created_at, u.updated_at, a.password
+         FROM service_auth.users u JOIN service_auth.accounts a ON a.user_id = u.id AND a.provider_id = 'credential'
+        WHERE lower(u.email) = lower($1)`,
+      [email],
+    );
+    const r = rows[0];
+    if (!r?.password) return null;
+    const { password, ...user } = r;
+    return { user: user as UserRow, passwordHash: password as string };
+  }
+
+  async passwordHashOf(db: TenantDb, userId: string): Promise<string | null> {
+    const { rows } = await db.query<{ password: string | null }>(`SELECT password FROM service_auth.accounts WHERE user_id = $1 AND provider_id = 'credential'`, [userId]);
+    return rows[0]?.password ?? null;
+  }
+
+  async setPassword(db: TenantDb, userId: string, accountId: string, passwordHash: string): Promise<void> {
+    await db.query(
+      `INSERT INTO service_auth.accounts (id, user_id, provider_id, account_id, password) VALUES ($1, $2, 'credential', $2, $3)
+       ON CONFLICT (provider_id, account_id) DO UPDATE SET password = EXCLUDED.password, updated_at = now()`,
+      [accountId, userId, passwordHash],
+    );
+  }
+
+  async update(db: TenantDb, userId: string, changes: { name?: string | undefined; image?: string | null | undefined }): Promise<void> {
+    await db.query(
+      `UPDATE service_auth.users SET name = COALESCE($2, name), image = CASE WHEN $4 THEN $3 ELSE image END, updated_at = now() WHERE id = $1`,
+      [userId, changes.name ?? null, changes.image ?? null, changes.image !== undefined],
+    );
+  }
+
+  async findByAccount(db: TenantDb, providerId: string, accountId: string): Promise<UserRow | null> {
+    const { rows } = await db.query<UserRow>(
+      `SELECT u.id, u.name, u.email, u.email_verified, u.image, u.created_at, u.updated_at FROM service_auth.users u
+         JOIN service_auth.accounts a ON a.user_id = u.id WHERE a.provider_id = $1 AND a.account_id = $2`,
+      [providerId, accountId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /**
+   * Links a provider account to a user. The provider's access token is not kept: the service
+   * only needs the identity, and a stored token would be a secret in a plaintext column.
+   */
+  async linkAccount(db: TenantDb, userId: string, profile: SocialProfile, scope: string | null): Promise<void> {
+    await db.query(
+      `INSERT INTO service_auth.accounts (id, user_id, provider_id, account_id, scope) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (provider_id, account_id) DO UPDATE SET scope = EXCLUDED.scope, updated_at = now()`,
+      [newId(), userId, profile.providerId, profile.accountId, scope],
+    );
+  }
+
+  /** A new user from a provider profile; null when the email is taken meanwhile. */
+  async createFromProfile(db: TenantDb, profile: SocialProfile): Promise<UserRow | null> {
+    const { rows } = await db.query<UserRow>(
+      `INSERT INTO service_auth.users (id, name, email, email_verified, image) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT ((lower(email))) DO NOTHING RETURNING ${USER_COLUMNS}`,
+      [newId(), profile.name, profile.email.toLowerCase(), profile.emailVerified, profile.image],
+    );
+    return rows[0] ?? null;
+  }
+
+  async markEmailVerified(db: TenantDb, email: string): Promise<UserRow | null> {
+    const { rows } = await db.query<UserRow>(`UPDATE service_auth.users SET email_verified = true, updated_at = now() WHERE lower(email) = lower($1) RETURNING ${USER_COLUMNS}`, [email]);
+    return rows[0] ?? null;
+  }
+}
+
+/** The user as Better Auth's client expects it (dates become ISO strings in JSON). */
+export function userView(user: UserRow) {
+  return { id: user.id, name: user.name, email: user.email, emailVerified: user.email_verified, image: user.image, createdAt: user.created_at, updatedAt: user.updated_at };
+}
+
+export interface SocialProfile {
+  providerId: string;
+  accountId: string;
+  email: string;
+  emailVerified: boolean;
+  name: string;
+  image: string | null;
+}

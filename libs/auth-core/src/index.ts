@@ -1,0 +1,4 @@
+export * from './provision.js';
+export * from './signing-keys.js';
+export * from './tenant-database.js';
+export * from './trusted-origins.js';

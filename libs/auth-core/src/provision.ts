@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { decryptEnvelopeToString, encryptEnvelope, envelopeBinding, type Keyring } from '@slipway/crypto';
+import { quoteIdent, withDatabase, type PrismaClient } from '@slipway/db';
+import { insertSigningKey } from './signing-keys.js';
+import { applicationDatabaseNames, migrateServiceAuth, tenantDatabaseUrl } from './tenant-database.js';
+import { applicationOrigins } from './trusted-origins.js';
+
+export interface ProvisionOptions {
+  prisma: PrismaClient;
+  keyring: Keyring;
+  /** The platform database (advisory lock that serialises provisioning of one application). */
+  platformDatabaseUrl: string;
+  /** A role on the Postgres server for application databases that may create roles and databases. */
+  adminDatabaseUrl: string;
+  appsDomains: string[];
+  appsScheme: string;
+  applicationId: string;
+}
+
+export interface ProvisionedTenant {
+  applicationId: string;
+  slug: string;
+  databaseName: string;
+  roleName: string;
+  /** True when this call created the sign-in service (false when it already existed). */
+  created: boolean;
+}
+
+export class ProvisionError extends Error {
+  override readonly name = 'ProvisionError';
+}
+
+/**
+ * Gives an application everything its sign-in service needs: its own database and role (unless it
+ * has one), the `service_auth` schema, a cookie secret, a first signing key and its trusted
+ * origins. Idempotent; concurrent calls for one application are serialised by an advisory lock.
+ */
+export async function provisionSignInTenant(options: ProvisionOptions): Promise<ProvisionedTenant> {
+  const { prisma, keyring, applicationId } = options;
+  const lock = new pg.Client({ connectionString: options.platformDatabaseUrl });
+  await lock.connect();
+  try {
+    await lock.query(`SELECT pg_advisory_lock(hashtext('slipway-provision-sign-in:' || $1::text))`, [applicationId]);
+    const app = await prisma.application.findUnique({ where: { id: applicationId }, include: { database: true, signInService: true, domains: true } });
+    if (!app) throw new ProvisionError(`application ${applicationId} does not exist`);
+
+    const database = app.database ?? (await createApplicationDatabase(options, app.ownerId));
+    const password = decryptEnvelopeToString(keyring, database.password, envelopeBinding.databasePassword(applicationId));
+    const tenantUrl = tenantDatabaseUrl(options.adminDatabaseUrl, database, password);
+    await migrateServiceAuth(tenantUrl);
+    await ensureSigningKey(tenantUrl, keyring, applicationId);
+
+    let created = false;
+    if (!app.signInService) {
+      const secret = randomBytes(32).toString('base64url');
+      await prisma.signInService.create({
+        data: { applicationId, cookieSecret: Buffer.from(encryptEnvelope(keyring, secret, envelopeBinding.cookieSecret(applicationId))) },
+      });
+      created = true;
+    }
+    const origins = applicationOrigins(app.slug, options.appsDomains, options.appsScheme, app.domains);
+    await prisma.trustedOrigin.createMany({
+      data: origins.map((o) => ({ applicationId, origin: o.origin, source: o.source, domainId: o.domainId ?? null })),
+      skipDuplicates: true,
+    });
+    return { applicationId, slug: app.slug, databaseName: database.databaseName, roleName: database.roleName, created };
+  } finally {
+    await lock.query(`SELECT pg_advisory_unlock(hashtext('slipway-provision-sign-in:' || $1::text))`, [applicationId]).catch(() => undefined);
+    await lock.end();
+  }
+}
+
+async function createApplicationDatabase(options: ProvisionOptions, ownerId: string) {
+  const { databaseName, roleName } = applicationDatabaseNames(options.applicationId);
+  const password = randomBytes(24).toString('base64url');
+  const admin = new pg.Client({ connectionString: options.adminDatabaseUrl });
+  await admin.connect();
+  try {
+    // A half-finished earlier attempt may have left the role or database: adopt them.
+    const role = await admin.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [roleName]);
+    const verb = role.rowCount ? 'ALTER' : 'CREATE';
+    await admin.query(`${verb} ROLE ${quoteIdent(roleName)} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${quoteLiteral(password)}`);
+    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [databaseName]);
+    if (!exists.rowCount) await admin.query(`CREATE DATABASE ${quoteIdent(databaseName)} OWNER ${quoteIdent(roleName)}`);
+    await admin.query(`REVOKE ALL ON DATABASE ${quoteIdent(databaseName)} FROM PUBLIC`);
+  } finally {
+    await admin.end();
+  }
+  return options.prisma.applicationDatabase.create({
+    data: {
+      applicationId: options.applicationId,
+      ownerId,
+      databaseName,
+      roleName,
+      password: Buffer.from(encryptEnvelope(options.keyring, password, envelopeBinding.databasePassword(options.applicationId))),
+    },
+  });
+}
+
+async function ensureSigningKey(tenantUrl: string, keyring: Keyring, applicationId: string): Promise<void> {
+  const client = new pg.Client({ connectionString: tenantUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM service_auth.jwks LIMIT 1');
+    if (!rowCount) await insertSigningKey(client as never, keyring, applicationId);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops an application's own database and role (tests, and deleting an application). */
+export async function dropApplicationDatabase(adminDatabaseUrl: string, applicationId: string): Promise<void> {
+  const { databaseName, roleName } = applicationDatabaseNames(applicationId);
+  const admin = new pg.Client({ connectionString: withDatabase(adminDatabaseUrl, 'postgres') });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(databaseName)} WITH (FORCE)`);
+    await admin.query(`DROP ROLE IF EXISTS ${quoteIdent(roleName)}`);
+  } finally {
+    await admin.end();
+  }
+}
+
+function quoteLiteral(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
+}
