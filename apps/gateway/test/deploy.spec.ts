@@ -114,7 +114,7 @@ describe('POST /api/v1/deploy and GET /api/v1/deployments/{taskId} (real HTTP, P
     expect(refused.json).toEqual({ error: expect.any(String), code: 'deploy_in_progress', documentation: `${DOC}deploy_in_progress`, taskId: accepted.json.taskId });
     expect((await gw.sql.query('SELECT count(*)::int AS n FROM deployments WHERE application_id = $1', [app.id])).rows[0].n).toBe(1);
     // The loser's source blob was deleted: every stored source belongs to a committed row.
-    const keys = (await gw.sql.query('SELECT source_key FROM deployments WHERE source_key IS NOT NULL ORDER BY source_key')).rows.map((r) => r.source_key);
+    const keys = (await gw.sql.query('SELECT source_key FROM deployments WHERE source_key IS NOT NULL ORDER BY source_key')).rows.map((r: { source_key: string }) => r.source_key);
     expect(await blobs().list('sources/')).toEqual(keys);
   });
 

@@ -1,12 +1,13 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { UploadLimits } from '@slipway/contract';
 import { ApiException } from '@slipway/server';
 import tar from 'tar-stream';
 import yauzl from 'yauzl';
-import { ArchiveEntryPaths, refuseEntry } from './archive-entries.js';
+import { ArchiveEntryPaths, printable, refuseEntry } from './archive-entries.js';
 import type { SourceTarWriter } from './source-tar-writer.js';
 
 export type ArchiveKind = 'zip' | 'tar' | 'tar.gz';
@@ -31,8 +32,8 @@ export async function detectArchiveKind(path: string): Promise<ArchiveKind | nul
 export async function readTarArchive(path: string, gzipped: boolean, writer: SourceTarWriter, limits: UploadLimits): Promise<void> {
   const names = new ArchiveEntryPaths(limits);
   let decompressed = 0;
-  // Counts every decompressed byte, including padding and bytes a parser would skip, so
-  // a bomb that is not even a valid tar is still stopped.
+  // Counts every decompressed byte, including padding and bytes a parser would skip, so a
+  // bomb that is not even a valid tar is still stopped.
   const meter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       decompressed += chunk.length;
@@ -44,19 +45,22 @@ export async function readTarArchive(path: string, gzipped: boolean, writer: Sou
       callback(null, chunk);
     },
   });
-  const source: Readable = createReadStream(path);
   const extract = tar.extract({ allowUnknownFormat: false });
-  const chain = gzipped ? source.pipe(createGunzip()).pipe(meter) : source.pipe(meter);
-  const failures: Error[] = [];
-  const fail = (error: Error) => {
-    failures.push(error);
-    extract.destroy(error);
-  };
-  source.on('error', fail);
-  chain.on('error', fail);
-  chain.pipe(extract as unknown as NodeJS.WritableStream);
+  const stages: (NodeJS.ReadableStream | NodeJS.WritableStream | NodeJS.ReadWriteStream)[] = [createReadStream(path)];
+  if (gzipped) stages.push(createGunzip());
+  stages.push(meter, extract as unknown as NodeJS.WritableStream);
+  // The pipeline owns every stream's errors (a corrupt gzip must not become an unhandled event).
+  const feeding = pipeline(stages);
+  const fed = feeding.then(
+    () => null,
+    (error: unknown) => error as Error,
+  );
+  const entries = extract[Symbol.asyncIterator]();
   try {
-    for await (const entry of extract) {
+    for (;;) {
+      const next = await Promise.race([entries.next(), fed.then((error) => (error ? Promise.reject(error) : new Promise<never>(() => undefined)))]);
+      if (next.done) break;
+      const entry = next.value;
       const { header } = entry;
       switch (header.type) {
         case 'file':
@@ -69,27 +73,25 @@ export async function readTarArchive(path: string, gzipped: boolean, writer: Sou
           break;
         case 'symlink':
           refuseEntry(header.name, 'a symbolic link');
-          break;
         case 'link':
           refuseEntry(header.name, 'a hard link');
-          break;
         case 'character-device':
         case 'block-device':
           refuseEntry(header.name, 'a device');
-          break;
         case 'fifo':
           refuseEntry(header.name, 'a FIFO');
-          break;
         default:
           refuseEntry(header.name, `of unsupported type ${String(header.type)}`);
       }
     }
+    const error = await fed;
+    if (error) throw error;
   } catch (error) {
-    throw failures.find((f) => f instanceof ApiException) ?? asArchiveError(error);
-  } finally {
-    source.destroy();
+    extract.destroy();
+    meter.destroy();
+    const fedError = await Promise.race([fed, Promise.resolve(null)]);
+    throw error instanceof ApiException ? error : fedError instanceof ApiException ? fedError : asArchiveError(error);
   }
-  if (failures.length) throw failures.find((f) => f instanceof ApiException) ?? asArchiveError(failures[0]);
 }
 
 const S_IFMT = 0o170000;
@@ -157,6 +159,13 @@ function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
 
 function asArchiveError(error: unknown): ApiException {
   if (error instanceof ApiException) return error;
+  const message = error instanceof Error ? error.message : '';
+  // yauzl refuses unsafe names itself (strictFileNames); say so in the same words as for tar.
+  const unsafe = /^(invalid relative path|absolute path|invalid characters in fileName): (.*)$/s.exec(message);
+  if (unsafe) {
+    const what = unsafe[1] === 'invalid relative path' ? 'escapes the root' : unsafe[1] === 'absolute path' ? 'is absolute' : 'contains a backslash or a control character';
+    return new ApiException('bad_archive', `The archive entry "${printable(unsafe[2]!)}" ${what}.`);
+  }
   const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);
   return new ApiException('bad_archive', `The archive is corrupt or unsupported (${detail}).`);
 }

@@ -40,7 +40,7 @@ export class SourcePathSet {
   add(path: string): string | null {
     const folded = fold(path);
     const previous = this.files.get(folded);
-    if (previous !== undefined) return previous === path ? 'appears twice' : `collides with "${previous}" after Unicode normalisation and case folding`;
+    if (previous !== undefined) return previous === path ? `duplicates "${previous}"` : `collides with "${previous}" after Unicode normalisation and case folding`;
     if (this.directories.has(folded)) return 'is both a file and a directory';
     const segments = folded.split('/');
     for (let i = 1; i < segments.length; i++) {

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { Transform } from 'node:stream';
+import { PassThrough, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, StoredBlob } from '@slipway/blob';
 import { sourceFileMode } from '@slipway/blob';
@@ -21,6 +21,7 @@ const EPOCH = new Date(0);
  */
 export class SourceTarWriter {
   private readonly pack = tar.pack();
+  private readonly output = new PassThrough();
   private readonly stored: Promise<StoredBlob>;
   private files = 0;
   private unpacked = 0;
@@ -32,7 +33,12 @@ export class SourceTarWriter {
     private readonly limits: UploadLimits,
     private readonly compressedBytes?: number,
   ) {
-    this.stored = blobs.put(key, this.pack as unknown as AsyncIterable<Uint8Array>);
+    // The store reads a plain Node stream: abort() destroys it with an error, which fails the
+    // put (and so keeps nothing) even when the put has not started reading yet.
+    this.pack.on('error', () => undefined);
+    this.output.on('error', () => undefined);
+    this.pack.pipe(this.output);
+    this.stored = blobs.put(key, this.output);
     // Observed by finish()/abort(); this handler only keeps an early failure from going unhandled.
     this.stored.catch(() => undefined);
   }
@@ -86,7 +92,8 @@ export class SourceTarWriter {
 
   /** Stops writing; the blob store keeps nothing of it. */
   async abort(reason: Error): Promise<void> {
-    this.pack.destroy(reason);
+    this.output.destroy(reason);
+    this.pack.destroy();
     await this.stored.catch(() => undefined);
   }
 
