@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { issueToken } from '@slipway/crypto';
-import { createTestDatabase, serviceTestEnv, startServiceForTest, testRedisPrefix, type ServiceUnderTest, type TestDatabase } from '@slipway/testing';
+import { startHttpApp } from '@slipway/server';
+import { createTestDatabase, serviceTestEnv, testRedisPrefix, type TestDatabase } from '@slipway/testing';
 import pg from 'pg';
 import { AppModule } from '../../src/app.module.js';
 import { loadGatewayConfig, type GatewayConfig } from '../../src/config.js';
@@ -15,7 +16,6 @@ export interface TestApplication {
 }
 
 export interface GatewayUnderTest {
-  service: ServiceUnderTest;
   url: string;
   config: GatewayConfig;
   db: TestDatabase;
@@ -30,19 +30,20 @@ export interface GatewayUnderTest {
 let counter = 0;
 
 /** The gateway on a real port, over its own database, Redis prefix, blob and upload dirs. */
-export async function startGateway(label: string, overrides: Record<string, string> = {}): Promise<GatewayUnderTest> {
+export async function startGateway(label: string, overrides: Record<string, string> = {}, options: { logLevel?: string } = {}): Promise<GatewayUnderTest> {
   const db = await createTestDatabase(label);
   const redis = testRedisPrefix(label);
   const blobDir = await mkdtemp(join(tmpdir(), `slipway-${label}-blobs-`));
   const uploadDir = await mkdtemp(join(tmpdir(), `slipway-${label}-uploads-`));
   const config = loadGatewayConfig(serviceTestEnv(db.url, { BLOB_DIR: blobDir, UPLOAD_TMP_DIR: uploadDir, QUEUE_PREFIX: redis.prefix.replace(/:$/, ''), ...overrides }));
-  const service = await startServiceForTest('gateway', AppModule.register(config));
+  // startHttpApp directly (not startServiceForTest) so a test can choose the log level it captures.
+  const app = await startHttpApp({ name: 'gateway', module: AppModule.register(config), port: 0, host: '127.0.0.1', logLevel: options.logLevel ?? 'warn', baseUrl: 'http://localhost:3000' });
+  const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
   const sql = new pg.Pool({ connectionString: db.url, max: 3 });
   const { rows } = await sql.query<{ id: string }>(`INSERT INTO owners (email) VALUES ($1) RETURNING id`, [`${label}-${Date.now()}@example.com`]);
   const ownerId = rows[0]!.id;
   return {
-    service,
-    url: service.url,
+    url,
     config,
     db,
     sql,
@@ -57,7 +58,7 @@ export async function startGateway(label: string, overrides: Record<string, stri
       return { id: app.rows[0]!.id, slug, key: token.token, keyId: key.rows[0]!.id };
     },
     async close() {
-      await service.close();
+      await app.close();
       await sql.end();
       await redis.cleanup();
       await db.drop();
