@@ -121,7 +121,7 @@ describe('PUT/GET /api/v1/secrets (real HTTP, Postgres, Redis)', () => {
       if (type === 'hash') dump.push(JSON.stringify(await redis.hgetall(key)));
       else if (type === 'string') dump.push((await redis.get(key)) ?? '');
       else if (type === 'list') dump.push(JSON.stringify(await redis.lrange(key, 0, -1)));
-      else if (type === 'zset') dump.push(JSON.stringify(await redis.zrange(key, 0, -1)));
+      else if (type === 'zset') dump.push(JSON.stringify(await redis.zrange(key, '0', '-1')));
       else if (type === 'set') dump.push(JSON.stringify(await redis.smembers(key)));
       else if (type === 'stream') dump.push(JSON.stringify(await redis.xrange(key, '-', '+')));
     }

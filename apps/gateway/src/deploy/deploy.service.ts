@@ -7,7 +7,7 @@ import type { Request, Response } from 'express';
 import type { ApiPrincipal } from '../auth/api-principal.js';
 import { BLOB_STORE } from '../common/blob-store.provider.js';
 import { GATEWAY_CONFIG, uploadLimits, type GatewayConfig } from '../config.js';
-import { ActiveDeployExistsError, DeploymentsRepository, HourlyLimitReachedError } from '../deployments/deployments.repository.js';
+import { ActiveDeployExistsError, DeploymentsRepository, HourlyLimitReachedError, type AdmissionState } from '../deployments/deployments.repository.js';
 import { DeployQueue } from './deploy-queue.js';
 import { SourceIntakeService } from './source/source-intake.service.js';
 
@@ -79,19 +79,17 @@ export class DeployService {
   }
 
   private async assertMayDeploy(applicationId: string): Promise<void> {
-    const active = await this.deployments.findActiveId(applicationId);
-    if (active) throw inProgressError(active);
-    const recent = await this.deployments.createdSince(applicationId, new Date(Date.now() - HOUR_MS));
-    if (recent.length >= LIMITS.deploysPerHourPerApplication) throw rateLimitedError(recent);
+    const state = await this.deployments.admissionState(applicationId);
+    if (state.activeId) throw inProgressError(state.activeId);
+    if (state.recentCreatedAtMs.length >= LIMITS.deploysPerHourPerApplication) throw rateLimitedError(state);
   }
 
   private async inProgress(applicationId: string): Promise<ApiException> {
-    const active = await this.deployments.findActiveId(applicationId);
-    return inProgressError(active);
+    return inProgressError((await this.deployments.admissionState(applicationId)).activeId);
   }
 
   private async rateLimited(applicationId: string): Promise<ApiException> {
-    return rateLimitedError(await this.deployments.createdSince(applicationId, new Date(Date.now() - HOUR_MS)));
+    return rateLimitedError(await this.deployments.admissionState(applicationId));
   }
 }
 
@@ -100,9 +98,10 @@ function inProgressError(taskId: string | null): ApiException {
 }
 
 /** The next slot opens when the oldest deploy that keeps the window full is an hour old. */
-function rateLimitedError(createdAt: Date[]): ApiException {
+function rateLimitedError(state: AdmissionState): ApiException {
   const limit = LIMITS.deploysPerHourPerApplication;
-  const freeing = createdAt[Math.max(0, createdAt.length - limit)] ?? new Date();
-  const retryAfterSeconds = Math.max(1, Math.ceil((freeing.getTime() + HOUR_MS - Date.now()) / 1000));
+  const createdAt = state.recentCreatedAtMs;
+  const freeing = createdAt[Math.max(0, createdAt.length - limit)] ?? state.nowMs;
+  const retryAfterSeconds = Math.max(1, Math.ceil((freeing + HOUR_MS - state.nowMs) / 1000));
   return new ApiException('rate_limited', `This application has had ${limit} deploys in the last hour; try again in ${retryAfterSeconds} seconds.`, { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
 }
