@@ -88,6 +88,8 @@ function deploy(agent, port, key, archivePath, archiveSize) {
   });
 }
 
+/** CPU time (user + system) the process has used, in ms. */
+const cpuMs = async (pid) => { const f = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' '); return ((Number(f[11]) + Number(f[12])) * 1000) / 100; };
 const percentile = (values, p) => { const s = [...values].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]; };
 const procStatus = async (pid, field) => Number(/(\d+) kB/.exec((await readFile(`/proc/${pid}/status`, 'utf8')).split('\n').find((l) => l.startsWith(field)))[1]) / 1024;
 
@@ -141,9 +143,11 @@ try {
   };
   await run(WARMUP, []);
   const results = [];
+  const cpuBefore = await cpuMs(gateway.pid);
   const startedAt = performance.now();
   await run(WARMUP + REQUESTS, results);
   const elapsed = (performance.now() - startedAt) / 1000;
+  const gatewayCpuPerRequestMs = (await cpuMs(gateway.pid) - cpuBefore) / results.length;
   const accepted = results.filter((r) => r.status === 202).length;
   if (accepted !== results.length) console.error('unexpected answers:', results.filter((r) => r.status !== 202).slice(0, 3));
   const rssAfterLoad = await procStatus(gateway.pid, 'VmRSS');
@@ -165,7 +169,7 @@ try {
 
   const summary = {
     date: new Date().toISOString(),
-    latency: { archiveBytes: smallSize, concurrency: CONCURRENCY, requests: results.length, accepted, throughputPerSecond: results.length / elapsed,
+    latency: { archiveBytes: smallSize, concurrency: CONCURRENCY, requests: results.length, accepted, throughputPerSecond: results.length / elapsed, gatewayCpuPerRequestMs,
       totalMs: { p50: percentile(results.map((r) => r.totalMs), 50), p99: percentile(results.map((r) => r.totalMs), 99) },
       afterUploadMs: { p50: percentile(results.map((r) => r.afterUploadMs), 50), p99: percentile(results.map((r) => r.afterUploadMs), 99) } },
     memory: { rssIdleMB: rssIdle, rssAfterLatencyPhaseMB: rssAfterLoad, uploads: memory, processPeakRssMB: hwm },
@@ -176,6 +180,7 @@ try {
   console.log('|---------------------------------------|-------|-------|');
   console.log(`| whole request (upload included)       | ${f(summary.latency.totalMs.p50).padStart(5)} | ${f(summary.latency.totalMs.p99).padStart(5)} |`);
   console.log(`| after the last byte was sent          | ${f(summary.latency.afterUploadMs.p50).padStart(5)} | ${f(summary.latency.afterUploadMs.p99).padStart(5)} |`);
+  console.log(`gateway CPU per accepted deploy: ${f(gatewayCpuPerRequestMs)} ms (user + system); machine: ${(await import('node:os')).cpus().length} cores, load average ${(await import('node:os')).loadavg()[0].toFixed(1)}`);
   console.log(`\nGateway memory (RSS, MB): idle ${f(rssIdle)}, after the latency phase ${f(rssAfterLoad)}`);
   console.log('| archive (MB) | status | seconds | RSS before | peak RSS | growth |');
   console.log('|--------------|--------|---------|------------|----------|--------|');
