@@ -86,6 +86,9 @@ describe('PUT/GET /api/v1/secrets (real HTTP, Postgres, Redis)', () => {
     const over = await put(JSON.stringify({ secrets: many }));
     expect(over.status).toBe(400);
     expect(over.json).toEqual(bad('too_large'));
+    const body = await put(JSON.stringify({ secrets: Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`S_${i}`, 'x'.repeat(30 * 1024)])) }));
+    expect(body.status).toBe(400);
+    expect(body.json).toEqual(bad('too_large'));
     expect((await list()).json).toEqual({ names: ['API_TOKEN', 'DATABASE_URL'] });
   });
 
@@ -109,6 +112,8 @@ describe('PUT/GET /api/v1/secrets (real HTTP, Postgres, Redis)', () => {
     await record(send(`${gw.url}/api/v1/deployments/${taskId}`, { headers: { authorization: `Bearer ${app.key}` } }));
     await record(send(`${gw.url}/api/v1`));
     expect(responses.join('\n')).not.toContain(CANARY);
+    // Not even a fragment (JSON parse errors would quote a slice of the body).
+    expect(responses.join('\n')).not.toMatch(/7f3a9c|DO-NOT-LEAK|5b2d/);
     expect(responses.join('\n')).toContain('CANARY');
 
     expect(logged.join('')).toContain(taskId);

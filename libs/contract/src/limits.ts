@@ -29,6 +29,8 @@ export const LIMITS = {
     maxSecretsPerApplication: 200,
     maxNameLength: 128,
     maxValueBytes: 32 * 1024,
+    /** Bytes of one `PUT /api/v1/secrets` JSON body (the server's JSON body limit). */
+    maxRequestBytes: 100 * 1024,
   },
 } as const;
 

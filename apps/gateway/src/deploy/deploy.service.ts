@@ -10,6 +10,7 @@ import { GATEWAY_CONFIG, uploadLimits, type GatewayConfig } from '../config.js';
 import { ActiveDeployExistsError, DeploymentsRepository, HourlyLimitReachedError, type AdmissionState } from '../deployments/deployments.repository.js';
 import { DeployQueue } from './deploy-queue.js';
 import { SourceIntakeService } from './source/source-intake.service.js';
+import { ClientGoneError } from './source/upload-receiver.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -43,7 +44,11 @@ export class DeployService {
 
     const taskId = randomUUID();
     const key = sourceKey(taskId);
-    const source = await this.intake.store(req, res, key);
+    const source = await this.intake.store(req, res, key).catch((error: unknown) => {
+      // Nobody is left to answer; a coded error keeps this out of the 500 log.
+      if (error instanceof ClientGoneError) throw new ApiException('bad_request', 'The upload was interrupted.');
+      throw error;
+    });
     try {
       await this.deployments.insertQueued(
         applicationId,
