@@ -118,6 +118,28 @@ describe('POST /api/v1/deploy and GET /api/v1/deployments/{taskId} (real HTTP, P
     expect(await blobs().list('sources/')).toEqual(keys);
   });
 
+  it('still answers 202 when the enqueue fails after the commit (the row is durable; the reconciler enqueues it)', async () => {
+    const app = await gw.createApplication();
+    const redis = new Redis(TEST_REDIS_URL);
+    // A key of the wrong type under the queue's meta key makes BullMQ's add script fail.
+    const meta = `${gw.redisPrefix}:deploy:meta`;
+    const saved = await redis.hgetall(meta);
+    await redis.del(meta);
+    await redis.set(meta, 'not-a-hash');
+    try {
+      const response = await deploy(app, filesForm({ 'index.html': 'x' }));
+      expect(response.status).toBe(202);
+      const { taskId } = response.json;
+      expect((await gw.sql.query('SELECT status FROM deployments WHERE id = $1', [taskId])).rows[0]).toEqual({ status: 'queued' });
+      expect(await redis.exists(`${gw.redisPrefix}:deploy:${taskId}`)).toBe(0);
+      expect(await blobs().exists(sourceKey(taskId))).toBe(true);
+    } finally {
+      await redis.del(meta);
+      if (Object.keys(saved).length) await redis.hset(meta, saved);
+      redis.disconnect();
+    }
+  });
+
   it('answers 409 before reading the upload while a deploy is building', async () => {
     const app = await gw.createApplication();
     const active = (await gw.sql.query(`INSERT INTO deployments (application_id, status) VALUES ($1, 'building') RETURNING id`, [app.id])).rows[0].id;
