@@ -120,7 +120,9 @@ try {
   const port = await freePort();
   const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL, SLIPWAY_MASTER_KEY: randomBytes(32).toString('base64'), PORT: String(port), HOST: '127.0.0.1',
     LOG_LEVEL: 'warn', QUEUE_PREFIX: prefix, BLOB_DIR: join(work, 'blobs'), UPLOAD_TMP_DIR: join(work, 'uploads') };
-  gateway = spawn(process.execPath, [join(root, 'apps/gateway/dist/main.js')], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  // BENCH_GATEWAY_NODE_ARGS="--prof" profiles the gateway (V8 tick log in the working directory).
+  const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  gateway = spawn(process.execPath, [...nodeArgs, join(root, 'apps/gateway/dist/main.js')], { env, stdio: ['ignore', 'inherit', 'inherit'] });
   for (let i = 0; ; i++) {
     const ready = await fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.ok, () => false);
     if (ready) break;
