@@ -1,14 +1,27 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { HealthModule } from '@slipway/server';
-import { GATEWAY_CONFIG, type GatewayConfig } from './config.js';
+import { CommonModule } from './common/common.module.js';
+import { GatewayConfigModule } from './common/gateway-config.module.js';
+import type { GatewayConfig } from './config.js';
+import { ContractModule } from './contract/contract.module.js';
+import { DeployModule } from './deploy/deploy.module.js';
+import { DeploymentsModule } from './deployments/deployments.module.js';
+import { SecretsModule } from './secrets/secrets.module.js';
 
 @Module({})
 export class AppModule {
   static register(config: GatewayConfig): DynamicModule {
     return {
       module: AppModule,
-      imports: [HealthModule.forRoot({ service: 'gateway', postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL })],
-      providers: [{ provide: GATEWAY_CONFIG, useValue: config }],
+      imports: [
+        GatewayConfigModule.forRoot(config),
+        CommonModule,
+        HealthModule.forRoot({ service: 'gateway', postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL }),
+        ContractModule,
+        DeployModule,
+        DeploymentsModule,
+        SecretsModule,
+      ],
     };
   }
 }

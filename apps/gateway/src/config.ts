@@ -1,10 +1,31 @@
+import { tmpdir } from 'node:os';
+import { LIMITS, type UploadLimits } from '@slipway/contract';
 import { baseServerFields, loadConfig, masterKey, port, publicUrlFields, z } from '@slipway/config';
+import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
+
+const positiveInt = (fallback: number) => z.coerce.number().int('must be a whole number').positive('must be positive').default(fallback);
 
 export const gatewayConfigSchema = z.object({
   ...baseServerFields,
   ...publicUrlFields,
   PORT: port(3000),
   SLIPWAY_MASTER_KEY: masterKey,
+  /** Local state of `pnpm start`; blobs default to `<SLIPWAY_HOME>/blobs`. */
+  SLIPWAY_HOME: z.string().min(1).optional(),
+  /** Root of the local blob store (default `<SLIPWAY_HOME or .slipway>/blobs`). */
+  BLOB_DIR: z.string().min(1).optional(),
+  /** Where uploads are spooled while they are checked (removed after each request). */
+  UPLOAD_TMP_DIR: z.string().min(1).default(tmpdir()),
+  /** BullMQ key prefix in Redis; every producer and worker of one platform must agree. */
+  QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),
+  /** A deployment not finished this long after it was accepted is failed by the reconciler. */
+  DEPLOY_DEADLINE_MINUTES: positiveInt(30),
+  /** Upload limits; `GET /api/v1` publishes the values in force. */
+  UPLOAD_MAX_BYTES: positiveInt(LIMITS.upload.maxUploadBytes),
+  UPLOAD_MAX_FILES: positiveInt(LIMITS.upload.maxFiles),
+  UPLOAD_MAX_FILE_BYTES: positiveInt(LIMITS.upload.maxFileBytes),
+  UPLOAD_MAX_UNPACKED_BYTES: positiveInt(LIMITS.upload.maxUnpackedBytes),
+  UPLOAD_MAX_COMPRESSION_RATIO: positiveInt(LIMITS.upload.maxCompressionRatio),
 });
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
@@ -15,3 +36,15 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
 }
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
+
+/** The upload limits in force (defaults from the contract, overridable per installation). */
+export function uploadLimits(config: GatewayConfig): UploadLimits {
+  return {
+    ...LIMITS.upload,
+    maxUploadBytes: config.UPLOAD_MAX_BYTES,
+    maxFiles: config.UPLOAD_MAX_FILES,
+    maxFileBytes: config.UPLOAD_MAX_FILE_BYTES,
+    maxUnpackedBytes: config.UPLOAD_MAX_UNPACKED_BYTES,
+    maxCompressionRatio: config.UPLOAD_MAX_COMPRESSION_RATIO,
+  };
+}

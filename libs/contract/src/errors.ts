@@ -7,7 +7,7 @@ export const ERROR_CODES = {
   bad_request: { status: 400, meaning: 'The request is malformed: not multipart, both archive and files, an unknown field, an unsafe or duplicate path, or invalid JSON.' },
   bad_archive: { status: 400, meaning: 'The archive is corrupt or unsupported, or has an entry that is a link, device, FIFO, absolute or escapes the root.' },
   paths_mismatch: { status: 400, meaning: 'The number of `files` fields differs from the number of `paths` fields and no `archive` was sent.' },
-  too_large: { status: 400, meaning: 'The upload exceeds a published limit (total size, file count, file size, decompressed size or compression ratio).' },
+  too_large: { status: 400, meaning: 'The upload exceeds a published limit (total size, file count, file size, decompressed size or compression ratio), or secrets exceed their count or size limits.' },
   unauthorized: { status: 401, meaning: 'The API key or token is missing, malformed, unknown or revoked.' },
   forbidden: { status: 403, meaning: 'The credential is valid but may not do this.' },
   database_limit_reached: { status: 403, meaning: "The owner's plan allows no more application databases." },
@@ -16,7 +16,7 @@ export const ERROR_CODES = {
   auth_owned_by_project: { status: 409, meaning: 'The project set its own SERVICE_AUTH_BASE_URL or DATABASE_URL, so the platform leaves sign-in alone.' },
   rate_limited: { status: 429, meaning: 'The hourly deploy limit is exceeded; the body carries `retryAfterSeconds`.' },
   internal: { status: 500, meaning: 'An unexpected failure; the body carries a `correlationId` to quote when reporting it.' },
-  unavailable: { status: 503, meaning: 'A dependency (Postgres or Redis) is not answering; retry shortly.' },
+  unavailable: { status: 503, meaning: 'A dependency (Postgres or Redis) is not answering; nothing was accepted, retry shortly.' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

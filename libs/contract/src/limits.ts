@@ -1,10 +1,40 @@
+const MiB = 1024 * 1024;
+
 /** Published limits (`GET /api/v1` lists them). */
 export const LIMITS = {
   deploysPerHourPerApplication: 20,
   concurrentDeploysPerApplication: 1,
   signInAttemptsPer10Seconds: 9,
   databasesPerPlan: { free: 1, go: 1, pro: 3, scale: 5 },
+  /** `POST /api/v1/deploy`: the defaults; the gateway publishes the values it enforces. */
+  upload: {
+    /** Bytes of the whole multipart request (files or archive, as sent). */
+    maxUploadBytes: 256 * MiB,
+    /** Regular files in the source (files fields, or archive entries). */
+    maxFiles: 10_000,
+    /** Bytes of one file, after decompression. */
+    maxFileBytes: 100 * MiB,
+    /** Bytes of all files together, after decompression. */
+    maxUnpackedBytes: 1024 * MiB,
+    /** Unpacked bytes per archive byte, checked once more than `compressionRatioFloorBytes` are unpacked. */
+    maxCompressionRatio: 100,
+    compressionRatioFloorBytes: 16 * MiB,
+    /** UTF-8 bytes of one path, bytes of one path segment, and segments per path. */
+    maxPathBytes: 1024,
+    maxPathSegmentBytes: 255,
+    maxPathDepth: 64,
+  },
+  /** `PUT /api/v1/secrets`. */
+  secrets: {
+    maxSecretsPerApplication: 200,
+    maxNameLength: 128,
+    maxValueBytes: 32 * 1024,
+    /** Bytes of one `PUT /api/v1/secrets` JSON body (the server's JSON body limit). */
+    maxRequestBytes: 100 * 1024,
+  },
 } as const;
 
 export type PlanName = keyof typeof LIMITS.databasesPerPlan;
 export const PLANS = Object.keys(LIMITS.databasesPerPlan) as PlanName[];
+export type UploadLimits = { -readonly [K in keyof typeof LIMITS.upload]: number };
+export type SecretLimits = { -readonly [K in keyof typeof LIMITS.secrets]: number };

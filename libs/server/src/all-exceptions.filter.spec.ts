@@ -1,4 +1,4 @@
-import { Controller, Get, Module, NotFoundException } from '@nestjs/common';
+import { BadRequestException, Controller, Get, Module, NotFoundException, PayloadTooLargeException } from '@nestjs/common';
 import type { INestApplication } from '@nestjs/common';
 import { ApiException } from './api.exception.js';
 import { startHttpApp } from './bootstrap.js';
@@ -18,6 +18,16 @@ class ProbeController {
   @Get('missing')
   missing() {
     throw new NotFoundException('nothing here');
+  }
+
+  @Get('too-large')
+  tooLarge() {
+    throw new PayloadTooLargeException('request entity too large');
+  }
+
+  @Get('bad-json')
+  badJson() {
+    throw new BadRequestException('Unexpected token \'s\', "s3cret-value" is not valid JSON', { cause: new SyntaxError('Unexpected token') });
   }
 
   @Get('boom')
@@ -72,6 +82,15 @@ describe('AllExceptionsFilter over real HTTP', () => {
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toEqual({ error: 'No route for GET /no/such/route', code: 'not_found', documentation: 'http://platform.test/api/v1#error-not_found' });
     expect((await fetch(`${url}/missing`)).status).toBe(404);
+  });
+
+  it('answers with the status the contract documents for the code, and never echoes a malformed body', async () => {
+    const tooLarge = await fetch(`${url}/too-large`);
+    expect(tooLarge.status).toBe(400);
+    expect(await tooLarge.json()).toMatchObject({ code: 'too_large' });
+    const badJson = await fetch(`${url}/bad-json`);
+    expect(badJson.status).toBe(400);
+    expect(await badJson.json()).toEqual({ error: 'The body is not valid JSON.', code: 'bad_request', documentation: 'http://platform.test/api/v1#error-bad_request' });
   });
 
   it('turns an unexpected failure into a 500 with a correlation id, no stack and no secret', async () => {

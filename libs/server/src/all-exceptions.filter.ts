@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import { documentationUrl, type ErrorCode } from '@slipway/contract';
+import { ERROR_CODES, documentationUrl, type ErrorCode } from '@slipway/contract';
 import type { Request, Response } from 'express';
 import { ApiException } from './api.exception.js';
 
@@ -43,9 +43,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return;
     }
     if (exception instanceof HttpException && exception.getStatus() < 500) {
-      const status = exception.getStatus();
-      const code = STATUS_CODES[status] ?? 'bad_request';
-      const message = status === 404 ? `No route for ${request.method} ${request.path}` : httpMessage(exception);
+      const original = exception.getStatus();
+      const code = STATUS_CODES[original] ?? 'bad_request';
+      // The status always agrees with the code's documented status (e.g. a body parser's 413 is
+      // the contract's `400 too_large`), so clients can rely on the published pairs.
+      const status = ERROR_CODES[code].status;
+      const message = original === 404 ? `No route for ${request.method} ${request.path}` : httpMessage(exception);
       response.status(status).json({ error: message, code, documentation: documentationUrl(this.baseUrl, code) });
       return;
     }
@@ -61,6 +64,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
 }
 
 function httpMessage(exception: HttpException): string {
+  // JSON.parse messages quote a slice of the body, which may hold a secret: never echo them.
+  if (exception.cause instanceof SyntaxError) return 'The body is not valid JSON.';
   const body = exception.getResponse();
   if (typeof body === 'string') return body;
   const message = (body as { message?: unknown }).message;

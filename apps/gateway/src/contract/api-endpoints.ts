@@ -1,0 +1,73 @@
+import type { ErrorCode } from '@slipway/contract';
+import type { z } from 'zod';
+import { DeployAccepted, DeployRequest, DeploymentTask, PutSecretsBody, SecretNames, TaskId } from './api-schemas.js';
+
+export interface ApiEndpoint {
+  method: 'GET' | 'POST' | 'PUT';
+  path: string;
+  summary: string;
+  /** false: no key needed. */
+  auth: boolean;
+  pathParams?: Record<string, z.ZodType>;
+  request?: { contentType: 'multipart/form-data' | 'application/json'; schema: z.ZodType };
+  response: { status: number; contentType: 'application/json'; schema?: z.ZodType };
+  errors: ErrorCode[];
+}
+
+const ALWAYS: ErrorCode[] = ['internal'];
+const KEYED: ErrorCode[] = ['unauthorized', ...ALWAYS];
+
+/** Every endpoint under /api/v1: the contract's whole surface. */
+export const API_ENDPOINTS: ApiEndpoint[] = [
+  {
+    method: 'GET',
+    path: '/api/v1',
+    summary: 'This machine-readable contract: endpoints, request and response shapes, error codes and the limits in force.',
+    auth: false,
+    response: { status: 200, contentType: 'application/json' },
+    errors: ALWAYS,
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/openapi.json',
+    summary: 'The same contract as an OpenAPI 3.1 document.',
+    auth: false,
+    response: { status: 200, contentType: 'application/json' },
+    errors: ALWAYS,
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/deploy',
+    summary: 'Deploys the source tree. Answers at once with a task to poll; building and releasing take a minute or two.',
+    auth: true,
+    request: { contentType: 'multipart/form-data', schema: DeployRequest },
+    response: { status: 202, contentType: 'application/json', schema: DeployAccepted },
+    errors: ['empty', 'bad_request', 'bad_archive', 'paths_mismatch', 'too_large', 'deploy_in_progress', 'rate_limited', 'unavailable', ...KEYED],
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/deployments/{taskId}',
+    summary: 'The deployment task; poll until `status` is `succeeded` or `failed`.',
+    auth: true,
+    pathParams: { taskId: TaskId },
+    response: { status: 200, contentType: 'application/json', schema: DeploymentTask },
+    errors: ['not_found', ...KEYED],
+  },
+  {
+    method: 'PUT',
+    path: '/api/v1/secrets',
+    summary: 'Sets (string) or deletes (null) environment variables; answers with the names now set. Values are never returned.',
+    auth: true,
+    request: { contentType: 'application/json', schema: PutSecretsBody },
+    response: { status: 200, contentType: 'application/json', schema: SecretNames },
+    errors: ['bad_request', 'too_large', ...KEYED],
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/secrets',
+    summary: 'Names of the environment variables set; never values.',
+    auth: true,
+    response: { status: 200, contentType: 'application/json', schema: SecretNames },
+    errors: KEYED,
+  },
+];

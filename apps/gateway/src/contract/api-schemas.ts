@@ -1,0 +1,75 @@
+import { ERROR_CODES, LIMITS, type ErrorCode } from '@slipway/contract';
+import { z } from 'zod';
+import { STEP_NAMES } from '../deployments/deployment-steps.js';
+
+/**
+ * The deployment API's shapes, once. The handlers validate with these and `GET /api/v1` /
+ * `GET /api/v1/openapi.json` are generated from them, so the published contract cannot drift.
+ */
+export const SECRET_NAME = /^[A-Z_][A-Z0-9_]*$/;
+
+export const ErrorBody = z
+  .object({
+    error: z.string().describe('Human-readable message; do not match on it.'),
+    code: z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]).describe('Stable code; match on this.'),
+    documentation: z.string().describe('URL back to the contract.'),
+    taskId: z.uuid().nullable().optional().describe('deploy_in_progress: the in-flight task.'),
+    retryAfterSeconds: z.number().int().positive().optional().describe('rate_limited: seconds until a deploy is accepted again.'),
+    correlationId: z.string().optional().describe('internal: quote it when reporting the failure.'),
+  })
+  .meta({ title: 'Error' });
+
+export const DeployRequest = z
+  .object({
+    files: z.array(z.string().meta({ format: 'binary' })).optional().describe('Repeated; each matched by one `paths` field in the same order.'),
+    paths: z.array(z.string()).optional().describe('Relative `/`-separated path of the file in the same position: no leading `/`, `..`, `.`, `\\`, empty segment, NUL or control character; unique after Unicode NFC + case folding.'),
+    archive: z.string().meta({ format: 'binary' }).optional().describe('One zip, tar or tar.gz (recognised by content). Only regular files and directories; no links, devices or FIFOs.'),
+  })
+  .meta({ title: 'DeployRequest', description: 'multipart/form-data: either `files` + `paths`, or one `archive`, never both.' });
+
+export const DeployAccepted = z.object({ taskId: z.uuid(), status: z.literal('queued') }).meta({ title: 'DeployAccepted' });
+
+export const TaskId = z.uuid();
+
+export const DeploymentStatus = z.enum(['queued', 'building', 'releasing', 'succeeded', 'failed']);
+
+export const Step = z.object({
+  name: z.enum(STEP_NAMES),
+  status: z.enum(['pending', 'running', 'succeeded', 'failed', 'skipped']),
+  startedAt: z.iso.datetime().nullable(),
+  finishedAt: z.iso.datetime().nullable(),
+  durationMs: z.number().int().nullable(),
+  log: z.string().describe('Redacted tail of the step log.'),
+});
+
+const Finding = z.object({ code: z.string(), message: z.string() }).catchall(z.unknown());
+
+export const DeploymentTask = z
+  .object({
+    taskId: z.uuid(),
+    status: DeploymentStatus.describe('Polling ends at `succeeded` or `failed`.'),
+    steps: z.array(Step),
+    spec: z.record(z.string(), z.unknown()).nullable().describe('Description of the deployed project, once analysed.'),
+    warnings: z.array(Finding).describe('Things that went wrong or may surprise, without failing the deploy.'),
+    hazards: z.array(Finding).describe('Risks the deploy may carry although it succeeded.'),
+    url: z.url().optional().describe('Once succeeded: where the application answers.'),
+    error: z.object({ code: z.string(), message: z.string(), step: z.string().nullable() }).optional().describe('Once failed.'),
+    createdAt: z.iso.datetime(),
+    startedAt: z.iso.datetime().nullable(),
+    finishedAt: z.iso.datetime().nullable(),
+  })
+  .meta({ title: 'DeploymentTask' });
+
+export const PutSecretsBody = z
+  .strictObject({
+    secrets: z.record(
+      z.string().max(LIMITS.secrets.maxNameLength).regex(SECRET_NAME),
+      z.string().nullable(),
+    ).describe('NAME → value upserts; NAME → null deletes.'),
+  })
+  .meta({ title: 'PutSecrets' });
+
+export const SecretNames = z.object({ names: z.array(z.string()).describe('Names now set, sorted; values are never returned.') }).meta({ title: 'SecretNames' });
+
+export type DeploymentTask = z.infer<typeof DeploymentTask>;
+export type PutSecretsBody = z.infer<typeof PutSecretsBody>;

@@ -1,0 +1,104 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ERROR_CODES, LIMITS, documentationUrl, type ErrorCode } from '@slipway/contract';
+import { z } from 'zod';
+import { GATEWAY_CONFIG, uploadLimits, type GatewayConfig } from '../config.js';
+import { API_ENDPOINTS, type ApiEndpoint } from './api-endpoints.js';
+import { ErrorBody } from './api-schemas.js';
+
+const jsonSchema = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'draft-2020-12', unrepresentable: 'any', io: 'input' });
+
+/** Builds `GET /api/v1` and the OpenAPI document from the schemas, codes and limits in force. */
+@Injectable()
+export class ContractService {
+  private readonly contract: Record<string, unknown>;
+  private readonly openApi: Record<string, unknown>;
+
+  constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {
+    this.contract = this.buildContract();
+    this.openApi = this.buildOpenApi();
+  }
+
+  describe(): Record<string, unknown> {
+    return this.contract;
+  }
+
+  openApiDocument(): Record<string, unknown> {
+    return this.openApi;
+  }
+
+  limits() {
+    return {
+      deploysPerHourPerApplication: LIMITS.deploysPerHourPerApplication,
+      concurrentDeploysPerApplication: LIMITS.concurrentDeploysPerApplication,
+      upload: uploadLimits(this.config),
+      secrets: LIMITS.secrets,
+    };
+  }
+
+  private buildContract(): Record<string, unknown> {
+    return {
+      name: 'Slipway deployment API',
+      version: 'v1',
+      baseUrl: `${this.config.PUBLIC_URL}/api/v1`,
+      openApi: `${this.config.PUBLIC_URL}/api/v1/openapi.json`,
+      authentication: 'Every endpoint except GET /api/v1 and GET /api/v1/openapi.json needs `Authorization: Bearer <project API key>` (slw_key_…), scoped to one application.',
+      endpoints: API_ENDPOINTS.map((e) => ({
+        method: e.method,
+        path: e.path,
+        summary: e.summary,
+        auth: e.auth ? 'project API key (Bearer)' : 'none',
+        ...(e.pathParams ? { pathParams: Object.fromEntries(Object.entries(e.pathParams).map(([k, s]) => [k, jsonSchema(s)])) } : {}),
+        ...(e.request ? { request: { contentType: e.request.contentType, schema: jsonSchema(e.request.schema) } } : {}),
+        response: { status: e.response.status, contentType: e.response.contentType, ...(e.response.schema ? { schema: jsonSchema(e.response.schema) } : {}) },
+        errors: e.errors.map((code) => ({ code, status: ERROR_CODES[code].status })),
+      })),
+      errors: {
+        body: jsonSchema(ErrorBody),
+        codes: Object.entries(ERROR_CODES).map(([code, { status, meaning }]) => ({ code, status, meaning, documentation: documentationUrl(this.config.PUBLIC_URL, code as ErrorCode) })),
+      },
+      limits: this.limits(),
+    };
+  }
+
+  private buildOpenApi(): Record<string, unknown> {
+    const paths: Record<string, Record<string, unknown>> = {};
+    for (const endpoint of API_ENDPOINTS) {
+      paths[endpoint.path] ??= {};
+      paths[endpoint.path]![endpoint.method.toLowerCase()] = this.operation(endpoint);
+    }
+    return {
+      openapi: '3.1.0',
+      info: { title: 'Slipway deployment API', version: '1', description: 'Deploy a project and poll its task until `succeeded` or `failed`.', 'x-limits': this.limits() },
+      servers: [{ url: this.config.PUBLIC_URL }],
+      paths,
+      components: {
+        securitySchemes: { projectApiKey: { type: 'http', scheme: 'bearer', description: 'Project API key (slw_key_…), scoped to one application.' } },
+        schemas: { Error: jsonSchema(ErrorBody) },
+      },
+    };
+  }
+
+  private operation(endpoint: ApiEndpoint): Record<string, unknown> {
+    const responses: Record<string, unknown> = {
+      [endpoint.response.status]: {
+        description: 'Success',
+        content: { [endpoint.response.contentType]: endpoint.response.schema ? { schema: jsonSchema(endpoint.response.schema) } : {} },
+      },
+    };
+    for (const code of endpoint.errors) {
+      const status = String(ERROR_CODES[code].status);
+      const existing = responses[status] as { description: string } | undefined;
+      const description = existing ? `${existing.description}, ${code}` : `Error: ${code}`;
+      responses[status] = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    }
+    return {
+      summary: endpoint.summary,
+      security: endpoint.auth ? [{ projectApiKey: [] }] : [],
+      ...(endpoint.pathParams
+        ? { parameters: Object.entries(endpoint.pathParams).map(([name, schema]) => ({ name, in: 'path', required: true, schema: jsonSchema(schema) })) }
+        : {}),
+      ...(endpoint.request ? { requestBody: { required: true, content: { [endpoint.request.contentType]: { schema: jsonSchema(endpoint.request.schema) } } } } : {}),
+      responses,
+    };
+  }
+}

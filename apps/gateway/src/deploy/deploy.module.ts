@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module.js';
+import { DeploymentsModule } from '../deployments/deployments.module.js';
+import { DeployController } from './deploy.controller.js';
+import { DeployQueue } from './deploy-queue.js';
+import { DeployService } from './deploy.service.js';
+import { SourceIntakeService } from './source/source-intake.service.js';
+
+@Module({
+  imports: [AuthModule, DeploymentsModule],
+  controllers: [DeployController],
+  providers: [DeployService, DeployQueue, SourceIntakeService],
+})
+export class DeployModule {}

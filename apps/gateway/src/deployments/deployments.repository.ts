@@ -1,0 +1,97 @@
+import { Injectable } from '@nestjs/common';
+import { Prisma } from '@slipway/db';
+import { PrismaService } from '../common/prisma.service.js';
+import { initialSteps } from './deployment-steps.js';
+
+export interface NewDeployment {
+  id: string;
+  sourceKey: string;
+  sourceBytes: number;
+  deadlineAt: Date;
+}
+
+export interface AdmissionState {
+  activeId: string | null;
+  recentCreatedAtMs: number[];
+  nowMs: number;
+}
+
+export class ActiveDeployExistsError extends Error {
+  override readonly name = 'ActiveDeployExistsError';
+}
+
+export class HourlyLimitReachedError extends Error {
+  override readonly name = 'HourlyLimitReachedError';
+}
+
+const ACTIVE_INDEX = 'deployments_one_active_per_application';
+
+@Injectable()
+export class DeploymentsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /**
+   * In one round trip: the active deployment (if any), the creation times (epoch ms, oldest
+   * first) of the deployments of the last hour, and the database's clock.
+   */
+  async admissionState(applicationId: string): Promise<AdmissionState> {
+    const rows = await this.prisma.client.$queryRaw<{ active: string | null; recent: number[]; now_ms: number }[]>`
+      SELECT
+        (SELECT id::text FROM deployments
+          WHERE application_id = ${applicationId}::uuid AND status IN ('queued', 'building', 'releasing') LIMIT 1) AS active,
+        ARRAY(SELECT (extract(epoch FROM created_at) * 1000)::float8 FROM deployments
+          WHERE application_id = ${applicationId}::uuid AND created_at > now() - interval '1 hour' ORDER BY created_at) AS recent,
+        (extract(epoch FROM now()) * 1000)::float8 AS now_ms`;
+    const row = rows[0]!;
+    return { activeId: row.active, recentCreatedAtMs: row.recent.map(Number), nowMs: Number(row.now_ms) };
+  }
+
+  /**
+   * Inserts (and so commits) the queued row in one statement, only while the application has
+   * had fewer than `hourlyLimit` deployments in the last hour (→ HourlyLimitReachedError). The
+   * partial unique index is the real guard against two active deploys (→ ActiveDeployExistsError):
+   * a concurrent insert for the same application waits for the first to commit, then fails, so
+   * the hourly count cannot race either.
+   */
+  async insertQueued(applicationId: string, deployment: NewDeployment, hourlyLimit: number): Promise<void> {
+    let inserted: { id: string }[];
+    try {
+      inserted = await this.prisma.client.$queryRaw<{ id: string }[]>`
+        INSERT INTO deployments (id, application_id, status, steps, source_key, source_bytes, deadline_at, updated_at)
+        SELECT ${deployment.id}::uuid, ${applicationId}::uuid, 'queued'::"DeploymentStatus", ${JSON.stringify(initialSteps())}::jsonb,
+               ${deployment.sourceKey}, ${BigInt(deployment.sourceBytes)}, ${deployment.deadlineAt}::timestamptz, now()
+        WHERE (SELECT count(*) FROM deployments
+                WHERE application_id = ${applicationId}::uuid AND created_at > now() - interval '1 hour') < ${hourlyLimit}
+        RETURNING id::text AS id`;
+    } catch (error) {
+      if (isActiveIndexViolation(error)) throw new ActiveDeployExistsError();
+      throw error;
+    }
+    if (inserted.length === 0) throw new HourlyLimitReachedError();
+  }
+
+  findForApplication(applicationId: string, id: string) {
+    return this.prisma.client.deployment.findFirst({
+      where: { id, applicationId },
+      select: {
+        id: true,
+        status: true,
+        steps: true,
+        spec: true,
+        warnings: true,
+        hazards: true,
+        error: true,
+        createdAt: true,
+        startedAt: true,
+        finishedAt: true,
+        application: { select: { slug: true } },
+      },
+    });
+  }
+}
+
+function isActiveIndexViolation(error: unknown): boolean {
+  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
+  const detail = `${error.message} ${JSON.stringify(error.meta ?? {})}`;
+  return (error.code === 'P2002' || detail.includes('23505')) && (detail.includes(ACTIVE_INDEX) || detail.includes('application_id'));
+}

@@ -1,0 +1,23 @@
+import { Body, Controller, Get, Put, UseGuards } from '@nestjs/common';
+import { ApiKeyGuard } from '../auth/api-key.guard.js';
+import type { ApiPrincipal } from '../auth/api-principal.js';
+import { CurrentApplication } from '../auth/current-application.decorator.js';
+import { JsonBodyGuard } from '../common/json-body.guard.js';
+import { SecretsService } from './secrets.service.js';
+
+@Controller('api/v1/secrets')
+@UseGuards(ApiKeyGuard)
+export class SecretsController {
+  constructor(private readonly secrets: SecretsService) {}
+
+  @Get()
+  list(@CurrentApplication() principal: ApiPrincipal) {
+    return this.secrets.list(principal.applicationId);
+  }
+
+  @Put()
+  @UseGuards(JsonBodyGuard)
+  put(@CurrentApplication() principal: ApiPrincipal, @Body() body: unknown) {
+    return this.secrets.put(principal.applicationId, body);
+  }
+}

@@ -1,0 +1,8 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module.js';
+import { SecretsController } from './secrets.controller.js';
+import { SecretsRepository } from './secrets.repository.js';
+import { SecretsService } from './secrets.service.js';
+
+@Module({ imports: [AuthModule], controllers: [SecretsController], providers: [SecretsRepository, SecretsService] })
+export class SecretsModule {}

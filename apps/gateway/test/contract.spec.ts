@@ -1,0 +1,61 @@
+import { ERROR_CODES, LIMITS } from '@slipway/contract';
+import { send } from './support/http.js';
+import { startGateway, type GatewayUnderTest } from './support/platform.js';
+
+describe('GET /api/v1 and /api/v1/openapi.json (generated from the validating schemas)', () => {
+  let gw: GatewayUnderTest;
+  beforeAll(async () => {
+    gw = await startGateway('contract', { UPLOAD_MAX_BYTES: String(64 * 1024 * 1024) });
+  });
+  afterAll(async () => {
+    await gw.close();
+  });
+
+  it('describes exactly the deployment API surface, every error code and the limits in force', async () => {
+    const response = await send(`${gw.url}/api/v1`);
+    expect(response.status).toBe(200);
+    const contract = response.json;
+    expect(contract.endpoints.map((e: { method: string; path: string }) => `${e.method} ${e.path}`)).toEqual([
+      'GET /api/v1',
+      'GET /api/v1/openapi.json',
+      'POST /api/v1/deploy',
+      'GET /api/v1/deployments/{taskId}',
+      'PUT /api/v1/secrets',
+      'GET /api/v1/secrets',
+    ]);
+    expect(contract.errors.codes).toEqual(
+      Object.entries(ERROR_CODES).map(([code, { status, meaning }]) => ({ code, status, meaning, documentation: `http://localhost:3000/api/v1#error-${code}` })),
+    );
+    expect(contract.errors.body.required).toEqual(['error', 'code', 'documentation']);
+    expect(contract.limits).toEqual({
+      deploysPerHourPerApplication: 20,
+      concurrentDeploysPerApplication: 1,
+      upload: { ...LIMITS.upload, maxUploadBytes: 64 * 1024 * 1024 },
+      secrets: LIMITS.secrets,
+    });
+    const deploy = contract.endpoints.find((e: { path: string }) => e.path === '/api/v1/deploy');
+    expect(deploy.request.contentType).toBe('multipart/form-data');
+    expect(Object.keys(deploy.request.schema.properties)).toEqual(['files', 'paths', 'archive']);
+    expect(deploy.response).toMatchObject({ status: 202, schema: { properties: { taskId: { type: 'string', format: 'uuid' }, status: { const: 'queued' } } } });
+    expect(deploy.errors.map((e: { code: string }) => e.code)).toEqual(expect.arrayContaining(['empty', 'bad_request', 'bad_archive', 'paths_mismatch', 'too_large', 'unauthorized', 'deploy_in_progress', 'rate_limited']));
+    const secrets = contract.endpoints.find((e: { method: string; path: string }) => e.method === 'PUT' && e.path === '/api/v1/secrets');
+    expect(secrets.request.schema.properties.secrets.propertyNames).toMatchObject({ pattern: '^[A-Z_][A-Z0-9_]*$', maxLength: 128 });
+    const poll = contract.endpoints.find((e: { path: string }) => e.path === '/api/v1/deployments/{taskId}');
+    expect(poll.response.schema.required).toEqual(expect.arrayContaining(['taskId', 'status', 'steps', 'spec', 'warnings', 'hazards']));
+  });
+
+  it('serves the same contract as OpenAPI 3.1', async () => {
+    const response = await send(`${gw.url}/api/v1/openapi.json`);
+    expect(response.status).toBe(200);
+    const doc = response.json;
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths)).toEqual(['/api/v1', '/api/v1/openapi.json', '/api/v1/deploy', '/api/v1/deployments/{taskId}', '/api/v1/secrets']);
+    expect(Object.keys(doc.paths['/api/v1/secrets'])).toEqual(['put', 'get']);
+    const deploy = doc.paths['/api/v1/deploy'].post;
+    expect(deploy.security).toEqual([{ projectApiKey: [] }]);
+    expect(Object.keys(deploy.responses).sort()).toEqual(['202', '400', '401', '409', '429', '500', '503']);
+    expect(deploy.requestBody.content['multipart/form-data'].schema.properties.archive).toMatchObject({ type: 'string', format: 'binary' });
+    expect(doc.paths['/api/v1'].get.security).toEqual([]);
+    expect(doc.components.securitySchemes.projectApiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+});

@@ -1,0 +1,210 @@
+// bench/deploy-accept: latency of POST /api/v1/deploy (1 MB archive, 20 concurrent clients) and
+// the gateway's memory while it accepts a 200 MB archive. Starts its own gateway process over a
+// fresh database on the local Postgres (TEST_DATABASE_URL) and a Redis key prefix of its own;
+// removes everything afterwards. Run: `pnpm bench:deploy-accept` (builds the gateway first).
+//
+// One active deploy per application and 20 deploys per hour per application are real rules, so
+// every request deploys a different application (created in SQL up front); no limit is relaxed.
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, readFile, rm, stat, writeFile, mkdir } from 'node:fs/promises';
+import { Agent, request } from 'node:http';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const requireFromDb = createRequire(join(root, 'libs/db/package.json'));
+const requireFromGateway = createRequire(join(root, 'apps/gateway/package.json'));
+const pg = requireFromDb('pg');
+const tar = requireFromGateway('tar-stream');
+const { Redis } = requireFromGateway('ioredis');
+const { applyMigrations } = await import(join(root, 'libs/db/dist/index.js'));
+
+const SERVER_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
+const WARMUP = 40;
+const SMALL_BYTES = 1_000_000;
+const BIG_BYTES = Number(process.env.BENCH_BIG_BYTES ?? 200_000_000);
+
+const suffix = randomBytes(4).toString('hex');
+const dbName = `slipway_bench_${suffix}`;
+const prefix = `slipway-bench-${suffix}`;
+const work = await mkdtemp(join(tmpdir(), 'slipway-bench-'));
+const withDb = (name) => { const u = new URL(SERVER_URL); u.pathname = `/${name}`; return u.toString(); };
+
+function freePort() {
+  return new Promise((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); }); });
+}
+
+/** A tar of `bytes` random (incompressible) bytes in 1 MB files, written to disk, never held whole. */
+async function makeArchive(path, bytes) {
+  const pack = tar.pack();
+  const out = createWriteStream(path);
+  pack.pipe(out);
+  const fileSize = Math.min(1_000_000, bytes);
+  for (let i = 0, left = bytes; left > 0; i++) {
+    const size = Math.min(fileSize, left);
+    await new Promise((resolve, reject) => pack.entry({ name: `public/asset-${i}.bin`, size }, randomBytes(size), (e) => (e ? reject(e) : resolve())));
+    left -= size;
+  }
+  pack.finalize();
+  await new Promise((resolve) => out.on('close', resolve));
+  return (await stat(path)).size;
+}
+
+function multipartHead(boundary) {
+  return Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="archive"; filename="site.tar"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+}
+
+/** POSTs the archive file; resolves with total latency and latency after the last byte was handed to the socket. */
+function deploy(agent, port, key, archivePath, archiveSize) {
+  const boundary = `bench${randomBytes(6).toString('hex')}`;
+  const head = multipartHead(boundary);
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    let sentAt = 0;
+    const req = request({ host: '127.0.0.1', port, path: '/api/v1/deploy', method: 'POST', agent, headers: {
+      authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + archiveSize + tail.length } });
+    req.on('response', (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const done = performance.now();
+        resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString(), totalMs: done - started, afterUploadMs: done - (sentAt || done) });
+      });
+    });
+    req.on('error', reject);
+    req.write(head);
+    const file = createReadStream(archivePath);
+    file.pipe(req, { end: false });
+    file.on('end', () => req.end(tail, () => { sentAt = performance.now(); }));
+  });
+}
+
+/** CPU time (user + system) the process has used, in ms. */
+const cpuMs = async (pid) => { const f = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' '); return ((Number(f[11]) + Number(f[12])) * 1000) / 100; };
+const percentile = (values, p) => { const s = [...values].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]; };
+const procStatus = async (pid, field) => Number(/(\d+) kB/.exec((await readFile(`/proc/${pid}/status`, 'utf8')).split('\n').find((l) => l.startsWith(field)))[1]) / 1024;
+
+let gateway;
+const admin = new pg.Client({ connectionString: SERVER_URL });
+await admin.connect();
+try {
+  await admin.query(`CREATE DATABASE "${dbName}"`);
+  const databaseUrl = withDb(dbName);
+  await applyMigrations(databaseUrl);
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  const owner = (await db.query(`INSERT INTO owners (email) VALUES ('bench@example.com') RETURNING id`)).rows[0].id;
+  const keys = [];
+  const total = WARMUP + REQUESTS + 10;
+  for (let i = 0; i < total; i++) {
+    const token = `slw_key_${randomBytes(16).toString('hex').slice(0, 10)}_${randomBytes(32).toString('base64url').replace(/[-_]/g, 'x').slice(0, 43)}`;
+    keys.push({ token, prefix: token.slice(0, 18), hash: createHash('sha256').update(token).digest('hex') });
+  }
+  await db.query(`WITH apps AS (
+      INSERT INTO applications (owner_id, name, slug) SELECT $1, 'bench-' || i, 'bench-' || i FROM generate_series(1, $2) AS i RETURNING id, slug)
+    INSERT INTO api_keys (application_id, name, prefix, key_hash)
+      SELECT apps.id, 'bench', k.prefix, k.hash FROM apps JOIN unnest($3::text[], $4::text[]) WITH ORDINALITY AS k(prefix, hash, n) ON apps.slug = 'bench-' || k.n`,
+    [owner, total, keys.map((k) => k.prefix), keys.map((k) => k.hash)]);
+
+  const small = join(work, 'small.tar');
+  const smallSize = await makeArchive(small, SMALL_BYTES);
+  const port = await freePort();
+  const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL, SLIPWAY_MASTER_KEY: randomBytes(32).toString('base64'), PORT: String(port), HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn', QUEUE_PREFIX: prefix, BLOB_DIR: join(work, 'blobs'), UPLOAD_TMP_DIR: join(work, 'uploads') };
+  // BENCH_GATEWAY_NODE_ARGS="--prof" profiles the gateway (V8 tick log in the working directory).
+  const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  gateway = spawn(process.execPath, [...nodeArgs, join(root, 'apps/gateway/dist/main.js')], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  for (let i = 0; ; i++) {
+    const ready = await fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.ok, () => false);
+    if (ready) break;
+    if (i > 200) throw new Error('gateway did not become ready');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const rssIdle = await procStatus(gateway.pid, 'VmRSS');
+
+  // Phase 1: 1 MB archive, CONCURRENCY clients, each request a different application.
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  let next = 0;
+  const run = async (count, results) => {
+    const worker = async () => {
+      while (next < count) {
+        const key = keys[next++].token;
+        results.push(await deploy(agent, port, key, small, smallSize));
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  };
+  await run(WARMUP, []);
+  const results = [];
+  const cpuBefore = await cpuMs(gateway.pid);
+  const startedAt = performance.now();
+  await run(WARMUP + REQUESTS, results);
+  const elapsed = (performance.now() - startedAt) / 1000;
+  const gatewayCpuPerRequestMs = (await cpuMs(gateway.pid) - cpuBefore) / results.length;
+  const accepted = results.filter((r) => r.status === 202).length;
+  if (accepted !== results.length) console.error('unexpected answers:', results.filter((r) => r.status !== 202).slice(0, 3));
+  const rssAfterLoad = await procStatus(gateway.pid, 'VmRSS');
+
+  // Phase 2: peak RSS while accepting a 20 MB and a 200 MB archive (sampled every 10 ms).
+  const memory = [];
+  for (const bytes of [BIG_BYTES / 10, BIG_BYTES]) {
+    const path = join(work, `big-${bytes}.tar`);
+    const size = await makeArchive(path, bytes);
+    const before = await procStatus(gateway.pid, 'VmRSS');
+    let peak = before;
+    const sampler = setInterval(() => { procStatus(gateway.pid, 'VmRSS').then((v) => { peak = Math.max(peak, v); }, () => undefined); }, 10);
+    const result = await deploy(new Agent(), port, keys[next++].token, path, size);
+    clearInterval(sampler);
+    memory.push({ archiveMB: size / 1e6, status: result.status, seconds: result.totalMs / 1000, rssBeforeMB: before, peakRssMB: peak, growthMB: peak - before });
+    await rm(path);
+  }
+  const hwm = await procStatus(gateway.pid, 'VmHWM');
+
+  const summary = {
+    date: new Date().toISOString(),
+    latency: { archiveBytes: smallSize, concurrency: CONCURRENCY, requests: results.length, accepted, throughputPerSecond: results.length / elapsed, gatewayCpuPerRequestMs,
+      totalMs: { p50: percentile(results.map((r) => r.totalMs), 50), p99: percentile(results.map((r) => r.totalMs), 99) },
+      afterUploadMs: { p50: percentile(results.map((r) => r.afterUploadMs), 50), p99: percentile(results.map((r) => r.afterUploadMs), 99) } },
+    memory: { rssIdleMB: rssIdle, rssAfterLatencyPhaseMB: rssAfterLoad, uploads: memory, processPeakRssMB: hwm },
+  };
+  const f = (n) => n.toFixed(1);
+  console.log(`\nPOST /api/v1/deploy, ${f(smallSize / 1e6)} MB tar, ${CONCURRENCY} concurrent clients, ${results.length} requests (${accepted} × 202), ${f(summary.latency.throughputPerSecond)} req/s`);
+  console.log('| latency (ms)                          |   p50 |   p99 |');
+  console.log('|---------------------------------------|-------|-------|');
+  console.log(`| whole request (upload included)       | ${f(summary.latency.totalMs.p50).padStart(5)} | ${f(summary.latency.totalMs.p99).padStart(5)} |`);
+  console.log(`| after the last byte was sent          | ${f(summary.latency.afterUploadMs.p50).padStart(5)} | ${f(summary.latency.afterUploadMs.p99).padStart(5)} |`);
+  console.log(`gateway CPU per accepted deploy: ${f(gatewayCpuPerRequestMs)} ms (user + system); machine: ${(await import('node:os')).cpus().length} cores, load average ${(await import('node:os')).loadavg()[0].toFixed(1)}`);
+  console.log(`\nGateway memory (RSS, MB): idle ${f(rssIdle)}, after the latency phase ${f(rssAfterLoad)}`);
+  console.log('| archive (MB) | status | seconds | RSS before | peak RSS | growth |');
+  console.log('|--------------|--------|---------|------------|----------|--------|');
+  for (const m of memory) console.log(`| ${f(m.archiveMB).padStart(12)} | ${String(m.status).padStart(6)} | ${f(m.seconds).padStart(7)} | ${f(m.rssBeforeMB).padStart(10)} | ${f(m.peakRssMB).padStart(8)} | ${f(m.growthMB).padStart(6)} |`);
+  console.log(`process peak RSS (VmHWM) over the whole run: ${f(hwm)} MB`);
+  await mkdir(join(root, 'bench/results'), { recursive: true });
+  await writeFile(join(root, 'bench/results/deploy-accept.json'), `${JSON.stringify(summary, null, 2)}\n`);
+  await db.end();
+} finally {
+  if (gateway && gateway.exitCode === null) {
+    gateway.kill('SIGTERM');
+    await new Promise((r) => gateway.once('exit', r));
+  }
+  await admin.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`).catch(() => undefined);
+  await admin.end();
+  const redis = new Redis(REDIS_URL);
+  let cursor = '0';
+  do {
+    const [nextCursor, found] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    if (found.length) await redis.del(...found);
+    cursor = nextCursor;
+  } while (cursor !== '0');
+  redis.disconnect();
+  await rm(work, { recursive: true, force: true });
+}

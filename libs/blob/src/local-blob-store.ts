@@ -1,0 +1,103 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { BlobNotFoundError, BlobTooLargeError, assertBlobKey, type BlobStat, type BlobStore, type PutOptions, type StoredBlob } from './blob-store.js';
+
+const TEMP_DIR = '.tmp';
+
+/**
+ * Blobs as files under one root directory. A put streams into `<root>/.tmp/` and is renamed
+ * into place only once complete (rename is atomic within one file system), so a reader sees
+ * either the whole blob or none.
+ */
+export class LocalBlobStore implements BlobStore {
+  constructor(readonly root: string) {}
+
+  private pathOf(key: string): string {
+    assertBlobKey(key);
+    return join(this.root, ...key.split('/'));
+  }
+
+  async put(key: string, body: Readable | AsyncIterable<Uint8Array>, options: PutOptions = {}): Promise<StoredBlob> {
+    const target = this.pathOf(key);
+    const tempDir = join(this.root, TEMP_DIR);
+    await mkdir(tempDir, { recursive: true });
+    await mkdir(dirname(target), { recursive: true });
+    const temp = join(tempDir, `${randomBytes(12).toString('hex')}.part`);
+    const hash = createHash('sha256');
+    const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+    let bytes = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        bytes += chunk.length;
+        if (bytes > maxBytes) return callback(new BlobTooLargeError(maxBytes));
+        hash.update(chunk);
+        callback(null, chunk);
+      },
+    });
+    try {
+      await pipeline(body, meter, createWriteStream(temp, { flags: 'wx', mode: 0o600 }));
+      await rename(temp, target);
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+    return { bytes, sha256: hash.digest('hex') };
+  }
+
+  async get(key: string): Promise<Readable> {
+    const path = this.pathOf(key);
+    const stream = createReadStream(path);
+    await new Promise<void>((resolve, reject) => {
+      stream.once('open', () => resolve());
+      stream.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'ENOENT' ? new BlobNotFoundError(key) : error));
+    });
+    return stream;
+  }
+
+  async stat(key: string): Promise<BlobStat | null> {
+    try {
+      const info = await stat(this.pathOf(key));
+      return info.isFile() ? { bytes: info.size, modifiedAt: info.mtime } : null;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw error;
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return (await this.stat(key)) !== null;
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.pathOf(key), { force: true });
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    const walk = async (dir: string): Promise<void> => {
+      let entries;
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+        throw error;
+      }
+      for (const entry of entries) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) {
+          if (dir === this.root && entry.name === TEMP_DIR) continue;
+          await walk(path);
+        } else if (entry.isFile()) {
+          const key = relative(this.root, path).split(sep).join('/');
+          if (key.startsWith(prefix)) keys.push(key);
+        }
+      }
+    };
+    await walk(this.root);
+    return keys.sort();
+  }
+}
