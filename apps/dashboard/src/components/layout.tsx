@@ -23,9 +23,11 @@ export function Layout({ children }: { children: ReactNode }) {
       </a>
       <header className="topbar">
         <Link to="/" className="brand" aria-label="Slipway home">
-          <span className="brand-mark" aria-hidden="true">
-            ⛵
-          </span>
+          <svg className="brand-mark" viewBox="0 0 24 24" width="24" height="24" aria-hidden="true">
+            <path d="M12 3v13H5z" fill="#2f5bd3" />
+            <path d="M13.5 6v10H19z" fill="#8fa9ee" />
+            <path d="M3 18h18l-2.5 3h-13z" fill="#1d2330" />
+          </svg>
           Slipway
         </Link>
         {owner ? (
