@@ -25,14 +25,14 @@ export class OwnerAuthController {
   @Post('sign-up')
   @UseGuards(CsrfGuard)
   async signUp(@Body() body: unknown, @Res({ passthrough: true }) response: Response) {
-    return this.startSession(await this.auth.signUp(body), response);
+    return this.signedIn(await this.auth.signUp(body), response);
   }
 
   @Post('sign-in')
   @HttpCode(200)
   @UseGuards(CsrfGuard, LocalAuthGuard)
   signIn(@CurrentOwner() owner: OwnerPrincipal, @Res({ passthrough: true }) response: Response) {
-    return this.startSession(owner, response);
+    return this.signedIn(owner, response);
   }
 
   @Post('sign-out')
@@ -50,7 +50,8 @@ export class OwnerAuthController {
     return this.auth.view(owner);
   }
 
-  private async startSession(owner: Omit<OwnerPrincipal, 'sessionId'>, response: Response) {
+  /** Cookies are the transport's business, so the controller writes it; the session row is the service's. */
+  private async signedIn(owner: Omit<OwnerPrincipal, 'sessionId'>, response: Response) {
     const session = await this.sessions.start(owner.id);
     writeSessionCookie(response, session.token, session.expiresAt, this.secureCookie);
     return this.auth.view(owner);
