@@ -1,4 +1,4 @@
-import { STATUS_TONE, formatBytes, formatDuration, isTerminal } from './format.js';
+import { STATUS_TONE, formatBytes, formatDuration, formatWhen, isTerminal } from './format.js';
 
 describe('dashboard formatting', () => {
   it.each([
@@ -19,5 +19,15 @@ describe('dashboard formatting', () => {
   it('knows which statuses end polling', () => {
     expect(['queued', 'building', 'releasing', 'succeeded', 'failed'].filter((s) => isTerminal(s as never))).toEqual(['succeeded', 'failed']);
     expect(STATUS_TONE.failed).toBe('danger');
+  });
+
+  it('says when things happened in words, and dates anything older than a week', () => {
+    const now = Date.parse('2026-11-22T10:00:00Z');
+    expect(formatWhen(null, now)).toBe('never');
+    expect(formatWhen('2026-11-22T09:59:50Z', now)).toBe('just now');
+    expect(formatWhen('2026-11-22T09:57:00Z', now)).toBe('3 min ago');
+    expect(formatWhen('2026-11-22T05:00:00Z', now)).toBe('5 h ago');
+    expect(formatWhen('2026-11-20T10:00:00Z', now)).toBe('2 d ago');
+    expect(formatWhen('2026-10-01T10:00:00Z', now)).toBe('2026-10-01');
   });
 });

@@ -1,6 +1,5 @@
 /**
- * Presentation helpers shared by the dashboard's pages (deployment steps, statuses, sizes).
- * The Vite + React app itself lands with the dashboard issue.
+ * Presentation helpers shared by the dashboard's pages (deployment steps, statuses, sizes, times).
  */
 export type DeploymentStatus = 'queued' | 'building' | 'releasing' | 'succeeded' | 'failed';
 
@@ -35,3 +34,19 @@ export const STATUS_TONE: Record<DeploymentStatus, 'neutral' | 'progress' | 'suc
   succeeded: 'success',
   failed: 'danger',
 };
+
+/** "3 min ago", "just now", or a date for anything older than a week. */
+export function formatWhen(iso: string | null | undefined, now: number = Date.now()): string {
+  if (!iso) return 'never';
+  const then = new Date(iso).getTime();
+  if (!Number.isFinite(then)) return '—';
+  const seconds = Math.round((now - then) / 1000);
+  if (seconds < 45) return 'just now';
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 24) return `${hours} h ago`;
+  const days = Math.round(hours / 24);
+  if (days < 7) return `${days} d ago`;
+  return new Date(iso).toISOString().slice(0, 10);
+}

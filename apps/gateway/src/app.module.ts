@@ -4,6 +4,8 @@ import { CommonModule } from './common/common.module.js';
 import { GatewayConfigModule } from './common/gateway-config.module.js';
 import type { GatewayConfig } from './config.js';
 import { ContractModule } from './contract/contract.module.js';
+import { DashboardModule } from './dashboard/dashboard.module.js';
+import { DashboardSiteModule } from './dashboard-site/dashboard-site.module.js';
 import { DeployModule } from './deploy/deploy.module.js';
 import { DeploymentsModule } from './deployments/deployments.module.js';
 import { SecretsModule } from './secrets/secrets.module.js';
@@ -21,6 +23,8 @@ export class AppModule {
         DeployModule,
         DeploymentsModule,
         SecretsModule,
+        DashboardModule,
+        DashboardSiteModule,
       ],
     };
   }

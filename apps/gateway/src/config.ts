@@ -1,4 +1,5 @@
 import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { LIMITS, type UploadLimits } from '@slipway/contract';
 import { baseServerFields, loadConfig, masterKey, port, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
@@ -26,6 +27,12 @@ export const gatewayConfigSchema = z.object({
   UPLOAD_MAX_FILE_BYTES: positiveInt(LIMITS.upload.maxFileBytes),
   UPLOAD_MAX_UNPACKED_BYTES: positiveInt(LIMITS.upload.maxUnpackedBytes),
   UPLOAD_MAX_COMPRESSION_RATIO: positiveInt(LIMITS.upload.maxCompressionRatio),
+  /** The built dashboard served at `/` (default: apps/dashboard/dist beside this app). */
+  DASHBOARD_DIR: z.string().min(1).default(fileURLToPath(new URL('../../dashboard/dist', import.meta.url))),
+  /** How long an owner stays signed in to the dashboard. */
+  OWNER_SESSION_DAYS: positiveInt(30),
+  /** bcrypt cost of owner passwords (tests lower it; 12 ≈ a quarter second per sign-in here). */
+  BCRYPT_ROUNDS: z.coerce.number().int().min(4).max(15).default(12),
 });
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;

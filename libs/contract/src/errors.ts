@@ -13,6 +13,8 @@ export const ERROR_CODES = {
   database_limit_reached: { status: 403, meaning: "The owner's plan allows no more application databases." },
   not_found: { status: 404, meaning: 'No such resource is visible to this credential.' },
   deploy_in_progress: { status: 409, meaning: 'A deploy of this application is already queued, building or releasing; the body carries its `taskId`.' },
+  email_taken: { status: 409, meaning: 'Dashboard: an owner account with this email already exists.' },
+  domain_taken: { status: 409, meaning: 'Dashboard: this domain is already attached to an application.' },
   auth_owned_by_project: { status: 409, meaning: 'The project set its own SERVICE_AUTH_BASE_URL or DATABASE_URL, so the platform leaves sign-in alone.' },
   rate_limited: { status: 429, meaning: 'The hourly deploy limit is exceeded; the body carries `retryAfterSeconds`.' },
   internal: { status: 500, meaning: 'An unexpected failure; the body carries a `correlationId` to quote when reporting it.' },

@@ -8,6 +8,6 @@ import { DeploymentsService } from './deployments.service.js';
   imports: [AuthModule],
   controllers: [DeploymentsController],
   providers: [DeploymentsRepository, DeploymentsService],
-  exports: [DeploymentsRepository],
+  exports: [DeploymentsRepository, DeploymentsService],
 })
 export class DeploymentsModule {}

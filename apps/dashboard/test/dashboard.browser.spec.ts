@@ -1,0 +1,191 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { startGatewayProcess, WORKSPACE_ROOT, type GatewayProcess } from './support/gateway-process.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SHOTS = join(WORKSPACE_ROOT, 'test-output/screenshots');
+const DESKTOP = { width: 1280, height: 900 };
+const PHONE = { width: 390, height: 844 };
+
+/**
+ * Real browser, real built gateway serving the real built dashboard. There is no build worker in
+ * this suite: after the real deploy call the test advances the deployment row exactly as the
+ * worker would (status, step timestamps, spec, warnings, hazards) and watches the page follow.
+ */
+describe('dashboard in Chromium', () => {
+  let gw: GatewayProcess;
+  let context: BrowserContext;
+  let profile: string;
+  let page: Page;
+
+  beforeAll(async () => {
+    gw = await startGatewayProcess('dashboard-browser');
+    profile = await mkdtemp(join(tmpdir(), 'slipway-chromium-'));
+    await mkdir(SHOTS, { recursive: true });
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: DESKTOP,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on('dialog', (dialog) => void dialog.accept());
+  }, 60_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await gw?.stop();
+    if (profile) await rm(profile, { recursive: true, force: true });
+  });
+
+  const shot = async (name: string) => {
+    await page.setViewportSize(DESKTOP);
+    await page.screenshot({ path: join(SHOTS, `${name}-desktop.png`), fullPage: true });
+    await page.setViewportSize(PHONE);
+    await page.screenshot({ path: join(SHOTS, `${name}-phone.png`), fullPage: true });
+    await page.setViewportSize(DESKTOP);
+  };
+
+  it('signs up, creates an app and a key, deploys through the API and watches the deployment reach succeeded with its findings', async () => {
+    await page.goto(`${gw.url}/`);
+    await page.getByRole('heading', { name: 'Sign in to Slipway' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/sign-in');
+    await shot('sign-in');
+
+    await page.getByRole('link', { name: 'Create an account' }).click();
+    await page.getByLabel('Your name').fill('Ada');
+    await page.getByLabel('Email').fill('ada@example.com');
+    await page.getByLabel('Password').fill('short');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    // The browser's own validation stops a too-short password before any request is sent.
+    expect(await page.getByLabel('Password').evaluate((el: HTMLInputElement) => el.validity.tooShort)).toBe(true);
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('heading', { name: 'Applications', level: 1 }).waitFor();
+    await page.getByText('Free plan · 0 of 1 database').waitFor();
+    await page.getByText('No applications yet').waitFor();
+    await shot('applications-empty');
+
+    await page.getByLabel('Name', { exact: true }).fill('Test Shop');
+    await page.getByText('Its address will start with test-shop').waitFor();
+    await page.getByRole('button', { name: 'Create application' }).click();
+    await page.getByRole('heading', { name: 'Test Shop', level: 1 }).waitFor();
+    await page.getByText('test-shop.localhost:8080').first().waitFor();
+    const cli = await page.getByLabel('Deploy with the CLI').textContent();
+    expect(cli).toBe(`SLIPWAY_URL=${gw.url} SLIPWAY_API_KEY=slw_key_… pnpm slipway deploy ./my-project`);
+    expect(await page.getByLabel('Deploy with curl').textContent()).toContain(`curl -X POST ${gw.url}/api/v1/deploy`);
+    await shot('application-empty-deployments');
+    const appId = new URL(page.url()).pathname.split('/')[2]!;
+
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByLabel('Name of the new API key').fill('CI');
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const key = (await page.getByTestId('once-secret').textContent())!;
+    expect(key).toMatch(/^slw_key_\w{10}_\w{43}$/);
+    await page.getByRole('cell', { name: key.slice(0, 18) + '…' }).waitFor();
+    await shot('api-keys');
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    expect(await page.content()).not.toContain(key);
+
+    await page.getByRole('link', { name: 'Secrets' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('stripe_key');
+    await page.getByLabel('Value', { exact: true }).fill('sk_test_123');
+    await page.getByRole('button', { name: 'Save secret' }).click();
+    await page.getByText('STRIPE_KEY saved').waitFor();
+    expect(await page.content()).not.toContain('sk_test_123');
+    await page.getByLabel('Name', { exact: true }).fill('9BAD');
+    await page.getByLabel('Value', { exact: true }).fill('x');
+    await page.getByRole('button', { name: 'Save secret' }).click();
+    expect(await page.getByLabel('Name', { exact: true }).evaluate((el: HTMLInputElement) => el.validity.patternMismatch)).toBe(true);
+    await shot('secrets');
+
+    await page.getByRole('link', { name: 'Domains' }).click();
+    await page.getByRole('textbox', { name: 'Domain', exact: true }).fill('shop.example.com');
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    await page.getByText('https://shop.example.com').waitFor();
+    await page.getByRole('textbox', { name: 'Domain', exact: true }).fill('shop.example.com');
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    await page.getByRole('alert').getByText('That domain is already attached to an application.').waitFor();
+    await shot('domains');
+
+    await page.getByRole('link', { name: 'Database' }).click();
+    await page.getByRole('heading', { name: 'No database yet' }).waitFor();
+    await shot('database');
+
+    // A real deploy through the contract's API with the key the dashboard issued.
+    const form = new FormData();
+    form.append('files', new Blob(['<h1>hello</h1>']), 'index.html');
+    form.append('paths', 'index.html');
+    const deploy = await fetch(`${gw.url}/api/v1/deploy`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    expect(deploy.status).toBe(202);
+    const { taskId } = (await deploy.json()) as { taskId: string };
+
+    await page.getByRole('link', { name: 'Deployments' }).click();
+    await page.getByRole('link', { name: taskId.slice(0, 8) }).click();
+    const status = page.getByTestId('deployment-status');
+    await status.getByText('queued').waitFor();
+    await page.getByText('updating live').waitFor();
+
+    // building: receive done, analyze running (as the worker writes it).
+    const t0 = Date.now() - 5000;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const steps = (names: Record<string, [string, number | null, number | null, string?]>) =>
+      JSON.stringify(
+        ['receive', 'analyze', 'install', 'build', 'scan', 'package', 'release'].map((name) => {
+          const [s, start, end, log] = names[name] ?? ['pending', null, null];
+          return { name, status: s, startedAt: start === null ? null : iso(start), finishedAt: end === null ? null : iso(end), durationMs: start !== null && end !== null ? end - start : null, log: log ?? '' };
+        }),
+      );
+    await gw.sql.query(`UPDATE deployments SET status = 'building', started_at = $2, steps = $3 WHERE id = $1`, [taskId, iso(t0), steps({ receive: ['succeeded', t0, t0 + 420, 'received 1 file (14 B)'], analyze: ['running', t0 + 420, null, 'detecting project kind…'] })]);
+    await status.getByText('building').waitFor();
+    await page.locator('[data-step="receive"]').getByText('420 ms').waitFor();
+    await page.locator('[data-step="analyze"]').getByText('detecting project kind…').waitFor();
+    await shot('deployment-building');
+
+    await gw.sql.query(`UPDATE deployments SET status = 'releasing', spec = $2, steps = $3 WHERE id = $1`, [
+      taskId,
+      JSON.stringify({ kind: 'static', outputDirectory: '.', files: 1, bytes: 14 }),
+      steps({ receive: ['succeeded', t0, t0 + 420], analyze: ['succeeded', t0 + 420, t0 + 900], install: ['skipped', null, null], build: ['skipped', null, null], scan: ['succeeded', t0 + 900, t0 + 1300], package: ['succeeded', t0 + 1300, t0 + 1500], release: ['running', t0 + 1500, null, 'swapping release'] }),
+    ]);
+    await status.getByText('releasing').waitFor();
+    await page.getByText('Output directory').waitFor();
+
+    await gw.sql.query(`UPDATE deployments SET status = 'succeeded', finished_at = $2, steps = $3, warnings = $4, hazards = $5 WHERE id = $1`, [
+      taskId,
+      iso(t0 + 2100),
+      steps({ receive: ['succeeded', t0, t0 + 420], analyze: ['succeeded', t0 + 420, t0 + 900], install: ['skipped', null, null], build: ['skipped', null, null], scan: ['succeeded', t0 + 900, t0 + 1300], package: ['succeeded', t0 + 1300, t0 + 1500], release: ['succeeded', t0 + 1500, t0 + 2100, 'live'] }),
+      JSON.stringify([{ code: 'missing_secret', message: 'The code reads SENTRY_DSN, which is not set.', path: 'src/monitoring.js', detail: 'Set it in the Secrets tab.' }]),
+      JSON.stringify([{ code: 'secret_in_source', severity: 'high', message: 'A Stripe live key is committed in the source.', path: 'config/keys.js' }]),
+    ]);
+    await status.getByText('succeeded').waitFor();
+    await page.getByText('Live at').waitFor();
+    const warning = page.getByRole('article', { name: 'warning: missing_secret' });
+    await warning.getByText('The code reads SENTRY_DSN, which is not set.').waitFor();
+    await warning.getByText('src/monitoring.js').waitFor();
+    const hazard = page.getByRole('article', { name: 'hazard: secret_in_source' });
+    await hazard.getByText('config/keys.js').waitFor();
+    expect(await hazard.getAttribute('class')).toContain('finding-danger');
+    expect(await warning.getAttribute('class')).toContain('finding-warning');
+    expect(await page.getByText('updating live').count()).toBe(0);
+    await page.getByText('took 2.1 s').waitFor();
+    await shot('deployment-succeeded');
+
+    await page.goto(`${gw.url}/apps/${appId}/deployments`);
+    await page.getByText('1 hazard').waitFor();
+    await page.getByText('1 warning').waitFor();
+    await shot('deployments');
+
+    await page.getByRole('link', { name: 'Applications' }).first().click();
+    await page.getByRole('link', { name: 'Test Shop' }).waitFor();
+    await shot('applications');
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to Slipway' }).waitFor();
+    await page.getByLabel('Email').fill('ada@example.com');
+    await page.getByLabel('Password').fill('wrong password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').getByText('That email and password do not match an account.').waitFor();
+  }, 180_000);
+});

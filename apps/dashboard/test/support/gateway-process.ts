@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createTestDatabase, freePort, startProcess, testRedisPrefix, TEST_REDIS_URL, waitFor } from '@slipway/testing';
+import pg from 'pg';
+
+export const WORKSPACE_ROOT = resolve(import.meta.dirname, '../../../..');
+
+export interface GatewayProcess {
+  url: string;
+  sql: pg.Pool;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The real built gateway (`node apps/gateway/dist/main.js`, serving the built dashboard) on a free
+ * port over its own database, Redis prefix and blob directory.
+ */
+export async function startGatewayProcess(label: string): Promise<GatewayProcess> {
+  const db = await createTestDatabase(label);
+  const redis = testRedisPrefix(label);
+  const dir = await mkdtemp(join(tmpdir(), `slipway-${label}-`));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = startProcess('node', [join(WORKSPACE_ROOT, 'apps/gateway/dist/main.js')], {
+    cwd: WORKSPACE_ROOT,
+    env: {
+      PATH: process.env['PATH'],
+      DATABASE_URL: db.url,
+      REDIS_URL: TEST_REDIS_URL,
+      SLIPWAY_MASTER_KEY: randomBytes(32).toString('base64'),
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_URL: url,
+      BLOB_DIR: join(dir, 'blobs'),
+      UPLOAD_TMP_DIR: dir,
+      QUEUE_PREFIX: redis.prefix.replace(/:$/, ''),
+      BCRYPT_ROUNDS: '4',
+      LOG_LEVEL: 'warn',
+    },
+  });
+  await waitFor(async () => (await fetch(`${url}/health/ready`)).ok || undefined, { timeoutMs: 30_000, what: `gateway at ${url}; output: ${child.output()}` }).catch(async (error: unknown) => {
+    await child.stop();
+    throw new Error(`${(error as Error).message}\n${child.output()}`);
+  });
+  const sql = new pg.Pool({ connectionString: db.url, max: 2 });
+  return {
+    url,
+    sql,
+    output: child.output,
+    async stop() {
+      await child.stop();
+      await sql.end();
+      await redis.cleanup();
+      await db.drop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,13 @@
+import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
+import type { DashboardRequest, OwnedApplication, OwnerPrincipal } from './owner-principal.js';
+
+/** The signed-in owner (set by OwnerSessionGuard or the local sign-in strategy). */
+export const CurrentOwner = createParamDecorator((_data: unknown, context: ExecutionContext): OwnerPrincipal => {
+  const request = context.switchToHttp().getRequest<DashboardRequest & { user?: OwnerPrincipal }>();
+  return (request.owner ?? request.user)!;
+});
+
+/** The application named by `:appId`, already checked to belong to the owner. */
+export const CurrentApplication = createParamDecorator((_data: unknown, context: ExecutionContext): OwnedApplication => {
+  return context.switchToHttp().getRequest<DashboardRequest>().ownedApplication!;
+});

@@ -1,0 +1,26 @@
+import { Controller, Get, Param } from '@nestjs/common';
+import { CurrentApplication } from '../common/current-owner.decorator.js';
+import { OwnedApplicationRoute } from '../common/owner-guards.js';
+import type { OwnedApplication } from '../common/owner-principal.js';
+import { DashboardDeploymentsService } from './dashboard-deployments.service.js';
+
+@Controller('dashboard/api/applications/:appId')
+@OwnedApplicationRoute()
+export class DashboardDeploymentsController {
+  constructor(private readonly deployments: DashboardDeploymentsService) {}
+
+  @Get('deployments')
+  list(@CurrentApplication() app: OwnedApplication) {
+    return this.deployments.list(app.id);
+  }
+
+  @Get('deployments/:deploymentId')
+  get(@CurrentApplication() app: OwnedApplication, @Param('deploymentId') deploymentId: string) {
+    return this.deployments.get(app.id, deploymentId);
+  }
+
+  @Get('releases')
+  releases(@CurrentApplication() app: OwnedApplication) {
+    return this.deployments.releases(app.id);
+  }
+}

@@ -1,0 +1,26 @@
+import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
+import { CurrentApplication } from '../common/current-owner.decorator.js';
+import { OwnedApplicationRoute } from '../common/owner-guards.js';
+import type { OwnedApplication } from '../common/owner-principal.js';
+import { DomainsService } from './domains.service.js';
+
+@Controller('dashboard/api/applications/:appId/domains')
+@OwnedApplicationRoute()
+export class DomainsController {
+  constructor(private readonly domains: DomainsService) {}
+
+  @Get()
+  list(@CurrentApplication() app: OwnedApplication) {
+    return this.domains.list(app.id);
+  }
+
+  @Post()
+  add(@CurrentApplication() app: OwnedApplication, @Body() body: unknown) {
+    return this.domains.add(app.id, body);
+  }
+
+  @Delete(':domainId')
+  remove(@CurrentApplication() app: OwnedApplication, @Param('domainId') domainId: string) {
+    return this.domains.remove(app.id, domainId);
+  }
+}

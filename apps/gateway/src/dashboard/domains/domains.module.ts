@@ -1,0 +1,8 @@
+import { Module } from '@nestjs/common';
+import { DashboardAccessModule } from '../common/dashboard-access.module.js';
+import { DomainsController } from './domains.controller.js';
+import { DomainsRepository } from './domains.repository.js';
+import { DomainsService } from './domains.service.js';
+
+@Module({ imports: [DashboardAccessModule], controllers: [DomainsController], providers: [DomainsRepository, DomainsService] })
+export class DomainsModule {}
