@@ -1,0 +1,46 @@
+# syntax=docker/dockerfile:1
+# One image for every Slipway service; the command picks the service:
+#   node apps/gateway/dist/main.js | apps/auth-service | apps/edge | apps/build-worker
+#   node tools/launcher/dist/migrate.js   (platform migrations, run before the services)
+
+# ---- build: install from the lockfile, build every project, keep production deps only ----
+FROM node:20-bookworm-slim AS build
+# python3/make/g++ build native addons (bcrypt) from source when no prebuild fits.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+RUN npm install -g pnpm@10.34.9
+ENV CI=true NX_DAEMON=false NX_NO_CLOUD=true PNPM_HOME=/pnpm
+WORKDIR /app
+# Fetch packages from the lockfile alone first, so this layer survives source edits.
+COPY pnpm-lock.yaml pnpm-workspace.yaml ./
+RUN pnpm fetch
+COPY . .
+RUN pnpm install --frozen-lockfile --offline
+RUN pnpm build
+# Drop devDependencies: `install --prod` unlinks them (the root postinstall skips `prisma
+# generate` once prisma is gone; the generated client is already compiled into libs/db/dist),
+# `prune --prod` deletes them from the virtual store (~790 MB -> ~415 MB).
+RUN pnpm install --frozen-lockfile --offline --prod \
+ && pnpm prune --prod \
+ && rm -rf .nx node_modules/.cache
+
+# ---- runtime -------------------------------------------------------------------------------
+FROM node:20-bookworm-slim AS runtime
+# bubblewrap: the build worker's sandbox for install/build commands. tini: PID 1 that forwards
+# SIGTERM and reaps the build commands' children.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends bubblewrap tini ca-certificates git \
+ && rm -rf /var/lib/apt/lists/*
+RUN groupadd --system --gid 10001 slipway \
+ && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/slipway --shell /usr/sbin/nologin slipway \
+ && mkdir -p /var/lib/slipway \
+ && chown 10001:10001 /var/lib/slipway
+ENV NODE_ENV=production SLIPWAY_HOME=/var/lib/slipway
+WORKDIR /app
+# Owned by root and not writable by the service user: the code cannot be changed at run time.
+COPY --from=build /app /app
+USER 10001:10001
+EXPOSE 3000 3001 3003 8080
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "apps/gateway/dist/main.js"]
