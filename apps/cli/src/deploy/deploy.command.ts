@@ -57,7 +57,8 @@ export async function deployCommand(args: string[], env: NodeJS.ProcessEnv, io: 
       const running = error.taskId;
       const accept = values.follow || (terminal.live && isInteractive(io) && (await confirm(io, `A deploy of this application is already running (task ${running}). Follow it?`)));
       if (accept) {
-        if (!terminal.json) io.out.write(`Following the running deploy ${terminal.paint.dim(`(task ${running})`)}\n`);
+        if (terminal.json) io.err.write(`slipway: a deploy is already running (task ${running}); following it\n`);
+        else io.out.write(`Following the running deploy ${terminal.paint.dim(`(task ${running})`)}\n`);
         return follow(running);
       }
       error.hint = `follow it with: slipway deploy --follow, or slipway status ${running} --wait`;
@@ -85,9 +86,9 @@ async function upload(client: ApiClient, apiKey: string, listing: SourceListing,
   const total = listing.totalBytes;
   let sent = 0;
   let lastDraw = 0;
-  const draw = (read: number) => {
+  const draw = (read: number, force = false) => {
     const now = Date.now();
-    if (now - lastDraw < REDRAW_MS) return;
+    if (!force && now - lastDraw < REDRAW_MS) return;
     lastDraw = now;
     const fraction = total ? read / total : 1;
     line.draw(`Uploading ${terminal.paint.cyan(progressBar(fraction))} ${String(Math.floor(fraction * 100)).padStart(3)}%  ${formatBytes(read)} of ${formatBytes(total)} · ${formatBytes(sent)} sent`);
@@ -103,6 +104,7 @@ async function upload(client: ApiClient, apiKey: string, listing: SourceListing,
       { body: Readable.toWeb(body) as ReadableStream, duplex: 'half' },
     );
     const accepted = (await response.json()) as { taskId: string };
+    draw(total, true);
     const files = `${listing.files.length} file${listing.files.length === 1 ? '' : 's'}`;
     line.clear();
     if (!terminal.json) line.print(`${terminal.paint.green('✓')} Uploaded ${files}, ${formatBytes(total)} ${terminal.paint.dim(`(${formatBytes(sent)} compressed, ${formatDuration(Date.now() - started)})`)}`);
