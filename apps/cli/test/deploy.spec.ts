@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { freePort } from '@slipway/testing';
 import { projectFixture, SENT } from './support/fixture.js';
-import { CLI_MAIN, startPlatform, storedSource, type PlatformUnderTest } from './support/platform.js';
+import { ANSI, CLI_MAIN, startPlatform, storedSource, type PlatformUnderTest } from './support/platform.js';
 import { advanceTask, latestTaskId, stepsUpTo } from './support/worker-sim.js';
 
 /*
@@ -164,7 +164,7 @@ describe('slipway deploy / status (real binary, real gateway)', () => {
   });
 
   describe('on a terminal (pty via `script`)', () => {
-    const ansi = /\x1b\[[0-9;]*[A-Za-z]/g;
+    const ansi = ANSI;
     /** What stays on the screen: a live line is erased (CR + ESC[2K) before it is redrawn or settled. */
     const screen = (raw: string) =>
       raw
@@ -223,7 +223,7 @@ describe('slipway deploy / status (real binary, real gateway)', () => {
 
   async function waitForStdout(running: { output(): { stdout: string } }, text: string): Promise<void> {
     const deadline = Date.now() + 20_000;
-    while (!running.output().stdout.replace(/\x1b\[[0-9;]*[A-Za-z]/g, '').includes(text)) {
+    while (!running.output().stdout.replace(ANSI, '').includes(text)) {
       if (Date.now() > deadline) throw new Error(`no "${text}" on stdout: ${running.output().stdout}`);
       await new Promise((r) => setTimeout(r, 50));
     }

@@ -75,7 +75,7 @@ export async function startPlatform(label: string): Promise<PlatformUnderTest> {
     await waitFor(async () => (await fetch(`${url}/health/ready`)).ok, { timeoutMs: 30_000, what: `gateway ready at ${url}` });
   } catch (error) {
     await gateway.stop();
-    throw new Error(`${(error as Error).message}\n${gateway.output()}`);
+    throw new Error(`${(error as Error).message}\n${gateway.output()}`, { cause: error });
   }
   const sql = new pg.Pool({ connectionString: db.url, max: 2 });
   const children = new Set<ChildProcess>();
@@ -139,3 +139,6 @@ export async function storedSource(blobDir: string, taskId: string): Promise<Map
   }
   return entries;
 }
+
+// eslint-disable-next-line no-control-regex -- ANSI escape sequences are exactly what is matched
+export const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
