@@ -1,7 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { Readable } from 'node:stream';
-import { ApiClient } from '../api/api-client.js';
+import { ApiClient, uploadStream } from '../api/api-client.js';
 import { ApiError } from '../api/api-error.js';
 import { UsageError, parseFlags } from '../args.js';
 import { confirm, isInteractive, type CommandIo } from '../command-io.js';
@@ -97,13 +96,7 @@ async function upload(client: ApiClient, apiKey: string, listing: SourceListing,
   const archive = sourceArchive(listing.files, draw);
   const { contentType, body } = multipartArchive(archive, (bytes) => (sent += bytes));
   try {
-    const response = await client.request(
-      'POST',
-      '/api/v1/deploy',
-      { bearer: apiKey, headers: { 'content-type': contentType } },
-      { body: Readable.toWeb(body) as ReadableStream, duplex: 'half' },
-    );
-    const accepted = (await response.json()) as { taskId: string };
+    const accepted = await uploadStream<{ taskId: string }>(client.baseUrl, '/api/v1/deploy', { bearer: apiKey, headers: { 'content-type': contentType } }, body);
     draw(total, true);
     const files = `${listing.files.length} file${listing.files.length === 1 ? '' : 's'}`;
     line.clear();

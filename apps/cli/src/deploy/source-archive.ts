@@ -41,10 +41,10 @@ export interface MultipartUpload {
   body: Readable;
 }
 
-/** `multipart/form-data` with one `archive` part, streamed from `archive`. */
+/** `multipart/form-data` with one `archive` part, streamed from `archive` as it is read. */
 export function multipartArchive(archive: Readable, onSent: (bytes: number) => void = () => {}, filename = 'source.tar.gz'): MultipartUpload {
   const boundary = `----slipway-${randomBytes(12).toString('hex')}`;
-  async function* parts() {
+  async function* parts(): AsyncGenerator<Buffer> {
     yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="archive"; filename="${filename}"\r\nContent-Type: application/gzip\r\n\r\n`);
     for await (const chunk of archive) {
       onSent((chunk as Buffer).length);
