@@ -43,13 +43,13 @@ describe('slipway deploy / status (real binary, real gateway)', () => {
     expect(row.rows).toEqual([{ application_id: app.applicationId, status: 'queued' }]);
   });
 
-  it('sends an excluded file only when --include names it, with the key from .slipway.json', async () => {
+  it('sends an excluded file only when --include names it; takes the key from .slipway.json and never sends that file', async () => {
     const app = await platform.bootstrap('Include');
     const dir = await fixture({ '.slipway.json': JSON.stringify({ apiKey: app.apiKey, url: platform.url }) });
     const result = await platform.cli(['deploy', '--no-wait', '--include', '.env.production', '--include', 'node_modules/left-pad/'], { env: { PATH: process.env['PATH'] }, cwd: dir });
     expect(result.code).toBe(0);
     const names = [...(await storedSource(platform.blobDir, JSON.parse(result.stdout).taskId)).keys()].sort();
-    expect(names).toEqual([...SENT, '.env.production', '.slipway.json', 'node_modules/left-pad/index.js'].sort());
+    expect(names).toEqual([...SENT, '.env.production', 'node_modules/left-pad/index.js'].sort());
     expect(names).not.toContain('.env');
   });
 
@@ -202,6 +202,21 @@ describe('slipway deploy / status (real binary, real gateway)', () => {
       expect(text).toContain(`✓ Deployed (task ${taskId}): http://${app.slug}.localhost:8080`);
       expect(raw).toContain('\x1b[31m▲ high\x1b[39m');
       expect(raw).toContain('\x1b[33m⚠\x1b[39m');
+    });
+
+    it('409 on a terminal: asks whether to follow the running deploy; Enter follows it', async () => {
+      const app = await platform.bootstrap('Terminal Busy');
+      const dir = await fixture();
+      const env = platform.cliEnv({ SLIPWAY_API_KEY: app.apiKey });
+      const first = JSON.parse((await platform.cli(['deploy', dir, '--no-wait'], { env })).stdout);
+      const running = inPty(['deploy', dir], env);
+      await waitForStdout(running, `A deploy of this application is already running (task ${first.taskId}). Follow it? [Y/n]`);
+      running.write('\r');
+      await waitForStdout(running, `Following the running deploy (task ${first.taskId})`);
+      await advanceTask(platform.sql, first.taskId, { status: 'succeeded', steps: stepsUpTo(7) });
+      const result = await running.done;
+      expect(result.code).toBe(0);
+      expect(screen(result.stdout)).toContain(`✓ Deployed (task ${first.taskId}): http://${app.slug}.localhost:8080`);
     });
 
     it('on failure prints the failing step and its log tail, exit 1', async () => {

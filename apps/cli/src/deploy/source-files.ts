@@ -17,8 +17,11 @@ export interface SourceListing {
   skipped: string[];
 }
 
-/** Never sent unless an --include pattern names them: dependencies, history, local secrets. */
-const ALWAYS_EXCLUDED = ignore().add(['node_modules/', '.git/', '.env*']);
+/**
+ * Never sent unless an --include pattern names them: dependencies, history, local secrets, and
+ * the CLI's own .slipway.json (it may hold the API key).
+ */
+const ALWAYS_EXCLUDED = ignore().add(['node_modules/', '.git/', '.env*', '/.slipway.json']);
 const IGNORE_FILES = ['.gitignore', '.slipwayignore'];
 
 interface Rules {

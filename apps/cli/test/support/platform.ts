@@ -35,14 +35,23 @@ export interface PlatformUnderTest {
   /** Runs the built `slipway` binary (stdout is a pipe, so --json is automatic). */
   cli(args: string[], options?: { env?: NodeJS.ProcessEnv; cwd?: string }): Promise<CliResult>;
   /** Starts the binary without waiting for it. */
-  spawnCli(args: string[], options?: { env?: NodeJS.ProcessEnv; cwd?: string; command?: string[] }): RunningCli;
+  spawnCli(args: string[], options?: SpawnOptions): RunningCli;
   /** The environment the CLI gets: the gateway's URL and a fast poll. */
   cliEnv(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv;
   close(): Promise<void>;
 }
 
+export interface SpawnOptions {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** Run through another program, e.g. `script` for a pty (default: node + the CLI). */
+  command?: string[];
+}
+
 export interface RunningCli {
   done: Promise<CliResult>;
+  /** Types into the process's stdin. */
+  write(text: string): void;
   output(): { stdout: string; stderr: string };
 }
 
@@ -81,9 +90,9 @@ export async function startPlatform(label: string): Promise<PlatformUnderTest> {
   const children = new Set<ChildProcess>();
 
   const cliEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ PATH: process.env['PATH'], SLIPWAY_URL: url, SLIPWAY_POLL_INTERVAL_MS: '100', ...extra });
-  const spawnCli = (args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; command?: string[] } = {}): RunningCli => {
+  const spawnCli = (args: string[], options: SpawnOptions = {}): RunningCli => {
     const [command, ...prefix] = options.command ?? ['node', CLI_MAIN];
-    const child = spawn(command!, [...prefix, ...args], { cwd: options.cwd ?? tmpdir(), env: options.env ?? cliEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(command!, [...prefix, ...args], { cwd: options.cwd ?? tmpdir(), env: options.env ?? cliEnv(), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     children.add(child);
     child.on('close', () => children.delete(child));
     let stdout = '';
@@ -91,7 +100,7 @@ export async function startPlatform(label: string): Promise<PlatformUnderTest> {
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
     const done = new Promise<CliResult>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-    return { done, output: () => ({ stdout, stderr }) };
+    return { done, write: (text) => child.stdin.write(text), output: () => ({ stdout, stderr }) };
   };
 
   return {
