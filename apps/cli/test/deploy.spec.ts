@@ -91,6 +91,18 @@ describe('slipway deploy / status (real binary, real gateway)', () => {
     expect(result.stderr).not.toContain('build line 5\n');
   });
 
+  it('Ctrl-C stops following, not the deploy: exit 130 with how to follow it again', async () => {
+    const app = await platform.bootstrap('Interrupted');
+    const running = platform.spawnCli(['deploy', await fixture()], { env: platform.cliEnv({ SLIPWAY_API_KEY: app.apiKey }) });
+    const taskId = await waitForTask(app.applicationId);
+    await waitForStderr(running, `slipway: following task ${taskId}`);
+    running.signal('SIGINT');
+    const result = await running.done;
+    expect(result.code).toBe(130);
+    expect(result.stderr).toBe(`slipway: following task ${taskId} until it succeeds or fails\nslipway: stopped following; the deploy goes on. Follow it again with: slipway status ${taskId} --wait\n`);
+    expect((await platform.sql.query('SELECT status FROM deployments WHERE id = $1', [taskId])).rows[0].status).toBe('queued');
+  });
+
   it('409 deploy_in_progress: one coded line and a hint, exit 1; --follow follows the running task instead', async () => {
     const app = await platform.bootstrap('Busy');
     const dir = await fixture();
@@ -105,7 +117,7 @@ describe('slipway deploy / status (real binary, real gateway)', () => {
     expect(JSON.parse(refused.stdout)).toMatchObject({ code: 'deploy_in_progress', status: 409, taskId: first.taskId });
 
     const following = platform.spawnCli(['deploy', dir, '--follow'], { env });
-    await waitForStderr(following, `slipway: a deploy is already running (task ${first.taskId}); following it`);
+    await waitForStderr(following, `slipway: following task ${first.taskId} until it succeeds or fails`);
     await advanceTask(platform.sql, first.taskId, { status: 'succeeded', steps: stepsUpTo(7) });
     const followed = await following.done;
     expect(followed.code).toBe(0);

@@ -56,7 +56,7 @@ export async function deployCommand(args: string[], env: NodeJS.ProcessEnv, io: 
       const running = error.taskId;
       const accept = values.follow || (terminal.live && isInteractive(io) && (await confirm(io, `A deploy of this application is already running (task ${running}). Follow it?`)));
       if (accept) {
-        if (terminal.json) io.err.write(`slipway: a deploy is already running (task ${running}); following it\n`);
+        if (terminal.json) io.err.write(`slipway: a deploy of this application is already running (task ${running})\n`);
         else io.out.write(`Following the running deploy ${terminal.paint.dim(`(task ${running})`)}\n`);
         return follow(running);
       }

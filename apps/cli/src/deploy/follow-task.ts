@@ -23,8 +23,21 @@ export interface FollowOptions {
  */
 export async function followTask(options: FollowOptions, extra: Record<string, unknown> = {}): Promise<number> {
   const { terminal } = options;
-  const task = await pollUntilFinished(options, terminal.json ? undefined : new TaskView(terminal));
-  return reportTask(task, terminal, extra);
+  // Ctrl-C stops watching, not the deploy: say how to pick it up again.
+  const onInterrupt = () => {
+    terminal.out.write(`${terminal.live ? '\r\x1b[2K' : ''}`);
+    terminal.err.write(`slipway: stopped following; the deploy goes on. Follow it again with: slipway status ${options.taskId} --wait\n`);
+    process.exit(130);
+  };
+  process.once('SIGINT', onInterrupt);
+  // stdout carries one JSON document at the end; stderr says meanwhile what is being waited for.
+  if (terminal.json) terminal.err.write(`slipway: following task ${options.taskId} until it succeeds or fails\n`);
+  try {
+    const task = await pollUntilFinished(options, terminal.json ? undefined : new TaskView(terminal));
+    return reportTask(task, terminal, extra);
+  } finally {
+    process.off('SIGINT', onInterrupt);
+  }
 }
 
 export function reportTask(task: DeploymentTask, terminal: Terminal, extra: Record<string, unknown> = {}, view = new TaskView(terminal)): number {

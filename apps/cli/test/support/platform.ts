@@ -52,6 +52,7 @@ export interface RunningCli {
   done: Promise<CliResult>;
   /** Types into the process's stdin. */
   write(text: string): void;
+  signal(signal: NodeJS.Signals): void;
   output(): { stdout: string; stderr: string };
 }
 
@@ -100,7 +101,7 @@ export async function startPlatform(label: string): Promise<PlatformUnderTest> {
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
     const done = new Promise<CliResult>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-    return { done, write: (text) => child.stdin.write(text), output: () => ({ stdout, stderr }) };
+    return { done, write: (text) => child.stdin.write(text), signal: (signal) => child.kill(signal), output: () => ({ stdout, stderr }) };
   };
 
   return {
