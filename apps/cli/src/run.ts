@@ -1,31 +1,87 @@
 import { BootstrapError } from './admin/bootstrap.service.js';
 import { BOOTSTRAP_USAGE, bootstrapCommand } from './admin/bootstrap.command.js';
+import { ApiError, UnreachableError } from './api/api-error.js';
 import { UsageError } from './args.js';
+import { authCommand } from './auth/auth.command.js';
+import type { CommandIo } from './command-io.js';
+import { deployCommand } from './deploy/deploy.command.js';
+import { isTty } from './output/terminal.js';
+import { secretsCommand } from './secrets/secrets.command.js';
+import { statusCommand } from './status/status.command.js';
 
-const USAGE = `Usage: slipway <command>
+const USAGE = `Usage: slipway <command> [options]   (slipway <command> --help for details)
+
+Commands:
+  deploy [dir]                  deploy a folder and follow the build
+  status <taskId>               show a deployment task (--wait to follow it)
+  secrets set NAME=value...     set environment variables of the application
+  secrets unset NAME...         remove them
+  secrets list                  list their names (values are never shown)
+  auth enable                   switch on the sign-in service for the application's users
+  auth env [--write .env]       its variables, or merge them into an env file
 
 Operator commands:
-  admin bootstrap   create an owner, an application, an API key and an owner token
+  admin bootstrap               create an owner, an application, an API key and an owner token
+
+Exit codes: 0 ok, 1 failure (a failed deploy, a refused request), 2 usage or authentication error.
 
 ${BOOTSTRAP_USAGE}`;
 
 /** Exit codes: 0 ok, 1 failure, 2 usage or authentication error. */
-export async function run(argv: string[], env: NodeJS.ProcessEnv, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+export async function run(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+  input: NodeJS.ReadableStream = process.stdin,
+): Promise<number> {
   const [command, sub, ...rest] = argv;
+  const io: CommandIo = { out, err, input };
   try {
-    if (!command || command === '--help' || command === '-h' || command === 'help') {
-      out.write(`${USAGE}\n`);
-      return command ? 0 : 2;
+    switch (command) {
+      case undefined:
+      case '--help':
+      case '-h':
+      case 'help':
+        out.write(`${USAGE}\n`);
+        return command ? 0 : 2;
+      case 'deploy':
+        return await deployCommand(argv.slice(1), env, io);
+      case 'status':
+        return await statusCommand(argv.slice(1), env, io);
+      case 'secrets':
+        return await secretsCommand(sub, rest, env, io);
+      case 'auth':
+        return await authCommand(sub, rest, env, io);
+      case 'admin':
+        if (sub === 'bootstrap') return await bootstrapCommand(rest, env, out);
+        break;
     }
-    if (command === 'admin' && sub === 'bootstrap') return await bootstrapCommand(rest, env, out);
     throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}\n\n${USAGE}`);
   } catch (error) {
-    if (error instanceof UsageError || error instanceof BootstrapError) {
-      err.write(`slipway: ${error.message}\n`);
-      return 2;
-    }
-    err.write(`slipway: ${(error as Error).message?.split('\n')[0] ?? String(error)}\n`);
-    if (env['SLIPWAY_DEBUG']) err.write(`${(error as Error).stack}\n`);
+    return reportError(error, argv, env, io);
+  }
+}
+
+function reportError(error: unknown, argv: string[], env: NodeJS.ProcessEnv, { out, err }: CommandIo): number {
+  if (error instanceof UsageError || error instanceof BootstrapError) {
+    err.write(`slipway: ${error.message}\n`);
+    return 2;
+  }
+  const json = argv.includes('--json') || !isTty(out);
+  if (error instanceof ApiError) {
+    err.write(`slipway: ${error.line()}\n`);
+    if (error.hint) err.write(`  ${error.hint}\n`);
+    if (argv.includes('--verbose')) for (const line of error.details()) err.write(`  ${line}\n`);
+    if (json) out.write(`${JSON.stringify({ ...error.body, error: error.message, code: error.code, status: error.status })}\n`);
+    return error.exitCode;
+  }
+  if (error instanceof UnreachableError) {
+    err.write(`slipway: ${error.message}\n`);
+    if (json) out.write(`${JSON.stringify({ error: error.message, code: 'unreachable' })}\n`);
     return 1;
   }
+  err.write(`slipway: ${(error as Error).message?.split('\n')[0] ?? String(error)}\n`);
+  if (env['SLIPWAY_DEBUG'] || argv.includes('--verbose')) err.write(`${(error as Error).stack}\n`);
+  return 1;
 }

@@ -73,8 +73,8 @@ export async function bootstrapCommand(args: string[], env: NodeJS.ProcessEnv, o
         `API key      ${result.apiKey}`,
         `Owner token  ${result.ownerToken}`,
         '',
-        'The key and token are shown once; store them now. Deploy with:',
-        `  curl -H "Authorization: Bearer ${result.apiKey}" -F archive=@site.tar.gz ${result.baseUrl}/api/v1/deploy`,
+        'The key and token are shown once; store them now. Deploy a folder with:',
+        `  SLIPWAY_URL=${result.baseUrl} SLIPWAY_API_KEY=${result.apiKey} slipway deploy ./my-site`,
         '',
       ].join('\n'),
     );

@@ -1,0 +1,111 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { ApiClient, uploadStream } from '../api/api-client.js';
+import { ApiError } from '../api/api-error.js';
+import { UsageError, parseFlags } from '../args.js';
+import { confirm, isInteractive, type CommandIo } from '../command-io.js';
+import { CONNECTION_OPTIONS, CONNECTION_USAGE, resolveConfig } from '../config.js';
+import { LiveLine, createTerminal, formatBytes, formatDuration, progressBar, type Terminal } from '../output/terminal.js';
+import { followTask } from './follow-task.js';
+import { multipartArchive, sourceArchive } from './source-archive.js';
+import { listSourceFiles, type SourceListing } from './source-files.js';
+
+export const DEPLOY_USAGE = `Usage: slipway deploy [dir] [--no-wait] [--follow] [--include <pattern>]... [--json] [--verbose]
+
+Packs the folder (default: the current one) as a streamed tar.gz and deploys it, then follows
+the build step by step until it succeeds (exit 0) or fails (exit 1, with the failing step's log).
+Honours .gitignore and .slipwayignore; never sends node_modules, .git or .env* unless
+--include names them (gitignore-style pattern, repeatable: --include .env.production).
+  --no-wait           print the task id and return once the upload is accepted
+  --follow            when a deploy is already running, follow it instead (asked on a terminal)
+
+${CONNECTION_USAGE}`;
+
+const REDRAW_MS = 80;
+
+export async function deployCommand(args: string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<number> {
+  const { values, positionals } = parseFlags(args, {
+    ...CONNECTION_OPTIONS,
+    'no-wait': { type: 'boolean', default: false },
+    follow: { type: 'boolean', default: false },
+    include: { type: 'string', multiple: true },
+  });
+  if (values.help) {
+    io.out.write(`${DEPLOY_USAGE}\n`);
+    return 0;
+  }
+  if (positionals.length > 1) throw new UsageError(`deploy takes one folder, got ${positionals.length}: ${positionals.join(' ')}`);
+  const dir = resolve(positionals[0] ?? '.');
+  if (!(await stat(dir).catch(() => null))?.isDirectory()) throw new UsageError(`not a folder: ${dir}`);
+  const config = resolveConfig(values, env, dir);
+  const terminal = createTerminal(io.out, io.err, { json: values.json, verbose: values.verbose, noColor: config.noColor });
+  const apiKey = config.apiKey;
+  if (!apiKey) throw new UsageError('no API key: pass --api-key, set SLIPWAY_API_KEY, or put "apiKey" in .slipway.json');
+
+  const listing = await listSourceFiles(dir, values.include ?? []);
+  if (terminal.verbose) for (const skipped of listing.skipped) io.err.write(`slipway: not sent: ${skipped}\n`);
+  if (listing.files.length === 0) throw new UsageError(`nothing to deploy in ${dir}: every file is ignored`);
+
+  const client = new ApiClient(config.url);
+  const follow = (taskId: string) => followTask({ client, apiKey, taskId, terminal, pollIntervalMs: config.pollIntervalMs });
+  let taskId: string;
+  try {
+    taskId = await upload(client, apiKey, listing, terminal);
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'deploy_in_progress' && error.taskId) {
+      const running = error.taskId;
+      const accept = values.follow || (terminal.live && isInteractive(io) && (await confirm(io, `A deploy of this application is already running (task ${running}). Follow it?`)));
+      if (accept) {
+        if (terminal.json) io.err.write(`slipway: a deploy of this application is already running (task ${running})\n`);
+        else io.out.write(`Following the running deploy ${terminal.paint.dim(`(task ${running})`)}\n`);
+        return follow(running);
+      }
+      error.hint = `follow it with: slipway deploy --follow, or slipway status ${running} --wait`;
+    }
+    if (error instanceof ApiError && error.code === 'rate_limited' && error.retryAfterSeconds) {
+      const at = new Date(Date.now() + error.retryAfterSeconds * 1000);
+      error.hint = `retry after ${at.toLocaleTimeString()} (in ${formatDuration(error.retryAfterSeconds * 1000)})`;
+    }
+    throw error;
+  }
+
+  if (values['no-wait']) {
+    if (terminal.json) io.out.write(`${JSON.stringify({ taskId, status: 'queued', files: listing.files.length, bytes: listing.totalBytes })}\n`);
+    else io.out.write(`Queued: task ${taskId}\nFollow it with: slipway status ${taskId} --wait\n`);
+    return 0;
+  }
+  if (!terminal.json) io.out.write(`Deploying ${terminal.paint.dim(`(task ${taskId})`)}\n`);
+  return follow(taskId);
+}
+
+/** Streams the archive to `POST /api/v1/deploy` with a progress bar; answers the task id. */
+async function upload(client: ApiClient, apiKey: string, listing: SourceListing, terminal: Terminal): Promise<string> {
+  const line = new LiveLine(terminal);
+  const started = Date.now();
+  const total = listing.totalBytes;
+  let sent = 0;
+  let lastDraw = 0;
+  const draw = (read: number, force = false) => {
+    const now = Date.now();
+    if (!force && now - lastDraw < REDRAW_MS) return;
+    lastDraw = now;
+    const fraction = total ? read / total : 1;
+    line.draw(`Uploading ${terminal.paint.cyan(progressBar(fraction))} ${String(Math.floor(fraction * 100)).padStart(3)}%  ${formatBytes(read)} of ${formatBytes(total)} · ${formatBytes(sent)} sent`);
+  };
+  draw(0);
+  const archive = sourceArchive(listing.files, draw);
+  const { contentType, body } = multipartArchive(archive, (bytes) => (sent += bytes));
+  try {
+    const accepted = await uploadStream<{ taskId: string }>(client.baseUrl, '/api/v1/deploy', { bearer: apiKey, headers: { 'content-type': contentType } }, body);
+    draw(total, true);
+    const files = `${listing.files.length} file${listing.files.length === 1 ? '' : 's'}`;
+    line.clear();
+    if (!terminal.json) line.print(`${terminal.paint.green('✓')} Uploaded ${files}, ${formatBytes(total)} ${terminal.paint.dim(`(${formatBytes(sent)} compressed, ${formatDuration(Date.now() - started)})`)}`);
+    return accepted.taskId;
+  } catch (error) {
+    line.clear();
+    throw error;
+  } finally {
+    body.destroy();
+  }
+}

@@ -1,0 +1,82 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ApiClient } from '../api/api-client.js';
+import { ApiError, UnreachableError } from '../api/api-error.js';
+import { isFinished, taskPath, type DeploymentTask } from '../api/deployment-task.js';
+import type { Terminal } from '../output/terminal.js';
+import { TaskView, failureLines } from './task-view.js';
+
+const SPIN_MS = 120;
+/** Consecutive failed polls (platform restarting, network blip) tolerated before giving up. */
+const MAX_POLL_FAILURES = 10;
+
+export interface FollowOptions {
+  client: ApiClient;
+  apiKey: string;
+  taskId: string;
+  terminal: Terminal;
+  pollIntervalMs: number;
+}
+
+/**
+ * Polls the task until it is `succeeded` or `failed`, drawing it live on a terminal, and
+ * renders the outcome: the task JSON in --json mode, the summary otherwise. Exit 0 or 1.
+ */
+export async function followTask(options: FollowOptions, extra: Record<string, unknown> = {}): Promise<number> {
+  const { terminal } = options;
+  // Ctrl-C stops watching, not the deploy: say how to pick it up again.
+  const onInterrupt = () => {
+    terminal.out.write(`${terminal.live ? '\r\x1b[2K' : ''}`);
+    terminal.err.write(`slipway: stopped following; the deploy goes on. Follow it again with: slipway status ${options.taskId} --wait\n`);
+    process.exit(130);
+  };
+  process.once('SIGINT', onInterrupt);
+  // stdout carries one JSON document at the end; stderr says meanwhile what is being waited for.
+  if (terminal.json) terminal.err.write(`slipway: following task ${options.taskId} until it succeeds or fails\n`);
+  try {
+    const task = await pollUntilFinished(options, terminal.json ? undefined : new TaskView(terminal));
+    return reportTask(task, terminal, extra);
+  } finally {
+    process.off('SIGINT', onInterrupt);
+  }
+}
+
+export function reportTask(task: DeploymentTask, terminal: Terminal, extra: Record<string, unknown> = {}, view = new TaskView(terminal)): number {
+  if (terminal.json) {
+    terminal.out.write(`${JSON.stringify({ ...task, ...extra })}\n`);
+    // CI logs show stderr: the reason and the log tail belong there too, not only in the JSON.
+    if (task.status === 'failed') terminal.err.write(`slipway: ${failureLines(task).join('\n')}\n`);
+  } else view.summary(task);
+  return task.status === 'failed' ? 1 : 0;
+}
+
+async function pollUntilFinished(options: FollowOptions, view?: TaskView): Promise<DeploymentTask> {
+  let failures = 0;
+  for (;;) {
+    let task: DeploymentTask | undefined;
+    try {
+      task = await options.client.json<DeploymentTask>('GET', taskPath(options.taskId), { bearer: options.apiKey });
+      failures = 0;
+    } catch (error) {
+      const transient = error instanceof UnreachableError || (error instanceof ApiError && error.status >= 500);
+      if (!transient || ++failures > MAX_POLL_FAILURES) {
+        view?.clear();
+        throw error;
+      }
+      view?.note(options.terminal.paint.yellow(`polling failed (${error instanceof ApiError ? error.line() : error.message}); retrying`));
+    }
+    if (task) {
+      view?.update(task);
+      if (isFinished(task)) return task;
+    }
+    await wait(options.pollIntervalMs * (failures ? 2 : 1), view);
+  }
+}
+
+async function wait(ms: number, view?: TaskView): Promise<void> {
+  if (!view) return sleep(ms);
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    await sleep(Math.min(SPIN_MS, until - Date.now()));
+    view.tick();
+  }
+}

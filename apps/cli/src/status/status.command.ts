@@ -1,0 +1,39 @@
+import { ApiClient } from '../api/api-client.js';
+import { taskPath, type DeploymentTask } from '../api/deployment-task.js';
+import { UsageError, parseFlags } from '../args.js';
+import type { CommandIo } from '../command-io.js';
+import { CONNECTION_OPTIONS, CONNECTION_USAGE, resolveConfig } from '../config.js';
+import { followTask, reportTask } from '../deploy/follow-task.js';
+import { TaskView } from '../deploy/task-view.js';
+import { createTerminal } from '../output/terminal.js';
+
+export const STATUS_USAGE = `Usage: slipway status <taskId> [--wait] [--json] [--verbose]
+
+Shows a deployment task: its steps, warnings, hazards and outcome. Exit 1 when it failed.
+  --wait              follow it until it succeeds or fails
+
+${CONNECTION_USAGE}`;
+
+export async function statusCommand(args: string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<number> {
+  const { values, positionals } = parseFlags(args, { ...CONNECTION_OPTIONS, wait: { type: 'boolean', default: false } });
+  if (values.help) {
+    io.out.write(`${STATUS_USAGE}\n`);
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError(`status takes one task id\n\n${STATUS_USAGE}`);
+  const taskId = positionals[0]!;
+  const config = resolveConfig(values, env, process.cwd());
+  const apiKey = config.apiKey;
+  if (!apiKey) throw new UsageError('no API key: pass --api-key, set SLIPWAY_API_KEY, or put "apiKey" in .slipway.json');
+  const terminal = createTerminal(io.out, io.err, { json: values.json, verbose: values.verbose, noColor: config.noColor });
+  const client = new ApiClient(config.url);
+  if (values.wait) return followTask({ client, apiKey, taskId, terminal, pollIntervalMs: config.pollIntervalMs });
+
+  const task = await client.json<DeploymentTask>('GET', taskPath(taskId), { bearer: apiKey });
+  const view = new TaskView(terminal);
+  if (!terminal.json) {
+    io.out.write(`Task ${task.taskId}: ${terminal.paint.bold(task.status)}\n`);
+    view.snapshot(task);
+  }
+  return reportTask(task, terminal, {}, view);
+}
