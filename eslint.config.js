@@ -1,0 +1,48 @@
+import js from '@eslint/js';
+import jest from 'eslint-plugin-jest';
+import tseslint from 'typescript-eslint';
+import moduleBoundaries from './tools/eslint/module-boundaries.js';
+
+const workspaceRoot = import.meta.dirname;
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/generated/**', '**/coverage/**', 'bench/results/**', '.slipway/**', '.nx/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts', '**/*.tsx'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: workspaceRoot } },
+    plugins: { slipway: { rules: { 'module-boundaries': moduleBoundaries } } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      'slipway/module-boundaries': [
+        'error',
+        {
+          workspaceRoot,
+          // Apps depend on libs, never on each other; libs never on apps; tools may use anything.
+          depConstraints: [
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
+            { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
+            { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['*'] },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.spec.ts', '**/test/**/*.ts'],
+    ...jest.configs['flat/recommended'],
+    rules: {
+      ...jest.configs['flat/recommended'].rules,
+      'jest/no-focused-tests': 'error',
+      'jest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*'] }],
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly' } },
+  },
+);
