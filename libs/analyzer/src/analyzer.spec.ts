@@ -143,6 +143,10 @@ describe('hazards: each fires on its fixture and not on the clean ones', () => {
     expect(outputHazards([{ path: 'a.js', bytes: 1, text: `x="${value}"` }], { secrets: [{ name: 'DB_PASSWORD', value }] })).toHaveLength(1);
   });
 
+  it('secret_in_output leaves public variables alone: they are meant for the browser', () => {
+    expect(outputHazards([{ path: 'a.js', bytes: 1, text: 'x="hello visitors"' }], { secrets: [{ name: 'VITE_GREETING', value: 'hello visitors' }] })).toEqual([]);
+  });
+
   it('client_exposed_secret: a sensitive value under a public prefix, or the cookie secret in a bundle', async () => {
     const files = await served('hazard-client-exposed-secret');
     expect(outputHazards(files, { secrets: [{ name: 'VITE_STRIPE_SECRET_KEY', value: 'sk_test_abcdefghijklmnop1234' }] })).toEqual([expect.objectContaining({ code: 'client_exposed_secret', detail: 'VITE_STRIPE_SECRET_KEY' })]);

@@ -46,12 +46,12 @@ export function outputHazards(served: ProjectFile[], context: OutputScanContext)
   }
   const readable = served.filter((f) => f.text !== undefined && !isEnvFile(f.path) && !isDotGit(f.path));
   for (const secret of context.secrets) {
-    if (secret.value.length < MIN_SECRET_LENGTH) continue;
+    // Public-prefixed variables are meant for the browser; a sensitive one is client_exposed_secret.
+    if (secret.value.length < MIN_SECRET_LENGTH || isPublicName(secret.name)) continue;
     const forms = encodings(secret.value);
     const hit = readable.find((f) => forms.some((form) => f.text!.includes(form)));
     if (hit) {
-      const severity = isPublicName(secret.name) ? 'high' : 'critical';
-      hazards.push({ code: 'secret_in_output', severity, path: hit.path, detail: secret.name, message: `The value of the secret ${secret.name} appears in ${hit.path}, which is served publicly. Rotate it and keep it out of client code.` });
+      hazards.push({ code: 'secret_in_output', severity: 'critical', path: hit.path, detail: secret.name, message: `The value of the secret ${secret.name} appears in ${hit.path}, which is served publicly. Rotate it and keep it out of client code.` });
     }
   }
   for (const secret of context.secrets) {
