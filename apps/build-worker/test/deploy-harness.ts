@@ -162,8 +162,12 @@ export class DeployHarness {
     );
   }
 
+  async stopWorkers(): Promise<void> {
+    await Promise.all(this.workers.splice(0).map((w) => w.stop('SIGTERM', 20_000)));
+  }
+
   async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.stop('SIGTERM', 20_000)));
+    await this.stopWorkers();
     await this.queue.close();
     this.redis.disconnect();
     await this.pg.end();

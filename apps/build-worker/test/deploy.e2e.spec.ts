@@ -83,6 +83,20 @@ describe('build worker end to end (real Postgres, Redis, worker process, npm reg
     expect(gunzipSync(gz).includes(Buffer.from('server-only-canary-value'))).toBe(false);
   });
 
+  it('restores dependencies from the cache when the lockfile did not change', async () => {
+    const appId = await h.createApplication();
+    const first = await h.waitForFinal(await h.deployFixture(appId, 'vite-spa'));
+    expect(first.steps.find((s) => s.name === 'install')!.log).toContain('$ npm ci');
+    const second = await h.waitForFinal(await h.deployFixture(appId, 'vite-spa'));
+    expect(second.status).toBe('succeeded');
+    const install = second.steps.find((s) => s.name === 'install')!;
+    expect(install.log).toContain('restored from the cache');
+    expect(install.log).not.toContain('$ npm ci');
+    // Another application does not share the cache.
+    const other = await h.waitForFinal(await h.deployFixture(await h.createApplication(), 'vite-spa'));
+    expect(other.steps.find((s) => s.name === 'install')!.log).toContain('$ npm ci');
+  });
+
   it('flags secrets that reach served files, and never shows a secret value in logs', async () => {
     const appId = await h.createApplication({ secrets: { ORDER_TOKEN: 'server-only-canary-token-123', VITE_API_SECRET_KEY: 'sk_test_canaryCanaryCanary123' } });
     const id = await h.deployFixture(appId, 'static-site', { 'config.js': "window.token = 'server-only-canary-token-123';" });
