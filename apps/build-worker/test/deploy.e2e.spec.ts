@@ -2,9 +2,8 @@ import { createServer, type Server } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { buffer } from 'node:stream/consumers';
 import { edgeInternalToken } from '@slipway/runtime';
-import { freePort } from '@slipway/testing';
 import { join } from 'node:path';
-import { DeployHarness, FIXTURES, sourceTar } from './deploy-harness.js';
+import { DeployHarness, FIXTURES, freePort, sourceTar } from '@slipway/testing';
 
 /** Tar entry names in a gzipped tar (enough for asserting what a release holds). */
 function tarNames(gz: Buffer): string[] {

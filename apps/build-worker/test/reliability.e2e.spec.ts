@@ -1,6 +1,5 @@
 import { join } from 'node:path';
-import { waitFor, type RunningProcess } from '@slipway/testing';
-import { DeployHarness, FIXTURES, sourceTar } from './deploy-harness.js';
+import { DeployHarness, FIXTURES, sourceTar, waitFor, type RunningProcess } from '@slipway/testing';
 
 const JOB_LOCK_MS = 3000;
 const STALLED_INTERVAL_MS = 1500;

@@ -1,1 +1,5 @@
+export * from './driver.js';
 export * from './handoff.js';
+export * from './local-driver.js';
+export * from './release-extractor.js';
+export * from './release-switch.js';

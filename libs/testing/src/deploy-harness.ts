@@ -7,15 +7,19 @@ import { createBlobStore, sourceFileMode, sourceKey, type BlobStore } from '@sli
 import { pendingSteps } from '@slipway/contract';
 import { encryptEnvelope, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
 import { QUEUES } from '@slipway/queue';
-import { TEST_REDIS_URL, createTestDatabase, startProcess, testRedisPrefix, waitFor, type RunningProcess, type TestDatabase } from '@slipway/testing';
+import { startProcess, waitFor, type RunningProcess } from './process.js';
+import { TEST_REDIS_URL, testRedisPrefix } from './redis.js';
+import { createTestDatabase, type TestDatabase } from './test-database.js';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import tarStream from 'tar-stream';
 
+/** The repository root (this file is libs/testing/src/…). */
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
 export const FIXTURES = join(ROOT, 'libs', 'analyzer', 'fixtures');
 const WORKER_MAIN = join(ROOT, 'apps', 'build-worker', 'dist', 'main.js');
+const EDGE_MAIN = join(ROOT, 'apps', 'edge', 'dist', 'main.js');
 
 export interface DeploymentRow {
   id: string;
@@ -114,6 +118,14 @@ export class DeployHarness {
     this.workers.push(worker);
     await worker.waitForOutput(/consuming queue/, 30_000);
     return worker;
+  }
+
+  /** Starts the real edge process (built dist) on a free port; resolves once it serves. */
+  async startEdge(port: number, overrides: Record<string, string> = {}): Promise<RunningProcess> {
+    const edge = startProcess(process.execPath, [EDGE_MAIN], { cwd: ROOT, env: this.workerEnv({ PORT: String(port), APPS_DOMAIN: `localhost:${port}`, ...overrides }) });
+    this.workers.push(edge);
+    await edge.waitForOutput(/edge listening/, 30_000);
+    return edge;
   }
 
   async createApplication(options: { slug?: string; secrets?: Record<string, string>; cookieSecret?: string } = {}): Promise<string> {
