@@ -53,8 +53,7 @@ export class ReverseProxy {
       { host: upstream.host, port: upstream.port, method: req.method, path: req.url, headers: forwardedHeaders(req, this.scheme), agent: this.agent },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.statusMessage, responseHeaders(answer.headers));
-        // Streaming: flush headers now, each chunk as it arrives.
-        res.flushHeaders();
+        // Streaming: each chunk is written as it arrives (pipe), nothing is buffered.
         answer.pipe(res);
         answer.on('error', () => res.destroy());
       },
@@ -66,8 +65,11 @@ export class ReverseProxy {
       } else res.destroy();
       finish();
     });
+    outgoing.on('socket', (socket) => socket.setNoDelay(true));
     req.on('aborted', () => outgoing.destroy());
-    req.pipe(outgoing);
+    // Most requests have no body: end at once instead of waiting for the request stream.
+    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) outgoing.end();
+    else req.pipe(outgoing);
   }
 
   upgrade(req: IncomingMessage, socket: Socket, head: Buffer, upstream: Upstream): void {
