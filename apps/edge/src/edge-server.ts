@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
 import type { Socket } from 'node:net';
@@ -23,11 +24,21 @@ const run = promisify(execFile);
 
 const NOT_FOUND_PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>Not found</title></head><body><h1>404</h1><p>There is no application at this address.</p></body></html>\n';
 
-async function appUser(name: string): Promise<{ uid: number; gid: number } | undefined> {
+/** The unprivileged user apps run as, when the edge is root and that user can reach the releases. */
+async function appUser(name: string, releasesDir: string): Promise<{ uid: number; gid: number } | undefined> {
   if (process.getuid?.() !== 0) return undefined;
+  let ids: { uid: number; gid: number };
   try {
-    return { uid: Number((await run('id', ['-u', name])).stdout), gid: Number((await run('id', ['-g', name])).stdout) };
+    ids = { uid: Number((await run('id', ['-u', name])).stdout), gid: Number((await run('id', ['-g', name])).stdout) };
   } catch {
+    return undefined;
+  }
+  await mkdir(releasesDir, { recursive: true });
+  try {
+    await run('sh', ['-c', 'test -r "$1" && test -x "$1"', 'sh', releasesDir], ids);
+    return ids;
+  } catch {
+    new Logger('edge').warn(`${name} cannot reach ${releasesDir} (make its parents o+x); apps run as the edge's own user`);
     return undefined;
   }
 }
@@ -76,7 +87,7 @@ export class EdgeServer {
   }
 
   private async listen(): Promise<void> {
-    this.driver = new LocalDriver({ blobs: this.blobs, dir: this.runtimeDir, healthTimeoutMs: this.config.HEALTH_TIMEOUT_MS, user: await appUser(this.config.APP_USER) });
+    this.driver = new LocalDriver({ blobs: this.blobs, dir: this.runtimeDir, healthTimeoutMs: this.config.HEALTH_TIMEOUT_MS, user: await appUser(this.config.APP_USER, join(this.runtimeDir, 'releases')) });
     this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id));
     this.subscriber = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
     this.subscriber.on('message', (_channel, message) => void this.onRoutesMessage(message));
