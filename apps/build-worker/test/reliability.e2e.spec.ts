@@ -49,8 +49,9 @@ describe('at-least-once delivery (real worker processes, kill -9)', () => {
     const row = await h.waitForFinal(id, 60_000);
     expect(row).toMatchObject({ status: 'succeeded', attempts: 2, error: null });
     // The job's lock in Redis is gone and the job completed once.
+    // (the row is committed just before BullMQ records the completion, so poll briefly)
+    await waitFor(async () => (await (await h.queue.getJob(id))!.getState()) === 'completed', { timeoutMs: 5000, what: 'the job to complete' });
     expect(await h.redis.exists(`${h.prefix}:deploy:${id}:lock`)).toBe(0);
-    expect(await (await h.queue.getJob(id))!.getState()).toBe('completed');
     // The application's deploy lock (one active deployment) is free again.
     const next = await h.deployFixture(appId, 'static-site');
     expect((await h.waitForFinal(next)).status).toBe('succeeded');
