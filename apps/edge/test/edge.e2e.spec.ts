@@ -55,6 +55,11 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
   async function deploy(slug: string, fixture: string, extra: Record<string, string> = {}, appId?: string) {
     const applicationId = appId ?? (await h.createApplication({ slug }));
     const row = await h.waitForFinal(await h.deploy(applicationId, await sourceTar(join(FIXTURES, fixture), extra)));
+    if (row.status === 'succeeded') {
+      // Edges learn of the new release over pub/sub, milliseconds after the row is committed.
+      const releaseId = (await h.pg.query('SELECT id FROM releases WHERE deployment_id = $1', [row.id])).rows[0].id as string;
+      await waitFor(async () => (await h.pg.query('SELECT live_release_id FROM applications WHERE id = $1', [applicationId])).rows[0].live_release_id === releaseId && ![404, 503].includes((await get(slug, '/')).status), { timeoutMs: 10_000, what: `${slug} to be served` });
+    }
     return { applicationId, row };
   }
 
