@@ -6,7 +6,7 @@ import moduleBoundaries from './tools/eslint/module-boundaries.js';
 const workspaceRoot = import.meta.dirname;
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '**/generated/**', '**/coverage/**', 'bench/results/**', '.slipway/**', '.nx/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/generated/**', '**/coverage/**', 'bench/results/**', '.slipway/**', '.nx/**', '**/fixtures/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

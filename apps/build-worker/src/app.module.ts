@@ -1,13 +1,18 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { HealthModule } from '@slipway/server';
 import { WORKER_CONFIG, type WorkerConfig } from './config.js';
+import { DeployModule } from './deploy/deploy.module.js';
 
 @Module({})
 export class AppModule {
-  static register(config: WorkerConfig): DynamicModule {
+  /** `consume: false` serves health only (no queue consumer, no reconciler). */
+  static register(config: WorkerConfig, options: { consume?: boolean } = {}): DynamicModule {
     return {
       module: AppModule,
-      imports: [HealthModule.forRoot({ service: 'build-worker', postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL })],
+      imports: [
+        HealthModule.forRoot({ service: 'build-worker', postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL }),
+        ...(options.consume === false ? [] : [DeployModule.register(config)]),
+      ],
       providers: [{ provide: WORKER_CONFIG, useValue: config }],
     };
   }

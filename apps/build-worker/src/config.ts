@@ -1,10 +1,41 @@
-import { baseServerFields, loadConfig, masterKey, port, publicUrlFields, z } from '@slipway/config';
+import { baseServerFields, httpUrl, loadConfig, masterKey, port, publicUrlFields, z } from '@slipway/config';
+import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
+
+const ms = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
 export const workerConfigSchema = z.object({
   ...baseServerFields,
   ...publicUrlFields,
   PORT: port(3003),
   SLIPWAY_MASTER_KEY: masterKey,
+  SLIPWAY_HOME: z.string().optional(),
+  /** Blob store root (default `<SLIPWAY_HOME>/blobs`). */
+  BLOB_DIR: z.string().optional(),
+  /** Per-task workspaces and the per-application dependency cache (default `<SLIPWAY_HOME>/build`). */
+  BUILD_DIR: z.string().optional(),
+  QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),
+  /** Jobs one worker process runs at once. */
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
+  /** BullMQ job lock; a worker that stops renewing it (killed) loses the job after this long. */
+  JOB_LOCK_MS: ms(30_000),
+  /** How often BullMQ looks for jobs whose worker died. */
+  STALLED_INTERVAL_MS: ms(30_000),
+  /** How often the reconciler re-enqueues lost rows and fails rows past their deadline. */
+  RECONCILE_INTERVAL_MS: ms(30_000),
+  /** Whole-command limit for install and build (the process group is killed after it). */
+  BUILD_TIMEOUT_MS: ms(10 * 60_000),
+  /** Output a single install/build command may print before it is killed. */
+  BUILD_OUTPUT_LIMIT_BYTES: ms(8 * 1024 * 1024),
+  /** `auto`: bubblewrap when `bwrap` works, otherwise unsandboxed with a hazard; `off`: never. */
+  BUILD_SANDBOX: z.enum(['auto', 'off']).default('auto'),
+  /** The unprivileged user builds run as (created by the operator; see README). */
+  BUILD_USER: z.string().default('slipway-build'),
+  /** The edge's internal address, for handing Node releases over (`pnpm start` sets it). */
+  EDGE_INTERNAL_URL: httpUrl('http://127.0.0.1:8080'),
+  /** How long the release step waits for a Node release to become healthy. */
+  RELEASE_TIMEOUT_MS: ms(60_000),
+  /** SIGTERM: how long the current job may run on before it is handed back. */
+  SHUTDOWN_GRACE_MS: ms(25_000),
 });
 
 export type WorkerConfig = z.output<typeof workerConfigSchema>;

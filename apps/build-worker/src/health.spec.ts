@@ -17,7 +17,7 @@ describe('build-worker health (real Postgres and Redis)', () => {
   });
 
   it('is live and ready when Postgres and Redis answer', async () => {
-    service = await startServiceForTest('build-worker', AppModule.register(loadWorkerConfig(serviceTestEnv(db.url))));
+    service = await startServiceForTest('build-worker', AppModule.register(loadWorkerConfig(serviceTestEnv(db.url)), { consume: false }));
     const live = await fetch(`${service.url}/health/live`);
     expect(live.status).toBe(200);
     expect(await live.json()).toEqual({ status: 'ok', service: 'build-worker' });
@@ -28,7 +28,7 @@ describe('build-worker health (real Postgres and Redis)', () => {
 
   it('is live but not ready when Redis does not answer, and says why', async () => {
     const config = loadWorkerConfig(serviceTestEnv(db.url, { REDIS_URL: 'redis://127.0.0.1:1' }));
-    service = await startServiceForTest('build-worker', AppModule.register(config));
+    service = await startServiceForTest('build-worker', AppModule.register(config, { consume: false }));
     expect((await fetch(`${service.url}/health/live`)).status).toBe(200);
     const ready = await fetch(`${service.url}/health/ready`);
     expect(ready.status).toBe(503);

@@ -1,10 +1,25 @@
 import { baseServerFields, loadConfig, masterKey, port, publicUrlFields, z } from '@slipway/config';
+import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
+
+const ms = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
 export const edgeConfigSchema = z.object({
   ...baseServerFields,
   ...publicUrlFields,
   PORT: port(8080),
   SLIPWAY_MASTER_KEY: masterKey,
+  SLIPWAY_HOME: z.string().optional(),
+  BLOB_DIR: z.string().optional(),
+  /** Extracted releases and per-release logs (default `<SLIPWAY_HOME>/runtime`). */
+  RUNTIME_DIR: z.string().optional(),
+  /** Redis prefix shared with the build worker (routes channel `<prefix>:routes`). */
+  QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),
+  /** How long a new Node release has to answer HTTP on its PORT. */
+  HEALTH_TIMEOUT_MS: ms(30_000),
+  /** After a swap, the previous process keeps serving in-flight requests this long before SIGTERM. */
+  DRAIN_GRACE_MS: ms(5_000),
+  /** Run apps as this unprivileged user when the edge runs as root (skipped if it does not exist). */
+  APP_USER: z.string().default('slipway-build'),
 });
 
 export type EdgeConfig = z.output<typeof edgeConfigSchema>;
@@ -13,5 +28,3 @@ export type EdgeConfig = z.output<typeof edgeConfigSchema>;
 export function loadEdgeConfig(env: NodeJS.ProcessEnv = process.env): EdgeConfig {
   return loadConfig(edgeConfigSchema, env);
 }
-
-export const EDGE_CONFIG = Symbol('EDGE_CONFIG');

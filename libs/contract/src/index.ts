@@ -2,3 +2,4 @@ export * from './errors.js';
 export * from './limits.js';
 export * from './ports.js';
 export * from './slug.js';
+export * from './deploy.js';

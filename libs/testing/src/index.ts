@@ -2,3 +2,4 @@ export * from './process.js';
 export * from './redis.js';
 export * from './test-database.js';
 export * from './service.js';
+export * from './deploy-harness.js';

@@ -1,6 +1,5 @@
-import { ERROR_CODES, LIMITS, type ErrorCode } from '@slipway/contract';
+import { DEPLOY_STEPS as STEP_NAMES, ERROR_CODES, LIMITS, type ErrorCode } from '@slipway/contract';
 import { z } from 'zod';
-import { STEP_NAMES } from '../deployments/deployment-steps.js';
 
 /**
  * The deployment API's shapes, once. The handlers validate with these and `GET /api/v1` /

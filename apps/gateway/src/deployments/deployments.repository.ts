@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma } from '@slipway/db';
 import { PrismaService } from '../common/prisma.service.js';
-import { initialSteps } from './deployment-steps.js';
+import { pendingSteps as initialSteps } from '@slipway/contract';
 
 export interface NewDeployment {
   id: string;

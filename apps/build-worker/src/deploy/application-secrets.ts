@@ -1,0 +1,50 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { isPublicName } from '@slipway/analyzer';
+import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey, type Keyring } from '@slipway/crypto';
+import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
+import { DeploymentRepository } from './deployment.repository.js';
+
+export interface ApplicationBuildContext {
+  slug: string;
+  secretNames: string[];
+  signInEnabled: boolean;
+  /** Everything to remove from logs: secret values, the cookie secret, the database password. */
+  redactable: { name: string; value: string }[];
+  /** Secret values searched for in served files. */
+  scanSecrets: { name: string; value: string }[];
+  cookieSecret: string | null;
+  /** Build-time variables: public-prefixed secrets, plus the sign-in address when sign-in is on. */
+  buildVariables: Record<string, string>;
+}
+
+/** Decrypts an application's secrets for one deployment; values live only in memory. */
+@Injectable()
+export class ApplicationSecrets {
+  private readonly keyring: Keyring;
+
+  constructor(
+    @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
+    private readonly deployments: DeploymentRepository,
+  ) {
+    this.keyring = keyringFromMasterKey(config.SLIPWAY_MASTER_KEY);
+  }
+
+  async load(applicationId: string): Promise<ApplicationBuildContext> {
+    const app = await this.deployments.application(applicationId);
+    const secrets = app.secrets.map((s) => ({ name: s.name, value: decryptEnvelopeToString(this.keyring, s.value, envelopeBinding.secret(applicationId, s.name)) }));
+    const cookieSecret = app.cookieSecret ? decryptEnvelopeToString(this.keyring, app.cookieSecret, envelopeBinding.cookieSecret(applicationId)) : null;
+    const dbPassword = app.database ? decryptEnvelopeToString(this.keyring, app.database.password, envelopeBinding.databasePassword(applicationId)) : null;
+    const buildVariables: Record<string, string> = {};
+    for (const s of secrets) if (isPublicName(s.name)) buildVariables[s.name] = s.value;
+    if (cookieSecret && !('VITE_SERVICE_AUTH_URL' in buildVariables)) buildVariables['VITE_SERVICE_AUTH_URL'] = `${this.config.AUTH_PUBLIC_URL}/a/${app.slug}`;
+    return {
+      slug: app.slug,
+      secretNames: secrets.map((s) => s.name),
+      signInEnabled: cookieSecret !== null,
+      redactable: [...secrets, ...(cookieSecret ? [{ name: 'SERVICE_AUTH_COOKIE_SECRET', value: cookieSecret }] : []), ...(dbPassword ? [{ name: 'DATABASE_PASSWORD', value: dbPassword }] : [])],
+      scanSecrets: secrets,
+      cookieSecret,
+      buildVariables,
+    };
+  }
+}

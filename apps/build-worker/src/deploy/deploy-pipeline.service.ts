@@ -1,0 +1,224 @@
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AnalyzeError, analyzeSource, buildOutputWarnings, outputHazards, readProjectDir, unsandboxedBuildHazard, type Hazard, type ProjectSpec, type Warning } from '@slipway/analyzer';
+import type { BlobStore } from '@slipway/blob';
+import type { DeployError, DeployFailureCode, DeployStepName } from '@slipway/contract';
+import { routesChannel, type RoutesMessage } from '@slipway/runtime';
+import type { Redis } from 'ioredis';
+import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
+import { DependencyCache } from '../pipeline/dependency-cache.js';
+import { Redactor } from '../pipeline/redactor.js';
+import { packRelease } from '../pipeline/release-packer.js';
+import { extractSource } from '../pipeline/source-extractor.js';
+import { LostLeaseError, StepFailure, StepRecorder } from '../pipeline/step-recorder.js';
+import { Sandbox } from '../sandbox/sandbox.js';
+import { ApplicationSecrets } from './application-secrets.js';
+import { DeploymentRepository } from './deployment.repository.js';
+import { RuntimeHandoff } from './runtime-handoff.js';
+import { BLOBS, PUBLISHER, SANDBOX, buildDirOf } from './tokens.js';
+
+const run = promisify(execFile);
+/** Attempts (first run + stall retries) before a deployment is failed with `worker_lost`. */
+export const MAX_ATTEMPTS = 3;
+
+export interface DeployCommand {
+  deploymentId: string;
+  applicationId: string;
+}
+
+export type DeployOutcome = 'succeeded' | 'failed' | 'not-mine' | 'handed-back';
+
+/** The seven steps, run once per attempt with every write fenced by the attempt number. */
+@Injectable()
+export class DeployPipelineService {
+  private readonly logger = new Logger('deploy');
+  private readonly cache: DependencyCache;
+  private readonly handoff: RuntimeHandoff;
+
+  constructor(
+    @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
+    private readonly deployments: DeploymentRepository,
+    private readonly secrets: ApplicationSecrets,
+    @Inject(BLOBS) private readonly blobs: BlobStore,
+    @Inject(SANDBOX) private readonly sandbox: Sandbox,
+    @Inject(PUBLISHER) private readonly publisher: Redis,
+  ) {
+    this.cache = new DependencyCache(join(buildDirOf(config), 'cache'));
+    this.handoff = new RuntimeHandoff(config.EDGE_INTERNAL_URL, config.SLIPWAY_MASTER_KEY, config.RELEASE_TIMEOUT_MS);
+  }
+
+  async run(command: DeployCommand, shutdown: AbortSignal): Promise<DeployOutcome> {
+    const { deploymentId, applicationId } = command;
+    const claim = await this.deployments.claim(applicationId, deploymentId);
+    if (!claim) return 'not-mine';
+    const { attempt } = claim;
+    const recorder = new StepRecorder((steps) => this.deployments.save(applicationId, deploymentId, attempt, steps));
+    const warnings: Warning[] = [];
+    const hazards: Hazard[] = [];
+    let spec: ProjectSpec | undefined;
+    let currentStep: DeployStepName | null = null;
+    const fail = async (code: DeployFailureCode, message: string) => {
+      recorder.skipRemaining();
+      const error: DeployError = { code, message: recorder.redact(message), step: currentStep };
+      await this.deployments.fail(applicationId, deploymentId, attempt, recorder.steps, error, { spec, warnings, hazards });
+      this.logger.log(`deployment ${deploymentId} failed at ${currentStep ?? 'start'}: ${code}`);
+      return 'failed' as const;
+    };
+    if (attempt > MAX_ATTEMPTS) return fail('worker_lost', `the worker running this deployment stopped ${attempt - 1} times; giving up`);
+
+    const root = resolve(buildDirOf(this.config), 'workspaces', `${deploymentId}-${attempt}`);
+    const src = join(root, 'src');
+    const step = async (name: DeployStepName, fn: (log: (line: string) => void) => Promise<void | 'skipped'>) => {
+      currentStep = name;
+      await recorder.run(name, fn);
+    };
+    try {
+      const app = await this.secrets.load(applicationId);
+      recorder.useRedactor(new Redactor(app.redactable));
+      await recorder.persist();
+
+      await step('receive', async (log) => {
+        if (!claim.sourceKey) throw new StepFailure('bad_source', 'the deployment has no stored source');
+        await rm(root, { recursive: true, force: true });
+        await mkdir(src, { recursive: true });
+        const source = await this.blobs.get(claim.sourceKey).catch(() => {
+          throw new StepFailure('bad_source', `the stored source ${claim.sourceKey} is missing`);
+        });
+        const { files, bytes } = await extractSource(source, src);
+        if (this.sandbox.mode.kind === 'bwrap') await run('chown', ['-R', `${this.sandbox.mode.uid}:${this.sandbox.mode.gid}`, root]);
+        log(`extracted ${files} files (${bytes} bytes)`);
+      });
+
+      await step('analyze', async (log) => {
+        const analysis = analyzeSource(await readProjectDir(src), { secretNames: app.secretNames, signInEnabled: app.signInEnabled, runtimeNodeVersion: process.version });
+        spec = analysis.spec;
+        warnings.push(...analysis.warnings);
+        hazards.push(...analysis.hazards);
+        log(`${spec.kind}${spec.framework ? ` (${spec.framework})` : ''}: install ${spec.commands.install ?? '-'}, build ${spec.commands.build ?? '-'}, start ${spec.commands.start ?? '-'}`);
+        if (!(await this.deployments.save(applicationId, deploymentId, attempt, recorder.steps, { spec, warnings, hazards }))) throw new LostLeaseError('lost');
+      });
+      const project = spec!;
+      const runsCode = Boolean(project.commands.install || project.commands.build);
+      if (runsCode && this.sandbox.mode.kind === 'none') hazards.push(unsandboxedBuildHazard(this.sandbox.mode.reason));
+
+      await step('install', async (log) => {
+        if (!project.commands.install) return 'skipped';
+        await rm(join(src, 'node_modules'), { recursive: true, force: true });
+        const key = project.lockfile ? await this.cache.keyFor(src, project.lockfile, project.packageManager ?? 'npm') : null;
+        if (key && (await this.cache.restore(applicationId, key, src))) {
+          log(`dependencies restored from the cache (lockfile ${project.lockfile} unchanged, key ${key.slice(0, 12)})`);
+          if (this.sandbox.mode.kind === 'bwrap') await run('chown', ['-R', `${this.sandbox.mode.uid}:${this.sandbox.mode.gid}`, join(src, 'node_modules')]);
+          return;
+        }
+        const owner = this.sandbox.mode.kind === 'bwrap' ? { uid: this.sandbox.mode.uid, gid: this.sandbox.mode.gid } : undefined;
+        const downloads = await this.cache.downloadCacheDir(applicationId, owner);
+        await this.exec(project.commands.install, { root, src, network: true, env: this.installEnv(downloads, root), cacheDir: downloads, failure: 'install_failed', shutdown, log });
+        if (key) await this.cache.save(applicationId, key, src);
+      });
+
+      await step('build', async (log) => {
+        if (!project.commands.build) return 'skipped';
+        const output = await this.exec(project.commands.build, { root, src, network: false, env: this.buildEnv(app.buildVariables, root), failure: 'build_failed', shutdown, log });
+        warnings.push(...buildOutputWarnings(recorder.redact(output)));
+        if (project.outputDir && !(await stat(join(src, project.outputDir)).catch(() => null))?.isDirectory()) {
+          throw new StepFailure('output_missing', `the build finished but did not produce ${project.outputDir}/`);
+        }
+      });
+
+      const servedDir = this.servedDir(project, src);
+      await step('scan', async (log) => {
+        if (!servedDir || !(await stat(servedDir).catch(() => null))) {
+          log('nothing is served as static files');
+          return;
+        }
+        const served = (await readProjectDir(servedDir)).filter((f) => !f.path.startsWith('node_modules/'));
+        hazards.push(...outputHazards(served, { secrets: app.scanSecrets, cookieSecret: app.cookieSecret }));
+        log(`scanned ${served.length} served files`);
+        if (!(await this.deployments.save(applicationId, deploymentId, attempt, recorder.steps, { warnings, hazards }))) throw new LostLeaseError('lost');
+      });
+
+      const releaseId = randomUUID();
+      const artifactKey = `releases/${releaseId}.tar.gz`;
+      const releaseKind = project.kind === 'node' || project.kind === 'node+static' ? 'node' : 'static';
+      await step('package', async (log) => {
+        const dir = releaseKind === 'node' ? src : servedDir!;
+        const packed = await packRelease(this.blobs, artifactKey, dir, { skipNodeModules: releaseKind === 'static' });
+        log(`${artifactKey}: ${packed.files} files, ${packed.bytes} bytes, sha256 ${packed.sha256}`);
+      });
+
+      if (!(await this.deployments.save(applicationId, deploymentId, attempt, recorder.steps, { status: 'releasing' }))) throw new LostLeaseError('lost');
+      await step('release', async (log) => {
+        if (!(await this.deployments.createRelease(applicationId, deploymentId, attempt, { id: releaseId, kind: releaseKind, artifactKey, spec: project }))) throw new LostLeaseError('lost');
+        if (releaseKind === 'node') await this.handoff.start(releaseId, log);
+        log(`release ${releaseId} is live`);
+      });
+      if (!(await this.deployments.makeLive(applicationId, deploymentId, attempt, releaseId, recorder.steps))) throw new LostLeaseError('lost');
+      const message: RoutesMessage = { applicationId };
+      await this.publisher.publish(routesChannel(this.config.QUEUE_PREFIX), JSON.stringify(message));
+      this.logger.log(`deployment ${deploymentId} succeeded: release ${releaseId}`);
+      return 'succeeded';
+    } catch (error) {
+      if (error instanceof LostLeaseError) {
+        this.logger.warn(`deployment ${deploymentId} attempt ${attempt}: another attempt owns it now; stopping`);
+        return 'not-mine';
+      }
+      if (shutdown.aborted) {
+        const fresh = new StepRecorder(async () => true).steps;
+        await this.deployments.handBack(applicationId, deploymentId, attempt, fresh);
+        this.logger.warn(`deployment ${deploymentId}: handed back on shutdown`);
+        return 'handed-back';
+      }
+      if (error instanceof StepFailure || error instanceof AnalyzeError) return fail(error.code, error.message);
+      this.logger.error(`deployment ${deploymentId}: ${(error as Error).stack ?? String(error)}`);
+      return fail('internal_error', `unexpected error in ${currentStep ?? 'the worker'}: ${(error as Error).message}`);
+    } finally {
+      await rm(root, { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+
+  private servedDir(spec: ProjectSpec, src: string): string | null {
+    if (spec.outputDir) return resolve(src, spec.outputDir);
+    return spec.kind === 'node' ? join(src, 'public') : null;
+  }
+
+  private baseEnv(root: string): Record<string, string> {
+    const sandboxed = this.sandbox.mode.kind === 'bwrap';
+    return { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: sandboxed ? '/tmp' : join(root, 'home'), CI: 'true', LANG: 'C.UTF-8' };
+  }
+
+  private installEnv(downloads: string, root: string): Record<string, string> {
+    const cache = this.sandbox.mode.kind === 'bwrap' ? '/cache' : downloads;
+    return {
+      ...this.baseEnv(root),
+      npm_config_cache: `${cache}/npm`,
+      npm_config_store_dir: `${cache}/pnpm-store`,
+      YARN_CACHE_FOLDER: `${cache}/yarn`,
+      npm_config_update_notifier: 'false',
+      npm_config_fund: 'false',
+      npm_config_audit: 'false',
+    };
+  }
+
+  private buildEnv(variables: Record<string, string>, root: string): Record<string, string> {
+    return { ...this.baseEnv(root), NODE_ENV: 'production', npm_config_update_notifier: 'false', ...variables };
+  }
+
+  private async exec(command: string, options: { root: string; src: string; network: boolean; env: Record<string, string>; cacheDir?: string; failure: DeployFailureCode; shutdown: AbortSignal; log: (line: string) => void }): Promise<string> {
+    await mkdir(join(options.root, 'home'), { recursive: true });
+    options.log(`$ ${command}`);
+    const result = await this.sandbox.run({
+      workspace: options.src, command, env: options.env, network: options.network, cacheDir: options.cacheDir,
+      timeoutMs: this.config.BUILD_TIMEOUT_MS, outputLimitBytes: this.config.BUILD_OUTPUT_LIMIT_BYTES, signal: options.shutdown,
+    });
+    options.log(result.output);
+    if (result.timedOut) throw new StepFailure('build_timeout', `\`${command}\` ran longer than ${Math.round(this.config.BUILD_TIMEOUT_MS / 1000)} s and was stopped`);
+    if (result.outputExceeded) throw new StepFailure('output_too_large', `\`${command}\` printed more than ${this.config.BUILD_OUTPUT_LIMIT_BYTES} bytes and was stopped`);
+    if (result.aborted) throw new StepFailure(options.failure, `\`${command}\` was stopped: the worker is shutting down`);
+    if (result.exitCode !== 0) throw new StepFailure(options.failure, `\`${command}\` exited with ${result.exitCode ?? result.signal}`);
+    return result.output;
+  }
+}

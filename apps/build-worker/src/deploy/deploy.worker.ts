@@ -1,0 +1,75 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
+import { QUEUES, assertIdsOnly, type JobPayloads } from '@slipway/queue';
+import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
+import { DeployPipelineService, type DeployOutcome } from './deploy-pipeline.service.js';
+
+type DeployJob = Job<JobPayloads['deploy'], DeployOutcome>;
+
+/**
+ * The `deploy` queue's consumer. At-least-once: a worker that dies stops renewing its job lock,
+ * BullMQ's stalled check hands the job to another worker, and the attempt fence in the database
+ * keeps the dead attempt from writing anything afterwards.
+ */
+@Injectable()
+export class DeployWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('deploy-worker');
+  private worker?: Worker<JobPayloads['deploy'], DeployOutcome>;
+  private connection?: Redis;
+  private readonly shutdown = new AbortController();
+  private readonly handlers: Record<(typeof QUEUES.deploy.jobs)[number], (job: DeployJob, token?: string) => Promise<DeployOutcome>> = {
+    deploy: (job, token) => this.deploy(job, token),
+  };
+
+  constructor(
+    @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
+    private readonly pipeline: DeployPipelineService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    for (const name of QUEUES.deploy.jobs) if (!this.handlers[name]) throw new Error(`no handler for job ${name}`);
+    this.connection = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
+    this.worker = new Worker(QUEUES.deploy.name, (job, token) => this.dispatch(job, token), {
+      connection: this.connection,
+      prefix: this.config.QUEUE_PREFIX,
+      concurrency: this.config.WORKER_CONCURRENCY,
+      lockDuration: this.config.JOB_LOCK_MS,
+      stalledInterval: this.config.STALLED_INTERVAL_MS,
+      maxStalledCount: 1,
+      removeOnComplete: { age: 24 * 3600, count: 1000 },
+      removeOnFail: { age: 7 * 24 * 3600 },
+    });
+    this.worker.on('error', (error) => this.logger.error(`queue error: ${error.message}`));
+    this.worker.on('stalled', (jobId) => this.logger.warn(`job ${jobId} stalled (its worker stopped); it will be retried`));
+    this.logger.log(`consuming queue ${this.config.QUEUE_PREFIX}:${QUEUES.deploy.name} (concurrency ${this.config.WORKER_CONCURRENCY})`);
+  }
+
+  private dispatch(job: DeployJob, token?: string): Promise<DeployOutcome> {
+    const handler = this.handlers[job.name as keyof typeof this.handlers];
+    if (!handler) throw new UnrecoverableError(`no handler for job ${job.name}`);
+    return handler(job, token);
+  }
+
+  private async deploy(job: DeployJob, token?: string): Promise<DeployOutcome> {
+    assertIdsOnly(job.data);
+    const outcome = await this.pipeline.run({ deploymentId: job.data.deploymentId, applicationId: job.data.applicationId }, this.shutdown.signal);
+    if (outcome === 'handed-back') {
+      await job.moveToWait(token);
+      throw new WaitingError();
+    }
+    return outcome;
+  }
+
+  /** SIGTERM: finish the current job, or after the grace period stop it and hand it back. */
+  async beforeApplicationShutdown(): Promise<void> {
+    if (!this.worker) return;
+    const timer = setTimeout(() => this.shutdown.abort(), this.config.SHUTDOWN_GRACE_MS);
+    try {
+      await this.worker.close();
+    } finally {
+      clearTimeout(timer);
+      this.connection?.disconnect();
+    }
+  }
+}

@@ -1,0 +1,222 @@
+import { execFile } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { join, resolve } from 'node:path';
+import type { Socket } from 'node:net';
+import { promisify } from 'node:util';
+import { Logger } from '@nestjs/common';
+import { createBlobStore, type BlobStore } from '@slipway/blob';
+import { keyringFromMasterKey, type Keyring } from '@slipway/crypto';
+import { LocalDriver, extractRelease, routesChannel, type ReleaseToRun, type RoutesMessage } from '@slipway/runtime';
+import { DependencyProbe } from '@slipway/server';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import type { EdgeConfig } from './config.js';
+import { handleInternal, readLogFile } from './internal/internal-api.js';
+import { ReverseProxy } from './proxy/proxy.js';
+import { HostRouter } from './routing/host-router.js';
+import { RouteRepository, type AppRoute, type LiveRelease } from './routing/route.repository.js';
+import { appEnvironment } from './runtime/app-environment.js';
+import { NodeApps } from './runtime/node-apps.js';
+import { StaticSite } from './static/static-site.js';
+
+const run = promisify(execFile);
+
+const NOT_FOUND_PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>Not found</title></head><body><h1>404</h1><p>There is no application at this address.</p></body></html>\n';
+
+/** The unprivileged user apps run as, when the edge is root and that user can reach the releases. */
+async function appUser(name: string, releasesDir: string): Promise<{ uid: number; gid: number } | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  let ids: { uid: number; gid: number };
+  try {
+    ids = { uid: Number((await run('id', ['-u', name])).stdout), gid: Number((await run('id', ['-g', name])).stdout) };
+  } catch {
+    return undefined;
+  }
+  await mkdir(releasesDir, { recursive: true });
+  try {
+    await run('sh', ['-c', 'test -r "$1" && test -x "$1"', 'sh', releasesDir], ids);
+    return ids;
+  } catch {
+    new Logger('edge').warn(`${name} cannot reach ${releasesDir} (make its parents o+x); apps run as the edge's own user`);
+    return undefined;
+  }
+}
+
+/**
+ * The edge: one plain Node HTTP server (no framework on the request path) that routes by Host to
+ * static releases or proxied Node releases, plus health and the internal hand-off endpoint.
+ */
+export class EdgeServer {
+  private readonly logger = new Logger('edge');
+  private readonly router: HostRouter;
+  private readonly routes: RouteRepository;
+  private readonly sites = new Map<string, Promise<StaticSite>>();
+  private readonly proxy: ReverseProxy;
+  private readonly keyring: Keyring;
+  private readonly runtimeDir: string;
+  private server?: Server;
+  private subscriber?: Redis;
+  private nodeApps!: NodeApps;
+  private driver!: LocalDriver;
+
+  private constructor(
+    private readonly config: EdgeConfig,
+    private readonly pool: pg.Pool,
+    private readonly blobs: BlobStore,
+    private readonly probe: DependencyProbe,
+  ) {
+    this.router = new HostRouter(config.APPS_DOMAIN);
+    this.routes = new RouteRepository(pool);
+    this.proxy = new ReverseProxy(config.APPS_SCHEME);
+    this.keyring = keyringFromMasterKey(config.SLIPWAY_MASTER_KEY);
+    this.runtimeDir = resolve(config.RUNTIME_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'runtime'));
+  }
+
+  static async start(config: EdgeConfig): Promise<EdgeServer> {
+    const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 4 });
+    const blobs = createBlobStore({ BLOB_DIR: config.BLOB_DIR, SLIPWAY_HOME: config.SLIPWAY_HOME });
+    const probe = new DependencyProbe({ service: 'edge', postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL });
+    const edge = new EdgeServer(config, pool, blobs, probe);
+    await edge.listen();
+    return edge;
+  }
+
+  get port(): number {
+    return (this.server!.address() as { port: number }).port;
+  }
+
+  private async listen(): Promise<void> {
+    this.driver = new LocalDriver({ blobs: this.blobs, dir: this.runtimeDir, healthTimeoutMs: this.config.HEALTH_TIMEOUT_MS, user: await appUser(this.config.APP_USER, join(this.runtimeDir, 'releases')) });
+    this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id));
+    this.subscriber = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
+    this.subscriber.on('message', (_channel, message) => void this.onRoutesMessage(message));
+    await this.subscriber.subscribe(routesChannel(this.config.QUEUE_PREFIX));
+    // Resubscribing on reconnect can miss messages: reload everything when Redis comes back.
+    this.subscriber.on('ready', () => void this.reloadAll());
+    await this.reloadAll();
+    this.server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => void this.handle(req, res));
+    this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgrade(req, socket, head));
+    await new Promise<void>((ok) => this.server!.listen(this.config.PORT, this.config.HOST, ok));
+    this.logger.log(`edge listening on http://${this.config.HOST}:${this.port} (apps at *.${this.config.APPS_DOMAIN.join(', *.')})`);
+  }
+
+  private async onRoutesMessage(message: string): Promise<void> {
+    try {
+      const parsed = JSON.parse(message) as RoutesMessage;
+      if (parsed.applicationId) await this.reload(parsed.applicationId);
+      else await this.reloadAll();
+    } catch (error) {
+      this.logger.error(`route update failed: ${(error as Error).message}`);
+    }
+  }
+
+  private async reloadAll(): Promise<void> {
+    const all = await this.routes.routes();
+    await Promise.all(all.filter((r) => r.release?.kind === 'static').map((r) => this.site(r.release!).catch(() => undefined)));
+    this.router.replaceAll(all);
+    for (const route of all) void this.activateNode(route);
+  }
+
+  /** Static: unpack first, then switch. Node: the old process serves until the new one is healthy. */
+  private async reload(applicationId: string): Promise<void> {
+    const [route] = await this.routes.routes(applicationId);
+    if (!route) {
+      this.router.remove(applicationId);
+      await this.nodeApps.retire(applicationId);
+      return;
+    }
+    if (route.release?.kind === 'static') await this.site(route.release);
+    this.router.set(route);
+    await this.activateNode(route);
+  }
+
+  private async activateNode(route: AppRoute): Promise<void> {
+    try {
+      if (route.release?.kind === 'node') await this.nodeApps.activate(route.applicationId, route.release.id);
+      else await this.nodeApps.retire(route.applicationId);
+    } catch (error) {
+      this.logger.error(`${route.slug}: release ${route.release?.id} could not be started; the previous one keeps serving: ${(error as Error).message}`);
+    }
+  }
+
+  private site(release: LiveRelease): Promise<StaticSite> {
+    let site = this.sites.get(release.id);
+    if (!site) {
+      const dir = join(this.runtimeDir, 'releases', release.id);
+      site = this.blobs.get(release.artifactKey).then((artifact) => extractRelease(artifact, dir)).then(() => new StaticSite(dir, Boolean(release.spec.spaFallback)));
+      site.catch(() => this.sites.delete(release.id));
+      this.sites.set(release.id, site);
+    }
+    return site;
+  }
+
+  private async describe(releaseId: string): Promise<ReleaseToRun> {
+    const release = await this.routes.release(releaseId);
+    if (!release) throw new Error(`no release ${releaseId}`);
+    const env = await appEnvironment(this.routes, this.keyring, release.applicationId, release.slug, { databaseUrl: this.config.DATABASE_URL, authPublicUrl: this.config.AUTH_PUBLIC_URL });
+    return { releaseId, applicationId: release.applicationId, slug: release.slug, artifactKey: release.artifactKey, startCommand: release.spec.commands?.start ?? 'npm start', env };
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      const route = this.router.resolve(req.headers.host);
+      if (!route) {
+        const handled = await handleInternal(req, res, {
+          masterKey: this.config.SLIPWAY_MASTER_KEY,
+          probe: this.probe,
+          startRelease: (id) => this.startRelease(id),
+          logs: async (id) => this.nodeApps.logs(id) ?? readLogFile(this.driver.logFile(id)),
+        });
+        if (!handled) this.notFound(res);
+        return;
+      }
+      const release = route.release;
+      if (!release) return this.notFound(res);
+      if (release.kind === 'static') return await (await this.site(release)).serve(req, res);
+      const upstream = this.nodeApps.upstream(route.applicationId);
+      if (!upstream) {
+        res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': '1' }).end('The application is starting.\n');
+        return;
+      }
+      this.proxy.forward(req, res, upstream);
+    } catch (error) {
+      this.logger.error(`request failed: ${(error as Error).message}`);
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('Internal Server Error\n');
+      else res.destroy();
+    }
+  }
+
+  private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
+    const route = this.router.resolve(req.headers.host);
+    const upstream = route?.release?.kind === 'node' ? this.nodeApps.upstream(route.applicationId) : undefined;
+    if (!upstream) {
+      socket.end('HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+      return;
+    }
+    this.proxy.upgrade(req, socket, head, upstream);
+  }
+
+  private notFound(res: ServerResponse): void {
+    res.writeHead(404, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(NOT_FOUND_PAGE), 'cache-control': 'no-store' }).end(NOT_FOUND_PAGE);
+  }
+
+  private async startRelease(releaseId: string): Promise<'ready' | 'not-found'> {
+    const release = await this.routes.release(releaseId);
+    if (!release) return 'not-found';
+    if (release.kind === 'static') await this.site(release);
+    else await this.nodeApps.prepare(release.applicationId, releaseId);
+    return 'ready';
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((ok) => {
+      this.server?.close(() => ok());
+      this.server?.closeIdleConnections();
+    });
+    await this.nodeApps.stopAll();
+    this.subscriber?.disconnect();
+    await this.probe.onModuleDestroy();
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,65 @@
+import { readFile } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DependencyProbe } from '@slipway/server';
+import { RELEASE_START_PATTERN, UnhealthyReleaseError, isEdgeInternalToken } from '@slipway/runtime';
+
+export interface InternalApiDeps {
+  masterKey: string;
+  probe: DependencyProbe;
+  /** Starts (Node) or unpacks (static) a release; resolves once it can serve. */
+  startRelease(releaseId: string): Promise<'ready' | 'not-found'>;
+  logs(releaseId: string): Promise<string | undefined>;
+}
+
+const LOGS_PATTERN = /^\/_slipway\/releases\/([0-9a-f-]{36})\/logs$/;
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' }).end(text);
+}
+
+/** Health for everyone; the worker hand-off and release logs for holders of the internal token. */
+export async function handleInternal(req: IncomingMessage, res: ServerResponse, deps: InternalApiDeps): Promise<boolean> {
+  const path = (req.url ?? '/').split('?')[0]!;
+  if (path === '/health/live') {
+    json(res, 200, { status: 'ok', service: 'edge' });
+    return true;
+  }
+  if (path === '/health/ready') {
+    const report = await deps.probe.check();
+    json(res, report.status === 'ok' ? 200 : 503, report);
+    return true;
+  }
+  if (!path.startsWith('/_slipway/')) return false;
+  if (!isEdgeInternalToken(deps.masterKey, req.headers.authorization)) {
+    json(res, 401, { error: 'a valid internal token is required' });
+    return true;
+  }
+  const start = RELEASE_START_PATTERN.exec(path);
+  if (start && req.method === 'POST') {
+    try {
+      const outcome = await deps.startRelease(start[1]!);
+      if (outcome === 'not-found') json(res, 404, { error: 'no such release' });
+      else json(res, 200, { status: 'healthy' });
+    } catch (error) {
+      if (error instanceof UnhealthyReleaseError) json(res, 422, { error: error.message, logTail: error.logTail.slice(-8000) });
+      else json(res, 500, { error: (error as Error).message });
+    }
+    return true;
+  }
+  const logs = LOGS_PATTERN.exec(path);
+  if (logs && req.method === 'GET') {
+    const text = await deps.logs(logs[1]!);
+    if (text === undefined) json(res, 404, { error: 'no logs for this release on this edge' });
+    else {
+      res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }).end(text);
+    }
+    return true;
+  }
+  json(res, 404, { error: 'not found' });
+  return true;
+}
+
+export async function readLogFile(path: string): Promise<string | undefined> {
+  return readFile(path, 'utf8').catch(() => undefined);
+}

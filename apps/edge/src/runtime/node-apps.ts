@@ -1,0 +1,129 @@
+import type { RunningRelease, RuntimeDriver } from '@slipway/runtime';
+import type { Upstream } from '../proxy/proxy.js';
+
+interface Live {
+  release: RunningRelease;
+  inflight: number;
+  drained?: () => void;
+}
+
+/** A prepared release that never went live is stopped after this long. */
+const PREPARED_TTL_MS = 10 * 60_000;
+
+/**
+ * The Node releases this edge runs. `prepare` starts a release next to the live one and resolves
+ * once it is healthy; `activate` swaps the application's upstream in one assignment, then drains
+ * the previous process (in-flight requests finish, SIGTERM after the grace period).
+ */
+export class NodeApps {
+  private readonly live = new Map<string, Live>();
+  private readonly prepared = new Map<string, { applicationId: string; release: Promise<RunningRelease>; timer: NodeJS.Timeout }>();
+  private readonly activating = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly driver: RuntimeDriver,
+    private readonly drainGraceMs: number,
+    private readonly describe: (releaseId: string) => Promise<Parameters<RuntimeDriver['start']>[0]>,
+  ) {}
+
+  /** Starts the release (once) and resolves when it is healthy. */
+  prepare(applicationId: string, releaseId: string): Promise<RunningRelease> {
+    const current = this.live.get(applicationId);
+    if (current?.release.releaseId === releaseId) return Promise.resolve(current.release);
+    const existing = this.prepared.get(releaseId);
+    if (existing) return existing.release;
+    const release = this.describe(releaseId).then((spec) => this.driver.start(spec));
+    const timer = setTimeout(() => {
+      if (this.prepared.get(releaseId)?.release === release) {
+        this.prepared.delete(releaseId);
+        void release.then((r) => r.stop(), () => undefined);
+      }
+    }, PREPARED_TTL_MS);
+    timer.unref();
+    this.prepared.set(releaseId, { applicationId, release, timer });
+    release.catch(() => {
+      clearTimeout(timer);
+      this.prepared.delete(releaseId);
+    });
+    return release;
+  }
+
+  /** Makes `releaseId` the application's upstream (starting it first if needed). */
+  activate(applicationId: string, releaseId: string): Promise<void> {
+    const key = `${applicationId}:${releaseId}`;
+    let running = this.activating.get(key);
+    if (!running) {
+      running = this.swap(applicationId, releaseId).finally(() => this.activating.delete(key));
+      this.activating.set(key, running);
+    }
+    return running;
+  }
+
+  private async swap(applicationId: string, releaseId: string): Promise<void> {
+    const next = await this.prepare(applicationId, releaseId);
+    const entry = this.prepared.get(releaseId);
+    if (entry) {
+      clearTimeout(entry.timer);
+      this.prepared.delete(releaseId);
+    }
+    const previous = this.live.get(applicationId);
+    if (previous?.release === next) return;
+    this.live.set(applicationId, { release: next, inflight: 0 });
+    if (previous) void this.drain(previous);
+  }
+
+  /** Stops the application's process (it has no Node release any more). */
+  async retire(applicationId: string): Promise<void> {
+    const previous = this.live.get(applicationId);
+    if (!previous) return;
+    this.live.delete(applicationId);
+    await this.drain(previous);
+  }
+
+  private async drain(old: Live): Promise<void> {
+    if (old.inflight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.drainGraceMs);
+        old.drained = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    await old.release.stop();
+  }
+
+  upstream(applicationId: string): Upstream | undefined {
+    const live = this.live.get(applicationId);
+    if (!live) return undefined;
+    return {
+      host: live.release.host,
+      port: live.release.port,
+      enter: () => {
+        live.inflight += 1;
+      },
+      leave: () => {
+        live.inflight -= 1;
+        if (live.inflight === 0) live.drained?.();
+      },
+    };
+  }
+
+  releaseOf(applicationId: string): string | undefined {
+    return this.live.get(applicationId)?.release.releaseId;
+  }
+
+  logs(releaseId: string): string | undefined {
+    for (const live of this.live.values()) if (live.release.releaseId === releaseId) return live.release.logTail();
+    return undefined;
+  }
+
+  async stopAll(): Promise<void> {
+    const all = [...this.live.values()];
+    this.live.clear();
+    for (const p of this.prepared.values()) clearTimeout(p.timer);
+    const prepared = [...this.prepared.values()].map((p) => p.release.then((r) => r.stop(), () => undefined));
+    this.prepared.clear();
+    await Promise.all([...all.map((l) => l.release.stop()), ...prepared]);
+  }
+}

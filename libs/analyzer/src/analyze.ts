@@ -1,0 +1,9 @@
+import { detectSpec } from './detect-spec.js';
+import { sourceFindings } from './source-findings.js';
+import type { AnalyzeContext, ProjectFile, SourceAnalysis } from './types.js';
+
+/** The analyze step: spec, plus the warnings and hazards visible in the source. Pure. */
+export function analyzeSource(files: ProjectFile[], context: AnalyzeContext): SourceAnalysis {
+  const spec = detectSpec(files);
+  return { spec, ...sourceFindings(files, spec, context) };
+}

@@ -1,0 +1,100 @@
+/** One file of a project or of a build output, as the analyzer sees it. */
+export interface ProjectFile {
+  /** Relative, `/`-separated. */
+  path: string;
+  bytes: number;
+  /** UTF-8 text for small text files worth reading (source, config, served assets); absent otherwise. */
+  text?: string;
+}
+
+export type ProjectKind = 'static' | 'spa' | 'node' | 'node+static';
+export type PackageManager = 'npm' | 'pnpm' | 'yarn';
+
+/** What the deploy poll response shows as `spec`. */
+export interface ProjectSpec {
+  kind: ProjectKind;
+  framework: string | null;
+  packageManager: PackageManager | null;
+  /** Where the package manager choice came from. */
+  packageManagerSource: 'packageManager' | 'lockfile' | 'default' | null;
+  lockfile: string | null;
+  /** `engines.node` as written, or null. */
+  nodeVersion: string | null;
+  commands: { install: string | null; build: string | null; start: string | null };
+  /** Directory (relative to the project) whose files are served; null for a Node server without a front end. */
+  outputDir: string | null;
+  /** Unknown paths fall back to `/index.html` (single-page app). */
+  spaFallback: boolean;
+  /** How a Node server learns its port: `env` (reads PORT), `fixed` (a literal), or null (static). */
+  port: { source: 'env' | 'fixed' | 'unknown'; fixed: number | null } | null;
+  files: { count: number; bytes: number };
+  /** Variables the code references (`process.env.X`, `import.meta.env.X`), sorted. */
+  env: string[];
+  /** The code talks to the sign-in service (`SERVICE_AUTH_*`, `VITE_SERVICE_AUTH_URL`). */
+  usesSignIn: boolean;
+}
+
+export type WarningCode =
+  | 'no_lockfile'
+  | 'node_modules_uploaded'
+  | 'missing_secret'
+  | 'engine_mismatch'
+  | 'no_start_script'
+  | 'port_not_from_env'
+  | 'large_files'
+  | 'sign_in_not_enabled'
+  | 'build_output_warnings';
+
+export type HazardCode =
+  | 'secret_in_source'
+  | 'secret_in_output'
+  | 'client_exposed_secret'
+  | 'env_file_served'
+  | 'dotgit_served'
+  | 'source_maps_served'
+  | 'unsandboxed_build';
+
+export type Severity = 'low' | 'medium' | 'high' | 'critical';
+
+export interface Warning {
+  code: WarningCode;
+  message: string;
+  path?: string;
+  detail?: string;
+}
+
+export interface Hazard {
+  code: HazardCode;
+  severity: Severity;
+  message: string;
+  path?: string;
+  detail?: string;
+}
+
+/** Why a project cannot be deployed (the deployment's `error.code` at the analyze step). */
+export type AnalyzeFailureCode = 'unsupported_project' | 'no_start_script' | 'invalid_package_json';
+
+export class AnalyzeError extends Error {
+  override readonly name = 'AnalyzeError';
+  constructor(
+    readonly code: AnalyzeFailureCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What the platform knows about the application when analysing its source. */
+export interface AnalyzeContext {
+  /** Names of the application's secrets (values are not needed here). */
+  secretNames: string[];
+  signInEnabled: boolean;
+  /** The Node version builds and servers run on, e.g. `v20.20.2`. */
+  runtimeNodeVersion: string;
+}
+
+export interface SourceAnalysis {
+  spec: ProjectSpec;
+  warnings: Warning[];
+  hazards: Hazard[];
+}

@@ -1,0 +1,44 @@
+/** The seven steps of every deployment, in order (`deployments.steps`). */
+export const DEPLOY_STEPS = ['receive', 'analyze', 'install', 'build', 'scan', 'package', 'release'] as const;
+export type DeployStepName = (typeof DEPLOY_STEPS)[number];
+export type DeployStepStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
+
+export interface DeployStep {
+  name: DeployStepName;
+  status: DeployStepStatus;
+  startedAt: string | null;
+  finishedAt: string | null;
+  durationMs: number | null;
+  /** The last part of the step's output, every secret value redacted. */
+  log: string;
+}
+
+/** `error.code` of a failed deployment (`{code, message, step}`), with what it means. */
+export const DEPLOY_FAILURE_CODES = {
+  bad_source: 'The stored source is missing or breaks the source format (a path outside the project, a link, a device).',
+  unsupported_project: 'The project is neither a static site nor a Node.js project Slipway can build.',
+  invalid_package_json: 'package.json is not valid JSON.',
+  no_start_script: 'A Node.js server with no "start" script and no entry file to run.',
+  install_failed: 'Installing dependencies failed; the step log shows why.',
+  build_failed: 'The build script failed; the step log shows why.',
+  build_timeout: 'Install or build ran past the time limit and was stopped.',
+  output_too_large: 'Install or build printed more output than the limit and was stopped.',
+  output_missing: 'The build finished but its output directory does not exist.',
+  release_unhealthy: 'The new release did not become healthy; the previous release keeps serving.',
+  release_failed: 'The release could not be handed to the runtime.',
+  deadline_exceeded: 'The deployment did not finish before its deadline.',
+  worker_lost: 'The worker running the deployment stopped and retries were used up.',
+  internal_error: 'An unexpected error inside Slipway; the deployment can be retried.',
+} as const;
+export type DeployFailureCode = keyof typeof DEPLOY_FAILURE_CODES;
+
+export interface DeployError {
+  code: DeployFailureCode;
+  message: string;
+  step: DeployStepName | null;
+}
+
+/** A fresh step list, as the gateway writes it when it accepts a deploy. */
+export function pendingSteps(): DeployStep[] {
+  return DEPLOY_STEPS.map((name) => ({ name, status: 'pending', startedAt: null, finishedAt: null, durationMs: null, log: '' }));
+}

@@ -1,0 +1,43 @@
+/** What a runtime needs to run one Node release. */
+export interface ReleaseToRun {
+  releaseId: string;
+  applicationId: string;
+  slug: string;
+  /** `releases/<releaseId>.tar.gz` in blob storage. */
+  artifactKey: string;
+  /** Shell command run in the release's root, e.g. `npm run start`. */
+  startCommand: string;
+  /** The app's whole environment except PORT (secrets, DATABASE_URL, SERVICE_AUTH_*). */
+  env: Record<string, string>;
+}
+
+export interface RunningRelease {
+  releaseId: string;
+  /** Where the edge proxies to. */
+  host: string;
+  port: number;
+  /** The last part of the release's output (stdout and stderr). */
+  logTail(): string;
+  /** SIGTERM, then SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** A release that never became healthy; the log tail says why. */
+export class UnhealthyReleaseError extends Error {
+  override readonly name = 'UnhealthyReleaseError';
+  constructor(
+    message: string,
+    readonly logTail: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Runs Node releases. `start` resolves only once the release answers HTTP (healthy) and rejects
+ * with `UnhealthyReleaseError` otherwise, having cleaned up after itself.
+ */
+export interface RuntimeDriver {
+  readonly name: 'local' | 'kubernetes';
+  start(release: ReleaseToRun): Promise<RunningRelease>;
+}

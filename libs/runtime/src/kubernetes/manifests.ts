@@ -1,0 +1,92 @@
+import type { V1Deployment, V1Secret, V1Service } from '@kubernetes/client-node';
+import type { ReleaseToRun } from '../driver.js';
+
+export interface KubernetesOptions {
+  namespace: string;
+  /** Image with Node and a shell; the release is unpacked into an emptyDir by an init container. */
+  image: string;
+  /** Where a pod downloads the release artifact (`.tar.gz`), with the bearer token below. */
+  artifactUrl: (releaseId: string) => string;
+  artifactToken: string;
+  resources?: { requests: { cpu: string; memory: string }; limits: { cpu: string; memory: string } };
+}
+
+export const APP_PORT = 8080;
+const DEFAULT_RESOURCES = { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } };
+
+/** DNS-1123 name per release: `<slug>-<first 8 of the release id>`. */
+export function releaseName(release: Pick<ReleaseToRun, 'slug' | 'releaseId'>): string {
+  const slug = release.slug.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'app';
+  return `${slug}-${release.releaseId.replace(/-/g, '').slice(0, 8)}`;
+}
+
+const RESTRICTED_CONTAINER = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  capabilities: { drop: ['ALL'] },
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
+/** Secret (the app's environment), Deployment and Service for one release (restricted pod security). */
+export function releaseManifests(release: ReleaseToRun, options: KubernetesOptions): { secret: V1Secret; deployment: V1Deployment; service: V1Service } {
+  const name = releaseName(release);
+  const labels = { 'app.kubernetes.io/name': release.slug, 'app.kubernetes.io/managed-by': 'slipway', 'slipway.dev/release': release.releaseId };
+  const selector = { 'slipway.dev/release': release.releaseId };
+  const metadata = { name, namespace: options.namespace, labels };
+  const fetchScript = "fetch(process.env.ARTIFACT_URL,{headers:{authorization:'Bearer '+process.env.ARTIFACT_TOKEN}}).then(async r=>{if(!r.ok)throw new Error('artifact '+r.status);require('fs').writeFileSync('/tmp/release.tar.gz',Buffer.from(await r.arrayBuffer()))})";
+  return {
+    secret: { apiVersion: 'v1', kind: 'Secret', metadata, type: 'Opaque', stringData: { ...release.env, ARTIFACT_TOKEN: options.artifactToken } },
+    deployment: {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata,
+      spec: {
+        replicas: 1,
+        revisionHistoryLimit: 1,
+        selector: { matchLabels: selector },
+        template: {
+          metadata: { labels },
+          spec: {
+            automountServiceAccountToken: false,
+            enableServiceLinks: false,
+            securityContext: { runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } },
+            volumes: [{ name: 'release', emptyDir: {} }, { name: 'tmp', emptyDir: {} }],
+            initContainers: [{
+              name: 'fetch-release',
+              image: options.image,
+              command: ['sh', '-c', `node -e "${fetchScript}" && tar -xzf /tmp/release.tar.gz -C /app`],
+              env: [
+                { name: 'ARTIFACT_URL', value: options.artifactUrl(release.releaseId) },
+                { name: 'ARTIFACT_TOKEN', valueFrom: { secretKeyRef: { name, key: 'ARTIFACT_TOKEN' } } },
+              ],
+              volumeMounts: [{ name: 'release', mountPath: '/app' }, { name: 'tmp', mountPath: '/tmp' }],
+              resources: options.resources ?? DEFAULT_RESOURCES,
+              securityContext: RESTRICTED_CONTAINER,
+            }],
+            containers: [{
+              name: 'app',
+              image: options.image,
+              workingDir: '/app',
+              command: ['sh', '-c', release.startCommand],
+              env: [{ name: 'PORT', value: String(APP_PORT) }, { name: 'NODE_ENV', value: 'production' }, { name: 'HOME', value: '/tmp' }],
+              envFrom: [{ secretRef: { name } }],
+              ports: [{ name: 'http', containerPort: APP_PORT }],
+              readinessProbe: { httpGet: { path: '/', port: 'http' }, periodSeconds: 2, failureThreshold: 3 },
+              livenessProbe: { tcpSocket: { port: 'http' }, initialDelaySeconds: 10, periodSeconds: 10 },
+              resources: options.resources ?? DEFAULT_RESOURCES,
+              securityContext: RESTRICTED_CONTAINER,
+              volumeMounts: [{ name: 'release', mountPath: '/app' }, { name: 'tmp', mountPath: '/tmp' }],
+            }],
+          },
+        },
+      },
+    },
+    service: {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata,
+      spec: { type: 'ClusterIP', selector, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
+    },
+  };
+}

@@ -1,0 +1,174 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import type { BlobStore } from '@slipway/blob';
+import { UnhealthyReleaseError, type ReleaseToRun, type RunningRelease, type RuntimeDriver } from './driver.js';
+import { extractRelease } from './release-extractor.js';
+
+export interface LocalDriverOptions {
+  blobs: BlobStore;
+  /** Releases are extracted under `<dir>/releases/<id>`, logs written to `<dir>/logs/<id>.log`. */
+  dir: string;
+  healthTimeoutMs: number;
+  /** Run apps as this user when the edge runs as root. */
+  user?: { uid: number; gid: number };
+  /** Crash restarts: first delay, doubled each time up to `maxBackoffMs`. */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+const LOG_TAIL_CHARS = 16_000;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** One HTTP request to `/`; any answer below 500 counts as healthy. */
+function probe(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path: '/', method: 'GET', timeout: 1000, headers: { 'user-agent': 'slipway-health' } }, (res) => {
+      res.resume();
+      resolve((res.statusCode ?? 500) < 500);
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}
+
+/** A Node release as a child process of the edge: health-gated start, crash restarts with backoff. */
+class LocalRelease implements RunningRelease {
+  readonly host = '127.0.0.1';
+  private child?: ChildProcess;
+  private tail = '';
+  private stopping = false;
+  private restarts = 0;
+  private restartTimer?: NodeJS.Timeout;
+  private healthySince = 0;
+
+  constructor(
+    readonly releaseId: string,
+    readonly port: number,
+    private readonly dir: string,
+    private readonly release: ReleaseToRun,
+    private readonly log: WriteStream,
+    private readonly options: LocalDriverOptions,
+  ) {}
+
+  logTail(): string {
+    return this.tail;
+  }
+
+  private write(text: string): void {
+    this.tail = (this.tail + text).slice(-LOG_TAIL_CHARS);
+    this.log.write(text);
+  }
+
+  spawn(): ChildProcess {
+    const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/tmp', NODE_ENV: 'production', ...this.release.env, PORT: String(this.port) };
+    const child = spawn('sh', ['-c', this.release.startCommand], {
+      cwd: this.dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+      ...(this.options.user ? { uid: this.options.user.uid, gid: this.options.user.gid } : {}),
+    });
+    child.stdout!.on('data', (c: Buffer) => this.write(c.toString('utf8')));
+    child.stderr!.on('data', (c: Buffer) => this.write(c.toString('utf8')));
+    child.on('error', (error) => this.write(`[slipway] could not start: ${error.message}\n`));
+    child.on('exit', (code, signal) => {
+      this.write(`[slipway] process exited (${signal ?? code})\n`);
+      if (this.child === child && !this.stopping && this.healthySince > 0) this.scheduleRestart();
+    });
+    this.child = child;
+    return child;
+  }
+
+  private scheduleRestart(): void {
+    // A process that stayed up a minute starts its backoff afresh.
+    if (Date.now() - this.healthySince > 60_000) this.restarts = 0;
+    const delay = Math.min((this.options.backoffMs ?? 1000) * 2 ** this.restarts, this.options.maxBackoffMs ?? 30_000);
+    this.restarts += 1;
+    this.write(`[slipway] restarting in ${delay} ms (restart ${this.restarts})\n`);
+    this.restartTimer = setTimeout(() => {
+      if (this.stopping) return;
+      this.spawn();
+      this.healthySince = Date.now();
+    }, delay);
+  }
+
+  async waitHealthy(): Promise<void> {
+    const deadline = Date.now() + this.options.healthTimeoutMs;
+    while (Date.now() < deadline) {
+      const child = this.child!;
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new UnhealthyReleaseError(`the release exited (${child.signalCode ?? child.exitCode}) before it answered HTTP on PORT`, this.tail);
+      }
+      if (await probe(this.port)) {
+        this.healthySince = Date.now();
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new UnhealthyReleaseError(`the release did not answer HTTP on PORT ${this.port} within ${Math.round(this.options.healthTimeoutMs / 1000)} s`, this.tail);
+  }
+
+  async stop(graceMs = 5000): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((r) => child.once('exit', r));
+      const kill = (signal: NodeJS.Signals) => {
+        try {
+          process.kill(-child.pid!, signal);
+        } catch {
+          /* gone */
+        }
+      };
+      kill('SIGTERM');
+      const timer = setTimeout(() => kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    }
+    await new Promise((r) => this.log.end(r));
+  }
+}
+
+/** The `local` runtime driver: releases run as child processes of the edge host. */
+export class LocalDriver implements RuntimeDriver {
+  readonly name = 'local' as const;
+
+  constructor(private readonly options: LocalDriverOptions) {}
+
+  releaseDir(releaseId: string): string {
+    return join(this.options.dir, 'releases', releaseId);
+  }
+
+  logFile(releaseId: string): string {
+    return join(this.options.dir, 'logs', `${releaseId}.log`);
+  }
+
+  async start(release: ReleaseToRun): Promise<RunningRelease> {
+    const dir = this.releaseDir(release.releaseId);
+    await extractRelease(await this.options.blobs.get(release.artifactKey), dir);
+    await mkdir(join(this.options.dir, 'logs'), { recursive: true });
+    const log = createWriteStream(this.logFile(release.releaseId), { flags: 'a' });
+    const running = new LocalRelease(release.releaseId, await freePort(), dir, release, log, this.options);
+    running.spawn();
+    try {
+      await running.waitHealthy();
+    } catch (error) {
+      await running.stop(1000);
+      throw error;
+    }
+    return running;
+  }
+}
