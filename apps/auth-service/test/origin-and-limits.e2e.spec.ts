@@ -1,3 +1,5 @@
+import { CLIENT_ADDRESS_HEADER, signClientAddress } from '@slipway/auth-server';
+import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
 import { startAuthHarness, originOf, TestClient, type AuthHarness } from './harness.js';
 
 const MUTATING = ['/sign-up/email', '/sign-in/email', '/sign-out', '/request-password-reset', '/reset-password', '/send-verification-email', '/change-password', '/update-user', '/revoke-session', '/revoke-sessions', '/revoke-other-sessions'];
@@ -101,5 +103,38 @@ describe('client address without trusted proxies', () => {
       statuses.push((await c.signIn('nobody@example.com', 'wrong password')).status);
     }
     expect(statuses).toEqual([...Array(9).fill(401), 429]);
+  });
+});
+
+describe('visitor address vouched for by the application server (@slipway/auth-server)', () => {
+  let h: AuthHarness;
+  let secrets: Record<string, string>;
+  const keyring = () => keyringFromMasterKey(h.config.SLIPWAY_MASTER_KEY);
+  beforeAll(async () => {
+    h = await startAuthHarness('authvouch', { AUTH_RATE_LIMIT_SIGN_IN_MAX: '9' });
+    secrets = {};
+    for (const slug of ['vouch', 'other']) {
+      const tenant = await h.createTenant(slug);
+      const row = await h.prisma.signInService.findUniqueOrThrow({ where: { applicationId: tenant.applicationId } });
+      secrets[slug] = decryptEnvelopeToString(keyring(), row.cookieSecret, envelopeBinding.cookieSecret(tenant.applicationId));
+    }
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('counts each signed address on its own; another tenant’s signature or a stale one is ignored', async () => {
+    const sign = (slug: string, address: string, at = Date.now()) => signClientAddress(secrets[slug]!, address, at);
+    const send = (slug: string, header: string) =>
+      new TestClient(h.authUrl(slug), originOf(slug)).post('/sign-in/email', { email: 'nobody@example.com', password: 'wrong password' }, { [CLIENT_ADDRESS_HEADER]: header });
+    // Ten visitors behind one server, each with its own signed address: nobody is limited.
+    const vouched: number[] = [];
+    for (let i = 0; i < 10; i++) vouched.push((await send('vouch', sign('vouch', `203.0.113.${i}`))).status);
+    expect(vouched).toEqual(Array(10).fill(401));
+    // Signed with the other application's secret, or two minutes old: the peer's address counts.
+    const forged: number[] = [];
+    for (let i = 0; i < 5; i++) forged.push((await send('vouch', sign('other', `198.51.100.${i}`))).status);
+    for (let i = 0; i < 5; i++) forged.push((await send('vouch', sign('vouch', `198.51.100.${i + 5}`, Date.now() - 120_000))).status);
+    expect(forged).toEqual([...Array(9).fill(401), 429]);
   });
 });

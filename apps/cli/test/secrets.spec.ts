@@ -66,7 +66,7 @@ describe('slipway secrets, configuration precedence, auth usage (real binary, re
     expect(broken.stderr).toMatch(/\.slipway\.json: apiKey: .*\(allowed: url, apiKey, token, applicationId\)\n$/);
   });
 
-  it('auth commands need an owner token and an application id (exit 2); their HTTP side waits for the /api/v1/auth endpoints', async () => {
+  it('auth commands need an owner token and an application id (exit 2)', async () => {
     const noToken = await platform.cli(['auth', 'enable'], { env: platform.cliEnv() });
     expect(noToken).toMatchObject({ code: 2, stderr: 'slipway: no owner token: pass --token, set SLIPWAY_TOKEN, or put "token" in .slipway.json\n' });
     const noApp = await platform.cli(['auth', 'env', '--write', '.env'], { env: platform.cliEnv({ SLIPWAY_TOKEN: app.ownerToken }) });

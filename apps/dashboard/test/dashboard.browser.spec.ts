@@ -1,6 +1,8 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TEST_SERVER_URL } from '@slipway/testing';
+import pg from 'pg';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startGatewayProcess, WORKSPACE_ROOT, type GatewayProcess } from './support/gateway-process.js';
 
@@ -34,7 +36,16 @@ describe('dashboard in Chromium', () => {
     page.on('dialog', (dialog) => void dialog.accept());
   }, 60_000);
 
+  const createdDatabases: string[] = [];
   afterAll(async () => {
+    // The application database switching sign-in on created on the shared test server.
+    for (const id of createdDatabases) {
+      const admin = new pg.Client({ connectionString: TEST_SERVER_URL });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS "app_${id.replace(/-/g, '')}" WITH (FORCE)`);
+      await admin.query(`DROP ROLE IF EXISTS "app_${id.replace(/-/g, '')}"`);
+      await admin.end();
+    }
     await context?.close();
     await gw?.stop();
     if (profile) await rm(profile, { recursive: true, force: true });
@@ -113,6 +124,21 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('link', { name: 'Database' }).click();
     await page.getByRole('heading', { name: 'No database yet' }).waitFor();
     await shot('database');
+
+    await page.getByRole('link', { name: 'Sign-in', exact: true }).click();
+    await page.getByRole('button', { name: 'Switch sign-in on' }).click();
+    await page.getByRole('heading', { name: 'Sign-in is on' }).waitFor();
+    createdDatabases.push(appId);
+    await page.getByRole('button', { name: 'Show environment variables' }).click();
+    const envText = await page.getByTestId('sign-in-env').textContent();
+    expect(envText).toMatch(/SERVICE_AUTH_BASE_URL=http:\/\/localhost:3001\/a\/test-shop\nSERVICE_AUTH_COOKIE_SECRET=[\w-]{43}\nSERVICE_AUTH_JWKS_URL=\S+\nVITE_SERVICE_AUTH_URL=\S+/);
+    await page.getByText('Nobody has signed up yet.').waitFor();
+    await page.getByLabel('Require email verification before sign-in').check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByRole('status').getByText('Saved.').waitFor();
+    await shot('sign-in');
+    await page.getByRole('link', { name: 'Database' }).click();
+    await page.getByRole('heading', { name: 'Test Shop’s database' }).waitFor();
 
     // A real deploy through the contract's API with the key the dashboard issued.
     const form = new FormData();

@@ -9,6 +9,7 @@ import { DashboardSiteModule } from './dashboard-site/dashboard-site.module.js';
 import { DeployModule } from './deploy/deploy.module.js';
 import { DeploymentsModule } from './deployments/deployments.module.js';
 import { SecretsModule } from './secrets/secrets.module.js';
+import { SignInModule } from './sign-in/sign-in.module.js';
 
 @Module({})
 export class AppModule {
@@ -23,6 +24,7 @@ export class AppModule {
         DeployModule,
         DeploymentsModule,
         SecretsModule,
+        SignInModule,
         DashboardModule,
         DashboardSiteModule,
       ],

@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { LIMITS, type UploadLimits } from '@slipway/contract';
-import { baseServerFields, loadConfig, masterKey, port, publicUrlFields, z } from '@slipway/config';
+import { baseServerFields, loadConfig, masterKey, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
 
 const positiveInt = (fallback: number) => z.coerce.number().int('must be a whole number').positive('must be positive').default(fallback);
@@ -33,9 +33,19 @@ export const gatewayConfigSchema = z.object({
   OWNER_SESSION_DAYS: positiveInt(30),
   /** bcrypt cost of owner passwords (tests lower it; 12 ≈ a quarter second per sign-in here). */
   BCRYPT_ROUNDS: z.coerce.number().int().min(4).max(15).default(12),
+  /**
+   * A role on the Postgres server of application databases that may create roles and databases
+   * (switching sign-in on creates one). Default: DATABASE_URL (the platform's own server).
+   */
+  APP_DATABASES_ADMIN_URL: postgresUrl.optional(),
 });
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
+
+/** The admin URL of the application databases' server. */
+export function appDatabasesAdminUrl(config: GatewayConfig): string {
+  return config.APP_DATABASES_ADMIN_URL ?? config.DATABASE_URL;
+}
 
 /** The only place this app reads the environment. */
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {

@@ -22,6 +22,9 @@ describe('GET /api/v1 and /api/v1/openapi.json (generated from the validating sc
       'GET /api/v1/deployments/{taskId}',
       'PUT /api/v1/secrets',
       'GET /api/v1/secrets',
+      'POST /api/v1/auth',
+      'GET /api/v1/auth/env',
+      'GET /api/v1/auth',
     ]);
     expect(contract.errors.codes).toEqual(
       Object.entries(ERROR_CODES).map(([code, { status, meaning }]) => ({ code, status, meaning, documentation: `http://localhost:3000/api/v1#error-${code}` })),
@@ -49,7 +52,10 @@ describe('GET /api/v1 and /api/v1/openapi.json (generated from the validating sc
     expect(response.status).toBe(200);
     const doc = response.json;
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths)).toEqual(['/api/v1', '/api/v1/openapi.json', '/api/v1/deploy', '/api/v1/deployments/{taskId}', '/api/v1/secrets']);
+    expect(Object.keys(doc.paths)).toEqual(['/api/v1', '/api/v1/openapi.json', '/api/v1/deploy', '/api/v1/deployments/{taskId}', '/api/v1/secrets', '/api/v1/auth', '/api/v1/auth/env']);
+    expect(doc.paths['/api/v1/auth'].post.security).toEqual([{ ownerToken: [] }, { projectApiKey: [] }]);
+    expect(Object.keys(doc.paths['/api/v1/auth'].post.responses).sort()).toEqual(['200', '201', '400', '401', '403', '404', '409', '500']);
+    expect(doc.paths['/api/v1/auth/env'].get.responses['200'].content).toHaveProperty(['text/plain']);
     expect(Object.keys(doc.paths['/api/v1/secrets'])).toEqual(['put', 'get']);
     const deploy = doc.paths['/api/v1/deploy'].post;
     expect(deploy.security).toEqual([{ projectApiKey: [] }]);

@@ -1,3 +1,5 @@
+import type { PrismaClient } from '@slipway/db';
+
 /** Channel on which a change of a tenant's sign-in configuration is announced to every replica. */
 export const TENANT_CHANGED_CHANNEL = 'slipway:auth:tenant-changed';
 
@@ -18,4 +20,42 @@ export function applicationOrigins(slug: string, appsDomains: string[], appsSche
     if (appsScheme === 'http') entries.push({ origin: `http://${domain.hostname.toLowerCase()}`, source: 'custom_domain', domainId: domain.id });
   }
   return entries;
+}
+
+export interface RefreshOriginsOptions {
+  appsDomains: string[];
+  appsScheme: string;
+  /** Further addresses the caller knows the application answers on (e.g. a release's URL). */
+  addresses?: string[];
+}
+
+/**
+ * Brings an application's registered origins in line with its addresses now: its address under
+ * every publishing domain, its custom domains, and `addresses`. Origins of publishing domains no
+ * longer configured are removed; origins added by hand (`manual`) are left alone. Called on
+ * switch-on (through provisioning), on every deploy (the release step) and safe to call anytime.
+ */
+export async function refreshTrustedOrigins(prisma: PrismaClient, applicationId: string, options: RefreshOriginsOptions): Promise<string[]> {
+  const app = await prisma.application.findUnique({ where: { id: applicationId }, select: { slug: true, domains: { select: { id: true, hostname: true } } } });
+  if (!app) return [];
+  const entries = applicationOrigins(app.slug, options.appsDomains, options.appsScheme, app.domains);
+  for (const address of options.addresses ?? []) {
+    const origin = originOf(address);
+    if (origin && !entries.some((e) => e.origin === origin)) entries.push({ origin, source: 'publishing_domain' });
+  }
+  await prisma.$transaction([
+    prisma.trustedOrigin.deleteMany({ where: { applicationId, source: { in: ['app', 'publishing_domain'] }, origin: { notIn: entries.map((e) => e.origin) } } }),
+    prisma.trustedOrigin.createMany({ data: entries.map((e) => ({ applicationId, origin: e.origin, source: e.source, domainId: e.domainId ?? null })), skipDuplicates: true }),
+  ]);
+  const rows = await prisma.trustedOrigin.findMany({ where: { applicationId }, select: { origin: true }, orderBy: { origin: 'asc' } });
+  return rows.map((r) => r.origin);
+}
+
+function originOf(address: string): string | null {
+  try {
+    const url = new URL(address);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin.toLowerCase() : null;
+  } catch {
+    return null;
+  }
 }

@@ -1,6 +1,7 @@
 import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { AUTH_CONFIG, type AuthConfig } from '../config.js';
+import { CLIENT_ADDRESS_HEADER, verifyClientAddress } from '@slipway/auth-server';
+import { AUTH_CONFIG, normaliseIp, type AuthConfig } from '../config.js';
 import { TenantsService } from '../tenants/tenants.service.js';
 import { RateLimitService, bucketFor } from '../rate-limit/rate-limit.service.js';
 import { clientAddress } from '../rate-limit/client-address.js';
@@ -38,6 +39,10 @@ export class AuthPipelineMiddleware implements NestMiddleware {
     const tenant = await this.tenants.resolve(match[1]!);
     req.tenant = tenant;
     req.clientIp = clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], this.config.AUTH_TRUSTED_PROXIES);
+    // The application's own server (@slipway/auth-server) vouches for its visitor's address with an
+    // HMAC under the tenant's cookie secret, so visitors behind one app server get their own allowance.
+    const vouched = verifyClientAddress(tenant.cookieSecret, req.headers[CLIENT_ADDRESS_HEADER]);
+    if (vouched) req.clientIp = normaliseIp(vouched);
 
     const origin = req.headers.origin;
     if (origin && origin !== 'null' && isTrustedOrigin(tenant, origin)) {

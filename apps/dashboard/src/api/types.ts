@@ -97,3 +97,37 @@ export interface DatabaseInfo {
   database: { name: string; createdAt: string; sizeBytes: number | null } | null;
   allowance: { plan: string; used: number; allowed: number };
 }
+
+export interface SignInServiceView {
+  applicationId: string;
+  baseUrl: string;
+  jwksUrl: string;
+  trustedOrigins: string[];
+  settings: { emailAndPassword: boolean; requireEmailVerification: boolean; allowLocalhost: boolean; socialProviders: string[] };
+  socialProviders: Record<string, { clientId: string; callbackUrl: string }>;
+  createdAt: string;
+}
+
+export interface SignInInfo {
+  enabled: boolean;
+  service: SignInServiceView | null;
+}
+
+export interface SignInUser {
+  id: string;
+  email: string;
+  name: string;
+  emailVerified: boolean;
+  createdAt: string;
+}
+
+export interface OutboxEmail {
+  id: string;
+  kind: string;
+  toAddress: string;
+  subject: string;
+  textBody: string;
+  status: string;
+  createdAt: string;
+  sentAt: string | null;
+}

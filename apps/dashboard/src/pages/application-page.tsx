@@ -7,6 +7,7 @@ import { DatabaseTab } from '../tabs/database-tab.js';
 import { DeploymentsTab } from '../tabs/deployments-tab.js';
 import { DomainsTab } from '../tabs/domains-tab.js';
 import { SecretsTab } from '../tabs/secrets-tab.js';
+import { SignInTab } from '../tabs/sign-in-tab.js';
 import { TokensTab } from '../tabs/tokens-tab.js';
 
 export const TABS = [
@@ -16,6 +17,7 @@ export const TABS = [
   { id: 'domains', label: 'Domains' },
   { id: 'secrets', label: 'Secrets' },
   { id: 'database', label: 'Database' },
+  { id: 'sign-in', label: 'Sign-in' },
 ] as const;
 
 export type TabId = (typeof TABS)[number]['id'];
@@ -67,5 +69,7 @@ function renderTab(tab: TabId, app: ApplicationDetails) {
       return <SecretsTab app={app} />;
     case 'database':
       return <DatabaseTab app={app} />;
+    case 'sign-in':
+      return <SignInTab app={app} />;
   }
 }

@@ -72,3 +72,27 @@ export const SecretNames = z.object({ names: z.array(z.string()).describe('Names
 
 export type DeploymentTask = z.infer<typeof DeploymentTask>;
 export type PutSecretsBody = z.infer<typeof PutSecretsBody>;
+
+export const ApplicationIdQuery = z.uuid().describe('The application (its id, as in the dashboard or .slipway.json).');
+
+export const SignInServiceRecord = z
+  .object({
+    applicationId: z.uuid(),
+    baseUrl: z.string().describe('{auth_url}: SERVICE_AUTH_BASE_URL and VITE_SERVICE_AUTH_URL.'),
+    jwksUrl: z.string().describe('SERVICE_AUTH_JWKS_URL: the public keys that verify its JWTs.'),
+    trustedOrigins: z.array(z.string()).describe('Origins allowed to call it (the app address, publishing domains, custom domains).'),
+    settings: z.object({
+      emailAndPassword: z.boolean(),
+      requireEmailVerification: z.boolean(),
+      allowLocalhost: z.boolean().describe('Any http://localhost:<port> origin is allowed too.'),
+      socialProviders: z.array(z.string()).describe('Providers set up with the owner\'s OAuth apps (names only).'),
+    }),
+    createdAt: z.iso.datetime(),
+  })
+  .meta({ title: 'SignInService' });
+
+export const SignInServices = z.object({ services: z.array(SignInServiceRecord) }).meta({ title: 'SignInServices' });
+
+export const SignInEnvText = z
+  .string()
+  .describe('SERVICE_AUTH_BASE_URL, SERVICE_AUTH_COOKIE_SECRET, SERVICE_AUTH_JWKS_URL and VITE_SERVICE_AUTH_URL as NAME=value lines, ready to append to .env.');

@@ -41,15 +41,22 @@ export class ContractService {
       version: 'v1',
       baseUrl: `${this.config.PUBLIC_URL}/api/v1`,
       openApi: `${this.config.PUBLIC_URL}/api/v1/openapi.json`,
-      authentication: 'Every endpoint except GET /api/v1 and GET /api/v1/openapi.json needs `Authorization: Bearer <project API key>` (slw_key_…), scoped to one application.',
+      authentication:
+        'Every endpoint except GET /api/v1 and GET /api/v1/openapi.json needs `Authorization: Bearer <project API key>` (slw_key_…), scoped to one application. The sign-in calls (/api/v1/auth…) also accept the owner\'s personal access token (slw_pat_…).',
       endpoints: API_ENDPOINTS.map((e) => ({
         method: e.method,
         path: e.path,
         summary: e.summary,
-        auth: e.auth ? 'project API key (Bearer)' : 'none',
+        auth: e.auth === 'owner-or-key' ? 'owner personal access token or project API key (Bearer)' : e.auth ? 'project API key (Bearer)' : 'none',
         ...(e.pathParams ? { pathParams: Object.fromEntries(Object.entries(e.pathParams).map(([k, s]) => [k, jsonSchema(s)])) } : {}),
+        ...(e.queryParams ? { queryParams: Object.fromEntries(Object.entries(e.queryParams).map(([k, s]) => [k, jsonSchema(s)])) } : {}),
         ...(e.request ? { request: { contentType: e.request.contentType, schema: jsonSchema(e.request.schema) } } : {}),
-        response: { status: e.response.status, contentType: e.response.contentType, ...(e.response.schema ? { schema: jsonSchema(e.response.schema) } : {}) },
+        response: {
+          status: e.response.status,
+          ...(e.response.alsoStatus ? { alsoStatus: e.response.alsoStatus } : {}),
+          contentType: e.response.contentType,
+          ...(e.response.schema ? { schema: jsonSchema(e.response.schema) } : {}),
+        },
         errors: e.errors.map((code) => ({ code, status: ERROR_CODES[code].status })),
       })),
       errors: {
@@ -72,19 +79,19 @@ export class ContractService {
       servers: [{ url: this.config.PUBLIC_URL }],
       paths,
       components: {
-        securitySchemes: { projectApiKey: { type: 'http', scheme: 'bearer', description: 'Project API key (slw_key_…), scoped to one application.' } },
+        securitySchemes: {
+          projectApiKey: { type: 'http', scheme: 'bearer', description: 'Project API key (slw_key_…), scoped to one application.' },
+          ownerToken: { type: 'http', scheme: 'bearer', description: "The owner's personal access token (slw_pat_…): every application of the owner." },
+        },
         schemas: { Error: jsonSchema(ErrorBody) },
       },
     };
   }
 
   private operation(endpoint: ApiEndpoint): Record<string, unknown> {
-    const responses: Record<string, unknown> = {
-      [endpoint.response.status]: {
-        description: 'Success',
-        content: { [endpoint.response.contentType]: endpoint.response.schema ? { schema: jsonSchema(endpoint.response.schema) } : {} },
-      },
-    };
+    const success = { content: { [endpoint.response.contentType]: endpoint.response.schema ? { schema: jsonSchema(endpoint.response.schema) } : {} } };
+    const responses: Record<string, unknown> = { [endpoint.response.status]: { description: 'Success', ...success } };
+    if (endpoint.response.alsoStatus) responses[endpoint.response.alsoStatus] = { description: 'Success (already done)', ...success };
     for (const code of endpoint.errors) {
       const status = String(ERROR_CODES[code].status);
       const existing = responses[status] as { description: string } | undefined;
@@ -93,9 +100,14 @@ export class ContractService {
     }
     return {
       summary: endpoint.summary,
-      security: endpoint.auth ? [{ projectApiKey: [] }] : [],
-      ...(endpoint.pathParams
-        ? { parameters: Object.entries(endpoint.pathParams).map(([name, schema]) => ({ name, in: 'path', required: true, schema: jsonSchema(schema) })) }
+      security: endpoint.auth === 'owner-or-key' ? [{ ownerToken: [] }, { projectApiKey: [] }] : endpoint.auth ? [{ projectApiKey: [] }] : [],
+      ...(endpoint.pathParams || endpoint.queryParams
+        ? {
+            parameters: [
+              ...Object.entries(endpoint.pathParams ?? {}).map(([name, schema]) => ({ name, in: 'path', required: true, schema: jsonSchema(schema) })),
+              ...Object.entries(endpoint.queryParams ?? {}).map(([name, schema]) => ({ name, in: 'query', required: true, schema: jsonSchema(schema) })),
+            ],
+          }
         : {}),
       ...(endpoint.request ? { requestBody: { required: true, content: { [endpoint.request.contentType]: { schema: jsonSchema(endpoint.request.schema) } } } } : {}),
       responses,

@@ -6,10 +6,11 @@ import { DashboardDeploymentsModule } from './deployments/dashboard-deployments.
 import { DomainsModule } from './domains/domains.module.js';
 import { OwnerAuthModule } from './owner-auth/owner-auth.module.js';
 import { DashboardSecretsModule } from './secrets/secrets.module.js';
+import { DashboardSignInModule } from './sign-in/dashboard-sign-in.module.js';
 import { TokensModule } from './tokens/tokens.module.js';
 
 /** The dashboard's API under /dashboard/api: owner session cookie, CSRF-checked writes. */
 @Module({
-  imports: [OwnerAuthModule, ApplicationsModule, DashboardApiKeysModule, TokensModule, DomainsModule, DashboardSecretsModule, DashboardDeploymentsModule, DashboardDatabaseModule],
+  imports: [OwnerAuthModule, ApplicationsModule, DashboardApiKeysModule, TokensModule, DomainsModule, DashboardSecretsModule, DashboardDeploymentsModule, DashboardDatabaseModule, DashboardSignInModule],
 })
 export class DashboardModule {}

@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
+import { SignInModule } from '../../sign-in/sign-in.module.js';
 import { DashboardAccessModule } from '../common/dashboard-access.module.js';
 import { DomainsController } from './domains.controller.js';
 import { DomainsRepository } from './domains.repository.js';
 import { DomainsService } from './domains.service.js';
 
-@Module({ imports: [DashboardAccessModule], controllers: [DomainsController], providers: [DomainsRepository, DomainsService] })
+@Module({ imports: [DashboardAccessModule, SignInModule], controllers: [DomainsController], providers: [DomainsRepository, DomainsService] })
 export class DomainsModule {}

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiException } from '@slipway/server';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../../config.js';
+import { TenantChangedPublisher } from '../../sign-in/tenant-changed.publisher.js';
 import { parseBody } from '../common/body.js';
 import { isUuid } from '../common/ids.js';
 import { AddDomainBody } from './dto/add-domain.dto.js';
@@ -11,6 +12,7 @@ export class DomainsService {
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly domains: DomainsRepository,
+    private readonly tenantChanged: TenantChangedPublisher,
   ) {}
 
   async list(applicationId: string) {
@@ -24,7 +26,10 @@ export class DomainsService {
       throw new ApiException('bad_request', `${hostname} is under the platform's own publishing domain; attach a domain you own.`);
     }
     try {
-      return view(await this.domains.add(applicationId, hostname, this.originsFor(hostname)));
+      const domain = view(await this.domains.add(applicationId, hostname, this.originsFor(hostname)));
+      // The sign-in service caches trusted origins; tell it they changed.
+      await this.tenantChanged.publish(applicationId);
+      return domain;
     } catch (error) {
       if (error instanceof DomainTakenError) throw new ApiException('domain_taken', `${hostname} is already attached to an application.`);
       throw error;
@@ -33,6 +38,7 @@ export class DomainsService {
 
   async remove(applicationId: string, id: string) {
     if (!isUuid(id) || !(await this.domains.remove(applicationId, id))) throw new ApiException('not_found', 'No such domain on this application.');
+    await this.tenantChanged.publish(applicationId);
     return { id, removed: true };
   }
 
