@@ -13,6 +13,7 @@ import {
   type HazardCode,
   type WarningCode,
 } from './index.js';
+import { detectSpec } from './detect-spec.js';
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures');
 const context: AnalyzeContext = { secretNames: [], signInEnabled: false, runtimeNodeVersion: 'v20.20.2' };
@@ -83,6 +84,16 @@ describe('spec detection', () => {
 
   it('reports the sign-in variables the code uses', async () => {
     expect((await analyze('warn-sign-in-not-enabled')).spec).toMatchObject({ usesSignIn: true, env: ['PORT', 'SERVICE_AUTH_BASE_URL'] });
+  });
+
+  it('sees sign-in used through the server library, also when it is vendored', () => {
+    const file = (path: string, text: string) => ({ path, text, bytes: text.length });
+    const pkg = (deps: Record<string, string>) => file('package.json', JSON.stringify({ scripts: { start: 'node server.js' }, dependencies: deps }));
+    const server = file('server.js', "require('http').createServer(() => {}).listen(process.env.PORT);");
+    expect(detectSpec([pkg({ '@slipway/auth-server': '0.1.0' }), server]).usesSignIn).toBe(true);
+    expect(detectSpec([pkg({}), server, file('lib/auth.js', "const base = env['SERVICE_AUTH_BASE_URL'];")]).usesSignIn).toBe(true);
+    expect(detectSpec([pkg({}), server, file('app.mjs', "import { createAuthServer } from '@slipway/auth-server';")]).usesSignIn).toBe(true);
+    expect(detectSpec([pkg({ express: '5.0.0' }), server]).usesSignIn).toBe(false);
   });
 });
 

@@ -42,6 +42,21 @@ function parsePackageJson(file: ProjectFile | undefined): PackageJson | null {
 }
 
 /** Variables the code reads: `process.env.X`, `process.env['X']`, `import.meta.env.X`. */
+/** The server library for deployed apps (beta). */
+const SIGN_IN_LIBRARY = '@slipway/auth-server';
+const SIGN_IN_LITERAL = /["'`](?:SERVICE_AUTH_(?:BASE_URL|COOKIE_SECRET|JWKS_URL)|VITE_SERVICE_AUTH_URL|@slipway\/auth-server)["'`]/;
+
+/**
+ * Whether the project uses the sign-in service: it reads a sign-in variable (also through a
+ * variable holding `process.env`, as the server library does), depends on or imports the server
+ * library.
+ */
+function usesSignIn(files: ProjectFile[], env: string[], pkg: PackageJson | null): boolean {
+  if (env.some((name) => name.startsWith('SERVICE_AUTH_') || name === 'VITE_SERVICE_AUTH_URL')) return true;
+  if (pkg?.dependencies?.[SIGN_IN_LIBRARY]) return true;
+  return files.some((f) => isSourceCode(f) && SIGN_IN_LITERAL.test(f.text!));
+}
+
 export function referencedEnv(files: ProjectFile[]): string[] {
   const names = new Set<string>();
   const patterns = [/process\.env\.([A-Z_][A-Z0-9_]*)/g, /process\.env\[\s*["'`]([A-Z_][A-Z0-9_]*)["'`]\s*\]/g, /import\.meta\.env\.([A-Z_][A-Z0-9_]*)/g];
@@ -101,7 +116,7 @@ export function detectSpec(files: ProjectFile[]): ProjectSpec {
     env: referencedEnv(files),
     usesSignIn: false,
   };
-  base.usesSignIn = base.env.some((name) => name.startsWith('SERVICE_AUTH_') || name === 'VITE_SERVICE_AUTH_URL');
+  base.usesSignIn = usesSignIn(files, base.env, pkg);
 
   if (!pkg) {
     if (!paths.has('index.html')) {

@@ -17,11 +17,39 @@ export interface SignInRuntimeEnv {
   buildTime: Record<string, string>;
 }
 
+/** What is known about an application, decrypted, to decide what the platform injects. */
+export interface InjectionFacts {
+  slug: string;
+  /** The sign-in service's cookie secret, or null while sign-in is off. */
+  cookieSecret: string | null;
+  /** The application's own database and its role's password, or null when it has none. */
+  database: { databaseName: string; roleName: string; password: string } | null;
+  /** Names of the project's own secrets (its choices win). */
+  projectSecretNames: Iterable<string>;
+}
+
 /**
- * What the platform injects into a deploy of this application: the sign-in variables while
- * sign-in is on, and `DATABASE_URL` of the application's own database — unless the project set
- * its own `SERVICE_AUTH_BASE_URL` (then nothing of sign-in) or `DATABASE_URL` (never overwritten).
+ * The one policy for what a deploy of an application receives from the platform: the sign-in
+ * variables while sign-in is on, and `DATABASE_URL` of the application's own database — unless
+ * the project set its own `SERVICE_AUTH_BASE_URL` (then nothing of sign-in) or `DATABASE_URL`
+ * (never overwritten). Used by the build worker (build time), the edge (run time) and
+ * `signInRuntimeEnv`.
  */
+export function injectedEnv(facts: InjectionFacts, config: RuntimeEnvConfig): SignInRuntimeEnv {
+  const env: SignInRuntimeEnv = { runtime: {}, buildTime: {} };
+  const projectSets = new Set(facts.projectSecretNames);
+  if (facts.database && !projectSets.has('DATABASE_URL')) {
+    env.runtime['DATABASE_URL'] = tenantDatabaseUrl(config.appDatabasesUrl, facts.database, facts.database.password);
+  }
+  if (facts.cookieSecret && !projectSets.has('SERVICE_AUTH_BASE_URL')) {
+    const variables = signInVariables(config.authPublicUrl, facts.slug, facts.cookieSecret);
+    Object.assign(env.runtime, variables);
+    env.buildTime['VITE_SERVICE_AUTH_URL'] = variables['VITE_SERVICE_AUTH_URL']!;
+  }
+  return env;
+}
+
+/** `injectedEnv` for an application, loading and decrypting what it needs through Prisma. */
 export async function signInRuntimeEnv(prisma: PrismaClient, keyring: Keyring, applicationId: string, config: RuntimeEnvConfig): Promise<SignInRuntimeEnv> {
   const app = await prisma.application.findUnique({
     where: { id: applicationId },
@@ -32,18 +60,16 @@ export async function signInRuntimeEnv(prisma: PrismaClient, keyring: Keyring, a
       secrets: { where: { name: { in: ['SERVICE_AUTH_BASE_URL', 'DATABASE_URL'] } }, select: { name: true } },
     },
   });
-  const env: SignInRuntimeEnv = { runtime: {}, buildTime: {} };
-  if (!app) return env;
-  const projectSets = new Set(app.secrets.map((s) => s.name));
-  if (app.database && !projectSets.has('DATABASE_URL')) {
-    const password = decryptEnvelopeToString(keyring, app.database.password, envelopeBinding.databasePassword(applicationId));
-    env.runtime['DATABASE_URL'] = tenantDatabaseUrl(config.appDatabasesUrl, app.database, password);
-  }
-  if (app.signInService && !projectSets.has('SERVICE_AUTH_BASE_URL')) {
-    const cookieSecret = decryptEnvelopeToString(keyring, app.signInService.cookieSecret, envelopeBinding.cookieSecret(applicationId));
-    const variables = signInVariables(config.authPublicUrl, app.slug, cookieSecret);
-    Object.assign(env.runtime, variables);
-    env.buildTime['VITE_SERVICE_AUTH_URL'] = variables['VITE_SERVICE_AUTH_URL']!;
-  }
-  return env;
+  if (!app) return { runtime: {}, buildTime: {} };
+  return injectedEnv(
+    {
+      slug: app.slug,
+      cookieSecret: app.signInService ? decryptEnvelopeToString(keyring, app.signInService.cookieSecret, envelopeBinding.cookieSecret(applicationId)) : null,
+      database: app.database
+        ? { ...app.database, password: decryptEnvelopeToString(keyring, app.database.password, envelopeBinding.databasePassword(applicationId)) }
+        : null,
+      projectSecretNames: app.secrets.map((s) => s.name),
+    },
+    config,
+  );
 }

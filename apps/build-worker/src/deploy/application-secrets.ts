@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { isPublicName } from '@slipway/analyzer';
+import { injectedEnv } from '@slipway/auth-core';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey, type Keyring } from '@slipway/crypto';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { DeploymentRepository } from './deployment.repository.js';
@@ -36,7 +37,11 @@ export class ApplicationSecrets {
     const dbPassword = app.database ? decryptEnvelopeToString(this.keyring, app.database.password, envelopeBinding.databasePassword(applicationId)) : null;
     const buildVariables: Record<string, string> = {};
     for (const s of secrets) if (isPublicName(s.name)) buildVariables[s.name] = s.value;
-    if (cookieSecret && !('VITE_SERVICE_AUTH_URL' in buildVariables)) buildVariables['VITE_SERVICE_AUTH_URL'] = `${this.config.AUTH_PUBLIC_URL}/a/${app.slug}`;
+    const injected = injectedEnv(
+      { slug: app.slug, cookieSecret, database: null, projectSecretNames: secrets.map((s) => s.name) },
+      { authPublicUrl: this.config.AUTH_PUBLIC_URL, appDatabasesUrl: this.config.DATABASE_URL },
+    );
+    for (const [name, value] of Object.entries(injected.buildTime)) if (!(name in buildVariables)) buildVariables[name] = value;
     return {
       slug: app.slug,
       secretNames: secrets.map((s) => s.name),

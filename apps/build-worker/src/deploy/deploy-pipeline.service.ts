@@ -19,6 +19,7 @@ import { Sandbox } from '../sandbox/sandbox.js';
 import { ApplicationSecrets } from './application-secrets.js';
 import { DeploymentRepository } from './deployment.repository.js';
 import { RuntimeHandoff } from './runtime-handoff.js';
+import { SignInOrigins } from './sign-in-origins.js';
 import { BLOBS, PUBLISHER, SANDBOX, buildDirOf } from './tokens.js';
 
 const run = promisify(execFile);
@@ -46,6 +47,7 @@ export class DeployPipelineService {
     @Inject(BLOBS) private readonly blobs: BlobStore,
     @Inject(SANDBOX) private readonly sandbox: Sandbox,
     @Inject(PUBLISHER) private readonly publisher: Redis,
+    private readonly signInOrigins: SignInOrigins,
   ) {
     this.cache = new DependencyCache(join(buildDirOf(config), 'cache'));
     this.handoff = new RuntimeHandoff(config.EDGE_INTERNAL_URL, config.SLIPWAY_MASTER_KEY, config.RELEASE_TIMEOUT_MS);
@@ -154,6 +156,7 @@ export class DeployPipelineService {
       await step('release', async (log) => {
         if (!(await this.deployments.createRelease(applicationId, deploymentId, attempt, { id: releaseId, kind: releaseKind, artifactKey, spec: project }))) throw new LostLeaseError('lost');
         if (releaseKind === 'node') await this.handoff.start(releaseId, log);
+        if (app.signInEnabled) log(`sign-in trusted origins: ${(await this.signInOrigins.refresh(applicationId)).join(', ')}`);
         log(`release ${releaseId} is live`);
       });
       if (!(await this.deployments.makeLive(applicationId, deploymentId, attempt, releaseId, recorder.steps))) throw new LostLeaseError('lost');

@@ -12,6 +12,7 @@ import { DeployWorker } from './deploy.worker.js';
 import { DeploymentRepository, PRISMA } from './deployment.repository.js';
 import { DisposeClients } from './dispose-clients.js';
 import { ReconcilerService } from './reconciler.service.js';
+import { SignInOrigins } from './sign-in-origins.js';
 import { BLOBS, PUBLISHER, SANDBOX, buildDirOf } from './tokens.js';
 
 @Module({})
@@ -38,6 +39,7 @@ export class DeployModule {
         DeploymentRepository,
         ApplicationSecrets,
         DeployPipelineService,
+        SignInOrigins,
         DeployWorker,
         ReconcilerService,
         DisposeClients,

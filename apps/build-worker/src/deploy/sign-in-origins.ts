@@ -1,0 +1,27 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { TENANT_CHANGED_CHANNEL, refreshTrustedOrigins } from '@slipway/auth-core';
+import type { PrismaClient } from '@slipway/db';
+import type { Redis } from 'ioredis';
+import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
+import { PRISMA } from './deployment.repository.js';
+import { PUBLISHER } from './tokens.js';
+
+/**
+ * Contract B.4: trusted origins are registered again on every deploy of an application whose
+ * sign-in is on (its address under every publishing domain, plus its custom domains), and every
+ * sign-in service replica is told to drop its cached copy.
+ */
+@Injectable()
+export class SignInOrigins {
+  constructor(
+    @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
+    @Inject(PRISMA) private readonly prisma: PrismaClient,
+    @Inject(PUBLISHER) private readonly publisher: Redis,
+  ) {}
+
+  async refresh(applicationId: string): Promise<string[]> {
+    const origins = await refreshTrustedOrigins(this.prisma, applicationId, { appsDomains: this.config.APPS_DOMAIN, appsScheme: this.config.APPS_SCHEME });
+    await this.publisher.publish(TENANT_CHANGED_CHANNEL, applicationId);
+    return origins;
+  }
+}
