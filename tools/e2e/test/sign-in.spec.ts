@@ -78,7 +78,7 @@ describe('sign-in, switched on and used by a deployed app', () => {
     const enable = () => fetch(`http://127.0.0.1:${platform.ports.gateway}/api/v1/auth?applicationId=${account.applicationId}`, { method: 'POST', headers: { authorization: `Bearer ${account.ownerToken}` } });
     const first = await enable();
     expect(first.status).toBe(201);
-    const record = await first.json();
+    const record = (await first.json()) as { applicationId: string; baseUrl: string; trustedOrigins: string[] };
     expect(record).toMatchObject({ applicationId: account.applicationId, baseUrl: `http://127.0.0.1:${platform.ports.auth}/a/${account.slug}` });
     expect(record.trustedOrigins).toContain(`http://${account.slug}.localhost:${platform.ports.edge}`);
     const again = await Promise.all([enable(), enable()]);
