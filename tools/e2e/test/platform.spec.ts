@@ -5,7 +5,7 @@
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FIXTURES } from '@slipway/testing';
+import { FIXTURES, waitFor } from '@slipway/testing';
 import { Platform } from './support/platform.js';
 
 describe('the platform end to end', () => {
@@ -56,6 +56,29 @@ describe('the platform end to end', () => {
     // The failed deploy leaves the previous release serving.
     expect(await platform.viaEdge(slug, '/hello')).toMatchObject({ status: 200, body: served.body });
     await rm(app, { recursive: true, force: true });
+  });
+
+  it('rolls back to the static release from the dashboard, without a rebuild', async () => {
+    const dashboard = `http://127.0.0.1:${platform.ports.gateway}/dashboard/api`;
+    const headers = { origin: `http://localhost:${platform.ports.gateway}`, 'x-slipway-csrf': '1', 'content-type': 'application/json' };
+    // The owner made by `admin bootstrap` claims the account by signing up with its email.
+    const signUp = await fetch(`${dashboard}/session/sign-up`, { method: 'POST', headers, body: JSON.stringify({ email: 'e2e@example.com', password: 'correct horse battery', name: 'E2E' }) });
+    expect(signUp.status).toBeLessThan(300);
+    const cookie = signUp.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    const apps = (await (await fetch(`${dashboard}/applications`, { headers: { cookie } })).json()) as { applications: { id: string; slug: string }[] };
+    const app = apps.applications.find((a) => a.slug === slug)!;
+    const { releases } = (await (await fetch(`${dashboard}/applications/${app.id}/releases`, { headers: { cookie } })).json()) as { releases: { id: string; kind: string; live: boolean }[] };
+    expect(releases.map((r) => [r.kind, r.live])).toEqual([['node', true], ['static', false]]);
+    const staticRelease = releases.find((r) => r.kind === 'static')!;
+
+    const rollback = await fetch(`${dashboard}/applications/${app.id}/releases/${staticRelease.id}/live`, { method: 'POST', headers: { ...headers, cookie } });
+    expect(rollback.status).toBe(200);
+    expect(((await rollback.json()) as typeof apps & { releases: { id: string; live: boolean }[] }).releases.find((r) => r.live)?.id).toBe(staticRelease.id);
+    const index = await readFile(join(FIXTURES, 'static-site', 'index.html'), 'utf8');
+    await waitFor(async () => (await platform.viaEdge(slug)).body === index, { timeoutMs: 10_000, what: 'the static release serving again' });
+
+    const unknown = await fetch(`${dashboard}/applications/${app.id}/releases/00000000-0000-4000-8000-000000000000/live`, { method: 'POST', headers: { ...headers, cookie } });
+    expect(unknown.status).toBe(404);
   });
 
   it('stops everything on Ctrl-C', async () => {

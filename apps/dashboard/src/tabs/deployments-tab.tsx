@@ -1,7 +1,9 @@
+import { useState } from 'react';
+import { api } from '../api/client.js';
 import type { ApplicationDetails, DeploymentRow, Release } from '../api/types.js';
 import { useResource } from '../api/use-resource.js';
 import { DeployCommands } from '../components/deploy-commands.js';
-import { ErrorNotice, Loading, StatusBadge } from '../components/ui.js';
+import { Button, ErrorNotice, Loading, StatusBadge } from '../components/ui.js';
 import { formatDuration, formatWhen, isTerminal } from '../format.js';
 import { Link } from '../router.js';
 
@@ -11,6 +13,21 @@ export function DeploymentsTab({ app }: { app: ApplicationDetails }) {
     keepPolling: (d) => d.deployments.some((row) => !isTerminal(row.status)),
   });
   const releases = useResource<{ releases: Release[] }>(`/applications/${app.id}/releases`);
+  const [rollbackError, setRollbackError] = useState<unknown>(null);
+  const [switching, setSwitching] = useState<string | null>(null);
+  const makeLive = async (release: Release) => {
+    if (!window.confirm(`Make release ${release.id.slice(0, 8)} live again? It takes traffic without a rebuild.`)) return;
+    setSwitching(release.id);
+    setRollbackError(null);
+    try {
+      await api.post(`/applications/${app.id}/releases/${release.id}/live`);
+      await releases.reload();
+    } catch (error) {
+      setRollbackError(error);
+    } finally {
+      setSwitching(null);
+    }
+  };
   if (list.loading) return <Loading what="deployments" />;
   const rows = list.data?.deployments ?? [];
   return (
@@ -61,11 +78,18 @@ export function DeploymentsTab({ app }: { app: ApplicationDetails }) {
       {releases.data && releases.data.releases.length > 0 ? (
         <div className="card">
           <h2>Releases</h2>
+          <ErrorNotice error={rollbackError} />
           <ul className="plain-list release-list">
             {releases.data.releases.map((r) => (
               <li key={r.id}>
                 <span className="mono">{r.id.slice(0, 8)}</span> <span className="muted">{r.kind}</span> <span className="muted">{formatWhen(r.createdAt)}</span>{' '}
-                {r.live ? <StatusBadge status="live" /> : null}{' '}
+                {r.live ? (
+                  <StatusBadge status="live" />
+                ) : (
+                  <Button variant="secondary" busy={switching === r.id} disabled={switching !== null} onClick={() => void makeLive(r)}>
+                    {switching === r.id ? 'Switching…' : 'Make live'}
+                  </Button>
+                )}{' '}
                 <Link to={`/apps/${app.id}/deployments/${r.deploymentId}`}>deployment</Link>
               </li>
             ))}

@@ -1,4 +1,4 @@
-import { Controller, Get, Param } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { CurrentApplication } from '../common/current-owner.decorator.js';
 import { OwnedApplicationRoute } from '../common/owner-guards.js';
 import type { OwnedApplication } from '../common/owner-principal.js';
@@ -22,5 +22,12 @@ export class DashboardDeploymentsController {
   @Get('releases')
   releases(@CurrentApplication() app: OwnedApplication) {
     return this.deployments.releases(app.id);
+  }
+
+  /** Rollback: make an earlier release live again (no rebuild). */
+  @Post('releases/:releaseId/live')
+  @HttpCode(200)
+  makeLive(@CurrentApplication() app: OwnedApplication, @Param('releaseId') releaseId: string) {
+    return this.deployments.makeLive(app.id, releaseId);
   }
 }

@@ -1,5 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import { RoutesPublisher } from '../../common/routes.publisher.js';
 import { DeploymentsService } from '../../deployments/deployments.service.js';
+import { isUuid } from '../common/ids.js';
+import { ApiException } from '@slipway/server';
 import { DashboardDeploymentsRepository } from './dashboard-deployments.repository.js';
 
 /** Deployments as the dashboard lists them; one deployment is exactly what the API's poll answers. */
@@ -8,6 +11,7 @@ export class DashboardDeploymentsService {
   constructor(
     private readonly deployments: DashboardDeploymentsRepository,
     private readonly tasks: DeploymentsService,
+    private readonly routes: RoutesPublisher,
   ) {}
 
   async list(applicationId: string) {
@@ -23,6 +27,12 @@ export class DashboardDeploymentsService {
 
   async releases(applicationId: string) {
     return { releases: await this.deployments.releases(applicationId) };
+  }
+
+  async makeLive(applicationId: string, releaseId: string) {
+    if (!isUuid(releaseId)) throw new ApiException('not_found', 'This application has no such release.');
+    await this.routes.makeLive(applicationId, releaseId);
+    return this.releases(applicationId);
   }
 }
 

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiException } from '@slipway/server';
+import { RoutesPublisher } from '../../common/routes.publisher.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../../config.js';
 import { TenantChangedPublisher } from '../../sign-in/tenant-changed.publisher.js';
 import { parseBody } from '../common/body.js';
@@ -13,6 +14,7 @@ export class DomainsService {
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly domains: DomainsRepository,
     private readonly tenantChanged: TenantChangedPublisher,
+    private readonly routes: RoutesPublisher,
   ) {}
 
   async list(applicationId: string) {
@@ -27,8 +29,8 @@ export class DomainsService {
     }
     try {
       const domain = view(await this.domains.add(applicationId, hostname, this.originsFor(hostname)));
-      // The sign-in service caches trusted origins; tell it they changed.
-      await this.tenantChanged.publish(applicationId);
+      // The sign-in service caches trusted origins and the edges route by host: tell both.
+      await Promise.all([this.tenantChanged.publish(applicationId), this.routes.routesChanged(applicationId)]);
       return domain;
     } catch (error) {
       if (error instanceof DomainTakenError) throw new ApiException('domain_taken', `${hostname} is already attached to an application.`);
@@ -38,7 +40,7 @@ export class DomainsService {
 
   async remove(applicationId: string, id: string) {
     if (!isUuid(id) || !(await this.domains.remove(applicationId, id))) throw new ApiException('not_found', 'No such domain on this application.');
-    await this.tenantChanged.publish(applicationId);
+    await Promise.all([this.tenantChanged.publish(applicationId), this.routes.routesChanged(applicationId)]);
     return { id, removed: true };
   }
 
