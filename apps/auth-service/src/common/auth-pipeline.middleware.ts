@@ -32,7 +32,8 @@ export class AuthPipelineMiddleware implements NestMiddleware {
     );
   }
 
-  private async run(req: AuthRequest, res: Response): Promise<boolean> {
+  /** The pipeline itself; also run by SessionReadsFastPath on plain Node requests (GET, no query string). */
+  async run(req: AuthRequest, res: Response): Promise<boolean> {
     const match = TENANT_PATH.exec(req.originalUrl);
     if (!match) throw new AuthError(404, 'NOT_FOUND', 'Not found');
     const tenant = await this.tenants.resolve(match[1]!);
