@@ -89,7 +89,9 @@ async function main() {
     log('tenant provisioned');
     const ourPort = await freePort();
     const ours = `http://127.0.0.1:${ourPort}`;
-    await start(['apps/auth-service/dist/main.js'], {
+    // BENCH_NODE_ARGS: extra node flags for our server (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+    const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    await start([...nodeArgs, 'apps/auth-service/dist/main.js'], {
       DATABASE_URL: platformUrl, REDIS_URL: REDIS, SLIPWAY_MASTER_KEY: masterKey, PORT: String(ourPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn',
       AUTH_PUBLIC_URL: ours, AUTH_REDIS_PREFIX: `slipway-bench:${suffix}:`,
       // Benchmarks measure throughput, not the limiter: raise both allowances (see README).
