@@ -32,7 +32,10 @@ export class AuthPipelineMiddleware implements NestMiddleware {
     );
   }
 
-  /** The pipeline itself; also run by SessionReadsFastPath on plain Node requests (GET, no query string). */
+  /**
+   * The pipeline itself; SessionReadsFastPath also runs it on plain Node requests (GET, no query
+   * string): read `req.headers`/`req.socket` here, not Express helpers (`req.get`, `req.ip`).
+   */
   async run(req: AuthRequest, res: Response): Promise<boolean> {
     const match = TENANT_PATH.exec(req.originalUrl);
     if (!match) throw new AuthError(404, 'NOT_FOUND', 'Not found');
