@@ -1,13 +1,19 @@
 // bench/auth: get-session, /token and sign-in/email — requests/s and p99 — of the sign-in
 // service vs a stock Better Auth server (JWT plugin), same Postgres, same machine, one run.
 // Usage: pnpm nx run-many -t build -p auth-service && node bench/auth/run.mjs
-// Env: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 20), TEST_DATABASE_URL, TEST_REDIS_URL.
+// Env: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 20), BENCH_ROUNDS (default 3: every
+// endpoint is measured on both servers, alternately, this many times; the table shows medians),
+// BENCH_STRONGER_COST (default 11: sign-in is also measured against a second auth-service with this
+// bcrypt cost, whose hash costs more CPU than Better Auth's scrypt; 0 = skip), BENCH_ONLY,
+// BENCH_NODE_ARGS, TEST_DATABASE_URL, TEST_REDIS_URL.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { hashPassword, verifyPassword } from 'better-auth/crypto';
 import { dropApplicationDatabase, provisionSignInTenant } from '@slipway/auth-core';
 import { keyringFromMasterKey } from '@slipway/crypto';
 import { applyMigrations, createPrismaClient, quoteIdent, withDatabase } from '@slipway/db';
@@ -16,6 +22,11 @@ const SERVER = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1
 const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const STRONGER_COST = Number(process.env.BENCH_STRONGER_COST ?? 11);
+const BCRYPT_COST = 10; // auth-service's default (AUTH_BCRYPT_COST)
+// bcrypt as auth-service loads it (the bench does not depend on it itself).
+const bcrypt = createRequire(new URL('../../apps/auth-service/package.json', import.meta.url))('bcrypt');
 const ORIGIN = 'http://bench.localhost:8080';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const suffix = randomBytes(4).toString('hex');
@@ -73,7 +84,31 @@ async function run(title, opts) {
 }
 
 const log = (m) => process.stderr.write(`[bench] ${m}\n`);
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** One password verification, each server's way, timed alone (median of 7) before any load. */
+async function hashTimings() {
+  const time = async (fn) => {
+    const samples = [];
+    for (let i = 0; i < 7; i++) {
+      const start = performance.now();
+      await fn();
+      samples.push(performance.now() - start);
+    }
+    return median(samples).toFixed(1);
+  };
+  const password = 'correct horse battery';
+  const result = {};
+  for (const cost of [BCRYPT_COST, ...(STRONGER_COST ? [STRONGER_COST] : [])]) {
+    const hash = await bcrypt.hash(password, cost);
+    result[`bcrypt cost ${cost}`] = await time(() => bcrypt.compare(password, hash));
+  }
+  const scryptHash = await hashPassword(password);
+  result['Better Auth scrypt N=16384 r=16 p=1'] = await time(() => verifyPassword({ hash: scryptHash, password }));
+  return result;
+}
 async function main() {
+  const loadBefore = (await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ');
   await admin(`CREATE DATABASE ${quoteIdent(platformDb)}`);
   await admin(`CREATE DATABASE ${quoteIdent(betterAuthDb)}`);
   const platformUrl = withDatabase(SERVER, platformDb);
@@ -87,55 +122,93 @@ async function main() {
     await provisionSignInTenant({ prisma, keyring: keyringFromMasterKey(masterKey), platformDatabaseUrl: platformUrl, adminDatabaseUrl: SERVER, appsDomains: ['localhost:8080'], appsScheme: 'http', applicationId: app.id });
 
     log('tenant provisioned');
-    const ourPort = await freePort();
-    const ours = `http://127.0.0.1:${ourPort}`;
-    await start(['apps/auth-service/dist/main.js'], {
-      DATABASE_URL: platformUrl, REDIS_URL: REDIS, SLIPWAY_MASTER_KEY: masterKey, PORT: String(ourPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn',
-      AUTH_PUBLIC_URL: ours, AUTH_REDIS_PREFIX: `slipway-bench:${suffix}:`,
-      // Benchmarks measure throughput, not the limiter: raise both allowances (see README).
-      AUTH_RATE_LIMIT_SIGN_IN_MAX: '100000000', AUTH_RATE_LIMIT_SESSION_MAX: '100000000',
-    }, `${ours}/health/ready`);
+    const startOurs = async (bcryptCost) => {
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
+      // BENCH_NODE_ARGS: extra node flags for our server (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+      const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+      await start([...nodeArgs, 'apps/auth-service/dist/main.js'], {
+        DATABASE_URL: platformUrl, REDIS_URL: REDIS, SLIPWAY_MASTER_KEY: masterKey, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn',
+        AUTH_PUBLIC_URL: url, AUTH_REDIS_PREFIX: `slipway-bench:${suffix}:${bcryptCost}:`, AUTH_BCRYPT_COST: String(bcryptCost),
+        // Benchmarks measure throughput, not the limiter: raise both allowances (see README).
+        // Better Auth runs with rateLimit disabled (better-auth-server.mjs).
+        AUTH_RATE_LIMIT_SIGN_IN_MAX: '100000000', AUTH_RATE_LIMIT_SESSION_MAX: '100000000',
+      }, `${url}/health/ready`);
+      return url;
+    };
+    const timings = await hashTimings();
+    log(`hash timings (ms): ${JSON.stringify(timings)}`);
+    const ours = await startOurs(BCRYPT_COST);
     log('auth-service up');
     const baPort = await freePort();
     const ba = `http://127.0.0.1:${baPort}/api/auth`;
     await start([fileURLToPath(new URL('./better-auth-server.mjs', import.meta.url)), String(baPort), withDatabase(SERVER, betterAuthDb), ORIGIN], {}, `${ba}/ok`, fileURLToPath(new URL('.', import.meta.url)));
 
     log('better-auth up');
-    const credentials = JSON.stringify({ email: 'bench@example.com', password: 'correct horse battery' });
+    const only = process.env.BENCH_ONLY; // e.g. "sign-in" to measure one endpoint
     const targets = [
       { name: 'slipway auth-service', base: `${ours}/a/bench`, cookieName: 'slipway.session_token' },
       { name: 'Better Auth 1.7.25 + jwt()', base: ba, cookieName: 'better-auth.session_token' },
     ];
-    const rows = [];
-    for (const t of targets) {
-      const headers = { 'content-type': 'application/json', origin: ORIGIN };
-      const up = await fetch(`${t.base}/sign-up/email`, { method: 'POST', headers, body: JSON.stringify({ name: 'Bench', email: 'bench@example.com', password: 'correct horse battery' }) });
-      if (!up.ok) throw new Error(`${t.name} sign-up: ${up.status} ${await up.text()}`);
-      const cookie = cookieFrom(up, t.cookieName);
-      const check = await fetch(`${t.base}/token`, { headers: { cookie } });
-      if (!check.ok) throw new Error(`${t.name} /token: ${check.status}`);
-      const only = process.env.BENCH_ONLY; // e.g. "sign-in" to measure one endpoint
-      if (!only || only === 'get-session') rows.push({ target: t.name, ...(await run('GET /get-session', { url: `${t.base}/get-session`, headers: { cookie } })) });
-      if (!only || only === 'token') rows.push({ target: t.name, ...(await run('GET /token', { url: `${t.base}/token`, headers: { cookie } })) });
-      if (!only || only === 'sign-in') rows.push({ target: t.name, ...(await run('POST /sign-in/email', { url: `${t.base}/sign-in/email`, method: 'POST', headers, body: credentials })) });
+    if (STRONGER_COST && (!only || only === 'sign-in')) {
+      const stronger = await startOurs(STRONGER_COST);
+      log(`auth-service (bcrypt ${STRONGER_COST}) up`);
+      targets.push({ name: `slipway auth-service, bcrypt cost ${STRONGER_COST}`, base: `${stronger}/a/bench`, cookieName: 'slipway.session_token', signInOnly: true });
     }
-
+    const headers = { 'content-type': 'application/json', origin: ORIGIN };
+    for (const t of targets) {
+      // bcrypt.compare works at the cost stored in the hash: the stronger server signs up its own user.
+      t.email = t.signInOnly ? 'bench-stronger@example.com' : 'bench@example.com';
+      const up = await fetch(`${t.base}/sign-up/email`, { method: 'POST', headers, body: JSON.stringify({ name: 'Bench', email: t.email, password: 'correct horse battery' }) });
+      if (!up.ok) throw new Error(`${t.name} sign-up: ${up.status} ${await up.text()}`);
+      t.cookie = cookieFrom(up, t.cookieName);
+      const check = await fetch(`${t.base}/token`, { headers: { cookie: t.cookie } });
+      if (!check.ok) throw new Error(`${t.name} /token: ${check.status}`);
+    }
+    const endpoints = [
+      { key: 'get-session', title: 'GET /get-session', opts: (t) => ({ url: `${t.base}/get-session`, headers: { cookie: t.cookie } }) },
+      { key: 'token', title: 'GET /token', opts: (t) => ({ url: `${t.base}/token`, headers: { cookie: t.cookie } }) },
+      { key: 'sign-in', title: 'POST /sign-in/email', opts: (t) => ({ url: `${t.base}/sign-in/email`, method: 'POST', headers, body: JSON.stringify({ email: t.email, password: 'correct horse battery' }) }) },
+    ].filter((e) => !only || only === e.key);
+    // Warm-up (not recorded): JIT, connection pools and key caches of every server.
+    for (const t of targets) for (const e of endpoints) if (!t.signInOnly || e.key === 'sign-in') await autocannon({ connections: CONNECTIONS, duration: 2, ...e.opts(t) });
+    // Rounds alternate the servers endpoint by endpoint, so load from elsewhere on the machine hits both alike.
+    const samples = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const e of endpoints) {
+        for (const t of targets) {
+          if (t.signInOnly && e.key !== 'sign-in') continue;
+          const r = await run(e.title, e.opts(t));
+          log(`round ${round} ${e.title} ${t.name}: ${r.rps} req/s, p99 ${r.p99} ms`);
+          samples.push({ round, target: t.name, ...r });
+        }
+      }
+    }
+    const rows = [];
+    for (const e of endpoints) {
+      for (const t of targets) {
+        const mine = samples.filter((x) => x.title === e.title && x.target === t.name);
+        if (!mine.length) continue;
+        rows.push({ title: e.title, target: t.name, rps: median(mine.map((x) => x.rps)), p99: median(mine.map((x) => x.p99)), non2xx: mine.reduce((n, x) => n + x.non2xx, 0), each: mine.map((x) => x.rps).join(' / ') });
+      }
+    }
     const lines = [
-      `bench/auth — ${new Date().toISOString()} — ${SECONDS}s per endpoint, ${CONNECTIONS} connections, node ${process.version}, ${(await import('node:os')).cpus().length} CPUs`,
-      `hashing: slipway bcrypt cost 10; Better Auth scrypt N=16384 r=16 p=1 (its default)`,
+      `bench/auth — ${new Date().toISOString()} — ${SECONDS}s per endpoint, ${CONNECTIONS} connections, ${ROUNDS} rounds (medians; servers alternate), node ${process.version}, ${(await import('node:os')).cpus().length} CPUs, load average before: ${loadBefore}`,
+      `hashing: slipway bcrypt cost ${BCRYPT_COST} (default); Better Auth scrypt N=16384 r=16 p=1 (its default). One verification alone (ms, median of 7): ${Object.entries(timings).map(([k, v]) => `${k} ${v}`).join('; ')}`,
       '',
-      '| endpoint | server | req/s | p99 ms | non-2xx/errors |',
-      '|---|---|---:|---:|---:|',
-      ...['GET /get-session', 'GET /token', 'POST /sign-in/email'].flatMap((title) => rows.filter((r) => r.title === title).map((r) => `| ${title} | ${r.target} | ${r.rps} | ${r.p99} | ${r.non2xx} |`)),
+      '| endpoint | server | req/s (median) | each round | p99 ms (median) | non-2xx/errors |',
+      '|---|---|---:|---|---:|---:|',
+      ...rows.map((r) => `| ${r.title} | ${r.target} | ${r.rps} | ${r.each} | ${r.p99} | ${r.non2xx} |`),
       '',
-      ...['GET /get-session', 'GET /token', 'POST /sign-in/email'].filter((title) => rows.some((r) => r.title === title)).map((title) => {
-        const [a, b] = rows.filter((r) => r.title === title);
-        return `${title}: slipway / Better Auth throughput = ${(a.rps / Math.max(1, b.rps)).toFixed(2)}×`;
+      ...endpoints.flatMap((e) => {
+        const base = rows.find((r) => r.title === e.title && r.target === targets[1].name);
+        return rows.filter((r) => r.title === e.title && r.target !== base.target).map((r) => `${e.title}: ${r.target} / Better Auth throughput = ${(r.rps / Math.max(1, base.rps)).toFixed(2)}×`);
       }),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
     mkdirSync(new URL('../results/', import.meta.url), { recursive: true });
-    if (!process.env.BENCH_ONLY) writeFileSync(new URL(`../results/auth-${new Date().toISOString().slice(0, 10)}.md`, import.meta.url), `${lines.join('\n')}\n`);
+    const stamp = new Date().toISOString().slice(0, 16).replace(':', '');
+    if (!only) writeFileSync(new URL(`../results/auth-${stamp}.md`, import.meta.url), `${lines.join('\n')}\n`);
   } finally {
     for (const c of children) c.kill('SIGTERM');
     await prisma.$disconnect();

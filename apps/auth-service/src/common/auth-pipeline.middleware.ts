@@ -33,7 +33,11 @@ export class AuthPipelineMiddleware implements NestMiddleware {
     );
   }
 
-  private async run(req: AuthRequest, res: Response): Promise<boolean> {
+  /**
+   * The pipeline itself; SessionReadsFastPath also runs it on plain Node requests (GET, no query
+   * string): read `req.headers`/`req.socket` here, not Express helpers (`req.get`, `req.ip`).
+   */
+  async run(req: AuthRequest, res: Response): Promise<boolean> {
     const match = TENANT_PATH.exec(req.originalUrl);
     if (!match) throw new AuthError(404, 'NOT_FOUND', 'Not found');
     const tenant = await this.tenants.resolve(match[1]!);

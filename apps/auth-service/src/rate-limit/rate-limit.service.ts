@@ -1,9 +1,10 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { REDIS } from '../common/platform.providers.js';
 import { AuthError } from '../common/auth-error.js';
+import { BatchedWindowLimiter } from './batched-window-limiter.js';
 
 // Sliding window log in one round trip, shared by every replica: refused attempts are not counted.
 const SLIDING_WINDOW = `
@@ -29,8 +30,10 @@ export function bucketFor(path: string): RateLimitBucket {
 type SlidingWindowRedis = Redis & { slidingWindow(key: string, now: number, windowMs: number, max: number, member: string): Promise<number> };
 
 @Injectable()
-export class RateLimitService {
+export class RateLimitService implements OnModuleDestroy {
   private readonly redis: SlidingWindowRedis;
+  /** The looser session-read bucket is counted in batches (no round trip per read; see its tolerance). */
+  private readonly sessionReads: BatchedWindowLimiter;
 
   constructor(
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
@@ -39,6 +42,11 @@ export class RateLimitService {
     // defineCommand sends the script once and then calls it by its SHA (EVALSHA).
     if (!('slidingWindow' in redis)) redis.defineCommand('slidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW });
     this.redis = redis as SlidingWindowRedis;
+    this.sessionReads = new BatchedWindowLimiter(redis);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.sessionReads.close();
   }
 
   /** Throws 429 `{message}` with X-Retry-After and Retry-After when the address used its allowance. */
@@ -48,7 +56,10 @@ export class RateLimitService {
         ? [this.config.AUTH_RATE_LIMIT_SIGN_IN_MAX, this.config.AUTH_RATE_LIMIT_SIGN_IN_WINDOW_SECONDS]
         : [this.config.AUTH_RATE_LIMIT_SESSION_MAX, this.config.AUTH_RATE_LIMIT_SESSION_WINDOW_SECONDS];
     const key = `${this.config.AUTH_REDIS_PREFIX}rl:${bucket}:${applicationId}:${address}`;
-    const waitMs = Number(await this.redis.slidingWindow(key, Date.now(), windowSeconds * 1000, max, `${Date.now()}:${randomBytes(6).toString('hex')}`));
+    const waitMs =
+      bucket === 'session'
+        ? await this.sessionReads.consume(key, max, windowSeconds * 1000)
+        : Number(await this.redis.slidingWindow(key, Date.now(), windowSeconds * 1000, max, `${Date.now()}:${randomBytes(6).toString('hex')}`));
     if (waitMs > 0) {
       const seconds = String(Math.max(1, Math.ceil(waitMs / 1000)));
       throw new AuthError(429, 'TOO_MANY_REQUESTS', 'Too many requests. Please try again later.', { 'X-Retry-After': seconds, 'Retry-After': seconds }, { message: 'Too many requests. Please try again later.' });

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
+import { SessionReadsFastPath } from './session-reads.fast-path.js';
 import { SessionsController } from './sessions.controller.js';
 
-@Module({ controllers: [SessionsController] })
+@Module({ controllers: [SessionsController], providers: [SessionReadsFastPath] })
 export class SessionsModule {}

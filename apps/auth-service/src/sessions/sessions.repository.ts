@@ -15,6 +15,8 @@ export interface SessionRow {
 const SESSION_COLUMNS = 's.id, s.user_id, s.expires_at, s.ip_address, s.user_agent, s.created_at, s.updated_at';
 const USER_COLUMNS = 'u.id AS u_id, u.name AS u_name, u.email AS u_email, u.email_verified AS u_email_verified, u.image AS u_image, u.created_at AS u_created_at, u.updated_at AS u_updated_at';
 
+const SESSION_WITH_USER_SQL = `SELECT ${SESSION_COLUMNS}, ${USER_COLUMNS} FROM service_auth.sessions s JOIN service_auth.users u ON u.id = s.user_id WHERE s.token_hash = $1`;
+
 /** Sessions in the tenant's `service_auth.sessions`; tokens only ever as SHA-256. */
 @Injectable()
 export class SessionsRepository {
@@ -27,10 +29,8 @@ export class SessionsRepository {
   }
 
   async findWithUser(db: TenantDb, tokenHash: string): Promise<{ session: SessionRow; user: UserRow } | null> {
-    const { rows } = await db.query(
-      `SELECT ${SESSION_COLUMNS}, ${USER_COLUMNS} FROM service_auth.sessions s JOIN service_auth.users u ON u.id = s.user_id WHERE s.token_hash = $1`,
-      [tokenHash],
-    );
+    // Named: each connection parses and plans it once (every get-session and token runs it).
+    const { rows } = await db.query({ name: 'auth-session-with-user', text: SESSION_WITH_USER_SQL, values: [tokenHash] });
     const r = rows[0];
     if (!r) return null;
     return {

@@ -37,7 +37,21 @@ export class TenantPools implements OnModuleDestroy {
     const entry = this.pools.get(applicationId);
     if (!entry) return;
     this.pools.delete(applicationId);
-    entry.pool.end().catch((error: Error) => this.logger.warn(`closing a tenant pool failed: ${error.message}`));
+    this.retire(entry.pool);
+  }
+
+  /**
+   * Ends an evicted pool once no request waits for one of its connections: pg-pool's end() never
+   * serves nor fails requests already queued for a connection, which would then hang for good.
+   */
+  private retire(pool: pg.Pool): void {
+    const end = () => {
+      if (pool.waitingCount > 0) return;
+      pool.off('release', end);
+      pool.end().catch((error: Error) => this.logger.warn(`closing a tenant pool failed: ${error.message}`));
+    };
+    pool.on('release', end);
+    end();
   }
 
   async onModuleDestroy(): Promise<void> {
