@@ -57,19 +57,6 @@ describe('sign-in, switched on and used by a deployed app', () => {
   }, 120_000);
 
   afterAll(async () => {
-    if (account) {
-      const admin = new pg.Client({ connectionString: platform.db.url });
-      await admin.connect();
-      const { rows } = await admin.query('SELECT database_name, role_name FROM application_databases');
-      await admin.end();
-      const server = new pg.Client({ connectionString: platform.db.url.replace(/\/[^/]*$/, '/postgres') });
-      await server.connect();
-      for (const r of rows) {
-        await server.query(`DROP DATABASE IF EXISTS "${r.database_name}" WITH (FORCE)`);
-        await server.query(`DROP ROLE IF EXISTS "${r.role_name}"`);
-      }
-      await server.end();
-    }
     await platform?.stop();
     if (shop) await rm(shop, { recursive: true, force: true });
   });

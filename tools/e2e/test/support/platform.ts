@@ -4,7 +4,9 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createEmptyDatabase, freePort, startProcess, type RunningProcess, type TestDatabase } from '@slipway/testing';
+import pg from 'pg';
+import { quoteIdent } from '@slipway/db';
+import { TEST_SERVER_URL, createEmptyDatabase, freePort, startProcess, type RunningProcess, type TestDatabase } from '@slipway/testing';
 
 export const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
 const LAUNCHER = join(ROOT, 'tools/launcher/dist/main.js');
@@ -113,7 +115,24 @@ export class Platform {
 
   async stop(): Promise<void> {
     await this.launcher.stop('SIGINT');
+    await this.dropApplicationDatabases();
     await this.db.drop();
     await rm(this.home, { recursive: true, force: true });
+  }
+
+  /** Applications' own databases (sign-in) live on the shared test server: drop them too. */
+  private async dropApplicationDatabases(): Promise<void> {
+    const platformDb = new pg.Client({ connectionString: this.db.url });
+    await platformDb.connect();
+    const { rows } = await platformDb.query<{ database_name: string; role_name: string }>('SELECT database_name, role_name FROM application_databases').catch(() => ({ rows: [] }));
+    await platformDb.end();
+    if (!rows.length) return;
+    const server = new pg.Client({ connectionString: TEST_SERVER_URL });
+    await server.connect();
+    for (const r of rows) {
+      await server.query(`DROP DATABASE IF EXISTS ${quoteIdent(r.database_name)} WITH (FORCE)`);
+      await server.query(`DROP ROLE IF EXISTS ${quoteIdent(r.role_name)}`);
+    }
+    await server.end();
   }
 }
