@@ -145,6 +145,7 @@ export class Platform {
   readonly processes = new Map<string, RunningProcess>();
   readonly ports = {} as Record<ServiceName, number>;
   private workerCount = 0;
+  private readonly namedPorts = new Map<string, number>();
 
   private constructor(
     readonly home: string,
@@ -200,7 +201,7 @@ export class Platform {
     }, postgres);
     Object.assign(platform.ports, ports);
     for (const service of services) {
-      if (service === 'build-worker') for (let i = 0; i < (options.workers ?? 1); i++) platform.startService('build-worker');
+      if (service === 'build-worker') for (let i = 0; i < (options.workers ?? 1); i++) platform.startService('build-worker', await freePort());
       else platform.startService(service);
     }
     await platform.waitReady();
@@ -208,28 +209,25 @@ export class Platform {
     return platform;
   }
 
-  /** Starts a service (a build worker gets the next name: build-worker, build-worker-2, …). */
-  startService(service: ServiceName): string {
+  /** Starts a service on `port` (a build worker gets the next name: build-worker, build-worker-2, …). */
+  startService(service: ServiceName, port = this.ports[service]): string {
     let name: string = service;
-    let port = this.ports[service];
     if (service === 'build-worker') {
       this.workerCount += 1;
       name = this.workerCount === 1 ? 'build-worker' : `build-worker-${this.workerCount}`;
-      // The worker's health port; picked synchronously from a range freePort() would give anyway.
-      port = 0;
     }
-    const child = startProcess(process.execPath, ['--enable-source-maps', join(ROOT, ENTRIES[service])], {
-      cwd: ROOT,
-      env: { ...this.env, PORT: String(port) },
-    });
-    this.processes.set(name, child);
+    this.namedPorts.set(name, port);
+    this.spawn(name, service, port);
     return name;
   }
 
-  /** Restarts a stopped service under the same name (same port). */
+  /** Starts a stopped service again under the same name and port. */
   restartService(name: string): void {
     const service = (name.startsWith('build-worker') ? 'build-worker' : name) as ServiceName;
-    const port = service === 'build-worker' ? 0 : this.ports[service];
+    this.spawn(name, service, this.portOf(name));
+  }
+
+  private spawn(name: string, service: ServiceName, port: number): void {
     const child = startProcess(process.execPath, ['--enable-source-maps', join(ROOT, ENTRIES[service])], { cwd: ROOT, env: { ...this.env, PORT: String(port) } });
     this.processes.set(name, child);
   }
@@ -241,19 +239,22 @@ export class Platform {
   }
 
   async waitReady(timeoutMs = 90_000): Promise<void> {
-    for (const [name, child] of this.processes) {
-      if (name.startsWith('build-worker')) await child.waitForOutput(/listening on http/, timeoutMs);
-    }
-    for (const service of ['gateway', 'auth-service', 'edge'] as const) {
-      if (!this.processes.has(service)) continue;
-      await waitFor(async () => (await this.ready(service)) === 200, { timeoutMs, intervalMs: 200, what: `${service} to be ready` });
+    for (const name of this.processes.keys()) {
+      await waitFor(async () => (await this.ready(name)) === 200, { timeoutMs, intervalMs: 200, what: `${name} to be ready` });
     }
   }
 
+  /** The HTTP port a process listens on. */
+  portOf(name: string): number {
+    const port = this.namedPorts.get(name);
+    if (port === undefined) throw new Error(`no process ${name}`);
+    return port;
+  }
+
   /** Status of `/health/ready` (0 when nothing answers within two seconds). */
-  async ready(service: ServiceName): Promise<number> {
+  async ready(name: string): Promise<number> {
     try {
-      const response = await fetch(`http://127.0.0.1:${this.ports[service]}/health/ready`, { signal: AbortSignal.timeout(2000) });
+      const response = await fetch(`http://127.0.0.1:${this.portOf(name)}/health/ready`, { signal: AbortSignal.timeout(2000) });
       await response.body?.cancel();
       return response.status;
     } catch {
