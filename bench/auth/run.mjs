@@ -134,6 +134,7 @@ async function main() {
       }),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
+    if (process.env.BENCH_RESULT_FILE) writeFileSync(process.env.BENCH_RESULT_FILE, JSON.stringify(rows)); // read by bench/run.mjs
     mkdirSync(new URL('../results/', import.meta.url), { recursive: true });
     if (!process.env.BENCH_ONLY) writeFileSync(new URL(`../results/auth-${new Date().toISOString().slice(0, 10)}.md`, import.meta.url), `${lines.join('\n')}\n`);
   } finally {
