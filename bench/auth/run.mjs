@@ -206,6 +206,7 @@ async function main() {
       }),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
+    if (process.env.BENCH_RESULT_FILE) writeFileSync(process.env.BENCH_RESULT_FILE, JSON.stringify(rows)); // read by bench/run.mjs
     mkdirSync(new URL('../results/', import.meta.url), { recursive: true });
     const stamp = new Date().toISOString().slice(0, 16).replace(':', '');
     if (!only) writeFileSync(new URL(`../results/auth-${stamp}.md`, import.meta.url), `${lines.join('\n')}\n`);

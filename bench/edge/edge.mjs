@@ -3,7 +3,7 @@
 // Run: pnpm nx run-many -t build && node bench/edge/edge.mjs   (DURATION=8 seconds per case)
 import { createRequire } from 'node:module';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -110,4 +110,15 @@ for (const c of [50, 1]) {
   const via = rows.find((r) => r.name === 'Node app via edge' && r.connections === c);
   const dir = rows.find((r) => r.name === 'Node app direct' && r.connections === c);
   if (via && dir) console.log(`proxy overhead at ${c} connection(s): p50 ${(via.p50 - dir.p50).toFixed(2)} ms, p99 ${(via.p99 - dir.p99).toFixed(2)} ms (target: p50 under 1 ms)`);
+}
+// `pnpm bench` (bench/run.mjs) reads the figures from here.
+if (process.env.BENCH_RESULT_FILE) {
+  const at = (name, c) => rows.find((r) => r.name === name && r.connections === c);
+  await writeFile(process.env.BENCH_RESULT_FILE, JSON.stringify({
+    staticRps: at('static file via edge', 50).rps, staticP99: at('static file via edge', 50).p99,
+    proxiedRps: at('Node app via edge', 50).rps, proxiedP99: at('Node app via edge', 50).p99,
+    directRps: at('Node app direct', 50).rps,
+    overheadP50At1: at('Node app via edge', 1).p50 - at('Node app direct', 1).p50,
+    overheadP99At1: at('Node app via edge', 1).p99 - at('Node app direct', 1).p99,
+  }));
 }

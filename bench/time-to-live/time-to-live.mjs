@@ -6,7 +6,7 @@
 // health-checked by the edge before they count as succeeded).
 import { createRequire } from 'node:module';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -125,3 +125,7 @@ for (const r of results) {
 }
 console.log('\nlast warm run, step durations (ms):');
 for (const r of results) console.log(`  ${r.fixture}: ${JSON.stringify(r.lastSteps)}`);
+// `pnpm bench` (bench/run.mjs) reads the figures from here.
+if (process.env.BENCH_RESULT_FILE) {
+  await writeFile(process.env.BENCH_RESULT_FILE, JSON.stringify(Object.fromEntries(results.flatMap((r) => [[`${r.fixture}.coldMs`, median(r.cold)], [`${r.fixture}.warmMs`, median(r.warm)]]))));
+}

@@ -1,7 +1,11 @@
-// Adds up jest's "Tests: …" lines from a log and prints one closing line: `N passed, N failed`.
+// Adds up jest's "Tests: …" lines from one or more logs and prints one closing line: `N passed, N failed`.
 import { readFileSync } from 'node:fs';
 
-const text = readFileSync(process.argv[2], 'utf8').replace(/\x1b\[[0-9;]*m/g, '');
+const text = process.argv
+  .slice(2)
+  .map((file) => readFileSync(file, 'utf8'))
+  .join('\n')
+  .replace(/\x1b\[[0-9;]*m/g, '');
 let passed = 0;
 let failed = 0;
 let skipped = 0;

@@ -75,6 +75,9 @@ export class EdgeServer {
 
   static async start(config: EdgeConfig): Promise<EdgeServer> {
     const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 4 });
+    // An idle client whose server went away (Postgres restarted) emits 'error' on the pool; without
+    // a listener that would end the process, while the edge can keep serving routes from memory.
+    pool.on('error', (error) => new Logger('edge').warn(`Postgres: ${error.message}`));
     const blobs = createBlobStore({ BLOB_DIR: config.BLOB_DIR, SLIPWAY_HOME: config.SLIPWAY_HOME });
     const probe = new DependencyProbe({ service: 'edge', postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL });
     const edge = new EdgeServer(config, pool, blobs, probe);
@@ -93,7 +96,7 @@ export class EdgeServer {
     this.subscriber.on('message', (_channel, message) => void this.onRoutesMessage(message));
     await this.subscriber.subscribe(routesChannel(this.config.QUEUE_PREFIX));
     // Resubscribing on reconnect can miss messages: reload everything when Redis comes back.
-    this.subscriber.on('ready', () => void this.reloadAll());
+    this.subscriber.on('ready', () => void this.reloadAll().catch((error: Error) => this.logger.error(`route reload failed: ${error.message}`)));
     await this.reloadAll();
     this.server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => void this.handle(req, res));
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgrade(req, socket, head));

@@ -1,0 +1,170 @@
+// `pnpm bench`: builds (the root script does), runs every benchmark under bench/ as its own process
+// (each starts and removes what it needs: databases, Redis prefixes, services), takes the median
+// of each figure over the runs, prints ONE table and writes bench/results/latest.json.
+// Each script hands its figures over as JSON in BENCH_RESULT_FILE (bench/deploy-accept writes
+// bench/results/deploy-accept.json itself); its own table goes to bench/results/logs/<name>.log.
+// Env: BENCH_QUICK=1 (shorter runs, one run each: a smoke test of the figures, ~3-4 min),
+//      BENCH_RUNS (runs of the load-generator benches; default 3, quick 1), BENCH_ONLY=name,name.
+import { spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const QUICK = process.env.BENCH_QUICK === '1';
+const RUNS = Number(process.env.BENCH_RUNS ?? (QUICK ? 1 : 3));
+const ONLY = process.env.BENCH_ONLY?.split(',');
+const RESULTS = join(ROOT, 'bench/results');
+const LOGS = join(RESULTS, 'logs');
+
+const median = (xs) => {
+  const s = xs.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
+  if (!s.length) return undefined;
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+/**
+ * Each bench: its script, environment for full and quick runs, how many runs (load-generator
+ * benches are repeated; the ones that already take medians internally run once), and its figures:
+ * [figure, unit, target, value(result), peer value(result)?, higher is better?].
+ */
+const BENCHES = [
+  {
+    name: 'deploy-accept',
+    script: 'bench/deploy-accept/run.mjs',
+    env: QUICK ? { BENCH_REQUESTS: '100' } : {},
+    runs: 1,
+    read: () => JSON.parse(readFileSync(join(RESULTS, 'deploy-accept.json'), 'utf8')),
+    figures: [
+      ['Deploy API: accept p50, 1 MB, 20 concurrent (after upload)', 'ms', '', (r) => r.latency.afterUploadMs.p50],
+      ['Deploy API: accept p99, 1 MB, 20 concurrent (after upload)', 'ms', '< 100', (r) => r.latency.afterUploadMs.p99],
+      ['Deploy API: accept p99, 1 MB, 20 concurrent (whole request)', 'ms', '', (r) => r.latency.totalMs.p99],
+      ['Deploy API: gateway RSS growth accepting 20 MB', 'MB', 'flat', (r) => r.memory.uploads[0]?.growthMB],
+      ['Deploy API: gateway RSS growth accepting 200 MB', 'MB', 'flat', (r) => r.memory.uploads[1]?.growthMB],
+    ],
+  },
+  {
+    name: 'deploy-queue',
+    script: 'bench/deploy-queue/run.mjs',
+    env: QUICK ? { SUSTAIN_SECONDS: '20' } : { SUSTAIN_SECONDS: '45' },
+    runs: 1,
+    figures: [
+      ['Deploy queue: deploys/minute sustained, 20 apps, 2 workers (static)', '/min', '', (r) => r.deploysPerMinute],
+      ['Deploy queue: drain 20 deploys, 1 worker', 's', '', (r) => r['drainMs.1'] / 1000],
+      ['Deploy queue: drain 20 deploys, 2 workers', 's', '', (r) => r['drainMs.2'] / 1000],
+    ],
+  },
+  {
+    name: 'time-to-live',
+    script: 'bench/time-to-live/time-to-live.mjs',
+    env: { RUNS: QUICK ? '1' : '3' },
+    runs: 1,
+    figures: [
+      ['Time to live: static site (median)', 's', '< 3', (r) => r['static-site.coldMs'] / 1000],
+      ['Time to live: Node server, cold cache (median)', 's', '', (r) => r['node-server.coldMs'] / 1000],
+      ['Time to live: Node server, warm cache (median)', 's', '< 15', (r) => r['node-server.warmMs'] / 1000],
+    ],
+  },
+  {
+    name: 'edge',
+    script: 'bench/edge/edge.mjs',
+    env: { DURATION: QUICK ? '3' : '5' },
+    runs: RUNS,
+    figures: [
+      ['Edge: static file, 50 connections', 'req/s', '', (r) => r.staticRps],
+      ['Edge: static file p99, 50 connections', 'ms', '', (r) => r.staticP99],
+      ['Edge: proxied Node app, 50 connections', 'req/s', '', (r) => r.proxiedRps, (r) => r.directRps],
+      ['Edge: proxied Node app p99, 50 connections', 'ms', '', (r) => r.proxiedP99],
+      ['Edge: proxy overhead p50 vs direct, 1 connection', 'ms', '< 1', (r) => r.overheadP50At1],
+    ],
+    peerName: 'the app hit directly',
+  },
+  {
+    name: 'auth',
+    script: 'bench/auth/run.mjs',
+    env: { BENCH_SECONDS: QUICK ? '3' : '5' },
+    runs: RUNS,
+    figures: ['GET /get-session', 'GET /token', 'POST /sign-in/email'].flatMap((title) => {
+      const ours = (rows) => rows.find((x) => x.title === title && x.target.startsWith('slipway'));
+      const theirs = (rows) => rows.find((x) => x.title === title && !x.target.startsWith('slipway'));
+      const target = title === 'POST /sign-in/email' ? '' : '≥ 10× peer';
+      return [
+        [`Sign-in: ${title}`, 'req/s', target, (r) => ours(r)?.rps, (r) => theirs(r)?.rps],
+        [`Sign-in: ${title} p99`, 'ms', '', (r) => ours(r)?.p99, (r) => theirs(r)?.p99, false],
+      ];
+    }),
+    peerName: 'Better Auth + jwt()',
+  },
+  {
+    name: 'auth-scale',
+    script: 'bench/auth-scale/run.mjs',
+    env: QUICK ? { BENCH_SECONDS: '3', TENANTS: '20' } : { BENCH_SECONDS: '5', TENANTS: '100' },
+    runs: QUICK ? 1 : 2,
+    figures: [
+      ['Sign-in: POST /sign-up/email', 'req/s', '', (r) => r.signUpRps, (r) => r.peerSignUpRps],
+      ['Sign-in: POST /sign-up/email p99', 'ms', '', (r) => r.signUpP99, (r) => r.peerSignUpP99, false],
+      ['Sign-in: JWT verifications/s, cached JWKS (jose)', '/s', '', (r) => r.jwtVerifyPerSecond],
+      ['Scale: get-session, 1 tenant', 'req/s', '', (r) => r.getSession1Rps],
+      [`Scale: get-session, ${QUICK ? 20 : 100} tenants`, 'req/s', '', (r) => r.getSessionManyRps],
+    ],
+    peerName: 'Better Auth + jwt()',
+  },
+];
+
+function runScript(bench, resultFile, log) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(ROOT, bench.script)], { cwd: ROOT, env: { ...process.env, ...bench.env, BENCH_RESULT_FILE: resultFile }, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.pipe(log, { end: false });
+    child.stderr.pipe(log, { end: false });
+    child.on('exit', (code) => resolve(code));
+  });
+}
+
+mkdirSync(LOGS, { recursive: true });
+const started = Date.now();
+const figures = [];
+const failures = [];
+for (const bench of BENCHES) {
+  if (ONLY && !ONLY.includes(bench.name)) continue;
+  const log = createWriteStream(join(LOGS, `${bench.name}.log`));
+  const results = [];
+  for (let run = 1; run <= bench.runs; run++) {
+    const resultFile = join(tmpdir(), `slipway-bench-${bench.name}-${process.pid}-${run}.json`);
+    process.stderr.write(`[bench] ${bench.name} run ${run}/${bench.runs}…\n`);
+    const t = Date.now();
+    const code = await runScript(bench, resultFile, log);
+    try {
+      if (code !== 0) throw new Error(`exit code ${code}`);
+      results.push(bench.read ? bench.read() : JSON.parse(readFileSync(resultFile, 'utf8')));
+    } catch (error) {
+      failures.push(`${bench.name} run ${run}: ${error.message} (see bench/results/logs/${bench.name}.log)`);
+    }
+    rmSync(resultFile, { force: true });
+    process.stderr.write(`[bench] ${bench.name} run ${run} done in ${((Date.now() - t) / 1000).toFixed(0)} s\n`);
+  }
+  log.end();
+  if (!results.length) continue;
+  for (const [figure, unit, target, value, peer, higherIsBetter = true] of bench.figures) {
+    const v = median(results.map((r) => value(r)));
+    const p = peer ? median(results.map((r) => peer(r))) : undefined;
+    const ratio = v !== undefined && p ? (higherIsBetter ? v / p : p / v) : undefined;
+    figures.push({ bench: bench.name, figure, unit, value: v, target, peer: p, peerName: p !== undefined ? bench.peerName : undefined, ratio, runs: results.length });
+  }
+}
+
+const fmt = (n) => (n === undefined ? '' : Math.abs(n) >= 100 ? String(Math.round(n)) : n.toFixed(Math.abs(n) >= 10 ? 1 : 2));
+const header = `pnpm bench — ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK)' : ''} — node ${process.version}, ${cpus().length} cores, load average ${loadavg()[0].toFixed(1)} at the end, ${((Date.now() - started) / 1000).toFixed(0)} s`;
+const lines = [
+  header,
+  'Medians over the runs shown. Ratio = slipway ÷ peer for throughput, peer ÷ slipway for latency (above 1 = slipway better).',
+  '',
+  '| figure | value | unit | target | peer | peer value | ratio | runs |',
+  '|---|---:|---|---|---|---:|---:|---:|',
+  ...figures.map((f) => `| ${f.figure} | ${fmt(f.value)} | ${f.unit} | ${f.target} | ${f.peerName ?? ''} | ${fmt(f.peer)} | ${f.ratio === undefined ? '' : `${f.ratio.toFixed(2)}×`} | ${f.runs} |`),
+  ...(failures.length ? ['', 'Failed runs:', ...failures.map((f) => `- ${f}`)] : []),
+];
+process.stdout.write(`\n${lines.join('\n')}\n`);
+writeFileSync(join(RESULTS, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), quick: QUICK, node: process.version, cores: cpus().length, seconds: (Date.now() - started) / 1000, figures, failures }, null, 2)}\n`);
+writeFileSync(join(RESULTS, 'latest.md'), `${lines.join('\n')}\n`);
+process.exit(failures.length ? 1 : 0);
