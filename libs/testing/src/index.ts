@@ -3,3 +3,4 @@ export * from './redis.js';
 export * from './test-database.js';
 export * from './service.js';
 export * from './deploy-harness.js';
+export * from './health-suite.js';
