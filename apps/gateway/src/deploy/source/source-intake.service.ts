@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { BlobStore } from '@slipway/blob';
 import { ApiException } from '@slipway/server';
 import type { Request, Response } from 'express';
@@ -18,6 +18,7 @@ import { receiveUpload, type ReceivedUpload } from './upload-receiver.js';
  */
 @Injectable()
 export class SourceIntakeService {
+  private readonly logger = new Logger('SourceIntake');
   private readonly limits;
 
   constructor(
@@ -34,7 +35,8 @@ export class SourceIntakeService {
       const upload = await receiveUpload(req, res, dir, this.limits);
       return await this.normalise(upload, key);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      // Cleanup must never turn the answer (a coded 400, say) into a 500.
+      await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 }).catch((error: Error) => this.logger.warn(`could not remove ${dir}: ${error.message}`));
     }
   }
 

@@ -53,9 +53,12 @@ export function receiveUpload(req: Request, res: Response, dir: string, limits: 
       req.off('data', countBytes);
       if (bb) req.unpipe(bb);
       req.pause();
+      // A destroyed write stream may still be opening its file: reject only once every one has
+      // closed, so the caller's cleanup never races a file appearing in the spool directory.
+      const closed = [...writers].map((writer) => new Promise<void>((done) => (writer.closed ? done() : writer.once('close', () => done()))));
       for (const writer of writers) writer.destroy();
       if (!res.headersSent) res.setHeader('Connection', 'close');
-      reject(error);
+      void Promise.all(closed).then(() => reject(error));
     };
     const maybeDone = () => {
       if (!settled && parsed && pendingWrites === 0) {
