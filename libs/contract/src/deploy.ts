@@ -42,3 +42,33 @@ export interface DeployError {
 export function pendingSteps(): DeployStep[] {
   return DEPLOY_STEPS.map((name) => ({ name, status: 'pending', startedAt: null, finishedAt: null, durationMs: null, log: '' }));
 }
+
+export type DeploymentStatus = 'queued' | 'building' | 'releasing' | 'succeeded' | 'failed';
+
+/** A warning or hazard as clients receive it: `code` and `message` always (+ `severity` on hazards). */
+export interface DeployFinding {
+  code: string;
+  message: string;
+  severity?: string;
+  path?: string;
+  detail?: string;
+  [extra: string]: unknown;
+}
+
+/**
+ * `GET /api/v1/deployments/{taskId}` as clients (CLI, dashboard) read it. Names and codes are plain
+ * strings here so an older client keeps working when a step or code is added.
+ */
+export interface DeploymentTask<F extends DeployFinding = DeployFinding> {
+  taskId: string;
+  status: DeploymentStatus;
+  steps: (Omit<DeployStep, 'name'> & { name: string })[];
+  spec: Record<string, unknown> | null;
+  warnings: F[];
+  hazards: F[];
+  url?: string;
+  error?: { code: string; message: string; step: string | null };
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}

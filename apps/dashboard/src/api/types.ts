@@ -1,3 +1,4 @@
+import type { DeployFinding, DeploymentTask as ContractDeploymentTask } from '@slipway/contract';
 import type { DeploymentStatus } from '../format.js';
 
 export interface Owner {
@@ -43,40 +44,16 @@ export interface DeploymentRow {
   hazardCount: number;
 }
 
-export interface Step {
-  name: string;
-  status: 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
-  startedAt: string | null;
-  finishedAt: string | null;
-  durationMs: number | null;
-  log: string;
-}
+export type Step = DeploymentTask['steps'][number];
 
 /** A warning or hazard: `code` and `message` always; the rest is what the pipeline knew. */
-export interface Finding {
-  code: string;
-  message: string;
-  severity?: string;
+export interface Finding extends DeployFinding {
   file?: string;
-  path?: string;
   line?: number;
   hint?: string;
-  [extra: string]: unknown;
 }
 
-export interface DeploymentTask {
-  taskId: string;
-  status: DeploymentStatus;
-  steps: Step[];
-  spec: Record<string, unknown> | null;
-  warnings: Finding[];
-  hazards: Finding[];
-  url?: string;
-  error?: { code: string; message: string; step: string | null };
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-}
+export type DeploymentTask = ContractDeploymentTask<Finding>;
 
 export interface Release {
   id: string;
