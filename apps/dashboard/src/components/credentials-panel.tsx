@@ -1,6 +1,7 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { api } from '../api/client.js';
 import type { Credential } from '../api/types.js';
+import { useAction } from '../api/use-action.js';
 import { useResource } from '../api/use-resource.js';
 import { formatWhen } from '../format.js';
 import { Button, ErrorNotice, Field, Loading, OnceSecret, StatusBadge } from './ui.js';
@@ -20,21 +21,8 @@ export function CredentialsPanel({ noun, basePath, listField, secretField, intro
   const list = useResource<Record<string, Credential[]>>(basePath);
   const [name, setName] = useState('');
   const [revealed, setRevealed] = useState<{ name: string; value: string } | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState<string | null>(null);
-
-  const act = async (id: string, work: () => Promise<void>) => {
-    setBusy(id);
-    setError(null);
-    try {
-      await work();
-      await list.reload();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(null);
-    }
-  };
+  const { busy, error, run } = useAction(list.reload);
+  const act = (id: string, work: () => Promise<void>) => run(work, id);
   const create = (event: FormEvent) => {
     event.preventDefault();
     void act('new', async () => {

@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api } from '../api/client.js';
 import type { ApplicationDetails, Domain } from '../api/types.js';
+import { useAction } from '../api/use-action.js';
 import { useResource } from '../api/use-resource.js';
 import { Button, ErrorNotice, Field, Loading } from '../components/ui.js';
 
@@ -8,21 +9,9 @@ export function DomainsTab({ app }: { app: ApplicationDetails }) {
   const path = `/applications/${app.id}/domains`;
   const list = useResource<{ domains: Domain[] }>(path);
   const [hostname, setHostname] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-
-  const run = async (work: () => Promise<unknown>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await work();
-      await list.reload();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const action = useAction(list.reload);
+  const { error, run } = action;
+  const busy = action.busy !== null;
   const add = (event: FormEvent) => {
     event.preventDefault();
     void run(async () => {

@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api } from '../api/client.js';
 import type { ApplicationDetails } from '../api/types.js';
+import { useAction } from '../api/use-action.js';
 import { useResource } from '../api/use-resource.js';
 import { Button, ErrorNotice, Field, Loading } from '../components/ui.js';
 
@@ -9,22 +10,13 @@ export function SecretsTab({ app }: { app: ApplicationDetails }) {
   const list = useResource<{ names: string[] }>(path);
   const [name, setName] = useState('');
   const [value, setValue] = useState('');
-  const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  const run = async (work: () => Promise<unknown>) => {
-    setBusy(true);
-    setError(null);
+  const action = useAction(list.reload);
+  const { error } = action;
+  const busy = action.busy !== null;
+  const run = (work: () => Promise<unknown>) => {
     setSaved(null);
-    try {
-      await work();
-      await list.reload();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
+    return action.run(work);
   };
   const save = (event: FormEvent) => {
     event.preventDefault();
