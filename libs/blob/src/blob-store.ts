@@ -55,9 +55,10 @@ export class InvalidBlobKeyError extends Error {
 const SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 /** Keys are plain relative paths of safe segments, so no store can be walked out of its root. */
+export function isBlobKey(key: string): boolean {
+  return key.length <= 512 && key.split('/').every((s) => SEGMENT.test(s) && s !== '.' && s !== '..');
+}
+
 export function assertBlobKey(key: string): void {
-  const segments = key.split('/');
-  if (key.length > 512 || !segments.every((s) => SEGMENT.test(s) && s !== '.' && s !== '..')) {
-    throw new InvalidBlobKeyError(`invalid blob key ${JSON.stringify(key)}`);
-  }
+  if (!isBlobKey(key)) throw new InvalidBlobKeyError(`invalid blob key ${JSON.stringify(key)}`);
 }

@@ -29,4 +29,9 @@ describe('loadConfig', () => {
     expect(attempt).toThrow(/^SLIPWAY_MASTER_KEY: must be 32 bytes/);
     expect(attempt).not.toThrow(/hunter2/);
   });
+
+  it('never echoes the credentials of a URL', () => {
+    const attempt = () => loadConfig(schema, { ...good, DATABASE_URL: 'mysql://admin:hunter2@db.example.com/slipway' });
+    expect(attempt).toThrow(new ConfigError('DATABASE_URL: must be a postgres:// or postgresql:// URL (got "mysql://***@db.example.com/slipway")'));
+  });
 });

@@ -15,10 +15,15 @@ export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEn
   const problems = result.error.issues.map((issue) => {
     const variable = issue.path.join('.') || '(environment)';
     const raw = issue.path.length === 1 ? env[String(issue.path[0])] : undefined;
-    const got = raw === undefined ? ' (not set)' : isSecretName(variable) ? '' : ` (got ${JSON.stringify(raw)})`;
+    const got = raw === undefined ? ' (not set)' : isSecretName(variable) ? '' : ` (got ${JSON.stringify(withoutUrlCredentials(raw))})`;
     return `${variable}: ${issue.message}${got}`;
   });
   throw new ConfigError(problems.join('; '));
+}
+
+/** `scheme://user:password@host` → `scheme://***@host`: URLs may carry credentials (DATABASE_URL, S3_ENDPOINT). */
+function withoutUrlCredentials(value: string): string {
+  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/).*@/i, '$1***@');
 }
 
 function isSecretName(name: string): boolean {
