@@ -1,3 +1,4 @@
+import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { baseServerFields, httpUrl, loadConfig, masterKey, port, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
 
@@ -9,8 +10,8 @@ export const workerConfigSchema = z.object({
   PORT: port(3003),
   SLIPWAY_MASTER_KEY: masterKey,
   SLIPWAY_HOME: z.string().optional(),
-  /** Blob store root (default `<SLIPWAY_HOME>/blobs`). */
-  BLOB_DIR: z.string().optional(),
+  /** BLOB_DIR (local store, default `<SLIPWAY_HOME>/blobs`) or S3_* (see libs/blob). */
+  ...blobStorageFields,
   /** Per-task workspaces and the per-application dependency cache (default `<SLIPWAY_HOME>/build`). */
   BUILD_DIR: z.string().optional(),
   QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),
@@ -36,7 +37,7 @@ export const workerConfigSchema = z.object({
   RELEASE_TIMEOUT_MS: ms(60_000),
   /** SIGTERM: how long the current job may run on before it is handed back. */
   SHUTDOWN_GRACE_MS: ms(25_000),
-});
+}).superRefine(checkBlobStorage);
 
 export type WorkerConfig = z.output<typeof workerConfigSchema>;
 

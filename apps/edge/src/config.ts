@@ -1,3 +1,4 @@
+import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { baseServerFields, loadConfig, masterKey, port, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
 
@@ -9,7 +10,8 @@ export const edgeConfigSchema = z.object({
   PORT: port(8080),
   SLIPWAY_MASTER_KEY: masterKey,
   SLIPWAY_HOME: z.string().optional(),
-  BLOB_DIR: z.string().optional(),
+  /** BLOB_DIR or S3_* (see libs/blob). */
+  ...blobStorageFields,
   /** Extracted releases and per-release logs (default `<SLIPWAY_HOME>/runtime`). */
   RUNTIME_DIR: z.string().optional(),
   /** Redis prefix shared with the build worker (routes channel `<prefix>:routes`). */
@@ -20,7 +22,7 @@ export const edgeConfigSchema = z.object({
   DRAIN_GRACE_MS: ms(5_000),
   /** Run apps as this unprivileged user when the edge runs as root (skipped if it does not exist). */
   APP_USER: z.string().default('slipway-build'),
-});
+}).superRefine(checkBlobStorage);
 
 export type EdgeConfig = z.output<typeof edgeConfigSchema>;
 

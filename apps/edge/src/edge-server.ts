@@ -78,7 +78,7 @@ export class EdgeServer {
     // An idle client whose server went away (Postgres restarted) emits 'error' on the pool; without
     // a listener that would end the process, while the edge can keep serving routes from memory.
     pool.on('error', (error) => new Logger('edge').warn(`Postgres: ${error.message}`));
-    const blobs = createBlobStore({ BLOB_DIR: config.BLOB_DIR, SLIPWAY_HOME: config.SLIPWAY_HOME });
+    const blobs = createBlobStore(config);
     const probe = new DependencyProbe({ service: 'edge', postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL });
     const edge = new EdgeServer(config, pool, blobs, probe);
     await edge.listen();

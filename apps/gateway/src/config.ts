@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { LIMITS, type UploadLimits } from '@slipway/contract';
 import { baseServerFields, loadConfig, masterKey, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
@@ -13,8 +14,8 @@ export const gatewayConfigSchema = z.object({
   SLIPWAY_MASTER_KEY: masterKey,
   /** Local state of `pnpm start`; blobs default to `<SLIPWAY_HOME>/blobs`. */
   SLIPWAY_HOME: z.string().min(1).optional(),
-  /** Root of the local blob store (default `<SLIPWAY_HOME or .slipway>/blobs`). */
-  BLOB_DIR: z.string().min(1).optional(),
+  /** BLOB_DIR (local store, default `<SLIPWAY_HOME or .slipway>/blobs`) or S3_* (see libs/blob). */
+  ...blobStorageFields,
   /** Where uploads are spooled while they are checked (removed after each request). */
   UPLOAD_TMP_DIR: z.string().min(1).default(tmpdir()),
   /** BullMQ key prefix in Redis; every producer and worker of one platform must agree. */
@@ -38,7 +39,7 @@ export const gatewayConfigSchema = z.object({
    * (switching sign-in on creates one). Default: DATABASE_URL (the platform's own server).
    */
   APP_DATABASES_ADMIN_URL: postgresUrl.optional(),
-});
+}).superRefine(checkBlobStorage);
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
 

@@ -7,6 +7,7 @@ import { createBlobStore, sourceFileMode, sourceKey, type BlobStore } from '@sli
 import { pendingSteps } from '@slipway/contract';
 import { encryptEnvelope, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
 import { QUEUES } from '@slipway/queue';
+import { startS3Emulator, type S3Emulator } from '@slipway/s3-emulator';
 import { startProcess, waitFor, type RunningProcess } from './process.js';
 import { TEST_REDIS_URL, testRedisPrefix } from './redis.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
@@ -76,10 +77,13 @@ export class DeployHarness {
   blobs!: BlobStore;
   prefix!: string;
   home!: string;
+  /** With `{ s3: true }`: the S3-protocol emulator that holds the blobs of this harness and its processes. */
+  s3?: S3Emulator;
   private cleanupRedis!: () => Promise<void>;
   private readonly workers: RunningProcess[] = [];
 
-  static async create(label: string): Promise<DeployHarness> {
+  /** `s3: true` keeps blobs in an S3-protocol emulator (libs/s3-emulator) instead of `<home>/blobs`. */
+  static async create(label: string, options: { s3?: boolean } = {}): Promise<DeployHarness> {
     const h = new DeployHarness();
     h.db = await createTestDatabase(label);
     h.pg = new pg.Client({ connectionString: h.db.url });
@@ -92,7 +96,8 @@ export class DeployHarness {
     h.home = await mkdtemp(join(tmpdir(), `slipway-${label}-`));
     // Like any SLIPWAY_HOME: traversable, so the unprivileged build user reaches its workspace.
     await chmod(h.home, 0o755);
-    h.blobs = createBlobStore({ BLOB_DIR: join(h.home, 'blobs') });
+    if (options.s3) h.s3 = await startS3Emulator();
+    h.blobs = createBlobStore(h.s3 ? h.s3.env : { BLOB_DIR: join(h.home, 'blobs') });
     return h;
   }
 
@@ -108,6 +113,7 @@ export class DeployHarness {
       PORT: '0',
       LOG_LEVEL: 'log',
       RECONCILE_INTERVAL_MS: '2000',
+      ...this.s3?.env,
       ...overrides,
     };
   }
@@ -185,6 +191,7 @@ export class DeployHarness {
     await this.pg.end();
     await this.cleanupRedis();
     await this.db.drop();
+    await this.s3?.close();
     await rm(this.home, { recursive: true, force: true });
   }
 }

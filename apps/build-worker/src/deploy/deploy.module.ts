@@ -26,7 +26,7 @@ export class DeployModule {
           provide: PRISMA,
           useFactory: () => createPrismaClient(config.DATABASE_URL, { max: 4 }),
         },
-        { provide: BLOBS, useFactory: () => createBlobStore({ BLOB_DIR: config.BLOB_DIR, SLIPWAY_HOME: config.SLIPWAY_HOME }) },
+        { provide: BLOBS, useFactory: () => createBlobStore(config) },
         {
           provide: SANDBOX,
           useFactory: async () => {

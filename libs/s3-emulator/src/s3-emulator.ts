@@ -1,13 +1,38 @@
 import crypto, { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ListMultipartUploadsCommand, type S3Client } from '@aws-sdk/client-s3';
-import S3rver from 's3rver';
-import { s3ClientFrom, type BlobStorageSettings } from '../../src/index.js';
+import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
+
+interface KoaContext {
+  method: string;
+  path: string;
+  query: Record<string, string | undefined>;
+  status: number;
+  body: unknown;
+  type: string;
+}
+interface FilesystemStore {
+  getResourcePath(bucket: string, key: string | undefined, resource: string): string;
+  putMetadata(bucket: string, key: string, metadata: unknown, md5: string): Promise<unknown>;
+  putObject(object: { bucket: string; key: string; content: unknown; metadata: unknown }): Promise<{ size: number; md5: string }>;
+  putPart(bucket: string, uploadId: string, partNumber: number, content: unknown): Promise<{ size: number; md5: string }>;
+}
+interface S3rver {
+  store: FilesystemStore;
+  middleware: ((ctx: KoaContext, next: () => Promise<void>) => Promise<void>)[];
+  httpServer?: Server;
+  run(): Promise<{ address: string; port: number }>;
+  close(): Promise<void>;
+}
+type S3rverClass = new (options: { address?: string; port?: number; silent?: boolean; directory: string; configureBuckets?: { name: string }[]; vhostBuckets?: boolean }) => S3rver;
+// s3rver is CommonJS without types: loaded with require, typed here with only what is used.
+const S3rver = createRequire(import.meta.url)('s3rver') as S3rverClass;
 
 /**
  * An S3-protocol emulator on 127.0.0.1: the `s3rver` npm package (not AWS, not MinIO). It knows
@@ -27,15 +52,22 @@ import { s3ClientFrom, type BlobStorageSettings } from '../../src/index.js';
 export interface S3Emulator {
   endpoint: string;
   bucket: string;
-  /** Settings for `createBlobStore` / `s3ClientFrom` that reach this emulator. */
-  settings: BlobStorageSettings;
+  /** The environment that points Slipway's blob storage here (also valid `createBlobStore` settings). */
+  env: S3EmulatorEnv;
   operations: string[];
-  client(): S3Client;
   /** Multipart uploads started and neither completed nor aborted (ListMultipartUploads). */
   incompleteUploads(prefix?: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
+export interface S3EmulatorEnv {
+  S3_ENDPOINT: string;
+  S3_BUCKET: string;
+  S3_ACCESS_KEY_ID: string;
+  S3_SECRET_ACCESS_KEY: string;
+}
+
+/** The one account s3rver knows. */
 export const EMULATOR_KEY_ID = 'S3RVER';
 export const EMULATOR_SECRET = 'S3RVER';
 
@@ -103,26 +135,26 @@ export async function startS3Emulator(bucket = 'slipway-test'): Promise<S3Emulat
 
   const address = await server.run();
   const endpoint = `http://127.0.0.1:${address.port}`;
-  const settings: BlobStorageSettings = { S3_ENDPOINT: endpoint, S3_BUCKET: bucket, S3_ACCESS_KEY_ID: EMULATOR_KEY_ID, S3_SECRET_ACCESS_KEY: EMULATOR_SECRET };
-  const clients: S3Client[] = [];
-  const client = () => {
-    const made = s3ClientFrom(settings);
-    clients.push(made);
-    return made;
-  };
-  const admin = client();
+  const env: S3EmulatorEnv = { S3_ENDPOINT: endpoint, S3_BUCKET: bucket, S3_ACCESS_KEY_ID: EMULATOR_KEY_ID, S3_SECRET_ACCESS_KEY: EMULATOR_SECRET };
+  const admin = new S3Client({
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: EMULATOR_KEY_ID, secretAccessKey: EMULATOR_SECRET },
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
   return {
     endpoint,
     bucket,
-    settings,
+    env,
     operations,
-    client,
     async incompleteUploads(prefix = '') {
       const listed = await admin.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix }));
       return (listed.Uploads ?? []).map((upload) => upload.Key ?? '');
     },
     async close() {
-      for (const made of clients) made.destroy();
+      admin.destroy();
       server.httpServer?.closeAllConnections();
       await server.close();
       await rm(directory, { recursive: true, force: true });
