@@ -15,7 +15,7 @@ const APPS_NAMESPACE = 'slipway-apps';
 const REQUIRED_CONFIG = ['PUBLIC_URL', 'AUTH_PUBLIC_URL', 'APPS_DOMAIN', 'APPS_SCHEME', 'LOG_LEVEL'];
 
 type Env = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } };
-type Container = { name: string; image: string; args?: string[]; env?: Env[]; envFrom?: { configMapRef?: { name: string } }[]; ports?: { name: string; containerPort: number }[]; livenessProbe?: any; readinessProbe?: any };
+type Container = { name: string; image: string; args?: string[]; env?: Env[]; envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string; optional?: boolean } }[]; ports?: { name: string; containerPort: number }[]; livenessProbe?: any; readinessProbe?: any };
 
 const spec = (o: K8sObject) => o['spec'] as Record<string, any>;
 const pod = (o: K8sObject) => podSpecOf(o) as unknown as Omit<PodSpec, 'containers' | 'initContainers'> & { containers: Container[]; initContainers?: Container[]; serviceAccountName?: string; automountServiceAccountToken?: boolean; terminationGracePeriodSeconds?: number };
@@ -96,6 +96,15 @@ describe.each(['base', 'overlays/dev', 'overlays/production'])('k8s/%s', (dir) =
       expect(spec(service!)['selector']).toEqual(spec(deployment)['selector']['matchLabels']);
     }
     expect(images.size).toBe(1);
+  });
+
+  it('gives the services that touch blobs the optional S3 settings secret, and no other service', () => {
+    for (const name of SERVICE_NAMES) {
+      const container = pod(platformDeployment(objects, name)).containers.find((c) => c.name === name)!;
+      const secretRefs = (container.envFrom ?? []).flatMap((e) => (e.secretRef ? [e.secretRef] : []));
+      if (name === 'auth-service') expect(secretRefs).toEqual([]);
+      else expect(secretRefs).toEqual([{ name: 'slipway-blob-storage', optional: true }]);
+    }
   });
 
   it('gives every Deployment a PodDisruptionBudget selecting its pods', () => {
