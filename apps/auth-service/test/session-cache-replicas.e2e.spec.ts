@@ -176,5 +176,6 @@ describe('session cache across two replicas (real processes, Postgres, Redis)', 
     await db.query('DELETE FROM service_auth.sessions WHERE id = $1', [session.id]);
     // Notifications are asynchronous (delivered at commit, milliseconds): poll briefly.
     await waitFor(async () => (await (await viaB.get('/get-session')).json()) === null, { timeoutMs: 2000, intervalMs: 20, what: 'B to drop the deleted session' });
+    expect((await viaB.get('/token')).status).toBe(401);
   });
 });

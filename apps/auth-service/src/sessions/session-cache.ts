@@ -177,7 +177,7 @@ export class SessionCache implements OnModuleInit, OnModuleDestroy {
           waiter.receivers = await this.redis.publish(this.channel, message);
           break;
         } catch (error) {
-          if (performance.now() - started > fenceMs) throw new Error(`session cache invalidation could not be published: ${(error as Error).message}`);
+          if (performance.now() - started > fenceMs) throw new Error(`session cache invalidation could not be published: ${(error as Error).message}`, { cause: error });
           await sleep(100);
         }
       }
