@@ -89,10 +89,16 @@ const BENCHES = [
       const ours = (rows) => rows.find((x) => x.title === title && x.target.startsWith('slipway'));
       const theirs = (rows) => rows.find((x) => x.title === title && !x.target.startsWith('slipway'));
       const target = title === 'POST /sign-in/email' ? '' : '≥ 10× peer';
-      return [
+      const figures = [
         [`Sign-in: ${title}`, 'req/s', target, (r) => ours(r)?.rps, (r) => theirs(r)?.rps],
         [`Sign-in: ${title} p99`, 'ms', '', (r) => ours(r)?.p99, (r) => theirs(r)?.p99, false],
       ];
+      if (title === 'POST /sign-in/email') {
+        // Equal hashing: Better Auth configured with bcrypt at our cost (bench/auth/better-auth-server.mjs).
+        const equal = (rows) => rows.find((x) => x.title === title && !x.target.startsWith('slipway') && x.target.includes('bcrypt'));
+        figures.push([`Sign-in: ${title}, both bcrypt 10`, 'req/s', '≥ peer', (r) => ours(r)?.rps, (r) => equal(r)?.rps]);
+      }
+      return figures;
     }),
     peerName: 'Better Auth + jwt()',
   },

@@ -28,6 +28,16 @@ export const authConfigSchema = z
     AUTH_TENANT_POOL_SIZE: positiveInt(5),
     AUTH_TENANT_CACHE_SECONDS: z.coerce.number().int().min(0).default(30),
     AUTH_REDIS_PREFIX: z.string().default('slipway:auth:'),
+    /** Sessions (with their user) cached per process, least recently used out first; 0 = no session cache. */
+    AUTH_SESSION_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
+    /** Longest time a cached session is served without reading the database again (never past the session's end). */
+    AUTH_SESSION_CACHE_TTL_SECONDS: z.coerce.number().int().min(1).max(60).default(30),
+    /**
+     * A replica serves from its cache only while its own heartbeat, sent through Redis every
+     * fence/5 ms, came back within this many ms; a writer waits at most this long (+100 ms) for
+     * every replica to acknowledge an invalidation. See the README ("Session cache").
+     */
+    AUTH_SESSION_CACHE_FENCE_MS: z.coerce.number().int().min(200).max(10_000).default(1000),
     /** Emails per application per hour through the shared development sender. */
     AUTH_DEV_EMAILS_PER_HOUR: positiveInt(30),
     /** When set (smtp:// or smtps://), outbox emails are also delivered over SMTP (nodemailer). */

@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { EmailVerificationService } from '../email-verification/email-verification.service.js';
 import { PasswordHasher } from '../password/password-hasher.js';
 import { RateLimitService } from '../rate-limit/rate-limit.service.js';
+import { SessionCache } from '../sessions/session-cache.js';
 import { SessionsRepository } from '../sessions/sessions.repository.js';
 import { SessionsService } from '../sessions/sessions.service.js';
 import { TenantPools } from '../tenants/tenant-pools.js';
@@ -22,6 +23,7 @@ const shared = [
   AuthPipelineMiddleware,
   UsersRepository,
   SessionsRepository,
+  SessionCache,
   SessionsService,
   TokensRepository,
   TokensService,

@@ -4,6 +4,7 @@ import { AuthErrors } from '../common/auth-error.js';
 import type { AuthResult } from '../common/auth-result.js';
 import { MailerService } from '../common/mailer.service.js';
 import { VerificationsRepository } from '../common/verifications.repository.js';
+import { SessionCache } from '../sessions/session-cache.js';
 import { TenantsService } from '../tenants/tenants.service.js';
 import type { Tenant } from '../tenants/tenant.js';
 import { UsersRepository, type UserRow } from '../users/users.repository.js';
@@ -18,6 +19,7 @@ export class EmailVerificationService {
     private readonly users: UsersRepository,
     private readonly verifications: VerificationsRepository,
     private readonly mailer: MailerService,
+    private readonly cache: SessionCache,
   ) {}
 
   async sendFor(tenant: Tenant, user: UserRow, callbackURL?: string): Promise<void> {
@@ -40,6 +42,7 @@ export class EmailVerificationService {
     const db = this.tenants.db(tenant);
     const email = token ? await this.verifications.consume(db, PURPOSE, token) : null;
     const user = email ? await this.users.markEmailVerified(db, email) : null;
+    if (user) await this.cache.invalidate(tenant, [user.id]);
     if (!user) {
       if (callbackURL) return { redirect: withQuery(callbackURL, 'error', 'INVALID_TOKEN') };
       throw AuthErrors.invalidToken(401);

@@ -21,10 +21,11 @@ const SESSION_WITH_USER_SQL = `SELECT ${SESSION_COLUMNS}, ${USER_COLUMNS} FROM s
 @Injectable()
 export class SessionsRepository {
   async create(db: TenantDb, session: { id: string; tokenHash: string; userId: string; expiresAt: Date; ip: string; userAgent: string | null }): Promise<SessionRow> {
-    const { rows } = await db.query<SessionRow>(
-      `INSERT INTO service_auth.sessions AS s (id, token_hash, user_id, expires_at, ip_address, user_agent) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${SESSION_COLUMNS}`,
-      [session.id, session.tokenHash, session.userId, session.expiresAt, session.ip, session.userAgent],
-    );
+    const { rows } = await db.query<SessionRow>({
+      name: 'auth-session-insert',
+      text: `INSERT INTO service_auth.sessions AS s (id, token_hash, user_id, expires_at, ip_address, user_agent) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${SESSION_COLUMNS}`,
+      values: [session.id, session.tokenHash, session.userId, session.expiresAt, session.ip, session.userAgent],
+    });
     return rows[0]!;
   }
 

@@ -10,6 +10,7 @@ import type { Tenant } from '../tenants/tenant.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { userView, type UserRow } from '../users/users.repository.js';
 import { SESSION_MAX_AGE_SECONDS, clearedSessionCookie, sessionCookie, tokenFromCookieHeader } from './session-cookie.js';
+import { SessionCache, type CachedSession } from './session-cache.js';
 import { SessionsRepository, type SessionRow } from './sessions.repository.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -21,9 +22,15 @@ export interface CurrentSession {
   token: string;
   session: SessionRow;
   user: UserRow;
+  /** The session cache's entry, when it answered or took what the database answered. */
+  cached?: CachedSession | undefined;
 }
 
-/** Sessions: the database is authoritative, so a sign-out or revocation counts on the next request. */
+/**
+ * Sessions: the database is authoritative. Reads may come from SessionCache; every write that
+ * ends or changes a session or user invalidates it on every replica before it answers, so a
+ * sign-out or revocation counts on the next request whichever replica serves it.
+ */
 @Injectable()
 export class SessionsService {
   constructor(
@@ -31,6 +38,7 @@ export class SessionsService {
     private readonly tenants: TenantsService,
     private readonly repository: SessionsRepository,
     private readonly tokens: TokensService,
+    private readonly cache: SessionCache,
   ) {}
 
   /** A new session (new id and token on every sign-in) and its cookie. */
@@ -45,15 +53,35 @@ export class SessionsService {
   async current(tenant: Tenant, meta: RequestMeta): Promise<CurrentSession | null> {
     const token = tokenFromCookieHeader(tenant, meta.cookieHeader);
     if (!token) return null;
+    const tokenHash = sha256Hex(token);
+    const cached = this.cache.get(tenant, tokenHash);
+    if (cached) return { token, session: cached.session, user: cached.user, cached };
+    const generation = this.cache.generation;
     const db = this.tenants.db(tenant);
-    const found = await this.repository.findWithUser(db, sha256Hex(token));
+    const found = await this.repository.findWithUser(db, tokenHash);
     if (!found) return null;
     const absoluteEnd = found.session.created_at.getTime() + this.config.AUTH_SESSION_ABSOLUTE_DAYS * DAY_MS;
-    if (found.session.expires_at.getTime() <= Date.now() || absoluteEnd <= Date.now()) {
+    const endsAt = Math.min(found.session.expires_at.getTime(), absoluteEnd);
+    if (endsAt <= Date.now()) {
       await this.repository.delete(db, found.session.id);
+      this.cache.forgetLocally(tenant, tokenHash);
       return null;
     }
-    return { token, ...found };
+    return { token, ...found, cached: this.cache.put(tenant, tokenHash, found, generation, endsAt) };
+  }
+
+  /** After a change to these users or their sessions in the database: no replica serves the old state from its cache. */
+  invalidateUsers(tenant: Tenant, userIds: string[]): Promise<void> {
+    return this.cache.invalidate(tenant, userIds);
+  }
+
+  /** The JWT for the current session's user; a cached session hands out its token again for a few seconds. */
+  private async jwt(tenant: Tenant, current: CurrentSession): Promise<string> {
+    const reusable = current.cached?.jwt;
+    if (reusable && reusable.until > Date.now() && reusable.epoch === this.tokens.epoch) return reusable.token;
+    const signed = await this.tokens.signReusable(tenant, current.user);
+    if (current.cached) current.cached.jwt = signed;
+    return signed.token;
   }
 
   async require(tenant: Tenant, meta: RequestMeta): Promise<CurrentSession> {
@@ -71,7 +99,7 @@ export class SessionsService {
       return { body: null, headers, cookies };
     }
     const cookies: string[] = [];
-    const { session } = current;
+    let { session } = current;
     const lifetime = session.expires_at.getTime() - session.created_at.getTime();
     // Remember-me sessions slide; one-day (rememberMe:false) sessions keep their end.
     const absoluteEnd = session.created_at.getTime() + this.config.AUTH_SESSION_ABSOLUTE_DAYS * DAY_MS;
@@ -79,22 +107,27 @@ export class SessionsService {
     const due = lifetime > DAY_MS && expires - EXPIRES_IN_MS + UPDATE_AGE_MS <= Date.now();
     const wanted = Math.min(due ? Date.now() + EXPIRES_IN_MS : expires, absoluteEnd);
     if (wanted !== expires) {
-      session.expires_at = new Date(wanted);
+      // A copy: the row may be the cache's, which other requests read.
+      session = { ...session, expires_at: new Date(wanted) };
       await this.repository.extend(this.tenants.db(tenant), session.id, session.expires_at);
+      await this.cache.invalidate(tenant, [session.user_id]);
       cookies.push(sessionCookie(tenant, current.token, Math.ceil((wanted - Date.now()) / 1000)));
     }
-    headers['set-auth-jwt'] = await this.tokens.sign(tenant, current.user);
+    headers['set-auth-jwt'] = await this.jwt(tenant, current);
     return { body: { session: sessionView(session, current.token), user: userView(current.user) }, headers, cookies };
   }
 
   async token(tenant: Tenant, meta: RequestMeta): Promise<AuthResult> {
     const current = await this.require(tenant, meta);
-    return { body: { token: await this.tokens.sign(tenant, current.user) }, headers: { 'Cache-Control': 'no-store' } };
+    return { body: { token: await this.jwt(tenant, current) }, headers: { 'Cache-Control': 'no-store' } };
   }
 
   async signOut(tenant: Tenant, meta: RequestMeta): Promise<AuthResult> {
     const current = await this.current(tenant, meta);
-    if (current) await this.repository.delete(this.tenants.db(tenant), current.session.id);
+    if (current) {
+      await this.repository.delete(this.tenants.db(tenant), current.session.id);
+      await this.cache.invalidate(tenant, [current.user.id]);
+    }
     return { body: { success: true }, cookies: [clearedSessionCookie(tenant)] };
   }
 
@@ -108,17 +141,20 @@ export class SessionsService {
   async revoke(tenant: Tenant, meta: RequestMeta, token: string): Promise<AuthResult> {
     const current = await this.require(tenant, meta);
     await this.repository.deleteOwned(this.tenants.db(tenant), current.user.id, sha256Hex(token), token);
+    await this.cache.invalidate(tenant, [current.user.id]);
     return { body: { status: true } };
   }
 
   async revokeAll(tenant: Tenant, meta: RequestMeta, keepCurrent: boolean): Promise<AuthResult> {
     const current = await this.require(tenant, meta);
     await this.repository.deleteAllOf(this.tenants.db(tenant), current.user.id, keepCurrent ? current.session.id : null);
+    await this.cache.invalidate(tenant, [current.user.id]);
     return { body: { status: true }, cookies: keepCurrent ? [] : [clearedSessionCookie(tenant)] };
   }
 
   async revokeAllOfUser(tenant: Tenant, userId: string, exceptSessionId: string | null = null): Promise<void> {
     await this.repository.deleteAllOf(this.tenants.db(tenant), userId, exceptSessionId);
+    await this.cache.invalidate(tenant, [userId]);
   }
 }
 

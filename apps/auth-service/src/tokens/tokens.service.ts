@@ -12,11 +12,15 @@ import { TokensRepository } from './tokens.repository.js';
 
 // A decrypted signing key is kept this long; rotation publishes keys 10 minutes ahead, so this never signs with a retired key in practice.
 const KEY_CACHE_MS = 60_000;
+/** How long after its `iat` a signed token may be handed out again for the same cached session. */
+export const JWT_REUSE_MS = 5_000;
 
 /** JWTs for a tenant's users: EdDSA, `kid`, iss = aud = `{auth_url}`, 15 minutes. */
 @Injectable()
 export class TokensService {
   private readonly keys = new Map<string, { kid: string; key: KeyObject; header: string; until: number; retiresAt: number }>();
+  /** Bumped by every local rotation: tokens signed before it are not handed out again. */
+  epoch = 0;
 
   constructor(
     @Inject(KEYRING) private readonly keyring: Keyring,
@@ -31,11 +35,25 @@ export class TokensService {
    * than the signature itself on the get-session and token paths.
    */
   async sign(tenant: Tenant, user: UserRow): Promise<string> {
-    const { key, header } = await this.signingKey(tenant);
-    const iat = Math.floor(Date.now() / 1000);
+    return (await this.signReusable(tenant, user)).token;
+  }
+
+  /**
+   * A token and until when (Date.now()) the session cache may hand it out again instead of
+   * signing a new one: at most JWT_REUSE_MS after its `iat`, never past its key's cache or
+   * retirement. A reused token's `iat` is that much in the past and it expires that much sooner
+   * than a fresh one (never later); its claims are current because any change to the user evicts
+   * the cache entry that holds it.
+   */
+  async signReusable(tenant: Tenant, user: UserRow): Promise<{ token: string; until: number; epoch: number }> {
+    const epoch = this.epoch;
+    const entry = await this.signingKey(tenant);
+    const now = Date.now();
+    const iat = Math.floor(now / 1000);
     const claims = { email: user.email, name: user.name, emailVerified: user.email_verified, sub: user.id, iss: tenant.authUrl, aud: tenant.authUrl, iat, exp: iat + JWT_TTL_SECONDS };
-    const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
-    return `${input}.${signEd25519(null, Buffer.from(input), key).toString('base64url')}`;
+    const input = `${entry.header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+    const token = `${input}.${signEd25519(null, Buffer.from(input), entry.key).toString('base64url')}`;
+    return { token, until: Math.min(iat * 1000 + JWT_REUSE_MS, entry.until, entry.retiresAt), epoch };
   }
 
   async jwks(tenant: Tenant): Promise<AuthResult> {
@@ -52,10 +70,11 @@ export class TokensService {
   async rotate(tenant: Tenant, publishLeadSeconds?: number): Promise<{ kid: string; activatesAt: Date }> {
     const result = await rotateSigningKey(this.tenants.db(tenant) as never, this.keyring, tenant.applicationId, publishLeadSeconds);
     this.keys.delete(tenant.applicationId);
+    this.epoch++;
     return result;
   }
 
-  private async signingKey(tenant: Tenant): Promise<{ kid: string; key: KeyObject; header: string }> {
+  private async signingKey(tenant: Tenant): Promise<{ kid: string; key: KeyObject; header: string; until: number; retiresAt: number }> {
     const cached = this.keys.get(tenant.applicationId);
     const now = Date.now();
     if (cached && cached.until > now && cached.retiresAt > now) return cached;

@@ -53,12 +53,14 @@ export class UsersRepository {
 
   /** The user and their credential password hash (null when the email has no credential account). */
   async findCredential(db: TenantDb, email: string): Promise<{ user: UserRow; passwordHash: string } | null> {
-    const { rows } = await db.query(
-      `SELECT u.id, u.name, u.email, u.email_verified, u.image, u.created_at, u.updated_at, a.password
+    // Named (prepared once per connection): every sign-in runs it.
+    const { rows } = await db.query({
+      name: 'auth-credential-by-email',
+      text: `SELECT u.id, u.name, u.email, u.email_verified, u.image, u.created_at, u.updated_at, a.password
          FROM service_auth.users u JOIN service_auth.accounts a ON a.user_id = u.id AND a.provider_id = 'credential'
         WHERE lower(u.email) = lower($1)`,
-      [email],
-    );
+      values: [email],
+    });
     const r = rows[0];
     if (!r?.password) return null;
     const { password, ...user } = r;

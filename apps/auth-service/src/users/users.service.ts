@@ -19,6 +19,7 @@ export class UsersService {
     const current = await this.sessions.require(tenant, meta);
     if (input.email !== undefined) throw new AuthError(400, 'EMAIL_CAN_NOT_BE_UPDATED', 'Email can not be updated');
     await this.users.update(this.tenants.db(tenant), current.user.id, { name: input.name, image: input.image });
+    await this.sessions.invalidateUsers(tenant, [current.user.id]);
     return { body: { status: true } };
   }
 }
