@@ -15,7 +15,9 @@ export const gatewayConfigSchema = z.object({
   SLIPWAY_HOME: z.string().min(1).optional(),
   /** Root of the local blob store (default `<SLIPWAY_HOME or .slipway>/blobs`). */
   BLOB_DIR: z.string().min(1).optional(),
-  /** Where uploads are spooled while they are checked (removed after each request). */
+  /** `false`: blobs are not fsync'ed before a deploy is accepted (README: durability). */
+  BLOB_FSYNC: z.enum(['true', 'false']).default('true'),
+  /** Where zip and `files` uploads are spooled while they are checked (removed after each request). */
   UPLOAD_TMP_DIR: z.string().min(1).default(tmpdir()),
   /** BullMQ key prefix in Redis; every producer and worker of one platform must agree. */
   QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),

@@ -6,6 +6,8 @@ export interface BlobStoreConfig {
   /** Root of the local store; default `<SLIPWAY_HOME>/blobs`. */
   BLOB_DIR?: string | undefined;
   SLIPWAY_HOME?: string | undefined;
+  /** 'false' turns off the fsync of each blob (LocalBlobStoreOptions.fsync); default on. */
+  BLOB_FSYNC?: string | boolean | undefined;
 }
 
 /** `BLOB_DIR`, else `<SLIPWAY_HOME or .slipway>/blobs`, resolved against the working directory. */
@@ -15,5 +17,6 @@ export function blobDirFrom(config: BlobStoreConfig, cwd: string = process.cwd()
 }
 
 export function createBlobStore(config: BlobStoreConfig): BlobStore {
-  return new LocalBlobStore(blobDirFrom(config));
+  const fsync = config.BLOB_FSYNC === undefined ? true : config.BLOB_FSYNC !== false && config.BLOB_FSYNC !== 'false' && config.BLOB_FSYNC !== '0';
+  return new LocalBlobStore(blobDirFrom(config), { fsync });
 }

@@ -43,6 +43,16 @@ describe('LocalBlobStore (real file system)', () => {
     expect(await readdir(join(root, '.tmp'))).toEqual([]);
   });
 
+  it('creates missing directories on demand, with or without fsync and digest', async () => {
+    await rm(root, { recursive: true, force: true });
+    const quick = new LocalBlobStore(root, { fsync: false });
+    expect(await quick.put('sources/q.tar', Readable.from([Buffer.from('quick')]), { digest: false })).toEqual({ bytes: 5, sha256: null });
+    await rm(join(root, 'sources'), { recursive: true });
+    expect((await store.put('sources/d.tar', Readable.from([Buffer.from('durable')]))).bytes).toBe(7);
+    expect(await text(await store.get('sources/d.tar'))).toBe('durable');
+    expect(await readdir(join(root, '.tmp'))).toEqual([]);
+  });
+
   it('replaces a blob atomically', async () => {
     await store.put('k', Readable.from([Buffer.from('one')]));
     await store.put('k', Readable.from([Buffer.from('two')]));

@@ -13,8 +13,24 @@ const TEMP_DIR = '.tmp';
  * into place only once complete (rename is atomic within one file system), so a reader sees
  * either the whole blob or none.
  */
+export interface LocalBlobStoreOptions {
+  /**
+   * fsync each blob before its rename and its directory after (default true): a put that
+   * resolved survives a power loss whole. false leaves the flush to the kernel (a crash may
+   * then leave a renamed but empty or truncated blob); only for throw-away data.
+   */
+  fsync?: boolean;
+}
+
 export class LocalBlobStore implements BlobStore {
-  constructor(readonly root: string) {}
+  private readonly fsync: boolean;
+
+  constructor(
+    readonly root: string,
+    options: LocalBlobStoreOptions = {},
+  ) {
+    this.fsync = options.fsync ?? true;
+  }
 
   private pathOf(key: string): string {
     assertBlobKey(key);
@@ -41,7 +57,7 @@ export class LocalBlobStore implements BlobStore {
     try {
       // flush: the data is fsync'ed before the file is closed, and the directory after the
       // rename, so a blob that `put` reported stored survives a crash whole (libs/blob README).
-      await pipeline(body, meter, createWriteStream(temp, { fd: handle, flush: true }));
+      await pipeline(body, meter, createWriteStream(temp, { fd: handle, flush: this.fsync }));
       await this.renameInto(temp, target);
     } catch (error) {
       await handle.close().catch(() => undefined);
@@ -69,6 +85,7 @@ export class LocalBlobStore implements BlobStore {
       await mkdir(dirname(target), { recursive: true });
       await rename(temp, target);
     }
+    if (!this.fsync) return;
     const dir = await open(dirname(target), 'r');
     try {
       await dir.sync();
