@@ -29,7 +29,8 @@ const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
 const WARMUP = 40;
-const SMALL_BYTES = 1_000_000;
+const SINGLE = Number(process.env.BENCH_SINGLE_REQUESTS ?? 40);
+const SMALL_BYTES = Number(process.env.BENCH_ARCHIVE_BYTES ?? 1_000_000);
 const BIG_BYTES = Number(process.env.BENCH_BIG_BYTES ?? 200_000_000);
 
 const suffix = randomBytes(4).toString('hex');
@@ -104,7 +105,7 @@ try {
   await db.connect();
   const owner = (await db.query(`INSERT INTO owners (email) VALUES ('bench@example.com') RETURNING id`)).rows[0].id;
   const keys = [];
-  const total = WARMUP + REQUESTS + 10;
+  const total = WARMUP + REQUESTS + SINGLE + 10;
   for (let i = 0; i < total; i++) {
     const token = `slw_key_${randomBytes(16).toString('hex').slice(0, 10)}_${randomBytes(32).toString('base64url').replace(/[-_]/g, 'x').slice(0, 43)}`;
     keys.push({ token, prefix: token.slice(0, 18), hash: createHash('sha256').update(token).digest('hex') });
@@ -122,7 +123,8 @@ try {
     LOG_LEVEL: 'warn', QUEUE_PREFIX: prefix, BLOB_DIR: join(work, 'blobs'), UPLOAD_TMP_DIR: join(work, 'uploads') };
   // BENCH_GATEWAY_NODE_ARGS="--prof" profiles the gateway (V8 tick log in the working directory).
   const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  gateway = spawn(process.execPath, [...nodeArgs, join(root, 'apps/gateway/dist/main.js')], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  // BENCH_GATEWAY_MAIN runs another build of the gateway (e.g. an older commit's, for an A/B run).
+  gateway = spawn(process.execPath, [...nodeArgs, process.env.BENCH_GATEWAY_MAIN ?? join(root, 'apps/gateway/dist/main.js')], { env, stdio: ['ignore', 'inherit', 'inherit'] });
   for (let i = 0; ; i++) {
     const ready = await fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.ok, () => false);
     if (ready) break;
@@ -154,6 +156,12 @@ try {
   if (accepted !== results.length) console.error('unexpected answers:', results.filter((r) => r.status !== 202).slice(0, 3));
   const rssAfterLoad = await procStatus(gateway.pid, 'VmRSS');
 
+  // Phase 1b: the same archive from one client at a time (no queueing: the gateway's own cost).
+  const single = [];
+  const singleCpuBefore = await cpuMs(gateway.pid);
+  for (let i = 0; i < SINGLE; i++) single.push(await deploy(agent, port, keys[next++].token, small, smallSize));
+  const singleCpuPerRequestMs = SINGLE ? (await cpuMs(gateway.pid) - singleCpuBefore) / SINGLE : 0;
+
   // Phase 2: peak RSS while accepting a 20 MB and a 200 MB archive (sampled every 10 ms).
   const memory = [];
   for (const bytes of [BIG_BYTES / 10, BIG_BYTES]) {
@@ -174,6 +182,9 @@ try {
     latency: { archiveBytes: smallSize, concurrency: CONCURRENCY, requests: results.length, accepted, throughputPerSecond: results.length / elapsed, gatewayCpuPerRequestMs,
       totalMs: { p50: percentile(results.map((r) => r.totalMs), 50), p99: percentile(results.map((r) => r.totalMs), 99) },
       afterUploadMs: { p50: percentile(results.map((r) => r.afterUploadMs), 50), p99: percentile(results.map((r) => r.afterUploadMs), 99) } },
+    singleClient: SINGLE ? { requests: single.length, accepted: single.filter((r) => r.status === 202).length, gatewayCpuPerRequestMs: singleCpuPerRequestMs,
+      totalMs: { p50: percentile(single.map((r) => r.totalMs), 50), p99: percentile(single.map((r) => r.totalMs), 99) },
+      afterUploadMs: { p50: percentile(single.map((r) => r.afterUploadMs), 50), p99: percentile(single.map((r) => r.afterUploadMs), 99) } } : null,
     memory: { rssIdleMB: rssIdle, rssAfterLatencyPhaseMB: rssAfterLoad, uploads: memory, processPeakRssMB: hwm },
   };
   const f = (n) => n.toFixed(1);
@@ -183,6 +194,10 @@ try {
   console.log(`| whole request (upload included)       | ${f(summary.latency.totalMs.p50).padStart(5)} | ${f(summary.latency.totalMs.p99).padStart(5)} |`);
   console.log(`| after the last byte was sent          | ${f(summary.latency.afterUploadMs.p50).padStart(5)} | ${f(summary.latency.afterUploadMs.p99).padStart(5)} |`);
   console.log(`gateway CPU per accepted deploy: ${f(gatewayCpuPerRequestMs)} ms (user + system); machine: ${(await import('node:os')).cpus().length} cores, load average ${(await import('node:os')).loadavg()[0].toFixed(1)}`);
+  if (summary.singleClient) {
+    const s1 = summary.singleClient;
+    console.log(`one client, ${s1.requests} sequential requests (${s1.accepted} × 202): after the last byte p50/p99 ${f(s1.afterUploadMs.p50)}/${f(s1.afterUploadMs.p99)} ms, whole request ${f(s1.totalMs.p50)}/${f(s1.totalMs.p99)} ms, gateway CPU ${f(s1.gatewayCpuPerRequestMs)} ms per deploy`);
+  }
   console.log(`\nGateway memory (RSS, MB): idle ${f(rssIdle)}, after the latency phase ${f(rssAfterLoad)}`);
   console.log('| archive (MB) | status | seconds | RSS before | peak RSS | growth |');
   console.log('|--------------|--------|---------|------------|----------|--------|');

@@ -16,7 +16,9 @@ export const gatewayConfigSchema = z.object({
   SLIPWAY_HOME: z.string().min(1).optional(),
   /** BLOB_DIR (local store, default `<SLIPWAY_HOME or .slipway>/blobs`) or S3_* (see libs/blob). */
   ...blobStorageFields,
-  /** Where uploads are spooled while they are checked (removed after each request). */
+  /** `false`: local blobs are not fsync'ed before a deploy is accepted (README: durability). */
+  BLOB_FSYNC: z.enum(['true', 'false']).default('true'),
+  /** Where zip and `files` uploads are spooled while they are checked (removed after each request). */
   UPLOAD_TMP_DIR: z.string().min(1).default(tmpdir()),
   /** BullMQ key prefix in Redis; every producer and worker of one platform must agree. */
   QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),

@@ -141,6 +141,28 @@ describe('POST /api/v1/deploy refuses bad uploads (real HTTP, Postgres, Redis)',
     it('an upload over the total limit is cut off, not read to the end', async () => {
       let sent = 0;
       const head = multipart([{ name: 'archive', filename: 'big.tar', content: Buffer.alloc(0) }]);
+      // A valid tar stream (each entry under the file limit), so the limit that stops it is the
+      // upload's total size, while the archive is being validated and stored as it arrives.
+      const entry = await makeTar([{ name: 'chunk.bin', content: Buffer.alloc(63 * KiB, 1) }]);
+      const oneEntry = entry.subarray(0, 512 + 63 * KiB);
+      async function* stream() {
+        yield head.body.subarray(0, head.body.indexOf('\r\n\r\n') + 4);
+        for (let i = 0; i < 50 * 16; i++) {
+          sent += oneEntry.length;
+          const named = Buffer.from(oneEntry);
+          named.write(`c${i}.bin`.padEnd(9, '\0'), 0, 'latin1');
+          named.write(checksum(named), 148, 'latin1');
+          yield named;
+        }
+      }
+      const response = await post(stream(), head.contentType, { 'transfer-encoding': 'chunked' });
+      expectCode(response, 'too_large', /larger than 1048576 bytes/);
+      expect(response.headers['connection']).toBe('close');
+      expect(sent).toBeLessThan(20 * MiB);
+    });
+    it('an upload that is not an archive is refused at its first bytes and cut off', async () => {
+      let sent = 0;
+      const head = multipart([{ name: 'archive', filename: 'big.tar', content: Buffer.alloc(0) }]);
       async function* stream() {
         yield head.body.subarray(0, head.body.indexOf('\r\n\r\n') + 4);
         const chunk = Buffer.alloc(64 * KiB, 1);
@@ -150,7 +172,7 @@ describe('POST /api/v1/deploy refuses bad uploads (real HTTP, Postgres, Redis)',
         }
       }
       const response = await post(stream(), head.contentType, { 'transfer-encoding': 'chunked' });
-      expectCode(response, 'too_large', /larger than 1048576 bytes/);
+      expectCode(response, 'bad_archive', /not a zip, tar or tar.gz/);
       expect(response.headers['connection']).toBe('close');
       expect(sent).toBeLessThan(20 * MiB);
     });
@@ -184,3 +206,10 @@ describe('POST /api/v1/deploy refuses bad uploads (real HTTP, Postgres, Redis)',
     });
   });
 });
+
+/** The ustar header checksum field of a 512-byte header block. */
+function checksum(header: Buffer): string {
+  let sum = 8 * 0x20;
+  for (let i = 0; i < 512; i++) if (i < 148 || i >= 156) sum += header[i]!;
+  return `${sum.toString(8).padStart(6, '0')}\0 `;
+}

@@ -8,6 +8,8 @@ import { S3BlobStore } from './s3-blob-store.js';
 
 export interface BlobStoreConfig extends BlobStorageSettings {
   SLIPWAY_HOME?: string | undefined;
+  /** 'false' turns off the fsync of each blob (LocalBlobStoreOptions.fsync); default on. */
+  BLOB_FSYNC?: string | boolean | undefined;
 }
 
 /** `BLOB_DIR`, else `<SLIPWAY_HOME or .slipway>/blobs`, resolved against the working directory. */
@@ -23,7 +25,7 @@ export function blobDirFrom(config: BlobStoreConfig, cwd: string = process.cwd()
 export function createBlobStore(config: BlobStoreConfig): BlobStore {
   const problems = blobStorageProblems(config);
   if (problems.length > 0) throw new ConfigError(problems.map((p) => `${p.variable}: ${p.message}`).join('; '));
-  if (!config.S3_ENDPOINT) return new LocalBlobStore(blobDirFrom(config));
+  if (!config.S3_ENDPOINT) return new LocalBlobStore(blobDirFrom(config), { fsync: fsyncFrom(config.BLOB_FSYNC) });
   return new S3BlobStore({ client: s3ClientFrom(config), bucket: config.S3_BUCKET!, prefix: config.S3_PREFIX });
 }
 
@@ -41,4 +43,9 @@ export function s3ClientFrom(config: BlobStorageSettings): S3Client {
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
+}
+
+/** `BLOB_FSYNC`: on unless 'false', '0' or false (LocalBlobStoreOptions.fsync). */
+function fsyncFrom(value: BlobStoreConfig['BLOB_FSYNC']): boolean {
+  return value === undefined || (value !== false && value !== 'false' && value !== '0');
 }

@@ -1,6 +1,8 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { text } from 'node:stream/consumers';
 import { describeBlobStoreContract } from '../test/blob-store-contract.js';
 import { LocalBlobStore, blobDirFrom, createBlobStore, sourceFileMode, sourceKey } from './index.js';
 
@@ -11,6 +13,24 @@ describeBlobStoreContract('LocalBlobStore (real file system)', async () => {
     leftovers: () => readdir(join(root, '.tmp')).catch(() => []),
     close: () => rm(root, { recursive: true, force: true }),
   };
+});
+
+describe('LocalBlobStore options', () => {
+  it('creates missing directories on demand, with or without fsync and digest', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'slipway-blob-'));
+    try {
+      await rm(root, { recursive: true, force: true });
+      const quick = new LocalBlobStore(root, { fsync: false });
+      expect(await quick.put('sources/q.tar', Readable.from([Buffer.from('quick')]), { digest: false })).toEqual({ bytes: 5, sha256: null });
+      await rm(join(root, 'sources'), { recursive: true });
+      const store = new LocalBlobStore(root);
+      expect((await store.put('sources/d.tar', Readable.from([Buffer.from('durable')]))).bytes).toBe(7);
+      expect(await text(await store.get('sources/d.tar'))).toBe('durable');
+      expect(await readdir(join(root, '.tmp'))).toEqual([]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('source format helpers', () => {

@@ -13,14 +13,19 @@ export interface StoredApiKey {
 export class ApiKeysRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  findByPrefix(prefix: string): Promise<StoredApiKey | null> {
-    return this.prisma.client.apiKey.findUnique({
-      where: { prefix },
-      select: { id: true, applicationId: true, keyHash: true, revokedAt: true, lastUsedAt: true },
-    });
+  /**
+   * Raw SQL rather than the model API: this runs on every API request, and Prisma's query
+   * compiler costs ~1 ms of CPU per model query against ~0.4 ms for a raw one (bench/README).
+   */
+  async findByPrefix(prefix: string): Promise<StoredApiKey | null> {
+    const rows = await this.prisma.client.$queryRaw<StoredApiKey[]>`
+      SELECT id::text AS "id", application_id::text AS "applicationId", key_hash AS "keyHash",
+             revoked_at AS "revokedAt", last_used_at AS "lastUsedAt"
+        FROM api_keys WHERE prefix = ${prefix}`;
+    return rows[0] ?? null;
   }
 
   async touch(id: string, at: Date): Promise<void> {
-    await this.prisma.client.apiKey.updateMany({ where: { id, revokedAt: null }, data: { lastUsedAt: at } });
+    await this.prisma.client.$executeRaw`UPDATE api_keys SET last_used_at = ${at}::timestamptz WHERE id = ${id}::uuid AND revoked_at IS NULL`;
   }
 }

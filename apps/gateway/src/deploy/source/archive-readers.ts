@@ -1,6 +1,4 @@
-import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { Transform, type Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { UploadLimits } from '@slipway/contract';
@@ -13,23 +11,48 @@ import type { SourceTarWriter } from './source-tar-writer.js';
 export type ArchiveKind = 'zip' | 'tar' | 'tar.gz';
 
 /** Recognises an archive by its first bytes (never by its name). */
-export async function detectArchiveKind(path: string): Promise<ArchiveKind | null> {
-  const handle = await open(path, 'r');
-  try {
-    const head = Buffer.alloc(512);
-    const { bytesRead } = await handle.read(head, 0, 512, 0);
-    if (bytesRead >= 2 && head[0] === 0x1f && head[1] === 0x8b) return 'tar.gz';
-    if (bytesRead >= 4 && head.readUInt32LE(0) === 0x04034b50) return 'zip';
-    if (bytesRead >= 4 && head.readUInt32LE(0) === 0x06054b50) return 'zip';
-    if (bytesRead === 512 && head.subarray(257, 262).toString('latin1') === 'ustar') return 'tar';
-    return null;
-  } finally {
-    await handle.close();
-  }
+export function archiveKindOf(head: Buffer): ArchiveKind | null {
+  if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) return 'tar.gz';
+  if (head.length >= 4 && head.readUInt32LE(0) === 0x04034b50) return 'zip';
+  if (head.length >= 4 && head.readUInt32LE(0) === 0x06054b50) return 'zip';
+  if (head.length >= 512 && head.subarray(257, 262).toString('latin1') === 'ustar') return 'tar';
+  return null;
 }
 
-/** Streams a tar or tar.gz spool file, entry by entry, into the writer. */
-export async function readTarArchive(path: string, gzipped: boolean, writer: SourceTarWriter, limits: UploadLimits): Promise<void> {
+const SNIFF_BYTES = 512;
+
+/**
+ * Reads the first 512 bytes of a part as it arrives (or all of it, if shorter), recognises the
+ * archive, and hands back a stream that still yields every byte from the first one.
+ */
+export async function sniffArchive(part: Readable): Promise<{ kind: ArchiveKind | null; stream: Readable }> {
+  const chunks = part[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const head: Buffer[] = [];
+  let size = 0;
+  let ended = false;
+  while (size < SNIFF_BYTES) {
+    const next = await chunks.next();
+    if (next.done) {
+      ended = true;
+      break;
+    }
+    head.push(next.value);
+    size += next.value.length;
+  }
+  async function* all(): AsyncGenerator<Buffer> {
+    yield* head;
+    if (ended) return;
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
+  }
+  return { kind: archiveKindOf(Buffer.concat(head, size)), stream: Readable.from(all(), { objectMode: false }) };
+}
+
+/**
+ * Streams a tar or tar.gz, entry by entry as its bytes arrive, into the writer. Resolves with
+ * the number of bytes the archive decompressed to (padding and skipped bytes included) once
+ * the source has ended.
+ */
+export async function readTarArchive(source: Readable, gzipped: boolean, writer: SourceTarWriter, limits: UploadLimits): Promise<number> {
   const names = new ArchiveEntryPaths(limits);
   let decompressed = 0;
   // Counts every decompressed byte, including padding and bytes a parser would skip, so a
@@ -46,7 +69,7 @@ export async function readTarArchive(path: string, gzipped: boolean, writer: Sou
     },
   });
   const extract = tar.extract({ allowUnknownFormat: false });
-  const stages: (NodeJS.ReadableStream | NodeJS.WritableStream | NodeJS.ReadWriteStream)[] = [createReadStream(path)];
+  const stages: (NodeJS.ReadableStream | NodeJS.WritableStream | NodeJS.ReadWriteStream)[] = [source];
   if (gzipped) stages.push(createGunzip());
   stages.push(meter, extract as unknown as NodeJS.WritableStream);
   // The pipeline owns every stream's errors (a corrupt gzip must not become an unhandled event).
@@ -86,6 +109,7 @@ export async function readTarArchive(path: string, gzipped: boolean, writer: Sou
     }
     const error = await fed;
     if (error) throw error;
+    return decompressed;
   } catch (error) {
     extract.destroy();
     meter.destroy();

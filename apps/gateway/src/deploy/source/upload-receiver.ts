@@ -1,6 +1,4 @@
-import { createWriteStream, type WriteStream } from 'node:fs';
-import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import type { UploadLimits } from '@slipway/contract';
 import { ApiException } from '@slipway/server';
 import busboy, { type Busboy } from 'busboy';
@@ -13,8 +11,20 @@ export interface SpooledPart {
   bytes: number;
 }
 
-export interface ReceivedUpload {
-  archive?: SpooledPart;
+/** What becomes of each file part, decided by the caller while the bytes arrive. */
+export interface PartHandlers<A> {
+  /**
+   * Consumes the `archive` part as it arrives and settles once it has read all of it (or
+   * failed); `received()` is the number of the part's bytes that have arrived so far. `part` is destroyed with the refusal when the request fails for another reason;
+   * the handler must then clean up after itself before it settles.
+   */
+  archive(part: Readable, received: () => number): Promise<A>;
+  /** Consumes (spools) the `files` part number `index` and resolves with the file it wrote. */
+  file(part: Readable, index: number): Promise<string>;
+}
+
+export interface ReceivedUpload<A> {
+  archive?: { value: A; bytes: number };
   files: SpooledPart[];
   paths: string[];
 }
@@ -25,26 +35,30 @@ export class ClientGoneError extends Error {
 }
 
 /**
- * Reads a `multipart/form-data` deploy request into spool files under `dir`, one part at a
- * time, checking as the bytes arrive: field names, the `paths` values (safe, unique after
- * NFC + case folding), the number of parts and the byte limits. On the first problem it stops
- * reading, marks the response `Connection: close` (so the rest of the upload is cut off rather
- * than drained) and rejects with a coded `ApiException`.
+ * Reads a `multipart/form-data` deploy request one part at a time, checking as the bytes
+ * arrive: field names, the `paths` values (safe, unique after NFC + case folding), the number
+ * of parts and the byte limits. Each file part is handed, as it starts, to the caller's
+ * handler (the archive is validated and stored while it streams; `files` parts are spooled).
+ * On the first problem — here or in a handler — it stops reading, marks the response
+ * `Connection: close` (so the rest of the upload is cut off rather than drained), destroys the
+ * parts still being consumed, waits until every handler has settled (so the caller's cleanup
+ * never races a file still being written) and rejects with that first error.
  *
  * busboy is used directly rather than through multer: multer drains the whole remaining body
  * before it reports an error, and offers no hook on text fields, so neither the cut-off nor the
  * early `paths` checks would be possible.
  */
-export function receiveUpload(req: Request, res: Response, dir: string, limits: UploadLimits): Promise<ReceivedUpload> {
-  return new Promise<ReceivedUpload>((resolve, reject) => {
-    const result: ReceivedUpload = { files: [], paths: [] };
+export function receiveUpload<A>(req: Request, res: Response, limits: UploadLimits, handlers: PartHandlers<A>): Promise<ReceivedUpload<A>> {
+  return new Promise<ReceivedUpload<A>>((resolve, reject) => {
+    const result: ReceivedUpload<A> = { files: [], paths: [] };
     const pathSet = new SourcePathSet();
-    const writers = new Set<WriteStream>();
-    let pendingWrites = 0;
+    const consuming = new Set<Transform>();
+    const handling: Promise<unknown>[] = [];
+    let pending = 0;
+    let archiveSeen = false;
     let parsed = false;
     let settled = false;
     let received = 0;
-    let parts = 0;
     let bb: Busboy;
 
     const fail = (error: Error) => {
@@ -53,15 +67,12 @@ export function receiveUpload(req: Request, res: Response, dir: string, limits: 
       req.off('data', countBytes);
       if (bb) req.unpipe(bb);
       req.pause();
-      // A destroyed write stream may still be opening its file: reject only once every one has
-      // closed, so the caller's cleanup never races a file appearing in the spool directory.
-      const closed = [...writers].map((writer) => new Promise<void>((done) => (writer.closed ? done() : writer.once('close', () => done()))));
-      for (const writer of writers) writer.destroy();
+      for (const part of consuming) part.destroy(error);
       if (!res.headersSent) res.setHeader('Connection', 'close');
-      void Promise.all(closed).then(() => reject(error));
+      void Promise.allSettled(handling).then(() => reject(error));
     };
     const maybeDone = () => {
-      if (!settled && parsed && pendingWrites === 0) {
+      if (!settled && parsed && pending === 0) {
         settled = true;
         req.off('data', countBytes);
         resolve(result);
@@ -91,9 +102,8 @@ export function receiveUpload(req: Request, res: Response, dir: string, limits: 
     }
 
     bb.on('field', (name, value, info) => {
-      parts += 1;
       if (name !== 'paths') return fail(unknownField(name));
-      if (result.archive) return fail(bothForms());
+      if (archiveSeen) return fail(bothForms());
       if (info.valueTruncated) return fail(new ApiException('bad_request', `paths[${result.paths.length}] is longer than ${limits.maxPathBytes} bytes.`));
       const path = value.normalize('NFC');
       const reason = unsafePathReason(path, limits) ?? pathSet.add(path);
@@ -102,37 +112,63 @@ export function receiveUpload(req: Request, res: Response, dir: string, limits: 
     });
 
     bb.on('file', (name, stream: Readable, _info) => {
-      parts += 1;
       if (settled) return stream.resume();
       if (name !== 'files' && name !== 'archive') return (stream.resume(), fail(unknownField(name)));
-      if (name === 'archive' && (result.archive || result.files.length || result.paths.length)) {
-        return (stream.resume(), fail(result.archive ? new ApiException('bad_request', 'Send one archive, not several.') : bothForms()));
+      if (name === 'archive' && (archiveSeen || result.files.length || result.paths.length)) {
+        return (stream.resume(), fail(archiveSeen ? new ApiException('bad_request', 'Send one archive, not several.') : bothForms()));
       }
-      if (name === 'files' && result.archive) return (stream.resume(), fail(bothForms()));
+      if (name === 'files' && archiveSeen) return (stream.resume(), fail(bothForms()));
+      if (name === 'files' && result.files.length >= limits.maxFiles) {
+        return (stream.resume(), fail(new ApiException('too_large', `The upload has more than ${limits.maxFiles} files.`)));
+      }
       const maxBytes = name === 'archive' ? limits.maxUploadBytes : limits.maxFileBytes;
-      const part: SpooledPart = { file: join(dir, `part-${parts}`), bytes: 0 };
-      if (name === 'archive') result.archive = part;
-      else {
-        if (result.files.length >= limits.maxFiles) return (stream.resume(), fail(new ApiException('too_large', `The upload has more than ${limits.maxFiles} files.`)));
-        result.files.push(part);
-      }
-      const writer = createWriteStream(part.file, { flags: 'wx', mode: 0o600 });
-      writers.add(writer);
-      pendingWrites += 1;
-      stream.on('data', (chunk: Buffer) => {
-        part.bytes += chunk.length;
-        if (part.bytes > maxBytes) {
-          fail(new ApiException('too_large', name === 'archive' ? `The archive is larger than ${maxBytes} bytes.` : `files[${result.files.indexOf(part)}] is larger than ${maxBytes} bytes.`));
-        }
+      const index = result.files.length;
+      let bytes = 0;
+      // Counts (and limits) the part's bytes on their way to the handler.
+      const part = new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          bytes += chunk.length;
+          if (bytes > maxBytes) {
+            const error = new ApiException('too_large', name === 'archive' ? `The archive is larger than ${maxBytes} bytes.` : `files[${index}] is larger than ${maxBytes} bytes.`);
+            fail(error);
+            return callback(error);
+          }
+          callback(null, chunk);
+        },
       });
+      // fail() destroys the part with the refusal; the handler sees that through its own streams.
+      part.on('error', () => undefined);
+      consuming.add(part);
+      pending += 1;
       stream.on('error', (error: Error) => fail(malformed(error)));
-      writer.on('error', (error) => fail(error));
-      writer.on('finish', () => {
-        writers.delete(writer);
-        pendingWrites -= 1;
-        maybeDone();
-      });
-      stream.pipe(writer);
+      stream.pipe(part);
+      let task: Promise<unknown>;
+      if (name === 'archive') {
+        archiveSeen = true;
+        task = handlers.archive(part, () => bytes).then((value) => {
+          result.archive = { value, bytes };
+        });
+      } else {
+        const spooled: SpooledPart = { file: '', bytes: 0 };
+        result.files.push(spooled);
+        task = handlers.file(part, index).then((file) => {
+          spooled.file = file;
+          spooled.bytes = bytes;
+        });
+      }
+      handling.push(
+        task.then(
+          () => {
+            consuming.delete(part);
+            pending -= 1;
+            maybeDone();
+          },
+          (error: Error) => {
+            consuming.delete(part);
+            fail(error);
+          },
+        ),
+      );
     });
 
     bb.on('filesLimit', () => fail(new ApiException('too_large', `The upload has more than ${limits.maxFiles} files.`)));
