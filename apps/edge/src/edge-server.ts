@@ -91,7 +91,7 @@ export class EdgeServer {
 
   private async listen(): Promise<void> {
     this.driver = new LocalDriver({ blobs: this.blobs, dir: this.runtimeDir, healthTimeoutMs: this.config.HEALTH_TIMEOUT_MS, user: await appUser(this.config.APP_USER, join(this.runtimeDir, 'releases')) });
-    this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id));
+    this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port));
     this.subscriber = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
     this.subscriber.on('message', (_channel, message) => void this.onRoutesMessage(message));
     await this.subscriber.subscribe(routesChannel(this.config.QUEUE_PREFIX));
@@ -218,6 +218,7 @@ export class EdgeServer {
       this.server?.closeIdleConnections();
     });
     await this.nodeApps.stopAll();
+    await this.proxy.close();
     this.subscriber?.disconnect();
     await this.probe.onModuleDestroy();
     await this.pool.end();
