@@ -140,7 +140,9 @@ export class ReverseProxy {
     let pool = this.pools.get(key);
     if (!pool) {
       // No header/body timeouts: long polls and slow streams are the app's business (as before).
-      pool = new Pool(`http://${upstream.host.includes(':') ? `[${upstream.host}]` : upstream.host}:${upstream.port}`, { connections: null, pipelining: 1, keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, headersTimeout: 0, bodyTimeout: 0 });
+      // Idle connections are closed after 4 s, before Node's default server keep-alive (5 s)
+      // closes them under a request (undici also honours a `Keep-Alive: timeout=` hint).
+      pool = new Pool(`http://${upstream.host.includes(':') ? `[${upstream.host}]` : upstream.host}:${upstream.port}`, { connections: null, pipelining: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 60_000, headersTimeout: 0, bodyTimeout: 0 });
       this.pools.set(key, pool);
     }
     return pool;
