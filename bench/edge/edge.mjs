@@ -1,21 +1,39 @@
-// Requests/s and latency through the edge at 50 connections: a static file, a proxied Node app,
-// and the same Node app hit directly (the proxy's overhead is the difference).
-// Run: pnpm nx run-many -t build && node bench/edge/edge.mjs   (DURATION=8 seconds per case)
+// Requests/s and latency through the edge: a static file, a proxied Node app, and the same Node
+// app hit directly (the proxy's overhead is the difference), 50 connections, (a) closed loop at
+// saturation, (b) at a fixed offered load both paths sustain, (c) 1 connection. What each figure
+// means: bench/README.md. Latencies in ms with µs resolution (./loadgen.mjs).
+// Run: pnpm nx run-many -t build && node bench/edge/edge.mjs
+// Env: DURATION (s per case, 5), PAIRS (alternating direct/via pairs per comparison, 2),
+//      RATE (offered requests/s for (b); default half the proxied closed-loop rate, /500),
+//      EDGE_NODE_ARGS (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof to profile the edge),
+//      EDGE_MAIN (edge entry point relative to the repo, to compare builds; apps/edge/dist/main.js).
 import { createRequire } from 'node:module';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const fromEdge = createRequire(join(ROOT, 'apps/edge/package.json'));
-const load = (name) => import(fromEdge.resolve(name));
-const [{ default: autocannon }, { default: pg }, { Redis }, blob, contract, testing] = await Promise.all(['autocannon', 'pg', 'ioredis', '@slipway/blob', '@slipway/contract', '@slipway/testing'].map(load));
+const importFromEdge = (name) => import(fromEdge.resolve(name));
+const [{ default: pg }, { Redis }, blob, contract, testing] = await Promise.all(['pg', 'ioredis', '@slipway/blob', '@slipway/contract', '@slipway/testing'].map(importFromEdge));
 const { Queue } = await import(createRequire(join(ROOT, 'apps/build-worker/package.json')).resolve('bullmq'));
 const { default: tarStream } = await import(createRequire(join(ROOT, 'apps/build-worker/package.json')).resolve('tar-stream'));
-const DURATION = Number(process.env.DURATION ?? 8);
+const DURATION = Number(process.env.DURATION ?? 5);
+const PAIRS = Number(process.env.PAIRS ?? 2);
+const { load } = await import('./loadgen.mjs');
+const median = (xs) => {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : undefined;
+};
+/** User + system CPU time of a process so far, in µs (Linux /proc; clock ticks are 10 ms). */
+function cpuMicros(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
 const FIXTURES = join(ROOT, 'libs/analyzer/fixtures');
 
 async function sourceTar(dir, extra = {}) {
@@ -49,9 +67,10 @@ const env = {
   PATH: process.env.PATH, DATABASE_URL: db.url, REDIS_URL: testing.TEST_REDIS_URL, SLIPWAY_MASTER_KEY: randomBytes(32).toString('base64'), SLIPWAY_HOME: home,
   QUEUE_PREFIX: prefix, HOST: '127.0.0.1', LOG_LEVEL: 'warn', EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, APPS_DOMAIN: `localhost:${port}`,
 };
-const edge = testing.startProcess(process.execPath, [join(ROOT, 'apps/edge/dist/main.js')], { cwd: ROOT, env: { ...env, PORT: String(port) } });
+const edge = testing.startProcess(process.execPath, [...(process.env.EDGE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), join(ROOT, process.env.EDGE_MAIN ?? 'apps/edge/dist/main.js')], { cwd: ROOT, env: { ...env, PORT: String(port) } });
 const worker = testing.startProcess(process.execPath, [join(ROOT, 'apps/build-worker/dist/main.js')], { cwd: ROOT, env: { ...env, PORT: '0', LOG_LEVEL: 'log' } });
 let direct;
+let rate;
 const rows = [];
 try {
   await worker.waitForOutput(/consuming queue/, 30_000);
@@ -78,17 +97,34 @@ try {
   direct = testing.startProcess(process.execPath, [join(FIXTURES, 'node-echo/server.js')], { env: { PATH: process.env.PATH, PORT: String(directPort) } });
   await testing.waitFor(() => fetch(`http://127.0.0.1:${directPort}/x`).then((r) => r.ok), { timeoutMs: 10_000 });
 
-  const cases = [
-    ['static file via edge', `http://127.0.0.1:${port}/bench.html`, `bench-static.localhost:${port}`],
-    ['Node app via edge', `http://127.0.0.1:${port}/x`, `bench-node.localhost:${port}`],
-    ['Node app direct', `http://127.0.0.1:${directPort}/x`, `127.0.0.1:${directPort}`],
-  ];
-  for (const connections of [50, 1]) {
-    for (const [name, url, host] of connections === 50 ? cases : cases.slice(1)) {
-      await autocannon({ url, connections, duration: 2, headers: { host } }); // warm-up
-      const r = await autocannon({ url, connections, duration: DURATION, headers: { host } });
-      rows.push({ name, connections, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts });
-    }
+  // Measured with ./loadgen.mjs (µs resolution); every A/B pair runs back to back, alternating.
+  const edgePid = edge.child.pid;
+  const appPid = direct.child.pid;
+  const via = { port, hostHeader: `bench-node.localhost:${port}`, path: '/x' };
+  const dir = { port: directPort, hostHeader: `127.0.0.1:${directPort}`, path: '/x' };
+  const measure = async (name, mode, target, options, pid) => {
+    await load({ ...target, ...options, durationMs: 1000 }); // warm-up
+    const cpu0 = pid ? cpuMicros(pid) : 0;
+    const r = await load({ ...target, ...options, durationMs: DURATION * 1000 });
+    const row = { name, mode, connections: options.connections, ...r, cpuUsPerRequest: pid ? (cpuMicros(pid) - cpu0) / r.requests : undefined, load1: loadavg()[0] };
+    rows.push(row);
+    return row;
+  };
+  await measure('static file via edge', 'closed', { port, hostHeader: `bench-static.localhost:${port}`, path: '/bench.html' }, { connections: 50 }, edgePid);
+  for (let i = 0; i < PAIRS; i++) {
+    await measure('Node app direct', 'closed', dir, { connections: 50 }, appPid);
+    await measure('Node app via edge', 'closed', via, { connections: 50 }, edgePid);
+  }
+  // (b) a fixed offered load both paths sustain: half of the slowest proxied closed-loop rate
+  // of this run, rounded down to 500/s (RATE overrides).
+  rate = Number(process.env.RATE ?? Math.max(500, Math.floor((0.5 * Math.min(...rows.filter((r) => r.name === 'Node app via edge').map((r) => r.rps))) / 500) * 500));
+  for (let i = 0; i < PAIRS; i++) {
+    await measure('Node app direct', 'rate', dir, { connections: 50, rate }, appPid);
+    await measure('Node app via edge', 'rate', via, { connections: 50, rate }, edgePid);
+  }
+  for (let i = 0; i < PAIRS; i++) {
+    await measure('Node app direct', 'closed', dir, { connections: 1 }, appPid);
+    await measure('Node app via edge', 'closed', via, { connections: 1 }, edgePid);
   }
 } finally {
   await direct?.stop();
@@ -102,23 +138,35 @@ try {
   await rm(home, { recursive: true, force: true });
 }
 
-console.log(`\nedge: 50 connections, ${DURATION} s per case, ${process.version}, ${cpus().length} cores (autocannon on the same machine)\n`);
-console.log('| case | connections | requests/s | p50 ms | p99 ms | non-2xx | errors |');
-console.log('|---|---|---|---|---|---|---|');
-for (const r of rows) console.log(`| ${r.name} | ${r.connections} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.errors} |`);
-for (const c of [50, 1]) {
-  const via = rows.find((r) => r.name === 'Node app via edge' && r.connections === c);
-  const dir = rows.find((r) => r.name === 'Node app direct' && r.connections === c);
-  if (via && dir) console.log(`proxy overhead at ${c} connection(s): p50 ${(via.p50 - dir.p50).toFixed(2)} ms, p99 ${(via.p99 - dir.p99).toFixed(2)} ms (target: p50 under 1 ms)`);
+const ms = (x) => (x === undefined || Number.isNaN(x) ? '' : x.toFixed(3));
+console.log(`\nedge: ${DURATION} s per case, ${PAIRS} alternating pair(s) per comparison, ${process.version}, ${cpus().length} cores (load generator on the same machine), load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end`);
+console.log('closed = closed loop (each connection sends again as soon as answered: saturation); rate = fixed offered load over all connections\n');
+console.log('| case | mode | connections | offered/s | requests/s | p50 ms | p90 ms | p99 ms | late | non-2xx | errors | CPU µs/request | load1 |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+for (const r of rows) console.log(`| ${r.name} | ${r.mode} | ${r.connections} | ${r.offered ?? ''} | ${Math.round(r.rps)} | ${ms(r.p50)} | ${ms(r.p90)} | ${ms(r.p99)} | ${r.late} | ${r.non2xx} | ${r.errors} | ${r.cpuUsPerRequest?.toFixed(1) ?? ''} | ${r.load1.toFixed(2)} |`);
+console.log('(CPU µs/request: the edge process for "via edge" rows, the app process for "direct" rows)');
+
+/** Per A/B pair (direct, then via edge): the differences; the figure is their median. */
+function overhead(mode, connections, key) {
+  const d = rows.filter((r) => r.name === 'Node app direct' && r.mode === mode && r.connections === connections);
+  const v = rows.filter((r) => r.name === 'Node app via edge' && r.mode === mode && r.connections === connections);
+  return median(v.map((x, i) => x[key] - d[i][key]));
 }
+const pick = (name, mode, connections, key) => median(rows.filter((r) => r.name === name && r.mode === mode && r.connections === connections).map((r) => r[key]));
+const result = {
+  staticRps: pick('static file via edge', 'closed', 50, 'rps'), staticP99: pick('static file via edge', 'closed', 50, 'p99'),
+  proxiedRps: pick('Node app via edge', 'closed', 50, 'rps'), proxiedP99: pick('Node app via edge', 'closed', 50, 'p99'),
+  directRps: pick('Node app direct', 'closed', 50, 'rps'), directP99: pick('Node app direct', 'closed', 50, 'p99'),
+  overheadP50Saturated: overhead('closed', 50, 'p50'), overheadP99Saturated: overhead('closed', 50, 'p99'),
+  rate, overheadP50AtRate: overhead('rate', 50, 'p50'), overheadP99AtRate: overhead('rate', 50, 'p99'),
+  proxiedP99AtRate: pick('Node app via edge', 'rate', 50, 'p99'), directP99AtRate: pick('Node app direct', 'rate', 50, 'p99'),
+  overheadP50At1: overhead('closed', 1, 'p50'), overheadP99At1: overhead('closed', 1, 'p99'),
+  edgeCpuUsPerProxiedRequest: pick('Node app via edge', 'closed', 50, 'cpuUsPerRequest'), appCpuUsPerRequest: pick('Node app direct', 'closed', 50, 'cpuUsPerRequest'),
+};
+console.log('');
+console.log(`(a) proxy overhead at saturation, 50 connections (closed loop): p50 +${ms(result.overheadP50Saturated)} ms, p99 +${ms(result.overheadP99Saturated)} ms — mostly the proxy's throughput cost (p50 ≈ 50 / requests/s)`);
+console.log(`(b) proxy overhead at a fixed ${rate} requests/s, 50 connections: p50 +${ms(result.overheadP50AtRate)} ms, p99 +${ms(result.overheadP99AtRate)} ms — the latency the proxy adds to a request (issue target: p50 under 1 ms)`);
+console.log(`(c) proxy overhead at 1 connection: p50 +${ms(result.overheadP50At1)} ms, p99 +${ms(result.overheadP99At1)} ms`);
+console.log(`edge CPU per proxied request ${result.edgeCpuUsPerProxiedRequest?.toFixed(1)} µs (the app's own: ${result.appCpuUsPerRequest?.toFixed(1)} µs)`);
 // `pnpm bench` (bench/run.mjs) reads the figures from here.
-if (process.env.BENCH_RESULT_FILE) {
-  const at = (name, c) => rows.find((r) => r.name === name && r.connections === c);
-  await writeFile(process.env.BENCH_RESULT_FILE, JSON.stringify({
-    staticRps: at('static file via edge', 50).rps, staticP99: at('static file via edge', 50).p99,
-    proxiedRps: at('Node app via edge', 50).rps, proxiedP99: at('Node app via edge', 50).p99,
-    directRps: at('Node app direct', 50).rps,
-    overheadP50At1: at('Node app via edge', 1).p50 - at('Node app direct', 1).p50,
-    overheadP99At1: at('Node app via edge', 1).p99 - at('Node app direct', 1).p99,
-  }));
-}
+if (process.env.BENCH_RESULT_FILE) await writeFile(process.env.BENCH_RESULT_FILE, JSON.stringify({ ...result, rows }));

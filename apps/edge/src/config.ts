@@ -22,7 +22,24 @@ export const edgeConfigSchema = z.object({
   DRAIN_GRACE_MS: ms(5_000),
   /** Run apps as this unprivileged user when the edge runs as root (skipped if it does not exist). */
   APP_USER: z.string().default('slipway-build'),
-}).superRefine(checkBlobStorage);
+  /**
+   * Where Node releases run: `local` (child processes of this edge, the default) or `kubernetes`
+   * (a Secret + Deployment + Service per release, credentials from the in-cluster service account
+   * or KUBECONFIG; the edge proxies to the Service). Static releases are served by the edge either way.
+   */
+  SLIPWAY_RUNTIME_DRIVER: z.enum(['local', 'kubernetes']).default('local'),
+  /** kubernetes driver: the namespace releases run in. */
+  SLIPWAY_RUNTIME_NAMESPACE: z.string().min(1).default('slipway-apps'),
+  /** kubernetes driver: the image apps run in (Node and a shell). */
+  SLIPWAY_RUNTIME_IMAGE: z.string().min(1).default('node:20-slim'),
+  /** kubernetes driver: this edge's URL as pods reach it (they download their artifact from it). Required with that driver. */
+  SLIPWAY_RUNTIME_EDGE_URL: z.url().optional(),
+}).superRefine((config, ctx) => {
+  checkBlobStorage(config, ctx);
+  if (config.SLIPWAY_RUNTIME_DRIVER === 'kubernetes' && !config.SLIPWAY_RUNTIME_EDGE_URL) {
+    ctx.addIssue({ code: 'custom', path: ['SLIPWAY_RUNTIME_EDGE_URL'], message: 'required when SLIPWAY_RUNTIME_DRIVER=kubernetes (this edge\'s URL as pods reach it)' });
+  }
+});
 
 export type EdgeConfig = z.output<typeof edgeConfigSchema>;
 

@@ -1,13 +1,11 @@
-import { execFile } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
 import type { Socket } from 'node:net';
-import { promisify } from 'node:util';
+import type { Readable } from 'node:stream';
 import { Logger } from '@nestjs/common';
 import { createBlobStore, type BlobStore } from '@slipway/blob';
 import { keyringFromMasterKey, type Keyring } from '@slipway/crypto';
-import { LocalDriver, extractRelease, routesChannel, type ReleaseToRun, type RoutesMessage } from '@slipway/runtime';
+import { LocalDriver, extractRelease, routesChannel, type ReleaseToRun, type RoutesMessage, type RuntimeDriver } from '@slipway/runtime';
 import { DependencyProbe } from '@slipway/server';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -18,30 +16,10 @@ import { HostRouter } from './routing/host-router.js';
 import { RouteRepository, type AppRoute, type LiveRelease } from './routing/route.repository.js';
 import { appEnvironment } from './runtime/app-environment.js';
 import { NodeApps } from './runtime/node-apps.js';
+import { createRuntimeDriver } from './runtime/runtime-driver.js';
 import { StaticSite } from './static/static-site.js';
 
-const run = promisify(execFile);
-
 const NOT_FOUND_PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>Not found</title></head><body><h1>404</h1><p>There is no application at this address.</p></body></html>\n';
-
-/** The unprivileged user apps run as, when the edge is root and that user can reach the releases. */
-async function appUser(name: string, releasesDir: string): Promise<{ uid: number; gid: number } | undefined> {
-  if (process.getuid?.() !== 0) return undefined;
-  let ids: { uid: number; gid: number };
-  try {
-    ids = { uid: Number((await run('id', ['-u', name])).stdout), gid: Number((await run('id', ['-g', name])).stdout) };
-  } catch {
-    return undefined;
-  }
-  await mkdir(releasesDir, { recursive: true });
-  try {
-    await run('sh', ['-c', 'test -r "$1" && test -x "$1"', 'sh', releasesDir], ids);
-    return ids;
-  } catch {
-    new Logger('edge').warn(`${name} cannot reach ${releasesDir} (make its parents o+x); apps run as the edge's own user`);
-    return undefined;
-  }
-}
 
 /**
  * The edge: one plain Node HTTP server (no framework on the request path) that routes by Host to
@@ -58,7 +36,7 @@ export class EdgeServer {
   private server?: Server;
   private subscriber?: Redis;
   private nodeApps!: NodeApps;
-  private driver!: LocalDriver;
+  private driver!: RuntimeDriver;
 
   private constructor(
     private readonly config: EdgeConfig,
@@ -90,8 +68,8 @@ export class EdgeServer {
   }
 
   private async listen(): Promise<void> {
-    this.driver = new LocalDriver({ blobs: this.blobs, dir: this.runtimeDir, healthTimeoutMs: this.config.HEALTH_TIMEOUT_MS, user: await appUser(this.config.APP_USER, join(this.runtimeDir, 'releases')) });
-    this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id));
+    this.driver = await createRuntimeDriver(this.config, this.blobs, this.runtimeDir);
+    this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port));
     this.subscriber = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
     this.subscriber.on('message', (_channel, message) => void this.onRoutesMessage(message));
     await this.subscriber.subscribe(routesChannel(this.config.QUEUE_PREFIX));
@@ -169,7 +147,8 @@ export class EdgeServer {
           masterKey: this.config.SLIPWAY_MASTER_KEY,
           probe: this.probe,
           startRelease: (id) => this.startRelease(id),
-          logs: async (id) => this.nodeApps.logs(id) ?? readLogFile(this.driver.logFile(id)),
+          logs: async (id) => this.nodeApps.logs(id) ?? (this.driver instanceof LocalDriver ? readLogFile(this.driver.logFile(id)) : undefined),
+          artifact: (id) => this.artifact(id),
         });
         if (!handled) this.notFound(res);
         return;
@@ -200,6 +179,12 @@ export class EdgeServer {
     this.proxy.upgrade(req, socket, head, upstream);
   }
 
+  /** A release's artifact, for the pods of the kubernetes driver (internal API checks the token). */
+  private async artifact(releaseId: string): Promise<Readable | undefined> {
+    const release = await this.routes.release(releaseId);
+    return release ? this.blobs.get(release.artifactKey) : undefined;
+  }
+
   private notFound(res: ServerResponse): void {
     res.writeHead(404, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(NOT_FOUND_PAGE), 'cache-control': 'no-store' }).end(NOT_FOUND_PAGE);
   }
@@ -218,6 +203,7 @@ export class EdgeServer {
       this.server?.closeIdleConnections();
     });
     await this.nodeApps.stopAll();
+    await this.proxy.close();
     this.subscriber?.disconnect();
     await this.probe.onModuleDestroy();
     await this.pool.end();

@@ -174,6 +174,23 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
       expect(reply).toBe('echo:ping');
     });
 
+    it('hands a release artifact (kubernetes pods) only to the holder of that release\'s artifact token', async () => {
+      const { releaseArtifactToken, edgeInternalToken } = await import('@slipway/runtime');
+      const { id: releaseId, artifact_key: key } = (await h.pg.query('SELECT r.id, r.artifact_key FROM releases r JOIN applications a ON a.live_release_id = r.id WHERE a.id = $1', [appId])).rows[0] as { id: string; artifact_key: string };
+      const url = `http://127.0.0.1:${port}/_slipway/artifacts/${releaseId}`;
+      const ok = await fetch(url, { headers: { authorization: `Bearer ${releaseArtifactToken(h.masterKey, releaseId)}` } });
+      expect(ok.status).toBe(200);
+      const chunks: Buffer[] = [];
+      for await (const c of await h.blobs.get(key)) chunks.push(c as Buffer);
+      expect(Buffer.from(await ok.arrayBuffer()).equals(Buffer.concat(chunks))).toBe(true);
+      const otherId = '00000000-0000-4000-8000-000000000000';
+      for (const authorization of [`Bearer ${edgeInternalToken(h.masterKey)}`, `Bearer ${releaseArtifactToken(h.masterKey, otherId)}`, '']) {
+        expect((await fetch(url, { headers: { authorization } })).status).toBe(401);
+      }
+      const missing = await fetch(`http://127.0.0.1:${port}/_slipway/artifacts/${otherId}`, { headers: { authorization: `Bearer ${releaseArtifactToken(h.masterKey, otherId)}` } });
+      expect(missing.status).toBe(404);
+    });
+
     it('restarts a crashed process with backoff and keeps its logs', async () => {
       const before = (await get('echo', '/')).json<{ pid: number }>().pid;
       await get('echo', '/crash');

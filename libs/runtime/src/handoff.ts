@@ -33,3 +33,22 @@ export function isEdgeInternalToken(masterKeyBase64: string, header: string | un
   const given = Buffer.from(header ?? '');
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
+
+/**
+ * Where a pod of the `kubernetes` driver downloads its release artifact from the edge
+ * (`GET`, `authorization: Bearer releaseArtifactToken(SLIPWAY_MASTER_KEY, releaseId)`).
+ * The token is derived per release: an app's pod can fetch its own artifact and nothing else
+ * (the edge's internal token never leaves the platform's own processes).
+ */
+export const RELEASE_ARTIFACT_PATH = (releaseId: string) => `/_slipway/artifacts/${releaseId}`;
+export const RELEASE_ARTIFACT_PATTERN = /^\/_slipway\/artifacts\/([0-9a-f-]{36})$/;
+
+export function releaseArtifactToken(masterKeyBase64: string, releaseId: string): string {
+  return createHmac('sha256', Buffer.from(masterKeyBase64, 'base64')).update(`slipway:release-artifact:v1:${releaseId}`).digest('base64url');
+}
+
+export function isReleaseArtifactToken(masterKeyBase64: string, releaseId: string, header: string | undefined): boolean {
+  const expected = Buffer.from(`Bearer ${releaseArtifactToken(masterKeyBase64, releaseId)}`);
+  const given = Buffer.from(header ?? '');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}

@@ -1,7 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { DependencyProbe } from '@slipway/server';
-import { RELEASE_START_PATTERN, UnhealthyReleaseError, isEdgeInternalToken } from '@slipway/runtime';
+import { BlobNotFoundError } from '@slipway/blob';
+import { RELEASE_ARTIFACT_PATTERN, RELEASE_START_PATTERN, UnhealthyReleaseError, isEdgeInternalToken, isReleaseArtifactToken } from '@slipway/runtime';
 
 export interface InternalApiDeps {
   masterKey: string;
@@ -9,6 +12,8 @@ export interface InternalApiDeps {
   /** Starts (Node) or unpacks (static) a release; resolves once it can serve. */
   startRelease(releaseId: string): Promise<'ready' | 'not-found'>;
   logs(releaseId: string): Promise<string | undefined>;
+  /** The release's artifact (`.tar.gz`), undefined when there is no such release. */
+  artifact(releaseId: string): Promise<Readable | undefined>;
 }
 
 const LOGS_PATTERN = /^\/_slipway\/releases\/([0-9a-f-]{36})\/logs$/;
@@ -31,6 +36,21 @@ export async function handleInternal(req: IncomingMessage, res: ServerResponse, 
     return true;
   }
   if (!path.startsWith('/_slipway/')) return false;
+  // A pod of the kubernetes driver fetches its own release, with a token valid for that release only.
+  const artifact = RELEASE_ARTIFACT_PATTERN.exec(path);
+  if (artifact && req.method === 'GET') {
+    if (!isReleaseArtifactToken(deps.masterKey, artifact[1]!, req.headers.authorization)) {
+      json(res, 401, { error: 'a valid artifact token for this release is required' });
+      return true;
+    }
+    const stream = await deps.artifact(artifact[1]!).catch((error: unknown) => (error instanceof BlobNotFoundError ? undefined : Promise.reject(error)));
+    if (!stream) json(res, 404, { error: 'no such release' });
+    else {
+      res.writeHead(200, { 'content-type': 'application/gzip', 'cache-control': 'no-store' });
+      await pipeline(stream, res).catch(() => res.destroy());
+    }
+    return true;
+  }
   if (!isEdgeInternalToken(deps.masterKey, req.headers.authorization)) {
     json(res, 401, { error: 'a valid internal token is required' });
     return true;

@@ -5,6 +5,27 @@ interface Live {
   release: RunningRelease;
   inflight: number;
   drained?: () => void;
+  /** Made once per release: the proxy path allocates nothing here per request. */
+  upstream: Upstream;
+}
+
+function live(release: RunningRelease): Live {
+  const entry: Live = {
+    release,
+    inflight: 0,
+    upstream: {
+      host: release.host,
+      port: release.port,
+      enter: () => {
+        entry.inflight += 1;
+      },
+      leave: () => {
+        entry.inflight -= 1;
+        if (entry.inflight === 0) entry.drained?.();
+      },
+    },
+  };
+  return entry;
 }
 
 /** A prepared release that never went live is stopped after this long. */
@@ -24,6 +45,8 @@ export class NodeApps {
     private readonly driver: RuntimeDriver,
     private readonly drainGraceMs: number,
     private readonly describe: (releaseId: string) => Promise<Parameters<RuntimeDriver['start']>[0]>,
+    /** Called after a release's process was stopped (the proxy closes its connections to it). */
+    private readonly stopped: (release: RunningRelease) => void = () => undefined,
   ) {}
 
   /** Starts the release (once) and resolves when it is healthy. */
@@ -68,7 +91,7 @@ export class NodeApps {
     }
     const previous = this.live.get(applicationId);
     if (previous?.release === next) return;
-    this.live.set(applicationId, { release: next, inflight: 0 });
+    this.live.set(applicationId, live(next));
     if (previous) void this.drain(previous);
   }
 
@@ -91,22 +114,11 @@ export class NodeApps {
       });
     }
     await old.release.stop();
+    this.stopped(old.release);
   }
 
   upstream(applicationId: string): Upstream | undefined {
-    const live = this.live.get(applicationId);
-    if (!live) return undefined;
-    return {
-      host: live.release.host,
-      port: live.release.port,
-      enter: () => {
-        live.inflight += 1;
-      },
-      leave: () => {
-        live.inflight -= 1;
-        if (live.inflight === 0) live.drained?.();
-      },
-    };
+    return this.live.get(applicationId)?.upstream;
   }
 
   releaseOf(applicationId: string): string | undefined {
@@ -124,6 +136,6 @@ export class NodeApps {
     for (const p of this.prepared.values()) clearTimeout(p.timer);
     const prepared = [...this.prepared.values()].map((p) => p.release.then((r) => r.stop(), () => undefined));
     this.prepared.clear();
-    await Promise.all([...all.map((l) => l.release.stop()), ...prepared]);
+    await Promise.all([...all.map((l) => l.release.stop().then(() => this.stopped(l.release))), ...prepared]);
   }
 }

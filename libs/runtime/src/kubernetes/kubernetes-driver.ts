@@ -1,4 +1,4 @@
-import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { UnhealthyReleaseError, type ReleaseToRun, type RunningRelease, type RuntimeDriver } from '../driver.js';
 import { releaseManifests, releaseName, type KubernetesOptions } from './manifests.js';
 
@@ -58,4 +58,14 @@ export class KubernetesDriver implements RuntimeDriver {
     await running.stop();
     throw new UnhealthyReleaseError(`deployment ${namespace}/${name} did not become available within ${Math.round(this.options.readyTimeoutMs / 1000)} s`, last);
   }
+}
+
+/**
+ * The `kubernetes` driver with the cluster credentials found the usual way: in-cluster service
+ * account, else `KUBECONFIG`, else `~/.kube/config` (`KubeConfig.loadFromDefault`).
+ */
+export function kubernetesDriverFromEnvironment(options: Omit<KubernetesDriverOptions, 'kubeConfig'>): KubernetesDriver {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromDefault();
+  return new KubernetesDriver({ ...options, kubeConfig });
 }

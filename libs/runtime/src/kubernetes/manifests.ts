@@ -7,7 +7,8 @@ export interface KubernetesOptions {
   image: string;
   /** Where a pod downloads the release artifact (`.tar.gz`), with the bearer token below. */
   artifactUrl: (releaseId: string) => string;
-  artifactToken: string;
+  /** A fixed token, or one per release (the edge uses `releaseArtifactToken`). */
+  artifactToken: string | ((releaseId: string) => string);
   resources?: { requests: { cpu: string; memory: string }; limits: { cpu: string; memory: string } };
 }
 
@@ -36,7 +37,7 @@ export function releaseManifests(release: ReleaseToRun, options: KubernetesOptio
   const metadata = { name, namespace: options.namespace, labels };
   const fetchScript = "fetch(process.env.ARTIFACT_URL,{headers:{authorization:'Bearer '+process.env.ARTIFACT_TOKEN}}).then(async r=>{if(!r.ok)throw new Error('artifact '+r.status);require('fs').writeFileSync('/tmp/release.tar.gz',Buffer.from(await r.arrayBuffer()))})";
   return {
-    secret: { apiVersion: 'v1', kind: 'Secret', metadata, type: 'Opaque', stringData: { ...release.env, ARTIFACT_TOKEN: options.artifactToken } },
+    secret: { apiVersion: 'v1', kind: 'Secret', metadata, type: 'Opaque', stringData: { ...release.env, ARTIFACT_TOKEN: typeof options.artifactToken === 'string' ? options.artifactToken : options.artifactToken(release.releaseId) } },
     deployment: {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
