@@ -137,12 +137,16 @@ describe.each(['base', 'overlays/dev', 'overlays/production'])('k8s/%s', (dir) =
     expect(spec(ingress)['defaultBackend'].service.name).toBe('edge');
   });
 
-  it('grants the Kubernetes API only to the edge, and only Deployments and Services in the applications namespace', () => {
+  it('grants the Kubernetes API only to the edge, and only Deployments, Services and Secrets in the applications namespace', () => {
     expect(objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding')).toEqual([]);
     const roles = objects.filter((o) => o.kind === 'Role');
     expect(roles.map(objectId)).toEqual([`Role ${APPS_NAMESPACE}/slipway-runtime`]);
     const rules = roles[0]!['rules'] as { apiGroups: string[]; resources: string[] }[];
-    expect(rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}/${res}`))).sort()).toEqual(['/services', 'apps/deployments']);
+    expect(rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}/${res}`))).sort()).toEqual(['/secrets', '/services', 'apps/deployments']);
+    // Secrets: only by name (the driver's own), never listed or watched.
+    const secretRule = rules.find((r) => r.resources.includes('secrets')) as { verbs: string[] };
+    expect(secretRule.verbs).not.toEqual(expect.arrayContaining(['list']));
+    expect(secretRule.verbs).not.toEqual(expect.arrayContaining(['watch']));
     const binding = findObject(objects, 'RoleBinding', 'slipway-runtime')!;
     expect(binding.metadata.namespace).toBe(APPS_NAMESPACE);
     expect(binding['subjects']).toEqual([{ kind: 'ServiceAccount', name: 'slipway-runtime', namespace: PLATFORM_NAMESPACE }]);
@@ -176,13 +180,21 @@ describe.each(['base', 'overlays/dev', 'overlays/production'])('k8s/%s', (dir) =
       }
     });
 
-    it('let application pods reach nothing but DNS', () => {
-      const rules = egressOf(APPS_NAMESPACE, { 'app.kubernetes.io/name': 'some-app' });
-      expect(rules.length).toBeGreaterThan(0);
-      for (const rule of rules) {
-        expect(rule.to).toBeUndefined();
-        expect(new Set(rule.ports?.map((p) => p.port))).toEqual(new Set([53]));
-      }
+    it('let application pods reach DNS, the edge, Postgres and HTTP(S) outside — never metadata, Redis or platform ports', () => {
+      type Peer = { namespaceSelector?: unknown; podSelector?: unknown; ipBlock?: { cidr: string; except?: string[] } };
+      const rules = egressOf(APPS_NAMESPACE, { 'app.kubernetes.io/name': 'some-app' }) as (Rule & { to?: Peer[] })[];
+      const ports = (r: Rule) => new Set(r.ports?.map((p) => p.port));
+      // Unrestricted destinations: only DNS and Postgres (the app's own database).
+      expect(new Set(rules.filter((r) => !r.to).flatMap((r) => [...ports(r)]))).toEqual(new Set([53, 5432]));
+      // The edge, on its HTTP port only (artifact download).
+      const toEdge = rules.filter((r) => r.to?.some((p) => JSON.stringify(p.podSelector ?? {}).includes('"edge"')));
+      expect(toEdge.flatMap((r) => [...ports(r)])).toEqual([8080]);
+      // The internet on 80/443, minus the cloud metadata address.
+      const toInternet = rules.filter((r) => r.to?.some((p) => p.ipBlock));
+      expect(toInternet.flatMap((r) => [...ports(r)]).sort((a, b) => a - b)).toEqual([80, 443]);
+      for (const r of toInternet) for (const peer of r.to!) expect(peer.ipBlock?.except).toContain('169.254.169.254/32');
+      const allPorts = new Set(rules.flatMap((r) => [...ports(r)]));
+      for (const forbidden of [3000, 3001, 3003, 6379, 6443]) expect(allPorts.has(forbidden)).toBe(false);
     });
 
     it('let application pods be reached from the edge only', () => {
