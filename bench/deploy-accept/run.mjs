@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, readFile, rm, stat, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile, mkdir } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
@@ -32,6 +32,8 @@ const WARMUP = 40;
 const SINGLE = Number(process.env.BENCH_SINGLE_REQUESTS ?? 40);
 const SMALL_BYTES = Number(process.env.BENCH_ARCHIVE_BYTES ?? 1_000_000);
 const BIG_BYTES = Number(process.env.BENCH_BIG_BYTES ?? 200_000_000);
+/** GATEWAY_WORKERS of the gateway under test (node:cluster processes; a build without it ignores it). */
+const WORKERS = process.env.BENCH_GATEWAY_WORKERS ?? '1';
 
 const suffix = randomBytes(4).toString('hex');
 const dbName = `slipway_bench_${suffix}`;
@@ -89,10 +91,35 @@ function deploy(agent, port, key, archivePath, archiveSize) {
   });
 }
 
-/** CPU time (user + system) the process has used, in ms. */
-const cpuMs = async (pid) => { const f = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' '); return ((Number(f[11]) + Number(f[12])) * 1000) / 100; };
+/** The process and its children (the gateway's node:cluster workers, BENCH_GATEWAY_WORKERS > 1). */
+const processTree = async (pid) => {
+  const pids = [pid];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) pids.push(Number(entry));
+  }
+  return pids;
+};
+/** CPU time (user + system) the gateway's processes have used, in ms. */
+const cpuMs = async (pid) => {
+  let total = 0;
+  for (const p of await processTree(pid)) {
+    const stat = await readFile(`/proc/${p}/stat`, 'utf8').catch(() => '');
+    if (!stat) continue;
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    total += ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+  }
+  return total;
+};
 const percentile = (values, p) => { const s = [...values].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]; };
-const procStatus = async (pid, field) => Number(/(\d+) kB/.exec((await readFile(`/proc/${pid}/status`, 'utf8')).split('\n').find((l) => l.startsWith(field)))[1]) / 1024;
+const procStatus1 = async (pid, field) => Number(/(\d+) kB/.exec((await readFile(`/proc/${pid}/status`, 'utf8')).split('\n').find((l) => l.startsWith(field)))[1]) / 1024;
+/** A /proc status field (VmRSS, VmHWM) summed over the gateway's processes, in MB. */
+const procStatus = async (pid, field) => {
+  let total = 0;
+  for (const p of await processTree(pid)) total += await procStatus1(p, field).catch(() => 0);
+  return total;
+};
 
 let gateway;
 const admin = new pg.Client({ connectionString: SERVER_URL });
@@ -120,7 +147,7 @@ try {
   const smallSize = await makeArchive(small, SMALL_BYTES);
   const port = await freePort();
   const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL, SLIPWAY_MASTER_KEY: randomBytes(32).toString('base64'), PORT: String(port), HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn', QUEUE_PREFIX: prefix, BLOB_DIR: join(work, 'blobs'), UPLOAD_TMP_DIR: join(work, 'uploads') };
+    LOG_LEVEL: 'warn', GATEWAY_WORKERS: WORKERS, QUEUE_PREFIX: prefix, BLOB_DIR: join(work, 'blobs'), UPLOAD_TMP_DIR: join(work, 'uploads') };
   // BENCH_GATEWAY_NODE_ARGS="--prof" profiles the gateway (V8 tick log in the working directory).
   const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
   // BENCH_GATEWAY_MAIN runs another build of the gateway (e.g. an older commit's, for an A/B run).
@@ -131,10 +158,24 @@ try {
     if (i > 200) throw new Error('gateway did not become ready');
     await new Promise((r) => setTimeout(r, 100));
   }
+  // Several workers: /health/ready answers once the first listens. Wait until every worker
+  // exists and has gone quiet (started), so that the measured connections are spread over all.
+  const expectedWorkers = WORKERS === 'auto' ? (await import('node:os')).availableParallelism() : Number(WORKERS);
+  if (expectedWorkers > 1) {
+    for (let i = 0; (await processTree(gateway.pid)).length < expectedWorkers + 1; i++) {
+      if (i > 300) throw new Error('gateway workers did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    for (let quiet = 0; quiet < 2;) {
+      const before = await cpuMs(gateway.pid);
+      await new Promise((r) => setTimeout(r, 500));
+      quiet = (await cpuMs(gateway.pid)) - before < 50 ? quiet + 1 : 0;
+    }
+  }
   const rssIdle = await procStatus(gateway.pid, 'VmRSS');
 
   // Phase 1: 1 MB archive, CONCURRENCY clients, each request a different application.
-  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  let agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   let next = 0;
   const run = async (count, results) => {
     const worker = async () => {
@@ -146,6 +187,9 @@ try {
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
   };
   await run(WARMUP, []);
+  // Fresh connections for the measurement (node:cluster hands each new connection to the next worker).
+  agent.destroy();
+  agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const results = [];
   const cpuBefore = await cpuMs(gateway.pid);
   const startedAt = performance.now();
@@ -179,6 +223,8 @@ try {
 
   const summary = {
     date: new Date().toISOString(),
+    gatewayWorkers: WORKERS,
+    gatewayMain: process.env.BENCH_GATEWAY_MAIN ?? null,
     latency: { archiveBytes: smallSize, concurrency: CONCURRENCY, requests: results.length, accepted, throughputPerSecond: results.length / elapsed, gatewayCpuPerRequestMs,
       totalMs: { p50: percentile(results.map((r) => r.totalMs), 50), p99: percentile(results.map((r) => r.totalMs), 99) },
       afterUploadMs: { p50: percentile(results.map((r) => r.afterUploadMs), 50), p99: percentile(results.map((r) => r.afterUploadMs), 99) } },
@@ -188,7 +234,7 @@ try {
     memory: { rssIdleMB: rssIdle, rssAfterLatencyPhaseMB: rssAfterLoad, uploads: memory, processPeakRssMB: hwm },
   };
   const f = (n) => n.toFixed(1);
-  console.log(`\nPOST /api/v1/deploy, ${f(smallSize / 1e6)} MB tar, ${CONCURRENCY} concurrent clients, ${results.length} requests (${accepted} × 202), ${f(summary.latency.throughputPerSecond)} req/s`);
+  console.log(`\nPOST /api/v1/deploy, GATEWAY_WORKERS=${WORKERS}${process.env.BENCH_GATEWAY_MAIN ? ` (${process.env.BENCH_GATEWAY_MAIN})` : ''}, ${f(smallSize / 1e6)} MB tar, ${CONCURRENCY} concurrent clients, ${results.length} requests (${accepted} × 202), ${f(summary.latency.throughputPerSecond)} req/s`);
   console.log('| latency (ms)                          |   p50 |   p99 |');
   console.log('|---------------------------------------|-------|-------|');
   console.log(`| whole request (upload included)       | ${f(summary.latency.totalMs.p50).padStart(5)} | ${f(summary.latency.totalMs.p99).padStart(5)} |`);

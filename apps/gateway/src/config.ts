@@ -1,4 +1,4 @@
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { LIMITS, type UploadLimits } from '@slipway/contract';
@@ -11,6 +11,15 @@ export const gatewayConfigSchema = z.object({
   ...baseServerFields,
   ...publicUrlFields,
   PORT: port(3000),
+  /**
+   * How many processes serve the port (node:cluster; README "Several worker processes").
+   * `1` (default): this process serves it. `auto`: one per available CPU.
+   */
+  GATEWAY_WORKERS: z
+    .string()
+    .default('1')
+    .refine((v) => v === 'auto' || /^[1-9]\d{0,2}$/.test(v), 'must be a whole number from 1 to 999, or auto')
+    .transform((v) => (v === 'auto' ? availableParallelism() : Number(v))),
   SLIPWAY_MASTER_KEY: masterKey,
   /** Local state of `pnpm start`; blobs default to `<SLIPWAY_HOME>/blobs`. */
   SLIPWAY_HOME: z.string().min(1).optional(),

@@ -33,6 +33,24 @@ describe('LocalBlobStore options', () => {
   });
 });
 
+describe('LocalBlobStore directory fsync shared by concurrent puts', () => {
+  it('stores every one of many concurrent puts into two directories, then keeps working', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'slipway-blob-'));
+    try {
+      const store = new LocalBlobStore(root);
+      const keys = Array.from({ length: 30 }, (_, i) => `${i % 2 ? 'sources' : 'releases'}/b-${i}.tar`);
+      const puts = await Promise.all(keys.map((key) => store.put(key, Readable.from([Buffer.from(key)]), { digest: false })));
+      expect(puts.map((p) => p.bytes)).toEqual(keys.map((k) => k.length));
+      for (const key of keys) expect(await text(await store.get(key))).toBe(key);
+      await rm(join(root, 'sources'), { recursive: true });
+      expect((await store.put('sources/again.tar', Readable.from([Buffer.from('again')]))).bytes).toBe(5);
+      expect(await store.list('')).toEqual([...keys.filter((k) => k.startsWith('releases/')), 'sources/again.tar'].sort());
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('source format helpers', () => {
   it('names the source blob of a deployment and normalises modes', () => {
     expect(sourceKey('3f1c0e2a-0000-4000-8000-000000000000')).toBe('sources/3f1c0e2a-0000-4000-8000-000000000000.tar');

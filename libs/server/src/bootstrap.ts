@@ -21,12 +21,17 @@ export interface HttpAppOptions {
   /** Public base URL used in error `documentation` links. */
   baseUrl: string;
   configure?: (app: INestApplication) => void | Promise<void>;
+  /**
+   * `false`: the caller handles SIGTERM/SIGINT itself (a node:cluster worker, which must stop
+   * once however many signals and shutdown messages reach it). Default: Nest's shutdown hooks.
+   */
+  shutdownHooks?: boolean;
 }
 
 /** Creates, configures and starts a NestJS HTTP app with shutdown hooks and the error filter. */
 export async function startHttpApp(options: HttpAppOptions): Promise<INestApplication> {
   const app = await NestFactory.create(options.module as never, { logger: logLevelsFrom(options.logLevel), abortOnError: false });
-  app.enableShutdownHooks();
+  if (options.shutdownHooks !== false) app.enableShutdownHooks();
   app.useGlobalFilters(new AllExceptionsFilter(options.baseUrl));
   const express = app.getHttpAdapter().getInstance() as { disable(setting: string): void; set(setting: string, value: unknown): void };
   express.disable('x-powered-by');
@@ -77,7 +82,7 @@ export function serviceMain<C extends ServiceConfig>(name: string, loadConfig: (
 }
 
 /** Exits (via SIGTERM, so shutdown hooks run) when the launcher that started this process is gone. */
-function exitWithParent(name: string, parentPid: number): void {
+export function exitWithParent(name: string, parentPid: number): void {
   const timer = setInterval(() => {
     try {
       process.kill(parentPid, 0);

@@ -1,23 +1,27 @@
 import { createPrismaClient } from '@slipway/db';
 import { createTestDatabase, type TestDatabase } from '@slipway/testing';
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import type { PrismaService } from '../common/prisma.service.js';
 import { ActiveDeployExistsError, DeploymentsRepository, HourlyLimitReachedError } from './deployments.repository.js';
 
 describe('DeploymentsRepository (real Postgres)', () => {
   let db: TestDatabase;
+  let pool: pg.Pool;
   let prisma: ReturnType<typeof createPrismaClient>;
   let repository: DeploymentsRepository;
   let applicationId: string;
   beforeAll(async () => {
     db = await createTestDatabase('deployrepo');
-    prisma = createPrismaClient(db.url);
-    repository = new DeploymentsRepository({ client: prisma } as PrismaService);
+    pool = new pg.Pool({ connectionString: db.url, max: 4 });
+    prisma = createPrismaClient(db.url, { pool });
+    repository = new DeploymentsRepository({ client: prisma, pool } as PrismaService);
     const owner = await prisma.owner.create({ data: { email: 'repo@example.com' } });
     applicationId = (await prisma.application.create({ data: { ownerId: owner.id, name: 'r', slug: 'repo-app' } })).id;
   });
   afterAll(async () => {
     await prisma.$disconnect();
+    await pool.end();
     await db.drop();
   });
   const row = () => ({ id: randomUUID(), sourceKey: 'sources/x.tar', sourceBytes: 10, deadlineAt: new Date(Date.now() + 60_000) });

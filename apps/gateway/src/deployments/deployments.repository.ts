@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { Prisma } from '@slipway/db';
 import { PrismaService } from '../common/prisma.service.js';
 import { pendingSteps as initialSteps } from '@slipway/contract';
 
@@ -25,6 +24,19 @@ export class HourlyLimitReachedError extends Error {
 }
 
 const ACTIVE_INDEX = 'deployments_one_active_per_application';
+const INITIAL_STEPS = JSON.stringify(initialSteps());
+
+const ADMISSION = `SELECT
+    (SELECT id::text FROM deployments
+      WHERE application_id = $1::uuid AND status IN ('queued', 'building', 'releasing') LIMIT 1) AS active,
+    ARRAY(SELECT (extract(epoch FROM created_at) * 1000)::float8 FROM deployments
+      WHERE application_id = $1::uuid AND created_at > now() - interval '1 hour' ORDER BY created_at) AS recent,
+    (extract(epoch FROM now()) * 1000)::float8 AS now_ms`;
+
+const INSERT_QUEUED = `INSERT INTO deployments (id, application_id, status, steps, source_key, source_bytes, deadline_at, updated_at)
+  SELECT $1::uuid, $2::uuid, 'queued'::"DeploymentStatus", $3::jsonb, $4::text, $5::bigint, $6::timestamptz, now()
+  WHERE (SELECT count(*) FROM deployments
+          WHERE application_id = $2::uuid AND created_at > now() - interval '1 hour') < $7::int`;
 
 @Injectable()
 export class DeploymentsRepository {
@@ -32,16 +44,11 @@ export class DeploymentsRepository {
 
   /**
    * In one round trip: the active deployment (if any), the creation times (epoch ms, oldest
-   * first) of the deployments of the last hour, and the database's clock.
+   * first) of the deployments of the last hour, and the database's clock. Named prepared
+   * statements on the pg pool (not Prisma): both run on every deploy (PrismaService).
    */
   async admissionState(applicationId: string): Promise<AdmissionState> {
-    const rows = await this.prisma.client.$queryRaw<{ active: string | null; recent: number[]; now_ms: number }[]>`
-      SELECT
-        (SELECT id::text FROM deployments
-          WHERE application_id = ${applicationId}::uuid AND status IN ('queued', 'building', 'releasing') LIMIT 1) AS active,
-        ARRAY(SELECT (extract(epoch FROM created_at) * 1000)::float8 FROM deployments
-          WHERE application_id = ${applicationId}::uuid AND created_at > now() - interval '1 hour' ORDER BY created_at) AS recent,
-        (extract(epoch FROM now()) * 1000)::float8 AS now_ms`;
+    const { rows } = await this.prisma.pool.query<{ active: string | null; recent: number[]; now_ms: number }>({ name: 'gateway_deploy_admission', text: ADMISSION, values: [applicationId] });
     const row = rows[0]!;
     return { activeId: row.active, recentCreatedAtMs: row.recent.map(Number), nowMs: Number(row.now_ms) };
   }
@@ -54,20 +61,19 @@ export class DeploymentsRepository {
    * the hourly count cannot race either.
    */
   async insertQueued(applicationId: string, deployment: NewDeployment, hourlyLimit: number): Promise<void> {
-    let inserted: { id: string }[];
+    let inserted: number;
     try {
-      inserted = await this.prisma.client.$queryRaw<{ id: string }[]>`
-        INSERT INTO deployments (id, application_id, status, steps, source_key, source_bytes, deadline_at, updated_at)
-        SELECT ${deployment.id}::uuid, ${applicationId}::uuid, 'queued'::"DeploymentStatus", ${JSON.stringify(initialSteps())}::jsonb,
-               ${deployment.sourceKey}, ${BigInt(deployment.sourceBytes)}, ${deployment.deadlineAt}::timestamptz, now()
-        WHERE (SELECT count(*) FROM deployments
-                WHERE application_id = ${applicationId}::uuid AND created_at > now() - interval '1 hour') < ${hourlyLimit}
-        RETURNING id::text AS id`;
+      const result = await this.prisma.pool.query({
+        name: 'gateway_deploy_insert_queued',
+        text: INSERT_QUEUED,
+        values: [deployment.id, applicationId, INITIAL_STEPS, deployment.sourceKey, String(deployment.sourceBytes), deployment.deadlineAt.toISOString(), hourlyLimit],
+      });
+      inserted = result.rowCount ?? 0;
     } catch (error) {
       if (isActiveIndexViolation(error)) throw new ActiveDeployExistsError();
       throw error;
     }
-    if (inserted.length === 0) throw new HourlyLimitReachedError();
+    if (inserted === 0) throw new HourlyLimitReachedError();
   }
 
   findForApplication(applicationId: string, id: string) {
@@ -91,7 +97,6 @@ export class DeploymentsRepository {
 }
 
 function isActiveIndexViolation(error: unknown): boolean {
-  if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
-  const detail = `${error.message} ${JSON.stringify(error.meta ?? {})}`;
-  return (error.code === 'P2002' || detail.includes('23505')) && (detail.includes(ACTIVE_INDEX) || detail.includes('application_id'));
+  const pgError = error as { code?: unknown; constraint?: unknown };
+  return pgError?.code === '23505' && pgError.constraint === ACTIVE_INDEX;
 }
