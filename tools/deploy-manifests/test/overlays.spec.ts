@@ -141,10 +141,10 @@ describe.each(['base', 'overlays/dev', 'overlays/production'])('k8s/%s', (dir) =
     expect(objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding')).toEqual([]);
     const roles = objects.filter((o) => o.kind === 'Role');
     expect(roles.map(objectId)).toEqual([`Role ${APPS_NAMESPACE}/slipway-runtime`]);
-    const rules = roles[0]!['rules'] as { apiGroups: string[]; resources: string[] }[];
+    const rules = roles[0]!['rules'] as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
     expect(rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}/${res}`))).sort()).toEqual(['/secrets', '/services', 'apps/deployments']);
     // Secrets: only by name (the driver's own), never listed or watched.
-    const secretRule = rules.find((r) => r.resources.includes('secrets')) as { verbs: string[] };
+    const secretRule = rules.find((r) => r.resources.includes('secrets'))!;
     expect(secretRule.verbs).not.toEqual(expect.arrayContaining(['list']));
     expect(secretRule.verbs).not.toEqual(expect.arrayContaining(['watch']));
     const binding = findObject(objects, 'RoleBinding', 'slipway-runtime')!;
@@ -182,8 +182,8 @@ describe.each(['base', 'overlays/dev', 'overlays/production'])('k8s/%s', (dir) =
 
     it('let application pods reach DNS, the edge, Postgres and HTTP(S) outside — never metadata, Redis or platform ports', () => {
       type Peer = { namespaceSelector?: unknown; podSelector?: unknown; ipBlock?: { cidr: string; except?: string[] } };
-      const rules = egressOf(APPS_NAMESPACE, { 'app.kubernetes.io/name': 'some-app' }) as (Rule & { to?: Peer[] })[];
-      const ports = (r: Rule) => new Set(r.ports?.map((p) => p.port));
+      const rules = egressOf(APPS_NAMESPACE, { 'app.kubernetes.io/name': 'some-app' }) as unknown as { to?: Peer[]; ports?: { port: number }[] }[];
+      const ports = (r: { ports?: { port: number }[] }) => new Set(r.ports?.map((p) => p.port));
       // Unrestricted destinations: only DNS and Postgres (the app's own database).
       expect(new Set(rules.filter((r) => !r.to).flatMap((r) => [...ports(r)]))).toEqual(new Set([53, 5432]));
       // The edge, on its HTTP port only (artifact download).
