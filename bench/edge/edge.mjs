@@ -8,20 +8,15 @@
 //      EDGE_NODE_ARGS (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof to profile the edge),
 //      EDGE_MAIN (edge entry point relative to the repo, to compare builds; apps/edge/dist/main.js).
 import { createRequire } from 'node:module';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
-import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const fromEdge = createRequire(join(ROOT, 'apps/edge/package.json'));
-const importFromEdge = (name) => import(fromEdge.resolve(name));
-const [{ default: pg }, { Redis }, blob, contract, testing] = await Promise.all(['pg', 'ioredis', '@slipway/blob', '@slipway/contract', '@slipway/testing'].map(importFromEdge));
-const { Queue } = await import(createRequire(join(ROOT, 'apps/build-worker/package.json')).resolve('bullmq'));
-const { default: tarStream } = await import(createRequire(join(ROOT, 'apps/build-worker/package.json')).resolve('tar-stream'));
+// libs/testing's DeployHarness: its own database, Redis prefix and blob dir, deploys created as the gateway does.
+const testing = await import(createRequire(join(ROOT, 'apps/edge/package.json')).resolve('@slipway/testing'));
 const DURATION = Number(process.env.DURATION ?? 5);
 const PAIRS = Number(process.env.PAIRS ?? 2);
 const { load } = await import('./loadgen.mjs');
@@ -34,59 +29,20 @@ function cpuMicros(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
-const FIXTURES = join(ROOT, 'libs/analyzer/fixtures');
+const { FIXTURES, sourceTar } = testing;
 
-async function sourceTar(dir, extra = {}) {
-  const pack = tarStream.pack();
-  const chunks = [];
-  pack.on('data', (c) => chunks.push(c));
-  const done = new Promise((r) => pack.on('end', r));
-  for (const e of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (!e.isFile()) continue;
-    const rel = join(e.parentPath ?? e.path, e.name).slice(dir.length + 1);
-    if (!(rel in extra)) pack.entry({ name: rel, mode: 0o644 }, await readFile(join(dir, rel)));
-  }
-  for (const [name, content] of Object.entries(extra)) pack.entry({ name, mode: 0o644 }, content);
-  pack.finalize();
-  await done;
-  return Buffer.concat(chunks);
-}
-
-const db = await testing.createTestDatabase('bench-edge');
-const { prefix: p, cleanup } = testing.testRedisPrefix('bench-edge');
-const prefix = p.replace(/:$/, '');
-const home = await mkdtemp(join(tmpdir(), 'slipway-bench-edge-'));
-await chmod(home, 0o755);
-const client = new pg.Client({ connectionString: db.url });
-await client.connect();
-const redis = new Redis(testing.TEST_REDIS_URL, { maxRetriesPerRequest: null });
-const queue = new Queue('deploy', { connection: redis, prefix });
-const blobs = blob.createBlobStore({ BLOB_DIR: join(home, 'blobs') });
+const h = await testing.DeployHarness.create('bench-edge');
 const port = await testing.freePort();
-const env = {
-  PATH: process.env.PATH, DATABASE_URL: db.url, REDIS_URL: testing.TEST_REDIS_URL, SLIPWAY_MASTER_KEY: randomBytes(32).toString('base64'), SLIPWAY_HOME: home,
-  QUEUE_PREFIX: prefix, HOST: '127.0.0.1', LOG_LEVEL: 'warn', EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, APPS_DOMAIN: `localhost:${port}`,
-};
-const edge = testing.startProcess(process.execPath, [...(process.env.EDGE_NODE_ARGS?.split(' ').filter(Boolean) ?? []), join(ROOT, process.env.EDGE_MAIN ?? 'apps/edge/dist/main.js')], { cwd: ROOT, env: { ...env, PORT: String(port) } });
-const worker = testing.startProcess(process.execPath, [join(ROOT, 'apps/build-worker/dist/main.js')], { cwd: ROOT, env: { ...env, PORT: '0', LOG_LEVEL: 'log' } });
+const edgeEnv = { EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, APPS_DOMAIN: `localhost:${port}` };
 let direct;
 let rate;
 const rows = [];
 try {
-  await worker.waitForOutput(/consuming queue/, 30_000);
-  await testing.waitFor(() => fetch(`http://127.0.0.1:${port}/health/live`).then((r) => r.ok), { timeoutMs: 30_000 });
+  const edge = await h.startEdge(port, { ...edgeEnv, LOG_LEVEL: 'warn' }, { nodeArgs: process.env.EDGE_NODE_ARGS?.split(' ').filter(Boolean), main: process.env.EDGE_MAIN });
+  await h.startWorker(edgeEnv);
 
   async function deploy(slug, source) {
-    const owner = await client.query('INSERT INTO owners (email) VALUES ($1) RETURNING id', [`${slug}@example.com`]);
-    const applicationId = (await client.query('INSERT INTO applications (owner_id, name, slug) VALUES ($1, $2, $2) RETURNING id', [owner.rows[0].id, slug])).rows[0].id;
-    const id = randomUUID();
-    const stored = await blobs.put(blob.sourceKey(id), Readable.from([source]));
-    await client.query(`INSERT INTO deployments (id, application_id, status, steps, source_key, source_bytes, deadline_at) VALUES ($1, $2, 'queued', $3, $4, $5, now() + interval '15 minutes')`, [id, applicationId, JSON.stringify(contract.pendingSteps()), blob.sourceKey(id), stored.bytes]);
-    await queue.add('deploy', { deploymentId: id, applicationId }, { jobId: id });
-    const row = await testing.waitFor(async () => {
-      const { rows: r } = await client.query('SELECT status, error FROM deployments WHERE id = $1', [id]);
-      return r[0].status === 'succeeded' || r[0].status === 'failed' ? r[0] : undefined;
-    }, { timeoutMs: 120_000 });
+    const row = await h.waitForFinal(await h.deploy(await h.createApplication({ slug }), source), 120_000);
     if (row.status !== 'succeeded') throw new Error(JSON.stringify(row.error));
   }
 
@@ -128,14 +84,7 @@ try {
   }
 } finally {
   await direct?.stop();
-  await worker.stop();
-  await edge.stop();
-  await queue.close();
-  redis.disconnect();
-  await client.end();
-  await cleanup();
-  await db.drop();
-  await rm(home, { recursive: true, force: true });
+  await h.close();
 }
 
 const ms = (x) => (x === undefined || Number.isNaN(x) ? '' : x.toFixed(3));

@@ -126,9 +126,13 @@ export class DeployHarness {
     return worker;
   }
 
-  /** Starts the real edge process (built dist) on a free port; resolves once it serves. */
-  async startEdge(port: number, overrides: Record<string, string> = {}): Promise<RunningProcess> {
-    const edge = startProcess(process.execPath, [EDGE_MAIN], { cwd: ROOT, env: this.workerEnv({ PORT: String(port), APPS_DOMAIN: `localhost:${port}`, ...overrides }) });
+  /**
+   * Starts the real edge process (built dist) on a free port; resolves once it serves.
+   * `options.nodeArgs` / `options.main` (relative to the repo) let benchmarks profile the edge or run another build.
+   */
+  async startEdge(port: number, overrides: Record<string, string> = {}, options: { nodeArgs?: string[]; main?: string } = {}): Promise<RunningProcess> {
+    const main = options.main ? join(ROOT, options.main) : EDGE_MAIN;
+    const edge = startProcess(process.execPath, [...(options.nodeArgs ?? []), main], { cwd: ROOT, env: this.workerEnv({ PORT: String(port), APPS_DOMAIN: `localhost:${port}`, ...overrides }) });
     this.workers.push(edge);
     await edge.waitForOutput(/edge listening/, 30_000);
     return edge;
@@ -170,13 +174,13 @@ export class DeployHarness {
     return rows[0] as DeploymentRow;
   }
 
-  async waitForFinal(deploymentId: string, timeoutMs = 90_000): Promise<DeploymentRow> {
+  async waitForFinal(deploymentId: string, timeoutMs = 90_000, intervalMs = 200): Promise<DeploymentRow> {
     return waitFor(
       async () => {
         const row = await this.row(deploymentId);
         return row.status === 'succeeded' || row.status === 'failed' ? row : undefined;
       },
-      { timeoutMs, intervalMs: 200, what: `deployment ${deploymentId} to finish` },
+      { timeoutMs, intervalMs, what: `deployment ${deploymentId} to finish` },
     );
   }
 
