@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { issueToken } from '@slipway/crypto';
-import { createTestDatabase, freePort, startProcess, testRedisPrefix, TEST_REDIS_URL, waitFor, type RunningProcess, type TestDatabase } from '@slipway/testing';
+import { createTestDatabase, freePort, startProcess, testRedisPrefix, serviceTestEnv, waitFor, type RunningProcess, type TestDatabase } from '@slipway/testing';
 import pg from 'pg';
 import { filesForm, multipart, send } from './support/http.js';
 
@@ -55,12 +55,8 @@ describe('GATEWAY_WORKERS: several processes serving one port (real processes, P
 
   async function start(workers: string, port: number): Promise<RunningProcess> {
     const child = startProcess(process.execPath, [MAIN], {
-      env: {
-        PATH: process.env['PATH'],
-        DATABASE_URL: db.url,
-        REDIS_URL: TEST_REDIS_URL,
-        SLIPWAY_MASTER_KEY: randomBytes(32).toString('base64'),
-        HOST: '127.0.0.1',
+      env: serviceTestEnv(db.url, {
+        PATH: process.env['PATH']!,
         PORT: String(port),
         LOG_LEVEL: 'log',
         NO_COLOR: '1',
@@ -68,7 +64,7 @@ describe('GATEWAY_WORKERS: several processes serving one port (real processes, P
         UPLOAD_TMP_DIR: dir,
         QUEUE_PREFIX: redis.prefix.replace(/:$/, ''),
         GATEWAY_WORKERS: workers,
-      },
+      }),
     });
     started.push(child);
     return child;

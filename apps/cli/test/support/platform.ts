@@ -1,11 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTestDatabase, freePort, startProcess, testRedisPrefix, waitFor, TEST_REDIS_URL, type RunningProcess, type TestDatabase } from '@slipway/testing';
+import { createTestDatabase, freePort, startProcess, testRedisPrefix, waitFor, serviceTestEnv, type RunningProcess, type TestDatabase } from '@slipway/testing';
 import pg from 'pg';
 import tar from 'tar-stream';
 
@@ -68,18 +67,13 @@ export async function startPlatform(label: string): Promise<PlatformUnderTest> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const gateway: RunningProcess = startProcess('node', [GATEWAY_MAIN], {
-    env: {
-      PATH: process.env['PATH'],
-      DATABASE_URL: db.url,
-      REDIS_URL: TEST_REDIS_URL,
-      SLIPWAY_MASTER_KEY: randomBytes(32).toString('base64'),
-      HOST: '127.0.0.1',
+    env: serviceTestEnv(db.url, {
+      PATH: process.env['PATH']!,
       PORT: String(port),
-      LOG_LEVEL: 'warn',
       BLOB_DIR: blobDir,
       UPLOAD_TMP_DIR: uploadDir,
       QUEUE_PREFIX: redis.prefix.replace(/:$/, ''),
-    },
+    }),
   });
   try {
     await waitFor(async () => (await fetch(`${url}/health/ready`)).ok, { timeoutMs: 30_000, what: `gateway ready at ${url}` });

@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createTestDatabase, freePort, startProcess, testRedisPrefix, TEST_REDIS_URL, waitFor } from '@slipway/testing';
+import { createTestDatabase, freePort, startProcess, testRedisPrefix, serviceTestEnv, waitFor } from '@slipway/testing';
 import pg from 'pg';
 
 export const WORKSPACE_ROOT = resolve(import.meta.dirname, '../../../..');
@@ -26,20 +25,15 @@ export async function startGatewayProcess(label: string): Promise<GatewayProcess
   const url = `http://127.0.0.1:${port}`;
   const child = startProcess('node', [join(WORKSPACE_ROOT, 'apps/gateway/dist/main.js')], {
     cwd: WORKSPACE_ROOT,
-    env: {
-      PATH: process.env['PATH'],
-      DATABASE_URL: db.url,
-      REDIS_URL: TEST_REDIS_URL,
-      SLIPWAY_MASTER_KEY: randomBytes(32).toString('base64'),
-      HOST: '127.0.0.1',
+    env: serviceTestEnv(db.url, {
+      PATH: process.env['PATH']!,
       PORT: String(port),
       PUBLIC_URL: url,
       BLOB_DIR: join(dir, 'blobs'),
       UPLOAD_TMP_DIR: dir,
       QUEUE_PREFIX: redis.prefix.replace(/:$/, ''),
       BCRYPT_ROUNDS: '4',
-      LOG_LEVEL: 'warn',
-    },
+    }),
   });
   await waitFor(async () => (await fetch(`${url}/health/ready`)).ok || undefined, { timeoutMs: 30_000, what: `gateway at ${url}; output: ${child.output()}` }).catch(async (error: unknown) => {
     await child.stop();
