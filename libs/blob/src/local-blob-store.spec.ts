@@ -8,10 +8,14 @@ import { LocalBlobStore, blobDirFrom, createBlobStore, sourceFileMode, sourceKey
 
 describeBlobStoreContract('LocalBlobStore (real file system)', async () => {
   const root = await mkdtemp(join(tmpdir(), 'slipway-blob-'));
+  const store = new LocalBlobStore(root);
   return {
-    store: new LocalBlobStore(root),
+    store,
     leftovers: () => readdir(join(root, '.tmp')).catch(() => []),
-    close: () => rm(root, { recursive: true, force: true }),
+    close: async () => {
+      await store.close();
+      await rm(root, { recursive: true, force: true });
+    },
   };
 });
 
