@@ -7,7 +7,7 @@
 // every request deploys a different application (created in SQL up front); no limit is relaxed.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile, mkdir } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { createRequire } from 'node:module';
@@ -65,8 +65,12 @@ function multipartHead(boundary) {
   return Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="archive"; filename="site.tar"\r\nContent-Type: application/octet-stream\r\n\r\n`);
 }
 
-/** POSTs the archive file; resolves with total latency and latency after the last byte was handed to the socket. */
-function deploy(agent, port, key, archivePath, archiveSize) {
+/**
+ * POSTs the archive file (from memory when `inMemory` is a Map to cache it in, else streamed
+ * from disk); resolves with the total latency, the latency after the last byte was handed to
+ * the kernel, and the gateway's Server-Timing.
+ */
+function deploy(agent, port, key, archivePath, archiveSize, inMemory = null) {
   const boundary = `bench${randomBytes(6).toString('hex')}`;
   const head = multipartHead(boundary);
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
@@ -80,10 +84,19 @@ function deploy(agent, port, key, archivePath, archiveSize) {
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => {
         const done = performance.now();
-        resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString(), totalMs: done - started, afterUploadMs: done - (sentAt || done) });
+        // The gateway's own account (Server-Timing): from the body's last byte read to the answer.
+        const timing = Object.fromEntries([...(res.headers['server-timing'] ?? '').matchAll(/(\w+);dur=([\d.]+)/g)].map((m) => [m[1], Number(m[2])]));
+        resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString(), totalMs: done - started, afterUploadMs: done - (sentAt || done), gatewayAcceptMs: timing.accept ?? NaN, timing });
       });
     });
     req.on('error', reject);
+    if (inMemory) {
+      // The 1 MB archive is sent from memory in one write: the load generator shares the
+      // machine's 2 cores with the gateway, and re-reading the file per request cost it ~1 ms.
+      inMemory.set(archivePath, inMemory.get(archivePath) ?? readFileSync(archivePath));
+      req.end(Buffer.concat([head, inMemory.get(archivePath), tail]), () => { sentAt = performance.now(); });
+      return;
+    }
     req.write(head);
     const file = createReadStream(archivePath);
     file.pipe(req, { end: false });
@@ -111,6 +124,12 @@ const cpuMs = async (pid) => {
     total += ((Number(f[11]) + Number(f[12])) * 1000) / 100;
   }
   return total;
+};
+/** The whole machine's CPU time (all cores) since boot, busy and idle (iowait counts as idle), in ms. */
+const machineCpuMs = async () => {
+  const f = (await readFile('/proc/stat', 'utf8')).split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0) * 10;
+  return { total, idle: (f[3] + f[4]) * 10 };
 };
 const percentile = (values, p) => { const s = [...values].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]; };
 const procStatus1 = async (pid, field) => Number(/(\d+) kB/.exec((await readFile(`/proc/${pid}/status`, 'utf8')).split('\n').find((l) => l.startsWith(field)))[1]) / 1024;
@@ -144,6 +163,7 @@ try {
     [owner, total, keys.map((k) => k.prefix), keys.map((k) => k.hash)]);
 
   const small = join(work, 'small.tar');
+  const bodies = new Map();
   const smallSize = await makeArchive(small, SMALL_BYTES);
   const port = await freePort();
   const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL, SLIPWAY_MASTER_KEY: randomBytes(32).toString('base64'), PORT: String(port), HOST: '127.0.0.1',
@@ -181,7 +201,7 @@ try {
     const worker = async () => {
       while (next < count) {
         const key = keys[next++].token;
-        results.push(await deploy(agent, port, key, small, smallSize));
+        results.push(await deploy(agent, port, key, small, smallSize, bodies));
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
@@ -192,10 +212,17 @@ try {
   agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const results = [];
   const cpuBefore = await cpuMs(gateway.pid);
+  const clientCpuBefore = process.cpuUsage();
+  const machineBefore = await machineCpuMs();
   const startedAt = performance.now();
   await run(WARMUP + REQUESTS, results);
   const elapsed = (performance.now() - startedAt) / 1000;
   const gatewayCpuPerRequestMs = (await cpuMs(gateway.pid) - cpuBefore) / results.length;
+  const clientCpu = process.cpuUsage(clientCpuBefore);
+  const clientCpuPerRequestMs = (clientCpu.user + clientCpu.system) / 1000 / results.length;
+  const machine = await machineCpuMs();
+  const machineBusy = 1 - (machine.idle - machineBefore.idle) / (machine.total - machineBefore.total);
+  const machineCpuPerRequestMs = (machine.total - machine.idle - (machineBefore.total - machineBefore.idle)) / results.length;
   const accepted = results.filter((r) => r.status === 202).length;
   if (accepted !== results.length) console.error('unexpected answers:', results.filter((r) => r.status !== 202).slice(0, 3));
   const rssAfterLoad = await procStatus(gateway.pid, 'VmRSS');
@@ -203,7 +230,7 @@ try {
   // Phase 1b: the same archive from one client at a time (no queueing: the gateway's own cost).
   const single = [];
   const singleCpuBefore = await cpuMs(gateway.pid);
-  for (let i = 0; i < SINGLE; i++) single.push(await deploy(agent, port, keys[next++].token, small, smallSize));
+  for (let i = 0; i < SINGLE; i++) single.push(await deploy(agent, port, keys[next++].token, small, smallSize, bodies));
   const singleCpuPerRequestMs = SINGLE ? (await cpuMs(gateway.pid) - singleCpuBefore) / SINGLE : 0;
 
   // Phase 2: peak RSS while accepting a 20 MB and a 200 MB archive (sampled every 10 ms).
@@ -221,28 +248,36 @@ try {
   }
   const hwm = await procStatus(gateway.pid, 'VmHWM');
 
+  const pct = (values) => ({ p50: percentile(values, 50), p99: percentile(values, 99) });
+  const phases = (list) => Object.fromEntries(['store', 'row', 'queue'].map((phase) => [phase, pct(list.map((r) => r.timing[phase] ?? NaN))]));
   const summary = {
     date: new Date().toISOString(),
     gatewayWorkers: WORKERS,
     gatewayMain: process.env.BENCH_GATEWAY_MAIN ?? null,
-    latency: { archiveBytes: smallSize, concurrency: CONCURRENCY, requests: results.length, accepted, throughputPerSecond: results.length / elapsed, gatewayCpuPerRequestMs,
-      totalMs: { p50: percentile(results.map((r) => r.totalMs), 50), p99: percentile(results.map((r) => r.totalMs), 99) },
-      afterUploadMs: { p50: percentile(results.map((r) => r.afterUploadMs), 50), p99: percentile(results.map((r) => r.afterUploadMs), 99) } },
+    latency: { archiveBytes: smallSize, concurrency: CONCURRENCY, requests: results.length, accepted, throughputPerSecond: results.length / elapsed, gatewayCpuPerRequestMs, clientCpuPerRequestMs, machineCpuPerRequestMs, machineBusy,
+      totalMs: pct(results.map((r) => r.totalMs)),
+      // The target figure ("upload excluded"): the gateway's Server-Timing `accept`, from the body's last byte read to the answer.
+      gatewayAcceptMs: pct(results.map((r) => r.gatewayAcceptMs)),
+      gatewayAcceptPhasesMs: phases(results),
+      afterUploadMs: pct(results.map((r) => r.afterUploadMs)) },
     singleClient: SINGLE ? { requests: single.length, accepted: single.filter((r) => r.status === 202).length, gatewayCpuPerRequestMs: singleCpuPerRequestMs,
-      totalMs: { p50: percentile(single.map((r) => r.totalMs), 50), p99: percentile(single.map((r) => r.totalMs), 99) },
-      afterUploadMs: { p50: percentile(single.map((r) => r.afterUploadMs), 50), p99: percentile(single.map((r) => r.afterUploadMs), 99) } } : null,
+      totalMs: pct(single.map((r) => r.totalMs)), gatewayAcceptMs: pct(single.map((r) => r.gatewayAcceptMs)), afterUploadMs: pct(single.map((r) => r.afterUploadMs)) } : null,
     memory: { rssIdleMB: rssIdle, rssAfterLatencyPhaseMB: rssAfterLoad, uploads: memory, processPeakRssMB: hwm },
   };
   const f = (n) => n.toFixed(1);
-  console.log(`\nPOST /api/v1/deploy, GATEWAY_WORKERS=${WORKERS}${process.env.BENCH_GATEWAY_MAIN ? ` (${process.env.BENCH_GATEWAY_MAIN})` : ''}, ${f(smallSize / 1e6)} MB tar, ${CONCURRENCY} concurrent clients, ${results.length} requests (${accepted} × 202), ${f(summary.latency.throughputPerSecond)} req/s`);
-  console.log('| latency (ms)                          |   p50 |   p99 |');
-  console.log('|---------------------------------------|-------|-------|');
-  console.log(`| whole request (upload included)       | ${f(summary.latency.totalMs.p50).padStart(5)} | ${f(summary.latency.totalMs.p99).padStart(5)} |`);
-  console.log(`| after the last byte was sent          | ${f(summary.latency.afterUploadMs.p50).padStart(5)} | ${f(summary.latency.afterUploadMs.p99).padStart(5)} |`);
-  console.log(`gateway CPU per accepted deploy: ${f(gatewayCpuPerRequestMs)} ms (user + system); machine: ${(await import('node:os')).cpus().length} cores, load average ${(await import('node:os')).loadavg()[0].toFixed(1)}`);
+  const row = (label, { p50, p99 }) => console.log(`| ${label.padEnd(60)} | ${f(p50).padStart(5)} | ${f(p99).padStart(5)} |`);
+  const l = summary.latency;
+  console.log(`\nPOST /api/v1/deploy, GATEWAY_WORKERS=${WORKERS}${process.env.BENCH_GATEWAY_MAIN ? ` (${process.env.BENCH_GATEWAY_MAIN})` : ''}, ${f(smallSize / 1e6)} MB tar, ${CONCURRENCY} concurrent clients, ${results.length} requests (${accepted} × 202), ${f(l.throughputPerSecond)} req/s`);
+  console.log(`| latency (ms)${' '.repeat(47)} |   p50 |   p99 |`);
+  console.log(`|${'-'.repeat(60)}|-------|-------|`);
+  row('whole request (upload included)', l.totalMs);
+  row('upload excluded: gateway read the last byte → 202 (target)', l.gatewayAcceptMs);
+  for (const [phase, label] of [['store', 'end of the source tar, fdatasync, rename, dir fsync'], ['row', 'deployment row committed'], ['queue', 'BullMQ job added']]) row(`  ${phase}: ${label}`, l.gatewayAcceptPhasesMs[phase]);
+  row("client's last write returned → 202 (see bench/README.md)", l.afterUploadMs);
+  console.log(`CPU per accepted deploy (user + system): gateway ${f(gatewayCpuPerRequestMs)} ms, this load generator ${f(clientCpuPerRequestMs)} ms, whole machine ${f(machineCpuPerRequestMs)} ms (busy ${(100 * machineBusy).toFixed(0)}%); machine: ${(await import('node:os')).cpus().length} cores, load average ${(await import('node:os')).loadavg()[0].toFixed(1)}`);
   if (summary.singleClient) {
     const s1 = summary.singleClient;
-    console.log(`one client, ${s1.requests} sequential requests (${s1.accepted} × 202): after the last byte p50/p99 ${f(s1.afterUploadMs.p50)}/${f(s1.afterUploadMs.p99)} ms, whole request ${f(s1.totalMs.p50)}/${f(s1.totalMs.p99)} ms, gateway CPU ${f(s1.gatewayCpuPerRequestMs)} ms per deploy`);
+    console.log(`one client, ${s1.requests} sequential requests (${s1.accepted} × 202): upload excluded p50/p99 ${f(s1.gatewayAcceptMs.p50)}/${f(s1.gatewayAcceptMs.p99)} ms, whole request ${f(s1.totalMs.p50)}/${f(s1.totalMs.p99)} ms, gateway CPU ${f(s1.gatewayCpuPerRequestMs)} ms per deploy`);
   }
   console.log(`\nGateway memory (RSS, MB): idle ${f(rssIdle)}, after the latency phase ${f(rssAfterLoad)}`);
   console.log('| archive (MB) | status | seconds | RSS before | peak RSS | growth |');

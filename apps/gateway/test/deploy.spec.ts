@@ -34,6 +34,11 @@ describe('POST /api/v1/deploy and GET /api/v1/deployments/{taskId} (real HTTP, P
     expect(response.status).toBe(202);
     expect(response.json).toEqual({ taskId: expect.stringMatching(/^[0-9a-f-]{36}$/), status: 'queued' });
     const { taskId } = response.json;
+    // Server-Timing: the upload, then each step after the last byte, then their sum.
+    const timing = String(response.headers['server-timing']);
+    expect(timing).toMatch(/^upload;dur=[\d.]+, store;dur=[\d.]+, row;dur=[\d.]+, queue;dur=[\d.]+, accept;dur=[\d.]+$/);
+    const dur = Object.fromEntries([...timing.matchAll(/(\w+);dur=([\d.]+)/g)].map((m) => [m[1], Number(m[2])]));
+    expect(dur.accept).toBeCloseTo(dur.store + dur.row + dur.queue, 0);
 
     const row = (await gw.sql.query('SELECT application_id, status, source_key, source_bytes, steps, deadline_at FROM deployments WHERE id = $1', [taskId])).rows[0];
     expect(row).toMatchObject({ application_id: app.id, status: 'queued', source_key: sourceKey(taskId) });

@@ -38,9 +38,12 @@ export class DeployService {
 
   async accept(principal: ApiPrincipal, req: Request, res: Response): Promise<DeployAccepted> {
     const { applicationId } = principal;
+    const timing = new AcceptTiming(req);
     this.assertUploadShape(req);
-    await this.queue.assertReachable();
-    await this.assertMayDeploy(applicationId);
+    // Both before a byte of the body is read, side by side; Redis being away answers first.
+    const [reachable, admitted] = await Promise.allSettled([this.queue.assertReachable(), this.assertMayDeploy(applicationId)]);
+    if (reachable.status === 'rejected') throw reachable.reason;
+    if (admitted.status === 'rejected') throw admitted.reason;
 
     const taskId = randomUUID();
     const key = sourceKey(taskId);
@@ -49,6 +52,7 @@ export class DeployService {
       if (error instanceof ClientGoneError) throw new ApiException('bad_request', 'The upload was interrupted.');
       throw error;
     });
+    timing.mark('store');
     try {
       await this.deployments.insertQueued(
         applicationId,
@@ -61,6 +65,7 @@ export class DeployService {
       if (error instanceof HourlyLimitReachedError) throw await this.rateLimited(applicationId);
       throw error;
     }
+    timing.mark('row');
     try {
       await this.queue.enqueue({ deploymentId: taskId, applicationId });
     } catch (error) {
@@ -68,6 +73,8 @@ export class DeployService {
       // that Redis does not know, so the deploy is accepted all the same.
       this.logger.error(`deployment ${taskId} committed but not enqueued (${(error as Error).message}); the reconciler will enqueue it`);
     }
+    timing.mark('queue');
+    res.setHeader('Server-Timing', timing.header());
     this.logger.log(`deployment ${taskId} queued for application ${applicationId} (${source.files} files, ${source.bytes} bytes)`);
     return { taskId, status: 'queued' };
   }
@@ -97,6 +104,43 @@ export class DeployService {
     return rateLimitedError(await this.deployments.admissionState(applicationId));
   }
 }
+
+/**
+ * The `Server-Timing` of an accepted deploy (shown by browsers' devtools, read by
+ * bench/deploy-accept). `upload`: from the handler's start until the gateway read the body's last
+ * byte (the source is validated and stored while it arrives). After that byte: `store` (end of
+ * the source tar, blob flush and rename), `row` (the deployment committed), `queue` (the job
+ * added), and `accept`, their sum: the part of the latency that is not the upload.
+ */
+class AcceptTiming {
+  private readonly startedAt = performance.now();
+  private lastByteAt: number | undefined;
+  private readonly marks: [string, number][] = [];
+
+  constructor(req: Request) {
+    if (req.readableEnded) this.lastByteAt = this.startedAt;
+    else req.once('end', () => (this.lastByteAt = performance.now()));
+  }
+
+  mark(name: string): void {
+    this.marks.push([name, performance.now()]);
+  }
+
+  header(): string {
+    const now = performance.now();
+    const lastByteAt = this.lastByteAt ?? now;
+    const parts = [`upload;dur=${ms(lastByteAt - this.startedAt)}`];
+    let previous = lastByteAt;
+    for (const [name, at] of this.marks) {
+      parts.push(`${name};dur=${ms(Math.max(0, at - previous))}`);
+      previous = Math.max(previous, at);
+    }
+    parts.push(`accept;dur=${ms(now - lastByteAt)}`);
+    return parts.join(', ');
+  }
+}
+
+const ms = (value: number): string => value.toFixed(2);
 
 function inProgressError(taskId: string | null): ApiException {
   return new ApiException('deploy_in_progress', 'A deploy of this application is already queued, building or releasing; poll it or wait for it to finish.', { taskId });
