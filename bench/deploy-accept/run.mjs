@@ -268,8 +268,8 @@ try {
   const row = (label, { p50, p99 }) => console.log(`| ${label.padEnd(60)} | ${f(p50).padStart(5)} | ${f(p99).padStart(5)} |`);
   const l = summary.latency;
   console.log(`\nPOST /api/v1/deploy, GATEWAY_WORKERS=${WORKERS}${process.env.BENCH_GATEWAY_MAIN ? ` (${process.env.BENCH_GATEWAY_MAIN})` : ''}, ${f(smallSize / 1e6)} MB tar, ${CONCURRENCY} concurrent clients, ${results.length} requests (${accepted} × 202), ${f(l.throughputPerSecond)} req/s`);
-  console.log(`| latency (ms)${' '.repeat(47)} |   p50 |   p99 |`);
-  console.log(`|${'-'.repeat(60)}|-------|-------|`);
+  console.log(`| ${'latency (ms)'.padEnd(60)} |   p50 |   p99 |`);
+  console.log(`|${'-'.repeat(62)}|-------|-------|`);
   row('whole request (upload included)', l.totalMs);
   row('upload excluded: gateway read the last byte → 202 (target)', l.gatewayAcceptMs);
   for (const [phase, label] of [['store', 'end of the source tar, fdatasync, rename, dir fsync'], ['row', 'deployment row committed'], ['queue', 'BullMQ job added']]) row(`  ${phase}: ${label}`, l.gatewayAcceptPhasesMs[phase]);

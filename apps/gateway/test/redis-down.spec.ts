@@ -20,9 +20,18 @@ describe('POST /api/v1/deploy while Redis does not answer', () => {
     expect(response.status).toBe(503);
     expect(response.json).toEqual({ error: expect.stringMatching(/Redis/), code: 'unavailable', documentation: 'http://localhost:3000/api/v1#error-unavailable' });
     expect(response.headers['retry-after']).toBe('5');
-    expect((await gw.sql.query('SELECT count(*)::int AS n FROM deployments')).rows[0].n).toBe(0);
+    expect((await gw.sql.query('SELECT count(*)::int AS n FROM deployments WHERE application_id = $1', [app.id])).rows[0].n).toBe(0);
     expect(await new LocalBlobStore(gw.blobDir).list('')).toEqual([]);
     expect(await readdir(gw.uploadDir)).toEqual([]);
+  });
+
+  it('answers 503 even when the application also has a deploy in flight (the two checks run side by side; Redis decides)', async () => {
+    const busy = await gw.createApplication();
+    await gw.sql.query(`INSERT INTO deployments (application_id, status) VALUES ($1, 'building')`, [busy.id]);
+    const { body, contentType } = multipart(filesForm({ 'index.html': 'hi' }));
+    const response = await send(`${gw.url}/api/v1/deploy`, { method: 'POST', headers: { authorization: `Bearer ${busy.key}`, 'content-type': contentType }, body });
+    expect(response.status).toBe(503);
+    expect(response.json.code).toBe('unavailable');
   });
 
   it('still serves what does not need Redis', async () => {
