@@ -119,7 +119,10 @@ export class LocalBlobStore implements BlobStore {
     if (!opened) {
       opened = openDirectory(dir);
       this.directories.set(dir, opened);
-      opened.catch(() => this.directories.delete(dir));
+      const attempt = opened;
+      attempt.catch(() => {
+        if (this.directories.get(dir) === attempt) this.directories.delete(dir);
+      });
     }
     const current = await opened;
     const [, now] = await Promise.all([fsyncFd(current.fd), stat(dir, { bigint: true })]);

@@ -128,12 +128,13 @@ class AcceptTiming {
 
   header(): string {
     const now = performance.now();
-    const lastByteAt = this.lastByteAt ?? now;
+    // The marks come after the last byte (the source is stored only once the body has ended).
+    const lastByteAt = this.lastByteAt ?? this.startedAt;
     const parts = [`upload;dur=${ms(lastByteAt - this.startedAt)}`];
     let previous = lastByteAt;
     for (const [name, at] of this.marks) {
-      parts.push(`${name};dur=${ms(Math.max(0, at - previous))}`);
-      previous = Math.max(previous, at);
+      parts.push(`${name};dur=${ms(at - previous)}`);
+      previous = at;
     }
     parts.push(`accept;dur=${ms(now - lastByteAt)}`);
     return parts.join(', ');
