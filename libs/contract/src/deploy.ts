@@ -24,6 +24,8 @@ export const DEPLOY_FAILURE_CODES = {
   build_timeout: 'Install or build ran past the time limit and was stopped.',
   output_too_large: 'Install or build printed more output than the limit and was stopped.',
   output_missing: 'The build finished but its output directory does not exist.',
+  unsafe_output: 'The build output is, or contains, a link that resolves outside the project; nothing of it was packed.',
+  sandbox_unavailable: 'The sandbox that contains builds and running apps could not be made on this machine; nothing of the project ran. The message says what is missing and how to fix it.',
   release_unhealthy: 'The new release did not become healthy; the previous release keeps serving.',
   release_failed: 'The release could not be handed to the runtime.',
   deadline_exceeded: 'The deployment did not finish before its deadline.',
