@@ -1,0 +1,58 @@
+import { spawn } from 'node:child_process';
+import { sandboxArgv, type SandboxNetwork } from './sandbox-argv.js';
+
+/** The sandbox cannot be made here; nothing ran. The message says what is missing and how to fix it. */
+export class SandboxUnavailableError extends Error {
+  override readonly name = 'SandboxUnavailableError';
+  readonly code = 'sandbox_unavailable' as const;
+}
+
+/** What the operator should do, from what the failed probe printed. */
+export function explainSandboxFailure(output: string, missing?: string): string {
+  if (missing === 'bwrap') return 'bubblewrap (bwrap) is not installed: run `apt-get install -y bubblewrap`';
+  if (missing === 'pasta') return 'pasta is not installed: run `apt-get install -y passt`';
+  if (/tun/i.test(output)) return '/dev/net/tun cannot be opened by an unprivileged user (pasta needs it): run `chmod 0666 /dev/net/tun`';
+  if (/namespace|Operation not permitted|setting up uid map/i.test(output)) {
+    return `bwrap cannot create namespaces here (${firstLine(output)}): allow unprivileged user namespaces (sysctl -w kernel.unprivileged_userns_clone=1 user.max_user_namespaces=15000; in a container, allow them in its seccomp/AppArmor profile)`;
+  }
+  return `the sandbox failed to start: ${firstLine(output) || 'no output'}`;
+}
+
+function firstLine(output: string): string {
+  return (
+    output
+      .split('\n')
+      .map((line) => line.trim())
+      .find((line) => line && !/syslog/i.test(line)) ?? ''
+  ).slice(0, 200);
+}
+
+/**
+ * Runs `true` in a sandbox exactly as builds and apps are run (same namespaces, same network
+ * plumbing, as `uid`) and resolves with null when it works, or the reason it does not.
+ */
+export function probeSandbox(ids: { uid: number; gid: number }, network: SandboxNetwork, timeoutMs = 10_000): Promise<string | null> {
+  const argv = sandboxArgv({ ...ids, binds: [], tmpBytes: 1 << 20, env: { PATH: '/usr/bin:/bin' }, cwd: '/', network, command: 'exit 0' });
+  return new Promise((resolve) => {
+    const child = spawn(argv[0]!, argv.slice(1), { ...ids, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' } });
+    let output = '';
+    const collect = (chunk: Buffer) => {
+      if (output.length < 4000) output += chunk.toString('utf8');
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      resolve(explainSandboxFailure(error.message, error.code === 'ENOENT' ? argv[0] : undefined));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) return resolve(null);
+      if (signal === 'SIGKILL') return resolve(`the sandbox did not start within ${timeoutMs} ms`);
+      // pasta runs bwrap: a missing bwrap shows up as pasta's "No such file" output.
+      if (argv[0] === 'pasta' && /bwrap.*(No such file|not found)|execvp/i.test(output)) return resolve(explainSandboxFailure(output, 'bwrap'));
+      resolve(explainSandboxFailure(output));
+    });
+  });
+}
