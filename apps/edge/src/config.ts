@@ -20,7 +20,19 @@ export const edgeConfigSchema = z.object({
   HEALTH_TIMEOUT_MS: ms(30_000),
   /** After a swap, the previous process keeps serving in-flight requests this long before SIGTERM. */
   DRAIN_GRACE_MS: ms(5_000),
-  /** Run apps as this unprivileged user when the edge runs as root (skipped if it does not exist). */
+  /**
+   * local driver: `on` (the default) runs each app as a user of its own in bubblewrap namespaces,
+   * with a network of its own (pasta) and cgroup limits; when that cannot be made, the release
+   * fails with `sandbox_unavailable` and nothing runs. `off` is the operator's explicit choice to
+   * run apps unsandboxed (as APP_USER when root): every deploy then carries `unsandboxed_runtime`.
+   */
+  RUNTIME_SANDBOX: z.enum(['on', 'off']).default('on'),
+  /** Per-app limits of the runtime sandbox: memory (MiB), processes, CPUs, private /tmp (MiB). */
+  RUNTIME_MEMORY_MB: z.coerce.number().int().min(32).default(512),
+  RUNTIME_PIDS: z.coerce.number().int().min(8).default(256),
+  RUNTIME_CPUS: z.coerce.number().min(0.05).default(1),
+  RUNTIME_TMP_MB: z.coerce.number().int().min(1).default(64),
+  /** RUNTIME_SANDBOX=off only: run apps as this unprivileged user when the edge runs as root (skipped if it does not exist). */
   APP_USER: z.string().default('slipway-build'),
   /**
    * Where Node releases run: `local` (child processes of this edge, the default) or `kubernetes`

@@ -147,6 +147,7 @@ export class EdgeServer {
           masterKey: this.config.SLIPWAY_MASTER_KEY,
           probe: this.probe,
           startRelease: (id) => this.startRelease(id),
+          sandbox: this.sandboxStatus(),
           logs: async (id) => this.nodeApps.logs(id) ?? (this.driver instanceof LocalDriver ? readLogFile(this.driver.logFile(id)) : undefined),
           artifact: (id) => this.artifact(id),
         });
@@ -187,6 +188,11 @@ export class EdgeServer {
 
   private notFound(res: ServerResponse): void {
     res.writeHead(404, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(NOT_FOUND_PAGE), 'cache-control': 'no-store' }).end(NOT_FOUND_PAGE);
+  }
+
+  private sandboxStatus(): { status: 'on' } | { status: 'off'; reason: string } {
+    if (this.driver.name !== 'local' || this.config.RUNTIME_SANDBOX === 'on') return { status: 'on' };
+    return { status: 'off', reason: 'the operator turned the runtime sandbox off (RUNTIME_SANDBOX=off)' };
   }
 
   private async startRelease(releaseId: string): Promise<'ready' | 'not-found'> {

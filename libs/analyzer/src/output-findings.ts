@@ -73,3 +73,7 @@ export function outputHazards(served: ProjectFile[], context: OutputScanContext)
 export function unsandboxedBuildHazard(reason: string): Hazard {
   return { code: 'unsandboxed_build', severity: 'medium', detail: reason, message: `The build ran without a sandbox (${reason}): install and build scripts had the build worker's access to this machine.` };
 }
+
+export function unsandboxedRuntimeHazard(reason: string): Hazard {
+  return { code: 'unsandboxed_runtime', severity: 'high', detail: reason, message: `The application runs without the runtime sandbox (${reason}): its code has the edge's access to this machine, including other applications' secrets.` };
+}

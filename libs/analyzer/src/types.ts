@@ -52,7 +52,8 @@ export type HazardCode =
   | 'env_file_served'
   | 'dotgit_served'
   | 'source_maps_served'
-  | 'unsandboxed_build';
+  | 'unsandboxed_build'
+  | 'unsandboxed_runtime';
 
 export type Severity = 'low' | 'medium' | 'high' | 'critical';
 

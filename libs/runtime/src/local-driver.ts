@@ -7,13 +7,29 @@ import { join } from 'node:path';
 import type { BlobStore } from '@slipway/blob';
 import { UnhealthyReleaseError, type ReleaseToRun, type RunningRelease, type RuntimeDriver } from './driver.js';
 import { extractRelease } from './release-extractor.js';
+import type { AppIds } from './sandbox/app-users.js';
+import type { AppCgroup } from './sandbox/cgroups.js';
+import type { LocalSandbox } from './sandbox/local-sandbox.js';
+import { spawnSandbox } from './sandbox/sandbox-argv.js';
+
+/** What `LocalSandbox.prepare` made for a release: its user and its cgroup. */
+interface Confinement {
+  sandbox: LocalSandbox;
+  ids: AppIds;
+  cgroup: AppCgroup | null;
+}
 
 export interface LocalDriverOptions {
   blobs: BlobStore;
   /** Releases are extracted under `<dir>/releases/<id>`, logs written to `<dir>/logs/<id>.log`. */
   dir: string;
   healthTimeoutMs: number;
-  /** Run apps as this user when the edge runs as root. */
+  /**
+   * The runtime sandbox (each app as its own user, in its own namespaces, network and cgroup).
+   * Without one, apps run unsandboxed — an operator's explicit choice (RUNTIME_SANDBOX=off).
+   */
+  sandbox?: LocalSandbox;
+  /** Unsandboxed only: run apps as this user when the edge runs as root. */
   user?: { uid: number; gid: number };
   /** Crash restarts: first delay, doubled each time up to `maxBackoffMs`. */
   backoffMs?: number;
@@ -63,6 +79,7 @@ class LocalRelease implements RunningRelease {
     private readonly release: ReleaseToRun,
     private readonly log: WriteStream,
     private readonly options: LocalDriverOptions,
+    private readonly confinement: Confinement | null,
   ) {}
 
   logTail(): string {
@@ -76,10 +93,13 @@ class LocalRelease implements RunningRelease {
 
   spawn(): ChildProcess {
     const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/tmp', NODE_ENV: 'production', ...this.release.env, PORT: String(this.port) };
-    const child = spawn('sh', ['-c', this.release.startCommand], {
-      cwd: this.dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
-      ...(this.options.user ? { uid: this.options.user.uid, gid: this.options.user.gid } : {}),
-    });
+    const c = this.confinement;
+    const child = c
+      ? spawnSandbox(c.sandbox.command(c.ids, c.cgroup, this.dir, env, this.port, this.release.startCommand).argv, env, { cwd: '/', detached: true })
+      : spawn('sh', ['-c', this.release.startCommand], {
+          cwd: this.dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+          ...(this.options.user ? { uid: this.options.user.uid, gid: this.options.user.gid } : {}),
+        });
     child.stdout!.on('data', (c: Buffer) => this.write(c.toString('utf8')));
     child.stderr!.on('data', (c: Buffer) => this.write(c.toString('utf8')));
     child.on('error', (error) => this.write(`[slipway] could not start: ${error.message}\n`));
@@ -126,7 +146,9 @@ class LocalRelease implements RunningRelease {
     const child = this.child;
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
+      const c = this.confinement;
       const kill = (signal: NodeJS.Signals) => {
+        if (c) return void c.sandbox.signal(child.pid!, c.cgroup, signal);
         try {
           process.kill(-child.pid!, signal);
         } catch {
@@ -137,6 +159,11 @@ class LocalRelease implements RunningRelease {
       const timer = setTimeout(() => kill('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
+    }
+    if (this.confinement) {
+      // Whatever of the app outlived its sandbox's set-up processes goes with them.
+      if (child?.pid) await this.confinement.sandbox.signal(child.pid, this.confinement.cgroup, 'SIGKILL');
+      await this.confinement.cgroup?.remove();
     }
     await new Promise((r) => this.log.end(r));
   }
@@ -159,9 +186,11 @@ export class LocalDriver implements RuntimeDriver {
   async start(release: ReleaseToRun): Promise<RunningRelease> {
     const dir = this.releaseDir(release.releaseId);
     await extractRelease(await this.options.blobs.get(release.artifactKey), dir);
-    await mkdir(join(this.options.dir, 'logs'), { recursive: true });
+    await mkdir(join(this.options.dir, 'logs'), { recursive: true, mode: 0o700 });
     const log = createWriteStream(this.logFile(release.releaseId), { flags: 'a' });
-    const running = new LocalRelease(release.releaseId, await freePort(), dir, release, log, this.options);
+    const sandbox = this.options.sandbox;
+    const confinement = sandbox ? { sandbox, ...(await sandbox.prepare(release.applicationId, release.releaseId, dir)) } : null;
+    const running = new LocalRelease(release.releaseId, await freePort(), dir, release, log, this.options, confinement);
     running.spawn();
     try {
       await running.waitHealthy();

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AnalyzeError, analyzeSource, buildOutputWarnings, outputHazards, readProjectDir, unsandboxedBuildHazard, type Hazard, type ProjectSpec, type Warning } from '@slipway/analyzer';
+import { AnalyzeError, analyzeSource, buildOutputWarnings, outputHazards, readProjectDir, unsandboxedBuildHazard, unsandboxedRuntimeHazard, type Hazard, type ProjectSpec, type Warning } from '@slipway/analyzer';
 import type { BlobStore } from '@slipway/blob';
 import type { DeployError, DeployFailureCode, DeployStepName } from '@slipway/contract';
 import { routesChannel, type RoutesMessage } from '@slipway/runtime';
@@ -155,7 +155,13 @@ export class DeployPipelineService {
       if (!(await this.deployments.save(applicationId, deploymentId, attempt, recorder.steps, { status: 'releasing' }))) throw new LostLeaseError('lost');
       await step('release', async (log) => {
         if (!(await this.deployments.createRelease(applicationId, deploymentId, attempt, { id: releaseId, kind: releaseKind, artifactKey, spec: project }))) throw new LostLeaseError('lost');
-        if (releaseKind === 'node') await this.handoff.start(releaseId, log);
+        if (releaseKind === 'node') {
+          const containment = await this.handoff.start(releaseId, log);
+          if (containment.status === 'off') {
+            hazards.push(unsandboxedRuntimeHazard(containment.reason));
+            if (!(await this.deployments.save(applicationId, deploymentId, attempt, recorder.steps, { hazards }))) throw new LostLeaseError('lost');
+          }
+        }
         if (app.signInEnabled) log(`sign-in trusted origins: ${(await this.signInOrigins.refresh(applicationId)).join(', ')}`);
         log(`release ${releaseId} is live`);
       });

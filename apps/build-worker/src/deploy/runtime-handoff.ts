@@ -1,6 +1,8 @@
 import { RELEASE_START_PATH, edgeInternalToken } from '@slipway/runtime';
 import { StepFailure } from '../pipeline/step-recorder.js';
 
+export type RuntimeContainment = { status: 'on' } | { status: 'off'; reason: string };
+
 /** Asks the edge to start a Node release and waits until it is healthy (see libs/runtime handoff). */
 export class RuntimeHandoff {
   constructor(
@@ -9,7 +11,11 @@ export class RuntimeHandoff {
     private readonly timeoutMs: number,
   ) {}
 
-  async start(releaseId: string, log: (line: string) => void): Promise<void> {
+  /**
+   * Resolves once the release is healthy, with how the edge contains it (`off` carries the
+   * reason, which becomes the deploy's `unsandboxed_runtime` hazard).
+   */
+  async start(releaseId: string, log: (line: string) => void): Promise<RuntimeContainment> {
     const url = `${this.edgeUrl}${RELEASE_START_PATH(releaseId)}`;
     log(`handing release ${releaseId} to the edge and waiting until it is healthy`);
     let response: Response;
@@ -18,10 +24,13 @@ export class RuntimeHandoff {
     } catch (error) {
       throw new StepFailure('release_failed', `the edge at ${this.edgeUrl} did not answer: ${(error as Error).message}`);
     }
-    const body = (await response.json().catch(() => ({}))) as { error?: string; logTail?: string };
+    const body = (await response.json().catch(() => ({}))) as { error?: string; code?: string; logTail?: string; sandbox?: RuntimeContainment };
     if (response.ok) {
       log('the new release is healthy');
-      return;
+      return body.sandbox?.status === 'off' ? { status: 'off', reason: String(body.sandbox.reason ?? 'no reason given') } : { status: 'on' };
+    }
+    if (response.status === 503 && body.code === 'sandbox_unavailable') {
+      throw new StepFailure('sandbox_unavailable', `the edge cannot sandbox the application, so nothing of it ran: ${body.error ?? 'no reason given'}`);
     }
     if (response.status === 422) throw new StepFailure('release_unhealthy', body.error ?? 'the new release did not become healthy; the previous release keeps serving', body.logTail ? `${body.logTail}\n` : '');
     throw new StepFailure('release_failed', `the edge refused the release (${response.status}): ${body.error ?? 'no reason given'}`);

@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { DependencyProbe } from '@slipway/server';
 import { BlobNotFoundError } from '@slipway/blob';
-import { RELEASE_ARTIFACT_PATTERN, RELEASE_START_PATTERN, UnhealthyReleaseError, isEdgeInternalToken, isReleaseArtifactToken } from '@slipway/runtime';
+import { RELEASE_ARTIFACT_PATTERN, RELEASE_START_PATTERN, SandboxUnavailableError, UnhealthyReleaseError, isEdgeInternalToken, isReleaseArtifactToken } from '@slipway/runtime';
 
 export interface InternalApiDeps {
   masterKey: string;
@@ -12,6 +12,8 @@ export interface InternalApiDeps {
   /** Starts (Node) or unpacks (static) a release; resolves once it can serve. */
   startRelease(releaseId: string): Promise<'ready' | 'not-found'>;
   logs(releaseId: string): Promise<string | undefined>;
+  /** How Node releases are contained here: `on`, or `off` with the reason (the deploy's `unsandboxed_runtime` hazard). */
+  sandbox: { status: 'on' } | { status: 'off'; reason: string };
   /** The release's artifact (`.tar.gz`), undefined when there is no such release. */
   artifact(releaseId: string): Promise<Readable | undefined>;
 }
@@ -60,9 +62,10 @@ export async function handleInternal(req: IncomingMessage, res: ServerResponse, 
     try {
       const outcome = await deps.startRelease(start[1]!);
       if (outcome === 'not-found') json(res, 404, { error: 'no such release' });
-      else json(res, 200, { status: 'healthy' });
+      else json(res, 200, { status: 'healthy', sandbox: deps.sandbox });
     } catch (error) {
       if (error instanceof UnhealthyReleaseError) json(res, 422, { error: error.message, logTail: error.logTail.slice(-8000) });
+      else if (error instanceof SandboxUnavailableError) json(res, 503, { code: error.code, error: error.message });
       else json(res, 500, { error: (error as Error).message });
     }
     return true;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Logger } from '@nestjs/common';
 import type { BlobStore } from '@slipway/blob';
-import { LocalDriver, RELEASE_ARTIFACT_PATH, kubernetesDriverFromEnvironment, releaseArtifactToken, type RuntimeDriver } from '@slipway/runtime';
+import { LocalDriver, LocalSandbox, RELEASE_ARTIFACT_PATH, ensureDir, kubernetesDriverFromEnvironment, releaseArtifactToken, type RuntimeDriver } from '@slipway/runtime';
 import type { EdgeConfig } from '../config.js';
 
 const run = promisify(execFile);
@@ -44,5 +44,53 @@ export async function createRuntimeDriver(config: EdgeConfig, blobs: BlobStore, 
       readyTimeoutMs: config.HEALTH_TIMEOUT_MS,
     });
   }
-  return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, user: await appUser(config.APP_USER, join(runtimeDir, 'releases')) });
+  await ensureDir(runtimeDir, 0o711);
+  await ensureDir(join(runtimeDir, 'releases'), 0o711);
+  await ensureDir(join(runtimeDir, 'logs'), 0o700);
+  if (config.RUNTIME_SANDBOX === 'off') {
+    return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, user: await appUser(config.APP_USER, join(runtimeDir, 'releases')) });
+  }
+  const sandbox = new LocalSandbox({
+    limits: { memoryBytes: config.RUNTIME_MEMORY_MB * MIB, pids: config.RUNTIME_PIDS, cpus: config.RUNTIME_CPUS },
+    tmpBytes: config.RUNTIME_TMP_MB * MIB,
+    hostPorts: appHostPorts(config),
+    forbiddenUids: await platformUids(config.APP_USER),
+  });
+  return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, sandbox });
+}
+
+const MIB = 1024 * 1024;
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/** The port of a loopback URL (what an app reaches at 127.0.0.1 inside its sandbox), else none. */
+function loopbackPort(url: string): number[] {
+  try {
+    const parsed = new URL(url);
+    if (!LOOPBACK.has(parsed.hostname)) return [];
+    return [Number(parsed.port || (parsed.protocol === 'https:' ? 443 : parsed.protocol === 'http:' ? 80 : 5432))];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The host loopback ports a sandboxed app may reach: the edge, the sign-in service and the
+ * platform API (its public addresses), and the Postgres server holding the applications' own
+ * databases (where each app connects with its own role to its own database alone). Nothing else
+ * of the host: not Redis, not the services' other ports, not other apps' ports. They come from
+ * the platform's configuration only, never from anything a tenant set.
+ */
+export function appHostPorts(config: EdgeConfig): number[] {
+  return [...new Set([config.PORT, ...loopbackPort(config.PUBLIC_URL), ...loopbackPort(config.AUTH_PUBLIC_URL), ...loopbackPort(config.DATABASE_URL)])];
+}
+
+/** Uids no app may get: the platform's own and the build user's. */
+async function platformUids(buildUser: string): Promise<number[]> {
+  const uids = [process.getuid?.() ?? 0];
+  try {
+    uids.push(Number((await run('id', ['-u', buildUser])).stdout));
+  } catch {
+    /* no build user here */
+  }
+  return uids;
 }

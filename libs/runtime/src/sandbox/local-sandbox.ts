@@ -1,9 +1,9 @@
-import { chmod, chown, mkdir } from 'node:fs/promises';
+import { chmod, chown, mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { AppUsers, type AppIds } from './app-users.js';
 import { Cgroups, type AppCgroup, type AppLimits } from './cgroups.js';
 import { descendants, namespacePids, signal } from './process-tree.js';
-import { sandboxArgv } from './sandbox-argv.js';
+import { sandboxArgv, tool } from './sandbox-argv.js';
 import { SandboxUnavailableError, probeSandbox } from './sandbox-probe.js';
 
 export interface LocalSandboxOptions {
@@ -17,8 +17,8 @@ export interface LocalSandboxOptions {
 }
 
 export interface SandboxedProcess {
-  file: string;
-  args: string[];
+  /** Start with `spawnSandbox(argv, env, …)` as root: the wrapper drops to the app's user itself. */
+  argv: string[];
   env: Record<string, string>;
   cgroup: AppCgroup | null;
 }
@@ -50,8 +50,11 @@ export class LocalSandbox {
       if (reason) throw new SandboxUnavailableError(reason);
       this.probed = true;
     }
-    // Only this app's group may enter its release; every parent is traversable, not listable.
-    for (let dir = dirname(releaseDir), i = 0; i < 2; dir = dirname(dir), i++) await chmod(dir, 0o711).catch(() => undefined);
+    // Only this app's group may enter its release; the releases directory is traversable, not
+    // listable, and every directory above must let other users through (the app's user opens
+    // its release before the sandbox hides the rest of the host).
+    await chmod(dirname(releaseDir), 0o711);
+    await assertTraversable(dirname(dirname(releaseDir)));
     await chown(releaseDir, 0, ids.gid);
     await chmod(releaseDir, 0o750);
     this.cgroups ??= Cgroups.detect();
@@ -61,26 +64,24 @@ export class LocalSandbox {
   }
 
   command(ids: AppIds, cgroup: AppCgroup | null, releaseDir: string, env: Record<string, string>, port: number, startCommand: string): SandboxedProcess {
-    const argv = sandboxArgv({
+    const spec = {
       uid: ids.uid,
       gid: ids.gid,
       binds: [{ host: releaseDir, path: APP_ROOT }],
       tmpBytes: this.options.tmpBytes,
       env,
       cwd: APP_ROOT,
-      network: { kind: 'outbound', listenPort: port, hostPorts: this.options.hostPorts.filter((p) => p !== port) },
+      network: { kind: 'outbound' as const, listenPort: port, hostPorts: this.options.hostPorts.filter((p) => p !== port) },
       command: startCommand,
-    });
-    // A root shell puts itself into the cgroups, then becomes the app's user: nothing of the app
-    // ever runs outside its limits, and nothing of it runs as root.
-    const nproc = cgroup ? [] : ['prlimit', `--nproc=${this.options.limits.pids}`, '--'];
-    const script = 'for f in $SLIPWAY_CGROUP_PROCS; do echo $$ > "$f" || exit 125; done; exec "$@"';
-    return {
-      file: '/bin/sh',
-      args: ['-c', script, 'slipway-app', ...nproc, 'setpriv', `--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--clear-groups', '--no-new-privs', '--', ...argv],
-      env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', SLIPWAY_CGROUP_PROCS: cgroup ? cgroup.procsFiles.join(' ') : '' },
-      cgroup,
     };
+    // A root shell puts itself into the cgroups (their files are its arguments: it reads no
+    // variable), then becomes the app's user: nothing of the app ever runs outside its limits,
+    // and nothing of it runs as root. Descriptor 3 (the sandbox's environment) passes through.
+    const procs = cgroup ? cgroup.procsFiles : [];
+    const script = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"';
+    const nproc = cgroup ? [] : [tool('prlimit'), `--nproc=${this.options.limits.pids}`, '--'];
+    const drop = [tool('setpriv'), `--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--'];
+    return { argv: ['/bin/sh', '-c', script, 'slipway-app', String(procs.length), ...procs, ...nproc, ...drop, ...sandboxArgv(spec)], env, cgroup };
   }
 
   /**
@@ -96,6 +97,16 @@ export class LocalSandbox {
       if (ns.length >= 2 && ns[ns.length - 1] !== 1) inside.push(pid);
     }
     signal(inside, name);
+  }
+}
+
+async function assertTraversable(start: string): Promise<void> {
+  for (let dir = start; ; dir = dirname(dir)) {
+    const mode = (await stat(dir)).mode;
+    if ((mode & 0o001) === 0) {
+      throw new SandboxUnavailableError(`${dir} is not traversable by other users (mode ${(mode & 0o777).toString(8)}), so an application's own user cannot reach its release: run \`chmod o+x ${dir}\` (traversable, not listable) or set RUNTIME_DIR elsewhere`);
+    }
+    if (dir === dirname(dir)) return;
   }
 }
 

@@ -38,6 +38,8 @@ export async function namespacePids(pid: number): Promise<number[]> {
 
 export function signal(pids: number[], name: NodeJS.Signals): void {
   for (const pid of pids) {
+    // 0 and negative pids mean process groups (this one included), 1 is init: never those.
+    if (!Number.isInteger(pid) || pid <= 1) continue;
     try {
       process.kill(pid, name);
     } catch {

@@ -1,4 +1,6 @@
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import type { Writable } from 'node:stream';
 
 /** Host directory made visible inside the sandbox. */
 export interface SandboxBind {
@@ -32,7 +34,12 @@ export interface SandboxSpec {
   binds: SandboxBind[];
   /** Size of the private writable `/tmp`, bytes. */
   tmpBytes: number;
-  /** The whole environment of the command; nothing is inherited. */
+  /**
+   * The whole environment of the command. It reaches bubblewrap through a pipe (`--args`), never
+   * as arguments or as the environment of the processes that set the sandbox up: a command line is
+   * readable by every user of the host, and variables such as `LD_PRELOAD` must never reach a
+   * process outside the sandbox.
+   */
   env: Record<string, string>;
   /** Working directory inside the sandbox. */
   cwd: string;
@@ -55,16 +62,15 @@ function portList(ports: number[] | undefined): string {
  * caller), and only the binds asked for. Nothing of the host's file system otherwise.
  */
 export function bwrapArgs(spec: SandboxSpec, sharedNet: boolean): string[] {
-  const args = ['--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--uid', String(spec.uid), '--gid', String(spec.gid)];
+  const args = ['--unshare-all', '--unshare-user', '--disable-userns', '--cap-drop', 'ALL', '--die-with-parent', '--new-session', '--uid', String(spec.uid), '--gid', String(spec.gid)];
   if (sharedNet) args.push('--share-net');
   args.push('--ro-bind', '/usr', '/usr');
   for (const link of ['bin', 'lib', 'lib64', 'sbin']) if (existsSync(`/usr/${link}`)) args.push('--symlink', `usr/${link}`, `/${link}`);
   for (const path of SYSTEM_FILES) args.push('--ro-bind-try', path, path);
   args.push('--proc', '/proc', '--dev', '/dev', '--size', String(spec.tmpBytes), '--tmpfs', '/tmp');
   for (const bind of spec.binds) args.push(bind.writable ? '--bind' : '--ro-bind', bind.host, bind.path);
-  args.push('--chdir', spec.cwd, '--clearenv');
-  for (const [key, value] of Object.entries(spec.env)) args.push('--setenv', key, value);
-  args.push('sh', '-c', spec.command);
+  args.push('--chdir', spec.cwd, '--args', String(ARGS_FD));
+  args.push('/bin/sh', '-c', spec.command);
   return args;
 }
 
@@ -74,12 +80,58 @@ export function bwrapArgs(spec: SandboxSpec, sharedNet: boolean): string[] {
  * It must be started as `spec.uid`/`spec.gid` (never root).
  */
 export function sandboxArgv(spec: SandboxSpec): string[] {
-  if (spec.network.kind === 'none') return ['bwrap', ...bwrapArgs(spec, false)];
+  if (spec.network.kind === 'none') return [tool('bwrap'), ...bwrapArgs(spec, false)];
   const { listenPort, hostPorts } = spec.network;
   return [
-    'pasta', '--config-net', '--no-map-gw', '--quiet', '--foreground',
+    tool('pasta'), '--config-net', '--no-map-gw', '--quiet', '--foreground',
     '-t', listenPort ? `127.0.0.1/${listenPort}` : 'none', '-u', 'none',
     '-T', portList(hostPorts), '-U', 'none',
-    '--', 'bwrap', ...bwrapArgs(spec, true),
+    '--', tool('bwrap'), ...bwrapArgs(spec, true),
   ];
+}
+
+/** The descriptor bubblewrap reads the environment from (`--args`). */
+export const ARGS_FD = 3;
+
+/** The environment the set-up processes (pasta, bubblewrap, the wrappers) run with. */
+export const SETUP_ENV: Readonly<Record<string, string>> = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LANG: 'C.UTF-8' };
+
+/**
+ * What bubblewrap reads on `ARGS_FD`: `--clearenv` and one `--setenv` per declared variable,
+ * NUL-separated. Names must be plain identifiers (a NUL in a value cannot be passed and is refused).
+ */
+export function sandboxEnvArgs(env: Record<string, string>): Buffer {
+  const args = ['--clearenv'];
+  for (const [key, value] of Object.entries(env)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) || value.includes('\0')) throw new Error(`environment variable ${JSON.stringify(key.slice(0, 64))} cannot be passed to the sandbox`);
+    args.push('--setenv', key, value);
+  }
+  return Buffer.from(args.map((a) => `${a}\0`).join(''), 'utf8');
+}
+
+/**
+ * Starts `argv` (a `sandboxArgv`, optionally behind wrappers that keep descriptor 3 open) with the
+ * set-up environment, and hands the sandbox its environment on descriptor 3.
+ */
+export function spawnSandbox(argv: string[], env: Record<string, string>, options: Omit<SpawnOptions, 'env' | 'stdio'> & { stdout?: 'pipe' | 'ignore' }): ChildProcess {
+  const data = sandboxEnvArgs(env);
+  const out = options.stdout ?? 'pipe';
+  const child = spawn(argv[0]!, argv.slice(1), { ...options, env: { ...SETUP_ENV }, stdio: ['ignore', out, out, 'pipe'] });
+  const pipe = child.stdio[ARGS_FD] as Writable | null;
+  pipe?.on('error', () => undefined);
+  pipe?.end(data);
+  return child;
+}
+
+const TOOL_DIRS = ['/usr/bin', '/usr/sbin', '/bin', '/sbin', '/usr/local/bin', '/usr/local/sbin'];
+
+/**
+ * A system tool by absolute path, looked up in the platform's own PATH and then the system
+ * directories (the declared environment's PATH is the tenant's, and may not even hold the tools);
+ * the bare name when it is nowhere, so that starting it fails with ENOENT and the probe says
+ * what to install.
+ */
+export function tool(name: 'bwrap' | 'pasta' | 'setpriv' | 'prlimit'): string {
+  const dirs = [...(process.env['PATH'] ?? '').split(':').filter((dir) => dir.startsWith('/')), ...TOOL_DIRS];
+  return dirs.map((dir) => `${dir}/${name}`).find((path) => existsSync(path)) ?? name;
 }

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { sandboxArgv, type SandboxNetwork } from './sandbox-argv.js';
+import { basename } from 'node:path';
+import { sandboxArgv, spawnSandbox, type SandboxNetwork } from './sandbox-argv.js';
 
 /** The sandbox cannot be made here; nothing ran. The message says what is missing and how to fix it. */
 export class SandboxUnavailableError extends Error {
@@ -32,26 +32,27 @@ function firstLine(output: string): string {
  * plumbing, as `uid`) and resolves with null when it works, or the reason it does not.
  */
 export function probeSandbox(ids: { uid: number; gid: number }, network: SandboxNetwork, timeoutMs = 10_000): Promise<string | null> {
-  const argv = sandboxArgv({ ...ids, binds: [], tmpBytes: 1 << 20, env: { PATH: '/usr/bin:/bin' }, cwd: '/', network, command: 'exit 0' });
+  const spec = { ...ids, binds: [], tmpBytes: 1 << 20, env: { PATH: '/usr/bin:/bin' }, cwd: '/', network, command: 'exit 0' };
+  const argv = sandboxArgv(spec);
   return new Promise((resolve) => {
-    const child = spawn(argv[0]!, argv.slice(1), { ...ids, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' } });
+    const child = spawnSandbox(argv, spec.env, ids);
     let output = '';
     const collect = (chunk: Buffer) => {
       if (output.length < 4000) output += chunk.toString('utf8');
     };
-    child.stdout.on('data', collect);
-    child.stderr.on('data', collect);
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      resolve(explainSandboxFailure(error.message, error.code === 'ENOENT' ? argv[0] : undefined));
+      resolve(explainSandboxFailure(error.message, error.code === 'ENOENT' ? basename(argv[0]!) : undefined));
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) return resolve(null);
       if (signal === 'SIGKILL') return resolve(`the sandbox did not start within ${timeoutMs} ms`);
       // pasta runs bwrap: a missing bwrap shows up as pasta's "No such file" output.
-      if (argv[0] === 'pasta' && /bwrap.*(No such file|not found)|execvp/i.test(output)) return resolve(explainSandboxFailure(output, 'bwrap'));
+      if (basename(argv[0]!) === 'pasta' && /bwrap.*(No such file|not found)|execvp/i.test(output)) return resolve(explainSandboxFailure(output, 'bwrap'));
       resolve(explainSandboxFailure(output));
     });
   });
