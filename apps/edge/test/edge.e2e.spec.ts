@@ -43,7 +43,7 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
   beforeAll(async () => {
     h = await DeployHarness.create('edge-e2e');
     port = await freePort();
-    await h.startEdge(port, { HEALTH_TIMEOUT_MS: '5000', DRAIN_GRACE_MS: '2000' });
+    await h.startEdge(port, { HEALTH_TIMEOUT_MS: '15000', DRAIN_GRACE_MS: '2000' });
     await h.startWorker({ EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, APPS_DOMAIN: `localhost:${port}` });
     prisma = createPrismaClient(h.db.url, { max: 2 });
   }, 60_000);
@@ -192,14 +192,14 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
     });
 
     it('restarts a crashed process with backoff and keeps its logs', async () => {
-      const before = (await get('echo', '/')).json<{ pid: number }>().pid;
+      const before = (await get('echo', '/')).json<{ instance: string }>().instance;
       await get('echo', '/crash');
       const after = await waitFor(async () => {
         const response = await get('echo', '/');
-        const pid = response.status === 200 ? response.json<{ pid: number }>().pid : undefined;
-        return pid !== before ? pid : undefined;
+        const instance = response.status === 200 ? response.json<{ instance: string }>().instance : undefined;
+        return instance !== before ? instance : undefined;
       }, { timeoutMs: 15_000, what: 'the restarted process' });
-      expect(after).toEqual(expect.any(Number));
+      expect(after).toEqual(expect.any(String));
       const live = (await h.pg.query('SELECT live_release_id FROM applications WHERE id = $1', [appId])).rows[0].live_release_id;
       const { edgeInternalToken } = await import('@slipway/runtime');
       const logs = await fetch(`http://127.0.0.1:${port}/_slipway/releases/${live}/logs`, { headers: { authorization: `Bearer ${edgeInternalToken(h.masterKey)}` } });

@@ -24,7 +24,7 @@ describe('deploy and serve with blobs in S3-compatible storage (real worker, edg
   beforeAll(async () => {
     h = await DeployHarness.create('edge-s3', { s3: true });
     port = await freePort();
-    await h.startEdge(port, { HEALTH_TIMEOUT_MS: '5000', DRAIN_GRACE_MS: '1000' });
+    await h.startEdge(port, { HEALTH_TIMEOUT_MS: '15000', DRAIN_GRACE_MS: '1000' });
     await h.startWorker({ EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, APPS_DOMAIN: `localhost:${port}` });
   }, 60_000);
   afterAll(async () => {

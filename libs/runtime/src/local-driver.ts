@@ -189,11 +189,15 @@ export class LocalDriver implements RuntimeDriver {
     await mkdir(join(this.options.dir, 'logs'), { recursive: true, mode: 0o700 });
     const log = createWriteStream(this.logFile(release.releaseId), { flags: 'a' });
     const sandbox = this.options.sandbox;
+    const began = performance.now();
     const confinement = sandbox ? { sandbox, ...(await sandbox.prepare(release.applicationId, release.releaseId, dir)) } : null;
     const running = new LocalRelease(release.releaseId, await freePort(), dir, release, log, this.options, confinement);
+    const spawned = performance.now();
     running.spawn();
     try {
       await running.waitHealthy();
+      const ms = (t: number) => Math.round(t);
+      log.write(`[slipway] healthy ${ms(performance.now() - spawned)} ms after start${confinement ? ` (sandbox as ${confinement.ids.name}, prepared in ${ms(spawned - began)} ms)` : ' (unsandboxed)'}\n`);
     } catch (error) {
       await running.stop(1000);
       throw error;
