@@ -1,4 +1,4 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RuntimeFile } from '@slipway/config';
@@ -40,7 +40,10 @@ export class Launcher {
 
   async start(): Promise<void> {
     const started = Date.now();
-    await mkdir(this.home, { recursive: true, mode: 0o755 });
+    // Traversable, not listable: the build user and each application's user open their own
+    // workspace or release below it (then their sandbox hides the rest); nobody lists it.
+    await mkdir(this.home, { recursive: true, mode: 0o711 });
+    await chmod(this.home, 0o711);
     const masterKey = await resolveMasterKey(this.home, this.config.SLIPWAY_MASTER_KEY);
     this.redis = await startRedis(this.home, this.config.REDIS_URL);
     this.postgres = await startPostgres(this.home, this.config.DATABASE_URL, this.config.SLIPWAY_PG_PORT);
