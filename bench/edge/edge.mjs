@@ -33,7 +33,9 @@ const { FIXTURES, sourceTar } = testing;
 
 const h = await testing.DeployHarness.create('bench-edge');
 const port = await testing.freePort();
-const edgeEnv = { EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, APPS_DOMAIN: `localhost:${port}` };
+const edgeEnv = { EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, APPS_DOMAIN: `localhost:${port}`, RUNTIME_SANDBOX: process.env.RUNTIME_SANDBOX ?? 'on' };
+// RUNTIME_SANDBOX=off measures apps without the runtime sandbox (the cost of the sandbox is the difference).
+console.log(`runtime sandbox: ${edgeEnv.RUNTIME_SANDBOX}`);
 let direct;
 let rate;
 const rows = [];

@@ -16,7 +16,9 @@ const RUNS = Number(process.env.RUNS ?? 3);
 
 const h = await testing.DeployHarness.create('bench-ttl');
 const edgePort = await testing.freePort();
-const edgeEnv = { EDGE_INTERNAL_URL: `http://127.0.0.1:${edgePort}`, APPS_DOMAIN: `localhost:${edgePort}` };
+const edgeEnv = { EDGE_INTERNAL_URL: `http://127.0.0.1:${edgePort}`, APPS_DOMAIN: `localhost:${edgePort}`, RUNTIME_SANDBOX: process.env.RUNTIME_SANDBOX ?? 'on' };
+// RUNTIME_SANDBOX=off measures apps without the runtime sandbox (the cost of the sandbox is the difference).
+console.log(`runtime sandbox: ${edgeEnv.RUNTIME_SANDBOX}`);
 await h.startEdge(edgePort, { ...edgeEnv, LOG_LEVEL: 'warn' });
 await h.startWorker(edgeEnv);
 
