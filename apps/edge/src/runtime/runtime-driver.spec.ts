@@ -7,7 +7,7 @@ import { ConfigError } from '@slipway/config';
 import { createBlobStore } from '@slipway/blob';
 import { KubernetesDriver, LocalDriver, releaseArtifactToken } from '@slipway/runtime';
 import { loadEdgeConfig } from '../config.js';
-import { createRuntimeDriver } from './runtime-driver.js';
+import { appHostPorts, createRuntimeDriver } from './runtime-driver.js';
 
 const masterKey = randomBytes(32).toString('base64');
 const base = { DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/x', REDIS_URL: 'redis://127.0.0.1:6379', SLIPWAY_MASTER_KEY: masterKey };
@@ -28,6 +28,15 @@ describe('SLIPWAY_RUNTIME_DRIVER', () => {
     expect(bad!.message).not.toContain('\n');
     expect(() => loadEdgeConfig({ ...base, SLIPWAY_RUNTIME_DRIVER: 'kubernetes' })).toThrow(/^SLIPWAY_RUNTIME_EDGE_URL: required when SLIPWAY_RUNTIME_DRIVER=kubernetes/);
     expect(loadEdgeConfig({ ...base, SLIPWAY_RUNTIME_DRIVER: 'kubernetes', SLIPWAY_RUNTIME_EDGE_URL: 'http://edge.slipway.svc:8080' })).toMatchObject({ SLIPWAY_RUNTIME_DRIVER: 'kubernetes', SLIPWAY_RUNTIME_NAMESPACE: 'slipway-apps' });
+  });
+
+  it('sandboxes apps unless the operator turns it off, and derives what apps may reach from the platform\'s own addresses only', () => {
+    expect(loadEdgeConfig(base)).toMatchObject({ RUNTIME_SANDBOX: 'on', RUNTIME_MEMORY_MB: 512, RUNTIME_PIDS: 256, RUNTIME_CPUS: 1, RUNTIME_TMP_MB: 64 });
+    expect(() => loadEdgeConfig({ ...base, RUNTIME_SANDBOX: 'auto' })).toThrow(/^RUNTIME_SANDBOX: .*"on".*"off"/);
+    const config = loadEdgeConfig({ ...base, PORT: '8080', PUBLIC_URL: 'http://localhost:3000', AUTH_PUBLIC_URL: 'http://127.0.0.1:3001', DATABASE_URL: 'postgresql://slipway:pw@127.0.0.1:54329/slipway', REDIS_URL: 'redis://127.0.0.1:6379' });
+    expect(appHostPorts(config).sort((a, b) => a - b)).toEqual([3000, 3001, 8080, 54329]);
+    // Public addresses on other hosts are reached over the outside network, not forwarded.
+    expect(appHostPorts(loadEdgeConfig({ ...base, PORT: '8080', PUBLIC_URL: 'https://slipway.example.com', AUTH_PUBLIC_URL: 'https://auth.example.com', DATABASE_URL: 'postgresql://x@db.internal:5432/slipway' }))).toEqual([8080]);
   });
 
   describe('the driver the edge creates', () => {
