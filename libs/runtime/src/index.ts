@@ -5,3 +5,4 @@ export * from './release-extractor.js';
 export * from './release-switch.js';
 export * from './kubernetes/kubernetes-driver.js';
 export * from './kubernetes/manifests.js';
+export * from './kubernetes/build-job.js';
