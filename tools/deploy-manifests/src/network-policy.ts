@@ -92,9 +92,17 @@ export class NetworkPolicies {
 
   /** Whether both ends' policies let `from` open a connection to `to` on `port`. */
   allows(from: Endpoint, to: Endpoint, port: number, protocol: Protocol = 'TCP'): boolean {
-    const egressOk = from.kind === 'address' || this.permits(from, 'Egress', to, port, protocol);
-    const ingressOk = to.kind === 'address' || this.permits(to, 'Ingress', from, port, protocol);
-    return egressOk && ingressOk;
+    return this.sends(from, to, port, protocol) && this.admits(from, to, port, protocol);
+  }
+
+  /** The sender's half alone: its namespace's egress policies. */
+  sends(from: Endpoint, to: Endpoint, port: number, protocol: Protocol = 'TCP'): boolean {
+    return from.kind === 'address' || this.permits(from, 'Egress', to, port, protocol);
+  }
+
+  /** The receiver's half alone: its namespace's ingress policies. */
+  admits(from: Endpoint, to: Endpoint, port: number, protocol: Protocol = 'TCP'): boolean {
+    return to.kind === 'address' || this.permits(to, 'Ingress', from, port, protocol);
   }
 
   private permits(pod: PodEndpoint, direction: 'Ingress' | 'Egress', peer: Endpoint, port: number, protocol: Protocol): boolean {

@@ -74,6 +74,22 @@ describe.each(['overlays/dev', 'overlays/production'])('k8s/%s: what tenant code
     if (dir === 'overlays/dev') expect(can(tenants.app, platformPod('redis'), 6379)).toBe(false);
   });
 
+  it('keeps two walls: tenant egress alone, and the platform\'s ingress alone, each shut tenant code out of the platform', () => {
+    const meant = new Set(['slipway-apps → edge:8080', 'slipway-apps → auth-service:3001', 'slipway-apps → postgres:5432']);
+    const open: string[] = [];
+    for (const [name, pod] of platform) {
+      for (const port of new Set([...pod.ports, 5432, 6379, 3000, 3001, 3003, 8080])) {
+        for (const from of [tenants.app, tenants.build]) {
+          const hop = `${from.namespace} → ${name}:${port}`;
+          if (meant.has(hop)) continue;
+          if (policies.sends(from, pod, port)) open.push(`sends ${hop}`);
+          if (policies.admits(from, pod, port)) open.push(`admits ${hop}`);
+        }
+      }
+    }
+    expect(open).toEqual([]);
+  });
+
   it('never lets tenant code reach cloud metadata, the Kubernetes API, nodes or other private addresses', () => {
     for (const from of [tenants.app, tenants.build]) {
       for (const to of PRIVATE) for (const port of [80, 443, 6443, 10250, 6379]) expect([from.namespace, to.ip, port, can(from, to, port)]).toEqual([from.namespace, to.ip, port, false]);
