@@ -107,8 +107,9 @@ describe.each(['overlays/dev', 'overlays/production'])('k8s/%s: what tenant code
     expect(can(platformPod('edge'), tenants.app, 8080)).toBe(true);
     expect(can(platformPod('edge'), tenants.app, 9229)).toBe(false);
     const others = [tenants.neighbour, tenants.build, tenants.ingressController, ...[...platform].filter(([n]) => n !== 'edge').map(([, p]) => p)];
-    for (const from of others) expect([objectLabel(from), can(from, tenants.app, 8080)]).toEqual([objectLabel(from), false]);
-    for (const from of [tenants.app, tenants.neighbour, tenants.ingressController, ...platform.values()]) expect(can(from, tenants.build, 8080)).toBe(false);
+    // The application's own ingress wall, whatever the sender's egress says.
+    for (const from of others) expect([objectLabel(from), policies.admits(from, tenants.app, 8080)]).toEqual([objectLabel(from), false]);
+    for (const from of [tenants.app, tenants.neighbour, tenants.ingressController, ...platform.values()]) expect(policies.admits(from, tenants.build, 8080)).toBe(false);
   });
 
   it('admits platform traffic from the ingress controller and the applications only where meant', () => {
