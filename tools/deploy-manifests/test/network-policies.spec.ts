@@ -92,7 +92,11 @@ describe.each(['overlays/dev', 'overlays/production'])('k8s/%s: what tenant code
 
   it('never lets tenant code reach cloud metadata, the Kubernetes API, nodes or other private addresses', () => {
     for (const from of [tenants.app, tenants.build]) {
-      for (const to of PRIVATE) for (const port of [80, 443, 6443, 10250, 6379]) expect([from.namespace, to.ip, port, can(from, to, port)]).toEqual([from.namespace, to.ip, port, false]);
+      for (const to of PRIVATE) {
+        for (const port of [53, 80, 443, 6443, 10250, 6379]) expect([from.namespace, to.ip, port, can(from, to, port)]).toEqual([from.namespace, to.ip, port, false]);
+        // DNS goes to kube-dns, not to whatever answers on 53 inside the cluster or the node.
+        expect([from.namespace, to.ip, 'udp/53', can(from, to, 53, 'UDP')]).toEqual([from.namespace, to.ip, 'udp/53', false]);
+      }
       expect(can(from, tenants.kubeDns, 8080)).toBe(false);
     }
   });
