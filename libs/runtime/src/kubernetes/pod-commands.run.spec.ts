@@ -72,6 +72,12 @@ async function runContainer(container: V1Container, uid: number, volumes: Record
   args.push('--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--ro-bind', '/etc', '/etc', '--proc', '/proc', '--dev', '/dev');
   for (const mount of container.volumeMounts ?? []) args.push('--bind', volumes[mount.name]!, mount.mountPath);
   args.push('--chdir', container.workingDir ?? '/', '--clearenv', '--setenv', 'PATH', '/usr/local/bin:/usr/bin:/bin');
+  // As the kubelet does: envFrom first, then env (which wins on a clash).
+  for (const from of container.envFrom ?? []) {
+    const values = secrets.find((s) => s.metadata!.name === from.secretRef?.name)?.stringData;
+    if (!values) throw new Error(`${container.name}: envFrom names an unknown source`);
+    for (const [key, value] of Object.entries(values)) args.push('--setenv', `${from.prefix ?? ''}${key}`, value);
+  }
   for (const env of container.env ?? []) {
     const value = env.value ?? secretValue(env.valueFrom!.secretKeyRef!.name, env.valueFrom!.secretKeyRef!.key);
     if (value === undefined) throw new Error(`${container.name}: ${env.name} resolves to nothing`);
