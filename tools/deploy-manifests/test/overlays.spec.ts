@@ -166,6 +166,12 @@ describe('k8s/overlays/dev', () => {
     const data = Object.fromEntries(Object.entries(secret['data'] as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
     expect(new URL(data['DATABASE_URL']!).hostname).toBe('postgres.slipway.svc.cluster.local');
     expect(new URL(data['REDIS_URL']!).hostname).toBe('redis.slipway.svc.cluster.local');
+    // Redis asks for a password (the Secret's), and the services' URL carries it.
+    expect(new URL(data['REDIS_URL']!).password).toBe(data['REDIS_PASSWORD']);
+    const redis = pod(findObject(objects, 'StatefulSet', 'redis')!).containers[0]!;
+    expect(redis.args?.join(' ')).toContain('--requirepass $(REDIS_PASSWORD)');
+    expect(redis.env?.find((e) => e.name === 'REDIS_PASSWORD')?.valueFrom?.secretKeyRef).toEqual({ name: secretName, key: 'REDIS_PASSWORD' });
+    expect(data['REDIS_PASSWORD']!.length).toBeGreaterThan(8);
     expect(findObject(objects, 'Service', 'postgres')).toBeDefined();
     expect(findObject(objects, 'Service', 'redis')).toBeDefined();
     // The master key is never committed: only referenced.
