@@ -79,7 +79,7 @@ async function runContainer(container: V1Container, uid: number, volumes: Record
     for (const [key, value] of Object.entries(values)) args.push('--setenv', `${from.prefix ?? ''}${key}`, value);
   }
   for (const env of container.env ?? []) {
-    const value = env.value ?? secretValue(env.valueFrom!.secretKeyRef!.name, env.valueFrom!.secretKeyRef!.key);
+    const value = env.value ?? secretValue(env.valueFrom!.secretKeyRef!.name ?? '', env.valueFrom!.secretKeyRef!.key);
     if (value === undefined) throw new Error(`${container.name}: ${env.name} resolves to nothing`);
     args.push('--setenv', env.name, value);
   }
