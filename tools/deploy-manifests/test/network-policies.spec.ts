@@ -36,7 +36,7 @@ describe.each(['overlays/dev', 'overlays/production'])('k8s/%s: what tenant code
       const deny = objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.namespace === ns && JSON.stringify((o['spec'] as any).podSelector) === '{}' && !(o['spec'] as any).ingress && !(o['spec'] as any).egress);
       expect([ns, deny && (deny['spec'] as any).policyTypes]).toEqual([ns, ['Ingress', 'Egress']]);
     }
-    // A pod no allow-rule names, in a tenant namespace, reaches nothing private and nothing reaches it.
+    // Whatever its labels, a pod in the builds namespace reaches no application and the edge does not reach it.
     const stray = { kind: 'pod', namespace: BUILDS_NAMESPACE, labels: { anything: 'else' }, ip: '10.244.9.9' } as const;
     expect(can(stray, tenants.app, 8080)).toBe(false);
     expect(can(platformPod('edge'), stray, 8080)).toBe(false);
