@@ -5,6 +5,7 @@ export * from './release-extractor.js';
 export * from './release-switch.js';
 export * from './kubernetes/kubernetes-driver.js';
 export * from './kubernetes/manifests.js';
+export * from './kubernetes/build-job.js';
 export * from './sandbox/app-users.js';
 export * from './sandbox/cgroups.js';
 export * from './sandbox/local-sandbox.js';

@@ -4,3 +4,6 @@ export * from './test-database.js';
 export * from './service.js';
 export * from './deploy-harness.js';
 export * from './health-suite.js';
+export * from './pod-security/pod-shape.js';
+export * from './pod-security/restricted.js';
+export * from './pod-security/hardening.js';
