@@ -28,6 +28,8 @@ export function ownRedisConf({ port, password, dir }: OwnRedisSettings): string 
     'maxmemory-policy noeviction',
     'daemonize no',
     'logfile ""',
+    // `ps` then shows the real argv (the path of this file): what a test can hold to "no secret in argv".
+    'set-proc-title no',
     '',
   ].join('\n');
 }
