@@ -54,8 +54,8 @@ export class Platform {
         HOME: process.env['HOME'],
         SLIPWAY_HOME: home,
         DATABASE_URL: db.url,
-        // No REDIS_URL: the launcher's own password-protected redis-server, as `pnpm start` runs
-        // it (so no other suite's worker can take these jobs either).
+        // No REDIS_URL: the launcher starts its own password-protected redis-server, as
+        // `pnpm start` does, so no other suite's worker can take these jobs either.
         GATEWAY_PORT: String(gateway),
         AUTH_PORT: String(auth),
         EDGE_PORT: String(edge),
