@@ -83,7 +83,11 @@ async function createApplicationDatabase(options: ProvisionOptions, ownerId: str
     await admin.query(`${verb} ROLE ${quoteIdent(roleName)} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${quoteLiteral(password)}`);
     const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [databaseName]);
     if (!exists.rowCount) await admin.query(`CREATE DATABASE ${quoteIdent(databaseName)} OWNER ${quoteIdent(roleName)}`);
+    // Its own role alone (the owner keeps CONNECT and TEMPORARY): no other application's role,
+    // nor any other role on the server, may connect. A REVOKE that could not apply only warns.
     await admin.query(`REVOKE ALL ON DATABASE ${quoteIdent(databaseName)} FROM PUBLIC`);
+    const open = await admin.query(`SELECT has_database_privilege('public', $1, 'CONNECT') OR has_database_privilege('public', $1, 'TEMPORARY') AS open`, [databaseName]);
+    if (open.rows[0].open) throw new ProvisionError(`could not revoke CONNECT on database ${databaseName} from PUBLIC; the role of APP_DATABASES_ADMIN_URL must be a superuser or own it`);
   } finally {
     await admin.end();
   }

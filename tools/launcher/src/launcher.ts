@@ -1,4 +1,4 @@
-import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RuntimeFile } from '@slipway/config';
@@ -7,6 +7,7 @@ import type { LauncherConfig } from './config.js';
 import { log } from './log.js';
 import { resolveMasterKey } from './master-key.js';
 import { startPostgres, type PostgresHandle } from './postgres.js';
+import { writePrivateFile } from './private-files.js';
 import { startRedis, type RedisHandle } from './redis.js';
 import { isReady, startService, stopService, type RunningService, type ServiceSpec } from './services.js';
 import { StartupError } from './errors.js';
@@ -23,8 +24,8 @@ function services(config: LauncherConfig): ServiceSpec[] {
 }
 
 /**
- * `pnpm start`: Postgres (DATABASE_URL or embedded), Redis (REDIS_URL, or redis-server from
- * PATH), migrations, then every service; prints the ready line once all health checks pass.
+ * `pnpm start`: Postgres (DATABASE_URL or embedded), Redis (REDIS_URL, or its own redis-server
+ * with a generated password), migrations, then every service; prints the ready line once all health checks pass.
  * Ctrl-C (or any service dying) stops everything it started.
  */
 export class Launcher {
@@ -91,7 +92,8 @@ export class Launcher {
         ...(this.redis.pid ? { redis: this.redis.pid } : {}),
       },
     };
-    await writeFile(join(this.home, 'runtime.json'), `${JSON.stringify(runtime, null, 2)}\n`, { mode: 0o600 });
+    // Holds both URLs with their passwords: root-only (0600) even if an older file was looser.
+    await writePrivateFile(join(this.home, 'runtime.json'), `${JSON.stringify(runtime, null, 2)}\n`);
     log('launcher', `all services healthy in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     process.stdout.write(`Slipway is ready: ${this.config.PUBLIC_URL}\n`);
   }

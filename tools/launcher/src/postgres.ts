@@ -59,6 +59,9 @@ export async function startPostgres(home: string, databaseUrl: string | undefine
   await client.connect();
   const exists = await client.query(`SELECT 1 FROM pg_database WHERE datname = 'slipway'`);
   if (!exists.rowCount) await client.query(`CREATE DATABASE ${quoteIdent('slipway')}`);
+  // Every role may connect to the maintenance databases by default; applications' own roles
+  // live on this server and get their own database alone (the platform's: its migration).
+  await client.query('REVOKE CONNECT, TEMPORARY ON DATABASE postgres, template1 FROM PUBLIC');
   await client.end();
   log('launcher', `embedded Postgres on 127.0.0.1:${port}`);
   const child = (embedded as unknown as { process?: { pid?: number; exitCode: number | null; signalCode: string | null } }).process;

@@ -1,74 +1,140 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { StartupError, oneLine, pingRedis, redactUrl } from './errors.js';
-import { log, pipeLines } from './log.js';
-import { isPortFree } from './ports.js';
+import { log } from './log.js';
+import { freeLoopbackPort } from './ports.js';
+import { ensurePrivateDir, ensureSecretFile, writePrivateFile } from './private-files.js';
+import { ownRedisConf, ownRedisUrl, portOfConf } from './redis-conf.js';
 
 export interface RedisHandle {
+  /** What services get as REDIS_URL (with the password when it is the launcher's own Redis). */
   url: string;
   /** Set when the launcher runs redis-server itself. */
   pid?: number;
   stop(): Promise<void>;
 }
 
-const DEFAULT_URL = 'redis://127.0.0.1:6379';
-
-const FIXES = 'Either start Redis yourself and set REDIS_URL to it, or install redis-server (e.g. `apt-get install redis-server`, `brew install redis`) so Slipway can start one under .slipway/';
+const INSTALL = 'install redis-server (e.g. `apt-get install redis-server`, `brew install redis`) so Slipway runs its own under .slipway/redis';
+const START_ATTEMPTS = 3;
 
 /**
- * REDIS_URL when given (it must answer). Otherwise the default address; if nothing answers there,
- * starts `redis-server` from PATH under `.slipway/redis`, or stops with both fixes named.
+ * REDIS_URL when the operator set it (it must answer; a warning when it has no password).
+ * Otherwise always the launcher's own redis-server: a free loopback port, a generated password
+ * kept in `.slipway/redis/password`, AOF and no eviction — never an open Redis found by chance.
  */
 export async function startRedis(home: string, redisUrl: string | undefined): Promise<RedisHandle> {
-  const url = redisUrl ?? DEFAULT_URL;
+  return redisUrl ? useOperatorRedis(redisUrl) : startOwnRedis(join(home, 'redis'));
+}
+
+async function useOperatorRedis(url: string): Promise<RedisHandle> {
   try {
     await pingRedis(url);
-    return { url, stop: async () => undefined };
   } catch (error) {
-    if (redisUrl) throw new StartupError(`Redis at ${redactUrl(redisUrl)} (REDIS_URL) is not answering (${oneLine(error)}). ${FIXES}.`);
+    throw new StartupError(`Redis at ${redactUrl(url)} (REDIS_URL) is not answering (${oneLine(error)}). Start it, or unset REDIS_URL and ${INSTALL}.`);
   }
+  if (!new URL(url).password) {
+    log('launcher', `warning: REDIS_URL (${redactUrl(url)}) has no password: anything that reaches that address can read and rewrite the platform's queues. Give it one (requirepass) and put it in the URL (redis://:PASSWORD@host:port), or unset REDIS_URL so Slipway runs its own with a generated one.`);
+  }
+  return { url, stop: async () => undefined };
+}
+
+async function startOwnRedis(dir: string): Promise<RedisHandle> {
   const found = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
   const binary = found.stdout.trim();
-  if (found.status !== 0 || !binary) throw new StartupError(`no Redis answers at ${DEFAULT_URL} and redis-server is not on PATH. ${FIXES}.`);
+  if (found.status !== 0 || !binary) throw new StartupError(`REDIS_URL is not set and redis-server is not on PATH: ${INSTALL}, or set REDIS_URL to a Redis you run (with a password).`);
+  await ensurePrivateDir(dir);
+  const password = await ensureSecretFile(join(dir, 'password'), 24);
+  const confFile = join(dir, 'redis.conf');
+  await stopLeftover(confFile, password);
 
-  const port = (await isPortFree(6379)) ? 6379 : 6390;
-  const dir = join(home, 'redis');
-  await mkdir(dir, { recursive: true });
-  const child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--save', '', '--maxmemory-policy', 'noeviction'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  if (process.env['SLIPWAY_DEBUG']) {
-    pipeLines('redis', child.stdout!);
-    pipeLines('redis', child.stderr!);
-  } else {
-    child.stdout!.resume();
-    child.stderr!.resume();
+  for (let attempt = 1; ; attempt++) {
+    // The OS's free port may be taken again before redis-server binds it: then try another.
+    const port = await freeLoopbackPort();
+    await writePrivateFile(confFile, ownRedisConf({ port, password, dir }));
+    const child = spawn(binary, [confFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const output = collectOutput(child, password);
+    const url = ownRedisUrl(port, password);
+    const failure = await waitUntilAnswering(child, url);
+    if (!failure) {
+      log('launcher', `started redis-server on 127.0.0.1:${port} (password in ${join(dir, 'password')}, data in ${dir})`);
+      return { url, pid: child.pid, stop: () => stopChild(child) };
+    }
+    child.kill('SIGKILL');
+    const reason = output.lastLine() || failure;
+    if (attempt < START_ATTEMPTS && /address already in use/i.test(output.text())) continue;
+    throw new StartupError(`redis-server did not start on 127.0.0.1:${port} (${reason}). Set SLIPWAY_DEBUG=1 to see its log, or set REDIS_URL to a Redis you run.`);
   }
-  const startedUrl = `redis://127.0.0.1:${port}`;
+}
+
+/** Waits up to 10 s for an authenticated PING; returns why it failed, or undefined once it answers. */
+async function waitUntilAnswering(child: ChildProcess, url: string): Promise<string | undefined> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {
-      await pingRedis(startedUrl);
-      break;
+      await pingRedis(url);
+      return undefined;
     } catch (error) {
-      if (child.exitCode !== null || Date.now() > deadline) {
-        child.kill('SIGKILL');
-        throw new StartupError(`redis-server did not start on port ${port} (${oneLine(error)}). ${FIXES}.`);
-      }
+      if (child.exitCode !== null || child.signalCode !== null) return `exited with ${child.signalCode ?? `code ${child.exitCode}`}`;
+      if (Date.now() > deadline) return oneLine(error);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  log('launcher', `started redis-server on 127.0.0.1:${port} (data in ${dir})`);
-  return {
-    url: startedUrl,
-    pid: child.pid,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
+}
+
+/**
+ * A launcher killed with SIGKILL leaves its redis-server running (it is detached so that Ctrl-C
+ * reaches it only through the launcher). One that answers our password at the port of the last
+ * redis.conf is ours: shut it down so two servers never share the append-only file.
+ */
+async function stopLeftover(confFile: string, password: string): Promise<void> {
+  const port = portOfConf(await readFile(confFile, 'utf8').catch(() => ''));
+  if (!port) return;
+  const url = ownRedisUrl(port, password);
+  try {
+    await pingRedis(url, 500);
+  } catch {
+    return;
+  }
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  await redis.connect();
+  await redis.shutdown().catch(() => undefined);
+  redis.disconnect();
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    try {
+      await pingRedis(url, 500);
+    } catch {
+      log('launcher', `stopped the redis-server an earlier launcher left running on 127.0.0.1:${port}`);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new StartupError(`the redis-server an earlier launcher left on 127.0.0.1:${port} does not stop; stop it, then start again`);
+}
+
+/** Keeps redis-server's last output line for error messages (shown whole with SLIPWAY_DEBUG), the password masked. */
+function collectOutput(child: ChildProcess, password: string): { lastLine(): string; text(): string } {
+  const tail: string[] = [];
+  const debug = Boolean(process.env['SLIPWAY_DEBUG']);
+  for (const stream of [child.stdout!, child.stderr!]) {
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      const lines = chunk.split(password).join('***').split('\n').filter((l) => l.trim());
+      tail.push(...lines.map((l) => l.trim()));
+      tail.splice(0, Math.max(0, tail.length - 20));
+      if (debug) for (const line of lines) log('redis', line);
+    });
+  }
+  return { lastLine: () => tail.at(-1) ?? '', text: () => tail.join('\n') };
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
 }

