@@ -4,6 +4,7 @@
  * `pg/package.json` in whatever it can write. The neighbour then redeploys the same source (a
  * cache hit is expected) and must serve exactly what it served before.
  */
+import { waitFor } from '@slipway/testing';
 import { expectNone } from '../support/evidence.js';
 import { allLifecycleFindings } from '../support/probes.js';
 import { check, type Check } from '../support/check.js';
@@ -19,7 +20,13 @@ export const cacheChecks: Check[] = [
 
     const redeploy = await s.platform.deploy(s.b, s.neighbour.source);
     const install = redeploy.steps?.find((st) => st.name === 'install');
-    const after = redeploy.status === 'succeeded' ? await neighbourAnswer(s.platform, s.b) : null;
+    // The new release's process has a port of its own: wait until the edge routes to it.
+    const after = redeploy.status === 'succeeded'
+      ? await waitFor(async () => {
+          const answer = await neighbourAnswer(s.platform, s.b);
+          return answer.port !== before.port ? answer : undefined;
+        }, { timeoutMs: 15_000, intervalMs: 200, what: "the neighbour's new release to serve" })
+      : null;
 
     const violations: string[] = [];
     for (const [where, attempt] of Object.entries(attempts)) {

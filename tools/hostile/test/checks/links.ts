@@ -5,6 +5,7 @@
  * (a directory exists) for paths outside the release.
  */
 import { join } from 'node:path';
+import { waitFor } from '@slipway/testing';
 import { expectNone } from '../support/evidence.js';
 import { HOSTILE_FIXTURES } from '../support/host.js';
 import { check, type Check } from '../support/check.js';
@@ -23,6 +24,16 @@ async function served(s: Scenario, paths: string[]): Promise<{ path: string; sta
   return out;
 }
 
+const STATIC_SITE = 'an ordinary static site';
+
+/** Routes switch on a published message after the deploy succeeds: wait until `/` shows the new release (or say it never did). */
+async function untilServing(s: Scenario, test: (body: string) => boolean): Promise<boolean> {
+  return waitFor(async () => test((await s.platform.viaEdge(s.c.slug, '/')).body), { timeoutMs: 15_000, intervalMs: 200 }).then(
+    () => true,
+    () => false,
+  );
+}
+
 function servingViolations(label: string, answers: Awaited<ReturnType<typeof served>>): string[] {
   return answers.flatMap((a) => [
     ...(a.needles.length ? [`${label}: GET ${a.path} → ${a.status} holding ${a.needles.join(', ')}`] : []),
@@ -33,24 +44,28 @@ function servingViolations(label: string, answers: Awaited<ReturnType<typeof ser
 export const linkChecks: Check[] = [
   check('refuses a build whose output directory is a link to ../../../../pg (unsafe_output), and never serves the database password', async (s) => {
     const before = await s.platform.deploy(s.c, join(HOSTILE_FIXTURES, 'static-site'));
+    await untilServing(s, (body) => body.includes(STATIC_SITE));
     const task = await s.platform.deploy(s.c, join(HOSTILE_FIXTURES, 'dist-symlink'));
+    const switched = task.status === 'succeeded' ? await untilServing(s, (body) => !body.includes(STATIC_SITE)) : null;
     const answers = await served(s, ['/password', '/PG_VERSION', '/data/', '/']);
     const violations = servingViolations('dist-symlink', answers);
     if (task.status !== 'failed' || task.error?.code !== 'unsafe_output') violations.push(`dist-symlink: deploy ${task.status}${task.error ? ` with ${task.error.code} at ${task.error.step}: ${task.error.message}` : ''} (expected failed, unsafe_output)`);
     if (before.status !== 'succeeded') violations.push(`the harmless static site did not deploy first: ${JSON.stringify(before.error)}`);
-    expectNone('a linked output directory got through', violations, { task: { status: task.status, error: task.error, steps: task.steps?.map((st) => [st.name, st.status]) }, answers });
+    expectNone('a linked output directory got through', violations, { task: { status: task.status, error: task.error, steps: task.steps?.map((st) => [st.name, st.status]) }, switched, answers });
   }),
 
   check('refuses a build output holding a link chain that leaves the workspace (unsafe_output)', async (s) => {
     const task = await s.platform.deploy(s.c, join(HOSTILE_FIXTURES, 'link-chain'));
+    const switched = task.status === 'succeeded' ? await untilServing(s, (body) => body.includes('link chain')) : null;
     const answers = await served(s, OUTSIDE_PATHS);
     const violations = servingViolations('link-chain', answers);
     if (task.status !== 'failed' || task.error?.code !== 'unsafe_output') violations.push(`link-chain: deploy ${task.status}${task.error ? ` with ${task.error.code} at ${task.error.step}: ${task.error.message}` : ''} (expected failed, unsafe_output)`);
-    expectNone('a link chain out of the workspace got through', violations, { task: { status: task.status, error: task.error, steps: task.steps?.map((st) => [st.name, st.status]) }, answers });
+    expectNone('a link chain out of the workspace got through', violations, { task: { status: task.status, error: task.error, steps: task.steps?.map((st) => [st.name, st.status]) }, switched, answers });
   }),
 
   check('answers paths that climb out of a release exactly like a path that does not exist (never 301)', async (s) => {
     const live = await s.platform.deploy(s.c, join(HOSTILE_FIXTURES, 'static-site'));
+    if (!(await untilServing(s, (body) => body.includes(STATIC_SITE)))) throw new Error('the static site never went live: the traversal answers would prove nothing');
     const missing = await s.platform.viaEdge(s.c.slug, '/no-such-directory-here');
     const inTree = await s.platform.viaEdge(s.c.slug, '/sub');
     const answers = await served(s, TRAVERSALS);

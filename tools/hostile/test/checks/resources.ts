@@ -1,6 +1,6 @@
 /**
  * A fork bomb and a 4 GB balloon in the prober, while the test polls the neighbour (through the
- * edge) and the edge's own health every 100 ms. Each attack is bounded (10 s, 2000 processes),
+ * edge) and the edge's own health every 100 ms. Each attack is bounded (15 s and 2000 processes; 25 s and 4 GiB),
  * and must itself be bounded by the platform's limits, not only by ours.
  */
 import { expectNone } from '../support/evidence.js';
@@ -48,7 +48,7 @@ function neighbourViolations(label: string, poll: Poll): string[] {
 
 export const resourceChecks: Check[] = [
   check('stops a fork bomb at the app’s process limit while the edge and the neighbour keep answering', async (s) => {
-    const { report, poll } = await attack(s, '/resources/forkbomb?seconds=10&cap=2000');
+    const { report, poll } = await attack(s, '/resources/forkbomb?seconds=15&cap=2000');
     const violations = neighbourViolations('fork bomb', poll);
     const bomb = report?.report;
     if (!bomb) violations.push(`fork bomb: no report from the prober (${JSON.stringify(report).slice(0, 300)})`);
@@ -57,7 +57,7 @@ export const resourceChecks: Check[] = [
   }),
 
   check('stops a 4 GB allocation at the app’s memory limit while the edge and the neighbour keep answering', async (s) => {
-    const { report, poll } = await attack(s, '/resources/balloon?mb=4096&seconds=10');
+    const { report, poll } = await attack(s, '/resources/balloon?mb=4096&seconds=25');
     const violations = neighbourViolations('balloon', poll);
     const balloon = report?.report;
     // Contained means a limit ended it: the balloon killed (OOM) or refused memory, or the app as a whole stopped (502).
