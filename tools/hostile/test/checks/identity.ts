@@ -17,6 +17,7 @@ export const identityChecks: Check[] = [
     const uids = forbiddenUids(s);
     uids.set(s.neighbour.answer.identity.uid, `the neighbour app (uid it reports for itself)`);
     const violations = identityViolations('app', probe.identity, { uids });
+    if (probe.identity?.gid === s.neighbour.answer.identity.gid) violations.push(`app: shares gid ${probe.identity.gid} with the neighbour`);
     // The host's view: a user namespace could make any uid look harmless from inside.
     const neighbourUids = new Set(s.neighbour.processes.map((p) => p.uid));
     for (const p of s.prober.processes) {
