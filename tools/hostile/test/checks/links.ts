@@ -26,16 +26,19 @@ async function served(s: Scenario, slug: string, paths: string[]): Promise<{ pat
 
 const STATIC_SITE = 'an ordinary static site';
 
-/** Routes switch on a published message after the deploy succeeds: wait until `/` shows the new release (or say it never did). */
+/**
+ * Routes switch on a published message after the deploy succeeds (and the edge unpacks the release
+ * first): wait until `/` shows the new release, or say it never did.
+ */
 async function untilServing(s: Scenario, slug: string, test: (body: string) => boolean): Promise<boolean> {
-  return waitFor(async () => test((await s.platform.viaEdge(slug, '/')).body), { timeoutMs: 15_000, intervalMs: 200 }).then(
+  return waitFor(async () => test((await s.platform.viaEdge(slug, '/')).body), { timeoutMs: 30_000, intervalMs: 250 }).then(
     () => true,
     () => false,
   );
 }
 
 function notLive(label: string, switched: boolean | null): string[] {
-  return switched === false ? [`${label}: the deploy succeeded but its release never went live at the edge within 15 s`] : [];
+  return switched === false ? [`${label}: the deploy succeeded but its release never went live at the edge within 30 s`] : [];
 }
 
 function servingViolations(label: string, answers: Awaited<ReturnType<typeof served>>): string[] {

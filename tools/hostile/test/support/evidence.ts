@@ -46,6 +46,7 @@ export function processViolations(where: string, processes: Findings): string[] 
   if (out.length) return out;
   for (const p of processes.visible ?? []) {
     if (FOREIGN_PROCESSES.test(p.cmdline ?? '')) out.push(`${where}: sees pid ${p.pid} (uid ${p.uid}): ${p.cmdline}`);
+    if (p.cmdlineNeedles?.length) out.push(`${where}: /proc/${p.pid}/cmdline holds ${p.cmdlineNeedles.join(', ')}`);
     if (p.environ?.needles?.length) out.push(`${where}: read /proc/${p.pid}/environ (${p.cmdline}) holding ${p.environ.needles.join(', ')}`);
     else if (p.environ?.readable && FOREIGN_PROCESSES.test(p.cmdline ?? '')) out.push(`${where}: read /proc/${p.pid}/environ of ${p.cmdline} (${p.environ.bytes} bytes)`);
   }
