@@ -58,7 +58,7 @@ export const linkChecks: Check[] = [
     const violations = [...servingViolations('dist-symlink', answers), ...notLive('dist-symlink', switched)];
     if (task.status !== 'failed' || task.error?.code !== 'unsafe_output') violations.push(`dist-symlink: deploy ${task.status}${task.error ? ` with ${task.error.code} at ${task.error.step}: ${task.error.message}` : ''} (expected failed, unsafe_output)`);
     if (before.status !== 'succeeded') violations.push(`the harmless static site did not deploy first: ${JSON.stringify(before.error)}`);
-    expectNone('a linked output directory got through', violations, { task: { status: task.status, error: task.error, steps: task.steps?.map((st) => [st.name, st.status]) }, switched, answers });
+    expectNone('a linked output directory got through', violations, { task: { status: task.status, error: task.error, steps: task.steps?.map((st) => [st.name, st.status]) }, switched, answers, edgeLog: switched === false ? s.platform.serviceLog('edge') : undefined });
   }),
 
   check('refuses a build output holding a link chain that leaves the workspace (unsafe_output)', async (s) => {
@@ -69,7 +69,7 @@ export const linkChecks: Check[] = [
     const answers = await served(s, d.slug, OUTSIDE_PATHS);
     const violations = [...servingViolations('link-chain', answers), ...notLive('link-chain', switched)];
     if (task.status !== 'failed' || task.error?.code !== 'unsafe_output') violations.push(`link-chain: deploy ${task.status}${task.error ? ` with ${task.error.code} at ${task.error.step}: ${task.error.message}` : ''} (expected failed, unsafe_output)`);
-    expectNone('a link chain out of the workspace got through', violations, { task: { status: task.status, error: task.error, steps: task.steps?.map((st) => [st.name, st.status]) }, switched, answers });
+    expectNone('a link chain out of the workspace got through', violations, { task: { status: task.status, error: task.error, steps: task.steps?.map((st) => [st.name, st.status]) }, switched, answers, edgeLog: switched === false ? s.platform.serviceLog('edge') : undefined });
   }),
 
   check('answers paths that climb out of a release exactly like a path that does not exist (never 301)', async (s) => {

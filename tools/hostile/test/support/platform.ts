@@ -191,6 +191,16 @@ export class HostilePlatform {
     }
   }
 
+  /** The last lines one service printed (launcher prefixes: `edge        | …`), for evidence. */
+  serviceLog(name: string, lines = 12): string[] {
+    return this.launcher
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith(`${name.padEnd(12)}|`))
+      .slice(-lines)
+      .map((line) => line.slice(14, 400));
+  }
+
   /** Ctrl-C, as an operator stops `pnpm start`; then the home goes (embedded Postgres and all). */
   async stop(): Promise<void> {
     await this.launcher.stop('SIGINT', 30_000);
