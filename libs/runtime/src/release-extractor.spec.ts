@@ -7,7 +7,7 @@ import { gzipSync } from 'node:zlib';
 import tarStream from 'tar-stream';
 import { UnsafeReleaseError, extractRelease } from './index.js';
 
-type Entry = tarStream.Headers & { body?: string };
+type Entry = Partial<tarStream.Header> & { name: string; body?: string };
 
 /** A real gzipped tar, entries in the order given, exactly as a crafted artifact would hold them. */
 async function artifact(entries: Entry[]): Promise<Readable> {
@@ -38,7 +38,7 @@ describe('extractRelease (real tar archives, real files)', () => {
     await rm(base, { recursive: true, force: true });
   });
 
-  async function refused(entries: Entry[], message: RegExp): Promise<void> {
+  async function expectRefused(entries: Entry[], message: RegExp): Promise<void> {
     const error = await extractRelease(await artifact(entries), release).then(() => null, (e: unknown) => e);
     expect(error).toBeInstanceOf(UnsafeReleaseError);
     expect((error as Error).message).toMatch(message);
@@ -65,57 +65,57 @@ describe('extractRelease (real tar archives, real files)', () => {
   });
 
   it('refuses `x -> /tmp/outside` followed by `x/file`: nothing is written outside', async () => {
-    await refused([
+    await expectRefused([
       { name: 'x', type: 'symlink', linkname: outside },
       { name: 'x/file', body: 'planted' },
     ], /absolute path/);
   });
 
   it('refuses a relative link followed by a file below it, before writing anything through it', async () => {
-    await refused([
+    await expectRefused([
       { name: 'x', type: 'symlink', linkname: '../../outside' },
       { name: 'x/planted.txt', body: 'planted' },
     ], /"x\/planted.txt" is below "x", which is not a directory/);
   });
 
   it('never writes through a link that has the name of a later file entry', async () => {
-    await refused([
+    await expectRefused([
       { name: 'x', type: 'symlink', linkname: '../../outside/target.txt' },
       { name: 'x', body: 'overwritten' },
     ], /"x" appears twice/);
   });
 
   it('refuses `../escape`, absolute names and `.` segments', async () => {
-    await refused([{ name: '../escape.txt', body: 'planted' }], /name Slipway refuses/);
+    await expectRefused([{ name: '../escape.txt', body: 'planted' }], /name Slipway refuses/);
     expect(await exists(join(base, 'releases', 'escape.txt'))).toBe(false);
-    await refused([{ name: 'a/../../../outside/planted.txt', body: 'planted' }], /name Slipway refuses/);
-    await refused([{ name: join(outside, 'planted.txt'), body: 'planted' }], /name Slipway refuses/);
-    await refused([{ name: './x/./y', body: 'planted' }], /name Slipway refuses/);
+    await expectRefused([{ name: 'a/../../../outside/planted.txt', body: 'planted' }], /name Slipway refuses/);
+    await expectRefused([{ name: join(outside, 'planted.txt'), body: 'planted' }], /name Slipway refuses/);
+    await expectRefused([{ name: './x/./y', body: 'planted' }], /name Slipway refuses/);
   });
 
   it('refuses hard links, wherever they point', async () => {
-    await refused([{ name: 'h', type: 'link', linkname: join(outside, 'target.txt') }], /not allowed: "h" \(link\)/);
-    await refused([{ name: 'h', type: 'link', linkname: '../../outside/target.txt' }], /not allowed: "h" \(link\)/);
-    await refused([{ name: 'a.txt', body: 'a' }, { name: 'h', type: 'link', linkname: 'a.txt' }], /not allowed: "h" \(link\)/);
+    await expectRefused([{ name: 'h', type: 'link', linkname: join(outside, 'target.txt') }], /not allowed: "h" \(link\)/);
+    await expectRefused([{ name: 'h', type: 'link', linkname: '../../outside/target.txt' }], /not allowed: "h" \(link\)/);
+    await expectRefused([{ name: 'a.txt', body: 'a' }, { name: 'h', type: 'link', linkname: 'a.txt' }], /not allowed: "h" \(link\)/);
   });
 
   it('refuses devices and FIFOs', async () => {
-    await refused([{ name: 'null', type: 'character-device', devmajor: 1, devminor: 3 }], /character-device/);
-    await refused([{ name: 'pipe', type: 'fifo' }], /fifo/);
+    await expectRefused([{ name: 'null', type: 'character-device', devmajor: 1, devminor: 3 }], /character-device/);
+    await expectRefused([{ name: 'pipe', type: 'fifo' }], /fifo/);
   });
 
   it('refuses links that leave the release: absolute, `..`, and chains built from several entries', async () => {
-    await refused([{ name: 'etc', type: 'symlink', linkname: '/etc' }], /absolute path/);
-    await refused([{ name: 'up', type: 'symlink', linkname: '../../outside' }], /"up" leads outside the release/);
+    await expectRefused([{ name: 'etc', type: 'symlink', linkname: '/etc' }], /absolute path/);
+    await expectRefused([{ name: 'up', type: 'symlink', linkname: '../../outside' }], /"up" leads outside the release/);
     // a -> b -> ../..: each hop looks harmless on its own.
-    await refused([{ name: 'a', type: 'symlink', linkname: 'b' }, { name: 'b', type: 'symlink', linkname: '../..' }], /leads outside the release/);
+    await expectRefused([{ name: 'a', type: 'symlink', linkname: 'b' }, { name: 'b', type: 'symlink', linkname: '../..' }], /leads outside the release/);
     // b -> . and a -> b/..: `resolve(dirname(a), 'b/..')` is the root, the file system says its parent.
-    await refused([{ name: 'b', type: 'symlink', linkname: '.' }, { name: 'a', type: 'symlink', linkname: 'b/../outside' }], /"a" leads outside the release/);
+    await expectRefused([{ name: 'b', type: 'symlink', linkname: '.' }, { name: 'a', type: 'symlink', linkname: 'b/../outside' }], /"a" leads outside the release/);
     // Leaves and comes back in: fine where it was packed, elsewhere once extracted.
-    await refused([{ name: 'back', type: 'symlink', linkname: '../r1/index.html' }, { name: 'index.html', body: 'x' }], /"back" leads outside/);
+    await expectRefused([{ name: 'back', type: 'symlink', linkname: '../r1/index.html' }, { name: 'index.html', body: 'x' }], /"back" leads outside/);
   });
 
   it('refuses a link loop', async () => {
-    await refused([{ name: 'a', type: 'symlink', linkname: 'b' }, { name: 'b', type: 'symlink', linkname: 'a' }], /into a loop/);
+    await expectRefused([{ name: 'a', type: 'symlink', linkname: 'b' }, { name: 'b', type: 'symlink', linkname: 'a' }], /into a loop/);
   });
 });

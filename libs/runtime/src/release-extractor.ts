@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, rename, rm, stat, symlink } from 'node:fs/promises';
+import { lstat, mkdir, open, rename, rm, stat, symlink, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -41,12 +41,11 @@ async function ensureParents(root: string, segments: string[], name: string): Pr
   }
 }
 
-async function writeFile(target: string, entry: Readable, mode: number, name: string): Promise<void> {
-  const handle = await open(target, CREATE_FILE, mode & 0o111 ? 0o755 : 0o644).catch((error: NodeJS.ErrnoException) => {
+function createFile(target: string, mode: number, name: string): Promise<FileHandle> {
+  return open(target, CREATE_FILE, mode & 0o111 ? 0o755 : 0o644).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'EEXIST' || error.code === 'ELOOP') throw new UnsafeReleaseError(`release entry ${JSON.stringify(name)} appears twice`);
     throw error;
   });
-  await pipeline(entry, handle.createWriteStream());
 }
 
 /**
@@ -73,7 +72,7 @@ export async function extractRelease(artifact: Readable, dir: string): Promise<v
       await ensureParents(root, segments, name);
       const target = join(root, ...segments);
       if (type === 'file') {
-        await writeFile(target, entry, mode ?? 0o644, name);
+        await pipeline(entry, (await createFile(target, mode ?? 0o644, name)).createWriteStream());
         continue;
       }
       entry.resume();
