@@ -40,6 +40,7 @@ describe('StaticSite: links never leave the release (real files, real HTTP)', ()
     await mkdir(join(release, 'about'), { recursive: true });
     await writeFile(join(release, 'index.html'), '<h1>home</h1>');
     await writeFile(join(release, 'about', 'index.html'), '<h1>about</h1>');
+    await writeFile(join(release, 'big.txt'), 'b'.repeat(300 * 1024));
     await mkdir(join(base, 'outside', 'sub'), { recursive: true });
     await writeFile(join(base, 'outside', 'secret.txt'), 'outside-secret-canary');
     await writeFile(join(base, 'outside', 'sub', 'index.html'), 'outside-index-canary');
@@ -85,6 +86,8 @@ describe('StaticSite: links never leave the release (real files, real HTTP)', ()
     expect(await get(port, '/about')).toEqual({ status: 301, location: '/about/', body: '' });
     expect(await get(port, '/in')).toEqual({ status: 301, location: '/in/', body: '' });
     expect(await get(port, '/in/')).toMatchObject({ status: 200, body: '<h1>about</h1>' });
+    // Too big for the cache: streamed from a no-follow open.
+    expect((await get(port, '/big.txt')).body).toBe('b'.repeat(300 * 1024));
   });
 
   it('with the single-page-app fallback, an outside path gets the same page as any unknown path', async () => {

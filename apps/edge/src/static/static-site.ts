@@ -1,5 +1,5 @@
-import { constants as fsConstants, createReadStream } from 'node:fs';
-import { lstat, readFile, realpath } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { lstat, open, readFile, realpath } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join } from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
@@ -36,6 +36,14 @@ export function isForbiddenSegment(segment: string): boolean {
 function sendPlain(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body), 'x-content-type-options': 'nosniff', ...headers });
   res.end(body);
+}
+
+/** Streams a file too big for the cache; its headers are sent, so a failed open ends the response. */
+function streamFile(res: ServerResponse, abs: string, range?: { start: number; end: number }): void {
+  open(abs, READ_NO_FOLLOW).then(
+    (handle) => handle.createReadStream(range).pipe(res),
+    () => res.destroy(),
+  );
 }
 
 /**
@@ -162,7 +170,7 @@ export class StaticSite {
       res.writeHead(206, { ...headers, 'content-range': `bytes ${start}-${end}/${file.size}`, 'content-length': end - start + 1 });
       if (head) return void res.end();
       if (file.body) return void res.end(file.body.subarray(start, end + 1));
-      createReadStream(file.abs, { start, end, flags: READ_NO_FOLLOW }).pipe(res);
+      streamFile(res, file.abs, { start, end });
       return;
     }
     const accept = String(req.headers['accept-encoding'] ?? '');
@@ -174,6 +182,6 @@ export class StaticSite {
     res.writeHead(200, { ...headers, 'content-length': file.size });
     if (head) return void res.end();
     if (file.body) return void res.end(file.body);
-    createReadStream(file.abs, { flags: READ_NO_FOLLOW }).pipe(res);
+    streamFile(res, file.abs);
   }
 }
