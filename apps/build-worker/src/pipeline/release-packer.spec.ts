@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createBlobStore, type BlobStore } from '@slipway/blob';
 import { extractRelease } from '@slipway/runtime';
 import { resolveOutputDir } from './output-links.js';
-import { packRelease } from './release-packer.js';
+import { openRegular, packRelease } from './release-packer.js';
 import { StepFailure } from './step-recorder.js';
 
 // Real files, real links, a real blob store: a project as a hostile build leaves it, laid out
@@ -83,6 +83,18 @@ describe('release packer and output directory: links never leave the tree', () =
     await writeFile(join(src, 'server-notes.txt'), 'not for the public');
     await symlink('../server-notes.txt', join(src, 'dist', 'notes.txt'));
     await expectUnsafe(pack(), /^the build output contains a link dist\/notes.txt -> server-notes.txt, outside the packed directory dist\/; nothing was packed$/);
+  });
+
+  it('does not read through a directory swapped for a link after the walk listed its file', async () => {
+    await writeFile(join(home, '.slipway', 'f.txt'), 'platform-file-canary');
+    await mkdir(join(src, 'dist', 'sub'));
+    await writeFile(join(src, 'dist', 'sub', 'f.txt'), 'listed');
+    const listed = await openRegular(join(src, 'dist'), 'sub/f.txt');
+    await listed!.handle.close();
+    // What a build process still running (no sandbox) could do between the walk and the read.
+    await rm(join(src, 'dist', 'sub'), { recursive: true });
+    await symlink('../../../../../.slipway', join(src, 'dist', 'sub'));
+    await expectUnsafe(openRegular(join(src, 'dist'), 'sub/f.txt', 'dist/sub/f.txt'), /^the build output changed while it was packed: dist\/sub\/f.txt no longer leads to the file that was listed; nothing was packed$/);
   });
 
   it('refuses a build output directory that is a link out of the project (ln -s ../../../../pg dist)', async () => {

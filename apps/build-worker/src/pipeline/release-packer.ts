@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { open, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
@@ -34,15 +34,29 @@ async function* walk(root: string, skip: (path: string) => boolean, prefix = '')
   }
 }
 
-/** Opens a file of the tree without following a link, and makes sure it is still a regular file. */
-async function openRegular(abs: string): Promise<{ handle: FileHandle; mode: number; size: number } | null> {
+/**
+ * Opens the file at `path` under `root` (a real path) for packing: `O_NOFOLLOW` for the last
+ * component, and on Linux the path the kernel really opened (`/proc/self/fd/N`) must be the one
+ * walked (`shown`: the path for the message, relative to the project), so a directory swapped for a link after the walk (a build process still running
+ * without the sandbox) is caught too. `null` when it is no longer a regular file.
+ */
+export async function openRegular(root: string, path: string, shown = path): Promise<{ handle: FileHandle; mode: number; size: number } | null> {
+  const abs = join(root, path);
   const handle = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
-  const info = await handle.stat();
-  if (!info.isFile()) {
+  try {
+    if (process.platform === 'linux' && (await readlink(`/proc/self/fd/${handle.fd}`)) !== abs) {
+      throw new StepFailure('unsafe_output', `the build output changed while it was packed: ${shown} no longer leads to the file that was listed; nothing was packed`);
+    }
+    const info = await handle.stat();
+    if (!info.isFile()) {
+      await handle.close();
+      return null;
+    }
+    return { handle, mode: info.mode & 0o111 ? 0o755 : 0o644, size: info.size };
+  } catch (error) {
     await handle.close();
-    return null;
+    throw error;
   }
-  return { handle, mode: info.mode & 0o111 ? 0o755 : 0o644, size: info.size };
 }
 
 /**
@@ -66,7 +80,7 @@ export async function packRelease(blobs: BlobStore, key: string, dir: string, op
         pack.entry({ name: file.path, type: 'symlink', linkname: file.link, mode: 0o777, mtime: new Date(0) });
         continue;
       }
-      const opened = await openRegular(file.abs);
+      const opened = await openRegular(root, file.path, relative(check.project, file.abs));
       if (!opened) continue;
       const entry = pack.entry({ name: file.path, size: opened.size, mode: opened.mode, mtime: new Date(0) });
       await pipeline(opened.handle.createReadStream(), entry);
