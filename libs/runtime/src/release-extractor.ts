@@ -1,44 +1,100 @@
-import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat, symlink } from 'node:fs/promises';
-import { dirname, resolve, sep } from 'node:path';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, rename, rm, stat, symlink, type FileHandle } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import tarStream from 'tar-stream';
+import { resolveLinkInTree } from './tree-links.js';
 
-function inside(root: string, target: string): boolean {
-  return target === root || target.startsWith(root + sep);
+/** A release artifact that breaks the rules below; nothing of it is kept. */
+export class UnsafeReleaseError extends Error {
+  override readonly name = 'UnsafeReleaseError';
+}
+
+// eslint-disable-next-line no-control-regex -- names with control characters are refused on purpose
+const SEGMENT = /^[^\u0000-\u001f\u007f/\\]+$/;
+/** Create, never open what exists, never follow a link in the last component. */
+const CREATE_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+function segmentsOf(name: string): string[] {
+  const trimmed = name.endsWith('/') ? name.slice(0, -1) : name;
+  const segments = trimmed.split('/');
+  if (!trimmed || trimmed.startsWith('/') || segments.some((s) => s === '' || s === '.' || s === '..' || !SEGMENT.test(s))) {
+    throw new UnsafeReleaseError(`release entry with a name Slipway refuses: ${JSON.stringify(name)}`);
+  }
+  return segments;
+}
+
+/**
+ * Makes sure every parent of an entry is a real directory created by this extraction: a parent
+ * that is a link (or a file) is refused, so no write ever goes through a link.
+ */
+async function ensureParents(root: string, segments: string[], name: string): Promise<void> {
+  for (let i = 1; i < segments.length; i += 1) {
+    const dir = join(root, ...segments.slice(0, i));
+    const info = await lstat(dir).catch(() => null);
+    if (info?.isDirectory()) continue;
+    if (info) throw new UnsafeReleaseError(`release entry ${JSON.stringify(name)} is below ${JSON.stringify(segments.slice(0, i).join('/'))}, which is not a directory`);
+    await mkdir(dir, { mode: 0o755 });
+  }
+}
+
+function createFile(target: string, mode: number, name: string): Promise<FileHandle> {
+  return open(target, CREATE_FILE, mode & 0o111 ? 0o755 : 0o644).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EEXIST' || error.code === 'ELOOP') throw new UnsafeReleaseError(`release entry ${JSON.stringify(name)} appears twice`);
+    throw error;
+  });
 }
 
 /**
  * Extracts a release artifact (`.tar.gz`) into `dir` once: into a temporary sibling, then
- * renamed, so a directory that exists is always complete. Entries and link targets must stay
- * inside the release.
+ * renamed, so a directory that exists is always complete. Only regular files, directories and
+ * relative links are accepted; names are relative without `.`/`..`; no entry is written below a
+ * link or over anything that exists (`O_CREAT|O_EXCL|O_NOFOLLOW`); hard links, devices and FIFOs
+ * are refused. Once everything is written, every link is resolved again in the finished tree
+ * and must stay inside it (a chain built from several entries included). Any breach throws
+ * `UnsafeReleaseError` and leaves nothing behind.
  */
 export async function extractRelease(artifact: Readable, dir: string): Promise<void> {
   if (await stat(dir).catch(() => null)) return;
   const temp = `${dir}.part-${randomBytes(4).toString('hex')}`;
   const root = resolve(temp);
-  await mkdir(root, { recursive: true });
+  await mkdir(root, { recursive: true, mode: 0o755 });
   const extract = tarStream.extract();
   const feeding = pipeline(artifact, createGunzip(), extract);
+  const links: string[][] = [];
   try {
     for await (const entry of extract) {
       const { name, type, linkname, mode } = entry.header;
-      const target = resolve(root, name);
-      if (!inside(root, target) || target === root) throw new Error(`release entry outside the release: ${name}`);
-      await mkdir(dirname(target), { recursive: true });
+      const segments = segmentsOf(name);
+      await ensureParents(root, segments, name);
+      const target = join(root, ...segments);
       if (type === 'file') {
-        await pipeline(entry, createWriteStream(target, { mode: (mode ?? 0o644) & 0o755 }));
+        await pipeline(entry, (await createFile(target, mode ?? 0o644, name)).createWriteStream());
         continue;
       }
       entry.resume();
-      if (type === 'directory') await mkdir(target, { recursive: true });
-      else if (type === 'symlink' && linkname && inside(root, resolve(dirname(target), linkname))) await symlink(linkname, target);
-      else throw new Error(`release entry not allowed: ${name} (${type})`);
+      if (type === 'directory') {
+        const info = await lstat(target).catch(() => null);
+        if (info && !info.isDirectory()) throw new UnsafeReleaseError(`release entry ${JSON.stringify(name)} is a directory and something else`);
+        if (!info) await mkdir(target, { mode: 0o755 });
+      } else if (type === 'symlink' && linkname && !linkname.startsWith('/') && !linkname.includes('\0')) {
+        await symlink(linkname, target).catch((error: NodeJS.ErrnoException) => {
+          throw error.code === 'EEXIST' ? new UnsafeReleaseError(`release entry ${JSON.stringify(name)} appears twice`) : error;
+        });
+        links.push(segments);
+      } else {
+        throw new UnsafeReleaseError(`release entry not allowed: ${JSON.stringify(name)} (${type ?? 'unknown'}${type === 'symlink' ? ' to an absolute path' : ''})`);
+      }
     }
     await feeding;
+    // Checked once the tree is complete: a link may point at an entry that comes later.
+    for (const segments of links) {
+      const resolved = await resolveLinkInTree(root, segments);
+      if (resolved.kind !== 'inside') throw new UnsafeReleaseError(`release link ${JSON.stringify(segments.join('/'))} leads ${resolved.kind === 'loop' ? 'into a loop' : 'outside the release'}`);
+    }
     await rename(temp, dir).catch(async (error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
     });

@@ -12,6 +12,7 @@ import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { DependencyCache } from '../pipeline/dependency-cache.js';
 import { Redactor } from '../pipeline/redactor.js';
+import { resolveOutputDir } from '../pipeline/output-links.js';
 import { packRelease } from '../pipeline/release-packer.js';
 import { extractSource } from '../pipeline/source-extractor.js';
 import { LostLeaseError, StepFailure, StepRecorder } from '../pipeline/step-recorder.js';
@@ -126,14 +127,16 @@ export class DeployPipelineService {
         if (!project.commands.build) return 'skipped';
         const output = await this.exec(project.commands.build, { root, src, network: false, env: this.buildEnv(app.buildVariables, root), failure: 'build_failed', shutdown, log });
         warnings.push(...buildOutputWarnings(recorder.redact(output)));
-        if (project.outputDir && !(await stat(join(src, project.outputDir)).catch(() => null))?.isDirectory()) {
+        if (project.outputDir && !(await this.stat(await resolveOutputDir(src, project.outputDir)))?.isDirectory()) {
           throw new StepFailure('output_missing', `the build finished but did not produce ${project.outputDir}/`);
         }
       });
 
-      const servedDir = this.servedDir(project, src);
+      let servedDir: string | null = null;
       await step('scan', async (log) => {
-        if (!servedDir || !(await stat(servedDir).catch(() => null))) {
+        // Resolved inside the project only: an output that is a link leading out fails here (unsafe_output).
+        servedDir = await this.servedDir(project, src);
+        if (!servedDir) {
           log('nothing is served as static files');
           return;
         }
@@ -148,7 +151,7 @@ export class DeployPipelineService {
       const releaseKind = project.kind === 'node' || project.kind === 'node+static' ? 'node' : 'static';
       await step('package', async (log) => {
         const dir = releaseKind === 'node' ? src : servedDir!;
-        const packed = await packRelease(this.blobs, artifactKey, dir, { skipNodeModules: releaseKind === 'static' });
+        const packed = await packRelease(this.blobs, artifactKey, dir, { skipNodeModules: releaseKind === 'static', project: src });
         log(`${artifactKey}: ${packed.files} files, ${packed.bytes} bytes, sha256 ${packed.sha256}`);
       });
 
@@ -189,9 +192,13 @@ export class DeployPipelineService {
     }
   }
 
-  private servedDir(spec: ProjectSpec, src: string): string | null {
-    if (spec.outputDir) return resolve(src, spec.outputDir);
-    return spec.kind === 'node' ? join(src, 'public') : null;
+  private servedDir(spec: ProjectSpec, src: string): Promise<string | null> {
+    if (spec.outputDir) return resolveOutputDir(src, spec.outputDir);
+    return spec.kind === 'node' ? resolveOutputDir(src, 'public') : Promise.resolve(null);
+  }
+
+  private stat(path: string | null) {
+    return path ? stat(path).catch(() => null) : null;
   }
 
   private baseEnv(root: string): Record<string, string> {

@@ -1,18 +1,27 @@
-import { createReadStream } from 'node:fs';
-import { readdir, readlink, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { constants } from 'node:fs';
+import { open, readdir, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { BlobStore, StoredBlob } from '@slipway/blob';
 import tarStream from 'tar-stream';
+import { checkOutputLink, type LinkCheck } from './output-links.js';
+import { StepFailure } from './step-recorder.js';
 
 /** Never part of a release, whatever the build produced: the edge must never serve them. */
 export function excludedFromRelease(path: string): boolean {
   return /(^|\/)\.git(\/|$)/.test(path) || /^\.env($|\.)/.test(path.slice(path.lastIndexOf('/') + 1));
 }
 
-async function* walk(root: string, skip: (path: string) => boolean, prefix = ''): AsyncGenerator<{ path: string; abs: string; mode: number; size: number; link?: string }> {
+interface Packable {
+  path: string;
+  abs: string;
+  link?: string;
+}
+
+/** Every entry under `root` in name order, links not followed (they are entries of their own). */
+async function* walk(root: string, skip: (path: string) => boolean, prefix = ''): AsyncGenerator<Packable> {
   const entries = await readdir(join(root, prefix), { withFileTypes: true });
   entries.sort((a, b) => (a.name < b.name ? -1 : 1));
   for (const entry of entries) {
@@ -20,34 +29,70 @@ async function* walk(root: string, skip: (path: string) => boolean, prefix = '')
     const abs = join(root, path);
     if (excludedFromRelease(path) || skip(path)) continue;
     if (entry.isDirectory()) yield* walk(root, skip, path);
-    else if (entry.isFile()) {
-      const info = await stat(abs);
-      yield { path, abs, mode: info.mode & 0o111 ? 0o755 : 0o644, size: info.size };
-    } else if (entry.isSymbolicLink()) {
-      // node_modules/.bin links; kept as links, the edge extracts them inside the release only.
-      yield { path, abs, mode: 0o777, size: 0, link: await readlink(abs) };
-    }
+    else if (entry.isFile()) yield { path, abs };
+    else if (entry.isSymbolicLink()) yield { path, abs, link: await readlink(abs) };
   }
 }
 
-/** Packs `dir` into an immutable `releases/<releaseId>.tar.gz` blob. */
-export async function packRelease(blobs: BlobStore, key: string, dir: string, options: { skipNodeModules?: boolean } = {}): Promise<StoredBlob & { files: number }> {
+/**
+ * Opens the file at `path` under `root` (a real path) for packing: `O_NOFOLLOW` for the last
+ * component, and on Linux the path the kernel really opened (`/proc/self/fd/N`) must be the one
+ * walked (`shown`: the path for the message, relative to the project), so a directory swapped for a link after the walk (a build process still running
+ * without the sandbox) is caught too. `null` when it is no longer a regular file.
+ */
+export async function openRegular(root: string, path: string, shown = path): Promise<{ handle: FileHandle; mode: number; size: number } | null> {
+  const abs = join(root, path);
+  const handle = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    if (process.platform === 'linux' && (await readlink(`/proc/self/fd/${handle.fd}`)) !== abs) {
+      throw new StepFailure('unsafe_output', `the build output changed while it was packed: ${shown} no longer leads to the file that was listed; nothing was packed`);
+    }
+    const info = await handle.stat();
+    if (!info.isFile()) {
+      await handle.close();
+      return null;
+    }
+    return { handle, mode: info.mode & 0o111 ? 0o755 : 0o644, size: info.size };
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/**
+ * Packs `dir` into an immutable `releases/<releaseId>.tar.gz` blob. Regular files are read with
+ * `O_NOFOLLOW`; links are packed as links, unchanged, only when they lead somewhere inside `dir`
+ * all the way (`checkOutputLink`); any other link fails with `unsafe_output` and nothing is
+ * stored. `options.project` (default `dir`) is the project holding `dir`, for messages.
+ */
+export async function packRelease(blobs: BlobStore, key: string, dir: string, options: { skipNodeModules?: boolean; project?: string } = {}): Promise<StoredBlob & { files: number }> {
+  const root = await realpath(dir);
+  const check: LinkCheck = { dir: root, project: await realpath(options.project ?? dir) };
+  if (root !== check.project && !root.startsWith(check.project + sep)) throw new StepFailure('unsafe_output', 'the build output leads outside the project; nothing was packed');
   const skip = (path: string) => Boolean(options.skipNodeModules) && path === 'node_modules';
   const pack = tarStream.pack();
   const body = new PassThrough();
   let files = 0;
   const producing = (async () => {
-    for await (const file of walk(dir, skip)) {
+    for await (const file of walk(root, skip)) {
       if (file.link !== undefined) {
+        await checkOutputLink(check, file.path.split('/'));
         pack.entry({ name: file.path, type: 'symlink', linkname: file.link, mode: 0o777, mtime: new Date(0) });
         continue;
       }
-      const entry = pack.entry({ name: file.path, size: file.size, mode: file.mode, mtime: new Date(0) });
-      await pipeline(createReadStream(file.abs), entry);
+      const opened = await openRegular(root, file.path, relative(check.project, file.abs));
+      if (!opened) continue;
+      const entry = pack.entry({ name: file.path, size: opened.size, mode: opened.mode, mtime: new Date(0) });
+      await pipeline(opened.handle.createReadStream(), entry);
       files += 1;
     }
     pack.finalize();
-  })();
+  })().catch((error: unknown) => {
+    // Nothing of a refused output is stored: the blob write fails with the same error.
+    body.destroy(error as Error);
+    pack.destroy();
+    throw error;
+  });
   const compressing = pipeline(pack, createGzip({ level: 6 }), body);
   const [stored] = await Promise.all([blobs.put(key, body), producing, compressing]);
   return { ...stored, files };

@@ -1,13 +1,16 @@
-import { createReadStream } from 'node:fs';
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { lstat, open, readFile, realpath } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { extname, join, sep } from 'node:path';
+import { extname, join } from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { resolveInTree } from '@slipway/runtime';
 import mime from 'mime-types';
 
 /** Files up to this size are kept in memory (releases are immutable, so nothing goes stale). */
 const CACHE_FILE_BYTES = 256 * 1024;
 const COMPRESS_MIN_BYTES = 512;
+/** The resolved path holds no link; should one appear in its place, the read fails. */
+const READ_NO_FOLLOW = fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW;
 const FINGERPRINTED = /[.-][0-9a-zA-Z_-]{6,}\.(js|mjs|css|woff2?|ttf|otf|png|jpe?g|gif|webp|avif|svg|ico|wasm|map)$/;
 
 interface FileEntry {
@@ -35,12 +38,21 @@ function sendPlain(res: ServerResponse, status: number, body: string, headers: R
   res.end(body);
 }
 
+/** Streams a file too big for the cache; its headers are sent, so a failed open ends the response. */
+function streamFile(res: ServerResponse, abs: string, range?: { start: number; end: number }): void {
+  open(abs, READ_NO_FOLLOW).then(
+    (handle) => handle.createReadStream(range).pipe(res),
+    () => res.destroy(),
+  );
+}
+
 /**
  * Serves one static release from its extracted directory: content types, index.html for
  * directories, SPA fallback, cache headers (immutable for fingerprinted assets, no-cache for
  * HTML), conditional requests, single byte ranges, gzip/brotli. Paths are decoded once and every
  * `..`, NUL, backslash, `.env*` and `.git` segment is refused before touching the file system;
- * the resolved real path must still be inside the release.
+ * links are then followed inside the release only (`resolveInTree`), and a path that leads out
+ * answers as one that does not exist (no 301 for a directory outside, no different 404).
  */
 export class StaticSite {
   private readonly cache = new Map<string, Promise<Lookup>>();
@@ -91,17 +103,20 @@ export class StaticSite {
     const segments = decoded.split('/').filter((s) => s !== '');
     if (segments.some((s) => s === '..' || s === '.' || isForbiddenSegment(s))) return { kind: 'refused' };
     this.rootReal ??= await realpath(this.root);
-    const target = join(this.rootReal, ...segments);
-    if (target !== this.rootReal && !target.startsWith(this.rootReal + sep)) return { kind: 'refused' };
-    const info = await stat(target).catch(() => null);
+    // Links are followed inside the release only: a path that would lead out of it (a link to
+    // `..`, to `/etc`, a chain) is answered exactly as a path that does not exist, and nothing
+    // outside the release is looked at, so nothing about the host can be learned from answers.
+    const resolved = await resolveInTree(this.rootReal, [], segments);
+    if (resolved.kind !== 'inside' || !resolved.exists) return { kind: 'missing' };
+    if (resolved.segments.some(isForbiddenSegment)) return { kind: 'refused' };
+    const real = join(this.rootReal, ...resolved.segments);
+    const info = await lstat(real).catch(() => null);
     if (!info) return { kind: 'missing' };
     if (info.isDirectory()) {
       if (!decoded.endsWith('/')) return { kind: 'redirect', location: `${rawPath}/` };
       return this.resolve(`${rawPath}index.html`);
     }
     if (!info.isFile()) return { kind: 'missing' };
-    const real = await realpath(target);
-    if (!real.startsWith(this.rootReal + sep)) return { kind: 'refused' };
     const contentType = mime.contentType(extname(real) || '.bin') || 'application/octet-stream';
     const isHtml = contentType.startsWith('text/html');
     const file: FileEntry = {
@@ -114,7 +129,7 @@ export class StaticSite {
       compressible: /^(text\/|application\/(javascript|json|xml|manifest\+json|wasm)|image\/svg\+xml)/.test(contentType),
     };
     if (info.size <= CACHE_FILE_BYTES) {
-      file.body = await readFile(real);
+      file.body = await readFile(real, { flag: READ_NO_FOLLOW });
       if (file.compressible && info.size >= COMPRESS_MIN_BYTES) {
         file.gzip = gzipSync(file.body, { level: 6 });
         file.br = brotliCompressSync(file.body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } });
@@ -155,7 +170,7 @@ export class StaticSite {
       res.writeHead(206, { ...headers, 'content-range': `bytes ${start}-${end}/${file.size}`, 'content-length': end - start + 1 });
       if (head) return void res.end();
       if (file.body) return void res.end(file.body.subarray(start, end + 1));
-      createReadStream(file.abs, { start, end }).pipe(res);
+      streamFile(res, file.abs, { start, end });
       return;
     }
     const accept = String(req.headers['accept-encoding'] ?? '');
@@ -167,6 +182,6 @@ export class StaticSite {
     res.writeHead(200, { ...headers, 'content-length': file.size });
     if (head) return void res.end();
     if (file.body) return void res.end(file.body);
-    createReadStream(file.abs).pipe(res);
+    streamFile(res, file.abs);
   }
 }
