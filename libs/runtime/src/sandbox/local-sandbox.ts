@@ -80,7 +80,9 @@ export class LocalSandbox {
     const procs = cgroup ? cgroup.procsFiles : [];
     const script = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"';
     const nproc = cgroup ? [] : [tool('prlimit'), `--nproc=${this.options.limits.pids}`, '--'];
-    const drop = [tool('setpriv'), `--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--'];
+    // --pdeathsig: if the edge dies, pasta (and with it bubblewrap and the app) goes too, instead
+    // of running on unsupervised, outside any restart or stop; the restarted edge starts it again.
+    const drop = [tool('setpriv'), `--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--pdeathsig', 'SIGKILL', '--'];
     return { argv: ['/bin/sh', '-c', script, 'slipway-app', String(procs.length), ...procs, ...nproc, ...drop, ...sandboxArgv(spec)], env, cgroup };
   }
 
