@@ -117,7 +117,12 @@ export class DeployPipelineService {
         await rm(join(src, 'node_modules'), { recursive: true, force: true });
         const owner = this.sandbox.mode.kind === 'bwrap' ? { uid: this.sandbox.mode.uid, gid: this.sandbox.mode.gid } : undefined;
         // Unsandboxed, the install runs as the worker's own user and could rewrite the cache: none is used.
-        const key = project.lockfile && owner && this.cache.enabled ? await this.cache.keyFor(applicationId, src, project.lockfile, project.packageManager ?? 'npm') : null;
+        const key = project.lockfile && owner && this.cache.enabled
+          ? await this.cache.keyFor(applicationId, src, project.lockfile, project.packageManager ?? 'npm').catch((error: Error) => {
+            log(`dependencies are not cached: ${project.lockfile} cannot be read (${error.message.replaceAll(src, '.')})`);
+            return null;
+          })
+          : null;
         if (key) {
           const restored = await this.cache.restore(key, src, owner);
           if (restored.hit) {
@@ -125,8 +130,8 @@ export class DeployPipelineService {
             return;
           }
           if (restored.reason) {
-            log(`the cached dependencies were discarded: ${restored.reason}; installing afresh`);
-            this.logger.warn(`deployment ${deploymentId}: dependency cache entry of ${applicationId} discarded: ${restored.reason}`);
+            log(restored.discarded ? `the cached dependencies were discarded: ${restored.reason}; installing afresh` : `${restored.reason}; installing`);
+            this.logger.warn(`deployment ${deploymentId}: dependency cache of ${applicationId} not used: ${restored.reason}`);
           }
         }
         const downloads = await this.cache.downloadCacheDir(applicationId, owner);

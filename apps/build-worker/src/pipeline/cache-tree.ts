@@ -63,7 +63,7 @@ async function inParallel<T>(items: T[], fn: (item: T) => Promise<void>): Promis
  * Copies one regular file without following a link at `from`, hashing what it copies. With
  * `expected`, a size or digest that differs throws CacheEntryRejected (the caller removes the copy).
  */
-async function copyHashed(from: string, to: string, mode: number, owner?: Owner, expected?: { size: number; sha256: string }): Promise<{ size: number; sha256: string }> {
+async function copyHashed(from: string, to: string, mode: number, owner?: Owner, expected?: { size: number; sha256: string }): Promise<{ size: number; sha256: string; sourceMode: number }> {
   const source = await open(from, READ_FLAGS).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ELOOP') throw new CacheEntryRejected(`${from} is a link, not a file`);
     throw error;
@@ -92,7 +92,7 @@ async function copyHashed(from: string, to: string, mode: number, owner?: Owner,
     }
     const sha256 = hash.digest('hex');
     if (expected && (sha256 !== expected.sha256 || size !== expected.size)) throw new CacheEntryRejected(`${from} does not match its digest in the manifest`);
-    return { size, sha256 };
+    return { size, sha256, sourceMode: info.mode & 0o777 };
   } finally {
     await source.close();
   }
@@ -124,12 +124,11 @@ export async function snapshotTree(source: string, dest: string, limits: { maxBy
   }
   const files = entries.filter((entry): entry is Extract<ManifestEntry, { type: 'file' }> => entry.type === 'file');
   await inParallel(files, async (entry) => {
-    const mode = (await lstat(join(source, entry.path))).mode & 0o777;
-    const copied = await copyHashed(join(source, entry.path), join(dest, entry.path), 0o600).catch((error: unknown) => {
+    const { size, sha256, sourceMode } = await copyHashed(join(source, entry.path), join(dest, entry.path), 0o600).catch((error: unknown) => {
       throw error instanceof CacheEntryRejected ? new NotCacheable(error.message) : error;
     });
-    Object.assign(entry, { mode, ...copied });
-    bytes += copied.size;
+    Object.assign(entry, { mode: sourceMode, size, sha256 });
+    bytes += size;
     if (bytes > limits.maxBytes) throw new NotCacheable(`node_modules is larger than the cache allows (${limits.maxBytes} bytes)`);
   });
   for (const entry of entries) if (entry.type === 'link') await symlink(entry.target, join(dest, entry.path));

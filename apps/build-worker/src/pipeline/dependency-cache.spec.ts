@@ -186,7 +186,7 @@ describe('dependency cache (real files, real build user)', () => {
     await tamper(entry);
     const target = await workspace();
     const restored = await cache.restore(key, target, owner);
-    expect(restored).toEqual({ hit: false, reason: expect.stringMatching(reason) });
+    expect(restored).toEqual({ hit: false, reason: expect.stringMatching(reason), discarded: true });
     expect(await stat(join(target, 'node_modules')).catch(() => null)).toBeNull();
     expect(await entryDirs(applicationId)).toEqual([]);
     // The fresh install that follows is stored and restores cleanly.
@@ -203,7 +203,7 @@ describe('dependency cache (real files, real build user)', () => {
     expect(attacker.key.lockfileSha256).toBe(victim.key.lockfileSha256);
     await rm(victim.entry, { recursive: true });
     await cp(attacker.entry, victim.entry, { recursive: true, verbatimSymlinks: true });
-    expect(await cache.restore(victim.key, await workspace(), owner)).toEqual({ hit: false, reason: 'the manifest belongs to another application, lockfile or toolchain' });
+    expect(await cache.restore(victim.key, await workspace(), owner)).toEqual({ hit: false, reason: 'the manifest belongs to another application, lockfile or toolchain', discarded: true });
   });
 
   /** Saves one entry per marker and dates their last use a minute apart (oldest first). */
@@ -241,6 +241,24 @@ describe('dependency cache (real files, real build user)', () => {
     const big = await workspace('big');
     await writeFile(join(big, 'node_modules', 'big.bin'), randomBytes(20_000));
     expect(await small.save(await small.keyFor('app-big', big, 'package-lock.json', 'npm'), big)).toEqual({ saved: false, reason: 'node_modules is larger than the cache allows (10000 bytes)' });
+  });
+
+  it('a cache root that is a link, or not the worker\'s, is not used (and says why)', async () => {
+    const elsewhere = join(base, 'elsewhere');
+    await mkdir(elsewhere, { mode: 0o755 });
+    await symlink(elsewhere, join(base, 'linked-root'));
+    const owned = join(base, 'build-user-root');
+    await mkdir(owned, { mode: 0o700 });
+    await run('chown', [`${owner.uid}:${owner.gid}`, owned]);
+    for (const dir of [join(base, 'linked-root'), owned]) {
+      const other = new DependencyCache({ root: dir, downloads: join(base, 'downloads'), masterKey, maxBytes: 1024 ** 2 });
+      const ws = await workspace('unusable');
+      const key = await other.keyFor('app-unusable', ws, 'package-lock.json', 'npm');
+      expect(await other.save(key, ws)).toEqual({ saved: false, reason: `the dependency cache cannot be used: ${dir} must be a directory owned by the worker's user` });
+      expect(await other.restore(key, await workspace(), owner)).toEqual({ hit: false, reason: `the dependency cache cannot be used: ${dir} must be a directory owned by the worker's user` });
+    }
+    expect(await readdir(elsewhere)).toEqual([]);
+    expect((await stat(elsewhere)).mode & 0o777).toBe(0o755);
   });
 
   it('eviction sweeps what is not an entry (older layouts, stale temporaries)', async () => {

@@ -17,7 +17,8 @@ const MAX_ENTRY_PATHS = 500_000;
 const STALE_MS = 60 * 60_000;
 const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-export type RestoreResult = { hit: true; files: number; bytes: number; ms: number } | { hit: false; reason: string | null };
+/** A miss: no entry (`reason` null), an entry that was discarded, or a cache that cannot be used right now. */
+export type RestoreResult = { hit: true; files: number; bytes: number; ms: number } | { hit: false; reason: string | null; discarded?: boolean };
 export type SaveResult = { saved: true; files: number; bytes: number; ms: number } | { saved: false; reason: string };
 
 export interface DependencyCacheOptions {
@@ -83,9 +84,9 @@ export class DependencyCache {
   private prepare(): Promise<void> {
     this.ready ??= (async () => {
       await mkdir(this.options.root, { recursive: true, mode: 0o700 });
-      await chmod(this.options.root, 0o700);
       const info = await lstat(this.options.root);
       if (!info.isDirectory() || info.uid !== process.getuid?.()) throw new Error(`${this.options.root} must be a directory owned by the worker's user`);
+      await chmod(this.options.root, 0o700);
     })();
     this.ready.catch(() => (this.ready = undefined));
     return this.ready;
@@ -95,12 +96,13 @@ export class DependencyCache {
   async restore(key: CacheKey, workspace: string, owner?: Owner): Promise<RestoreResult> {
     if (!this.enabled) return { hit: false, reason: null };
     const started = Date.now();
-    await this.prepare();
+    const unusable = await this.prepare().then(() => null, (error: Error) => error.message);
+    if (unusable) return { hit: false, reason: `the dependency cache cannot be used: ${unusable}` };
     const entry = this.entryDir(key);
-    const raw = await this.readManifest(entry);
-    if (!raw) return { hit: false, reason: null };
     const dest = join(workspace, 'node_modules');
     try {
+      const raw = await this.readManifest(entry);
+      if (!raw) return { hit: false, reason: null };
       const manifest = openManifest(this.sealKey, raw, key);
       await restoreTree(join(entry, 'tree'), manifest, dest, owner);
       const now = new Date();
@@ -110,13 +112,14 @@ export class DependencyCache {
       await rm(dest, { recursive: true, force: true });
       await this.discard(key.applicationId, entry);
       const reason = error instanceof CacheEntryRejected ? error.message : `it could not be read (${(error as Error).message})`;
-      return { hit: false, reason: reason.replaceAll(`${join(entry, 'tree')}/`, 'node_modules/') };
+      return { hit: false, reason: reason.replaceAll(`${join(entry, 'tree')}/`, 'node_modules/'), discarded: true };
     }
   }
 
   private async readManifest(entry: string): Promise<Buffer | null> {
     const handle = await open(join(entry, 'manifest'), constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return null;
+      if (error.code === 'ELOOP') throw new CacheEntryRejected('the manifest is a link');
       throw error;
     });
     if (!handle) return null;
@@ -131,7 +134,8 @@ export class DependencyCache {
   async save(key: CacheKey, workspace: string): Promise<SaveResult> {
     if (!this.enabled) return { saved: false, reason: 'the dependency cache is switched off' };
     const started = Date.now();
-    await this.prepare();
+    const unusable = await this.prepare().then(() => null, (error: Error) => error.message);
+    if (unusable) return { saved: false, reason: `the dependency cache cannot be used: ${unusable}` };
     const entry = this.entryDir(key);
     const appDir = join(this.options.root, key.applicationId);
     await mkdir(appDir, { recursive: true, mode: 0o700 });
@@ -149,11 +153,12 @@ export class DependencyCache {
         if ((error as NodeJS.ErrnoException).code !== 'ENOTEMPTY' && (error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         return { saved: false, reason: 'another build stored this key first' };
       }
-      await this.evict();
+      await this.evict().catch(() => undefined);
       return { saved: true, files: entries.filter((e) => e.type === 'file').length, bytes, ms: Date.now() - started };
     } catch (error) {
       if (error instanceof NotCacheable) return { saved: false, reason: error.message };
-      throw error;
+      // A full disk or the like: the deploy goes on without a cache entry.
+      return { saved: false, reason: `the entry could not be written (${(error as Error).message})` };
     } finally {
       await rm(temp, { recursive: true, force: true });
     }
