@@ -231,6 +231,8 @@ export class DeployPipelineService {
   }
 
   private async exec(command: string, options: { root: string; src: string; network: boolean; env: Record<string, string>; cacheDir?: string; failure: DeployFailureCode; shutdown: AbortSignal; log: (line: string) => void }): Promise<string> {
+    // An abort that landed between two commands (say, while dependencies were being cached) stops the next one.
+    if (options.shutdown.aborted) throw new StepFailure(options.failure, `\`${command}\` was not started: the worker is shutting down`);
     await mkdir(join(options.root, 'home'), { recursive: true });
     options.log(`$ ${command}`);
     const result = await this.sandbox.run({
