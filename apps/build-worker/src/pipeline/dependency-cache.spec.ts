@@ -125,6 +125,10 @@ describe('dependency cache (real files, real build user)', () => {
       expect(await cache.save(key, ws)).toEqual({ saved: false, reason: `node_modules/pkg-a/escape links outside the workspace (${target})` });
       expect(await entryDirs(key.applicationId)).toEqual([]);
     }
+    // Nor one holding a FIFO (reading it would block the worker) or another special file.
+    const fifo = await workspace('fifo');
+    await run('mkfifo', [join(fifo, 'node_modules', 'pkg-a', 'pipe')]);
+    expect(await cache.save(await cache.keyFor('app-fifo', fifo, 'package-lock.json', 'npm'), fifo)).toEqual({ saved: false, reason: 'node_modules/pkg-a/pipe is not a file, directory or link' });
     // Up to the workspace itself is in the tree (a workspace package, say).
     const ws = await workspace('links');
     await symlink('../../src', join(ws, 'node_modules', 'pkg-a', 'local'));
@@ -254,8 +258,10 @@ describe('dependency cache (real files, real build user)', () => {
       const other = new DependencyCache({ root: dir, downloads: join(base, 'downloads'), masterKey, maxBytes: 1024 ** 2 });
       const ws = await workspace('unusable');
       const key = await other.keyFor('app-unusable', ws, 'package-lock.json', 'npm');
-      expect(await other.save(key, ws)).toEqual({ saved: false, reason: `the dependency cache cannot be used: ${dir} must be a directory owned by the worker's user` });
-      expect(await other.restore(key, await workspace(), owner)).toEqual({ hit: false, reason: `the dependency cache cannot be used: ${dir} must be a directory owned by the worker's user` });
+      // (The step log is the tenant's: it names the setting, not the host path.)
+      const reason = 'the dependency cache cannot be used: $BUILD_DIR/cache must be a directory owned by the worker\'s user';
+      expect(await other.save(key, ws)).toEqual({ saved: false, reason });
+      expect(await other.restore(key, await workspace(), owner)).toEqual({ hit: false, reason });
     }
     expect(await readdir(elsewhere)).toEqual([]);
     expect((await stat(elsewhere)).mode & 0o777).toBe(0o755);

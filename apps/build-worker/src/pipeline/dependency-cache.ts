@@ -97,7 +97,7 @@ export class DependencyCache {
     if (!this.enabled) return { hit: false, reason: null };
     const started = Date.now();
     const unusable = await this.prepare().then(() => null, (error: Error) => error.message);
-    if (unusable) return { hit: false, reason: `the dependency cache cannot be used: ${unusable}` };
+    if (unusable) return { hit: false, reason: this.hide(`the dependency cache cannot be used: ${unusable}`) };
     const entry = this.entryDir(key);
     const dest = join(workspace, 'node_modules');
     try {
@@ -112,7 +112,7 @@ export class DependencyCache {
       await rm(dest, { recursive: true, force: true });
       await this.discard(key.applicationId, entry);
       const reason = error instanceof CacheEntryRejected ? error.message : `it could not be read (${(error as Error).message})`;
-      return { hit: false, reason: reason.replaceAll(`${join(entry, 'tree')}/`, 'node_modules/'), discarded: true };
+      return { hit: false, reason: this.hide(reason.replaceAll(`${join(entry, 'tree')}/`, 'node_modules/')), discarded: true };
     }
   }
 
@@ -135,7 +135,7 @@ export class DependencyCache {
     if (!this.enabled) return { saved: false, reason: 'the dependency cache is switched off' };
     const started = Date.now();
     const unusable = await this.prepare().then(() => null, (error: Error) => error.message);
-    if (unusable) return { saved: false, reason: `the dependency cache cannot be used: ${unusable}` };
+    if (unusable) return { saved: false, reason: this.hide(`the dependency cache cannot be used: ${unusable}`) };
     const entry = this.entryDir(key);
     const appDir = join(this.options.root, key.applicationId);
     await mkdir(appDir, { recursive: true, mode: 0o700 });
@@ -156,12 +156,17 @@ export class DependencyCache {
       await this.evict().catch(() => undefined);
       return { saved: true, files: entries.filter((e) => e.type === 'file').length, bytes, ms: Date.now() - started };
     } catch (error) {
-      if (error instanceof NotCacheable) return { saved: false, reason: error.message };
-      // A full disk or the like: the deploy goes on without a cache entry.
-      return { saved: false, reason: `the entry could not be written (${(error as Error).message})` };
+      const reason = error instanceof NotCacheable ? error.message : `the entry could not be written (${(error as Error).message})`;
+      // (A full disk or the like: the deploy goes on without a cache entry.)
+      return { saved: false, reason: this.hide(reason.replaceAll(`${workspace}/`, '')) };
     } finally {
       await rm(temp, { recursive: true, force: true });
     }
+  }
+
+  /** Reasons go to the tenant's step log: no host path of the cache in them. */
+  private hide(text: string): string {
+    return text.replaceAll(this.options.root, '$BUILD_DIR/cache');
   }
 
   /** Moves an entry aside (atomically, so no reader sees half of it) and deletes it. */
