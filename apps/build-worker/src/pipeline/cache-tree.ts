@@ -76,9 +76,10 @@ async function copyHashed(from: string, to: string, mode: number, owner?: Owner,
     const hash = createHash('sha256');
     let size = 0;
     try {
-      const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(CHUNK, info.size + 1)));
-      for (;;) {
-        const { bytesRead } = await source.read(buffer, 0, buffer.length, null);
+      // Reads the size fstat gave (no extra read for end of file); the digest decides what it was.
+      const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(CHUNK, info.size)));
+      while (size < info.size) {
+        const { bytesRead } = await source.read(buffer, 0, Math.min(buffer.length, info.size - size), null);
         if (bytesRead === 0) break;
         const chunk = buffer.subarray(0, bytesRead);
         hash.update(chunk);
