@@ -27,6 +27,8 @@ export const workerConfigSchema = z.object({
   BUILD_TIMEOUT_MS: ms(10 * 60_000),
   /** Output a single install/build command may print before it is killed. */
   BUILD_OUTPUT_LIMIT_BYTES: ms(8 * 1024 * 1024),
+  /** Bytes the dependency cache (installed node_modules of every application) may hold; 0 switches it off. */
+  DEPENDENCY_CACHE_MAX_BYTES: z.coerce.number().int().min(0).default(4 * 1024 ** 3),
   /** `auto`: bubblewrap when `bwrap` works, otherwise unsandboxed with a hazard; `off`: never. */
   BUILD_SANDBOX: z.enum(['auto', 'off']).default('auto'),
   /** The unprivileged user builds run as (created by the operator; see README). */

@@ -50,7 +50,12 @@ export class DeployPipelineService {
     @Inject(PUBLISHER) private readonly publisher: Redis,
     private readonly signInOrigins: SignInOrigins,
   ) {
-    this.cache = new DependencyCache(join(buildDirOf(config), 'cache'));
+    this.cache = new DependencyCache({
+      root: join(buildDirOf(config), 'cache'),
+      downloads: join(buildDirOf(config), 'downloads'),
+      masterKey: config.SLIPWAY_MASTER_KEY,
+      maxBytes: config.DEPENDENCY_CACHE_MAX_BYTES,
+    });
     this.handoff = new RuntimeHandoff(config.EDGE_INTERNAL_URL, config.SLIPWAY_MASTER_KEY, config.RELEASE_TIMEOUT_MS);
   }
 
@@ -111,16 +116,31 @@ export class DeployPipelineService {
       await step('install', async (log) => {
         if (!project.commands.install) return 'skipped';
         await rm(join(src, 'node_modules'), { recursive: true, force: true });
-        const key = project.lockfile ? await this.cache.keyFor(src, project.lockfile, project.packageManager ?? 'npm') : null;
-        if (key && (await this.cache.restore(applicationId, key, src))) {
-          log(`dependencies restored from the cache (lockfile ${project.lockfile} unchanged, key ${key.slice(0, 12)})`);
-          if (this.sandbox.mode.kind === 'bwrap') await run('chown', ['-R', `${this.sandbox.mode.uid}:${this.sandbox.mode.gid}`, join(src, 'node_modules')]);
-          return;
-        }
         const owner = this.sandbox.mode.kind === 'bwrap' ? { uid: this.sandbox.mode.uid, gid: this.sandbox.mode.gid } : undefined;
+        // Unsandboxed, the install runs as the worker's own user and could rewrite the cache: none is used.
+        const key = project.lockfile && owner && this.cache.enabled
+          ? await this.cache.keyFor(applicationId, src, project.lockfile, project.packageManager ?? 'npm').catch((error: Error) => {
+            log(`dependencies are not cached: ${project.lockfile} cannot be read (${error.message.replaceAll(src, '.')})`);
+            return null;
+          })
+          : null;
+        if (key) {
+          const restored = await this.cache.restore(key, src, owner);
+          if (restored.hit) {
+            log(`dependencies restored from the cache (lockfile ${project.lockfile} unchanged, ${restored.files} files verified in ${restored.ms} ms)`);
+            return;
+          }
+          if (restored.reason) {
+            log(restored.discarded ? `the cached dependencies were discarded: ${restored.reason}; installing afresh` : `${restored.reason}; installing`);
+            this.logger.warn(`deployment ${deploymentId}: dependency cache of ${applicationId} not used: ${restored.reason}`);
+          }
+        }
         const downloads = await this.cache.downloadCacheDir(applicationId, owner);
         await this.exec(project.commands.install, { root, src, network: true, env: this.installEnv(downloads, root), cacheDir: downloads, failure: 'install_failed', shutdown, log });
-        if (key) await this.cache.save(applicationId, key, src);
+        if (key) {
+          const saved = await this.cache.save(key, src);
+          log(saved.saved ? `dependencies cached (${saved.files} files, ${saved.bytes} bytes)` : `dependencies not cached: ${saved.reason}`);
+        }
       });
 
       await step('build', async (log) => {
@@ -224,6 +244,8 @@ export class DeployPipelineService {
   }
 
   private async exec(command: string, options: { root: string; src: string; network: boolean; env: Record<string, string>; cacheDir?: string; failure: DeployFailureCode; shutdown: AbortSignal; log: (line: string) => void }): Promise<string> {
+    // An abort that landed between two commands (say, while dependencies were being cached) stops the next one.
+    if (options.shutdown.aborted) throw new StepFailure(options.failure, `\`${command}\` was not started: the worker is shutting down`);
     await mkdir(join(options.root, 'home'), { recursive: true });
     options.log(`$ ${command}`);
     const result = await this.sandbox.run({
