@@ -5,3 +5,5 @@ export * from './release-extractor.js';
 export * from './release-switch.js';
 export * from './kubernetes/kubernetes-driver.js';
 export * from './kubernetes/manifests.js';
+export * from './sandbox/sandbox-argv.js';
+export * from './sandbox/sandbox-probe.js';

@@ -7,7 +7,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AnalyzeError, analyzeSource, buildOutputWarnings, outputHazards, readProjectDir, unsandboxedBuildHazard, type Hazard, type ProjectSpec, type Warning } from '@slipway/analyzer';
 import type { BlobStore } from '@slipway/blob';
 import type { DeployError, DeployFailureCode, DeployStepName } from '@slipway/contract';
-import { routesChannel, type RoutesMessage } from '@slipway/runtime';
+import { SandboxUnavailableError, routesChannel, type RoutesMessage } from '@slipway/runtime';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { DependencyCache } from '../pipeline/dependency-cache.js';
@@ -15,7 +15,8 @@ import { Redactor } from '../pipeline/redactor.js';
 import { packRelease } from '../pipeline/release-packer.js';
 import { extractSource } from '../pipeline/source-extractor.js';
 import { LostLeaseError, StepFailure, StepRecorder } from '../pipeline/step-recorder.js';
-import { Sandbox } from '../sandbox/sandbox.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import type { SandboxProvider } from '../sandbox/sandbox-provider.js';
 import { ApplicationSecrets } from './application-secrets.js';
 import { DeploymentRepository } from './deployment.repository.js';
 import { RuntimeHandoff } from './runtime-handoff.js';
@@ -45,7 +46,7 @@ export class DeployPipelineService {
     private readonly deployments: DeploymentRepository,
     private readonly secrets: ApplicationSecrets,
     @Inject(BLOBS) private readonly blobs: BlobStore,
-    @Inject(SANDBOX) private readonly sandbox: Sandbox,
+    @Inject(SANDBOX) private readonly sandboxes: SandboxProvider,
     @Inject(PUBLISHER) private readonly publisher: Redis,
     private readonly signInOrigins: SignInOrigins,
   ) {
@@ -71,6 +72,9 @@ export class DeployPipelineService {
       return 'failed' as const;
     };
     if (attempt > MAX_ATTEMPTS) return fail('worker_lost', `the worker running this deployment stopped ${attempt - 1} times; giving up`);
+    // BUILD_SANDBOX=off is a statement about this platform: every deploy says so, whatever it runs.
+    const unsandboxed = this.sandboxes.unsandboxedReason;
+    if (unsandboxed) hazards.push(unsandboxedBuildHazard(unsandboxed));
 
     const root = resolve(buildDirOf(this.config), 'workspaces', `${deploymentId}-${attempt}`);
     const src = join(root, 'src');
@@ -91,7 +95,6 @@ export class DeployPipelineService {
           throw new StepFailure('bad_source', `the stored source ${claim.sourceKey} is missing`);
         });
         const { files, bytes } = await extractSource(source, src);
-        if (this.sandbox.mode.kind === 'bwrap') await run('chown', ['-R', `${this.sandbox.mode.uid}:${this.sandbox.mode.gid}`, root]);
         log(`extracted ${files} files (${bytes} bytes)`);
       });
 
@@ -104,27 +107,30 @@ export class DeployPipelineService {
         if (!(await this.deployments.save(applicationId, deploymentId, attempt, recorder.steps, { spec, warnings, hazards }))) throw new LostLeaseError('lost');
       });
       const project = spec!;
-      const runsCode = Boolean(project.commands.install || project.commands.build);
-      if (runsCode && this.sandbox.mode.kind === 'none') hazards.push(unsandboxedBuildHazard(this.sandbox.mode.reason));
+      let acquired: Sandbox | undefined;
+      // Before the first command of the project: the sandbox, or a sandbox_unavailable failure with nothing run.
+      const codeSandbox = async () => (acquired ??= await this.sandboxFor(root));
 
       await step('install', async (log) => {
         if (!project.commands.install) return 'skipped';
+        const sandbox = await codeSandbox();
         await rm(join(src, 'node_modules'), { recursive: true, force: true });
         const key = project.lockfile ? await this.cache.keyFor(src, project.lockfile, project.packageManager ?? 'npm') : null;
         if (key && (await this.cache.restore(applicationId, key, src))) {
           log(`dependencies restored from the cache (lockfile ${project.lockfile} unchanged, key ${key.slice(0, 12)})`);
-          if (this.sandbox.mode.kind === 'bwrap') await run('chown', ['-R', `${this.sandbox.mode.uid}:${this.sandbox.mode.gid}`, join(src, 'node_modules')]);
+          if (sandbox.mode.kind === 'bwrap') await run('chown', ['-R', `${sandbox.mode.uid}:${sandbox.mode.gid}`, join(src, 'node_modules')]);
           return;
         }
-        const owner = this.sandbox.mode.kind === 'bwrap' ? { uid: this.sandbox.mode.uid, gid: this.sandbox.mode.gid } : undefined;
+        const owner = sandbox.mode.kind === 'bwrap' ? { uid: sandbox.mode.uid, gid: sandbox.mode.gid } : undefined;
         const downloads = await this.cache.downloadCacheDir(applicationId, owner);
-        await this.exec(project.commands.install, { root, src, network: true, env: this.installEnv(downloads, root), cacheDir: downloads, failure: 'install_failed', shutdown, log });
+        await this.exec(sandbox, project.commands.install, { root, src, env: this.installEnv(sandbox, downloads, root), cacheDir: downloads, failure: 'install_failed', shutdown, log });
         if (key) await this.cache.save(applicationId, key, src);
       });
 
       await step('build', async (log) => {
         if (!project.commands.build) return 'skipped';
-        const output = await this.exec(project.commands.build, { root, src, network: false, env: this.buildEnv(app.buildVariables, root), failure: 'build_failed', shutdown, log });
+        const sandbox = await codeSandbox();
+        const output = await this.exec(sandbox, project.commands.build, { root, src, env: this.buildEnv(sandbox, app.buildVariables, root), failure: 'build_failed', shutdown, log });
         warnings.push(...buildOutputWarnings(recorder.redact(output)));
         if (project.outputDir && !(await stat(join(src, project.outputDir)).catch(() => null))?.isDirectory()) {
           throw new StepFailure('output_missing', `the build finished but did not produce ${project.outputDir}/`);
@@ -188,15 +194,29 @@ export class DeployPipelineService {
     return spec.kind === 'node' ? join(src, 'public') : null;
   }
 
-  private baseEnv(root: string): Record<string, string> {
-    const sandboxed = this.sandbox.mode.kind === 'bwrap';
+  /** Probes (or reuses) the sandbox and hands the workspace to the build user; fails closed. */
+  private async sandboxFor(root: string): Promise<Sandbox> {
+    const sandbox = await this.acquireSandbox('nothing of the project ran');
+    if (sandbox.mode.kind === 'bwrap') await run('chown', ['-R', `${sandbox.mode.uid}:${sandbox.mode.gid}`, root]);
+    return sandbox;
+  }
+
+  private acquireSandbox(ran: string): Promise<Sandbox> {
+    return this.sandboxes.acquire().catch((error: unknown) => {
+      if (error instanceof SandboxUnavailableError) throw new StepFailure('sandbox_unavailable', `builds cannot be sandboxed on this machine (${ran}): ${error.message}`);
+      throw error;
+    });
+  }
+
+  private baseEnv(sandbox: Sandbox, root: string): Record<string, string> {
+    const sandboxed = sandbox.mode.kind === 'bwrap';
     return { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: sandboxed ? '/tmp' : join(root, 'home'), CI: 'true', LANG: 'C.UTF-8' };
   }
 
-  private installEnv(downloads: string, root: string): Record<string, string> {
-    const cache = this.sandbox.mode.kind === 'bwrap' ? '/cache' : downloads;
+  private installEnv(sandbox: Sandbox, downloads: string, root: string): Record<string, string> {
+    const cache = sandbox.mode.kind === 'bwrap' ? '/cache' : downloads;
     return {
-      ...this.baseEnv(root),
+      ...this.baseEnv(sandbox, root),
       npm_config_cache: `${cache}/npm`,
       npm_config_store_dir: `${cache}/pnpm-store`,
       YARN_CACHE_FOLDER: `${cache}/yarn`,
@@ -206,22 +226,29 @@ export class DeployPipelineService {
     };
   }
 
-  private buildEnv(variables: Record<string, string>, root: string): Record<string, string> {
-    return { ...this.baseEnv(root), NODE_ENV: 'production', npm_config_update_notifier: 'false', ...variables };
+  private buildEnv(sandbox: Sandbox, variables: Record<string, string>, root: string): Record<string, string> {
+    return { ...this.baseEnv(sandbox, root), NODE_ENV: 'production', npm_config_update_notifier: 'false', ...variables };
   }
 
-  private async exec(command: string, options: { root: string; src: string; network: boolean; env: Record<string, string>; cacheDir?: string; failure: DeployFailureCode; shutdown: AbortSignal; log: (line: string) => void }): Promise<string> {
+  private async exec(sandbox: Sandbox, command: string, options: { root: string; src: string; env: Record<string, string>; cacheDir?: string; failure: DeployFailureCode; shutdown: AbortSignal; log: (line: string) => void }): Promise<string> {
     await mkdir(join(options.root, 'home'), { recursive: true });
     options.log(`$ ${command}`);
-    const result = await this.sandbox.run({
-      workspace: options.src, command, env: options.env, network: options.network, cacheDir: options.cacheDir,
+    const result = await sandbox.run({
+      workspace: options.src, command, env: options.env, cacheDir: options.cacheDir,
       timeoutMs: this.config.BUILD_TIMEOUT_MS, outputLimitBytes: this.config.BUILD_OUTPUT_LIMIT_BYTES, signal: options.shutdown,
     });
     options.log(result.output);
     if (result.timedOut) throw new StepFailure('build_timeout', `\`${command}\` ran longer than ${Math.round(this.config.BUILD_TIMEOUT_MS / 1000)} s and was stopped`);
     if (result.outputExceeded) throw new StepFailure('output_too_large', `\`${command}\` printed more than ${this.config.BUILD_OUTPUT_LIMIT_BYTES} bytes and was stopped`);
     if (result.aborted) throw new StepFailure(options.failure, `\`${command}\` was stopped: the worker is shutting down`);
-    if (result.exitCode !== 0) throw new StepFailure(options.failure, `\`${command}\` exited with ${result.exitCode ?? result.signal}`);
+    if (result.exitCode !== 0) {
+      // A sandbox that broke since it was last probed is the machine's fault, not the project's.
+      if (sandbox.mode.kind === 'bwrap') {
+        this.sandboxes.forget();
+        await this.acquireSandbox('the command may not have started');
+      }
+      throw new StepFailure(options.failure, `\`${command}\` exited with ${result.exitCode ?? result.signal}`);
+    }
     return result.output;
   }
 }

@@ -30,11 +30,12 @@ function firstLine(output: string): string {
 /**
  * Runs `true` in a sandbox exactly as builds and apps are run (same namespaces, same network
  * plumbing, as `uid`) and resolves with null when it works, or the reason it does not.
+ * `path` is where pasta and bwrap are looked up (the caller's PATH by default).
  */
-export function probeSandbox(ids: { uid: number; gid: number }, network: SandboxNetwork, timeoutMs = 10_000): Promise<string | null> {
+export function probeSandbox(ids: { uid: number; gid: number }, network: SandboxNetwork, timeoutMs = 10_000, path = process.env['PATH'] ?? '/usr/bin:/bin'): Promise<string | null> {
   const argv = sandboxArgv({ ...ids, binds: [], tmpBytes: 1 << 20, env: { PATH: '/usr/bin:/bin' }, cwd: '/', network, command: 'exit 0' });
   return new Promise((resolve) => {
-    const child = spawn(argv[0]!, argv.slice(1), { ...ids, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' } });
+    const child = spawn(argv[0]!, argv.slice(1), { ...ids, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: path } });
     let output = '';
     const collect = (chunk: Buffer) => {
       if (output.length < 4000) output += chunk.toString('utf8');
