@@ -3,7 +3,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SandboxUnavailableError } from '@slipway/runtime';
+import { SandboxUnavailableError, explainSandboxFailure } from '@slipway/runtime';
 import { waitFor } from '@slipway/testing';
 import { Sandbox } from './sandbox.js';
 import { SandboxProvider } from './sandbox-provider.js';
@@ -119,6 +119,11 @@ describe('fails closed', () => {
     // The operator fixes the machine; the worker notices without a restart.
     await writeFile(bwrap, '#!/bin/sh\nexec /usr/bin/bwrap "$@"\n', { mode: 0o755 });
     expect((await provider.acquire()).mode).toMatchObject({ kind: 'bwrap', uid: expect.any(Number) });
+  });
+
+  it('pasta unable to open /dev/net/tun (mode 0600): the hint is the chmod', () => {
+    // What pasta (Debian 12's passt) printed here as an unprivileged user with /dev/net/tun bind-mounted over by a 0600 node.
+    expect(explainSandboxFailure('Failed to send 45 bytes to syslog\nFailed to open tun socket in namespace\n')).toBe('/dev/net/tun cannot be opened by an unprivileged user (pasta needs it): run `chmod 0666 /dev/net/tun`');
   });
 
   it('without pasta or bwrap on PATH, says which package to install', async () => {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { sandboxArgv, type SandboxNetwork } from './sandbox-argv.js';
 
 /** The sandbox cannot be made here; nothing ran. The message says what is missing and how to fix it. */
@@ -11,9 +12,11 @@ export class SandboxUnavailableError extends Error {
 export function explainSandboxFailure(output: string, missing?: string): string {
   if (missing === 'bwrap') return 'bubblewrap (bwrap) is not installed: run `apt-get install -y bubblewrap`';
   if (missing === 'pasta') return 'pasta is not installed: run `apt-get install -y passt`';
-  if (/tun/i.test(output)) return '/dev/net/tun cannot be opened by an unprivileged user (pasta needs it): run `chmod 0666 /dev/net/tun`';
+  if (/\btun\b/i.test(output) && !existsSync('/dev/net/tun')) return '/dev/net/tun does not exist (pasta needs it): load the module (`modprobe tun`), or give the container the device (`--device /dev/net/tun`)';
+  if (/\btun\b/i.test(output)) return '/dev/net/tun cannot be opened by an unprivileged user (pasta needs it): run `chmod 0666 /dev/net/tun`';
   if (/namespace|Operation not permitted|setting up uid map/i.test(output)) {
-    return `bwrap cannot create namespaces here (${firstLine(output)}): allow unprivileged user namespaces (sysctl -w kernel.unprivileged_userns_clone=1 user.max_user_namespaces=15000; in a container, allow them in its seccomp/AppArmor profile)`;
+    // Some keys exist on some kernels only (sysctl -w fails on a missing one): each is named on its own.
+    return `bwrap cannot create namespaces here (${firstLine(output)}): allow unprivileged user namespaces: \`sysctl -w user.max_user_namespaces=15000\`, and where the key exists \`sysctl -w kernel.unprivileged_userns_clone=1\` (kernels with Debian's patch) or \`sysctl -w kernel.apparmor_restrict_unprivileged_userns=0\` (Ubuntu 23.10+); in a container, allow them in its seccomp/AppArmor profile`;
   }
   return `the sandbox failed to start: ${firstLine(output) || 'no output'}`;
 }
