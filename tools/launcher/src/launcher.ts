@@ -6,6 +6,7 @@ import { applyMigrations } from '@slipway/db';
 import type { LauncherConfig } from './config.js';
 import { log } from './log.js';
 import { resolveMasterKey } from './master-key.js';
+import { sandboxPreflight } from './sandbox-preflight.js';
 import { startPostgres, type PostgresHandle } from './postgres.js';
 import { startRedis, type RedisHandle } from './redis.js';
 import { isReady, startService, stopService, type RunningService, type ServiceSpec } from './services.js';
@@ -40,6 +41,7 @@ export class Launcher {
 
   async start(): Promise<void> {
     const started = Date.now();
+    await sandboxPreflight(this.config.BUILD_SANDBOX);
     await mkdir(this.home, { recursive: true, mode: 0o755 });
     const masterKey = await resolveMasterKey(this.home, this.config.SLIPWAY_MASTER_KEY);
     this.redis = await startRedis(this.home, this.config.REDIS_URL);
