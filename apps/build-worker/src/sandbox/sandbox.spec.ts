@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxUnavailableError, explainSandboxFailure } from '@slipway/runtime';
 import { waitFor } from '@slipway/testing';
@@ -48,7 +48,8 @@ describe('build sandbox (real pasta + bubblewrap)', () => {
       accepted++;
       socket.end('platform\n');
     });
-    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    // On every address, as a careless service would listen.
+    await new Promise<void>((resolve) => listener.listen(0, '0.0.0.0', resolve));
     listenerPort = (listener.address() as { port: number }).port;
   });
   afterAll(async () => {
@@ -73,7 +74,9 @@ describe('build sandbox (real pasta + bubblewrap)', () => {
   });
 
   it('reaches the outside world (the npm registry) but nothing on the host: Redis, Postgres, platform ports', async () => {
-    const hostPorts = ['127.0.0.1:6379', '127.0.0.1:5432', `127.0.0.1:${listenerPort}`, '[::1]:6379', `localhost:${listenerPort}`];
+    // The host's own address (pasta gives the sandbox a copy of it, so it is the sandbox's own).
+    const hostAddress = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+    const hostPorts = ['127.0.0.1:6379', '127.0.0.1:5432', `127.0.0.1:${listenerPort}`, '[::1]:6379', `localhost:${listenerPort}`, ...(hostAddress ? [`${hostAddress}:${listenerPort}`] : [])];
     const result = await sandbox.run({ workspace, env, ...limits, command: connectEach([...hostPorts, 'registry.npmjs.org:443']) });
     expect(result.exitCode).toBe(0);
     for (const target of hostPorts) expect(result.output).toMatch(new RegExp(`^${target.replace(/[.[\]]/g, '\\$&')} (ECONNREFUSED|ENETUNREACH|EADDRNOTAVAIL)$`, 'm'));
