@@ -2,13 +2,14 @@
  * The build sandbox from the attacker's seat: hostile projects deployed to the real worker process
  * (real pasta, bubblewrap, Postgres, Redis, npm registry).
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeployHarness, FIXTURES, freePort, sourceTar } from '@slipway/testing';
+import { DeployHarness, FIXTURES, freePort, sourceTar, waitFor } from '@slipway/testing';
 
 /** Prints `PROBE <stage> <host:port> CONNECTED|<error code>` for each target, and never fails. */
 function probeScript(targets: string[]): string {
@@ -134,5 +135,17 @@ describe('build sandbox end to end (real worker, pasta, bubblewrap)', () => {
     const site = await h.waitForFinal(await h.deployFixture(await h.createApplication(), 'static-site'));
     expect(site.status).toBe('succeeded');
     expect(site.hazards.map((x) => x.code)).toEqual(['unsandboxed_build']);
+  }, 120_000);
+
+  it('a build still running when the worker is killed (-9) dies with it', async () => {
+    const worker = await h.startWorker();
+    const running = () => execFileSync('sh', ['-c', 'pgrep -f "sleep 424[3]" || true'], { encoding: 'utf8' }).trim();
+    const source = await projectTar({ 'package.json': JSON.stringify({ name: 'sleeper', private: true, scripts: { build: 'sleep 4243' } }) });
+    await h.deploy(await h.createApplication(), source);
+    await waitFor(() => running() !== '', { timeoutMs: 60_000, what: 'the build to be running' });
+    process.kill(worker.child.pid!, 'SIGKILL');
+    await worker.exited;
+    await waitFor(() => running() === '', { timeoutMs: 10_000, what: 'the sandboxed build (pasta, bwrap, sleep) to be gone' });
+    expect(running()).toBe('');
   }, 120_000);
 });

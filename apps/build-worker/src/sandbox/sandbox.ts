@@ -38,7 +38,9 @@ export const BUILD_TMP_BYTES = 1024 * 1024 * 1024;
  * `/workspace` and the cache at `/cache`, nothing else of the host's files.
  */
 export function buildArgv(ids: { uid: number; gid: number }, options: Pick<RunOptions, 'workspace' | 'cacheDir' | 'env' | 'command'>): string[] {
-  return sandboxArgv({
+  // pasta does not die with its parent: if the worker is killed (-9), the kernel kills pasta, and
+  // bubblewrap's --die-with-parent then the build, instead of leaving it running unwatched.
+  return ['setpriv', '--pdeathsig', 'SIGKILL', '--', ...sandboxArgv({
     ...ids,
     binds: [{ host: options.workspace, path: '/workspace', writable: true }, ...(options.cacheDir ? [{ host: options.cacheDir, path: '/cache', writable: true }] : [])],
     tmpBytes: BUILD_TMP_BYTES,
@@ -46,7 +48,7 @@ export function buildArgv(ids: { uid: number; gid: number }, options: Pick<RunOp
     cwd: '/workspace',
     network: { kind: 'outbound' },
     command: options.command,
-  });
+  })];
 }
 
 /** Runs a shell command in the sandbox (or, with BUILD_SANDBOX=off, in its own process group with a clean env). */
