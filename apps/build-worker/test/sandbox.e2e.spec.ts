@@ -103,7 +103,7 @@ describe('build sandbox end to end (real worker, pasta, bubblewrap)', () => {
     const bwrap = join(fakeBin, 'bwrap');
     await writeFile(bwrap, '#!/bin/sh\necho "bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2\nexit 1\n', { mode: 0o755 });
     const worker = await h.startWorker({ PATH: `${fakeBin}:${process.env['PATH']}` });
-    expect(worker.output()).toMatch(/builds cannot be sandboxed here.*sandbox_unavailable/);
+    await worker.waitForOutput(/builds cannot be sandboxed here.*sandbox_unavailable/, 30_000);
     const marker = join(h.home, `ran-${Date.now()}`);
     await mkdir(h.home, { recursive: true });
     await chmod(h.home, 0o777); // so that even an unprivileged, unsandboxed build could leave its mark

@@ -1,8 +1,6 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AnalyzeError, analyzeSource, buildOutputWarnings, outputHazards, readProjectDir, unsandboxedBuildHazard, type Hazard, type ProjectSpec, type Warning } from '@slipway/analyzer';
 import type { BlobStore } from '@slipway/blob';
@@ -17,13 +15,13 @@ import { extractSource } from '../pipeline/source-extractor.js';
 import { LostLeaseError, StepFailure, StepRecorder } from '../pipeline/step-recorder.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { SandboxProvider } from '../sandbox/sandbox-provider.js';
+import { chownTree } from '../sandbox/run-detached.js';
 import { ApplicationSecrets } from './application-secrets.js';
 import { DeploymentRepository } from './deployment.repository.js';
 import { RuntimeHandoff } from './runtime-handoff.js';
 import { SignInOrigins } from './sign-in-origins.js';
 import { BLOBS, PUBLISHER, SANDBOX, buildDirOf } from './tokens.js';
 
-const run = promisify(execFile);
 /** Attempts (first run + stall retries) before a deployment is failed with `worker_lost`. */
 export const MAX_ATTEMPTS = 3;
 
@@ -118,7 +116,7 @@ export class DeployPipelineService {
         const key = project.lockfile ? await this.cache.keyFor(src, project.lockfile, project.packageManager ?? 'npm') : null;
         if (key && (await this.cache.restore(applicationId, key, src))) {
           log(`dependencies restored from the cache (lockfile ${project.lockfile} unchanged, key ${key.slice(0, 12)})`);
-          if (sandbox.mode.kind === 'bwrap') await run('chown', ['-R', `${sandbox.mode.uid}:${sandbox.mode.gid}`, join(src, 'node_modules')]);
+          if (sandbox.mode.kind === 'bwrap') await chownTree(join(src, 'node_modules'), sandbox.mode);
           return;
         }
         const owner = sandbox.mode.kind === 'bwrap' ? { uid: sandbox.mode.uid, gid: sandbox.mode.gid } : undefined;
@@ -197,7 +195,7 @@ export class DeployPipelineService {
   /** Probes (or reuses) the sandbox and hands the workspace to the build user; fails closed. */
   private async sandboxFor(root: string): Promise<Sandbox> {
     const sandbox = await this.acquireSandbox('nothing of the project ran');
-    if (sandbox.mode.kind === 'bwrap') await run('chown', ['-R', `${sandbox.mode.uid}:${sandbox.mode.gid}`, root]);
+    if (sandbox.mode.kind === 'bwrap') await chownTree(root, sandbox.mode);
     return sandbox;
   }
 

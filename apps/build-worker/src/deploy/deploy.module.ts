@@ -28,11 +28,12 @@ export class DeployModule {
         { provide: BLOBS, useFactory: () => createBlobStore(config) },
         {
           provide: SANDBOX,
-          useFactory: async () => {
+          useFactory: () => {
             const provider = new SandboxProvider({ setting: config.BUILD_SANDBOX, buildUser: config.BUILD_USER, workspacesDir: join(buildDirOf(config), 'workspaces'), path: config.PATH });
             const logger = new Logger('sandbox');
-            // Checked once at start for the operator's benefit; deploys check again (SandboxProvider).
-            await provider.acquire().then(
+            // Checked at start for the operator's benefit, without holding the start-up (a probe
+            // starts pasta); deploys check again (SandboxProvider) and join this probe if it runs.
+            void provider.acquire().then(
               ({ mode }) => (mode.kind === 'bwrap' ? logger.log(`builds run in pasta + bubblewrap as uid ${mode.uid}`) : logger.warn(`builds run WITHOUT a sandbox: ${mode.reason}`)),
               (error: Error) => logger.error(`builds cannot be sandboxed here, so every deploy that runs code fails with sandbox_unavailable until this is fixed: ${error.message}`),
             );

@@ -1,7 +1,8 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { chmod, mkdir } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { SandboxUnavailableError, probeSandbox } from '@slipway/runtime';
+import { runDetached } from './run-detached.js';
 
 const run = promisify(execFile);
 
@@ -28,12 +29,8 @@ async function buildIds(buildUser: string): Promise<{ uid: number; gid: number }
   return ids;
 }
 
-function canTraverse(dir: string, ids: { uid: number; gid: number }): Promise<boolean> {
-  return new Promise((resolve) => {
-    const child = spawn('/usr/bin/test', ['-x', dir], { ...ids, stdio: 'ignore' });
-    child.on('error', () => resolve(false));
-    child.on('close', (code) => resolve(code === 0));
-  });
+async function canTraverse(dir: string, ids: { uid: number; gid: number }): Promise<boolean> {
+  return (await runDetached('/usr/bin/test', ['-x', dir], ids)).code === 0;
 }
 
 /**

@@ -59,7 +59,16 @@ export class Sandbox {
     private readonly path = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
   ) {}
 
-  run(options: RunOptions): Promise<RunResult> {
+  async run(options: RunOptions): Promise<RunResult> {
+    const result = await this.runOnce(options);
+    // Nothing here sends SIGTERM/SIGINT/SIGHUP to a command's group: such a death is a signal meant
+    // for the worker's own group that arrived while the command was being spawned (before it left
+    // the group), so the command never started. Run it again.
+    const stray = result.signal === 'SIGTERM' || result.signal === 'SIGINT' || result.signal === 'SIGHUP';
+    return stray && !result.timedOut && !result.outputExceeded && !result.aborted ? this.runOnce(options) : result;
+  }
+
+  private runOnce(options: RunOptions): Promise<RunResult> {
     const mode = this.mode;
     const [command, ...args] = mode.kind === 'bwrap' ? buildArgv(mode, options) : ['sh', '-c', options.command];
     // pasta is started as the build user, never as root: the namespaces it makes are the build user's.

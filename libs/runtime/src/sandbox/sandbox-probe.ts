@@ -35,10 +35,21 @@ function firstLine(output: string): string {
  * plumbing, as `uid`) and resolves with null when it works, or the reason it does not.
  * `path` is where pasta and bwrap are looked up (the caller's PATH by default).
  */
-export function probeSandbox(ids: { uid: number; gid: number }, network: SandboxNetwork, timeoutMs = 10_000, path = process.env['PATH'] ?? '/usr/bin:/bin'): Promise<string | null> {
+export async function probeSandbox(ids: { uid: number; gid: number }, network: SandboxNetwork, timeoutMs = 10_000, path = process.env['PATH'] ?? '/usr/bin:/bin'): Promise<string | null> {
+  const first = await probeOnce(ids, network, timeoutMs, path);
+  // A SIGTERM/SIGINT meant for the caller's process group can hit the probe while it is being
+  // spawned (before it leaves the group): that says nothing about the sandbox, so probe again.
+  return first === STRAY_SIGNAL ? probeOnce(ids, network, timeoutMs, path) : first;
+}
+
+const STRAY_SIGNAL = 'the probe was stopped by a signal sent to its parent';
+
+function probeOnce(ids: { uid: number; gid: number }, network: SandboxNetwork, timeoutMs: number, path: string): Promise<string | null> {
   const argv = sandboxArgv({ ...ids, binds: [], tmpBytes: 1 << 20, env: { PATH: '/usr/bin:/bin' }, cwd: '/', network, command: 'exit 0' });
   return new Promise((resolve) => {
-    const child = spawn(argv[0]!, argv.slice(1), { ...ids, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: path } });
+    // Its own process group: a SIGTERM to the caller's group (a service being stopped) must not
+    // kill the probe and make a working sandbox look broken.
+    const child = spawn(argv[0]!, argv.slice(1), { ...ids, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: path } });
     let output = '';
     const collect = (chunk: Buffer) => {
       if (output.length < 4000) output += chunk.toString('utf8');
@@ -54,6 +65,7 @@ export function probeSandbox(ids: { uid: number; gid: number }, network: Sandbox
       clearTimeout(timer);
       if (code === 0) return resolve(null);
       if (signal === 'SIGKILL') return resolve(`the sandbox did not start within ${timeoutMs} ms`);
+      if (signal === 'SIGTERM' || signal === 'SIGINT' || signal === 'SIGHUP') return resolve(STRAY_SIGNAL);
       // pasta runs bwrap: a missing bwrap shows up as pasta's "No such file" output.
       if (argv[0] === 'pasta' && /bwrap.*(No such file|not found)|execvp/i.test(output)) return resolve(explainSandboxFailure(output, 'bwrap'));
       resolve(explainSandboxFailure(output));
