@@ -27,10 +27,12 @@ RUN pnpm install --frozen-lockfile --offline --prod \
 
 # ---- runtime -------------------------------------------------------------------------------
 FROM node:20-bookworm-slim AS runtime
-# bubblewrap: the build worker's sandbox for install/build commands. tini: PID 1 that forwards
-# SIGTERM and reaps the build commands' children.
+# bubblewrap + passt (pasta): the build worker's sandbox for install/build commands (its own
+# network namespace joined to the outside by pasta; the container needs /dev/net/tun and user
+# namespaces, or builds fail with sandbox_unavailable). tini: PID 1 that forwards SIGTERM and
+# reaps the build commands' children.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends bubblewrap tini ca-certificates git \
+ && apt-get install -y --no-install-recommends bubblewrap passt tini ca-certificates git \
  && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 slipway \
  && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/slipway --shell /usr/sbin/nologin slipway \

@@ -29,10 +29,20 @@ export const workerConfigSchema = z.object({
   BUILD_OUTPUT_LIMIT_BYTES: ms(8 * 1024 * 1024),
   /** Bytes the dependency cache (installed node_modules of every application) may hold; 0 switches it off. */
   DEPENDENCY_CACHE_MAX_BYTES: z.coerce.number().int().min(0).default(4 * 1024 ** 3),
-  /** `auto`: bubblewrap when `bwrap` works, otherwise unsandboxed with a hazard; `off`: never. */
-  BUILD_SANDBOX: z.enum(['auto', 'off']).default('auto'),
+  /**
+   * `on`: installs and builds run in pasta + bubblewrap; when that cannot be made the deploy fails
+   * with `sandbox_unavailable` and nothing runs. `auto` is the old name of `on` (still accepted).
+   * `off`: the operator's explicit choice to run builds unsandboxed; every deploy carries the
+   * `unsandboxed_build` hazard.
+   */
+  BUILD_SANDBOX: z
+    .enum(['on', 'auto', 'off'])
+    .default('on')
+    .transform((value) => (value === 'off' ? 'off' : 'on')),
   /** The unprivileged user builds run as (created by the operator; see README). */
   BUILD_USER: z.string().default('slipway-build'),
+  /** Where pasta and bwrap are found (the worker's own PATH). */
+  PATH: z.string().min(1).default('/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'),
   /** The edge's internal address, for handing Node releases over (`pnpm start` sets it). */
   EDGE_INTERNAL_URL: httpUrl('http://127.0.0.1:8080'),
   /** How long the release step waits for a Node release to become healthy. */

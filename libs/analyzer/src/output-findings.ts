@@ -71,7 +71,7 @@ export function outputHazards(served: ProjectFile[], context: OutputScanContext)
 }
 
 export function unsandboxedBuildHazard(reason: string): Hazard {
-  return { code: 'unsandboxed_build', severity: 'medium', detail: reason, message: `The build ran without a sandbox (${reason}): install and build scripts had the build worker's access to this machine.` };
+  return { code: 'unsandboxed_build', severity: 'medium', detail: reason, message: `Builds on this platform run without a sandbox (${reason}): install and build scripts, where a project has them, get the build worker's access to this machine.` };
 }
 
 export function unsandboxedRuntimeHazard(reason: string): Hazard {

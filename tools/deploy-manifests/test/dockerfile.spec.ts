@@ -18,8 +18,9 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/pnpm prune --prod/);
   });
 
-  it('ships bubblewrap for the build worker and runs as the non-root user the pods expect', () => {
+  it('ships bubblewrap and passt (the build sandbox) and runs as the non-root user the pods expect', () => {
     expect(runtime).toMatch(/apt-get install[^\n]*bubblewrap/);
+    expect(runtime).toMatch(/apt-get install[^\n]*passt/);
     const user = /^USER (\d+):(\d+)$/m.exec(runtime);
     expect(user).not.toBeNull();
     const pod = podSpecOf(renderKustomization(join(REPO_ROOT, 'k8s/base')).find((o) => o.kind === 'Deployment')!)!;

@@ -23,6 +23,11 @@ export const launcherConfigSchema = z.object({
   APPS_SCHEME: z.enum(['http', 'https']).default('http'),
   READY_TIMEOUT_MS: z.coerce.number().int().min(1000).default(90_000),
   LOG_LEVEL: z.string().default('log'),
+  /** The build worker's setting, checked before anything starts (`auto` = `on`). */
+  BUILD_SANDBOX: z
+    .enum(['on', 'auto', 'off'])
+    .default('on')
+    .transform((value) => (value === 'off' ? 'off' : 'on')),
 });
 
 export type LauncherConfig = z.output<typeof launcherConfigSchema>;

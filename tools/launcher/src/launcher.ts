@@ -6,6 +6,7 @@ import { applyMigrations } from '@slipway/db';
 import type { LauncherConfig } from './config.js';
 import { log } from './log.js';
 import { resolveMasterKey } from './master-key.js';
+import { sandboxPreflight } from './sandbox-preflight.js';
 import { startPostgres, type PostgresHandle } from './postgres.js';
 import { writePrivateFile } from './private-files.js';
 import { startRedis, type RedisHandle } from './redis.js';
@@ -41,6 +42,7 @@ export class Launcher {
 
   async start(): Promise<void> {
     const started = Date.now();
+    await sandboxPreflight(this.config.BUILD_SANDBOX);
     // Traversable, not listable: the build user and each application's user open their own
     // workspace or release below it (then their sandbox hides the rest); nobody lists it.
     await mkdir(this.home, { recursive: true, mode: 0o711 });

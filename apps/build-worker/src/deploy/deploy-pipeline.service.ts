@@ -1,13 +1,11 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AnalyzeError, analyzeSource, buildOutputWarnings, outputHazards, readProjectDir, unsandboxedBuildHazard, unsandboxedRuntimeHazard, type Hazard, type ProjectSpec, type Warning } from '@slipway/analyzer';
 import type { BlobStore } from '@slipway/blob';
 import type { DeployError, DeployFailureCode, DeployStepName } from '@slipway/contract';
-import { routesChannel, type RoutesMessage } from '@slipway/runtime';
+import { SandboxUnavailableError, routesChannel, type RoutesMessage } from '@slipway/runtime';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { DependencyCache } from '../pipeline/dependency-cache.js';
@@ -16,14 +14,15 @@ import { resolveOutputDir } from '../pipeline/output-links.js';
 import { packRelease } from '../pipeline/release-packer.js';
 import { extractSource } from '../pipeline/source-extractor.js';
 import { LostLeaseError, StepFailure, StepRecorder } from '../pipeline/step-recorder.js';
-import { Sandbox } from '../sandbox/sandbox.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import type { SandboxProvider } from '../sandbox/sandbox-provider.js';
+import { chownTree } from '../sandbox/run-detached.js';
 import { ApplicationSecrets } from './application-secrets.js';
 import { DeploymentRepository } from './deployment.repository.js';
 import { RuntimeHandoff } from './runtime-handoff.js';
 import { SignInOrigins } from './sign-in-origins.js';
 import { BLOBS, PUBLISHER, SANDBOX, buildDirOf } from './tokens.js';
 
-const run = promisify(execFile);
 /** Attempts (first run + stall retries) before a deployment is failed with `worker_lost`. */
 export const MAX_ATTEMPTS = 3;
 
@@ -46,7 +45,7 @@ export class DeployPipelineService {
     private readonly deployments: DeploymentRepository,
     private readonly secrets: ApplicationSecrets,
     @Inject(BLOBS) private readonly blobs: BlobStore,
-    @Inject(SANDBOX) private readonly sandbox: Sandbox,
+    @Inject(SANDBOX) private readonly sandboxes: SandboxProvider,
     @Inject(PUBLISHER) private readonly publisher: Redis,
     private readonly signInOrigins: SignInOrigins,
   ) {
@@ -77,6 +76,9 @@ export class DeployPipelineService {
       return 'failed' as const;
     };
     if (attempt > MAX_ATTEMPTS) return fail('worker_lost', `the worker running this deployment stopped ${attempt - 1} times; giving up`);
+    // BUILD_SANDBOX=off is a statement about this platform: every deploy says so, whatever it runs.
+    const unsandboxed = this.sandboxes.unsandboxedReason;
+    if (unsandboxed) hazards.push(unsandboxedBuildHazard(unsandboxed));
 
     const root = resolve(buildDirOf(this.config), 'workspaces', `${deploymentId}-${attempt}`);
     const src = join(root, 'src');
@@ -97,7 +99,6 @@ export class DeployPipelineService {
           throw new StepFailure('bad_source', `the stored source ${claim.sourceKey} is missing`);
         });
         const { files, bytes } = await extractSource(source, src);
-        if (this.sandbox.mode.kind === 'bwrap') await run('chown', ['-R', `${this.sandbox.mode.uid}:${this.sandbox.mode.gid}`, root]);
         log(`extracted ${files} files (${bytes} bytes)`);
       });
 
@@ -110,13 +111,15 @@ export class DeployPipelineService {
         if (!(await this.deployments.save(applicationId, deploymentId, attempt, recorder.steps, { spec, warnings, hazards }))) throw new LostLeaseError('lost');
       });
       const project = spec!;
-      const runsCode = Boolean(project.commands.install || project.commands.build);
-      if (runsCode && this.sandbox.mode.kind === 'none') hazards.push(unsandboxedBuildHazard(this.sandbox.mode.reason));
+      let acquired: Sandbox | undefined;
+      // Before the first command of the project: the sandbox, or a sandbox_unavailable failure with nothing run.
+      const codeSandbox = async () => (acquired ??= await this.sandboxFor(root));
 
       await step('install', async (log) => {
         if (!project.commands.install) return 'skipped';
+        const sandbox = await codeSandbox();
         await rm(join(src, 'node_modules'), { recursive: true, force: true });
-        const owner = this.sandbox.mode.kind === 'bwrap' ? { uid: this.sandbox.mode.uid, gid: this.sandbox.mode.gid } : undefined;
+        const owner = sandbox.mode.kind === 'bwrap' ? { uid: sandbox.mode.uid, gid: sandbox.mode.gid } : undefined;
         // Unsandboxed, the install runs as the worker's own user and could rewrite the cache: none is used.
         const key = project.lockfile && owner && this.cache.enabled
           ? await this.cache.keyFor(applicationId, src, project.lockfile, project.packageManager ?? 'npm').catch((error: Error) => {
@@ -136,7 +139,7 @@ export class DeployPipelineService {
           }
         }
         const downloads = await this.cache.downloadCacheDir(applicationId, owner);
-        await this.exec(project.commands.install, { root, src, network: true, env: this.installEnv(downloads, root), cacheDir: downloads, failure: 'install_failed', shutdown, log });
+        await this.exec(sandbox, project.commands.install, { root, src, env: this.installEnv(sandbox, downloads, root), cacheDir: downloads, failure: 'install_failed', shutdown, log });
         if (key) {
           const saved = await this.cache.save(key, src);
           log(saved.saved ? `dependencies cached (${saved.files} files, ${saved.bytes} bytes)` : `dependencies not cached: ${saved.reason}`);
@@ -145,7 +148,8 @@ export class DeployPipelineService {
 
       await step('build', async (log) => {
         if (!project.commands.build) return 'skipped';
-        const output = await this.exec(project.commands.build, { root, src, network: false, env: this.buildEnv(app.buildVariables, root), failure: 'build_failed', shutdown, log });
+        const sandbox = await codeSandbox();
+        const output = await this.exec(sandbox, project.commands.build, { root, src, env: this.buildEnv(sandbox, app.buildVariables, root), failure: 'build_failed', shutdown, log });
         warnings.push(...buildOutputWarnings(recorder.redact(output)));
         if (project.outputDir && !(await this.stat(await resolveOutputDir(src, project.outputDir)))?.isDirectory()) {
           throw new StepFailure('output_missing', `the build finished but did not produce ${project.outputDir}/`);
@@ -221,15 +225,29 @@ export class DeployPipelineService {
     return path ? stat(path).catch(() => null) : null;
   }
 
-  private baseEnv(root: string): Record<string, string> {
-    const sandboxed = this.sandbox.mode.kind === 'bwrap';
+  /** Probes (or reuses) the sandbox and hands the workspace to the build user; fails closed. */
+  private async sandboxFor(root: string): Promise<Sandbox> {
+    const sandbox = await this.acquireSandbox('nothing of the project ran');
+    if (sandbox.mode.kind === 'bwrap') await chownTree(root, sandbox.mode);
+    return sandbox;
+  }
+
+  private acquireSandbox(ran: string): Promise<Sandbox> {
+    return this.sandboxes.acquire().catch((error: unknown) => {
+      if (error instanceof SandboxUnavailableError) throw new StepFailure('sandbox_unavailable', `builds cannot be sandboxed on this machine (${ran}): ${error.message}`);
+      throw error;
+    });
+  }
+
+  private baseEnv(sandbox: Sandbox, root: string): Record<string, string> {
+    const sandboxed = sandbox.mode.kind === 'bwrap';
     return { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: sandboxed ? '/tmp' : join(root, 'home'), CI: 'true', LANG: 'C.UTF-8' };
   }
 
-  private installEnv(downloads: string, root: string): Record<string, string> {
-    const cache = this.sandbox.mode.kind === 'bwrap' ? '/cache' : downloads;
+  private installEnv(sandbox: Sandbox, downloads: string, root: string): Record<string, string> {
+    const cache = sandbox.mode.kind === 'bwrap' ? '/cache' : downloads;
     return {
-      ...this.baseEnv(root),
+      ...this.baseEnv(sandbox, root),
       npm_config_cache: `${cache}/npm`,
       npm_config_store_dir: `${cache}/pnpm-store`,
       YARN_CACHE_FOLDER: `${cache}/yarn`,
@@ -239,24 +257,31 @@ export class DeployPipelineService {
     };
   }
 
-  private buildEnv(variables: Record<string, string>, root: string): Record<string, string> {
-    return { ...this.baseEnv(root), NODE_ENV: 'production', npm_config_update_notifier: 'false', ...variables };
+  private buildEnv(sandbox: Sandbox, variables: Record<string, string>, root: string): Record<string, string> {
+    return { ...this.baseEnv(sandbox, root), NODE_ENV: 'production', npm_config_update_notifier: 'false', ...variables };
   }
 
-  private async exec(command: string, options: { root: string; src: string; network: boolean; env: Record<string, string>; cacheDir?: string; failure: DeployFailureCode; shutdown: AbortSignal; log: (line: string) => void }): Promise<string> {
+  private async exec(sandbox: Sandbox, command: string, options: { root: string; src: string; env: Record<string, string>; cacheDir?: string; failure: DeployFailureCode; shutdown: AbortSignal; log: (line: string) => void }): Promise<string> {
     // An abort that landed between two commands (say, while dependencies were being cached) stops the next one.
     if (options.shutdown.aborted) throw new StepFailure(options.failure, `\`${command}\` was not started: the worker is shutting down`);
     await mkdir(join(options.root, 'home'), { recursive: true });
     options.log(`$ ${command}`);
-    const result = await this.sandbox.run({
-      workspace: options.src, command, env: options.env, network: options.network, cacheDir: options.cacheDir,
+    const result = await sandbox.run({
+      workspace: options.src, command, env: options.env, cacheDir: options.cacheDir,
       timeoutMs: this.config.BUILD_TIMEOUT_MS, outputLimitBytes: this.config.BUILD_OUTPUT_LIMIT_BYTES, signal: options.shutdown,
     });
     options.log(result.output);
     if (result.timedOut) throw new StepFailure('build_timeout', `\`${command}\` ran longer than ${Math.round(this.config.BUILD_TIMEOUT_MS / 1000)} s and was stopped`);
     if (result.outputExceeded) throw new StepFailure('output_too_large', `\`${command}\` printed more than ${this.config.BUILD_OUTPUT_LIMIT_BYTES} bytes and was stopped`);
     if (result.aborted) throw new StepFailure(options.failure, `\`${command}\` was stopped: the worker is shutting down`);
-    if (result.exitCode !== 0) throw new StepFailure(options.failure, `\`${command}\` exited with ${result.exitCode ?? result.signal}`);
+    if (result.exitCode !== 0) {
+      // A sandbox that broke since it was last probed is the machine's fault, not the project's.
+      if (sandbox.mode.kind === 'bwrap') {
+        this.sandboxes.forget();
+        await this.acquireSandbox('the command may not have started');
+      }
+      throw new StepFailure(options.failure, `\`${command}\` exited with ${result.exitCode ?? result.signal}`);
+    }
     return result.output;
   }
 }

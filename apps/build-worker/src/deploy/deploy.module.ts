@@ -4,8 +4,7 @@ import { createBlobStore } from '@slipway/blob';
 import { createPrismaClient } from '@slipway/db';
 import { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
-import { Sandbox } from '../sandbox/sandbox.js';
-import { detectSandbox } from '../sandbox/sandbox-detect.js';
+import { SandboxProvider } from '../sandbox/sandbox-provider.js';
 import { ApplicationSecrets } from './application-secrets.js';
 import { DeployPipelineService } from './deploy-pipeline.service.js';
 import { DeployWorker } from './deploy.worker.js';
@@ -29,10 +28,16 @@ export class DeployModule {
         { provide: BLOBS, useFactory: () => createBlobStore(config) },
         {
           provide: SANDBOX,
-          useFactory: async () => {
-            const mode = await detectSandbox(config.BUILD_SANDBOX, config.BUILD_USER, join(buildDirOf(config), 'workspaces'));
-            new Logger('sandbox').log(mode.kind === 'bwrap' ? `builds run in bubblewrap as uid ${mode.uid}` : `builds run WITHOUT a sandbox: ${mode.reason}`);
-            return new Sandbox(mode);
+          useFactory: () => {
+            const provider = new SandboxProvider({ setting: config.BUILD_SANDBOX, buildUser: config.BUILD_USER, workspacesDir: join(buildDirOf(config), 'workspaces'), path: config.PATH });
+            const logger = new Logger('sandbox');
+            // Checked at start for the operator's benefit, without holding the start-up (a probe
+            // starts pasta); deploys check again (SandboxProvider) and join this probe if it runs.
+            void provider.acquire().then(
+              ({ mode }) => (mode.kind === 'bwrap' ? logger.log(`builds run in pasta + bubblewrap as uid ${mode.uid}`) : logger.warn(`builds run WITHOUT a sandbox: ${mode.reason}`)),
+              (error: Error) => logger.error(`builds cannot be sandboxed here, so every deploy that runs code fails with sandbox_unavailable until this is fixed: ${error.message}`),
+            );
+            return provider;
           },
         },
         { provide: PUBLISHER, useFactory: () => new Redis(config.REDIS_URL, { maxRetriesPerRequest: null }) },

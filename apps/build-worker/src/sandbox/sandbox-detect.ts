@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { chmod, mkdir } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import type { SandboxMode } from './sandbox.js';
+import { SandboxUnavailableError, probeSandbox } from '@slipway/runtime';
+import { runDetached } from './run-detached.js';
 
 const run = promisify(execFile);
 
@@ -15,42 +16,36 @@ async function userIds(user: string): Promise<{ uid: number; gid: number } | nul
   }
 }
 
-/**
- * Decides how builds run. `auto`: bubblewrap as the unprivileged build user when both work here
- * (the user is created when the worker runs as root and it is missing); otherwise no sandbox,
- * with the reason (it becomes the `unsandboxed_build` hazard).
- */
-export async function detectSandbox(setting: 'auto' | 'off', buildUser: string, workspacesDir: string): Promise<SandboxMode> {
-  if (setting === 'off') return { kind: 'none', reason: 'sandboxing is turned off (BUILD_SANDBOX=off)' };
-  try {
-    await run('bwrap', ['--version']);
-  } catch {
-    return { kind: 'none', reason: 'bubblewrap (bwrap) is not installed' };
-  }
-  let ids: { uid: number; gid: number } | null;
-  if (process.getuid?.() === 0) {
+/** The unprivileged user builds run as: `buildUser` (created when we are root), or our own user otherwise. */
+async function buildIds(buildUser: string): Promise<{ uid: number; gid: number }> {
+  if (process.getuid?.() !== 0) return { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+  let ids = await userIds(buildUser);
+  if (!ids) {
+    await run('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', buildUser]).catch(() => undefined);
     ids = await userIds(buildUser);
-    if (!ids) {
-      await run('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', buildUser]).catch(() => undefined);
-      ids = await userIds(buildUser);
-    }
-    if (!ids) return { kind: 'none', reason: `the build user ${buildUser} does not exist and could not be created` };
-  } else {
-    // Not root: the worker's own user is already unprivileged.
-    ids = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
   }
-  try {
-    await run('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '/usr/bin/true'], { uid: ids.uid, gid: ids.gid });
-  } catch (error) {
-    return { kind: 'none', reason: `bwrap cannot create a sandbox here: ${((error as Error).message.split('\n')[1] ?? (error as Error).message).slice(0, 200)}` };
-  }
+  if (!ids) throw new SandboxUnavailableError(`the build user ${buildUser} does not exist and could not be created: create it (useradd --system ${buildUser}) or set BUILD_USER`);
+  if (ids.uid === 0) throw new SandboxUnavailableError(`the build user ${buildUser} is uid 0; set BUILD_USER to an unprivileged user`);
+  return ids;
+}
+
+async function canTraverse(dir: string, ids: { uid: number; gid: number }): Promise<boolean> {
+  return (await runDetached('/usr/bin/test', ['-x', dir], ids)).code === 0;
+}
+
+/**
+ * Makes sure builds can be sandboxed here: the unprivileged build user, a probe run exactly as
+ * builds run (pasta + bubblewrap as that user), and the workspaces reachable by it. Throws
+ * SandboxUnavailableError saying what is missing and how to fix it; nothing of a project has run.
+ */
+export async function detectSandbox(buildUser: string, workspacesDir: string, path?: string): Promise<{ kind: 'bwrap'; uid: number; gid: number }> {
+  const ids = await buildIds(buildUser);
+  const reason = await probeSandbox(ids, { kind: 'outbound' }, 10_000, path);
+  if (reason) throw new SandboxUnavailableError(reason);
   await mkdir(workspacesDir, { recursive: true, mode: 0o711 });
   await chmod(workspacesDir, 0o711);
-  try {
-    // The build user must reach the workspaces (every parent directory traversable).
-    await run('bwrap', ['--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--bind', workspacesDir, '/w', '/usr/bin/true'], { uid: ids.uid, gid: ids.gid });
-  } catch {
-    return { kind: 'none', reason: `the build user cannot reach ${workspacesDir}; make its parent directories traversable (chmod o+x)` };
+  if (!(await canTraverse(workspacesDir, ids))) {
+    throw new SandboxUnavailableError(`the build user cannot reach ${workspacesDir}: make every parent directory traversable (chmod o+x), or set BUILD_DIR elsewhere`);
   }
   return { kind: 'bwrap', ...ids };
 }

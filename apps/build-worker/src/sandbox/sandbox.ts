@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { sandboxArgv, spawnSandbox, tool } from '@slipway/runtime';
 
 export interface RunOptions {
   /** Host directory of the project; it is `/workspace` inside the sandbox. */
@@ -7,8 +7,6 @@ export interface RunOptions {
   command: string;
   /** The whole environment the command sees (nothing is inherited). */
   env: Record<string, string>;
-  /** Whether the command may reach the network (installs: the npm registry). */
-  network: boolean;
   /** Host directory mounted at `/cache` (the application's package-manager cache). */
   cacheDir?: string;
   timeoutMs: number;
@@ -25,43 +23,59 @@ export interface RunResult {
   aborted: boolean;
 }
 
+/** `bwrap`: sandboxed as the build user; `none`: BUILD_SANDBOX=off, the operator's explicit choice. */
 export type SandboxMode = { kind: 'bwrap'; uid: number; gid: number } | { kind: 'none'; reason: string };
 
-const SYSTEM_BINDS = ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/etc/ssl', '/etc/ca-certificates', '/etc/passwd', '/etc/group'];
+/** Size of the sandbox's private, memory-backed `/tmp` (also `HOME`). */
+export const BUILD_TMP_BYTES = 1024 * 1024 * 1024;
 
-/** bubblewrap arguments: read-only system, the workspace at /workspace, nothing else of the host. */
-export function bwrapArgs(options: Pick<RunOptions, 'workspace' | 'network' | 'cacheDir' | 'env'>): string[] {
-  const args = ['--unshare-all', '--die-with-parent', '--new-session', '--ro-bind', '/usr', '/usr'];
-  if (options.network) args.push('--share-net');
-  for (const link of ['bin', 'lib', 'lib64', 'sbin']) if (existsSync(`/usr/${link}`)) args.push('--symlink', `usr/${link}`, `/${link}`);
-  for (const path of SYSTEM_BINDS) args.push('--ro-bind-try', path, path);
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--bind', options.workspace, '/workspace');
-  if (options.cacheDir) args.push('--bind', options.cacheDir, '/cache');
-  args.push('--chdir', '/workspace', '--clearenv');
-  for (const [key, value] of Object.entries(options.env)) args.push('--setenv', key, value);
-  return args;
+/**
+ * The command line of a sandboxed install or build: `pasta … -- bwrap …` (libs/runtime
+ * sandbox-argv): its own network namespace whose only way out is pasta's user-mode
+ * TCP/UDP to the outside world, with no port of the host forwarded and `--no-map-gw`, so
+ * 127.0.0.1 is the sandbox's own loopback and nothing of the host's (Redis, Postgres, the
+ * platform's ports) is reachable; bubblewrap's namespaces, read-only `/usr`, the workspace at
+ * `/workspace` and the cache at `/cache`, nothing else of the host's files.
+ */
+export function buildArgv(ids: { uid: number; gid: number }, options: Pick<RunOptions, 'workspace' | 'cacheDir' | 'env' | 'command'>): string[] {
+  // pasta does not die with its parent: if the worker is killed (-9), the kernel kills pasta, and
+  // bubblewrap's --die-with-parent then the build, instead of leaving it running unwatched.
+  return [tool('setpriv'), '--pdeathsig', 'SIGKILL', '--', ...sandboxArgv({
+    ...ids,
+    binds: [{ host: options.workspace, path: '/workspace', writable: true }, ...(options.cacheDir ? [{ host: options.cacheDir, path: '/cache', writable: true }] : [])],
+    tmpBytes: BUILD_TMP_BYTES,
+    env: options.env,
+    cwd: '/workspace',
+    network: { kind: 'outbound' },
+    command: options.command,
+  })];
 }
 
-/** Runs a shell command in the sandbox (or, without one, in its own process group with a clean env). */
+/** Runs a shell command in the sandbox (or, with BUILD_SANDBOX=off, in its own process group with a clean env). */
 export class Sandbox {
-  constructor(readonly mode: SandboxMode) {}
+  /** `path`: where pasta and bwrap are found (the worker's PATH). */
+  constructor(
+    readonly mode: SandboxMode,
+    private readonly path = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  ) {}
 
-  /** Paths inside the command's view of the world. */
-  get paths(): { workspace: string; cache: (hostCache: string) => string } {
-    return this.mode.kind === 'bwrap' ? { workspace: '/workspace', cache: () => '/cache' } : { workspace: '', cache: (host) => host };
+  async run(options: RunOptions): Promise<RunResult> {
+    const result = await this.runOnce(options);
+    // Nothing here sends SIGTERM/SIGINT/SIGHUP to a command's group: such a death is a signal meant
+    // for the worker's own group that arrived while the command was being spawned (before it left
+    // the group), so the command never started. Run it again.
+    const stray = result.signal === 'SIGTERM' || result.signal === 'SIGINT' || result.signal === 'SIGHUP';
+    return stray && !result.timedOut && !result.outputExceeded && !result.aborted ? this.runOnce(options) : result;
   }
 
-  run(options: RunOptions): Promise<RunResult> {
-    const sandboxed = this.mode.kind === 'bwrap';
-    const env = { ...options.env };
-    const [command, args] = sandboxed ? ['bwrap', [...bwrapArgs({ ...options, env }), 'sh', '-c', options.command]] : ['sh', ['-c', options.command]];
-    const child = spawn(command, args, {
-      cwd: options.workspace,
-      env: sandboxed ? {} : env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      ...(this.mode.kind === 'bwrap' ? { uid: this.mode.uid, gid: this.mode.gid } : {}),
-    });
+  private runOnce(options: RunOptions): Promise<RunResult> {
+    const mode = this.mode;
+    // pasta is started as the build user, never as root: the namespaces it makes are the build
+    // user's. The command's environment reaches bubblewrap on a pipe, never on a command line.
+    const child =
+      mode.kind === 'bwrap'
+        ? spawnSandbox(buildArgv(mode, options), options.env, { cwd: options.workspace, detached: true, uid: mode.uid, gid: mode.gid, path: this.path })
+        : spawn('sh', ['-c', options.command], { cwd: options.workspace, env: { ...options.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     let total = 0;
     let timedOut = false;
@@ -83,8 +97,8 @@ export class Sandbox {
         killGroup();
       }
     };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
     const timer = setTimeout(() => {
       timedOut = true;
       killGroup();

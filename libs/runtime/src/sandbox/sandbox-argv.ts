@@ -113,10 +113,11 @@ export function sandboxEnvArgs(env: Record<string, string>): Buffer {
  * Starts `argv` (a `sandboxArgv`, optionally behind wrappers that keep descriptor 3 open) with the
  * set-up environment, and hands the sandbox its environment on descriptor 3.
  */
-export function spawnSandbox(argv: string[], env: Record<string, string>, options: Omit<SpawnOptions, 'env' | 'stdio'> & { stdout?: 'pipe' | 'ignore' }): ChildProcess {
+export function spawnSandbox(argv: string[], env: Record<string, string>, options: Omit<SpawnOptions, 'env' | 'stdio'> & { stdout?: 'pipe' | 'ignore'; /** PATH of the set-up processes (the platform's). */ path?: string }): ChildProcess {
   const data = sandboxEnvArgs(env);
-  const out = options.stdout ?? 'pipe';
-  const child = spawn(argv[0]!, argv.slice(1), { ...options, env: { ...SETUP_ENV }, stdio: ['ignore', out, out, 'pipe'] });
+  const { stdout, path, ...spawnOptions } = options;
+  const out = stdout ?? 'pipe';
+  const child = spawn(argv[0]!, argv.slice(1), { ...spawnOptions, env: { ...SETUP_ENV, ...(path ? { PATH: path } : {}) }, stdio: ['ignore', out, out, 'pipe'] });
   const pipe = child.stdio[ARGS_FD] as Writable | null;
   pipe?.on('error', () => undefined);
   pipe?.end(data);

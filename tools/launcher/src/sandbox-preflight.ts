@@ -1,0 +1,65 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { chmod, stat } from 'node:fs/promises';
+import { probeSandbox } from '@slipway/runtime';
+import { StartupError } from './errors.js';
+import { log, pipeLines } from './log.js';
+
+const PACKAGES = ['bubblewrap', 'passt'];
+const OFF = 'or set BUILD_SANDBOX=off to run builds unsandboxed (every deploy then carries the unsandboxed_build hazard)';
+
+function onPath(binary: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${binary}`], { stdio: 'ignore' }).status === 0;
+}
+
+function run(file: string, args: string[]): Promise<number | null> {
+  return new Promise((resolve) => {
+    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    pipeLines('launcher', child.stdout);
+    pipeLines('launcher', child.stderr);
+    child.on('error', () => resolve(null));
+    child.on('close', (code) => resolve(code));
+  });
+}
+
+/** bubblewrap and passt from apt when we are root on Debian/Ubuntu; the exact command otherwise. */
+async function ensurePackages(root: boolean): Promise<void> {
+  const missing = [onPath('bwrap') ? null : 'bubblewrap', onPath('pasta') ? null : 'passt'].filter((p): p is string => p !== null);
+  if (missing.length === 0) return;
+  const command = `apt-get install -y ${PACKAGES.join(' ')}`;
+  if (!root || !onPath('apt-get')) {
+    const how = onPath('apt-get') ? `run \`sudo ${command}\`` : `install ${missing.join(' and ')} with your package manager`;
+    throw new StartupError(`the build sandbox needs ${missing.join(' and ')}, which are not installed: ${how}, ${OFF}`);
+  }
+  log('launcher', `installing the build sandbox (${missing.join(', ')}): apt-get update && ${command}`);
+  const ok = (await run('apt-get', ['-o', 'DPkg::Lock::Timeout=120', 'update', '-q'])) === 0 && (await run('apt-get', ['-o', 'DPkg::Lock::Timeout=120', 'install', '-y', '-q', ...PACKAGES])) === 0;
+  if (!ok || !onPath('bwrap') || !onPath('pasta')) throw new StartupError(`could not install ${missing.join(' and ')}: run \`${command}\` yourself, ${OFF}`);
+  log('launcher', `installed ${missing.join(', ')}`);
+}
+
+/** pasta runs as an unprivileged user and opens /dev/net/tun; some machines ship it 0600. */
+async function ensureTun(root: boolean): Promise<void> {
+  const tun = await stat('/dev/net/tun').catch(() => null);
+  if (!root || !tun?.isCharacterDevice() || (tun.mode & 0o666) === 0o666) return;
+  await chmod('/dev/net/tun', 0o666);
+  log('launcher', 'made /dev/net/tun usable by unprivileged users (chmod 0666), as pasta needs for the build sandbox');
+}
+
+/**
+ * Before anything starts: makes sure builds can be sandboxed (the build worker fails every deploy
+ * that runs code with sandbox_unavailable otherwise). As root on Debian/Ubuntu it installs
+ * bubblewrap and passt and opens /dev/net/tun itself; what it cannot fix (user namespaces) stops
+ * `pnpm start` with one line naming the command.
+ */
+export async function sandboxPreflight(setting: 'on' | 'off'): Promise<void> {
+  if (setting === 'off') {
+    log('launcher', 'BUILD_SANDBOX=off: builds run WITHOUT a sandbox; every deploy carries the unsandboxed_build hazard');
+    return;
+  }
+  const root = process.getuid?.() === 0;
+  await ensurePackages(root);
+  await ensureTun(root);
+  // As root the probe runs as nobody: the build worker's own user is as unprivileged.
+  const ids = root ? { uid: 65534, gid: 65534 } : { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+  const reason = await probeSandbox(ids, { kind: 'outbound' });
+  if (reason) throw new StartupError(`the build sandbox cannot be made on this machine: ${reason}; ${OFF}`);
+}
