@@ -11,6 +11,7 @@ import type { AppIds } from './sandbox/app-users.js';
 import type { AppCgroup } from './sandbox/cgroups.js';
 import type { LocalSandbox } from './sandbox/local-sandbox.js';
 import { spawnSandbox } from './sandbox/sandbox-argv.js';
+import { SandboxUnavailableError } from './sandbox/sandbox-probe.js';
 
 /** What `LocalSandbox.prepare` made for a release: its user and its cgroup. */
 interface Confinement {
@@ -200,6 +201,9 @@ export class LocalDriver implements RuntimeDriver {
       log.write(`[slipway] healthy ${ms(performance.now() - spawned)} ms after start${confinement ? ` (sandbox as ${confinement.ids.name}, prepared in ${ms(spawned - began)} ms)` : ' (unsandboxed)'}\n`);
     } catch (error) {
       await running.stop(1000);
+      // A sandbox that broke since it was last probed must say so, not pass for an unhealthy app.
+      const broken = confinement && error instanceof UnhealthyReleaseError ? await confinement.sandbox.recheck(confinement.ids) : null;
+      if (broken) throw new SandboxUnavailableError(broken);
       throw error;
     }
     return running;

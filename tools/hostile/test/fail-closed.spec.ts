@@ -5,6 +5,7 @@
  * would leave a marker in a directory only an unsandboxed build can reach.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,10 +13,27 @@ import { expectNone } from './support/evidence.js';
 import { HOSTILE_FIXTURES, fixtureCopy } from './support/host.js';
 import { HostilePlatform, type Task } from './support/platform.js';
 
-const FAKE_BWRAP = `#!/bin/sh
-echo "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2
-exit 1
+/**
+ * A `bwrap` that works (it runs the real one) until `flag` exists, then fails as a real one does
+ * where user namespaces are not allowed: the platform starts with a working sandbox (its
+ * preflight would otherwise stop it, which the last test checks), then loses it.
+ */
+function fakeBwrap(real: string, flag: string): string {
+  return `#!/bin/sh
+if [ -e '${flag}' ]; then
+  echo "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2
+  exit 1
+fi
+exec '${real}' "$@"
 `;
+}
+
+function realBwrap(except: string): string {
+  for (const dir of (process.env['PATH'] ?? '').split(':')) {
+    if (dir && dir !== except && existsSync(join(dir, 'bwrap'))) return join(dir, 'bwrap');
+  }
+  throw new Error('bwrap is not installed');
+}
 
 function outcome(task: Task): unknown {
   return { status: task.status, error: task.error, hazards: task.hazards?.map((h) => h.code), steps: task.steps?.map((s) => [s.name, s.status]) };
@@ -32,17 +50,21 @@ describe('with bwrap unable to create namespaces', () => {
   let platform: HostilePlatform | undefined;
   let fakeBin: string;
   let markers: string;
+  let flag: string;
   const cleanup: string[] = [];
 
   beforeAll(async () => {
     fakeBin = await mkdtemp(join(tmpdir(), 'slipway-hostile-fakebin-'));
     markers = await mkdtemp(join(tmpdir(), 'slipway-hostile-markers-'));
     cleanup.push(fakeBin, markers);
-    await writeFile(join(fakeBin, 'bwrap'), FAKE_BWRAP);
+    flag = join(fakeBin, 'namespaces-gone');
+    await writeFile(join(fakeBin, 'bwrap'), fakeBwrap(realBwrap(fakeBin), flag));
     await chmod(join(fakeBin, 'bwrap'), 0o755);
     await chmod(fakeBin, 0o755);
     await chmod(markers, 0o777); // any build user could write here, if it ran unsandboxed
     platform = await HostilePlatform.start('failclosed', { pathPrefix: fakeBin });
+    // From here on, bwrap cannot create namespaces.
+    await writeFile(flag, '');
   }, 240_000);
 
   afterAll(async () => {
@@ -72,4 +94,15 @@ describe('with bwrap unable to create namespaces', () => {
     }
     expectNone('an app ran without its sandbox', violations, outcome(task));
   });
+
+  it('does not even start (one line saying how to fix the machine) when the sandbox cannot be made at start', async () => {
+    const error = await HostilePlatform.start('failclosed-boot', { pathPrefix: fakeBin }).then(
+      async (started) => {
+        await started.stop();
+        return null;
+      },
+      (e: Error) => e,
+    );
+    expect(error?.message ?? 'the platform started').toMatch(/sandbox cannot be made[^\n]*sysctl/);
+  }, 240_000);
 });

@@ -63,6 +63,16 @@ export class LocalSandbox {
     return { ids, cgroup };
   }
 
+  /**
+   * After a release failed to start: was it the sandbox? Probes again (as the app's user) and
+   * returns why the sandbox cannot be made, or null when it works (the app itself failed).
+   */
+  async recheck(ids: AppIds): Promise<string | null> {
+    const reason = await probeSandbox(ids, { kind: 'outbound' });
+    if (reason) this.probed = false;
+    return reason;
+  }
+
   command(ids: AppIds, cgroup: AppCgroup | null, releaseDir: string, env: Record<string, string>, port: number, startCommand: string): SandboxedProcess {
     const spec = {
       uid: ids.uid,
