@@ -37,7 +37,7 @@ export const BUILD_TMP_BYTES = 1024 * 1024 * 1024;
  * platform's ports) is reachable; bubblewrap's namespaces, read-only `/usr`, the workspace at
  * `/workspace` and the cache at `/cache`, nothing else of the host's files.
  */
-export function buildArgv(ids: { uid: number; gid: number }, options: Pick<RunOptions, 'workspace' | 'cacheDir' | 'env' | 'command'>): string[] {
+export function buildArgv(ids: { uid: number; gid: number }, options: Pick<RunOptions, 'workspace' | 'cacheDir' | 'env' | 'command'>, path?: string): string[] {
   // pasta does not die with its parent: if the worker is killed (-9), the kernel kills pasta, and
   // bubblewrap's --die-with-parent then the build, instead of leaving it running unwatched.
   return [tool('setpriv'), '--pdeathsig', 'SIGKILL', '--', ...sandboxArgv({
@@ -48,7 +48,7 @@ export function buildArgv(ids: { uid: number; gid: number }, options: Pick<RunOp
     cwd: '/workspace',
     network: { kind: 'outbound' },
     command: options.command,
-  })];
+  }, path)];
 }
 
 /** Runs a shell command in the sandbox (or, with BUILD_SANDBOX=off, in its own process group with a clean env). */
@@ -74,7 +74,7 @@ export class Sandbox {
     // user's. The command's environment reaches bubblewrap on a pipe, never on a command line.
     const child =
       mode.kind === 'bwrap'
-        ? spawnSandbox(buildArgv(mode, options), options.env, { cwd: options.workspace, detached: true, uid: mode.uid, gid: mode.gid, path: this.path })
+        ? spawnSandbox(buildArgv(mode, options, this.path), options.env, { cwd: options.workspace, detached: true, uid: mode.uid, gid: mode.gid, path: this.path })
         : spawn('sh', ['-c', options.command], { cwd: options.workspace, env: { ...options.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     let total = 0;

@@ -79,14 +79,14 @@ export function bwrapArgs(spec: SandboxSpec, sharedNet: boolean): string[] {
  * namespaces as the sandbox's own uid and runs bwrap inside them), plain `bwrap` otherwise.
  * It must be started as `spec.uid`/`spec.gid` (never root).
  */
-export function sandboxArgv(spec: SandboxSpec): string[] {
-  if (spec.network.kind === 'none') return [tool('bwrap'), ...bwrapArgs(spec, false)];
+export function sandboxArgv(spec: SandboxSpec, path?: string): string[] {
+  if (spec.network.kind === 'none') return [tool('bwrap', path), ...bwrapArgs(spec, false)];
   const { listenPort, hostPorts } = spec.network;
   return [
-    tool('pasta'), '--config-net', '--no-map-gw', '--quiet', '--foreground',
+    tool('pasta', path), '--config-net', '--no-map-gw', '--quiet', '--foreground',
     '-t', listenPort ? `127.0.0.1/${listenPort}` : 'none', '-u', 'none',
     '-T', portList(hostPorts), '-U', 'none',
-    '--', tool('bwrap'), ...bwrapArgs(spec, true),
+    '--', tool('bwrap', path), ...bwrapArgs(spec, true),
   ];
 }
 
@@ -127,12 +127,11 @@ export function spawnSandbox(argv: string[], env: Record<string, string>, option
 const TOOL_DIRS = ['/usr/bin', '/usr/sbin', '/bin', '/sbin', '/usr/local/bin', '/usr/local/sbin'];
 
 /**
- * A system tool by absolute path, looked up in the platform's own PATH and then the system
- * directories (the declared environment's PATH is the tenant's, and may not even hold the tools);
- * the bare name when it is nowhere, so that starting it fails with ENOENT and the probe says
+ * A system tool by absolute path, looked up in the platform's own PATH (`path`, by default this
+ * process's; the declared environment's PATH is the tenant's, and may not even hold the tools);
+ * the bare name when it is not there, so that starting it fails with ENOENT and the probe says
  * what to install.
  */
-export function tool(name: 'bwrap' | 'pasta' | 'setpriv' | 'prlimit'): string {
-  const dirs = [...(process.env['PATH'] ?? '').split(':').filter((dir) => dir.startsWith('/')), ...TOOL_DIRS];
-  return dirs.map((dir) => `${dir}/${name}`).find((path) => existsSync(path)) ?? name;
+export function tool(name: 'bwrap' | 'pasta' | 'setpriv' | 'prlimit', path = process.env['PATH'] ?? TOOL_DIRS.join(':')): string {
+  return path.split(':').filter((dir) => dir.startsWith('/')).map((dir) => `${dir}/${name}`).find((file) => existsSync(file)) ?? name;
 }

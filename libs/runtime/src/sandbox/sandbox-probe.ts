@@ -46,7 +46,7 @@ const STRAY_SIGNAL = 'the probe was stopped by a signal sent to its parent';
 
 function probeOnce(ids: { uid: number; gid: number }, network: SandboxNetwork, timeoutMs: number, path: string): Promise<string | null> {
   const spec = { ...ids, binds: [], tmpBytes: 1 << 20, env: { PATH: '/usr/bin:/bin' }, cwd: '/', network, command: 'exit 0' };
-  const argv = sandboxArgv(spec);
+  const argv = sandboxArgv(spec, path);
   return new Promise((resolve) => {
     // Its own process group: a SIGTERM to the caller's group (a service being stopped) must not
     // kill the probe and make a working sandbox look broken.
