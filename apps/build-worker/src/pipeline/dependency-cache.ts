@@ -1,13 +1,10 @@
-import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { chmod, lstat, mkdir, open, readdir, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import { chmod, lchown, lstat, mkdir, open, readdir, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { CacheEntryRejected, cacheSealKey, headerBytes, openManifest, sealManifest, type CacheKey, type Manifest } from './cache-manifest.js';
 import { NotCacheable, restoreTree, snapshotTree, type Owner } from './cache-tree.js';
 
-const run = promisify(execFile);
 
 /** Entries kept per application (the most recently used); older ones are evicted. */
 export const ENTRIES_PER_APPLICATION = 3;
@@ -58,7 +55,8 @@ export class DependencyCache {
     await chmod(this.options.downloads, 0o711);
     const dir = join(this.options.downloads, applicationId);
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    if (owner) await run('chown', [`${owner.uid}:${owner.gid}`, dir]);
+    // In-process (a `chown` child could be killed by a signal meant for the worker's group).
+    if (owner) await lchown(dir, owner.uid, owner.gid);
     return dir;
   }
 
