@@ -36,6 +36,8 @@ export class LocalSandbox {
   private readonly users: AppUsers;
   private cgroups?: Promise<Cgroups | null>;
   private probed = false;
+  /** Releases directories already made traversable and checked (once each, not at every start). */
+  private readonly reachable = new Map<string, Promise<void>>();
 
   constructor(private readonly options: LocalSandboxOptions) {
     this.users = new AppUsers([process.getuid?.() ?? 0, ...(options.forbiddenUids ?? [])]);
@@ -53,8 +55,14 @@ export class LocalSandbox {
     // Only this app's group may enter its release; the releases directory is traversable, not
     // listable, and every directory above must let other users through (the app's user opens
     // its release before the sandbox hides the rest of the host).
-    await chmod(dirname(releaseDir), 0o711);
-    await assertTraversable(dirname(dirname(releaseDir)));
+    const releases = dirname(releaseDir);
+    let ready = this.reachable.get(releases);
+    if (!ready) {
+      ready = chmod(releases, 0o711).then(() => assertTraversable(dirname(releases)));
+      ready.catch(() => this.reachable.delete(releases));
+      this.reachable.set(releases, ready);
+    }
+    await ready;
     await chown(releaseDir, 0, ids.gid);
     await chmod(releaseDir, 0o750);
     this.cgroups ??= Cgroups.detect();
