@@ -40,7 +40,8 @@ describe('streaming intake of tar and tar.gz archives (real HTTP, Postgres, Redi
    */
   async function expectNothingKeptEventually(applicationId: string): Promise<void> {
     const busy = async () => (await listOrEmpty(join(gw.blobDir, '.tmp'))).length + (await listOrEmpty(gw.uploadDir)).length > 0;
-    for (let i = 0; i < 100 && (await busy()); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    // A deadline, not a count: on a loaded machine each check itself takes a while.
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline && (await busy()); ) await new Promise((resolve) => setTimeout(resolve, 50));
     await expectNothingKept(applicationId);
   }
 

@@ -207,6 +207,7 @@ describe('uploads that would park memory or slots (real HTTP, Postgres, Redis)',
 
   describe('uploads in progress per application (2) and per API key (1)', () => {
     const tiny = () => makeTar([{ name: 'index.html', content: 'tiny' }]);
+
     /** Waits until the gateway counts the held upload (its lease is in Redis). */
     const slotsOfKey = (key: TestApplication) => redis.zcard(`${gw.redisPrefix}:upload-slots:api-key:${key.keyId}`);
     const counted = (key: TestApplication) => waitFor(async () => (await slotsOfKey(key)) === 1, { what: 'the held upload to take its slot', timeoutMs: 10_000 });

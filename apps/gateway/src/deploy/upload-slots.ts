@@ -61,6 +61,7 @@ export class UploadSlots implements OnModuleDestroy {
   private readonly logger = new Logger('UploadSlots');
   private readonly redis: SlotRedis;
   private readonly prefix: string;
+  private closing = false;
 
   constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {
     this.redis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, retryStrategy: (n) => Math.min(n * 200, 2000) }) as SlotRedis;
@@ -99,13 +100,15 @@ export class UploadSlots implements OnModuleDestroy {
       release: () =>
         (released ??= (async () => {
           clearInterval(renewal);
-          // Not removed (Redis away): the lease expires on its own within LEASE_MS.
+          // Not removed (Redis away, or the gateway stopping): the lease expires within LEASE_MS.
+          if (this.closing) return;
           await withTimeout(this.redis.multi().zrem(keys[0], id).zrem(keys[1], id).exec()).catch((error: Error) => this.logger.warn(`could not release an upload slot: ${error.message}`));
         })()),
     };
   }
 
   onModuleDestroy(): void {
+    this.closing = true;
     this.redis.disconnect();
   }
 }

@@ -196,11 +196,17 @@ export function receiveUpload<A>(req: Request, res: Response, limits: UploadLimi
       parsed = true;
       maybeDone();
     });
-    req.on('aborted', () => fail(new ClientGoneError('the client closed the connection during the upload')));
+    const gone = () => fail(new ClientGoneError('the client closed the connection during the upload'));
+    req.on('aborted', gone);
+    req.on('close', () => {
+      if (!req.complete) gone();
+    });
     req.on('data', countBytes);
     req.once('end', () => clearTimeout(idleTimer));
     if (!req.readableEnded) armIdle();
     req.pipe(bb);
+    // The client may have gone while the key and admission were checked: its events are past.
+    if (req.destroyed && !req.complete) gone();
   });
 }
 
