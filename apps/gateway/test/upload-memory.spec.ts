@@ -154,8 +154,9 @@ describe('gateway memory and upload slots under hostile uploads (real processes,
   it(`RSS stays flat across 20 hostile uploads, four at a time (growth < ${MAX_GROWTH_MIB} MiB)`, async () => {
     const { url, process: gateway } = gateways[0]!;
     const pid = gateway.child.pid!;
-    const hostile: [string, () => Buffer | AsyncIterable<Buffer>, number, string][] = [
-      ...[1, 2, 3, 4].map((i) => [`gzipped PAX header declaring 48 MiB #${i}`, () => hostileLongHeader('x', 48 * MiB, 48 * MiB, true), 400, 'too_large'] as const),
+    type Hostile = [string, () => Buffer | AsyncIterable<Buffer>, number, string];
+    const hostile: Hostile[] = [
+      ...[1, 2, 3, 4].map((i): Hostile => [`gzipped PAX header declaring 48 MiB #${i}`, () => hostileLongHeader('x', 48 * MiB, 48 * MiB, true), 400, 'too_large']),
       ['PAX global header declaring 48 MiB', () => hostileLongHeader('g', 48 * MiB, 32 * MiB, false), 400, 'too_large'],
       ['PAX header declaring 1 TiB', () => hostileLongHeader('x', 2 ** 40, 32 * MiB, false), 400, 'too_large'],
       ['PAX header declaring 48 MiB, raw', () => hostileLongHeader('x', 48 * MiB, 48 * MiB, false), 400, 'too_large'],
