@@ -9,7 +9,7 @@ import { TEST_REDIS_URL, waitFor } from '@slipway/testing';
 import { Redis } from 'ioredis';
 import { makeTar, readTar } from './support/archives.js';
 import { archiveEnvelope, holdUpload, send, sendRefusable, type RefusableResult } from './support/http.js';
-import { LONG_HEADER_TYPES, hostileLongHeader, longHeaderBlockOnly, tarHeader, tarWithLongHeader, zipWithMetadata, type LongHeaderType } from './support/hostile-archives.js';
+import { LONG_HEADER_TYPES, hostileLongHeader, longHeaderBlockOnly, tarHeader, tarWithLongHeader, withSizeField, zipWithMetadata, type LongHeaderType } from './support/hostile-archives.js';
 import { startGateway, type GatewayUnderTest, type TestApplication } from './support/platform.js';
 
 const KiB = 1024;
@@ -120,6 +120,18 @@ describe('uploads that would park memory or slots (real HTTP, Postgres, Redis)',
         await expectNothingKept(app.id);
       },
     );
+
+    it.each([
+      ['not octal', Buffer.from('zzzzzzzzzzz\0')],
+      ['negative (base-256)', Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00])],
+      ['an unknown base-256 prefix', Buffer.from([0x90, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0])],
+    ])('a PAX header whose size field is %s: 400 too_large', async (_what, field) => {
+      const app = await gw.createApplication();
+      const header = withSizeField(tarHeader({ name: 'PaxHeader', type: 'x', size: 0 }), field);
+      const response = await upload(app, Buffer.concat([header, tarWithLongHeader('x', 100).subarray(512)]));
+      await expectRefused(response, 400, 'too_large', /PAX extended header of .* bytes; at most 65536 bytes are accepted/);
+      await expectNothingKept(app.id);
+    });
 
     it('any declared size: accepted up to the limit (the header is used), refused above it (fast-check)', async () => {
       const sizes = fc.oneof(fc.constantFrom(LIMIT - 1, LIMIT, LIMIT + 1), fc.integer({ min: 16, max: LIMIT }), fc.integer({ min: LIMIT + 1, max: 2 ** 40 }));

@@ -35,6 +35,17 @@ export function tarHeader(options: { name: string; type: string; size: number; g
   return block;
 }
 
+/** `block` with its 12-byte size field replaced by `field` (anything) and its checksum redone. */
+export function withSizeField(block: Buffer, field: Buffer): Buffer {
+  const copy = Buffer.from(block);
+  field.copy(copy, 124, 0, 12);
+  copy.fill(' ', 148, 156);
+  let sum = 0;
+  for (const byte of copy) sum += byte;
+  copy.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 'latin1');
+  return copy;
+}
+
 /** A PAX record `"<len> key=value\n"` of exactly `bytes` bytes (bytes >= 16). */
 export function paxRecord(key: string, bytes: number): Buffer {
   for (let digits = 1; digits < 10; digits++) {
