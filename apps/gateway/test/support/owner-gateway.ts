@@ -14,6 +14,8 @@ export interface OwnerGateway {
   sql: pg.Pool;
   /** Where the sign-in counters live in Redis (`<QUEUE_PREFIX>:owner-sign-in:`). */
   limiterPrefix: string;
+  /** Pass it as QUEUE_PREFIX to start another replica of the same platform. */
+  queuePrefix: string;
   close(): Promise<void>;
 }
 
@@ -30,7 +32,8 @@ export async function startOwnerGateway(label: string, overrides: Record<string,
     url,
     app,
     sql,
-    limiterPrefix: `${queuePrefix}:owner-sign-in:`,
+    limiterPrefix: `${config.QUEUE_PREFIX}:owner-sign-in:`,
+    queuePrefix: config.QUEUE_PREFIX,
     async close() {
       await app.close();
       await sql.end();
