@@ -19,7 +19,12 @@ describe('clientAddress', () => {
   });
 
   it('never lets an untrusted peer choose its address (property)', () => {
-    fc.assert(fc.property(fc.ipV4(), fc.array(fc.oneof(fc.ipV4(), fc.ipV6(), fc.string())), (peer, xff) => clientAddress(peer, xff.join(', '), ['192.0.2.1']) === peer || peer === '192.0.2.1'));
+    fc.assert(
+      fc.property(fc.ipV4().filter((ip) => ip !== '192.0.2.1'), fc.array(fc.oneof(fc.ipV4(), fc.ipV6(), fc.string())), (peer, xff) => {
+        expect(clientAddress(peer, xff.join(', '), ['192.0.2.1'])).toBe(peer);
+        expect(clientAddress(peer, xff, ['192.0.2.1'])).toBe(peer);
+      }),
+    );
   });
 });
 
