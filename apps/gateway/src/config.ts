@@ -1,7 +1,8 @@
+import { isIP } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
-import { LIMITS, type UploadLimits } from '@slipway/contract';
+import { LIMITS, type OwnerSignInLimits, type UploadLimits } from '@slipway/contract';
 import { baseServerFields, loadConfig, masterKey, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
 
@@ -53,6 +54,28 @@ export const gatewayConfigSchema = z.object({
   /** bcrypt cost of owner passwords (tests lower it; 12 ≈ a quarter second per sign-in here). */
   BCRYPT_ROUNDS: z.coerce.number().int().min(4).max(15).default(12),
   /**
+   * Owners' dashboard sign-in limits (README "Owner sign-in"); counters live in Redis under
+   * `<QUEUE_PREFIX>:owner-sign-in:` so every gateway process and replica shares them.
+   */
+  OWNER_SIGN_IN_ACCOUNT_MAX_FAILURES: positiveInt(LIMITS.ownerSignIn.accountMaxFailures),
+  OWNER_SIGN_IN_ACCOUNT_WINDOW_SECONDS: positiveInt(LIMITS.ownerSignIn.accountWindowSeconds),
+  OWNER_SIGN_IN_ACCOUNT_LOCK_SECONDS: positiveInt(LIMITS.ownerSignIn.accountLockSeconds),
+  OWNER_SIGN_IN_ACCOUNT_MAX_LOCK_SECONDS: positiveInt(LIMITS.ownerSignIn.accountMaxLockSeconds),
+  OWNER_SIGN_IN_ADDRESS_MAX_FAILURES: positiveInt(LIMITS.ownerSignIn.addressMaxFailures),
+  OWNER_SIGN_IN_ADDRESS_WINDOW_SECONDS: positiveInt(LIMITS.ownerSignIn.addressWindowSeconds),
+  /** Owner password hashes (sign-in and sign-up) computed at once per process; the rest wait, then `sign_in_busy`. */
+  OWNER_PASSWORD_CHECKS_MAX: positiveInt(LIMITS.ownerSignIn.maxConcurrentPasswordChecks),
+  OWNER_PASSWORD_CHECK_WAIT_MS: positiveInt(LIMITS.ownerSignIn.passwordCheckWaitMs),
+  /**
+   * Reverse proxies in front of the gateway (comma-separated IP addresses) whose X-Forwarded-For
+   * is believed for the sign-in limits. Empty (default): the peer address counts, XFF is ignored.
+   */
+  GATEWAY_TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .refine((list) => list.every((ip) => isIP(ip.startsWith('::ffff:') ? ip.slice(7) : ip) !== 0), 'must be comma-separated IP addresses'),
+  /**
    * A role on the Postgres server of application databases that may create roles and databases
    * (switching sign-in on creates one). Default: DATABASE_URL (the platform's own server).
    */
@@ -86,5 +109,19 @@ export function uploadLimits(config: GatewayConfig): UploadLimits {
     concurrentUploadsPerApplication: config.UPLOADS_PER_APPLICATION,
     concurrentUploadsPerApiKey: config.UPLOADS_PER_API_KEY,
     idleTimeoutSeconds: config.UPLOAD_IDLE_TIMEOUT_SECONDS,
+  };
+}
+
+/** The owner sign-in limits in force (defaults from the contract, overridable per installation). */
+export function ownerSignInLimits(config: GatewayConfig): OwnerSignInLimits {
+  return {
+    accountMaxFailures: config.OWNER_SIGN_IN_ACCOUNT_MAX_FAILURES,
+    accountWindowSeconds: config.OWNER_SIGN_IN_ACCOUNT_WINDOW_SECONDS,
+    accountLockSeconds: config.OWNER_SIGN_IN_ACCOUNT_LOCK_SECONDS,
+    accountMaxLockSeconds: Math.max(config.OWNER_SIGN_IN_ACCOUNT_MAX_LOCK_SECONDS, config.OWNER_SIGN_IN_ACCOUNT_LOCK_SECONDS),
+    addressMaxFailures: config.OWNER_SIGN_IN_ADDRESS_MAX_FAILURES,
+    addressWindowSeconds: config.OWNER_SIGN_IN_ADDRESS_WINDOW_SECONDS,
+    maxConcurrentPasswordChecks: config.OWNER_PASSWORD_CHECKS_MAX,
+    passwordCheckWaitMs: config.OWNER_PASSWORD_CHECK_WAIT_MS,
   };
 }

@@ -35,6 +35,8 @@ describe('GET /api/v1 and /api/v1/openapi.json (generated from the validating sc
       concurrentDeploysPerApplication: 1,
       upload: { ...LIMITS.upload, maxUploadBytes: 64 * 1024 * 1024 },
       secrets: LIMITS.secrets,
+      ownerSignIn: LIMITS.ownerSignIn,
+      ownerPassword: { minLength: 10, maxBytes: 72 },
     });
     const deploy = contract.endpoints.find((e: { path: string }) => e.path === '/api/v1/deploy');
     expect(deploy.request.contentType).toBe('multipart/form-data');

@@ -7,6 +7,7 @@ export const ERROR_CODES = {
   bad_request: { status: 400, meaning: 'The request is malformed: not multipart, both archive and files, an unknown field, an unsafe or duplicate path, or invalid JSON.' },
   bad_archive: { status: 400, meaning: 'The archive is corrupt or unsupported, or has an entry that is a link, device, FIFO, absolute or escapes the root.' },
   paths_mismatch: { status: 400, meaning: 'The number of `files` fields differs from the number of `paths` fields and no `archive` was sent.' },
+  password_too_long: { status: 400, meaning: 'Dashboard: the password is longer than 72 bytes (UTF-8). It is refused, never cut short: bcrypt reads only the first 72 bytes.' },
   too_large: {
     status: 400,
     meaning: 'The upload exceeds a published limit (total size, file count, file size, decompressed size, compression ratio, or an archive metadata record such as a PAX header or GNU long name larger than `maxArchiveHeaderBytes`), or secrets exceed their count or size limits.',
@@ -25,8 +26,10 @@ export const ERROR_CODES = {
     status: 429,
     meaning: 'As many uploads as allowed (`concurrentUploadsPerApplication`, `concurrentUploadsPerApiKey`) are already in progress for this application or API key; the body carries `retryAfterSeconds`, the `Retry-After` header the same.',
   },
+  too_many_sign_in_attempts: { status: 429, meaning: 'Dashboard sign-in: too many failed attempts for this account or from this address; the `Retry-After` header and `retryAfterSeconds` say when to try again (the right password is refused too until then).' },
   internal: { status: 500, meaning: 'An unexpected failure; the body carries a `correlationId` to quote when reporting it.' },
   unavailable: { status: 503, meaning: 'A dependency (Postgres or Redis) is not answering; nothing was accepted, retry shortly.' },
+  sign_in_busy: { status: 503, meaning: 'Dashboard sign-in/sign-up: the server is already checking as many passwords as it allows at once; retry after `Retry-After` seconds.' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
