@@ -22,6 +22,20 @@ function weights(header: string): Map<string, number> {
   return out;
 }
 
+/** Clients send a handful of distinct headers: parsed once each (a bounded memo, cleared when full). */
+const parsed = new Map<string, Map<string, number>>();
+const PARSED_MAX = 256;
+
+function weightsOf(header: string): Map<string, number> {
+  if (header.length > 256) return weights(header);
+  let w = parsed.get(header);
+  if (!w) {
+    if (parsed.size >= PARSED_MAX) parsed.clear();
+    parsed.set(header, (w = weights(header)));
+  }
+  return w;
+}
+
 /**
  * Which of the `available` codings (in the edge's order of preference) to send, or null for the
  * file as it is. No header, an empty one, a coding at `q=0` (or left out, with no `*`) → not that
@@ -31,7 +45,7 @@ function weights(header: string): Map<string, number> {
 export function chooseCoding(header: string | string[] | undefined, available: readonly PrecompressedCoding[]): PrecompressedCoding | null {
   const text = Array.isArray(header) ? header.join(',') : header;
   if (!text || available.length === 0) return null;
-  const w = weights(text);
+  const w = weightsOf(text);
   let best: PrecompressedCoding | null = null;
   let bestQ = 0;
   for (const coding of available) {

@@ -5,19 +5,27 @@ export function isForbiddenSegment(segment: string): boolean {
   return segment === '.git' || segment.startsWith('.env') || segment === '.htaccess' || segment === '.DS_Store' || segment === PRECOMPRESSED_DIR;
 }
 
-/** A request path decoded once, empty segments (repeated slashes) dropped. */
-export type RequestPath = { kind: 'path'; segments: string[]; directory: boolean } | { kind: 'refused' };
+/** A request path decoded once, empty segments (repeated slashes) dropped; `key` is its canonical form. */
+export type RequestPath = { kind: 'path'; segments: string[]; directory: boolean; key: string } | { kind: 'refused' };
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
+/** Already canonical (nothing to decode, single slashes, no segment starting with a dot): the common case, parsed without decoding. */
+const PLAIN = /^(?:\/[A-Za-z0-9_~-][A-Za-z0-9_~.-]*)*\/?$/;
+
+const refusedSegment = (s: string) => s === '..' || s === '.' || isForbiddenSegment(s);
 
 /**
  * Decodes a request path once. Refused (answered 404 before the file system is touched): bad
  * percent-encoding, no leading slash, NUL or any control character (tab, CR, LF — which browsers
  * strip from URLs), backslash (which browsers read as a slash), `.`/`..` and forbidden segments.
- * Repeated slashes are collapsed: `//a.js`, `/%2fa.js` and `/a.js` are one path.
+ * Repeated slashes are collapsed: `//a.js`, `/%2fa.js`, `/%61.js` and `/a.js` are one path.
  */
 export function parseRequestPath(rawPath: string): RequestPath {
+  if (PLAIN.test(rawPath)) {
+    const segments = rawPath.split('/').filter((s) => s !== '');
+    return segments.some(refusedSegment) ? { kind: 'refused' } : { kind: 'path', segments, directory: rawPath.endsWith('/'), key: rawPath };
+  }
   let decoded: string;
   try {
     decoded = decodeURIComponent(rawPath);
@@ -26,8 +34,9 @@ export function parseRequestPath(rawPath: string): RequestPath {
   }
   if (!decoded.startsWith('/') || CONTROL.test(decoded) || decoded.includes('\\')) return { kind: 'refused' };
   const segments = decoded.split('/').filter((s) => s !== '');
-  if (segments.some((s) => s === '..' || s === '.' || isForbiddenSegment(s))) return { kind: 'refused' };
-  return { kind: 'path', segments, directory: decoded.endsWith('/') };
+  if (segments.some(refusedSegment)) return { kind: 'refused' };
+  const directory = decoded.endsWith('/');
+  return { kind: 'path', segments, directory, key: canonicalPath({ segments, directory }) };
 }
 
 /** The cache key of a parsed path: one per file or directory however the request spelled it. */

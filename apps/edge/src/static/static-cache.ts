@@ -57,21 +57,21 @@ export class StaticCache {
   }
 
   file(releaseId: string, rel: string): CachedFile | undefined {
-    return this.files.get(`${releaseId}\0${rel}`);
+    return this.files.get(releaseId, rel);
   }
 
   setFile(releaseId: string, rel: string, file: CachedFile): void {
     const bodies = [file.identity, ...file.encoded].reduce((sum, r) => sum + (r.body?.length ?? 0), 0);
-    this.files.set(releaseId, `${releaseId}\0${rel}`, file, bodies + FILE_OVERHEAD + 2 * rel.length);
+    this.files.set(releaseId, rel, file, bodies + FILE_OVERHEAD + 2 * rel.length);
   }
 
   path(releaseId: string, path: string): PathLookup | undefined {
-    return this.paths.get(`${releaseId}\0${path}`);
+    return this.paths.get(releaseId, path);
   }
 
   setPath(releaseId: string, path: string, lookup: PathLookup): void {
     const rel = lookup.kind === 'file' ? lookup.rel.length : 0;
-    this.paths.set(releaseId, `${releaseId}\0${path}`, lookup, PATH_OVERHEAD + 2 * (releaseId.length + path.length + rel));
+    this.paths.set(releaseId, path, lookup, PATH_OVERHEAD + 2 * (releaseId.length + path.length + rel));
   }
 
   dropRelease(releaseId: string): void {

@@ -71,8 +71,8 @@ export class StaticSite {
     return !extname(segments.at(-1) ?? '') || (req.headers.accept ?? '').includes('text/html');
   }
 
-  private async lookup(path: { segments: string[]; directory: boolean }): Promise<PathLookup> {
-    const key = canonicalPath(path);
+  private async lookup(path: { segments: string[]; directory: boolean; key?: string }): Promise<PathLookup> {
+    const key = path.key ?? canonicalPath(path);
     const cached = this.cache.path(this.releaseId, key);
     if (cached) return cached;
     const found = await this.resolve(path.segments, path.directory);
@@ -90,7 +90,12 @@ export class StaticSite {
     if (resolved.segments.some(isForbiddenSegment)) return { kind: 'refused' };
     const info = await lstat(join(this.rootReal, ...resolved.segments)).catch(() => null);
     if (!info) return MISSING;
-    if (info.isDirectory()) return directory ? this.resolve([...segments, 'index.html'], false) : REDIRECT;
+    if (info.isDirectory() && !directory) return REDIRECT;
+    if (info.isDirectory()) {
+      // A directory named index.html is not an index: no redirect back to where the request came from.
+      const index = await this.resolve([...segments, 'index.html'], false);
+      return index.kind === 'redirect' ? MISSING : index;
+    }
     if (!info.isFile()) return MISSING;
     return { kind: 'file', rel: resolved.segments.join('/') };
   }
