@@ -18,8 +18,9 @@ export interface CachedFile {
   cacheControl: string;
   lastModified: string;
   identity: Representation;
-  /** Precompressed forms, in the edge's order of preference. */
+  /** Precompressed forms, in the edge's order of preference, and their codings. */
   encoded: Representation[];
+  codings: PrecompressedCoding[];
 }
 
 /** What a request path (decoded, slashes collapsed) leads to in a release. */

@@ -63,8 +63,8 @@ export function sendFile(req: IncomingMessage, res: ServerResponse, file: Cached
   if (file.encoded.length) headers['vary'] = 'accept-encoding';
   const head = req.method === 'HEAD';
   const rangeHeader = req.headers.range;
-  const coding = rangeHeader ? null : chooseCoding(req.headers['accept-encoding'], file.encoded.map((r) => r.coding!));
-  const rep = file.encoded.find((r) => r.coding === coding) ?? file.identity;
+  const coding = rangeHeader || file.codings.length === 0 ? null : chooseCoding(req.headers['accept-encoding'], file.codings);
+  const rep = coding ? file.encoded[file.codings.indexOf(coding)]! : file.identity;
   headers['etag'] = rep.etag;
   if (rep.coding) headers['content-encoding'] = rep.coding;
   if (notModified(req.headers['if-none-match'], rep.etag)) {

@@ -4,7 +4,7 @@ import { extname, join } from 'node:path';
 import { PRECOMPRESSED_DIR, PRECOMPRESSED_ENCODINGS } from '@slipway/contract';
 import { resolveInTree } from '@slipway/runtime';
 import mime from 'mime-types';
-import { canonicalPath, directoryLocation, isForbiddenSegment, parseRequestPath } from './request-path.js';
+import { directoryLocation, isForbiddenSegment, parseRequestPath } from './request-path.js';
 import { CACHED_BODY_BYTES, type CachedFile, type PathLookup, type Representation, type StaticCache } from './static-cache.js';
 import { READ_NO_FOLLOW, sendFile, sendPlain } from './static-response.js';
 
@@ -13,7 +13,7 @@ export { isForbiddenSegment } from './request-path.js';
 const FINGERPRINTED = /[.-][0-9a-zA-Z_-]{6,}\.(js|mjs|css|woff2?|ttf|otf|png|jpe?g|gif|webp|avif|svg|ico|wasm|map)$/;
 const MISSING: PathLookup = { kind: 'missing' };
 const REDIRECT: PathLookup = { kind: 'redirect' };
-const INDEX = { segments: ['index.html'], directory: false };
+const INDEX = { segments: ['index.html'], directory: false, key: '/index.html' };
 
 /** The body, when it is small enough to keep (read without following a link). */
 async function readSmall(abs: string, size: number): Promise<Buffer | undefined> {
@@ -56,12 +56,12 @@ export class StaticSite {
     const query = (req.url ?? '').slice(rawPath.length);
     const path = parseRequestPath(rawPath);
     if (path.kind === 'refused') return sendPlain(res, 404, 'Not Found\n');
-    let found = await this.lookup(path);
+    let found = this.cache.path(this.releaseId, path.key) ?? (await this.lookup(path));
     if (found.kind === 'redirect') {
       res.writeHead(301, { location: directoryLocation(path.segments) + query, 'content-length': 0 });
       return void res.end();
     }
-    if (found.kind === 'missing' && this.spaFallback && this.wantsHtml(req, path.segments)) found = await this.lookup(INDEX);
+    if (found.kind === 'missing' && this.spaFallback && this.wantsHtml(req, path.segments)) found = this.cache.path(this.releaseId, INDEX.key) ?? (await this.lookup(INDEX));
     const file = found.kind === 'file' ? (this.cache.file(this.releaseId, found.rel) ?? (await this.file(found.rel))) : null;
     if (!file) return sendPlain(res, 404, 'Not Found\n');
     sendFile(req, res, file);
@@ -71,10 +71,9 @@ export class StaticSite {
     return !extname(segments.at(-1) ?? '') || (req.headers.accept ?? '').includes('text/html');
   }
 
-  private async lookup(path: { segments: string[]; directory: boolean; key?: string }): Promise<PathLookup> {
-    const key = path.key ?? canonicalPath(path);
-    const cached = this.cache.path(this.releaseId, key);
-    if (cached) return cached;
+  /** A path not in the cache: resolved on the file system, then cached. */
+  private async lookup(path: { segments: string[]; directory: boolean; key: string }): Promise<PathLookup> {
+    const key = path.key;
     const found = await this.resolve(path.segments, path.directory);
     if (!this.closed) this.cache.setPath(this.releaseId, key, found);
     return found;
@@ -117,12 +116,14 @@ export class StaticSite {
     const contentType = mime.contentType(extname(abs) || '.bin') || 'application/octet-stream';
     const tag = `${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}`;
     const body = await readSmall(abs, info.size);
+    const encoded = await this.precompressed(rel, tag);
     const file: CachedFile = {
       contentType,
       cacheControl: contentType.startsWith('text/html') ? 'no-cache' : FINGERPRINTED.test(abs) ? 'public, max-age=31536000, immutable' : 'public, max-age=0, must-revalidate',
       lastModified: info.mtime.toUTCString(),
       identity: { coding: null, abs, size: body?.length ?? info.size, etag: `"${tag}"`, body },
-      encoded: await this.precompressed(rel, tag),
+      encoded,
+      codings: encoded.map((r) => r.coding!),
     };
     if (!this.closed) this.cache.setFile(this.releaseId, rel, file);
     return file;
