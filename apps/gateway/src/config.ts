@@ -40,6 +40,13 @@ export const gatewayConfigSchema = z.object({
   UPLOAD_MAX_FILE_BYTES: positiveInt(LIMITS.upload.maxFileBytes),
   UPLOAD_MAX_UNPACKED_BYTES: positiveInt(LIMITS.upload.maxUnpackedBytes),
   UPLOAD_MAX_COMPRESSION_RATIO: positiveInt(LIMITS.upload.maxCompressionRatio),
+  /** Bytes of one PAX header / GNU long name in a tar, or of one zip entry's metadata. */
+  UPLOAD_MAX_ARCHIVE_HEADER_BYTES: positiveInt(LIMITS.upload.maxArchiveHeaderBytes),
+  /** Uploads in progress at once per application / per API key, counted in Redis (all replicas). */
+  UPLOADS_PER_APPLICATION: positiveInt(LIMITS.upload.concurrentUploadsPerApplication),
+  UPLOADS_PER_API_KEY: positiveInt(LIMITS.upload.concurrentUploadsPerApiKey),
+  /** An upload that sends no byte for this long is dropped (`408 upload_stalled`). */
+  UPLOAD_IDLE_TIMEOUT_SECONDS: positiveInt(LIMITS.upload.idleTimeoutSeconds),
   /** The built dashboard served at `/` (default: apps/dashboard/dist beside this app). */
   DASHBOARD_DIR: z.string().min(1).default(fileURLToPath(new URL('../../dashboard/dist', import.meta.url))),
   /** How long an owner stays signed in to the dashboard. */
@@ -98,6 +105,10 @@ export function uploadLimits(config: GatewayConfig): UploadLimits {
     maxFileBytes: config.UPLOAD_MAX_FILE_BYTES,
     maxUnpackedBytes: config.UPLOAD_MAX_UNPACKED_BYTES,
     maxCompressionRatio: config.UPLOAD_MAX_COMPRESSION_RATIO,
+    maxArchiveHeaderBytes: config.UPLOAD_MAX_ARCHIVE_HEADER_BYTES,
+    concurrentUploadsPerApplication: config.UPLOADS_PER_APPLICATION,
+    concurrentUploadsPerApiKey: config.UPLOADS_PER_API_KEY,
+    idleTimeoutSeconds: config.UPLOAD_IDLE_TIMEOUT_SECONDS,
   };
 }
 

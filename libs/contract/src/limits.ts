@@ -45,6 +45,17 @@ export const LIMITS = {
     maxPathBytes: 1024,
     maxPathSegmentBytes: 255,
     maxPathDepth: 64,
+    /**
+     * Bytes of one archive metadata record: a tar extended header (PAX `x`/`g`) or GNU long
+     * name (`L`/`K`), refused as soon as its header declares more (before its body is read);
+     * for zip, a central-directory record's name + extra field + comment.
+     */
+    maxArchiveHeaderBytes: 64 * 1024,
+    /** Uploads in progress at once, per application and per API key (`429 too_many_uploads`). */
+    concurrentUploadsPerApplication: 2,
+    concurrentUploadsPerApiKey: 2,
+    /** Seconds an upload may go without a byte before it is dropped (`408 upload_stalled`). */
+    idleTimeoutSeconds: 20,
   },
   /** `PUT /api/v1/secrets`. */
   secrets: {
