@@ -239,6 +239,16 @@ describe('uploads that would park memory or slots (real HTTP, Postgres, Redis)',
           header: '5',
         });
         expect(sameKey.json.error).toMatch(/This API key already has 1 uploads in progress/);
+        // A refused upload that keeps sending: answered 429, and the gateway closes the connection
+        // instead of reading (and throwing away) the rest of its body.
+        const refusedDrip = holdUpload(deployUrl(), key1.key);
+        try {
+          expect(await refusedDrip.answered).toBe(429);
+          const closed = await Promise.race([refusedDrip.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5_000))]);
+          expect({ connectionClosedByGateway: closed }).toEqual({ connectionClosedByGateway: true });
+        } finally {
+          refusedDrip.stop();
+        }
 
         // Another key of the application: its own slot, and the application's second.
         held.push(holdUpload(deployUrl(), key2.key));

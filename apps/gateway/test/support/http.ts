@@ -87,7 +87,7 @@ export function archiveEnvelope(filename = 'source.bin'): { head: Buffer; tail: 
  * 1 MiB, then one byte every 300 ms (never quiet long enough to be dropped) until stop(),
  * when the client goes away. `answered`: the status, or 0 if the connection just closed.
  */
-export function holdUpload(url: string, key: string): { stop(): void; answered: Promise<number> } {
+export function holdUpload(url: string, key: string): { stop(): void; answered: Promise<number>; closed: Promise<void> } {
   const { head, contentType } = archiveEnvelope();
   const req = httpRequest(url, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': contentType, 'transfer-encoding': 'chunked' } });
   const answered = new Promise<number>((resolve) => {
@@ -95,10 +95,12 @@ export function holdUpload(url: string, key: string): { stop(): void; answered: 
     req.on('error', () => resolve(0));
     req.on('close', () => resolve(0));
   });
+  const closed = new Promise<void>((resolve) => req.on('close', () => resolve()));
   const header = tarHeader({ name: 'big.bin', type: '0', size: 1024 * 1024 });
   req.write(Buffer.concat([head, header]));
   const drip = setInterval(() => req.write(Buffer.alloc(1, 7)), 300);
-  return { stop: () => (clearInterval(drip), req.destroy()), answered };
+  void closed.then(() => clearInterval(drip));
+  return { stop: () => (clearInterval(drip), req.destroy()), answered, closed };
 }
 
 export type Part = { name: string; value: string } | { name: string; filename: string; content: Buffer };
