@@ -19,17 +19,17 @@ export class TestDnsServer {
   ) {}
 
   static async start(): Promise<TestDnsServer> {
-    let self: TestDnsServer | undefined;
+    const ref: { self?: TestDnsServer } = {};
     const server = createServer({
       udp: true,
       tcp: true,
       handle: (request, send) => {
-        void send(self ? self.answer(request) : Packet.createErrorResponseFromRequest(request, 2));
+        void send(ref.self ? ref.self.answer(request) : Packet.createErrorResponseFromRequest(request, 2));
       },
     });
     const udp = await server.listen({ udp: { port: 0, address: '127.0.0.1' } });
-    self = new TestDnsServer(server, `127.0.0.1:${udp.udp!.port}`);
-    return self;
+    ref.self = new TestDnsServer(server, `127.0.0.1:${udp.udp!.port}`);
+    return ref.self;
   }
 
   /** TXT values of `name`; a value given as an array is sent as several strings of one record. */
