@@ -149,12 +149,16 @@ describe('custom domains: proof of control before routing or trust (real HTTP, P
   });
 
   it('two claims verifying at the same moment with both values published: exactly one wins (the database decides)', async () => {
-    const a = await claim(owner, ownerApp, 'race.example.com');
-    const b = await claim(attacker, attackerApp, 'race.example.com');
-    dns.setTxt(a.record.name, [a.record.value, b.record.value]);
-    const results = await Promise.all([verify(owner, ownerApp, a.id), verify(attacker, attackerApp, b.id)]);
-    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
-    expect(await verifiedHolder('race.example.com')).toHaveLength(1);
+    // Several rounds: one interleaving alone may happen to serialise.
+    for (let round = 1; round <= 6; round++) {
+      const hostname = `race-${round}.example.com`;
+      const a = await claim(owner, ownerApp, hostname);
+      const b = await claim(attacker, attackerApp, hostname);
+      dns.setTxt(a.record.name, [a.record.value, b.record.value]);
+      const results = await Promise.all([verify(owner, ownerApp, a.id), verify(attacker, attackerApp, b.id)]);
+      expect([hostname, results.map((r) => r.status).sort()]).toEqual([hostname, [200, 409]]);
+      expect(await verifiedHolder(hostname)).toHaveLength(1);
+    }
   });
 
   it('normalises case, a final dot, full-width forms and IDNs to one punycode name; the record uses it', async () => {
