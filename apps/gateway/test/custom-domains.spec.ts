@@ -169,7 +169,7 @@ describe('custom domains: proof of control before routing or trust (real HTTP, P
     dns.setTxt(idn.record.name, [idn.record.value]);
     expect((await verify(owner, ownerApp, idn.id)).json.status).toBe('verified');
     expect((await trusted('xn--bcher-kva.example')).map((r) => r.origin)).toEqual(['http://xn--bcher-kva.example', 'https://xn--bcher-kva.example']);
-    for (const bad of ['xn--zz.example', 'https://shop.example.com/x', 'shop.example.com:443', 'shop..example.com', '_slipway-challenge.example.com', '127.0.0.1', '', 'a'.repeat(64) + '.com']) {
+    for (const bad of ['xn--zz.example', 'https://shop.example.com/x', 'shop.example.com/x', 'shop.example.com?x', 'shop.example.com#x', 'shop.example.com:443', 'shop..example.com', '_slipway-challenge.example.com', '127.0.0.1', '', 'a'.repeat(64) + '.com']) {
       const r = await owner.post(`/applications/${ownerApp}/domains`, { hostname: bad });
       expect([bad, r.status, r.json.code]).toEqual([bad, 400, 'bad_request']);
     }

@@ -1,6 +1,9 @@
 import { domainToASCII } from 'node:url';
 import { z } from 'zod';
 
+const NAME_ASCII = /^[A-Za-z0-9.-]$/;
+/** An ASCII character that has no place in a host name (`/`, `?`, `#`, `\\`, `%`, `@`, `:`, `_`, space, controls…). */
+const hasForeignAscii = (value: string) => [...value].some((c) => c.charCodeAt(0) < 0x80 && !NAME_ASCII.test(c));
 const HOSTNAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/;
 
 /**
@@ -11,7 +14,12 @@ const HOSTNAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]
  * Returns '' for anything that is not a host name.
  */
 export function normaliseHostname(input: string): string {
-  const ascii = domainToASCII(input.trim()).replace(/\.$/, '');
+  const trimmed = input.trim();
+  // domainToASCII parses like a URL's host: it would cut `shop.example.com/x` (or `?x`, `#x`,
+  // `\\x`) down to `shop.example.com` and decode `%2E`. Only letters, digits, `-` and `.` of ASCII
+  // may be typed (other scripts and full-width forms go through UTS-46 below).
+  if (hasForeignAscii(trimmed)) return '';
+  const ascii = domainToASCII(trimmed).replace(/\.$/, '');
   return HOSTNAME.test(ascii) ? ascii : '';
 }
 
