@@ -1,9 +1,10 @@
 import { Packet, createServer } from 'dns2';
+import { freePort } from './process.js';
 
 type Answer = { txt: string[][] } | { rcode: number };
 
 /**
- * A DNS server on 127.0.0.1 (UDP and TCP, a port from 0) that answers TXT questions from a table
+ * A DNS server on 127.0.0.1 (UDP and TCP on one free port; dns2 truncates large UDP answers) that answers TXT questions from a table
  * the test sets: a name in the table answers its values (none: NOERROR with no answer, "NODATA"),
  * `fail(name)` answers SERVFAIL, any other name NXDOMAIN. Names are compared lower-case without a
  * final dot. Point the platform at it with `SLIPWAY_DNS_SERVERS=<server.address>`.
@@ -19,17 +20,27 @@ export class TestDnsServer {
   ) {}
 
   static async start(): Promise<TestDnsServer> {
-    const ref: { self?: TestDnsServer } = {};
-    const server = createServer({
-      udp: true,
-      tcp: true,
-      handle: (request, send) => {
-        void send(ref.self ? ref.self.answer(request) : Packet.createErrorResponseFromRequest(request, 2));
-      },
-    });
-    const udp = await server.listen({ udp: { port: 0, address: '127.0.0.1' } });
-    ref.self = new TestDnsServer(server, `127.0.0.1:${udp.udp!.port}`);
-    return ref.self;
+    // UDP and TCP on one port (a resolver retries a truncated answer over TCP at the same address):
+    // a free TCP port, tried again (with a new server) should UDP be taken on it.
+    for (let attempt = 1; ; attempt++) {
+      const ref: { self?: TestDnsServer } = {};
+      const server = createServer({
+        udp: true,
+        tcp: true,
+        handle: (request, send) => {
+          void send(ref.self ? ref.self.answer(request) : Packet.createErrorResponseFromRequest(request, 2));
+        },
+      });
+      const port = await freePort();
+      try {
+        await server.listen({ udp: { port, address: '127.0.0.1' }, tcp: { port, address: '127.0.0.1' } });
+        ref.self = new TestDnsServer(server, `127.0.0.1:${port}`);
+        return ref.self;
+      } catch (error) {
+        await server.close().catch(() => undefined);
+        if (attempt >= 5) throw error;
+      }
+    }
   }
 
   /** TXT values of `name`; a value given as an array is sent as several strings of one record. */

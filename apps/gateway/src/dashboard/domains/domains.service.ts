@@ -7,7 +7,7 @@ import { TenantChangedPublisher } from '../../sign-in/tenant-changed.publisher.j
 import { parseBody } from '../common/body.js';
 import { isUuid } from '../common/ids.js';
 import { AddDomainBody, normaliseHostname } from './dto/add-domain.dto.js';
-import { challengeRecord, DomainVerifier } from './domain-verifier.js';
+import { challengeRecord, DomainVerifier, shownValues } from './domain-verifier.js';
 import { domainView } from './domain-view.js';
 import { DomainGoneError, DomainsRepository, DomainTakenError } from './domains.repository.js';
 
@@ -59,7 +59,7 @@ export class DomainsService {
       const unverify = reason !== 'lookup_failed' && claim.verifiedAt !== null;
       await this.domains.markFailed(claim.id, message, unverify);
       if (unverify) await this.announce(applicationId);
-      throw new ApiException('domain_unverified', message, { reason, record, found });
+      throw new ApiException('domain_unverified', message, { reason, record, found: shownValues(found) });
     }
     const holder = await this.domains.verifiedElsewhere(claim.hostname, applicationId);
     if (holder && found.includes(challengeRecord(claim.hostname, holder.verificationToken).value)) {
