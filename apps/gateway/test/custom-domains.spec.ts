@@ -112,7 +112,7 @@ describe('custom domains: proof of control before routing or trust (real HTTP, P
     const refused = await verify(attacker, attackerApp, evil.id);
     expect([refused.status, refused.json.code]).toEqual([409, 'domain_taken']);
     // ...however many other values come first.
-    dns.setTxt(mine.record.name, [...Array.from({ length: 30 }, (_, i) => `filler-${i}`), evil.record.value, mine.record.value]);
+    dns.setTxt(mine.record.name, [evil.record.value, ...Array.from({ length: 30 }, (_, i) => `filler-${i}`), mine.record.value]);
     expect((await verify(attacker, attackerApp, evil.id)).json.code).toBe('domain_taken');
     expect(await verifiedHolder('shop.example.com')).toEqual([ownerApp]);
     // ...and a second claim of the same name by the same application is refused, in any spelling.
