@@ -6,6 +6,19 @@ import { LIMITS, type OwnerSignInLimits, type UploadLimits } from '@slipway/cont
 import { baseServerFields, loadConfig, masterKey, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
 
+const dnsServers = z
+  .string()
+  .optional()
+  .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean))
+  .refine((list) => list.every(isDnsServer), 'must list DNS servers as ip, ip:port or [ipv6]:port, comma separated');
+
+function isDnsServer(server: string): boolean {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(server);
+  const v4Port = /^([\d.]+):(\d{1,5})$/.exec(server);
+  const [ip, port] = bracketed ? [bracketed[1]!, bracketed[2]] : v4Port ? [v4Port[1]!, v4Port[2]] : [server, undefined];
+  return isIP(ip) !== 0 && (port === undefined || (Number(port) >= 1 && Number(port) <= 65535));
+}
+
 const positiveInt = (fallback: number) => z.coerce.number().int('must be a whole number').positive('must be positive').default(fallback);
 
 export const gatewayConfigSchema = z.object({
@@ -80,6 +93,11 @@ export const gatewayConfigSchema = z.object({
    * (switching sign-in on creates one). Default: DATABASE_URL (the platform's own server).
    */
   APP_DATABASES_ADMIN_URL: postgresUrl.optional(),
+  /**
+   * DNS servers that check custom-domain TXT records, comma separated (`ip`, `ip:port`,
+   * `[ipv6]:port`). Default: the system resolver. Tests point it at a local server.
+   */
+  SLIPWAY_DNS_SERVERS: dnsServers,
 }).superRefine(checkBlobStorage);
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
