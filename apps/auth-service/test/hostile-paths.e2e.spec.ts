@@ -84,6 +84,11 @@ describe('every spelling of a path counts against its handler’s limit or never
     for (const get of OTHER_SPELLINGS.filter((s) => /session|token/i.test(s))) {
       expect([get, (await rawRequest(h.url, 'GET', `/a/shop${get}`)).status]).toEqual([get, 404]);
     }
+    // Route parameters too: the router would decode `%68` into the token and call the handler.
+    for (const get of ['/reset-password/AbCdEfGh12345678AbCdEfG%68?callbackURL=%2Freset', '/callback/git%68ub?code=x&state=y', '/reset-password/AbCdEfGh12345678AbCdEfGh;x?callbackURL=%2Freset']) {
+      const res = await rawRequest(h.url, 'GET', `/a/shop${get}`);
+      expect([get, res.status, JSON.parse(res.body)]).toEqual([get, 404, { code: 'NOT_FOUND', message: expect.any(String) }]);
+    }
   });
 
   it('the tenant segment has one spelling too', async () => {
