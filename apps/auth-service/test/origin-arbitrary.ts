@@ -39,7 +39,6 @@ export function originCases(own: { scheme: 'http' | 'https'; host: string; port:
     const effectivePort = port === '' || port === defaultPort ? '' : port;
     const ownOrigin = host.kind === 'own' && scheme.toLowerCase() === own.scheme && effectivePort === (String(own.port) === (own.scheme === 'https' ? '443' : '80') ? '' : String(own.port));
     const trusted = web && userinfo === '' && (ownOrigin || host.kind === 'loopback');
-    // eslint-disable-next-line no-control-regex
     return { value, trusted, ascii: /^[\x21-\x7e]*$/.test(value) };
   });
 }
