@@ -212,3 +212,30 @@ describe('custom domains: proof of control before routing or trust (real HTTP, P
     expect(await verifiedHolder('shop.example.com')).toEqual([ownerApp]);
   });
 });
+
+describe('custom domains on a platform that does not publish under localhost', () => {
+  let gw: GatewayUnderTest;
+  let dns: TestDnsServer;
+
+  beforeAll(async () => {
+    dns = await TestDnsServer.start();
+    gw = await startGateway('domains-prod', { BCRYPT_ROUNDS: '4', SLIPWAY_DNS_SERVERS: dns.address, APPS_DOMAIN: 'apps.platform.test', AUTH_PUBLIC_URL: 'http://signin.platform.test:3001' });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await dns?.close();
+  });
+
+  it('still refuses names under localhost (the developer machine; other applications in development), in any spelling', async () => {
+    const owner = new DashboardClient(gw.url);
+    expect((await owner.signUp('dev@example.com')).status).toBe(201);
+    const app = (await owner.post('/applications', { name: 'Dev' })).json.id;
+    for (const hostname of ['x.localhost', 'Other-App.LOCALHOST.', 'ｘ.ｌｏｃａｌｈｏｓｔ', 'a.b.localhost']) {
+      const res = await owner.post(`/applications/${app}/domains`, { hostname });
+      expect([hostname, res.status, res.json.code]).toEqual([hostname, 400, 'bad_request']);
+    }
+    // An ordinary name is still accepted on this platform.
+    expect((await owner.post(`/applications/${app}/domains`, { hostname: 'shop.example.org' })).status).toBe(201);
+    expect((await gw.sql.query(`SELECT hostname FROM domains WHERE hostname LIKE '%localhost'`)).rows).toEqual([]);
+  });
+});

@@ -9,6 +9,25 @@ export interface OriginEntry {
   domainId?: string;
 }
 
+/**
+ * Whether an application may have `hostname` registered as one of its trusted origins besides its
+ * own address under the publishing domains (a custom domain, a release address). Never the
+ * developer's machine or a name under `localhost` — the sign-in service trusts exactly
+ * `localhost`, `127.0.0.1` and `[::1]` by itself while local development is allowed, and a
+ * `*.localhost` name is another application's address in development — and never a host under a
+ * publishing domain other than the application's own address there: that host is another
+ * tenant's application.
+ */
+export function isClaimableHost(hostname: string, slug: string, appsDomains: string[]): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  if (!host || host === 'localhost' || host.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '[::1]' || host === '0.0.0.0' || host === '[::]') return false;
+  for (const domain of appsDomains) {
+    const domainHost = domain.toLowerCase().replace(/:\d+$/, '');
+    if ((host === domainHost || host.endsWith(`.${domainHost}`)) && host !== `${slug.toLowerCase()}.${domainHost}`) return false;
+  }
+  return true;
+}
+
 /** A claim of a custom domain; only a verified one (its TXT record was found) is trusted. */
 export interface CustomDomainClaim {
   id: string;
@@ -18,7 +37,8 @@ export interface CustomDomainClaim {
 
 /**
  * The application's address under every publishing domain (the first is its own), plus its
- * VERIFIED custom domains: an unverified claim proves nothing about who controls the name.
+ * VERIFIED custom domains that are claimable hosts: an unverified claim proves nothing about who
+ * controls the name.
  */
 export function applicationOrigins(slug: string, appsDomains: string[], appsScheme: string, customDomains: CustomDomainClaim[]): OriginEntry[] {
   const entries: OriginEntry[] = appsDomains.map((domain, index) => ({
@@ -27,6 +47,7 @@ export function applicationOrigins(slug: string, appsDomains: string[], appsSche
   }));
   for (const domain of customDomains) {
     if (!domain.verifiedAt) continue;
+    if (!isClaimableHost(domain.hostname, slug, appsDomains)) continue;
     entries.push({ origin: `https://${domain.hostname.toLowerCase()}`, source: 'custom_domain', domainId: domain.id });
     if (appsScheme === 'http') entries.push({ origin: `http://${domain.hostname.toLowerCase()}`, source: 'custom_domain', domainId: domain.id });
   }
@@ -52,6 +73,7 @@ export async function refreshTrustedOrigins(prisma: PrismaClient, applicationId:
   const entries = applicationOrigins(app.slug, options.appsDomains, options.appsScheme, app.domains);
   for (const address of options.addresses ?? []) {
     const origin = originOf(address);
+    if (origin && !isClaimableHost(new URL(origin).hostname, app.slug, options.appsDomains)) continue;
     if (origin && !entries.some((e) => e.origin === origin)) entries.push({ origin, source: 'publishing_domain' });
   }
   await prisma.$transaction([

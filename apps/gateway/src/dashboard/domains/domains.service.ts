@@ -89,8 +89,12 @@ export class DomainsService {
     await Promise.all(ids.flatMap((a) => [this.tenantChanged.publish(a), this.routes.routesChanged(a)]));
   }
 
-  /** A publishing domain or a name under one, or the platform's own addresses. */
+  /**
+   * A publishing domain or a name under one, the platform's own addresses, or a name under
+   * `localhost` (RFC 6761: the machine itself, and another application's address in development).
+   */
   private isPlatformHost(hostname: string): boolean {
+    if (hostname === 'localhost' || hostname.endsWith('.localhost')) return true;
     const publishing = this.config.APPS_DOMAIN.map((d) => normaliseHostname(d.replace(/:\d+$/, '')) || d.replace(/:\d+$/, ''));
     const own = [this.config.PUBLIC_URL, this.config.AUTH_PUBLIC_URL].map((u) => new URL(u).hostname.toLowerCase());
     return publishing.some((d) => hostname === d || hostname.endsWith(`.${d}`)) || own.includes(hostname);
