@@ -40,6 +40,14 @@ export const edgeConfigSchema = z.object({
    * or KUBECONFIG; the edge proxies to the Service). Static releases are served by the edge either way.
    */
   SLIPWAY_RUNTIME_DRIVER: z.enum(['local', 'kubernetes']).default('local'),
+  /**
+   * local driver: the Unix socket of the runtime supervisor (`pnpm start` runs one and sets it).
+   * Apps are then its children, not the edge's, and outlive an edge crash; unset, they are the
+   * edge's own children and die with it (restarted by the next edge).
+   */
+  RUNTIME_SUPERVISOR_SOCKET: z.string().optional(),
+  /** Runtime supervisor: a release no edge claims again this long after the edge went away is stopped. */
+  RUNTIME_ADOPT_GRACE_MS: ms(60_000),
   /** kubernetes driver: the namespace releases run in. */
   SLIPWAY_RUNTIME_NAMESPACE: z.string().min(1).default('slipway-apps'),
   /** kubernetes driver: the image apps run in (Node and a shell). */

@@ -17,6 +17,7 @@ import { RouteRepository, type AppRoute, type LiveRelease } from './routing/rout
 import { appEnvironment } from './runtime/app-environment.js';
 import { NodeApps } from './runtime/node-apps.js';
 import { createRuntimeDriver } from './runtime/runtime-driver.js';
+import { RemoteRuntimeDriver } from './runtime/supervisor/remote-driver.js';
 import { StaticSite } from './static/static-site.js';
 
 const NOT_FOUND_PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>Not found</title></head><body><h1>404</h1><p>There is no application at this address.</p></body></html>\n';
@@ -37,6 +38,7 @@ export class EdgeServer {
   private subscriber?: Redis;
   private nodeApps!: NodeApps;
   private driver!: RuntimeDriver;
+  private closing = false;
 
   private constructor(
     private readonly config: EdgeConfig,
@@ -68,7 +70,12 @@ export class EdgeServer {
   }
 
   private async listen(): Promise<void> {
-    this.driver = await createRuntimeDriver(this.config, this.blobs, this.runtimeDir);
+    this.driver = await createRuntimeDriver(this.config, this.blobs, this.runtimeDir, (reason) => {
+      if (this.closing) return;
+      // The supervisor and every app with it are gone: a fresh edge (the launcher restarts it) starts them again.
+      this.logger.error(`${reason}: exiting so that the restarted edge starts the apps again`);
+      process.exit(1);
+    });
     this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port));
     this.subscriber = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
     this.subscriber.on('message', (_channel, message) => void this.onRoutesMessage(message));
@@ -148,7 +155,7 @@ export class EdgeServer {
           probe: this.probe,
           startRelease: (id) => this.startRelease(id),
           sandbox: this.sandboxStatus(),
-          logs: async (id) => this.nodeApps.logs(id) ?? (this.driver instanceof LocalDriver ? readLogFile(this.driver.logFile(id)) : undefined),
+          logs: async (id) => this.nodeApps.logs(id) ?? (this.driver instanceof LocalDriver || this.driver instanceof RemoteRuntimeDriver ? readLogFile(this.driver.logFile(id)) : undefined),
           artifact: (id) => this.artifact(id),
         });
         if (!handled) this.notFound(res);
@@ -204,6 +211,7 @@ export class EdgeServer {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await new Promise<void>((ok) => {
       this.server?.close(() => ok());
       this.server?.closeIdleConnections();

@@ -1,5 +1,5 @@
 /** Prefixed, coloured log lines: `gateway      | listening on …`. */
-const COLORS: Record<string, number> = { launcher: 1, postgres: 34, redis: 31, gateway: 36, 'auth-service': 35, edge: 32, 'build-worker': 33 };
+const COLORS: Record<string, number> = { launcher: 1, postgres: 34, redis: 31, gateway: 36, 'auth-service': 35, edge: 32, 'build-worker': 33, runtime: 92 };
 const WIDTH = 12;
 const useColor = process.stdout.isTTY && !process.env['NO_COLOR'];
 

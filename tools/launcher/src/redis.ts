@@ -37,7 +37,33 @@ async function useOperatorRedis(url: string): Promise<RedisHandle> {
   if (!new URL(url).password) {
     log('launcher', `warning: REDIS_URL (${redactUrl(url)}) has no password: anything that reaches that address can read and rewrite the platform's queues. Give it one (requirepass) and put it in the URL (redis://:PASSWORD@host:port), or unset REDIS_URL so Slipway runs its own with a generated one.`);
   }
+  await warnUnlessDurable(url);
   return { url, stop: async () => undefined };
+}
+
+/**
+ * The queue holds accepted deploys: an operator's Redis must keep them across its own restart
+ * (`appendonly yes`) and never evict them under memory pressure (`maxmemory-policy noeviction`).
+ * One warning line per setting that is otherwise (or cannot be read: CONFIG renamed or denied).
+ */
+export async function warnUnlessDurable(url: string): Promise<string[]> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 });
+  redis.on('error', () => undefined);
+  const warnings: string[] = [];
+  try {
+    await redis.connect();
+    const read = async (name: string) => ((await redis.config('GET', name)) as string[])[1];
+    const appendonly = await read('appendonly');
+    const policy = await read('maxmemory-policy');
+    if (appendonly !== 'yes') warnings.push(`warning: REDIS_URL (${redactUrl(url)}) has appendonly ${appendonly ?? 'unset'}: a restart of that Redis loses accepted deploys still in the queue. Set \`appendonly yes\` (and \`appendfsync everysec\`) in its configuration.`);
+    if (policy !== 'noeviction') warnings.push(`warning: REDIS_URL (${redactUrl(url)}) has maxmemory-policy ${policy ?? 'unset'}: under memory pressure it may evict queued deploys. Set \`maxmemory-policy noeviction\`.`);
+  } catch (error) {
+    warnings.push(`warning: could not read the configuration of REDIS_URL (${redactUrl(url)}) (${oneLine(error)}): make sure it runs with \`appendonly yes\` and \`maxmemory-policy noeviction\`, or accepted deploys can be lost.`);
+  } finally {
+    redis.disconnect();
+  }
+  for (const line of warnings) log('launcher', line);
+  return warnings;
 }
 
 async function startOwnRedis(dir: string): Promise<RedisHandle> {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { log, pipeLines } from './log.js';
 
@@ -7,6 +8,14 @@ export interface ServiceSpec {
   port: number;
   /** Path of the built entry point, relative to the repository root. */
   entry: string;
+  /** Readiness other than `GET :port/health/ready` (a process without an HTTP port). */
+  ready?: () => Promise<Readiness>;
+}
+
+export interface Readiness {
+  ok: boolean;
+  /** What is down, from the service's own /health/ready report (`redis down: …`), or why it did not answer. */
+  detail?: string;
 }
 
 export interface RunningService extends ServiceSpec {
@@ -49,12 +58,46 @@ export async function stopService(service: RunningService, graceMs = 10_000): Pr
   signalGroup('SIGKILL');
 }
 
-export async function isReady(port: number): Promise<boolean> {
+interface ReadyReport {
+  checks?: Record<string, { status?: string; error?: string }>;
+}
+
+/** `/health/ready` of the service, with the names of the dependencies or siblings it reports down. */
+export async function readiness(spec: ServiceSpec): Promise<Readiness> {
+  if (spec.ready) return spec.ready();
   try {
-    const response = await fetch(`http://127.0.0.1:${port}/health/ready`, { signal: AbortSignal.timeout(2000) });
-    await response.body?.cancel();
-    return response.status === 200;
+    const response = await fetch(`http://127.0.0.1:${spec.port}/health/ready`, { signal: AbortSignal.timeout(2000) });
+    if (response.status === 200) {
+      await response.body?.cancel();
+      return { ok: true };
+    }
+    const report = (await response.json().catch(() => ({}))) as ReadyReport;
+    const down = Object.entries(report.checks ?? {})
+      .filter(([, check]) => check.status !== 'up')
+      .map(([name, check]) => `${name} down${check.error ? ` (${check.error.slice(0, 200)})` : ''}`);
+    return { ok: false, detail: down.length ? down.join(', ') : `/health/ready answered ${response.status}` };
   } catch {
-    return false;
+    return { ok: false };
   }
+}
+
+/** The runtime supervisor answers a ping on its socket (it has no HTTP port). */
+export function supervisorReady(socketPath: string): Promise<Readiness> {
+  return new Promise((resolve) => {
+    const socket = connect(socketPath);
+    const done = (ready: Readiness) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(ready);
+    };
+    const timer = setTimeout(() => done({ ok: false, detail: 'no answer on its socket within 2 s' }), 2000);
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('connect', () => socket.write('{"id":1,"op":"ping"}\n'));
+    socket.on('data', (chunk: string) => {
+      answer += chunk;
+      if (answer.includes('\n')) done({ ok: /"ok":true/.test(answer) });
+    });
+    socket.on('error', () => done({ ok: false }));
+  });
 }

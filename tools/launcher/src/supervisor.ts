@@ -1,0 +1,110 @@
+import { log } from './log.js';
+import { readiness, startService, stopService, type RunningService, type ServiceSpec } from './services.js';
+
+export interface SupervisionOptions {
+  /** First restart delay; doubled for each further crash inside the window, up to `maxDelayMs`. */
+  firstDelayMs: number;
+  maxDelayMs: number;
+  /** More than `maxCrashes` unexpected exits inside `windowMs` is a crash loop: everything stops. */
+  maxCrashes: number;
+  windowMs: number;
+}
+
+export const DEFAULT_SUPERVISION: SupervisionOptions = { firstDelayMs: 100, maxDelayMs: 5000, maxCrashes: 5, windowMs: 60_000 };
+
+/** How an exit reads in the log: the signal (with what SIGKILL usually means) or the code. */
+export function exitReason(code: number | null, signal: NodeJS.Signals | null): string {
+  if (signal === 'SIGKILL') return 'SIGKILL: killed from outside, e.g. by the kernel when out of memory';
+  if (signal) return signal;
+  return `code ${code}`;
+}
+
+/**
+ * One service under the launcher's watch: an unexpected exit is restarted after a backoff
+ * (logged with the reason), and it is announced again once it answers /health/ready. A crash
+ * loop — more than `maxCrashes` exits within `windowMs` — calls `onCrashLoop` with one line.
+ */
+export class SupervisedService {
+  current: RunningService;
+  private readonly crashes: number[] = [];
+  private stopping = false;
+  private timer?: NodeJS.Timeout;
+  private restarting?: Promise<void>;
+  /** Between an unexpected exit and the restarted process answering ready (announced by itself). */
+  recovering = false;
+
+  constructor(
+    private readonly root: string,
+    readonly spec: ServiceSpec,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly options: SupervisionOptions,
+    private readonly onCrashLoop: (line: string) => void,
+    /** Called with the new process after each restart (runtime.json is rewritten). */
+    private readonly onRestart: () => void,
+  ) {
+    this.current = this.launch();
+  }
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  get pid(): number | undefined {
+    return this.current.child.pid;
+  }
+
+  private launch(): RunningService {
+    const service = startService(this.root, this.spec, this.env);
+    void service.exited.then(({ code, signal }) => this.onExit(service, code, signal));
+    return service;
+  }
+
+  private onExit(service: RunningService, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.stopping || service !== this.current) return;
+    const now = Date.now();
+    const reason = exitReason(code, signal);
+    this.crashes.push(now);
+    while (this.crashes.length && now - this.crashes[0]! > this.options.windowMs) this.crashes.shift();
+    if (this.crashes.length > this.options.maxCrashes) {
+      this.onCrashLoop(`${this.name} crashed ${this.crashes.length} times within ${Math.round(this.options.windowMs / 1000)} s (last: ${reason}); not restarting it again: stopping everything`);
+      return;
+    }
+    this.recovering = true;
+    const delay = Math.min(this.options.firstDelayMs * 2 ** (this.crashes.length - 1), this.options.maxDelayMs);
+    log('launcher', `${this.name} exited unexpectedly (${reason}); restarting in ${delay} ms (crash ${this.crashes.length} of at most ${this.options.maxCrashes} per ${Math.round(this.options.windowMs / 1000)} s)`);
+    this.timer = setTimeout(() => {
+      if (this.stopping) return;
+      this.current = this.launch();
+      this.onRestart();
+      this.restarting = this.announceReady(this.current, now);
+    }, delay);
+  }
+
+  /** Logs when the restarted process answers /health/ready, or which dependency keeps it from it. */
+  private async announceReady(service: RunningService, downSince: number): Promise<void> {
+    let lastReport = '';
+    let reportedAt = Date.now();
+    while (!this.stopping && service === this.current && service.child.exitCode === null && service.child.signalCode === null) {
+      const ready = await readiness(this.spec);
+      if (ready.ok) {
+        this.recovering = false;
+        log('launcher', `${this.name} is back (pid ${service.child.pid}): ready ${((Date.now() - downSince) / 1000).toFixed(1)} s after it went down`);
+        return;
+      }
+      // Say what it waits for (a dependency named by its /health/ready), at most every 10 s.
+      if (ready.detail && (ready.detail !== lastReport || Date.now() - reportedAt > 10_000)) {
+        log('launcher', `${this.name} restarted but not ready yet: ${ready.detail}`);
+        lastReport = ready.detail;
+        reportedAt = Date.now();
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.timer);
+    await stopService(this.current);
+    await this.restarting?.catch(() => undefined);
+  }
+}
