@@ -86,7 +86,7 @@ export class EdgeServer {
     this.server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => void this.handle(req, res));
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgrade(req, socket, head));
     await new Promise<void>((ok) => this.server!.listen(this.config.PORT, this.config.HOST, ok));
-    this.logger.log(`edge listening on http://${this.config.HOST}:${this.port} (apps at *.${this.config.APPS_DOMAIN.join(', *.')})`);
+    this.logger.log(`edge listening on http://${this.config.HOST}:${this.port} (apps at *.${this.config.APPS_DOMAIN.join(', *.')}; ${Math.round(process.uptime() * 1000)} ms after the process started)`);
   }
 
   private async onRoutesMessage(message: string): Promise<void> {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { waitFor } from '@slipway/testing';
 import { fixtureDir, slowInstallDir } from './support/fixtures.js';
 import { LaunchedPlatform, RequestLoop, processesNaming } from './support/launched.js';
-import type { Account } from './support/platform.js';
+import { run, type Account } from './support/platform.js';
 
 /** What the edge crash may cost at most here (a loaded two-core CI machine); the goal, printed, is under 2 s. */
 const EDGE_INTERRUPTION_BOUND_MS = 10_000;
@@ -20,6 +20,8 @@ describe('fault: services killed under pnpm start, with an app under steady traf
   let platform: LaunchedPlatform;
   let steady: Account;
   let builder: Account;
+  let queuedA: Account;
+  let queuedB: Account;
   let loop: RequestLoop;
   const dirs: string[] = [];
   let releases: string;
@@ -28,7 +30,7 @@ describe('fault: services killed under pnpm start, with an app under steady traf
     // Fast stall detection, so the killed build worker's job is handed to its restarted self quickly.
     platform = await LaunchedPlatform.start('supervision', { JOB_LOCK_MS: '3000', STALLED_INTERVAL_MS: '1500', RECONCILE_INTERVAL_MS: '1000' });
     releases = join(platform.home, 'runtime', 'releases');
-    [steady, builder] = [await platform.bootstrap('Steady'), await platform.bootstrap('Builder')];
+    [steady, builder, queuedA, queuedB] = [await platform.bootstrap('Steady'), await platform.bootstrap('Builder'), await platform.bootstrap('Queued One'), await platform.bootstrap('Queued Two')];
     const source = await fixtureDir('node-server');
     dirs.push(source);
     const deployed = await platform.cli(['deploy', source, '--json'], platform.cliEnv(steady));
@@ -75,6 +77,41 @@ describe('fault: services killed under pnpm start, with an app under steady traf
     expect(final).toMatchObject({ status: 'succeeded' });
     expect(loop.between(killedAt).filter((s) => s.status !== 200)).toEqual([]);
   }, 240_000);
+
+  it('the launcher\'s own Redis (append-only, noeviction) killed with queued deploys: restarted by the launcher, no deploy lost', async () => {
+    const redisUrl = new URL((await platform.runtime()).redisUrl);
+    const auth = { REDISCLI_AUTH: decodeURIComponent(redisUrl.password) };
+    const config = await run('redis-cli', ['-p', redisUrl.port, '--no-auth-warning', 'CONFIG', 'GET', '*'], { PATH: process.env['PATH'], ...auth });
+    const settings = new Map<string, string>();
+    const lines = config.stdout.trim().split('\n');
+    for (let i = 0; i + 1 < lines.length; i += 2) settings.set(lines[i]!, lines[i + 1]!);
+    expect([settings.get('appendonly'), settings.get('maxmemory-policy')]).toEqual(['yes', 'noeviction']);
+
+    // One worker, one build at a time: one building, two waiting in the queue.
+    const slow = await slowInstallDir(4);
+    const [siteA, siteB] = [await fixtureDir('static-site'), await fixtureDir('static-site')];
+    dirs.push(slow, siteA, siteB);
+    const ids: [Account, string][] = [];
+    for (const [account, dir] of [[builder, slow], [queuedA, siteA], [queuedB, siteB]] as const) {
+      const started = await platform.cli(['deploy', dir, '--no-wait', '--json'], platform.cliEnv(account));
+      expect(started.code).toBe(0);
+      ids.push([account, (JSON.parse(started.stdout) as { taskId: string }).taskId]);
+    }
+    const redisPid = await platform.pid('redis');
+    const killedAt = Date.now();
+    process.kill(redisPid, 'SIGKILL');
+    await platform.launcher.waitForOutput(/launcher\s+\| redis-server is back \(pid \d+\)/, 60_000);
+    expect(await platform.pid('redis')).not.toBe(redisPid);
+
+    for (const [account, id] of ids) {
+      const final = await waitFor(async () => {
+        const task = await platform.task(account, id).catch(() => undefined);
+        return task && (task.status === 'succeeded' || task.status === 'failed') ? task : undefined;
+      }, { timeoutMs: 180_000, intervalMs: 250, what: `task ${id} to finish` });
+      expect({ id, status: final.status, error: final.error }).toEqual({ id, status: 'succeeded', error: final.error });
+    }
+    expect(loop.between(killedAt).filter((s) => s.status !== 200)).toEqual([]);
+  }, 300_000);
 
   it('kill -9 of the edge: the app keeps running under the runtime supervisor, and routing is back within seconds (measured)', async () => {
     const before = await processesNaming(releases);

@@ -56,7 +56,7 @@ export class Launcher {
     await mkdir(this.home, { recursive: true, mode: 0o711 });
     await chmod(this.home, 0o711);
     const masterKey = await resolveMasterKey(this.home, this.config.SLIPWAY_MASTER_KEY);
-    this.redis = await startRedis(this.home, this.config.REDIS_URL);
+    this.redis = await startRedis(this.home, this.config.REDIS_URL, { onRestart: () => void this.writeRuntime(), onCrashLoop: (line) => this.crashLoop(line) });
     this.postgres = await startPostgres(this.home, this.config.DATABASE_URL, this.config.SLIPWAY_PG_PORT);
     const migrated = await applyMigrations(this.postgres.url);
     log('launcher', migrated.applied.length ? `applied migrations: ${migrated.applied.join(', ')}` : `database schema up to date (${migrated.alreadyApplied.length} migrations)`);
@@ -80,11 +80,7 @@ export class Launcher {
       AUTH_INTERNAL_URL: `http://127.0.0.1:${this.config.AUTH_PORT}`,
       EDGE_INTERNAL_URL: `http://127.0.0.1:${this.config.EDGE_PORT}`,
     };
-    const onCrashLoop = (line: string) => {
-      if (this.stopping) return;
-      log('launcher', line);
-      void this.stop().then(() => process.exit(1));
-    };
+    const onCrashLoop = (line: string) => this.crashLoop(line);
     for (const spec of services(this.config, runtimeSocket)) {
       this.running.push(new SupervisedService(REPO_ROOT, spec, env, DEFAULT_SUPERVISION, onCrashLoop, () => void this.writeRuntime()));
     }
@@ -104,6 +100,13 @@ export class Launcher {
     this.watch = setInterval(() => void this.watchHealth(), 5000);
     log('launcher', `all services healthy in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     process.stdout.write(`Slipway is ready: ${this.config.PUBLIC_URL}\n`);
+  }
+
+  /** A crash loop: one line, then everything stops (exit 1). */
+  private crashLoop(line: string): void {
+    if (this.stopping) return;
+    log('launcher', line);
+    void this.stop().then(() => process.exit(1));
   }
 
   /** runtime.json with the current pids (rewritten after every restart). */
