@@ -46,6 +46,8 @@ export const edgeConfigSchema = z.object({
    * edge's own children and die with it (restarted by the next edge).
    */
   RUNTIME_SUPERVISOR_SOCKET: z.string().optional(),
+  /** `1`: a standby edge (the launcher's): modules loaded, it waits for SIGUSR2 to take over from a crashed edge. */
+  SLIPWAY_EDGE_STANDBY: z.enum(['0', '1']).default('0'),
   /** Runtime supervisor: a release no edge claims again this long after the edge went away is stopped. */
   RUNTIME_ADOPT_GRACE_MS: ms(60_000),
   /** kubernetes driver: the namespace releases run in. */

@@ -10,6 +10,11 @@ export interface ServiceSpec {
   entry: string;
   /** Readiness other than `GET :port/health/ready` (a process without an HTTP port). */
   ready?: () => Promise<Readiness>;
+  /**
+   * Keep a standby process beside it (started with `SLIPWAY_EDGE_STANDBY=1`: modules loaded, not
+   * listening) that takes over at once when it dies; the line the standby prints once loaded.
+   */
+  standby?: RegExp;
 }
 
 export interface Readiness {
@@ -21,20 +26,25 @@ export interface Readiness {
 export interface RunningService extends ServiceSpec {
   child: ChildProcess;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** A standby: resolves once it printed `spec.standby` (loaded, ready to take over). */
+  loaded?: Promise<void>;
 }
 
 /** Starts a built service in its own process group, its output prefixed with its name. */
-export function startService(root: string, spec: ServiceSpec, env: NodeJS.ProcessEnv): RunningService {
+export function startService(root: string, spec: ServiceSpec, env: NodeJS.ProcessEnv, options: { standby?: boolean } = {}): RunningService {
   const child = spawn(process.execPath, ['--enable-source-maps', join(root, spec.entry)], {
     cwd: root,
-    env: { ...env, PORT: String(spec.port), SLIPWAY_LAUNCHER_PID: String(process.pid) },
+    env: { ...env, PORT: String(spec.port), SLIPWAY_LAUNCHER_PID: String(process.pid), ...(options.standby ? { SLIPWAY_EDGE_STANDBY: '1' } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
-  pipeLines(spec.name, child.stdout!);
+  let onLoaded = () => undefined as void;
+  const loaded = options.standby && spec.standby ? new Promise<void>((resolve) => (onLoaded = resolve)) : undefined;
+  const onLine = loaded ? (line: string) => (spec.standby!.test(line) ? onLoaded() : undefined) : undefined;
+  pipeLines(spec.name, child.stdout!, onLine);
   pipeLines(spec.name, child.stderr!);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  return { ...spec, child, exited };
+  return { ...spec, child, exited, ...(loaded ? { loaded } : {}) };
 }
 
 /** SIGTERM, then SIGKILL to the whole process group after `graceMs`. */

@@ -32,6 +32,9 @@ export class SupervisedService {
   private restarting?: Promise<void>;
   /** Between an unexpected exit and the restarted process answering ready (announced by itself). */
   recovering = false;
+  /** The standby process (specs with `standby`), and whether it has loaded. */
+  standby?: RunningService;
+  private standbyLoaded = false;
 
   constructor(
     private readonly root: string,
@@ -43,6 +46,7 @@ export class SupervisedService {
     private readonly onRestart: () => void,
   ) {
     this.current = this.launch();
+    if (spec.standby) void this.standbyOnceReady(this.current);
   }
 
   get name(): string {
@@ -53,10 +57,53 @@ export class SupervisedService {
     return this.current.child.pid;
   }
 
-  private launch(): RunningService {
-    const service = startService(this.root, this.spec, this.env);
-    void service.exited.then(({ code, signal }) => this.onExit(service, code, signal));
+  private launch(standby = false): RunningService {
+    const service = startService(this.root, this.spec, this.env, { standby });
+    void service.exited.then(({ code, signal }) => (service === this.standby ? this.onStandbyExit(code, signal) : this.onExit(service, code, signal)));
     return service;
+  }
+
+  /** Starts the standby once `service` is ready (not before: it would compete with start-up for the CPU). */
+  private async standbyOnceReady(service: RunningService): Promise<void> {
+    const deadline = Date.now() + 5 * 60_000;
+    while (!this.stopping && service === this.current && Date.now() < deadline) {
+      if ((await readiness(this.spec)).ok) return this.startStandby();
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+
+  private startStandby(): void {
+    if (this.stopping || this.standby) return;
+    const standby = this.launch(true);
+    this.standby = standby;
+    this.standbyLoaded = false;
+    void standby.loaded?.then(() => {
+      if (this.standby === standby) this.standbyLoaded = true;
+    });
+    this.onRestart();
+  }
+
+  private onStandbyExit(code: number | null, signal: NodeJS.Signals | null): void {
+    this.standby = undefined;
+    this.standbyLoaded = false;
+    if (this.stopping) return;
+    log('launcher', `the standby ${this.name} exited (${exitReason(code, signal)}); starting another in 5 s`);
+    this.onRestart();
+    this.timer = setTimeout(() => this.startStandby(), 5000);
+  }
+
+  /** The crashed process's standby takes its place at once (SIGUSR2: it connects and listens). */
+  private promoteStandby(reason: string, downSince: number): boolean {
+    const next = this.standby;
+    if (!next || !this.standbyLoaded || next.child.exitCode !== null || next.child.signalCode !== null) return false;
+    this.standby = undefined;
+    this.standbyLoaded = false;
+    next.child.kill('SIGUSR2');
+    this.current = next;
+    log('launcher', `${this.name} exited unexpectedly (${reason}); its standby (pid ${next.child.pid}) takes over (crash ${this.crashes.length} of at most ${this.options.maxCrashes} per ${Math.round(this.options.windowMs / 1000)} s)`);
+    this.onRestart();
+    this.restarting = this.announceReady(next, downSince).then(() => this.startStandby());
+    return true;
   }
 
   private onExit(service: RunningService, code: number | null, signal: NodeJS.Signals | null): void {
@@ -70,13 +117,14 @@ export class SupervisedService {
       return;
     }
     this.recovering = true;
+    if (this.promoteStandby(reason, now)) return;
     const delay = Math.min(this.options.firstDelayMs * 2 ** (this.crashes.length - 1), this.options.maxDelayMs);
     log('launcher', `${this.name} exited unexpectedly (${reason}); restarting in ${delay} ms (crash ${this.crashes.length} of at most ${this.options.maxCrashes} per ${Math.round(this.options.windowMs / 1000)} s)`);
     this.timer = setTimeout(() => {
       if (this.stopping) return;
       this.current = this.launch();
       this.onRestart();
-      this.restarting = this.announceReady(this.current, now);
+      this.restarting = this.announceReady(this.current, now).then(() => (this.spec.standby ? this.startStandby() : undefined));
     }, delay);
   }
 
@@ -104,7 +152,7 @@ export class SupervisedService {
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.timer);
-    await stopService(this.current);
+    await Promise.all([stopService(this.current), this.standby ? stopService(this.standby) : undefined]);
     await this.restarting?.catch(() => undefined);
   }
 }
