@@ -45,6 +45,14 @@ describe('fault: services killed under pnpm start, with an app under steady traf
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
+  it('the gateway\'s /health/ready reports the build worker consuming (its heartbeat), without depending on it', async () => {
+    const report = await waitFor(async () => {
+      const body = (await (await fetch(`http://127.0.0.1:${platform.ports.gateway}/health/ready`)).json()) as { status: string; siblings?: Record<string, { status: string }> };
+      return body.siblings?.['build-worker']?.status === 'up' ? body : undefined;
+    }, { timeoutMs: 30_000, what: 'the build worker to be reported up' });
+    expect(report.status).toBe('ok');
+  });
+
   it.each([['build-worker'], ['auth-service'], ['gateway']] as const)('kill -9 of the %s: zero failed app requests, and it answers /health/ready again by itself', async (name) => {
     const pid = await platform.pid(name);
     const killedAt = Date.now();
