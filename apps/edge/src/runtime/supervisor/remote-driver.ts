@@ -73,7 +73,7 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
         await driver.call({ op: 'ping' });
         return driver;
       } catch (error) {
-        if (Date.now() > deadline) throw new Error(`the runtime supervisor at ${socketPath} does not answer: ${(error as Error).message}`);
+        if (Date.now() > deadline) throw new Error(`the runtime supervisor at ${socketPath} does not answer: ${(error as Error).message}`, { cause: error });
         await new Promise((r) => setTimeout(r, 100));
       }
     }
