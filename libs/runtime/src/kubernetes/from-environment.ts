@@ -8,7 +8,10 @@ import type { KubernetesDriver, KubernetesDriverOptions } from './kubernetes-dri
  * in well under two seconds.
  */
 export async function kubernetesDriverFromEnvironment(options: Omit<KubernetesDriverOptions, 'kubeConfig'>): Promise<KubernetesDriver> {
-  const [{ KubeConfig }, { KubernetesDriver }] = await Promise.all([import('@kubernetes/client-node'), import('./kubernetes-driver.js')]);
+  // One after the other: the driver imports the client too (and jest's ESM loader trips over two
+  // concurrent imports of one module graph).
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const { KubernetesDriver } = await import('./kubernetes-driver.js');
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromDefault();
   return new KubernetesDriver({ ...options, kubeConfig });
