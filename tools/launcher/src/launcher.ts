@@ -112,8 +112,15 @@ export class Launcher {
     void this.stop().then(() => process.exit(1));
   }
 
-  /** runtime.json with the current pids (rewritten after every restart). */
-  private async writeRuntime(): Promise<void> {
+  private writing: Promise<void> = Promise.resolve();
+
+  /** runtime.json with the current pids (rewritten after every restart; one write at a time, in order). */
+  private writeRuntime(): Promise<void> {
+    this.writing = this.writing.then(() => this.writeRuntimeNow()).catch((error: unknown) => log('launcher', `could not write runtime.json: ${String(error)}`));
+    return this.writing;
+  }
+
+  private async writeRuntimeNow(): Promise<void> {
     if (!this.runtime || this.stopping) return;
     this.runtime.processes = {
       ...Object.fromEntries(this.running.map((s) => [s.name, s.pid!])),
@@ -166,6 +173,7 @@ export class Launcher {
     this.stopping ??= (async () => {
       clearInterval(this.watch);
       await Promise.all(this.running.map((s) => s.stop()));
+      await this.writing;
       await this.postgres?.stop().catch((e: unknown) => log('launcher', `postgres stop: ${String(e)}`));
       await this.redis?.stop();
       await rm(join(this.home, 'runtime.json'), { force: true });
