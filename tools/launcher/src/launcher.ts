@@ -133,12 +133,19 @@ export class Launcher {
   }
 
   private readonly unhealthy = new Map<string, string>();
+  private readonly siblingsDown = new Map<string, string>();
 
   /** Every 5 s: a running service whose /health/ready turns bad (or good again) is logged with what it reports down. */
   private async watchHealth(): Promise<void> {
     for (const service of this.running) {
       if (this.stopping || service.recovering) continue;
       const ready = await readiness(service.spec);
+      const siblings = this.siblingsDown.get(service.name);
+      if (ready.ok && (ready.siblingsDown ?? '') !== (siblings ?? '')) {
+        log('launcher', ready.siblingsDown ? `${service.name} reports ${ready.siblingsDown}` : `${service.name} reports its siblings up again`);
+        if (ready.siblingsDown) this.siblingsDown.set(service.name, ready.siblingsDown);
+        else this.siblingsDown.delete(service.name);
+      }
       const before = this.unhealthy.get(service.name);
       if (ready.ok && before !== undefined) {
         this.unhealthy.delete(service.name);

@@ -21,6 +21,8 @@ export interface Readiness {
   ok: boolean;
   /** What is down, from the service's own /health/ready report (`redis down: …`), or why it did not answer. */
   detail?: string;
+  /** Siblings the (ready) service reports down, e.g. `build-worker down (no build worker is consuming …)`. */
+  siblingsDown?: string;
 }
 
 export interface RunningService extends ServiceSpec {
@@ -70,6 +72,13 @@ export async function stopService(service: RunningService, graceMs = 10_000): Pr
 
 interface ReadyReport {
   checks?: Record<string, { status?: string; error?: string }>;
+  siblings?: Record<string, { status?: string; error?: string }>;
+}
+
+function down(entries: ReadyReport['checks']): string[] {
+  return Object.entries(entries ?? {})
+    .filter(([, check]) => check.status === 'down')
+    .map(([name, check]) => `${name} down${check.error ? ` (${check.error.slice(0, 200)})` : ''}`);
 }
 
 /** `/health/ready` of the service, with the names of the dependencies or siblings it reports down. */
@@ -77,15 +86,13 @@ export async function readiness(spec: ServiceSpec): Promise<Readiness> {
   if (spec.ready) return spec.ready();
   try {
     const response = await fetch(`http://127.0.0.1:${spec.port}/health/ready`, { signal: AbortSignal.timeout(2000) });
-    if (response.status === 200) {
-      await response.body?.cancel();
-      return { ok: true };
-    }
     const report = (await response.json().catch(() => ({}))) as ReadyReport;
-    const down = Object.entries(report.checks ?? {})
-      .filter(([, check]) => check.status !== 'up')
-      .map(([name, check]) => `${name} down${check.error ? ` (${check.error.slice(0, 200)})` : ''}`);
-    return { ok: false, detail: down.length ? down.join(', ') : `/health/ready answered ${response.status}` };
+    if (response.status === 200) {
+      const siblings = down(report.siblings);
+      return siblings.length ? { ok: true, siblingsDown: siblings.join(', ') } : { ok: true };
+    }
+    const checks = down(report.checks);
+    return { ok: false, detail: checks.length ? checks.join(', ') : `/health/ready answered ${response.status}` };
   } catch {
     return { ok: false };
   }
