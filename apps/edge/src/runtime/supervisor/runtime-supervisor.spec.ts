@@ -99,6 +99,7 @@ describe('runtime supervisor ↔ edge', () => {
     await edge.start(release('orphan'));
     edge.close();
     await waitFor(() => driver.stopped.includes('orphan'), { timeoutMs: 10_000, what: 'the unclaimed release to be stopped' });
+    expect(driver.stopped).toEqual(['orphan']);
   });
 
   it('tells the edge when the supervisor is gone (it then exits, and its restart starts the apps anew)', async () => {
