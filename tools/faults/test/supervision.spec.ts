@@ -144,6 +144,8 @@ describe('fault: services killed under pnpm start, with an app under steady traf
     expect(after.map((p) => p.pid).sort()).toEqual(before.map((p) => p.pid).sort());
     expect(after.every((p) => p.ppid === supervisor || after.some((q) => q.pid === p.ppid))).toBe(true);
     expect(platform.log()).toMatch(/release [0-9a-f-]{36} adopted by the edge again/);
+    // The standby edge (modules already loaded) took over; a new standby follows.
+    expect(platform.log()).toMatch(/launcher\s+\| edge exited unexpectedly \(SIGKILL[^)]*\); its standby \(pid \d+\) takes over/);
     // And traffic stays good.
     const settled = Date.now();
     await loop.answeredAfter(settled + 500);

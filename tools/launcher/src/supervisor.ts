@@ -87,6 +87,14 @@ export class SupervisedService {
     this.standby = undefined;
     this.standbyLoaded = false;
     if (this.stopping) return;
+    // A standby that keeps dying means the edge cannot start either: it counts towards the crash loop.
+    const now = Date.now();
+    this.crashes.push(now);
+    while (this.crashes.length && now - this.crashes[0]! > this.options.windowMs) this.crashes.shift();
+    if (this.crashes.length > this.options.maxCrashes) {
+      this.onCrashLoop(`the standby ${this.name} crashed ${this.crashes.length} times within ${Math.round(this.options.windowMs / 1000)} s (last: ${exitReason(code, signal)}): stopping everything`);
+      return;
+    }
     log('launcher', `the standby ${this.name} exited (${exitReason(code, signal)}); starting another in 5 s`);
     this.onRestart();
     this.timer = setTimeout(() => this.startStandby(), 5000);
