@@ -14,6 +14,12 @@ export const edgeConfigSchema = z.object({
   ...blobStorageFields,
   /** Extracted releases and per-release logs (default `<SLIPWAY_HOME>/runtime`). */
   RUNTIME_DIR: z.string().optional(),
+  /**
+   * Memory for static releases, in MiB: file contents (each form up to 256 KiB; bigger ones are
+   * streamed from disk) keyed by release and real path, and path lookups (1/8 of it), least
+   * recently used dropped first. A release's entries go when it stops being live.
+   */
+  STATIC_CACHE_MB: z.coerce.number().min(0).default(64),
   /** Redis prefix shared with the build worker (routes channel `<prefix>:routes`). */
   QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),
   /** How long a new Node release has to answer HTTP on its PORT. */
