@@ -80,6 +80,8 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('heading', { name: 'Applications', level: 1 }).waitFor();
     await page.getByText('Free plan · 0 of 1 database').waitFor();
     await page.getByText('No applications yet').waitFor();
+    // No build worker runs in this suite: the banner says builds are paused (the gateway reads the workers' heartbeats).
+    await page.getByRole('status').filter({ hasText: 'Builds are paused.' }).waitFor();
     await shot('applications-empty');
 
     await page.getByLabel('Name', { exact: true }).fill('Test Shop');

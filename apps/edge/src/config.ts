@@ -46,6 +46,16 @@ export const edgeConfigSchema = z.object({
    * or KUBECONFIG; the edge proxies to the Service). Static releases are served by the edge either way.
    */
   SLIPWAY_RUNTIME_DRIVER: z.enum(['local', 'kubernetes']).default('local'),
+  /**
+   * local driver: the Unix socket of the runtime supervisor (`pnpm start` runs one and sets it).
+   * Apps are then its children, not the edge's, and outlive an edge crash; unset, they are the
+   * edge's own children and die with it (restarted by the next edge).
+   */
+  RUNTIME_SUPERVISOR_SOCKET: z.string().optional(),
+  /** `1`: a standby edge (the launcher's): modules loaded, it waits for SIGUSR2 to take over from a crashed edge. */
+  SLIPWAY_EDGE_STANDBY: z.enum(['0', '1']).default('0'),
+  /** Runtime supervisor: a release no edge claims again this long after the edge went away is stopped. */
+  RUNTIME_ADOPT_GRACE_MS: ms(60_000),
   /** kubernetes driver: the namespace releases run in. */
   SLIPWAY_RUNTIME_NAMESPACE: z.string().min(1).default('slipway-apps'),
   /** kubernetes driver: the image apps run in (Node and a shell). */

@@ -17,6 +17,7 @@ import { RouteRepository, type AppRoute } from './routing/route.repository.js';
 import { appEnvironment } from './runtime/app-environment.js';
 import { NodeApps } from './runtime/node-apps.js';
 import { createRuntimeDriver } from './runtime/runtime-driver.js';
+import { RemoteRuntimeDriver } from './runtime/supervisor/remote-driver.js';
 import { StaticSites } from './static/static-sites.js';
 
 const NOT_FOUND_PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>Not found</title></head><body><h1>404</h1><p>There is no application at this address.</p></body></html>\n';
@@ -37,6 +38,7 @@ export class EdgeServer {
   private subscriber?: Redis;
   private nodeApps!: NodeApps;
   private driver!: RuntimeDriver;
+  private closing = false;
 
   private constructor(
     private readonly config: EdgeConfig,
@@ -69,7 +71,12 @@ export class EdgeServer {
   }
 
   private async listen(): Promise<void> {
-    this.driver = await createRuntimeDriver(this.config, this.blobs, this.runtimeDir);
+    this.driver = await createRuntimeDriver(this.config, this.blobs, this.runtimeDir, (reason) => {
+      if (this.closing) return;
+      // The supervisor and every app with it are gone: a fresh edge (the launcher restarts it) starts them again.
+      this.logger.error(`${reason}: exiting so that the restarted edge starts the apps again`);
+      process.exit(1);
+    });
     this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port));
     this.subscriber = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
     this.subscriber.on('message', (_channel, message) => void this.onRoutesMessage(message));
@@ -80,7 +87,7 @@ export class EdgeServer {
     this.server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => void this.handle(req, res));
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgrade(req, socket, head));
     await new Promise<void>((ok) => this.server!.listen(this.config.PORT, this.config.HOST, ok));
-    this.logger.log(`edge listening on http://${this.config.HOST}:${this.port} (apps at *.${this.config.APPS_DOMAIN.join(', *.')})`);
+    this.logger.log(`edge listening on http://${this.config.HOST}:${this.port} (apps at *.${this.config.APPS_DOMAIN.join(', *.')}; ${Math.round(process.uptime() * 1000)} ms after the process started)`);
   }
 
   private async onRoutesMessage(message: string): Promise<void> {
@@ -143,7 +150,7 @@ export class EdgeServer {
           probe: this.probe,
           startRelease: (id) => this.startRelease(id),
           sandbox: this.sandboxStatus(),
-          logs: async (id) => this.nodeApps.logs(id) ?? (this.driver instanceof LocalDriver ? readLogFile(this.driver.logFile(id)) : undefined),
+          logs: async (id) => this.nodeApps.logs(id) ?? (this.driver instanceof LocalDriver || this.driver instanceof RemoteRuntimeDriver ? readLogFile(this.driver.logFile(id)) : undefined),
           artifact: (id) => this.artifact(id),
           staticCache: () => this.statics.stats(),
         });
@@ -200,6 +207,7 @@ export class EdgeServer {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await new Promise<void>((ok) => {
       this.server?.close(() => ok());
       this.server?.closeIdleConnections();
