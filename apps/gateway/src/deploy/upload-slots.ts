@@ -82,14 +82,15 @@ export class UploadSlots implements OnModuleDestroy {
     try {
       refused = await withTimeout(this.redis.acquireUploadSlot(keys[0], keys[1], id, LEASE_MS, perApp, perKey));
     } catch {
-      throw new ApiException('unavailable', 'The upload counter (Redis) is not answering; nothing was accepted. Retry shortly.', {}, { 'Retry-After': '5' });
+      throw new ApiException('unavailable', 'The upload counter (Redis) is not answering; nothing was accepted. Retry shortly.', {}, { 'Retry-After': '5', Connection: 'close' });
     }
     if (refused) {
       const message =
         refused === 1
           ? `This application already has ${perApp} uploads in progress; try again in ${RETRY_AFTER_SECONDS} seconds.`
           : `This API key already has ${perKey} uploads in progress; try again in ${RETRY_AFTER_SECONDS} seconds.`;
-      throw new ApiException('too_many_uploads', message, { retryAfterSeconds: RETRY_AFTER_SECONDS }, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+      // Refused before the body is read: close the connection rather than read (and throw away) the rest.
+      throw new ApiException('too_many_uploads', message, { retryAfterSeconds: RETRY_AFTER_SECONDS }, { 'Retry-After': String(RETRY_AFTER_SECONDS), Connection: 'close' });
     }
     const renewal = setInterval(() => {
       withTimeout(this.redis.renewUploadSlot(keys[0], keys[1], id, LEASE_MS)).catch((error: Error) => this.logger.warn(`could not renew an upload slot: ${error.message}`));
