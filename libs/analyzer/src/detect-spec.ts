@@ -201,8 +201,14 @@ function applyOverrides(spec: ProjectSpec, overrides: SlipwayOverrides, files: P
     note('framework', overrides.framework);
     out.framework = overrides.framework;
   }
-  if (overrides.installCommand) (note('installCommand', overrides.installCommand), (out.commands.install = overrides.installCommand));
-  if (overrides.buildCommand) (note('buildCommand', overrides.buildCommand), (out.commands.build = overrides.buildCommand));
+  if (overrides.installCommand) {
+    note('installCommand', overrides.installCommand);
+    out.commands.install = overrides.installCommand;
+  }
+  if (overrides.buildCommand) {
+    note('buildCommand', overrides.buildCommand);
+    out.commands.build = overrides.buildCommand;
+  }
   if (overrides.outputDirectory) {
     note('outputDirectory', overrides.outputDirectory);
     out.outputDir = overrides.outputDirectory;
