@@ -97,7 +97,8 @@ function unsupported(uploaded: ProjectFile[], found: string): AnalyzeError {
     nested.length ? `found ${nested.slice(0, 3).join(', ')} one folder down: deploy that folder instead` : null,
     `to deploy anyway, add ${OVERRIDE_FILE} with "buildCommand", "startCommand" and/or "outputDirectory"`,
   ].filter(Boolean);
-  return new AnalyzeError('unsupported_project', `${found}. Looked at the top level for package.json (scripts, dependencies, framework config files) and index.html. ${hints.join('; ')}.`);
+  const advice = hints.join('; ');
+  return new AnalyzeError('unsupported_project', `${found}. Looked at the top level for package.json (scripts, dependencies, framework config files) and index.html. ${advice.charAt(0).toUpperCase()}${advice.slice(1)}.`);
 }
 
 function versionOf(name: string, pkg: PackageJson, files: ProjectFile[], lockfile: string | null): Pick<ProjectSpec, 'frameworkVersion' | 'frameworkVersionSource'> {

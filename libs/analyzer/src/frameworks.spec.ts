@@ -186,12 +186,12 @@ describe('refusals say what was found, where the analyzer looked, and what to ch
   it('a Python project', async () => {
     await expect(analyze('unsupported')).rejects.toMatchObject({
       code: 'unsupported_project',
-      message: expect.stringMatching(/no package\.json and no index\.html at the top level\. Looked at the top level for package\.json .* Python project .*add slipway\.json/),
+      message: expect.stringMatching(/no package\.json and no index\.html at the top level\. Looked at the top level for package\.json .* This looks like a Python project .*add slipway\.json/),
     });
   });
 
   it('a project one folder down', () => {
-    expect(() => detectSpec([file('web/package.json', '{}'), file('README.md', 'hi')])).toThrow(expect.objectContaining({ message: expect.stringContaining('found web/package.json one folder down: deploy that folder instead') }));
+    expect(() => detectSpec([file('web/package.json', '{}'), file('README.md', 'hi')])).toThrow(expect.objectContaining({ message: expect.stringContaining('Found web/package.json one folder down: deploy that folder instead') }));
   });
 
   it('SvelteKit or Astro with another platform\'s adapter', () => {
