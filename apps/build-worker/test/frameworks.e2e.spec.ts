@@ -106,6 +106,16 @@ describe('framework starters through the build worker (real registry, real build
     }
   }, 480_000);
 
+  it('SvelteKit with adapter-auto (the sv create default): built with adapter-node, warned, served by node build', async () => {
+    const { row, release } = await deploy('sveltekit-auto');
+    expect(row.spec).toMatchObject({ kind: 'node', framework: 'sveltekit', commands: { start: 'node build' }, buildOutput: 'build' });
+    expect(row.warnings.map((w) => w.code).sort()).toEqual(['framework_adapter_replaced', 'no_lockfile']);
+    await serve(release.artifact_key, 'node build', async (get, dir) => {
+      expect(await get('/')).toContain('Welcome to SvelteKit');
+      expect(await readFile(join(dir, 'svelte.config.js'), 'utf8')).toContain("from '@sveltejs/adapter-node'");
+    });
+  }, 480_000);
+
   it('Next.js 16 app router: next build, then `npm run start` (next start) serves the page on PORT', async () => {
     const { row, release } = await deploy('next-app-router', true);
     expect(row.spec).toMatchObject({ kind: 'node', framework: 'next', commands: { start: 'npm run start' }, buildOutput: '.next' });
@@ -167,6 +177,8 @@ describe('framework starters through the build worker (real registry, real build
   /** Static kinds: the release is the output directory itself, served by the edge as files. */
   it.each([
     ['vite-react', 'spa', 'dist', '<div id="app"></div>'],
+    ['vite-vue', 'spa', 'dist', '<div id="app"></div>'],
+    ['vite-svelte', 'spa', 'dist', '<div id="app"></div>'],
     ['astro-static', 'static', 'dist', '<h1>Astro</h1>'],
     ['sveltekit-static', 'static', 'build', 'Welcome to SvelteKit'],
     ['react-router-spa', 'spa', 'build/client', '<html lang="en">'],

@@ -36,7 +36,7 @@ const STARTERS: [string, Expected, string[]][] = [
   }, ['no_lockfile']],
   ['sveltekit-auto', {
     kind: 'node', framework: 'sveltekit', frameworkVersion: '^2.48.5', frameworkVersionSource: 'package.json', ...npm,
-    commands: { install: 'npm install && npm install --no-save @sveltejs/adapter-node', build: "sed -i 's#@sveltejs/adapter-auto#@sveltejs/adapter-node#' svelte.config.js && npm run build", start: 'node build' },
+    commands: { install: 'npm install && npm install --no-save @sveltejs/adapter-node@^5', build: "sed -i 's#@sveltejs/adapter-auto#@sveltejs/adapter-node#' svelte.config.js && npm run build", start: 'node build' },
     outputDir: 'build/client', buildOutput: 'build', startSource: 'framework', spaFallback: false, port: envPort,
     reasons: ['package.json depends on @sveltejs/kit ^2.48.5', 'svelte.config.js: @sveltejs/adapter-auto', 'package.json scripts.build: vite build', '@sveltejs/adapter-auto cannot detect this platform: built with @sveltejs/adapter-node instead'], ...none,
   }, ['framework_adapter_replaced', 'no_lockfile']],
@@ -98,7 +98,14 @@ describe('framework recognition: the official starters', () => {
 
   it('says what adapter-auto was replaced with and what to install', async () => {
     const { warnings } = await analyze('sveltekit-auto');
-    expect(warnings.find((w) => w.code === 'framework_adapter_replaced')).toMatchObject({ path: 'svelte.config.js', message: expect.stringMatching(/adapter-node.*install @sveltejs\/adapter-node as a devDependency/) });
+    expect(warnings.find((w) => w.code === 'framework_adapter_replaced')).toMatchObject({ path: 'svelte.config.js', message: expect.stringMatching(/adapter-node@\^5.*install @sveltejs\/adapter-node as a devDependency/) });
+  });
+
+  it('installs the adapter-node major that matches the SvelteKit major (the newest may need a newer kit)', () => {
+    const project = (kit: string, pm: 'npm' | 'pnpm') => [file('package.json', JSON.stringify({ scripts: { build: 'vite build' }, devDependencies: { '@sveltejs/kit': kit, '@sveltejs/adapter-auto': '^7.0.0' }, packageManager: `${pm}@10.0.0` })), file('svelte.config.js', "import adapter from '@sveltejs/adapter-auto';")];
+    expect(detectSpec(project('^2.48.5', 'npm')).commands.install).toBe('npm install && npm install --no-save @sveltejs/adapter-node@^5');
+    expect(detectSpec(project('~3.0.0', 'pnpm')).commands.install).toBe('pnpm install && pnpm add -D @sveltejs/adapter-node@^6');
+    expect(detectSpec(project('latest', 'npm')).commands.install).toBe('npm install && npm install --no-save @sveltejs/adapter-node');
   });
 
   it('adding unrelated files never changes the decision (seeded random sets)', async () => {

@@ -94,10 +94,18 @@ const next: Recogniser = (input) => {
 };
 
 const ADAPTER_NODE_INSTALL: Record<PackageManager, string> = {
-  npm: 'npm install --no-save @sveltejs/adapter-node',
-  pnpm: 'pnpm add -D @sveltejs/adapter-node',
-  yarn: 'yarn add -D @sveltejs/adapter-node',
+  npm: 'npm install --no-save',
+  pnpm: 'pnpm add -D',
+  yarn: 'yarn add -D',
 };
+/** adapter-node's major for each SvelteKit major (its peer range): the newest adapter may need a newer kit. */
+const ADAPTER_NODE_FOR_KIT: Record<string, string> = { '1': '^1', '2': '^5', '3': '^6' };
+
+function adapterNodeSpec(kitRange: string): string {
+  const major = /(\d+)/.exec(kitRange)?.[1];
+  const range = major ? ADAPTER_NODE_FOR_KIT[major] : undefined;
+  return range ? `@sveltejs/adapter-node@${range}` : '@sveltejs/adapter-node';
+}
 
 const sveltekit: Recogniser = (input) => {
   if (!input.deps['@sveltejs/kit']) return null;
@@ -121,13 +129,13 @@ const sveltekit: Recogniser = (input) => {
   if (adapter === '@sveltejs/adapter-auto' || adapter === undefined) {
     const configPath = file?.path ?? 'svelte.config.js';
     reasons.push(`${adapter ?? 'no adapter'} cannot detect this platform: built with @sveltejs/adapter-node instead`);
-    plan.installExtra = ADAPTER_NODE_INSTALL[input.pm];
+    plan.installExtra = `${ADAPTER_NODE_INSTALL[input.pm]} ${adapterNodeSpec(input.deps['@sveltejs/kit'])}`;
     if (file && adapter) plan.build = `sed -i 's#@sveltejs/adapter-auto#@sveltejs/adapter-node#' ${configPath} && ${build}`;
     plan.warnings = [{
       code: 'framework_adapter_replaced',
       path: configPath,
       detail: `${adapter ?? 'none'} -> @sveltejs/adapter-node`,
-      message: `${configPath} uses ${adapter ?? 'no adapter'}, which cannot detect this platform, so Slipway builds the app with @sveltejs/adapter-node (installed for the build and swapped into the build's copy of ${configPath} only). To make it explicit: install @sveltejs/adapter-node as a devDependency and import adapter from '@sveltejs/adapter-node' in ${configPath}.`,
+      message: `${configPath} uses ${adapter ?? 'no adapter'}, which cannot detect this platform, so Slipway builds the app with @sveltejs/adapter-node (${adapterNodeSpec(input.deps['@sveltejs/kit'])}, installed for the build and swapped into the build's copy of ${configPath} only). To make it explicit: install @sveltejs/adapter-node as a devDependency and import adapter from '@sveltejs/adapter-node' in ${configPath}.`,
     }];
     return plan;
   }
