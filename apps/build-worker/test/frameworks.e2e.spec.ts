@@ -106,6 +106,15 @@ describe('framework starters through the build worker (real registry, real build
     }
   }, 480_000);
 
+  it("a build that does not produce the framework's own output fails with output_missing naming it, before anything is packed", async () => {
+    const dir = await tempDir('nest-no-dist');
+    await writeFile(join(dir, 'package.json'), JSON.stringify({ scripts: { build: 'nest build', 'start:prod': 'node dist/main' }, dependencies: { '@nestjs/core': '^11.0.1' } }));
+    await writeFile(join(dir, 'slipway.json'), JSON.stringify({ installCommand: 'true', buildCommand: 'node -e "console.log(1)"' }));
+    const row = await h.waitForFinal(await h.deploy(await h.createApplication(), await sourceTar(dir)), 120_000, 500);
+    expect(row.spec).toMatchObject({ framework: 'nestjs', outputDir: null, buildOutput: 'dist', overrides: ['installCommand', 'buildCommand'] });
+    expect(row).toMatchObject({ status: 'failed', error: { code: 'output_missing', step: 'build', message: 'the build finished but did not produce dist/' } });
+  }, 180_000);
+
   it('SvelteKit with adapter-auto (the sv create default): built with adapter-node, warned, served by node build', async () => {
     const { row, release } = await deploy('sveltekit-auto');
     expect(row.spec).toMatchObject({ kind: 'node', framework: 'sveltekit', commands: { start: 'node build' }, buildOutput: 'build' });
