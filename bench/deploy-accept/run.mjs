@@ -1,5 +1,6 @@
-// bench/deploy-accept: latency of POST /api/v1/deploy (1 MB archive, 20 concurrent clients) and
-// the gateway's memory while it accepts a 200 MB archive. Starts its own gateway process over a
+// bench/deploy-accept: latency of POST /api/v1/deploy (1 MB archive, 20 concurrent clients), the
+// gateway's memory while it accepts a 200 MB archive, and its RSS growth across 20 hostile
+// uploads (archives that lie about their headers, bombs, clients that stop sending). Starts its own gateway process over a
 // fresh database on the local Postgres (TEST_DATABASE_URL) and a Redis key prefix of its own;
 // removes everything afterwards. Run: `pnpm bench:deploy-accept` (builds the gateway first).
 //
@@ -15,6 +16,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hostileUploads, sendHostile } from './hostile.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const requireFromDb = createRequire(join(root, 'libs/db/package.json'));
@@ -34,6 +36,9 @@ const SMALL_BYTES = Number(process.env.BENCH_ARCHIVE_BYTES ?? 1_000_000);
 const BIG_BYTES = Number(process.env.BENCH_BIG_BYTES ?? 200_000_000);
 /** GATEWAY_WORKERS of the gateway under test (node:cluster processes; a build without it ignores it). */
 const WORKERS = process.env.BENCH_GATEWAY_WORKERS ?? '1';
+/** The gateway's UPLOAD_IDLE_TIMEOUT_SECONDS here, so the hostile row's stalled uploads end in seconds. */
+const IDLE_SECONDS = 5;
+const HOSTILE = 20;
 
 const suffix = randomBytes(4).toString('hex');
 const dbName = `slipway_bench_${suffix}`;
@@ -149,7 +154,7 @@ try {
   await db.connect();
   const owner = (await db.query(`INSERT INTO owners (email) VALUES ('bench@example.com') RETURNING id`)).rows[0].id;
   const keys = [];
-  const total = WARMUP + REQUESTS + SINGLE + 10;
+  const total = WARMUP + REQUESTS + SINGLE + 10 + HOSTILE;
   for (let i = 0; i < total; i++) {
     const token = `slw_key_${randomBytes(16).toString('hex').slice(0, 10)}_${randomBytes(32).toString('base64url').replace(/[-_]/g, 'x').slice(0, 43)}`;
     keys.push({ token, prefix: token.slice(0, 18), hash: createHash('sha256').update(token).digest('hex') });
@@ -167,7 +172,8 @@ try {
   const smallBody = await readFile(small);
   const port = await freePort();
   const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL, SLIPWAY_MASTER_KEY: randomBytes(32).toString('base64'), PORT: String(port), HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn', GATEWAY_WORKERS: WORKERS, QUEUE_PREFIX: prefix, BLOB_DIR: join(work, 'blobs'), UPLOAD_TMP_DIR: join(work, 'uploads') };
+    LOG_LEVEL: 'warn', GATEWAY_WORKERS: WORKERS, QUEUE_PREFIX: prefix, BLOB_DIR: join(work, 'blobs'), UPLOAD_TMP_DIR: join(work, 'uploads'),
+    UPLOAD_IDLE_TIMEOUT_SECONDS: String(IDLE_SECONDS) };
   // BENCH_GATEWAY_NODE_ARGS="--prof" profiles the gateway (V8 tick log in the working directory).
   const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
   // BENCH_GATEWAY_MAIN runs another build of the gateway (e.g. an older commit's, for an A/B run).
@@ -246,6 +252,22 @@ try {
     memory.push({ archiveMB: size / 1e6, status: result.status, seconds: result.totalMs / 1000, rssBeforeMB: before, peakRssMB: peak, growthMB: peak - before });
     await rm(path);
   }
+
+  // Phase 3: RSS across 20 hostile uploads, four at a time, each from an application of its own
+  // (hostile.mjs; the gateway must refuse them all without holding what they claim).
+  const hostile = hostileUploads(IDLE_SECONDS);
+  const hostileBefore = await procStatus(gateway.pid, 'VmRSS');
+  let hostilePeak = hostileBefore;
+  const hostileSampler = setInterval(() => { procStatus(gateway.pid, 'VmRSS').then((v) => { hostilePeak = Math.max(hostilePeak, v); }, () => undefined); }, 10);
+  const hostileAnswers = [];
+  const hostileStarted = performance.now();
+  for (let i = 0; i < hostile.length; i += 4) {
+    const batch = hostile.slice(i, i + 4);
+    const answers = await Promise.all(batch.map(([, make]) => sendHostile(port, keys[next++].token, make())));
+    answers.forEach((answer, j) => hostileAnswers.push({ upload: batch[j][0], answer }));
+  }
+  clearInterval(hostileSampler);
+  const hostileSeconds = (performance.now() - hostileStarted) / 1000;
   const hwm = await procStatus(gateway.pid, 'VmHWM');
 
   const pct = (values) => ({ p50: percentile(values, 50), p99: percentile(values, 99) });
@@ -262,7 +284,8 @@ try {
       afterUploadMs: pct(results.map((r) => r.afterUploadMs)) },
     singleClient: SINGLE ? { requests: single.length, accepted: single.filter((r) => r.status === 202).length, gatewayCpuPerRequestMs: singleCpuPerRequestMs,
       totalMs: pct(single.map((r) => r.totalMs)), gatewayAcceptMs: pct(single.map((r) => r.gatewayAcceptMs)), afterUploadMs: pct(single.map((r) => r.afterUploadMs)) } : null,
-    memory: { rssIdleMB: rssIdle, rssAfterLatencyPhaseMB: rssAfterLoad, uploads: memory, processPeakRssMB: hwm },
+    memory: { rssIdleMB: rssIdle, rssAfterLatencyPhaseMB: rssAfterLoad, uploads: memory, processPeakRssMB: hwm,
+      hostile: { uploads: hostileAnswers, seconds: hostileSeconds, rssBeforeMB: hostileBefore, peakRssMB: hostilePeak, growthMB: hostilePeak - hostileBefore } },
   };
   const f = (n) => n.toFixed(1);
   const row = (label, { p50, p99 }) => console.log(`| ${label.padEnd(60)} | ${f(p50).padStart(5)} | ${f(p99).padStart(5)} |`);
@@ -283,6 +306,11 @@ try {
   console.log('| archive (MB) | status | seconds | RSS before | peak RSS | growth |');
   console.log('|--------------|--------|---------|------------|----------|--------|');
   for (const m of memory) console.log(`| ${f(m.archiveMB).padStart(12)} | ${String(m.status).padStart(6)} | ${f(m.seconds).padStart(7)} | ${f(m.rssBeforeMB).padStart(10)} | ${f(m.peakRssMB).padStart(8)} | ${f(m.growthMB).padStart(6)} |`);
+  const counts = new Map();
+  for (const { answer } of hostileAnswers) counts.set(answer, (counts.get(answer) ?? 0) + 1);
+  const tally = [...counts].map(([answer, n]) => `${n} × ${answer}`).join(', ');
+  console.log(`| gateway RSS growth across ${hostileAnswers.length} hostile uploads (4 at a time, ${f(hostileSeconds)} s) | ${f(hostileBefore)} → peak ${f(hostilePeak)} | +${f(hostilePeak - hostileBefore)} MB |`);
+  console.log(`  answers: ${tally}`);
   console.log(`process peak RSS (VmHWM) over the whole run: ${f(hwm)} MB`);
   await mkdir(join(root, 'bench/results'), { recursive: true });
   await writeFile(join(root, 'bench/results/deploy-accept.json'), `${JSON.stringify(summary, null, 2)}\n`);

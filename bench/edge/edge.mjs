@@ -6,7 +6,8 @@
 // Env: DURATION (s per case, 5), PAIRS (alternating direct/via pairs per comparison, 2),
 //      RATE (offered requests/s for (b); default half the proxied closed-loop rate, /500),
 //      EDGE_NODE_ARGS (e.g. --cpu-prof --cpu-prof-dir=/tmp/prof to profile the edge),
-//      EDGE_MAIN (edge entry point relative to the repo, to compare builds; apps/edge/dist/main.js).
+//      EDGE_MAIN (edge entry point relative to the repo, to compare builds; apps/edge/dist/main.js),
+//      CASES=static (the static rows only: identity and brotli).
 import { createRequire } from 'node:module';
 import { writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
@@ -19,6 +20,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const testing = await import(createRequire(join(ROOT, 'apps/edge/package.json')).resolve('@slipway/testing'));
 const DURATION = Number(process.env.DURATION ?? 5);
 const PAIRS = Number(process.env.PAIRS ?? 2);
+const STATIC_ONLY = process.env.CASES === 'static';
 const { load } = await import('./loadgen.mjs');
 const median = (xs) => {
   const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
@@ -37,29 +39,21 @@ const edgeEnv = { EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, APPS_DOMAIN: `l
 // RUNTIME_SANDBOX=off measures apps without the runtime sandbox (the cost of the sandbox is the difference).
 console.log(`runtime sandbox: ${edgeEnv.RUNTIME_SANDBOX}`);
 let direct;
+async function deploy(slug, source) {
+  const row = await h.waitForFinal(await h.deploy(await h.createApplication({ slug }), source), 120_000);
+  if (row.status !== 'succeeded') throw new Error(JSON.stringify(row.error));
+}
 let rate;
 const rows = [];
 try {
   const edge = await h.startEdge(port, { ...edgeEnv, LOG_LEVEL: 'warn' }, { nodeArgs: process.env.EDGE_NODE_ARGS?.split(' ').filter(Boolean), main: process.env.EDGE_MAIN });
   await h.startWorker(edgeEnv);
 
-  async function deploy(slug, source) {
-    const row = await h.waitForFinal(await h.deploy(await h.createApplication({ slug }), source), 120_000);
-    if (row.status !== 'succeeded') throw new Error(JSON.stringify(row.error));
-  }
-
   const page = `<!doctype html><title>bench</title>${'<p>slipway edge benchmark</p>'.repeat(60)}`;
   await deploy('bench-static', await sourceTar(join(FIXTURES, 'static-site'), { 'bench.html': page }));
-  await deploy('bench-node', await sourceTar(join(FIXTURES, 'node-echo')));
-  const directPort = await testing.freePort();
-  direct = testing.startProcess(process.execPath, [join(FIXTURES, 'node-echo/server.js')], { env: { PATH: process.env.PATH, PORT: String(directPort) } });
-  await testing.waitFor(() => fetch(`http://127.0.0.1:${directPort}/x`).then((r) => r.ok), { timeoutMs: 10_000 });
 
   // Measured with ./loadgen.mjs (µs resolution); every A/B pair runs back to back, alternating.
   const edgePid = edge.child.pid;
-  const appPid = direct.child.pid;
-  const via = { port, hostHeader: `bench-node.localhost:${port}`, path: '/x' };
-  const dir = { port: directPort, hostHeader: `127.0.0.1:${directPort}`, path: '/x' };
   const measure = async (name, mode, target, options, pid) => {
     await load({ ...target, ...options, durationMs: 1000 }); // warm-up
     const cpu0 = pid ? cpuMicros(pid) : 0;
@@ -68,7 +62,23 @@ try {
     rows.push(row);
     return row;
   };
-  await measure('static file via edge', 'closed', { port, hostHeader: `bench-static.localhost:${port}`, path: '/bench.html' }, { connections: 50 }, edgePid);
+  const staticTarget = { port, hostHeader: `bench-static.localhost:${port}`, path: '/bench.html' };
+  await measure('static file via edge', 'closed', staticTarget, { connections: 50 }, edgePid);
+  await measure('static file via edge, br', 'closed', { ...staticTarget, headers: { 'accept-encoding': 'gzip, deflate, br' } }, { connections: 50 }, edgePid);
+  if (!STATIC_ONLY) await nodeCases(edgePid, measure);
+} finally {
+  await direct?.stop();
+  await h.close();
+}
+
+async function nodeCases(edgePid, measure) {
+  await deploy('bench-node', await sourceTar(join(FIXTURES, 'node-echo')));
+  const directPort = await testing.freePort();
+  direct = testing.startProcess(process.execPath, [join(FIXTURES, 'node-echo/server.js')], { env: { PATH: process.env.PATH, PORT: String(directPort) } });
+  await testing.waitFor(() => fetch(`http://127.0.0.1:${directPort}/x`).then((r) => r.ok), { timeoutMs: 10_000 });
+  const appPid = direct.child.pid;
+  const via = { port, hostHeader: `bench-node.localhost:${port}`, path: '/x' };
+  const dir = { port: directPort, hostHeader: `127.0.0.1:${directPort}`, path: '/x' };
   for (let i = 0; i < PAIRS; i++) {
     await measure('Node app direct', 'closed', dir, { connections: 50 }, appPid);
     await measure('Node app via edge', 'closed', via, { connections: 50 }, edgePid);
@@ -84,9 +94,6 @@ try {
     await measure('Node app direct', 'closed', dir, { connections: 1 }, appPid);
     await measure('Node app via edge', 'closed', via, { connections: 1 }, edgePid);
   }
-} finally {
-  await direct?.stop();
-  await h.close();
 }
 
 const ms = (x) => (x === undefined || Number.isNaN(x) ? '' : x.toFixed(3));
@@ -106,6 +113,7 @@ function overhead(mode, connections, key) {
 const pick = (name, mode, connections, key) => median(rows.filter((r) => r.name === name && r.mode === mode && r.connections === connections).map((r) => r[key]));
 const result = {
   staticRps: pick('static file via edge', 'closed', 50, 'rps'), staticP99: pick('static file via edge', 'closed', 50, 'p99'),
+  staticBrRps: pick('static file via edge, br', 'closed', 50, 'rps'), staticBrP99: pick('static file via edge, br', 'closed', 50, 'p99'),
   proxiedRps: pick('Node app via edge', 'closed', 50, 'rps'), proxiedP99: pick('Node app via edge', 'closed', 50, 'p99'),
   directRps: pick('Node app direct', 'closed', 50, 'rps'), directP99: pick('Node app direct', 'closed', 50, 'p99'),
   overheadP50Saturated: overhead('closed', 50, 'p50'), overheadP99Saturated: overhead('closed', 50, 'p99'),
@@ -115,9 +123,11 @@ const result = {
   edgeCpuUsPerProxiedRequest: pick('Node app via edge', 'closed', 50, 'cpuUsPerRequest'), appCpuUsPerRequest: pick('Node app direct', 'closed', 50, 'cpuUsPerRequest'),
 };
 console.log('');
-console.log(`(a) proxy overhead at saturation, 50 connections (closed loop): p50 +${ms(result.overheadP50Saturated)} ms, p99 +${ms(result.overheadP99Saturated)} ms — mostly the proxy's throughput cost (p50 ≈ 50 / requests/s)`);
-console.log(`(b) proxy overhead at a fixed ${rate} requests/s, 50 connections: p50 +${ms(result.overheadP50AtRate)} ms, p99 +${ms(result.overheadP99AtRate)} ms — the latency the proxy adds to a request (issue target: p50 under 1 ms)`);
-console.log(`(c) proxy overhead at 1 connection: p50 +${ms(result.overheadP50At1)} ms, p99 +${ms(result.overheadP99At1)} ms`);
-console.log(`edge CPU per proxied request ${result.edgeCpuUsPerProxiedRequest?.toFixed(1)} µs (the app's own: ${result.appCpuUsPerRequest?.toFixed(1)} µs)`);
+if (!STATIC_ONLY) {
+  console.log(`(a) proxy overhead at saturation, 50 connections (closed loop): p50 +${ms(result.overheadP50Saturated)} ms, p99 +${ms(result.overheadP99Saturated)} ms — mostly the proxy's throughput cost (p50 ≈ 50 / requests/s)`);
+  console.log(`(b) proxy overhead at a fixed ${rate} requests/s, 50 connections: p50 +${ms(result.overheadP50AtRate)} ms, p99 +${ms(result.overheadP99AtRate)} ms — the latency the proxy adds to a request (issue target: p50 under 1 ms)`);
+  console.log(`(c) proxy overhead at 1 connection: p50 +${ms(result.overheadP50At1)} ms, p99 +${ms(result.overheadP99At1)} ms`);
+  console.log(`edge CPU per proxied request ${result.edgeCpuUsPerProxiedRequest?.toFixed(1)} µs (the app's own: ${result.appCpuUsPerRequest?.toFixed(1)} µs)`);
+}
 // `pnpm bench` (bench/run.mjs) reads the figures from here.
 if (process.env.BENCH_RESULT_FILE) await writeFile(process.env.BENCH_RESULT_FILE, JSON.stringify({ ...result, rows }));

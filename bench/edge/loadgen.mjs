@@ -1,6 +1,6 @@
 // A small HTTP/1.1 load generator with microsecond latencies (autocannon's histogram keeps whole
 // milliseconds, too coarse for a sub-millisecond overhead). Keep-alive connections, one request
-// in flight per connection (no pipelining), `GET path` with a Host header.
+// in flight per connection (no pipelining), `GET path` with a Host header (and `headers`, if given).
 //   closed loop (rate undefined): each connection sends its next request as soon as the answer is
 //     complete; at saturation the latency is mostly queueing (Little's law: p50 ≈ connections / rate).
 //   fixed offered load (rate = requests/s over all connections): a 1 ms ticker releases the
@@ -21,8 +21,9 @@ function percentile(sorted, p) {
  * @returns {Promise<{requests:number, rps:number, p50:number, p90:number, p99:number, max:number, non2xx:number, errors:number, late:number, offered?:number}>}
  *   latencies in milliseconds (fractional, µs resolution); `rps` = completed requests / duration.
  */
-export function load({ port, host = '127.0.0.1', hostHeader, path = '/', connections = 50, durationMs = 5000, rate }) {
-  const request = Buffer.from(`GET ${path} HTTP/1.1\r\nHost: ${hostHeader ?? `${host}:${port}`}\r\n\r\n`, 'latin1');
+export function load({ port, host = '127.0.0.1', hostHeader, path = '/', connections = 50, durationMs = 5000, rate, headers = {} }) {
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const request = Buffer.from(`GET ${path} HTTP/1.1\r\nHost: ${hostHeader ?? `${host}:${port}`}\r\n${extra}\r\n`, 'latin1');
   let latencies = new Float64Array(1 << 16);
   let count = 0;
   let non2xx = 0;

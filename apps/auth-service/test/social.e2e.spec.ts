@@ -114,4 +114,25 @@ describe('social sign-in against a real local OAuth2 server (oauth2-mock-server)
     expect(foreign.status).toBe(403);
     expect((await foreign.json()).code).toBe('INVALID_CALLBACK_URL');
   });
+
+  it('refuses a callback carrying two state cookies, whichever comes first (a tossed one among them)', async () => {
+    userinfo = { sub: 'google-toss', email: 'toss@example.com', email_verified: true, name: 'Toss' };
+    const STATE = '__Secure-slipway.oauth_state';
+    const begin = async () => {
+      const c = new TestClient(shop.authUrl, originOf('shop'));
+      const { url } = await (await c.post('/sign-in/social', { provider: 'google', callbackURL: '/home' })).json();
+      const callback = new URL((await fetch(`${url}&test_user=${Buffer.from(JSON.stringify(userinfo)).toString('base64url')}`, { redirect: 'manual' })).headers.get('location')!);
+      return { search: callback.search, cookie: `${STATE}=${c.cookies.get(STATE)!}` };
+    };
+    const mine = await begin();
+    const tossed = await begin();
+    for (const cookie of [`${tossed.cookie}; ${mine.cookie}`, `${mine.cookie}; ${tossed.cookie}`]) {
+      const res = await fetch(`${shop.authUrl}/callback/google${mine.search}`, { headers: { cookie }, redirect: 'manual' });
+      expect([cookie, res.status, res.headers.get('location')]).toEqual([cookie, 302, `${shop.authUrl}/error?error=state_mismatch`]);
+      expect(res.headers.getSetCookie().some((c) => c.startsWith('__Secure-slipway.session_token=') && !/Max-Age=0/.test(c))).toBe(false);
+    }
+    // Alone, the same cookie completes the sign-in (the state was not used up above).
+    const ok = await fetch(`${shop.authUrl}/callback/google${mine.search}`, { headers: { cookie: mine.cookie }, redirect: 'manual' });
+    expect(ok.headers.get('location')).toBe('/home');
+  });
 });

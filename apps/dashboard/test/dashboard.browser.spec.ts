@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TEST_SERVER_URL } from '@slipway/testing';
+import { TEST_SERVER_URL, TestDnsServer } from '@slipway/testing';
 import pg from 'pg';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startGatewayProcess, WORKSPACE_ROOT, type GatewayProcess } from './support/gateway-process.js';
@@ -21,9 +21,11 @@ describe('dashboard in Chromium', () => {
   let context: BrowserContext;
   let profile: string;
   let page: Page;
+  let dns: TestDnsServer;
 
   beforeAll(async () => {
-    gw = await startGatewayProcess('dashboard-browser');
+    dns = await TestDnsServer.start();
+    gw = await startGatewayProcess('dashboard-browser', { SLIPWAY_DNS_SERVERS: dns.address });
     profile = await mkdtemp(join(tmpdir(), 'slipway-chromium-'));
     await mkdir(SHOTS, { recursive: true });
     context = await chromium.launchPersistentContext(profile, {
@@ -48,6 +50,7 @@ describe('dashboard in Chromium', () => {
     }
     await context?.close();
     await gw?.stop();
+    await dns?.close();
     if (profile) await rm(profile, { recursive: true, force: true });
   });
 
@@ -77,6 +80,8 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('heading', { name: 'Applications', level: 1 }).waitFor();
     await page.getByText('Free plan · 0 of 1 database').waitFor();
     await page.getByText('No applications yet').waitFor();
+    // No build worker runs in this suite: the banner says builds are paused (the gateway reads the workers' heartbeats).
+    await page.getByRole('status').filter({ hasText: 'Builds are paused.' }).waitFor();
     await shot('applications-empty');
 
     await page.getByLabel('Name', { exact: true }).fill('Test Shop');
@@ -113,12 +118,36 @@ describe('dashboard in Chromium', () => {
     await shot('secrets');
 
     await page.getByRole('link', { name: 'Domains' }).click();
+    await page.getByRole('textbox', { name: 'Domain', exact: true }).fill('Shop.Example.com.');
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    // A pending claim: the exact record to set, nothing trusted yet.
+    const domain = page.getByRole('listitem', { name: 'Domain shop.example.com' });
+    await domain.getByText('Pending verification').waitFor();
+    const record = domain.getByRole('table', { name: 'DNS record for shop.example.com' });
+    expect(await record.getByRole('row').allInnerTexts()).toEqual([
+      expect.stringMatching(/^Name\s+_slipway-challenge\.shop\.example\.com\s/i),
+      expect.stringMatching(/^Type\s+TXT\s*$/i),
+      expect.stringMatching(/^Value\s+slipway-verify=[0-9a-f]{64}\s/i),
+    ]);
+    const value = (await record.getByRole('row').nth(2).getByRole('cell').first().innerText()).trim();
+    expect(await domain.getByText('https://shop.example.com').count()).toBe(0);
+    await shot('domains-pending');
+    // Verify before the record exists: a readable error naming the record and its value.
+    await page.getByRole('button', { name: 'Verify shop.example.com' }).click();
+    await page.getByRole('alert').getByText(`No TXT record at _slipway-challenge.shop.example.com`).waitFor();
+    expect(await page.getByRole('alert').innerText()).toContain(value);
+    dns.setTxt('_slipway-challenge.shop.example.com', ['slipway-verify=not-this-one']);
+    await page.getByRole('button', { name: 'Verify shop.example.com' }).click();
+    await page.getByRole('alert').getByText(/does not hold this claim's value \(found "slipway-verify=not-this-one"\)/).waitFor();
+    await shot('domains-wrong-record');
+    dns.setTxt('_slipway-challenge.shop.example.com', [value]);
+    await page.getByRole('button', { name: 'Verify shop.example.com' }).click();
+    await domain.getByText('Verified', { exact: true }).waitFor();
+    await domain.getByText('https://shop.example.com').waitFor();
+    expect(await page.getByRole('alert').count()).toBe(0);
     await page.getByRole('textbox', { name: 'Domain', exact: true }).fill('shop.example.com');
     await page.getByRole('button', { name: 'Add domain' }).click();
-    await page.getByText('https://shop.example.com').waitFor();
-    await page.getByRole('textbox', { name: 'Domain', exact: true }).fill('shop.example.com');
-    await page.getByRole('button', { name: 'Add domain' }).click();
-    await page.getByRole('alert').getByText('That domain is already attached to an application.').waitFor();
+    await page.getByRole('alert').getByText('This application already claims shop.example.com.').waitFor();
     await shot('domains');
 
     await page.getByRole('link', { name: 'Database' }).click();

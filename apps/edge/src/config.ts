@@ -14,6 +14,12 @@ export const edgeConfigSchema = z.object({
   ...blobStorageFields,
   /** Extracted releases and per-release logs (default `<SLIPWAY_HOME>/runtime`). */
   RUNTIME_DIR: z.string().optional(),
+  /**
+   * Memory for static releases, in MiB: file contents (each form up to 256 KiB; bigger ones are
+   * streamed from disk) keyed by release and real path, and path lookups (1/8 of it), least
+   * recently used dropped first. A release's entries go when it stops being live.
+   */
+  STATIC_CACHE_MB: z.coerce.number().min(0).default(64),
   /** Redis prefix shared with the build worker (routes channel `<prefix>:routes`). */
   QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),
   /** How long a new Node release has to answer HTTP on its PORT. */
@@ -40,6 +46,16 @@ export const edgeConfigSchema = z.object({
    * or KUBECONFIG; the edge proxies to the Service). Static releases are served by the edge either way.
    */
   SLIPWAY_RUNTIME_DRIVER: z.enum(['local', 'kubernetes']).default('local'),
+  /**
+   * local driver: the Unix socket of the runtime supervisor (`pnpm start` runs one and sets it).
+   * Apps are then its children, not the edge's, and outlive an edge crash; unset, they are the
+   * edge's own children and die with it (restarted by the next edge).
+   */
+  RUNTIME_SUPERVISOR_SOCKET: z.string().optional(),
+  /** `1`: a standby edge (the launcher's): modules loaded, it waits for SIGUSR2 to take over from a crashed edge. */
+  SLIPWAY_EDGE_STANDBY: z.enum(['0', '1']).default('0'),
+  /** Runtime supervisor: a release no edge claims again this long after the edge went away is stopped. */
+  RUNTIME_ADOPT_GRACE_MS: ms(60_000),
   /** kubernetes driver: the namespace releases run in. */
   SLIPWAY_RUNTIME_NAMESPACE: z.string().min(1).default('slipway-apps'),
   /** kubernetes driver: the image apps run in (Node and a shell). */

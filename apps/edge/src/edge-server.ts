@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { Logger } from '@nestjs/common';
 import { createBlobStore, type BlobStore } from '@slipway/blob';
 import { keyringFromMasterKey, type Keyring } from '@slipway/crypto';
-import { LocalDriver, extractRelease, routesChannel, type ReleaseToRun, type RoutesMessage, type RuntimeDriver } from '@slipway/runtime';
+import { LocalDriver, routesChannel, type ReleaseToRun, type RoutesMessage, type RuntimeDriver } from '@slipway/runtime';
 import { DependencyProbe } from '@slipway/server';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -13,11 +13,12 @@ import type { EdgeConfig } from './config.js';
 import { handleInternal, readLogFile } from './internal/internal-api.js';
 import { ReverseProxy } from './proxy/proxy.js';
 import { HostRouter } from './routing/host-router.js';
-import { RouteRepository, type AppRoute, type LiveRelease } from './routing/route.repository.js';
+import { RouteRepository, type AppRoute } from './routing/route.repository.js';
 import { appEnvironment } from './runtime/app-environment.js';
 import { NodeApps } from './runtime/node-apps.js';
 import { createRuntimeDriver } from './runtime/runtime-driver.js';
-import { StaticSite } from './static/static-site.js';
+import { RemoteRuntimeDriver } from './runtime/supervisor/remote-driver.js';
+import { StaticSites } from './static/static-sites.js';
 
 const NOT_FOUND_PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>Not found</title></head><body><h1>404</h1><p>There is no application at this address.</p></body></html>\n';
 
@@ -29,7 +30,7 @@ export class EdgeServer {
   private readonly logger = new Logger('edge');
   private readonly router: HostRouter;
   private readonly routes: RouteRepository;
-  private readonly sites = new Map<string, Promise<StaticSite>>();
+  private readonly statics: StaticSites;
   private readonly proxy: ReverseProxy;
   private readonly keyring: Keyring;
   private readonly runtimeDir: string;
@@ -37,6 +38,7 @@ export class EdgeServer {
   private subscriber?: Redis;
   private nodeApps!: NodeApps;
   private driver!: RuntimeDriver;
+  private closing = false;
 
   private constructor(
     private readonly config: EdgeConfig,
@@ -49,6 +51,7 @@ export class EdgeServer {
     this.proxy = new ReverseProxy(config.APPS_SCHEME);
     this.keyring = keyringFromMasterKey(config.SLIPWAY_MASTER_KEY);
     this.runtimeDir = resolve(config.RUNTIME_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'runtime'));
+    this.statics = new StaticSites(blobs, this.runtimeDir, Math.floor(config.STATIC_CACHE_MB * 1024 * 1024));
   }
 
   static async start(config: EdgeConfig): Promise<EdgeServer> {
@@ -68,7 +71,12 @@ export class EdgeServer {
   }
 
   private async listen(): Promise<void> {
-    this.driver = await createRuntimeDriver(this.config, this.blobs, this.runtimeDir);
+    this.driver = await createRuntimeDriver(this.config, this.blobs, this.runtimeDir, (reason) => {
+      if (this.closing) return;
+      // The supervisor and every app with it are gone: a fresh edge (the launcher restarts it) starts them again.
+      this.logger.error(`${reason}: exiting so that the restarted edge starts the apps again`);
+      process.exit(1);
+    });
     this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port));
     this.subscriber = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
     this.subscriber.on('message', (_channel, message) => void this.onRoutesMessage(message));
@@ -79,7 +87,7 @@ export class EdgeServer {
     this.server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => void this.handle(req, res));
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgrade(req, socket, head));
     await new Promise<void>((ok) => this.server!.listen(this.config.PORT, this.config.HOST, ok));
-    this.logger.log(`edge listening on http://${this.config.HOST}:${this.port} (apps at *.${this.config.APPS_DOMAIN.join(', *.')})`);
+    this.logger.log(`edge listening on http://${this.config.HOST}:${this.port} (apps at *.${this.config.APPS_DOMAIN.join(', *.')}; ${Math.round(process.uptime() * 1000)} ms after the process started)`);
   }
 
   private async onRoutesMessage(message: string): Promise<void> {
@@ -94,8 +102,10 @@ export class EdgeServer {
 
   private async reloadAll(): Promise<void> {
     const all = await this.routes.routes();
-    await Promise.all(all.filter((r) => r.release?.kind === 'static').map((r) => this.site(r.release!).catch(() => undefined)));
+    const statics = all.filter((r) => r.release?.kind === 'static');
+    await Promise.all(statics.map((r) => this.statics.site(r.release!).catch(() => undefined)));
     this.router.replaceAll(all);
+    this.statics.replaceLive(new Map(statics.map((r) => [r.applicationId, r.release!.id])));
     for (const route of all) void this.activateNode(route);
   }
 
@@ -104,11 +114,14 @@ export class EdgeServer {
     const [route] = await this.routes.routes(applicationId);
     if (!route) {
       this.router.remove(applicationId);
+      this.statics.setLive(applicationId, undefined);
       await this.nodeApps.retire(applicationId);
       return;
     }
-    if (route.release?.kind === 'static') await this.site(route.release);
+    const live = route.release?.kind === 'static' ? route.release : undefined;
+    if (live) await this.statics.site(live);
     this.router.set(route);
+    this.statics.setLive(applicationId, live?.id);
     await this.activateNode(route);
   }
 
@@ -119,17 +132,6 @@ export class EdgeServer {
     } catch (error) {
       this.logger.error(`${route.slug}: release ${route.release?.id} could not be started; the previous one keeps serving: ${(error as Error).message}`);
     }
-  }
-
-  private site(release: LiveRelease): Promise<StaticSite> {
-    let site = this.sites.get(release.id);
-    if (!site) {
-      const dir = join(this.runtimeDir, 'releases', release.id);
-      site = this.blobs.get(release.artifactKey).then((artifact) => extractRelease(artifact, dir)).then(() => new StaticSite(dir, Boolean(release.spec.spaFallback)));
-      site.catch(() => this.sites.delete(release.id));
-      this.sites.set(release.id, site);
-    }
-    return site;
   }
 
   private async describe(releaseId: string): Promise<ReleaseToRun> {
@@ -148,15 +150,16 @@ export class EdgeServer {
           probe: this.probe,
           startRelease: (id) => this.startRelease(id),
           sandbox: this.sandboxStatus(),
-          logs: async (id) => this.nodeApps.logs(id) ?? (this.driver instanceof LocalDriver ? readLogFile(this.driver.logFile(id)) : undefined),
+          logs: async (id) => this.nodeApps.logs(id) ?? (this.driver instanceof LocalDriver || this.driver instanceof RemoteRuntimeDriver ? readLogFile(this.driver.logFile(id)) : undefined),
           artifact: (id) => this.artifact(id),
+          staticCache: () => this.statics.stats(),
         });
         if (!handled) this.notFound(res);
         return;
       }
       const release = route.release;
       if (!release) return this.notFound(res);
-      if (release.kind === 'static') return await (await this.site(release)).serve(req, res);
+      if (release.kind === 'static') return await (await this.statics.site(release)).serve(req, res);
       const upstream = this.nodeApps.upstream(route.applicationId);
       if (!upstream) {
         res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': '1' }).end('The application is starting.\n');
@@ -198,16 +201,18 @@ export class EdgeServer {
   private async startRelease(releaseId: string): Promise<'ready' | 'not-found'> {
     const release = await this.routes.release(releaseId);
     if (!release) return 'not-found';
-    if (release.kind === 'static') await this.site(release);
+    if (release.kind === 'static') await this.statics.prepare(release);
     else await this.nodeApps.prepare(release.applicationId, releaseId);
     return 'ready';
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await new Promise<void>((ok) => {
       this.server?.close(() => ok());
       this.server?.closeIdleConnections();
     });
+    this.statics.close();
     await this.nodeApps.stopAll();
     await this.proxy.close();
     this.subscriber?.disconnect();

@@ -3,8 +3,41 @@ import { runMain, waitForDependencies } from '@slipway/server';
 import { loadEdgeConfig } from './config.js';
 import { EdgeServer } from './edge-server.js';
 
+/** The launcher gone (even by SIGKILL): stop (the runtime supervisor stops the apps the same way). */
+function watchLauncher(pid: number | undefined, stop: (signal: NodeJS.Signals) => void): NodeJS.Timeout | undefined {
+  if (!pid) return undefined;
+  return setInterval(() => {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      stop('SIGTERM');
+    }
+  }, 1000).unref();
+}
+
+/**
+ * `SLIPWAY_EDGE_STANDBY=1` (the launcher keeps one such process beside the edge): every module is
+ * loaded — most of an edge's start-up time — and it waits for SIGUSR2, sent when the running edge
+ * died, to take its place: connect, load routes, adopt the running apps and listen.
+ */
+async function standBy(config: ReturnType<typeof loadEdgeConfig>): Promise<void> {
+  const logger = new Logger('edge');
+  const activated = new Promise<void>((resolve) => process.once('SIGUSR2', () => resolve()));
+  const keepAlive = setInterval(() => undefined, 60_000);
+  const watch = watchLauncher(config.SLIPWAY_LAUNCHER_PID, () => process.exit(0));
+  const onTerm = () => process.exit(0);
+  process.once('SIGTERM', onTerm);
+  logger.log('standby edge: loaded, ready to take over');
+  await activated;
+  clearInterval(keepAlive);
+  clearInterval(watch);
+  process.removeListener('SIGTERM', onTerm);
+  logger.log('standby edge: taking over');
+}
+
 runMain('edge', async () => {
   const config = loadEdgeConfig();
+  if (config.SLIPWAY_EDGE_STANDBY === '1') await standBy(config);
   await waitForDependencies({ postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL }, config.STARTUP_TIMEOUT_MS);
   const edge = await EdgeServer.start(config);
   let stopping = false;
@@ -19,14 +52,5 @@ runMain('edge', async () => {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  if (config.SLIPWAY_LAUNCHER_PID) {
-    const parent = config.SLIPWAY_LAUNCHER_PID;
-    setInterval(() => {
-      try {
-        process.kill(parent, 0);
-      } catch {
-        stop('SIGTERM');
-      }
-    }, 1000).unref();
-  }
+  watchLauncher(config.SLIPWAY_LAUNCHER_PID, stop);
 });

@@ -112,10 +112,23 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
       }
     });
 
-    it('serves a custom domain once it is attached, and a plain 404 for unknown hosts', async () => {
-      await h.pg.query(`INSERT INTO domains (application_id, hostname) VALUES ($1, 'www.site-e2e.test')`, [appId]);
+    it('serves a custom domain once it is verified (never a pending claim, in any spelling), and a plain 404 for unknown hosts', async () => {
+      // A claim whose TXT record was never found, and a verified one (the gateway's verify sets verified_at).
+      await h.pg.query(`INSERT INTO domains (application_id, hostname, verification_token) VALUES ($1, 'shop.pending-e2e.test', 'x')`, [appId]);
+      await h.pg.query(`INSERT INTO domains (application_id, hostname, verification_token, verified_at) VALUES ($1, 'www.site-e2e.test', 'y', now())`, [appId]);
       await publishRoutesChanged(h.redis, h.prefix, { applicationId: appId });
       await waitFor(async () => (await raw(port, 'www.site-e2e.test', '/')).status === 200, { what: 'the custom domain' });
+      for (const host of ['shop.pending-e2e.test', 'SHOP.Pending-E2E.test', 'shop.pending-e2e.test.', 'shop.pending-e2e.test:8080', 'shop.pending-e2e.test.:443']) {
+        const pending = await raw(port, host, '/');
+        expect([host, pending.status, pending.body]).toEqual([host, 404, expect.stringContaining('There is no application at this address.')]);
+      }
+      // Losing verification (re-check found no record) takes the route away again.
+      await h.pg.query(`UPDATE domains SET verified_at = NULL WHERE hostname = 'www.site-e2e.test'`);
+      await publishRoutesChanged(h.redis, h.prefix, { applicationId: appId });
+      await waitFor(async () => (await raw(port, 'www.site-e2e.test', '/')).status === 404, { what: 'the route to go' });
+      await h.pg.query(`UPDATE domains SET verified_at = now() WHERE hostname = 'www.site-e2e.test'`);
+      await publishRoutesChanged(h.redis, h.prefix, { applicationId: appId });
+      await waitFor(async () => (await raw(port, 'www.site-e2e.test', '/')).status === 200, { what: 'the custom domain again' });
       expect((await raw(port, 'www.site-e2e.test:8443', '/')).body).toContain('static fixture home');
       const unknown = await raw(port, at('nobody-here'), '/');
       expect(unknown.status).toBe(404);

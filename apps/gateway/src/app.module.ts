@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { workerHeartbeatPattern } from '@slipway/queue';
 import { HealthModule } from '@slipway/server';
 import { CommonModule } from './common/common.module.js';
 import { GatewayConfigModule } from './common/gateway-config.module.js';
@@ -19,7 +20,12 @@ export class AppModule {
       imports: [
         GatewayConfigModule.forRoot(config),
         CommonModule,
-        HealthModule.forRoot({ service: 'gateway', postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL }),
+        HealthModule.forRoot({
+          service: 'gateway',
+          postgresUrl: config.DATABASE_URL,
+          redisUrl: config.REDIS_URL,
+          siblings: { 'build-worker': { heartbeatPattern: workerHeartbeatPattern(config.QUEUE_PREFIX), whenDown: 'no build worker is consuming the deploy queue: deploys are accepted and wait in the queue' } },
+        }),
         ContractModule,
         DeployModule,
         DeploymentsModule,

@@ -1,9 +1,23 @@
+import { isIP } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
-import { LIMITS, type UploadLimits } from '@slipway/contract';
+import { LIMITS, type OwnerSignInLimits, type UploadLimits } from '@slipway/contract';
 import { baseServerFields, loadConfig, masterKey, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
+
+const dnsServers = z
+  .string()
+  .optional()
+  .transform((v) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean))
+  .refine((list) => list.every(isDnsServer), 'must list DNS servers as ip, ip:port or [ipv6]:port, comma separated');
+
+function isDnsServer(server: string): boolean {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(server);
+  const v4Port = /^([\d.]+):(\d{1,5})$/.exec(server);
+  const [ip, port] = bracketed ? [bracketed[1]!, bracketed[2]] : v4Port ? [v4Port[1]!, v4Port[2]] : [server, undefined];
+  return isIP(ip) !== 0 && (port === undefined || (Number(port) >= 1 && Number(port) <= 65535));
+}
 
 const positiveInt = (fallback: number) => z.coerce.number().int('must be a whole number').positive('must be positive').default(fallback);
 
@@ -39,6 +53,13 @@ export const gatewayConfigSchema = z.object({
   UPLOAD_MAX_FILE_BYTES: positiveInt(LIMITS.upload.maxFileBytes),
   UPLOAD_MAX_UNPACKED_BYTES: positiveInt(LIMITS.upload.maxUnpackedBytes),
   UPLOAD_MAX_COMPRESSION_RATIO: positiveInt(LIMITS.upload.maxCompressionRatio),
+  /** Bytes of one PAX header / GNU long name in a tar, or of one zip entry's metadata. */
+  UPLOAD_MAX_ARCHIVE_HEADER_BYTES: positiveInt(LIMITS.upload.maxArchiveHeaderBytes),
+  /** Uploads in progress at once per application / per API key, counted in Redis (all replicas). */
+  UPLOADS_PER_APPLICATION: positiveInt(LIMITS.upload.concurrentUploadsPerApplication),
+  UPLOADS_PER_API_KEY: positiveInt(LIMITS.upload.concurrentUploadsPerApiKey),
+  /** An upload that sends no byte for this long is dropped (`408 upload_stalled`). */
+  UPLOAD_IDLE_TIMEOUT_SECONDS: positiveInt(LIMITS.upload.idleTimeoutSeconds),
   /** The built dashboard served at `/` (default: apps/dashboard/dist beside this app). */
   DASHBOARD_DIR: z.string().min(1).default(fileURLToPath(new URL('../../dashboard/dist', import.meta.url))),
   /** How long an owner stays signed in to the dashboard. */
@@ -46,10 +67,37 @@ export const gatewayConfigSchema = z.object({
   /** bcrypt cost of owner passwords (tests lower it; 12 ≈ a quarter second per sign-in here). */
   BCRYPT_ROUNDS: z.coerce.number().int().min(4).max(15).default(12),
   /**
+   * Owners' dashboard sign-in limits (README "Owner sign-in"); counters live in Redis under
+   * `<QUEUE_PREFIX>:owner-sign-in:` so every gateway process and replica shares them.
+   */
+  OWNER_SIGN_IN_ACCOUNT_MAX_FAILURES: positiveInt(LIMITS.ownerSignIn.accountMaxFailures),
+  OWNER_SIGN_IN_ACCOUNT_WINDOW_SECONDS: positiveInt(LIMITS.ownerSignIn.accountWindowSeconds),
+  OWNER_SIGN_IN_ACCOUNT_LOCK_SECONDS: positiveInt(LIMITS.ownerSignIn.accountLockSeconds),
+  OWNER_SIGN_IN_ACCOUNT_MAX_LOCK_SECONDS: positiveInt(LIMITS.ownerSignIn.accountMaxLockSeconds),
+  OWNER_SIGN_IN_ADDRESS_MAX_FAILURES: positiveInt(LIMITS.ownerSignIn.addressMaxFailures),
+  OWNER_SIGN_IN_ADDRESS_WINDOW_SECONDS: positiveInt(LIMITS.ownerSignIn.addressWindowSeconds),
+  /** Owner password hashes (sign-in and sign-up) computed at once per process; the rest wait, then `sign_in_busy`. */
+  OWNER_PASSWORD_CHECKS_MAX: positiveInt(LIMITS.ownerSignIn.maxConcurrentPasswordChecks),
+  OWNER_PASSWORD_CHECK_WAIT_MS: positiveInt(LIMITS.ownerSignIn.passwordCheckWaitMs),
+  /**
+   * Reverse proxies in front of the gateway (comma-separated IP addresses) whose X-Forwarded-For
+   * is believed for the sign-in limits. Empty (default): the peer address counts, XFF is ignored.
+   */
+  GATEWAY_TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+    .refine((list) => list.every((ip) => isIP(ip.startsWith('::ffff:') ? ip.slice(7) : ip) !== 0), 'must be comma-separated IP addresses'),
+  /**
    * A role on the Postgres server of application databases that may create roles and databases
    * (switching sign-in on creates one). Default: DATABASE_URL (the platform's own server).
    */
   APP_DATABASES_ADMIN_URL: postgresUrl.optional(),
+  /**
+   * DNS servers that check custom-domain TXT records, comma separated (`ip`, `ip:port`,
+   * `[ipv6]:port`). Default: the system resolver. Tests point it at a local server.
+   */
+  SLIPWAY_DNS_SERVERS: dnsServers,
 }).superRefine(checkBlobStorage);
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
@@ -75,5 +123,23 @@ export function uploadLimits(config: GatewayConfig): UploadLimits {
     maxFileBytes: config.UPLOAD_MAX_FILE_BYTES,
     maxUnpackedBytes: config.UPLOAD_MAX_UNPACKED_BYTES,
     maxCompressionRatio: config.UPLOAD_MAX_COMPRESSION_RATIO,
+    maxArchiveHeaderBytes: config.UPLOAD_MAX_ARCHIVE_HEADER_BYTES,
+    concurrentUploadsPerApplication: config.UPLOADS_PER_APPLICATION,
+    concurrentUploadsPerApiKey: config.UPLOADS_PER_API_KEY,
+    idleTimeoutSeconds: config.UPLOAD_IDLE_TIMEOUT_SECONDS,
+  };
+}
+
+/** The owner sign-in limits in force (defaults from the contract, overridable per installation). */
+export function ownerSignInLimits(config: GatewayConfig): OwnerSignInLimits {
+  return {
+    accountMaxFailures: config.OWNER_SIGN_IN_ACCOUNT_MAX_FAILURES,
+    accountWindowSeconds: config.OWNER_SIGN_IN_ACCOUNT_WINDOW_SECONDS,
+    accountLockSeconds: config.OWNER_SIGN_IN_ACCOUNT_LOCK_SECONDS,
+    accountMaxLockSeconds: Math.max(config.OWNER_SIGN_IN_ACCOUNT_MAX_LOCK_SECONDS, config.OWNER_SIGN_IN_ACCOUNT_LOCK_SECONDS),
+    addressMaxFailures: config.OWNER_SIGN_IN_ADDRESS_MAX_FAILURES,
+    addressWindowSeconds: config.OWNER_SIGN_IN_ADDRESS_WINDOW_SECONDS,
+    maxConcurrentPasswordChecks: config.OWNER_PASSWORD_CHECKS_MAX,
+    passwordCheckWaitMs: config.OWNER_PASSWORD_CHECK_WAIT_MS,
   };
 }

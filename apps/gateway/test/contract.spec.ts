@@ -35,12 +35,14 @@ describe('GET /api/v1 and /api/v1/openapi.json (generated from the validating sc
       concurrentDeploysPerApplication: 1,
       upload: { ...LIMITS.upload, maxUploadBytes: 64 * 1024 * 1024 },
       secrets: LIMITS.secrets,
+      ownerSignIn: LIMITS.ownerSignIn,
+      ownerPassword: { minLength: 10, maxBytes: 72 },
     });
     const deploy = contract.endpoints.find((e: { path: string }) => e.path === '/api/v1/deploy');
     expect(deploy.request.contentType).toBe('multipart/form-data');
     expect(Object.keys(deploy.request.schema.properties)).toEqual(['files', 'paths', 'archive']);
     expect(deploy.response).toMatchObject({ status: 202, schema: { properties: { taskId: { type: 'string', format: 'uuid' }, status: { const: 'queued' } } } });
-    expect(deploy.errors.map((e: { code: string }) => e.code)).toEqual(expect.arrayContaining(['empty', 'bad_request', 'bad_archive', 'paths_mismatch', 'too_large', 'unauthorized', 'deploy_in_progress', 'rate_limited']));
+    expect(deploy.errors.map((e: { code: string }) => e.code)).toEqual(expect.arrayContaining(['empty', 'bad_request', 'bad_archive', 'paths_mismatch', 'too_large', 'upload_stalled', 'unauthorized', 'deploy_in_progress', 'rate_limited', 'too_many_uploads']));
     const secrets = contract.endpoints.find((e: { method: string; path: string }) => e.method === 'PUT' && e.path === '/api/v1/secrets');
     expect(secrets.request.schema.properties.secrets.propertyNames).toMatchObject({ pattern: '^[A-Z_][A-Z0-9_]*$', maxLength: 128 });
     const poll = contract.endpoints.find((e: { path: string }) => e.path === '/api/v1/deployments/{taskId}');
@@ -59,7 +61,7 @@ describe('GET /api/v1 and /api/v1/openapi.json (generated from the validating sc
     expect(Object.keys(doc.paths['/api/v1/secrets'])).toEqual(['put', 'get']);
     const deploy = doc.paths['/api/v1/deploy'].post;
     expect(deploy.security).toEqual([{ projectApiKey: [] }]);
-    expect(Object.keys(deploy.responses).sort()).toEqual(['202', '400', '401', '409', '429', '500', '503']);
+    expect(Object.keys(deploy.responses).sort()).toEqual(['202', '400', '401', '408', '409', '429', '500', '503']);
     expect(deploy.requestBody.content['multipart/form-data'].schema.properties.archive).toMatchObject({ type: 'string', format: 'binary' });
     expect(doc.paths['/api/v1'].get.security).toEqual([]);
     expect(doc.components.securitySchemes.projectApiKey).toMatchObject({ type: 'http', scheme: 'bearer' });

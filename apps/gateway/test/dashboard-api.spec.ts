@@ -1,4 +1,5 @@
 import { encryptEnvelope, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
+import { TestDnsServer } from '@slipway/testing';
 import { DashboardClient, DASHBOARD_ORIGIN } from './support/dashboard-client.js';
 import { send } from './support/http.js';
 import { startGateway, type GatewayUnderTest } from './support/platform.js';
@@ -8,15 +9,20 @@ describe('dashboard API /dashboard/api (real HTTP, Postgres)', () => {
   let ada: DashboardClient;
   let eve: DashboardClient;
   let appId: string;
+  let dns: TestDnsServer;
   beforeAll(async () => {
-    gw = await startGateway('dashboard-api', { BCRYPT_ROUNDS: '4' });
+    dns = await TestDnsServer.start();
+    gw = await startGateway('dashboard-api', { BCRYPT_ROUNDS: '4', SLIPWAY_DNS_SERVERS: dns.address });
     ada = new DashboardClient(gw.url);
     eve = new DashboardClient(gw.url);
     expect((await ada.signUp('ada@example.com')).status).toBe(201);
     expect((await eve.signUp('eve@example.com')).status).toBe(201);
     appId = (await ada.post('/applications', { name: 'Main Shop' })).json.id;
   });
-  afterAll(() => gw.close());
+  afterAll(async () => {
+    await gw.close();
+    await dns.close();
+  });
 
   describe('owner sign-up, sign-in, sign-out', () => {
     it('signs up: HttpOnly SameSite=Lax cookie (not Secure over http), bcrypt hash, session stored hashed, plan and database allowance', async () => {
@@ -152,17 +158,24 @@ describe('dashboard API /dashboard/api (real HTTP, Postgres)', () => {
   });
 
   describe('domains', () => {
-    it('adds a domain with its trusted origins (source custom_domain), refuses duplicates and platform hosts, removes both', async () => {
+    it('adds a domain as a pending claim; once its TXT record is verified it gets trusted origins (source custom_domain); refuses duplicates and platform hosts, removes both', async () => {
       const added = await ada.post(`/applications/${appId}/domains`, { hostname: 'Shop.Example.com.' });
-      expect(added.json).toMatchObject({ hostname: 'shop.example.com', trustedOrigins: ['http://shop.example.com', 'https://shop.example.com'] });
+      expect(added.json).toMatchObject({ hostname: 'shop.example.com', status: 'pending', trustedOrigins: [] });
+      dns.setTxt(added.json.record.name, [added.json.record.value]);
+      const verified = await ada.post(`/applications/${appId}/domains/${added.json.id}/verify`);
+      expect(verified.json).toMatchObject({ hostname: 'shop.example.com', status: 'verified', trustedOrigins: ['http://shop.example.com', 'https://shop.example.com'] });
       const origins = (await gw.sql.query('SELECT origin, source, domain_id FROM trusted_origins WHERE application_id = $1 ORDER BY origin', [appId])).rows;
       expect(origins).toEqual([
         { origin: 'http://shop.example.com', source: 'custom_domain', domain_id: added.json.id },
         { origin: 'https://shop.example.com', source: 'custom_domain', domain_id: added.json.id },
       ]);
       expect((await ada.get(`/applications/${appId}/domains`)).json.domains).toHaveLength(1);
+      expect((await ada.post(`/applications/${appId}/domains`, { hostname: 'shop.example.com' })).json).toMatchObject({ code: 'domain_taken' });
+      // Another application may claim it, but its claim cannot verify against the holder's record.
       const other = (await ada.post('/applications', { name: 'Other' })).json.id;
-      expect((await ada.post(`/applications/${other}/domains`, { hostname: 'shop.example.com' })).json).toMatchObject({ code: 'domain_taken' });
+      const second = await ada.post(`/applications/${other}/domains`, { hostname: 'shop.example.com' });
+      expect(second.json).toMatchObject({ status: 'pending' });
+      expect((await ada.post(`/applications/${other}/domains/${second.json.id}/verify`)).json).toMatchObject({ code: 'domain_unverified' });
       expect((await ada.post(`/applications/${appId}/domains`, { hostname: 'x.localhost' })).json).toMatchObject({ code: 'bad_request' });
       expect((await ada.post(`/applications/${appId}/domains`, { hostname: 'https://a.com/x' })).status).toBe(400);
       expect((await ada.delete(`/applications/${appId}/domains/${added.json.id}`)).status).toBe(200);

@@ -1,6 +1,6 @@
 import { TENANT_CHANGED_CHANNEL, dropApplicationDatabase } from '@slipway/auth-core';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
-import { TEST_REDIS_URL, TEST_SERVER_URL } from '@slipway/testing';
+import { TEST_REDIS_URL, TEST_SERVER_URL, TestDnsServer } from '@slipway/testing';
 import { Redis } from 'ioredis';
 import { DashboardClient } from './support/dashboard-client.js';
 import { send } from './support/http.js';
@@ -15,9 +15,11 @@ describe('/api/v1/auth: switching sign-in on (real HTTP, Postgres, Redis)', () =
   const created: string[] = [];
   const announced: string[] = [];
   let subscriber: Redis;
+  let dns: TestDnsServer;
 
   beforeAll(async () => {
-    gw = await startGateway('sign-in', { BCRYPT_ROUNDS: '4', AUTH_PUBLIC_URL: 'http://auth.test:3001' });
+    dns = await TestDnsServer.start();
+    gw = await startGateway('sign-in', { BCRYPT_ROUNDS: '4', AUTH_PUBLIC_URL: 'http://auth.test:3001', SLIPWAY_DNS_SERVERS: dns.address });
     subscriber = new Redis(TEST_REDIS_URL);
     subscriber.on('message', (_channel: string, message: string) => announced.push(message));
     await subscriber.subscribe(TENANT_CHANGED_CHANNEL);
@@ -29,6 +31,7 @@ describe('/api/v1/auth: switching sign-in on (real HTTP, Postgres, Redis)', () =
     subscriber.disconnect();
     for (const id of created) await dropApplicationDatabase(TEST_SERVER_URL, id);
     await gw.close();
+    await dns.close();
   });
 
   async function newApplication(name: string): Promise<{ id: string; slug: string; key: string }> {
@@ -139,18 +142,21 @@ describe('/api/v1/auth: switching sign-in on (real HTTP, Postgres, Redis)', () =
     expect((await enable(fourth.id)).json).toMatchObject({ code: 'database_limit_reached', plan: 'pro', allowed: 3, used: 3 });
   });
 
-  it('registers a custom domain added in the dashboard as a trusted origin, and removes it with the domain', async () => {
+  it('registers a custom domain added in the dashboard as a trusted origin once it is verified, and removes it with the domain', async () => {
     const app = (await call('GET', '/api/v1/auth')).json.services[0];
-    announced.length = 0;
+    const services = async () => (await call('GET', '/api/v1/auth')).json.services.find((s: { applicationId: string }) => s.applicationId === app.applicationId);
     const added = await ada.post(`/applications/${app.applicationId}/domains`, { hostname: 'shop.example.com' });
     expect(added.status).toBe(201);
+    // A claim proves nothing: not trusted until its TXT record is found.
+    expect((await services()).trustedOrigins).toEqual(app.trustedOrigins);
+    announced.length = 0;
+    dns.setTxt(added.json.record.name, [added.json.record.value]);
+    expect((await ada.post(`/applications/${app.applicationId}/domains/${added.json.id}/verify`)).status).toBe(200);
     const deadline = Date.now() + 5000;
     while (!announced.includes(app.applicationId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(announced).toContain(app.applicationId);
-    const after = (await call('GET', '/api/v1/auth')).json.services.find((s: { applicationId: string }) => s.applicationId === app.applicationId);
-    expect(after.trustedOrigins).toEqual(expect.arrayContaining(['http://shop.example.com', 'https://shop.example.com', ...app.trustedOrigins]));
+    expect((await services()).trustedOrigins).toEqual(expect.arrayContaining(['http://shop.example.com', 'https://shop.example.com', ...app.trustedOrigins]));
     await ada.delete(`/applications/${app.applicationId}/domains/${added.json.id}`);
-    const removed = (await call('GET', '/api/v1/auth')).json.services.find((s: { applicationId: string }) => s.applicationId === app.applicationId);
-    expect(removed.trustedOrigins).toEqual(app.trustedOrigins);
+    expect((await services()).trustedOrigins).toEqual(app.trustedOrigins);
   });
 });

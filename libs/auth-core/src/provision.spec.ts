@@ -18,7 +18,9 @@ describe('provisionSignInTenant (real Postgres)', () => {
     prisma = createPrismaClient(db.url, { max: 3 });
     const owner = await prisma.owner.create({ data: { email: 'o@example.com' } });
     const app = await prisma.application.create({ data: { ownerId: owner.id, name: 'Shop', slug: 'shop' } });
-    await prisma.domain.create({ data: { applicationId: app.id, hostname: 'shop.example.com' } });
+    await prisma.domain.create({ data: { applicationId: app.id, hostname: 'shop.example.com', verificationToken: 'a'.repeat(64), verifiedAt: new Date() } });
+    // A claim whose TXT record was never found is not trusted.
+    await prisma.domain.create({ data: { applicationId: app.id, hostname: 'claimed.example.org', verificationToken: 'b'.repeat(64) } });
     appId = app.id;
   });
   afterAll(async () => {

@@ -69,11 +69,19 @@ describe('signInRuntimeEnv and refreshTrustedOrigins (real Postgres)', () => {
     expect(await signInRuntimeEnv(prisma, keyring, id, config)).toEqual({ runtime: {}, buildTime: {} });
   });
 
-  it('refreshTrustedOrigins follows publishing domains, custom domains and given addresses; manual origins stay', async () => {
+  it('refreshTrustedOrigins follows publishing domains, verified custom domains and given addresses; manual origins stay', async () => {
     const id = await application('origins');
     await provision(id);
     await prisma.trustedOrigin.create({ data: { applicationId: id, origin: 'https://manual.example.org', source: 'manual' } });
-    await prisma.domain.create({ data: { applicationId: id, hostname: 'shop.example.com' } });
+    await prisma.domain.create({ data: { applicationId: id, hostname: 'shop.example.com', verificationToken: 'a'.repeat(64), verifiedAt: new Date() } });
+    // An unverified claim is not trusted, and an origin left behind for one (or for no domain) is removed.
+    const pending = await prisma.domain.create({ data: { applicationId: id, hostname: 'claimed.example.org', verificationToken: 'b'.repeat(64) } });
+    await prisma.trustedOrigin.createMany({
+      data: [
+        { applicationId: id, origin: 'https://claimed.example.org', source: 'custom_domain', domainId: pending.id },
+        { applicationId: id, origin: 'https://orphan.example.org', source: 'custom_domain' },
+      ],
+    });
     const origins = await refreshTrustedOrigins(prisma, id, { appsDomains: ['apps.example.net'], appsScheme: 'https', addresses: ['https://preview.example.net/path'] });
     expect(origins).toEqual(['https://manual.example.org', 'https://origins.apps.example.net', 'https://preview.example.net', 'https://shop.example.com']);
   });

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createAuthServer } from './auth-server.js';
 import { verifyClientAddress } from './client-address.js';
+import { rawRequest } from '../test/support/raw-http.js';
 
 /**
  * The adapter in a real Express app on a real port, forwarding to a real HTTP server that records
@@ -46,13 +47,13 @@ describe('Express adapter (real Express, real HTTP)', () => {
   it('forwards path, query, body, origin and only the service cookies; signs the visitor address; re-issues cookies first-party', async () => {
     const res = await fetch(`${appUrl}/api/auth/sign-in/email?x=1`, {
       method: 'POST',
-      headers: { origin: 'http://localhost:5173', 'content-type': 'application/json', cookie: 'app_session=private; __Secure-slipway.session_token=t.s', 'x-forwarded-for': '203.0.113.9' },
+      headers: { origin: 'http://localhost:5173', 'content-type': 'application/json', cookie: 'app_session=private; __Host-slipway.session_token=t.s', 'x-forwarded-for': '203.0.113.9' },
       body: JSON.stringify({ email: 'a@example.com', password: 'p' }),
     });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ ok: true });
     expect(res.headers.getSetCookie()).toEqual([
-      '__Secure-slipway.session_token=abc.def; Path=/; Max-Age=604800; HttpOnly; Secure; SameSite=Lax',
+      '__Host-slipway.session_token=abc.def; Path=/; Max-Age=604800; HttpOnly; Secure; SameSite=Lax',
       'slipway.state=x; Path=/; HttpOnly',
     ]);
     expect(res.headers.get('access-control-allow-origin')).toBeNull();
@@ -62,6 +63,35 @@ describe('Express adapter (real Express, real HTTP)', () => {
     expect(got.headers['origin']).toBe('http://localhost:5173');
     expect(got.headers['cookie']).toBe('__Secure-slipway.session_token=t.s');
     expect(verifyClientAddress('the-cookie-secret', got.headers['x-slipway-client-address'])).toBe('203.0.113.9');
+  });
+
+  it('answers 404 {code, message} to other spellings and never forwards them', async () => {
+    const before = seen.length;
+    for (const target of ['/api/auth', '/api/auth/', '/api/auth/sign-in/email/', '/api/auth//sign-in/email', '/api/auth/sign-in/%65mail', '/api/auth/sign-in/email;x', '/api/auth/sign-in%2femail', '/API/AUTH/sign-in/email', '//evil.example/api/auth/sign-in/email']) {
+      const res = await rawRequest(appUrl, 'POST', target, { origin: 'http://localhost:5173', 'content-type': 'application/json' }, '{}');
+      expect([target, res.status]).toEqual([target, 404]);
+      if (target.startsWith('/api/auth')) expect(JSON.parse(res.body)).toEqual({ code: 'NOT_FOUND', message: 'Not found' });
+    }
+    expect(seen.slice(before).map((s) => s.url)).toEqual([]);
+    // Dot segments (also %2e) and `\` are resolved by the URL parser first: the canonical path is what is forwarded (and counted).
+    for (const target of ['/api/auth/x/../sign-in/email', '/api/auth/%2e/sign-in/email', '/api/auth/sign-in\\email']) {
+      expect([target, (await rawRequest(appUrl, 'POST', target, { 'content-type': 'application/json' }, '{}')).status]).toEqual([target, 200]);
+      expect(seen.at(-1)!.url).toBe('/a/shop/sign-in/email');
+    }
+  });
+
+  it('forwards each __Host- cookie only when it is alone; duplicates and the old __Secure- name are cleared, never forwarded', async () => {
+    const send = (cookie: string) => rawRequest(appUrl, 'GET', '/api/auth/get-session', { cookie });
+    let res = await send('__Host-slipway.session_token=b.b; __Host-slipway.session_token=a.a; __Host-slipway.oauth_state=s');
+    expect(seen.at(-1)!.headers['cookie']).toBe('__Secure-slipway.oauth_state=s');
+    expect(res.setCookies[0]).toBe('__Host-slipway.session_token=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax');
+    res = await send('__Secure-slipway.session_token=old.one');
+    expect(seen.at(-1)!.headers['cookie']).toBeUndefined();
+    expect(res.setCookies[0]).toBe('__Secure-slipway.session_token=; Path=/; Max-Age=0; HttpOnly; Secure; SameSite=Lax');
+    // Names are exact (the lower-case prefix is another cookie); whitespace around them is not part of them.
+    const exact = await send(' __host-slipway.session_token=x.y ;  __Host-slipway.session_token = t.s ');
+    expect(exact.setCookies.filter((c) => /Max-Age=0/.test(c))).toEqual([]);
+    expect(seen.at(-1)!.headers['cookie']).toBe('__Secure-slipway.session_token=t.s');
   });
 
   it('answers 404 outside its mount path and passes GETs without a body', async () => {

@@ -18,8 +18,11 @@ export function expressHandler(handler: AuthHandler) {
 }
 
 async function run(handler: AuthHandler, req: NodeRequest, res: ServerResponse): Promise<void> {
-  const host = req.headers.host ?? 'localhost';
-  const url = new URL(req.originalUrl ?? req.url ?? '/', `${req.protocol ?? 'http'}://${host}`);
+  const given = req.headers.host ?? '';
+  const host = /^[A-Za-z0-9.:[\]-]+$/.test(given) ? given : 'localhost';
+  // Never resolved against a base: a target like `//evil.example/api/auth/…` stays a path.
+  const target = req.originalUrl ?? req.url ?? '/';
+  const url = new URL(`${req.protocol ?? 'http'}://${host}${target.startsWith('/') ? target : `/${target}`}`);
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);

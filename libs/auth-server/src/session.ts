@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { SESSION_COOKIE, parseCookies, verifySessionCookie } from './cookies.js';
+import { SESSION_COOKIE, soleCookie, verifySessionCookie } from './cookies.js';
 
 export interface SessionUser {
   id: string;
@@ -41,8 +41,12 @@ export class SessionReader {
     private readonly absoluteSessionDays: number,
   ) {}
 
+  /**
+   * Exactly one `__Host-slipway.session_token`, correctly signed: two of them (whatever their
+   * order) are ambiguous and mean no session; the old `__Secure-` name is not read on the app's host.
+   */
   async getSession(source: CookieSource): Promise<Session | null> {
-    const token = verifySessionCookie(this.cookieSecret, parseCookies(cookieHeaderOf(source)).get(SESSION_COOKIE));
+    const token = verifySessionCookie(this.cookieSecret, soleCookie(cookieHeaderOf(source), SESSION_COOKIE));
     if (!token) return null;
     const { rows } = await this.db().query(
       `SELECT s.id, s.user_id, s.expires_at, s.created_at, u.email, u.name, u.email_verified, u.image, u.created_at AS user_created_at

@@ -87,7 +87,7 @@ describe('switching sign-in on, end to end: platform calls → a Node app using 
     const ada = new Visitor(app, '198.51.100.7');
     const signUp = await ada.fetch('POST', '/api/auth/sign-up/email', { email: 'grace@example.com', password: 'a long passphrase', name: 'Grace' });
     expect(signUp.status).toBe(200);
-    const cookie = signUp.headers.getSetCookie().find((c) => c.startsWith('__Secure-slipway.session_token='))!;
+    const cookie = signUp.headers.getSetCookie().find((c) => c.startsWith('__Host-slipway.session_token='))!;
     // Re-issued first-party on the app's host: whole site, no Domain, same flags.
     expect(cookie).toMatch(/; Path=\/; /);
     expect(cookie).not.toMatch(/Domain=|\/a\//);
@@ -113,7 +113,7 @@ describe('switching sign-in on, end to end: platform calls → a Node app using 
 
     // A forged session cookie is not a session.
     const forged = new Visitor(app, '198.51.100.8');
-    forged.cookies.set('__Secure-slipway.session_token', encodeURIComponent(`${'x'.repeat(32)}.${Buffer.alloc(32).toString('base64')}`));
+    forged.cookies.set('__Host-slipway.session_token', encodeURIComponent(`${'x'.repeat(32)}.${Buffer.alloc(32).toString('base64')}`));
     expect((await forged.fetch('GET', '/me')).status).toBe(401);
   });
 

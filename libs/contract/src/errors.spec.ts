@@ -6,7 +6,9 @@ describe('error catalogue', () => {
     expect(byStatus(400)).toEqual(expect.arrayContaining(['empty', 'bad_request', 'bad_archive', 'paths_mismatch', 'too_large']));
     expect(byStatus(401)).toEqual(['unauthorized']);
     expect(byStatus(409)).toContain('deploy_in_progress');
-    expect(byStatus(429)).toEqual(['rate_limited']);
+    expect(byStatus(429)).toEqual(['rate_limited', 'too_many_uploads', 'too_many_sign_in_attempts']);
+    expect(byStatus(400)).toContain('password_too_long');
+    expect(byStatus(503)).toEqual(['unavailable', 'sign_in_busy']);
   });
 
   it('links errors back to the contract', () => {

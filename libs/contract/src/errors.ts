@@ -7,18 +7,30 @@ export const ERROR_CODES = {
   bad_request: { status: 400, meaning: 'The request is malformed: not multipart, both archive and files, an unknown field, an unsafe or duplicate path, or invalid JSON.' },
   bad_archive: { status: 400, meaning: 'The archive is corrupt or unsupported, or has an entry that is a link, device, FIFO, absolute or escapes the root.' },
   paths_mismatch: { status: 400, meaning: 'The number of `files` fields differs from the number of `paths` fields and no `archive` was sent.' },
-  too_large: { status: 400, meaning: 'The upload exceeds a published limit (total size, file count, file size, decompressed size or compression ratio), or secrets exceed their count or size limits.' },
+  password_too_long: { status: 400, meaning: 'Dashboard: the password is longer than 72 bytes (UTF-8). It is refused, never cut short: bcrypt reads only the first 72 bytes.' },
+  too_large: {
+    status: 400,
+    meaning: 'The upload exceeds a published limit (total size, file count, file size, decompressed size, compression ratio, or an archive metadata record such as a PAX header or GNU long name larger than `maxArchiveHeaderBytes`), or secrets exceed their count or size limits.',
+  },
   unauthorized: { status: 401, meaning: 'The API key or token is missing, malformed, unknown or revoked.' },
   forbidden: { status: 403, meaning: 'The credential is valid but may not do this.' },
   database_limit_reached: { status: 403, meaning: "The owner's plan allows no more application databases." },
   not_found: { status: 404, meaning: 'No such resource is visible to this credential.' },
+  upload_stalled: { status: 408, meaning: 'The upload sent no byte for `idleTimeoutSeconds`; it was dropped and nothing of it was kept.' },
   deploy_in_progress: { status: 409, meaning: 'A deploy of this application is already queued, building or releasing; the body carries its `taskId`.' },
   email_taken: { status: 409, meaning: 'Dashboard: an owner account with this email already exists.' },
-  domain_taken: { status: 409, meaning: 'Dashboard: this domain is already attached to an application.' },
+  domain_taken: { status: 409, meaning: 'Dashboard: this domain is verified by another application whose TXT record is still in place, or this application already claims it.' },
+  domain_unverified: { status: 422, meaning: 'Dashboard: the TXT record `_slipway-challenge.<domain>` = `slipway-verify=<token>` of this claim was not found (missing, wrong value, or the DNS lookup failed); the body carries the expected `record` and the values `found`.' },
   auth_owned_by_project: { status: 409, meaning: 'The project set its own SERVICE_AUTH_BASE_URL or DATABASE_URL, so the platform leaves sign-in alone.' },
   rate_limited: { status: 429, meaning: 'The hourly deploy limit is exceeded; the body carries `retryAfterSeconds`.' },
+  too_many_uploads: {
+    status: 429,
+    meaning: 'As many uploads as allowed (`concurrentUploadsPerApplication`, `concurrentUploadsPerApiKey`) are already in progress for this application or API key; the body carries `retryAfterSeconds`, the `Retry-After` header the same.',
+  },
+  too_many_sign_in_attempts: { status: 429, meaning: 'Dashboard sign-in: too many failed attempts for this account or from this address; the `Retry-After` header and `retryAfterSeconds` say when to try again (the right password is refused too until then).' },
   internal: { status: 500, meaning: 'An unexpected failure; the body carries a `correlationId` to quote when reporting it.' },
   unavailable: { status: 503, meaning: 'A dependency (Postgres or Redis) is not answering; nothing was accepted, retry shortly.' },
+  sign_in_busy: { status: 503, meaning: 'Dashboard sign-in/sign-up: the server is already checking as many passwords as it allows at once; retry after `Retry-After` seconds.' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

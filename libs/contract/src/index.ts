@@ -3,3 +3,4 @@ export * from './limits.js';
 export * from './ports.js';
 export * from './slug.js';
 export * from './deploy.js';
+export * from './static-release.js';

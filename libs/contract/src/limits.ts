@@ -5,6 +5,28 @@ export const LIMITS = {
   deploysPerHourPerApplication: 20,
   concurrentDeploysPerApplication: 1,
   signInAttemptsPer10Seconds: 9,
+  /**
+   * Owners' dashboard sign-in (`POST /dashboard/api/session/sign-in`): the defaults; the gateway
+   * publishes the values in force. Failures count per account (email, trimmed and lower-cased, known
+   * or not) and per client address (IPv6: per /64). See apps/gateway/README.md "Owner sign-in".
+   */
+  ownerSignIn: {
+    /** Failed attempts per account within `accountWindowSeconds` before the account is locked. */
+    accountMaxFailures: 10,
+    accountWindowSeconds: 15 * 60,
+    /** First lock; each further lock within 24 h doubles it, up to `accountMaxLockSeconds`. */
+    accountLockSeconds: 15 * 60,
+    accountMaxLockSeconds: 60 * 60,
+    /** Failed attempts per client address (any accounts) within `addressWindowSeconds`. */
+    addressMaxFailures: 50,
+    addressWindowSeconds: 15 * 60,
+    /** Password hashes (sign-in and sign-up) one gateway process computes at once; others wait. */
+    maxConcurrentPasswordChecks: 1,
+    /** How long a sign-in or sign-up waits for a free slot before `sign_in_busy`. */
+    passwordCheckWaitMs: 2000,
+  },
+  /** Owner passwords: UTF-8 bytes at most (bcrypt's input limit; longer is refused, never cut). */
+  ownerPassword: { minLength: 10, maxBytes: 72 },
   databasesPerPlan: { free: 1, go: 1, pro: 3, scale: 5 },
   /** `POST /api/v1/deploy`: the defaults; the gateway publishes the values it enforces. */
   upload: {
@@ -23,6 +45,17 @@ export const LIMITS = {
     maxPathBytes: 1024,
     maxPathSegmentBytes: 255,
     maxPathDepth: 64,
+    /**
+     * Bytes of one archive metadata record: a tar extended header (PAX `x`/`g`) or GNU long
+     * name (`L`/`K`), refused as soon as its header declares more (before its body is read);
+     * for zip, a central-directory record's name + extra field + comment.
+     */
+    maxArchiveHeaderBytes: 64 * 1024,
+    /** Uploads in progress at once, per application and per API key (`429 too_many_uploads`). */
+    concurrentUploadsPerApplication: 2,
+    concurrentUploadsPerApiKey: 2,
+    /** Seconds an upload may go without a byte before it is dropped (`408 upload_stalled`). */
+    idleTimeoutSeconds: 20,
   },
   /** `PUT /api/v1/secrets`. */
   secrets: {
@@ -38,3 +71,4 @@ export type PlanName = keyof typeof LIMITS.databasesPerPlan;
 export const PLANS = Object.keys(LIMITS.databasesPerPlan) as PlanName[];
 export type UploadLimits = { -readonly [K in keyof typeof LIMITS.upload]: number };
 export type SecretLimits = { -readonly [K in keyof typeof LIMITS.secrets]: number };
+export type OwnerSignInLimits = { -readonly [K in keyof typeof LIMITS.ownerSignIn]: number };

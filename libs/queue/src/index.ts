@@ -35,3 +35,19 @@ export function assertIdsOnly(payload: Record<string, unknown>): void {
     }
   }
 }
+
+/** How often a build worker that consumes the deploy queue says so, and how long that lasts. */
+export const WORKER_HEARTBEAT_MS = 5_000;
+export const WORKER_HEARTBEAT_TTL_MS = 15_000;
+
+/**
+ * A consuming build worker keeps this key alive (`PX WORKER_HEARTBEAT_TTL_MS`, renewed every
+ * `WORKER_HEARTBEAT_MS`); none left under `workerHeartbeatPattern` means no worker is consuming.
+ */
+export function workerHeartbeatKey(prefix: string, workerId: string): string {
+  return `${prefix}:heartbeat:build-worker:${workerId}`;
+}
+
+export function workerHeartbeatPattern(prefix: string): string {
+  return `${prefix}:heartbeat:build-worker:*`;
+}

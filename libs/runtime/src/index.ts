@@ -4,7 +4,9 @@ export * from './local-driver.js';
 export * from './release-extractor.js';
 export * from './release-switch.js';
 export * from './tree-links.js';
-export * from './kubernetes/kubernetes-driver.js';
+// Types only: the driver itself (and @kubernetes/client-node) loads when chosen (from-environment.ts).
+export type { KubernetesDriver, KubernetesDriverOptions } from './kubernetes/kubernetes-driver.js';
+export * from './kubernetes/from-environment.js';
 export * from './kubernetes/manifests.js';
 export * from './kubernetes/build-job.js';
 export * from './sandbox/app-users.js';

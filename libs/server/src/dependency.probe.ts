@@ -8,12 +8,20 @@ export interface HealthOptions {
   postgresUrl?: string;
   redisUrl?: string;
   timeoutMs?: number;
+  /**
+   * Sibling processes this service works with but does not need to answer (reported under
+   * `siblings`, never failing readiness): each is up while a key matching its pattern exists in
+   * Redis (a heartbeat with a TTL), e.g. the build workers consuming the deploy queue.
+   */
+  siblings?: Record<string, { heartbeatPattern: string; whenDown: string }>;
 }
 
 export interface ReadinessReport {
   status: 'ok' | 'unavailable';
   service: string;
   checks: Record<string, { status: 'up' | 'down'; error?: string; latencyMs: number }>;
+  /** Siblings (see HealthOptions.siblings): informative, they do not change `status`. */
+  siblings?: Record<string, { status: 'up' | 'down' | 'unknown'; error?: string; count?: number }>;
 }
 
 export const HEALTH_OPTIONS = Symbol('HEALTH_OPTIONS');
@@ -25,9 +33,11 @@ export class DependencyProbe implements OnModuleDestroy {
   private readonly redis?: Redis;
   readonly service: string;
   private readonly timeoutMs: number;
+  private readonly siblings: NonNullable<HealthOptions['siblings']>;
 
   constructor(options: HealthOptions) {
     this.service = options.service;
+    this.siblings = options.siblings ?? {};
     this.timeoutMs = options.timeoutMs ?? 1500;
     if (options.postgresUrl) {
       this.pool = new pg.Pool({ connectionString: options.postgresUrl, max: 1, connectionTimeoutMillis: this.timeoutMs, idleTimeoutMillis: 30_000 });
@@ -62,7 +72,31 @@ export class DependencyProbe implements OnModuleDestroy {
       this.redis ? run('redis', () => this.redis!.ping()) : undefined,
     ]);
     const ok = Object.values(checks).every((c) => c.status === 'up');
-    return { status: ok ? 'ok' : 'unavailable', service: this.service, checks };
+    const names = Object.keys(this.siblings);
+    if (!names.length) return { status: ok ? 'ok' : 'unavailable', service: this.service, checks };
+    const siblings: NonNullable<ReadinessReport['siblings']> = {};
+    await Promise.all(names.map(async (name) => (siblings[name] = await this.sibling(name))));
+    return { status: ok ? 'ok' : 'unavailable', service: this.service, checks, siblings };
+  }
+
+  /** Up while a heartbeat key of the sibling exists; unknown when Redis does not answer. */
+  async sibling(name: string): Promise<NonNullable<ReadinessReport['siblings']>[string]> {
+    const sibling = this.siblings[name];
+    if (!sibling || !this.redis) return { status: 'unknown', error: 'not watched' };
+    try {
+      let cursor = '0';
+      let count = 0;
+      // Bounded: at most 20 SCAN pages (heartbeat keys are few; the pattern matches nothing else).
+      for (let page = 0; page < 20; page++) {
+        const [next, keys] = await withTimeout(this.redis.scan(cursor, 'MATCH', sibling.heartbeatPattern, 'COUNT', 1000), this.timeoutMs);
+        count += keys.length;
+        cursor = next;
+        if (cursor === '0') break;
+      }
+      return count > 0 ? { status: 'up', count } : { status: 'down', error: sibling.whenDown, count: 0 };
+    } catch (error) {
+      return { status: 'unknown', error: `Redis: ${oneLine(error)}` };
+    }
   }
 
   async onModuleDestroy(): Promise<void> {

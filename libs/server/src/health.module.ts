@@ -8,6 +8,8 @@ export class HealthModule {
   static forRoot(options: HealthOptions): DynamicModule {
     return {
       module: HealthModule,
+      // Global: a service's own endpoints may report what its probe sees (the gateway's dashboard API).
+      global: true,
       controllers: [HealthController],
       providers: [{ provide: DependencyProbe, useFactory: () => new DependencyProbe(options) }],
       exports: [DependencyProbe],

@@ -7,3 +7,4 @@ export * from './health-suite.js';
 export * from './pod-security/pod-shape.js';
 export * from './pod-security/restricted.js';
 export * from './pod-security/hardening.js';
+export * from './dns-server.js';

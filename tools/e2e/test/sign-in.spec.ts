@@ -90,7 +90,7 @@ describe('sign-in, switched on and used by a deployed app', () => {
     const grace = new Visitor(platform, account.slug, '198.51.100.7');
     const signUp = await grace.call('POST', '/api/auth/sign-up/email', { email: 'grace@example.com', password: 'a long passphrase', name: 'Grace' });
     expect(signUp.status).toBe(200);
-    const cookie = [signUp.headers['set-cookie']].flat().find((c) => c?.startsWith('__Secure-slipway.session_token='));
+    const cookie = [signUp.headers['set-cookie']].flat().find((c) => c?.startsWith('__Host-slipway.session_token='));
     expect(cookie).toMatch(/; Path=\/; .*HttpOnly/);
     expect((await grace.call('GET', '/me')).json()).toMatchObject({ email: 'grace@example.com', name: 'Grace' });
     expect((await grace.call('POST', '/orders', { item: 'teapot' })).status).toBe(201);

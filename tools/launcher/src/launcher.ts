@@ -10,16 +10,24 @@ import { sandboxPreflight } from './sandbox-preflight.js';
 import { startPostgres, type PostgresHandle } from './postgres.js';
 import { writePrivateFile } from './private-files.js';
 import { startRedis, type RedisHandle } from './redis.js';
-import { isReady, startService, stopService, type RunningService, type ServiceSpec } from './services.js';
+import { readiness, supervisorReady, type ServiceSpec } from './services.js';
+import { DEFAULT_SUPERVISION, SupervisedService } from './supervisor.js';
 import { StartupError } from './errors.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
-function services(config: LauncherConfig): ServiceSpec[] {
+function services(config: LauncherConfig, runtimeSocket: string | undefined): ServiceSpec[] {
+  // The runtime supervisor owns the apps' processes (so an edge crash does not end them); it
+  // gets the edge's environment and PORT (apps may reach the edge's port from their sandbox).
+  const runtime: ServiceSpec[] = runtimeSocket ? [{ name: 'runtime', port: config.EDGE_PORT, entry: 'apps/edge/dist/runtime-supervisor.js', ready: () => supervisorReady(runtimeSocket) }] : [];
   return [
     { name: 'gateway', port: config.GATEWAY_PORT, entry: 'apps/gateway/dist/main.js' },
     { name: 'auth-service', port: config.AUTH_PORT, entry: 'apps/auth-service/dist/main.js' },
-    { name: 'edge', port: config.EDGE_PORT, entry: 'apps/edge/dist/main.js' },
+    ...runtime,
+    // A standby edge (modules loaded) takes over at once when the edge dies: routing is back in
+    // well under a second instead of a whole process start (only with the runtime supervisor,
+    // which keeps the apps running meanwhile).
+    { name: 'edge', port: config.EDGE_PORT, entry: 'apps/edge/dist/main.js', ...(runtimeSocket ? { standby: /standby edge: loaded, ready to take over/ } : {}) },
     { name: 'build-worker', port: config.BUILD_WORKER_PORT, entry: 'apps/build-worker/dist/main.js' },
   ];
 }
@@ -27,12 +35,15 @@ function services(config: LauncherConfig): ServiceSpec[] {
 /**
  * `pnpm start`: Postgres (DATABASE_URL or embedded), Redis (REDIS_URL, or its own redis-server
  * with a generated password), migrations, then every service; prints the ready line once all health checks pass.
- * Ctrl-C (or any service dying) stops everything it started.
+ * A service that exits unexpectedly is restarted with backoff (a crash loop stops everything with
+ * one line); Ctrl-C stops everything it started.
  */
 export class Launcher {
   private postgres?: PostgresHandle;
   private redis?: RedisHandle;
-  private running: RunningService[] = [];
+  private running: SupervisedService[] = [];
+  private runtime?: RuntimeFile;
+  private watch?: NodeJS.Timeout;
   private stopping?: Promise<void>;
   private readonly home: string;
 
@@ -48,13 +59,16 @@ export class Launcher {
     await mkdir(this.home, { recursive: true, mode: 0o711 });
     await chmod(this.home, 0o711);
     const masterKey = await resolveMasterKey(this.home, this.config.SLIPWAY_MASTER_KEY);
-    this.redis = await startRedis(this.home, this.config.REDIS_URL);
+    this.redis = await startRedis(this.home, this.config.REDIS_URL, { onRestart: () => void this.writeRuntime(), onCrashLoop: (line) => this.crashLoop(line) });
     this.postgres = await startPostgres(this.home, this.config.DATABASE_URL, this.config.SLIPWAY_PG_PORT);
     const migrated = await applyMigrations(this.postgres.url);
     log('launcher', migrated.applied.length ? `applied migrations: ${migrated.applied.join(', ')}` : `database schema up to date (${migrated.alreadyApplied.length} migrations)`);
 
+    // Not with the kubernetes driver: apps are pods there, not processes of this machine.
+    const runtimeSocket = process.env['SLIPWAY_RUNTIME_DRIVER'] === 'kubernetes' ? undefined : join(this.home, 'supervisor', 'runtime.sock');
     const env: NodeJS.ProcessEnv = {
       ...process.env,
+      ...(runtimeSocket ? { RUNTIME_SUPERVISOR_SOCKET: runtimeSocket } : {}),
       DATABASE_URL: this.postgres.url,
       REDIS_URL: this.redis.url,
       SLIPWAY_MASTER_KEY: masterKey,
@@ -69,17 +83,12 @@ export class Launcher {
       AUTH_INTERNAL_URL: `http://127.0.0.1:${this.config.AUTH_PORT}`,
       EDGE_INTERNAL_URL: `http://127.0.0.1:${this.config.EDGE_PORT}`,
     };
-    for (const spec of services(this.config)) {
-      const service = startService(REPO_ROOT, spec, env);
-      this.running.push(service);
-      void service.exited.then(({ code, signal }) => {
-        if (this.stopping) return;
-        log('launcher', `${spec.name} exited (${signal ?? `code ${code}`}); stopping everything`);
-        void this.stop().then(() => process.exit(1));
-      });
+    const onCrashLoop = (line: string) => this.crashLoop(line);
+    for (const spec of services(this.config, runtimeSocket)) {
+      this.running.push(new SupervisedService(REPO_ROOT, spec, env, DEFAULT_SUPERVISION, onCrashLoop, () => void this.writeRuntime()));
     }
     await this.waitUntilReady();
-    const runtime: RuntimeFile = {
+    this.runtime = {
       pid: process.pid,
       databaseUrl: this.postgres.url,
       redisUrl: this.redis.url,
@@ -88,27 +97,80 @@ export class Launcher {
       appsDomain: this.config.APPS_DOMAIN,
       appsScheme: this.config.APPS_SCHEME,
       startedAt: new Date().toISOString(),
-      processes: {
-        ...Object.fromEntries(this.running.map((s) => [s.name, s.child.pid!])),
-        ...(this.postgres.pid ? { postgres: this.postgres.pid } : {}),
-        ...(this.redis.pid ? { redis: this.redis.pid } : {}),
-      },
+      processes: {},
     };
-    // Holds both URLs with their passwords: root-only (0600) even if an older file was looser.
-    await writePrivateFile(join(this.home, 'runtime.json'), `${JSON.stringify(runtime, null, 2)}\n`);
+    await this.writeRuntime();
+    this.watch = setInterval(() => void this.watchHealth(), 5000);
     log('launcher', `all services healthy in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     process.stdout.write(`Slipway is ready: ${this.config.PUBLIC_URL}\n`);
   }
 
+  /** A crash loop: one line, then everything stops (exit 1). */
+  private crashLoop(line: string): void {
+    if (this.stopping) return;
+    log('launcher', line);
+    void this.stop().then(() => process.exit(1));
+  }
+
+  private writing: Promise<void> = Promise.resolve();
+
+  /** runtime.json with the current pids (rewritten after every restart; one write at a time, in order). */
+  private writeRuntime(): Promise<void> {
+    this.writing = this.writing.then(() => this.writeRuntimeNow()).catch((error: unknown) => log('launcher', `could not write runtime.json: ${String(error)}`));
+    return this.writing;
+  }
+
+  private async writeRuntimeNow(): Promise<void> {
+    if (!this.runtime || this.stopping) return;
+    this.runtime.processes = {
+      ...Object.fromEntries(this.running.map((s) => [s.name, s.pid!])),
+      ...Object.fromEntries(this.running.flatMap((s) => (s.standby?.child.pid ? [[`${s.name}-standby`, s.standby.child.pid]] : []))),
+      ...(this.postgres?.pid ? { postgres: this.postgres.pid } : {}),
+      ...(this.redis?.pid ? { redis: this.redis.pid } : {}),
+    };
+    // Holds both URLs with their passwords: root-only (0600) even if an older file was looser.
+    await writePrivateFile(join(this.home, 'runtime.json'), `${JSON.stringify(this.runtime, null, 2)}\n`);
+  }
+
+  private readonly unhealthy = new Map<string, string>();
+  private readonly siblingsDown = new Map<string, string>();
+
+  /** Every 5 s: a running service whose /health/ready turns bad (or good again) is logged with what it reports down. */
+  private async watchHealth(): Promise<void> {
+    for (const service of this.running) {
+      if (this.stopping || service.recovering) continue;
+      const ready = await readiness(service.spec);
+      const siblings = this.siblingsDown.get(service.name);
+      if (ready.ok && (ready.siblingsDown ?? '') !== (siblings ?? '')) {
+        log('launcher', ready.siblingsDown ? `${service.name} reports ${ready.siblingsDown}` : `${service.name} reports its siblings up again`);
+        if (ready.siblingsDown) this.siblingsDown.set(service.name, ready.siblingsDown);
+        else this.siblingsDown.delete(service.name);
+      }
+      const before = this.unhealthy.get(service.name);
+      if (ready.ok && before !== undefined) {
+        this.unhealthy.delete(service.name);
+        log('launcher', `${service.name} is ready again`);
+      } else if (!ready.ok) {
+        const detail = ready.detail ?? (service.spec.ready ? 'not answering' : 'not answering /health/ready');
+        if (before !== detail) log('launcher', `${service.name} is not ready: ${detail}`);
+        this.unhealthy.set(service.name, detail);
+      }
+    }
+  }
+
   private async waitUntilReady(): Promise<void> {
     const deadline = Date.now() + this.config.READY_TIMEOUT_MS;
-    const pending = new Set(this.running);
+    const pending = new Map(this.running.map((s) => [s, '']));
     while (pending.size) {
       if (this.stopping) throw new StartupError('a service stopped during start-up');
-      for (const service of [...pending]) if (await isReady(service.port)) pending.delete(service);
+      for (const service of [...pending.keys()]) {
+        const ready = await readiness(service.spec);
+        if (ready.ok) pending.delete(service);
+        else pending.set(service, ready.detail ?? '');
+      }
       if (!pending.size) break;
       if (Date.now() > deadline) {
-        throw new StartupError(`not ready after ${this.config.READY_TIMEOUT_MS / 1000}s: ${[...pending].map((s) => `${s.name} (:${s.port}/health/ready)`).join(', ')}`);
+        throw new StartupError(`not ready after ${this.config.READY_TIMEOUT_MS / 1000}s: ${[...pending].map(([s, detail]) => `${s.name} (:${s.spec.port}/health/ready${detail ? `: ${detail}` : ''})`).join(', ')}`);
       }
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -116,7 +178,9 @@ export class Launcher {
 
   stop(): Promise<void> {
     this.stopping ??= (async () => {
-      await Promise.all(this.running.map((s) => stopService(s)));
+      clearInterval(this.watch);
+      await Promise.all(this.running.map((s) => s.stop()));
+      await this.writing;
       await this.postgres?.stop().catch((e: unknown) => log('launcher', `postgres stop: ${String(e)}`));
       await this.redis?.stop();
       await rm(join(this.home, 'runtime.json'), { force: true });

@@ -1,5 +1,5 @@
 /** Prefixed, coloured log lines: `gateway      | listening on …`. */
-const COLORS: Record<string, number> = { launcher: 1, postgres: 34, redis: 31, gateway: 36, 'auth-service': 35, edge: 32, 'build-worker': 33 };
+const COLORS: Record<string, number> = { launcher: 1, postgres: 34, redis: 31, gateway: 36, 'auth-service': 35, edge: 32, 'build-worker': 33, runtime: 92 };
 const WIDTH = 12;
 const useColor = process.stdout.isTTY && !process.env['NO_COLOR'];
 
@@ -13,14 +13,17 @@ export function log(name: string, message: string): void {
 }
 
 /** Splits a stream into lines and writes each with the process's prefix. */
-export function pipeLines(name: string, stream: NodeJS.ReadableStream): void {
+export function pipeLines(name: string, stream: NodeJS.ReadableStream, onLine?: (line: string) => void): void {
   let buffer = '';
   stream.setEncoding('utf8');
   stream.on('data', (chunk: string) => {
     buffer += chunk;
     const lines = buffer.split('\n');
     buffer = lines.pop() ?? '';
-    for (const line of lines) process.stdout.write(`${prefix(name)}${line}\n`);
+    for (const line of lines) {
+      process.stdout.write(`${prefix(name)}${line}\n`);
+      onLine?.(line);
+    }
   });
   stream.on('end', () => {
     if (buffer) process.stdout.write(`${prefix(name)}${buffer}\n`);

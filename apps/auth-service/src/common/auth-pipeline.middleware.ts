@@ -6,11 +6,13 @@ import { TenantsService } from '../tenants/tenants.service.js';
 import { RateLimitService, bucketFor } from '../rate-limit/rate-limit.service.js';
 import { clientAddress } from '../rate-limit/client-address.js';
 import { assertSafeRedirects, assertTrustedOrigin, isTrustedOrigin } from '../origin/origin-check.js';
+import { clearedSessionCookie, hasAmbiguousSessionCookie } from '../sessions/session-cookie.js';
+import { canonicalPath } from '../routing/canonical-path.js';
 import { AuthError } from './auth-error.js';
 import { sendAuthError } from './auth-error.filter.js';
 import type { AuthRequest } from './auth-request.js';
 
-const TENANT_PATH = /^\/a\/([a-z0-9-]{1,63})(\/[^?]*)?/;
+const TENANT_PATH = /^\/a\/([a-z0-9-]{1,63})(\/.*)?$/;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
@@ -38,7 +40,10 @@ export class AuthPipelineMiddleware implements NestMiddleware {
    * string): read `req.headers`/`req.socket` here, not Express helpers (`req.get`, `req.ip`).
    */
   async run(req: AuthRequest, res: Response): Promise<boolean> {
-    const match = TENANT_PATH.exec(req.originalUrl);
+    // Any other spelling of a path (case aside, which the router handles) never reaches a handler,
+    // so it cannot count against another bucket than the handler's own.
+    const path = canonicalPath(req.originalUrl);
+    const match = path === null ? null : TENANT_PATH.exec(path);
     if (!match) throw new AuthError(404, 'NOT_FOUND', 'Not found');
     const tenant = await this.tenants.resolve(match[1]!);
     req.tenant = tenant;
@@ -55,6 +60,8 @@ export class AuthPipelineMiddleware implements NestMiddleware {
       res.setHeader('Access-Control-Expose-Headers', 'set-auth-jwt, x-retry-after');
     }
     res.setHeader('Vary', 'Origin');
+    // Two session cookies (one tossed by a sibling host): the request is signed out and ours is cleared.
+    if (hasAmbiguousSessionCookie(req.headers.cookie)) res.appendHeader('Set-Cookie', clearedSessionCookie(tenant));
     if (req.method === 'OPTIONS') {
       if (res.hasHeader('Access-Control-Allow-Origin')) {
         res.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');

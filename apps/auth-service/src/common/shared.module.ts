@@ -11,11 +11,13 @@ import { TenantsService } from '../tenants/tenants.service.js';
 import { TokensRepository } from '../tokens/tokens.repository.js';
 import { TokensService } from '../tokens/tokens.service.js';
 import { UsersRepository } from '../users/users.repository.js';
+import { StrictRouting } from '../routing/strict-routing.js';
 import { AuthPipelineMiddleware } from './auth-pipeline.middleware.js';
 import { MailerService } from './mailer.service.js';
 import { VerificationsRepository } from './verifications.repository.js';
 
 const shared = [
+  StrictRouting,
   TenantRepository,
   TenantPools,
   TenantsService,

@@ -1,9 +1,21 @@
 import { AuthError } from '../common/auth-error.js';
 import type { Tenant } from '../tenants/tenant.js';
 
-const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+/**
+ * The developer's own machine, as the URL parser spells it after normalising (`127.1` and
+ * `[0:0:0:0:0:0:0:1]` included). Not `*.localhost` nor `localhost.`: under a publishing domain
+ * such a host is another tenant's application (`b.localhost:8080`), never this developer's.
+ */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
-/** An origin (or absolute URL) the tenant trusts: exact scheme+host+port, or localhost while allowed. */
+/** An `@` in the authority, even with empty credentials (`http://@localhost`, `http://:@host`). */
+const USERINFO = /^[a-z][a-z0-9+.-]*:[/\\]*[^/?#\\]*@/i;
+
+/**
+ * An origin (or absolute URL) this tenant trusts: exactly one of its own trusted origins (scheme,
+ * host and port), or, while it allows local development, an http(s) origin on a loopback host.
+ * URLs carrying userinfo (`https://app.example.com@evil.com`, `http://x@localhost`) are refused.
+ */
 export function isTrustedOrigin(tenant: Tenant, value: string): boolean {
   let url: URL;
   try {
@@ -12,9 +24,9 @@ export function isTrustedOrigin(tenant: Tenant, value: string): boolean {
     return false;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
-  if (tenant.trustedOrigins.has(url.origin.toLowerCase())) return true;
-  const host = url.hostname.toLowerCase();
-  return tenant.allowLocalhost && (LOCAL_HOSTS.has(host) || host.endsWith('.localhost'));
+  if (url.username || url.password || USERINFO.test(value)) return false;
+  if (tenant.trustedOrigins.has(url.origin)) return true;
+  return tenant.allowLocalhost && LOOPBACK_HOSTS.has(url.hostname);
 }
 
 /** Every request that changes something must come from a trusted origin (CSRF defence). */

@@ -20,8 +20,12 @@ return 0`;
 
 export type RateLimitBucket = 'sign-in' | 'session';
 
-/** Paths counted as sign-in attempts (the strict bucket); other paths are session reads or ordinary calls. */
-const SIGN_IN_PATHS = /^\/(sign-in|sign-up|change-password|reset-password|request-password-reset|send-verification-email)(\/|$)/;
+/**
+ * Paths counted as sign-in attempts (the strict bucket); other paths are session reads or ordinary
+ * calls. Only canonical paths get here (routing/canonical-path.ts), and the router is
+ * case-sensitive; the test ignores case anyway, so no spelling of a sign-in path counts as a read.
+ */
+const SIGN_IN_PATHS = /^\/(sign-in|sign-up|change-password|reset-password|request-password-reset|send-verification-email)(\/|$)/i;
 
 export function bucketFor(path: string): RateLimitBucket {
   return SIGN_IN_PATHS.test(path) ? 'sign-in' : 'session';

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { cookieValues, soleCookie } from '../common/cookie-header.js';
 import type { Tenant } from '../tenants/tenant.js';
 
 /**
@@ -26,25 +27,28 @@ export function clearedSessionCookie(tenant: Tenant): string {
   return `${SESSION_COOKIE}=; Max-Age=0; Path=/a/${tenant.slug}; HttpOnly; Secure; SameSite=Lax`;
 }
 
-/** The raw session token from a Cookie header, if the cookie is there and its signature is this tenant's. */
+/** More than one session cookie: ambiguous (cookie tossing); the request has no session and the cookie is cleared. */
+export function hasAmbiguousSessionCookie(header: string | undefined): boolean {
+  return cookieValues(header, SESSION_COOKIE).length > 1;
+}
+
+/**
+ * The raw session token from a Cookie header, if exactly one session cookie is there and its
+ * signature is this tenant's. With two or more (whichever comes first) there is no session.
+ */
 export function tokenFromCookieHeader(tenant: Tenant, header: string | undefined): string | null {
-  if (!header) return null;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 0 || part.slice(0, eq).trim() !== SESSION_COOKIE) continue;
-    let value: string;
-    try {
-      value = decodeURIComponent(part.slice(eq + 1).trim());
-    } catch {
-      return null;
-    }
-    const dot = value.lastIndexOf('.');
-    if (dot <= 0) return null;
-    const token = value.slice(0, dot);
-    const given = Buffer.from(value.slice(dot + 1), 'base64');
-    const expected = Buffer.from(sign(tenant.cookieSecret, token), 'base64');
-    if (given.length === expected.length && timingSafeEqual(given, expected)) return token;
+  const raw = soleCookie(header, SESSION_COOKIE);
+  if (raw === null) return null;
+  let value: string;
+  try {
+    value = decodeURIComponent(raw);
+  } catch {
     return null;
   }
-  return null;
+  const dot = value.lastIndexOf('.');
+  if (dot <= 0) return null;
+  const token = value.slice(0, dot);
+  const given = Buffer.from(value.slice(dot + 1), 'base64');
+  const expected = Buffer.from(sign(tenant.cookieSecret, token), 'base64');
+  return given.length === expected.length && timingSafeEqual(given, expected) ? token : null;
 }

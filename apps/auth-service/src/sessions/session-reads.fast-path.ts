@@ -59,7 +59,7 @@ export class SessionReadsFastPath implements OnApplicationBootstrap {
       if (!(await this.pipeline.run(req, res as Response))) return;
       const meta = requestMeta(req);
       const result = req.url.endsWith('/token') ? await this.sessions.token(req.tenant, meta) : await this.sessions.getSession(req.tenant, meta);
-      if (result.cookies?.length) res.setHeader('Set-Cookie', result.cookies);
+      if (result.cookies?.length) res.appendHeader('Set-Cookie', result.cookies);
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
       // `null` is written as JSON `null` (Better Auth's client reads it as "no session").
       send(res, 200, result.body === null ? 'null' : JSON.stringify(result.body));

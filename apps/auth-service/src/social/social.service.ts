@@ -3,6 +3,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { decryptEnvelopeToString, envelopeBinding, randomAlphanumeric, type Keyring } from '@slipway/crypto';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { AuthError } from '../common/auth-error.js';
+import { soleCookie } from '../common/cookie-header.js';
 import type { AuthResult } from '../common/auth-result.js';
 import type { RequestMeta } from '../common/auth-request.js';
 import { KEYRING } from '../common/platform.providers.js';
@@ -139,9 +140,15 @@ export class SocialService {
   }
 
   private stateCookieMatches(tenant: Tenant, header: string | undefined, state: string): boolean {
-    const raw = header?.split(';').map((p) => p.trim()).find((p) => p.startsWith(`${STATE_COOKIE}=`));
-    if (!raw) return false;
-    const value = decodeURIComponent(raw.slice(STATE_COOKIE.length + 1));
+    // Exactly one state cookie: a second one (tossed by a sibling host) makes the callback fail.
+    const raw = soleCookie(header, STATE_COOKIE);
+    if (raw === null) return false;
+    let value: string;
+    try {
+      value = decodeURIComponent(raw);
+    } catch {
+      return false;
+    }
     const expected = Buffer.from(`${state}.${this.sign(tenant, state)}`);
     const given = Buffer.from(value);
     return given.length === expected.length && timingSafeEqual(given, expected);

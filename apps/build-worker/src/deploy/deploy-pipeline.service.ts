@@ -178,8 +178,8 @@ export class DeployPipelineService {
       const releaseKind = project.kind === 'node' || project.kind === 'node+static' ? 'node' : 'static';
       await step('package', async (log) => {
         const dir = releaseKind === 'node' ? src : servedDir!;
-        const packed = await packRelease(this.blobs, artifactKey, dir, { skipNodeModules: releaseKind === 'static', project: src });
-        log(`${artifactKey}: ${packed.files} files, ${packed.bytes} bytes, sha256 ${packed.sha256}`);
+        const packed = await packRelease(this.blobs, artifactKey, dir, { skipNodeModules: releaseKind === 'static', precompress: releaseKind === 'static', project: src });
+        log(`${artifactKey}: ${packed.files} files (${packed.precompressed} precompressed forms), ${packed.bytes} bytes, sha256 ${packed.sha256}`);
       });
 
       if (!(await this.deployments.save(applicationId, deploymentId, attempt, recorder.steps, { status: 'releasing' }))) throw new LostLeaseError('lost');

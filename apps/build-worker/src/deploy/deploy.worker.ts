@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
-import { QUEUES, assertIdsOnly, type JobPayloads } from '@slipway/queue';
+import { hostname } from 'node:os';
+import { QUEUES, WORKER_HEARTBEAT_MS, WORKER_HEARTBEAT_TTL_MS, assertIdsOnly, workerHeartbeatKey, type JobPayloads } from '@slipway/queue';
 import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
@@ -17,6 +18,10 @@ export class DeployWorker implements OnApplicationBootstrap, BeforeApplicationSh
   private readonly logger = new Logger('deploy-worker');
   private worker?: Worker<JobPayloads['deploy'], DeployOutcome>;
   private connection?: Redis;
+  /** Its own small connection: the worker's may be blocked waiting for a job. */
+  private heartbeatRedis?: Redis;
+  private heartbeat?: NodeJS.Timeout;
+  private readonly heartbeatKey: string;
   private readonly shutdown = new AbortController();
   private readonly handlers: Record<(typeof QUEUES.deploy.jobs)[number], (job: DeployJob, token?: string) => Promise<DeployOutcome>> = {
     deploy: (job, token) => this.deploy(job, token),
@@ -25,7 +30,9 @@ export class DeployWorker implements OnApplicationBootstrap, BeforeApplicationSh
   constructor(
     @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
     private readonly pipeline: DeployPipelineService,
-  ) {}
+  ) {
+    this.heartbeatKey = workerHeartbeatKey(config.QUEUE_PREFIX, `${hostname()}:${process.pid}`);
+  }
 
   onApplicationBootstrap(): void {
     for (const name of QUEUES.deploy.jobs) if (!this.handlers[name]) throw new Error(`no handler for job ${name}`);
@@ -42,7 +49,22 @@ export class DeployWorker implements OnApplicationBootstrap, BeforeApplicationSh
     });
     this.worker.on('error', (error) => this.logger.error(`queue error: ${error.message}`));
     this.worker.on('stalled', (jobId) => this.logger.warn(`job ${jobId} stalled (its worker stopped); it will be retried`));
+    this.startHeartbeat();
     this.logger.log(`consuming queue ${this.config.QUEUE_PREFIX}:${QUEUES.deploy.name} (concurrency ${this.config.WORKER_CONCURRENCY})`);
+  }
+
+  /** While the worker runs, a key with a TTL says so (the gateway's health and the dashboard read it). */
+  private startHeartbeat(): void {
+    this.heartbeatRedis = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: (attempt) => Math.min(attempt * 200, 2000) });
+    this.heartbeatRedis.on('error', () => undefined);
+    const beat = () => {
+      if (!this.worker?.isRunning() || this.heartbeatRedis?.status !== 'ready') return;
+      const value = JSON.stringify({ pid: process.pid, concurrency: this.config.WORKER_CONCURRENCY, at: new Date().toISOString() });
+      this.heartbeatRedis.set(this.heartbeatKey, value, 'PX', WORKER_HEARTBEAT_TTL_MS).catch(() => undefined);
+    };
+    this.heartbeatRedis.on('ready', beat);
+    this.heartbeat = setInterval(beat, WORKER_HEARTBEAT_MS);
+    this.heartbeat.unref();
   }
 
   private dispatch(job: DeployJob, token?: string): Promise<DeployOutcome> {
@@ -63,6 +85,9 @@ export class DeployWorker implements OnApplicationBootstrap, BeforeApplicationSh
 
   /** SIGTERM: finish the current job, or after the grace period stop it and hand it back. */
   async beforeApplicationShutdown(): Promise<void> {
+    clearInterval(this.heartbeat);
+    await this.heartbeatRedis?.del(this.heartbeatKey).catch(() => undefined);
+    this.heartbeatRedis?.disconnect();
     if (!this.worker) return;
     const timer = setTimeout(() => this.shutdown.abort(), this.config.SHUTDOWN_GRACE_MS);
     try {

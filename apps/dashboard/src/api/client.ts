@@ -14,7 +14,6 @@ const FRIENDLY: Record<string, string> = {
   forbidden: 'That change was refused. Reload the page and try again.',
   not_found: 'This no longer exists, or it is not yours.',
   email_taken: 'An account with this email already exists. Sign in instead.',
-  domain_taken: 'That domain is already attached to an application.',
   too_large: 'That is larger than the platform allows.',
   internal: 'Something went wrong on our side. Try again in a moment.',
   unavailable: 'The platform is briefly unavailable. Try again in a moment.',
@@ -26,7 +25,8 @@ const FRIENDLY: Record<string, string> = {
  */
 export function describeError(error: unknown): string {
   if (error instanceof ApiError) {
-    if (error.code === 'bad_request' || error.code === 'too_large') return error.message;
+    // Their own words name the field, or (domains) the exact DNS record to set and what was found.
+    if (['bad_request', 'too_large', 'domain_taken', 'domain_unverified'].includes(error.code)) return error.message;
     if (error.code === 'unauthorized' && error.message.includes('email or password')) return 'That email and password do not match an account.';
     return FRIENDLY[error.code] ?? error.message;
   }

@@ -63,9 +63,20 @@ export interface Release {
   live: boolean;
 }
 
+/** A claim of a custom domain: served and trusted only once its TXT record is verified. */
 export interface Domain {
   id: string;
+  /** Lower-case ASCII (IDNs as punycode). */
   hostname: string;
+  /** The same name as a person reads it (IDNs in Unicode). */
+  displayName: string;
+  status: 'pending' | 'verified';
+  verifiedAt: string | null;
+  checkedAt: string | null;
+  /** Why the last check failed; null after a successful one. */
+  checkError: string | null;
+  /** The record that proves control of the domain for this claim. */
+  record: { name: string; type: 'TXT'; value: string };
   createdAt: string;
   trustedOrigins: string[];
 }

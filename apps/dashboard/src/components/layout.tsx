@@ -2,6 +2,7 @@ import type { ReactNode } from 'react';
 import { api } from '../api/client.js';
 import { Link, useRouter } from '../router.js';
 import { useSession } from '../session.js';
+import { PlatformBanner } from './platform-banner.js';
 
 const PLAN_NAMES: Record<string, string> = { free: 'Free', go: 'Go', pro: 'Pro', scale: 'Scale' };
 
@@ -43,6 +44,7 @@ export function Layout({ children }: { children: ReactNode }) {
         ) : null}
       </header>
       <main id="main" className="content" tabIndex={-1}>
+        {owner ? <PlatformBanner /> : null}
         {children}
       </main>
     </div>

@@ -3,6 +3,7 @@ import { api } from '../api/client.js';
 import type { ApplicationDetails, Domain } from '../api/types.js';
 import { useAction } from '../api/use-action.js';
 import { useResource } from '../api/use-resource.js';
+import { DomainCard } from '../components/domain-card.js';
 import { Button, ErrorNotice, Field, Loading } from '../components/ui.js';
 
 export function DomainsTab({ app }: { app: ApplicationDetails }) {
@@ -19,6 +20,7 @@ export function DomainsTab({ app }: { app: ApplicationDetails }) {
       setHostname('');
     });
   };
+  const verify = (d: Domain) => void run(() => api.post(`${path}/${d.id}/verify`), d.id);
   const remove = (d: Domain) => {
     if (window.confirm(`Remove ${d.hostname}? Its trusted origins are removed with it.`)) void run(() => api.delete(`${path}/${d.id}`));
   };
@@ -27,11 +29,11 @@ export function DomainsTab({ app }: { app: ApplicationDetails }) {
     <div className="stack">
       <form className="card" onSubmit={add}>
         <p className="muted">
-          Attach a domain you own. Point its DNS at this platform; the sign-in service then trusts requests from it (its trusted origins are listed below each domain).
+          Attach a domain you own. You will get a DNS TXT record to add: once it is verified, this platform serves the application at that domain and the sign-in service trusts requests from it. Point the domain itself at this platform too.
         </p>
         <div className="inline-form">
           <Field label="Domain" name="hostname" required placeholder="shop.example.com" value={hostname} onChange={(e) => setHostname(e.target.value)} />
-          <Button type="submit" busy={busy}>
+          <Button type="submit" busy={action.busy === 'form'} disabled={busy}>
             Add domain
           </Button>
         </div>
@@ -47,22 +49,7 @@ export function DomainsTab({ app }: { app: ApplicationDetails }) {
       ) : null}
       <ul className="plain-list">
         {domains.map((d) => (
-          <li key={d.id} className="card domain-item">
-            <div>
-              <h3 className="mono">{d.hostname}</h3>
-              <p className="muted">Trusted origins it added:</p>
-              <ul className="chips" aria-label={`Trusted origins of ${d.hostname}`}>
-                {d.trustedOrigins.map((o) => (
-                  <li key={o} className="chip mono">
-                    {o}
-                  </li>
-                ))}
-              </ul>
-            </div>
-            <Button type="button" variant="danger" disabled={busy} onClick={() => remove(d)} aria-label={`Remove ${d.hostname}`}>
-              Remove
-            </Button>
-          </li>
+          <DomainCard key={d.id} domain={d} busy={busy} verifying={action.busy === d.id} onVerify={() => verify(d)} onRemove={() => remove(d)} />
         ))}
       </ul>
     </div>

@@ -17,7 +17,7 @@ export interface GatewayProcess {
  * The real built gateway (`node apps/gateway/dist/main.js`, serving the built dashboard) on a free
  * port over its own database, Redis prefix and blob directory.
  */
-export async function startGatewayProcess(label: string): Promise<GatewayProcess> {
+export async function startGatewayProcess(label: string, extraEnv: Record<string, string> = {}): Promise<GatewayProcess> {
   const db = await createTestDatabase(label);
   const redis = testRedisPrefix(label);
   const dir = await mkdtemp(join(tmpdir(), `slipway-${label}-`));
@@ -33,6 +33,7 @@ export async function startGatewayProcess(label: string): Promise<GatewayProcess
       UPLOAD_TMP_DIR: dir,
       QUEUE_PREFIX: redis.prefix.replace(/:$/, ''),
       BCRYPT_ROUNDS: '4',
+      ...extraEnv,
     }),
   });
   await waitFor(async () => (await fetch(`${url}/health/ready`)).ok || undefined, { timeoutMs: 30_000, what: `gateway at ${url}; output: ${child.output()}` }).catch(async (error: unknown) => {

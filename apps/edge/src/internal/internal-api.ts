@@ -16,6 +16,8 @@ export interface InternalApiDeps {
   sandbox: { status: 'on' } | { status: 'off'; reason: string };
   /** The release's artifact (`.tar.gz`), undefined when there is no such release. */
   artifact(releaseId: string): Promise<Readable | undefined>;
+  /** The static cache's bound, use and entries per release (operators; tests check the bound). */
+  staticCache(): unknown;
 }
 
 const LOGS_PATTERN = /^\/_slipway\/releases\/([0-9a-f-]{36})\/logs$/;
@@ -68,6 +70,10 @@ export async function handleInternal(req: IncomingMessage, res: ServerResponse, 
       else if (error instanceof SandboxUnavailableError) json(res, 503, { code: error.code, error: error.message });
       else json(res, 500, { error: (error as Error).message });
     }
+    return true;
+  }
+  if (path === '/_slipway/static-cache' && req.method === 'GET') {
+    json(res, 200, deps.staticCache());
     return true;
   }
   const logs = LOGS_PATTERN.exec(path);

@@ -20,14 +20,17 @@ export interface AppSecretsRow {
   database: { databaseName: string; roleName: string; password: Buffer } | null;
 }
 
-/** Reads routes (slug, custom domains, live release) and what a Node release needs to run. */
+/**
+ * Reads routes (slug, VERIFIED custom domains, live release) and what a Node release needs to
+ * run. A claimed but unverified domain never routes: its TXT record has not proved control.
+ */
 export class RouteRepository {
   constructor(private readonly pool: pg.Pool) {}
 
   async routes(applicationId?: string): Promise<AppRoute[]> {
     const { rows } = await this.pool.query<{ id: string; slug: string; hostnames: string[] | null; release_id: string | null; kind: string | null; artifact_key: string | null; spec: LiveRelease['spec'] | null }>(
       `SELECT a.id, a.slug, r.id AS release_id, r.kind, r.artifact_key, r.spec,
-              (SELECT array_agg(lower(d.hostname)) FROM domains d WHERE d.application_id = a.id) AS hostnames
+              (SELECT array_agg(lower(d.hostname)) FROM domains d WHERE d.application_id = a.id AND d.verified_at IS NOT NULL) AS hostnames
          FROM applications a LEFT JOIN releases r ON r.id = a.live_release_id
         WHERE ($1::uuid IS NULL OR a.id = $1::uuid)`,
       [applicationId ?? null],

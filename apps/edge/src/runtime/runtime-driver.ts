@@ -6,6 +6,7 @@ import { Logger } from '@nestjs/common';
 import type { BlobStore } from '@slipway/blob';
 import { LocalDriver, LocalSandbox, RELEASE_ARTIFACT_PATH, ensureDir, kubernetesDriverFromEnvironment, releaseArtifactToken, type RuntimeDriver } from '@slipway/runtime';
 import type { EdgeConfig } from '../config.js';
+import { RemoteRuntimeDriver } from './supervisor/remote-driver.js';
 
 const run = promisify(execFile);
 
@@ -29,11 +30,21 @@ async function appUser(name: string, releasesDir: string): Promise<{ uid: number
 }
 
 /**
- * The runtime driver `SLIPWAY_RUNTIME_DRIVER` names: `local` (child processes of this edge) or
+ * The runtime driver `SLIPWAY_RUNTIME_DRIVER` names: `local` (child processes of this edge, or of
+ * the runtime supervisor at `RUNTIME_SUPERVISOR_SOCKET` when the launcher runs one) or
  * `kubernetes` (pods download their artifact from this edge at `SLIPWAY_RUNTIME_EDGE_URL`
  * with a token derived for that release only).
  */
-export async function createRuntimeDriver(config: EdgeConfig, blobs: BlobStore, runtimeDir: string): Promise<RuntimeDriver> {
+export async function createRuntimeDriver(config: EdgeConfig, blobs: BlobStore, runtimeDir: string, onSupervisorLost: (reason: string) => void = () => undefined): Promise<RuntimeDriver> {
+  if (config.SLIPWAY_RUNTIME_DRIVER === 'local' && config.RUNTIME_SUPERVISOR_SOCKET) {
+    await ensureDir(runtimeDir, 0o711);
+    return RemoteRuntimeDriver.connect(config.RUNTIME_SUPERVISOR_SOCKET, runtimeDir, config.STARTUP_TIMEOUT_MS, onSupervisorLost);
+  }
+  return createLocalDriver(config, blobs, runtimeDir);
+}
+
+/** The driver that starts apps as children of this process (the edge's, or the runtime supervisor's). */
+export async function createLocalDriver(config: EdgeConfig, blobs: BlobStore, runtimeDir: string): Promise<RuntimeDriver> {
   if (config.SLIPWAY_RUNTIME_DRIVER === 'kubernetes') {
     const base = config.SLIPWAY_RUNTIME_EDGE_URL!.replace(/\/+$/, '');
     return kubernetesDriverFromEnvironment({

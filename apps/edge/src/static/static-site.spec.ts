@@ -3,6 +3,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { StaticCache } from './static-cache.js';
 import { StaticSite } from './static-site.js';
 
 interface Reply {
@@ -58,7 +59,7 @@ describe('StaticSite: links never leave the release (real files, real HTTP)', ()
   });
 
   async function serve(spaFallback: boolean): Promise<number> {
-    const site = new StaticSite(join(base, 'releases', 'r1'), spaFallback);
+    const site = new StaticSite('r1', join(base, 'releases', 'r1'), spaFallback, new StaticCache(8 * 1024 * 1024));
     const server = createServer((req, res) => void site.serve(req, res));
     servers.push(server);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -80,7 +80,7 @@ export const SignInServiceRecord = z
     applicationId: z.uuid(),
     baseUrl: z.string().describe('{auth_url}: SERVICE_AUTH_BASE_URL and VITE_SERVICE_AUTH_URL.'),
     jwksUrl: z.string().describe('SERVICE_AUTH_JWKS_URL: the public keys that verify its JWTs.'),
-    trustedOrigins: z.array(z.string()).describe('Origins allowed to call it (the app address, publishing domains, custom domains).'),
+    trustedOrigins: z.array(z.string()).describe('Origins allowed to call it (the app address, publishing domains, verified custom domains).'),
     settings: z.object({
       emailAndPassword: z.boolean(),
       requireEmailVerification: z.boolean(),

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ERROR_CODES, LIMITS, documentationUrl, type ErrorCode } from '@slipway/contract';
 import { z } from 'zod';
-import { GATEWAY_CONFIG, uploadLimits, type GatewayConfig } from '../config.js';
+import { GATEWAY_CONFIG, ownerSignInLimits, uploadLimits, type GatewayConfig } from '../config.js';
 import { API_ENDPOINTS, type ApiEndpoint } from './api-endpoints.js';
 import { ErrorBody } from './api-schemas.js';
 
@@ -32,6 +32,9 @@ export class ContractService {
       concurrentDeploysPerApplication: LIMITS.concurrentDeploysPerApplication,
       upload: uploadLimits(this.config),
       secrets: LIMITS.secrets,
+      /** The dashboard's owner sign-in (not part of this API, but its error codes are in the catalogue). */
+      ownerSignIn: ownerSignInLimits(this.config),
+      ownerPassword: LIMITS.ownerPassword,
     };
   }
 

@@ -5,10 +5,11 @@ import { DeployController } from './deploy.controller.js';
 import { DeployQueue } from './deploy-queue.js';
 import { DeployService } from './deploy.service.js';
 import { SourceIntakeService } from './source/source-intake.service.js';
+import { UploadSlots } from './upload-slots.js';
 
 @Module({
   imports: [AuthModule, DeploymentsModule],
   controllers: [DeployController],
-  providers: [DeployService, DeployQueue, SourceIntakeService],
+  providers: [DeployService, DeployQueue, SourceIntakeService, UploadSlots],
 })
 export class DeployModule {}

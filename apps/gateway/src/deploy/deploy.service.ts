@@ -11,6 +11,7 @@ import { ActiveDeployExistsError, DeploymentsRepository, HourlyLimitReachedError
 import { DeployQueue } from './deploy-queue.js';
 import { SourceIntakeService } from './source/source-intake.service.js';
 import { ClientGoneError } from './source/upload-receiver.js';
+import { UploadSlots } from './upload-slots.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -20,8 +21,8 @@ export interface DeployAccepted {
 }
 
 /**
- * `POST /api/v1/deploy`: cheap refusals first (format, Redis, one active deploy, hourly limit)
- * so nobody uploads 200 MB for a 409; then the source is streamed into blob storage, the row
+ * `POST /api/v1/deploy`: cheap refusals first (format, Redis, one active deploy, hourly limit,
+ * uploads in progress) so nobody uploads 200 MB for a 409; then the source is streamed into blob storage, the row
  * committed, and only then the job enqueued.
  */
 @Injectable()
@@ -34,6 +35,7 @@ export class DeployService {
     private readonly queue: DeployQueue,
     private readonly deployments: DeploymentsRepository,
     private readonly intake: SourceIntakeService,
+    private readonly slots: UploadSlots,
   ) {}
 
   async accept(principal: ApiPrincipal, req: Request, res: Response): Promise<DeployAccepted> {
@@ -45,13 +47,18 @@ export class DeployService {
     if (reachable.status === 'rejected') throw reachable.reason;
     if (admitted.status === 'rejected') throw admitted.reason;
 
+    // Last of the cheap refusals: the uploads this application and key may have in progress.
+    const slot = await this.slots.acquire(principal);
     const taskId = randomUUID();
     const key = sourceKey(taskId);
-    const source = await this.intake.store(req, res, key).catch((error: unknown) => {
-      // Nobody is left to answer; a coded error keeps this out of the 500 log.
-      if (error instanceof ClientGoneError) throw new ApiException('bad_request', 'The upload was interrupted.');
-      throw error;
-    });
+    const source = await this.intake
+      .store(req, res, key)
+      .catch((error: unknown) => {
+        // Nobody is left to answer; a coded error keeps this out of the 500 log.
+        if (error instanceof ClientGoneError) throw new ApiException('bad_request', 'The upload was interrupted.');
+        throw error;
+      })
+      .finally(() => slot.release());
     timing.mark('store');
     try {
       await this.deployments.insertQueued(

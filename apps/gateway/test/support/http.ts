@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { tarHeader } from './hostile-archives.js';
 
 export interface HttpResult {
   status: number;
@@ -50,6 +51,56 @@ export function send(url: string, options: { method?: string; headers?: Record<s
       }
     })();
   });
+}
+
+/** An answer, or the server having cut the upload off before its answer could be read. */
+export interface RefusableResult extends HttpResult {
+  /** `EPIPE` / `ECONNRESET`: the connection closed under the client's write (status is 0). */
+  cutOff?: string;
+}
+
+/**
+ * send() for uploads the server may refuse mid-body. Cutting an upload off is what the gateway
+ * does on purpose (`Connection: close`), so the client's write can fail with EPIPE or
+ * ECONNRESET before the answer is read: that is a refusal too, reported as `cutOff`. Any other
+ * failure still throws.
+ */
+export async function sendRefusable(url: string, options: Parameters<typeof send>[1] = {}): Promise<RefusableResult> {
+  try {
+    return await send(url, options);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EPIPE' || code === 'ECONNRESET') return { status: 0, headers: {}, text: '', json: undefined, cutOff: code };
+    throw error;
+  }
+}
+
+/** The multipart head and tail around one `archive` part whose bytes the caller streams. */
+export function archiveEnvelope(filename = 'source.bin'): { head: Buffer; tail: Buffer; contentType: string } {
+  const { body, contentType } = multipart([{ name: 'archive', filename, content: Buffer.alloc(0) }]);
+  const end = body.indexOf('\r\n\r\n') + 4;
+  return { head: body.subarray(0, end), tail: body.subarray(end), contentType };
+}
+
+/**
+ * An archive upload that stays in progress: the multipart head and a tar header declaring
+ * 1 MiB, then one byte every 300 ms (never quiet long enough to be dropped) until stop(),
+ * when the client goes away. `answered`: the status, or 0 if the connection just closed.
+ */
+export function holdUpload(url: string, key: string): { stop(): void; answered: Promise<number>; closed: Promise<void> } {
+  const { head, contentType } = archiveEnvelope();
+  const req = httpRequest(url, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': contentType, 'transfer-encoding': 'chunked' } });
+  const answered = new Promise<number>((resolve) => {
+    req.on('response', (res) => (res.resume(), resolve(res.statusCode!)));
+    req.on('error', () => resolve(0));
+    req.on('close', () => resolve(0));
+  });
+  const closed = new Promise<void>((resolve) => req.on('close', () => resolve()));
+  const header = tarHeader({ name: 'big.bin', type: '0', size: 1024 * 1024 });
+  req.write(Buffer.concat([head, header]));
+  const drip = setInterval(() => req.write(Buffer.alloc(1, 7)), 300);
+  void closed.then(() => clearInterval(drip));
+  return { stop: () => (clearInterval(drip), req.destroy()), answered, closed };
 }
 
 export type Part = { name: string; value: string } | { name: string; filename: string; content: Buffer };

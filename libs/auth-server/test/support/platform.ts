@@ -16,7 +16,7 @@ export interface Platform {
 }
 
 /** The built gateway and auth-service as real processes over one platform database and Redis prefix. */
-export async function startPlatform(label: string): Promise<Platform> {
+export async function startPlatform(label: string, authEnv: Record<string, string> = {}): Promise<Platform> {
   const db = await createTestDatabase(label);
   const redis = testRedisPrefix(label);
   const blobDir = await mkdtemp(join(tmpdir(), `slipway-${label}-`));
@@ -29,7 +29,7 @@ export async function startPlatform(label: string): Promise<Platform> {
       env: { ...common, PORT: String(gatewayPort), BLOB_DIR: blobDir, UPLOAD_TMP_DIR: blobDir, QUEUE_PREFIX: redis.prefix.replace(/:$/, ''), BCRYPT_ROUNDS: '4' },
     }),
     startProcess('node', [join(REPO, 'apps/auth-service/dist/main.js')], {
-      env: { ...common, PORT: String(authPort), AUTH_REDIS_PREFIX: redis.prefix, AUTH_BCRYPT_COST: '4', AUTH_TENANT_CACHE_SECONDS: '0' },
+      env: { ...common, PORT: String(authPort), AUTH_REDIS_PREFIX: redis.prefix, AUTH_BCRYPT_COST: '4', AUTH_TENANT_CACHE_SECONDS: '0', ...authEnv },
     }),
   ];
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;

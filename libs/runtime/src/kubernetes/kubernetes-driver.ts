@@ -59,13 +59,3 @@ export class KubernetesDriver implements RuntimeDriver {
     throw new UnhealthyReleaseError(`deployment ${namespace}/${name} did not become available within ${Math.round(this.options.readyTimeoutMs / 1000)} s`, last);
   }
 }
-
-/**
- * The `kubernetes` driver with the cluster credentials found the usual way: in-cluster service
- * account, else `KUBECONFIG`, else `~/.kube/config` (`KubeConfig.loadFromDefault`).
- */
-export function kubernetesDriverFromEnvironment(options: Omit<KubernetesDriverOptions, 'kubeConfig'>): KubernetesDriver {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
-  return new KubernetesDriver({ ...options, kubeConfig });
-}

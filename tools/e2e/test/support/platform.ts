@@ -42,7 +42,8 @@ export class Platform {
     readonly ports: { gateway: number; auth: number; edge: number },
   ) {}
 
-  static async start(label: string): Promise<Platform> {
+  /** `env`: further variables for the launcher (and so every service), e.g. SLIPWAY_DNS_SERVERS. */
+  static async start(label: string, env: Record<string, string> = {}): Promise<Platform> {
     const home = await mkdtemp(join(tmpdir(), `slipway-${label}-`));
     await chmod(home, 0o755); // builds and apps run as unprivileged users
     const db = await createEmptyDatabase(label);
@@ -63,6 +64,7 @@ export class Platform {
         PUBLIC_URL: `http://localhost:${gateway}`,
         AUTH_PUBLIC_URL: `http://127.0.0.1:${auth}`,
         APPS_DOMAIN: `localhost:${edge}`,
+        ...env,
       },
     });
     const platform = new Platform(home, db, launcher, { gateway, auth, edge });
@@ -98,8 +100,8 @@ export class Platform {
   }
 
   /** An application's address as a browser reaches it: the edge, with its Host (fetch() would drop the header). */
-  viaEdge(slug: string, path = '/', options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<HttpResult> {
-    const host = `${slug}.localhost:${this.ports.edge}`;
+  viaEdge(slug: string, path = '/', options: { method?: string; headers?: Record<string, string>; body?: string; host?: string } = {}): Promise<HttpResult> {
+    const host = options.host ?? `${slug}.localhost:${this.ports.edge}`;
     return new Promise((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port: this.ports.edge, path, method: options.method ?? 'GET', headers: { host, ...options.headers } }, (res) => {
         let body = '';

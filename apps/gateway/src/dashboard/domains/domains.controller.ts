@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { CurrentApplication } from '../common/current-owner.decorator.js';
 import { OwnedApplicationRoute } from '../common/owner-guards.js';
 import type { OwnedApplication } from '../common/owner-principal.js';
@@ -17,6 +17,13 @@ export class DomainsController {
   @Post()
   add(@CurrentApplication() app: OwnedApplication, @Body() body: unknown) {
     return this.domains.add(app.id, body);
+  }
+
+  /** Looks up the claim's TXT record now; also re-checks a verified domain (it loses verification if the record is gone). */
+  @Post(':domainId/verify')
+  @HttpCode(200)
+  verify(@CurrentApplication() app: OwnedApplication, @Param('domainId') domainId: string) {
+    return this.domains.verify(app.id, domainId);
   }
 
   @Delete(':domainId')

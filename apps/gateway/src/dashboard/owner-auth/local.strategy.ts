@@ -1,20 +1,27 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import { ApiException } from '@slipway/server';
+import type { Request } from 'express';
 import { Strategy } from 'passport-local';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../../config.js';
+import { clientAddress } from '../../rate-limit/client-address.js';
 import { OwnerAuthService } from './owner-auth.service.js';
 
 export const OWNER_LOCAL_STRATEGY = 'owner-local';
 
-/** passport-local: `{email, password}` → the owner. */
+/** passport-local: `{email, password}` → the owner; the client address feeds the sign-in limits. */
 @Injectable()
 export class OwnerLocalStrategy extends PassportStrategy(Strategy, OWNER_LOCAL_STRATEGY) {
-  constructor(private readonly auth: OwnerAuthService) {
-    super({ usernameField: 'email', passwordField: 'password' });
+  constructor(
+    private readonly auth: OwnerAuthService,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {
+    super({ usernameField: 'email', passwordField: 'password', passReqToCallback: true });
   }
 
-  async validate(email: string, password: string) {
-    const owner = await this.auth.verify(email, password);
+  async validate(request: Request, email: string, password: string) {
+    const address = clientAddress(request.socket.remoteAddress, request.headers['x-forwarded-for'], this.config.GATEWAY_TRUSTED_PROXIES);
+    const owner = await this.auth.verify(email, password, address);
     if (!owner) throw new ApiException('unauthorized', 'The email or password is not right.');
     return owner;
   }

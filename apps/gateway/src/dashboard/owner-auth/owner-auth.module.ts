@@ -6,12 +6,14 @@ import { OwnerAuthController } from './owner-auth.controller.js';
 import { OwnerAuthService } from './owner-auth.service.js';
 import { OwnerSessionsRepository } from './owner-sessions.repository.js';
 import { OwnerSessionsService } from './owner-sessions.service.js';
+import { OwnerPasswords } from './owner-passwords.js';
 import { OwnersRepository } from './owners.repository.js';
+import { SignInLimiter } from '../../rate-limit/sign-in-limiter.js';
 
 @Module({
   imports: [PassportModule],
   controllers: [OwnerAuthController],
-  providers: [OwnersRepository, OwnerSessionsRepository, OwnerSessionsService, OwnerAuthService, OwnerLocalStrategy, LocalAuthGuard],
+  providers: [OwnersRepository, OwnerSessionsRepository, OwnerSessionsService, OwnerAuthService, OwnerPasswords, SignInLimiter, OwnerLocalStrategy, LocalAuthGuard],
   exports: [OwnerSessionsService, OwnersRepository],
 })
 export class OwnerAuthModule {}

@@ -1,15 +1,12 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { LIMITS } from '@slipway/contract';
 import { ApiException } from '@slipway/server';
-import bcrypt from 'bcrypt';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../../config.js';
+import { SignInLimiter } from '../../rate-limit/sign-in-limiter.js';
 import { parseBody } from '../common/body.js';
 import type { OwnerPrincipal } from '../common/owner-principal.js';
-import { SignUpBody } from './dto/owner-auth.dto.js';
+import { SignUpBody, normaliseEmail } from './dto/owner-auth.dto.js';
+import { OwnerPasswords } from './owner-passwords.js';
 import { EmailTakenError, OwnersRepository } from './owners.repository.js';
-
-/** A real hash to compare against when the email is unknown, so both paths cost the same. */
-const DUMMY_HASH = bcrypt.hashSync('not a password', 10);
 
 export interface OwnerView {
   id: string;
@@ -22,13 +19,14 @@ export interface OwnerView {
 @Injectable()
 export class OwnerAuthService {
   constructor(
-    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly owners: OwnersRepository,
+    private readonly passwords: OwnerPasswords,
+    private readonly limiter: SignInLimiter,
   ) {}
 
   async signUp(body: unknown): Promise<Omit<OwnerPrincipal, 'sessionId'>> {
     const input = parseBody(SignUpBody, body, 'Send {"email", "password", "name"}.');
-    const hash = await bcrypt.hash(input.password, this.config.BCRYPT_ROUNDS);
+    const hash = await this.passwords.hash(input.password);
     try {
       const owner = await this.owners.create(input.email, input.name || null, hash);
       return { id: owner.id, email: owner.email, name: owner.name, plan: owner.plan };
@@ -38,12 +36,27 @@ export class OwnerAuthService {
     }
   }
 
-  /** passport-local's check: the owner, or null for a wrong email or password (same answer for both). */
-  async verify(email: string, password: string): Promise<Omit<OwnerPrincipal, 'sessionId'> | null> {
-    const owner = await this.owners.findByEmail(email.trim().toLowerCase());
-    const matches = await bcrypt.compare(password, owner?.passwordHash ?? DUMMY_HASH);
-    if (!owner?.passwordHash || !matches) return null;
-    return { id: owner.id, email: owner.email, name: owner.name, plan: owner.plan };
+  /**
+   * passport-local's check: the owner, or null for a wrong email or password (same answer for
+   * both). Order: length (400, nothing counted) → limits (429/503, nothing hashed) → one hash.
+   */
+  async verify(email: string, password: string, clientAddress: string): Promise<Omit<OwnerPrincipal, 'sessionId'> | null> {
+    this.passwords.assertLength(password);
+    const normalised = normaliseEmail(email);
+    const attempt = await this.limiter.begin(normalised, clientAddress);
+    let matched: Omit<OwnerPrincipal, 'sessionId'> | null;
+    try {
+      const owner = await this.owners.findByEmail(normalised);
+      const matches = await this.passwords.verify(password, owner?.passwordHash ?? null);
+      matched = owner && matches ? { id: owner.id, email: owner.email, name: owner.name, plan: owner.plan } : null;
+    } catch (error) {
+      // No verdict (server busy, database away): the attempt is given back, not counted as a failure.
+      await this.limiter.cancelled(attempt);
+      throw error;
+    }
+    if (matched) await this.limiter.succeeded(attempt);
+    else await this.limiter.failed(attempt);
+    return matched;
   }
 
   async view(owner: Pick<OwnerPrincipal, 'id' | 'email' | 'name' | 'plan'>): Promise<OwnerView> {

@@ -7,6 +7,7 @@ import tar from 'tar-stream';
 import yauzl from 'yauzl';
 import { ArchiveEntryPaths, entryRefusal, printable, refuseEntry } from './archive-entries.js';
 import type { SourceTarWriter } from './source-tar-writer.js';
+import { boundLongHeaders } from './tar-long-headers.js';
 
 export type ArchiveKind = 'zip' | 'tar' | 'tar.gz';
 
@@ -21,16 +22,25 @@ export function archiveKindOf(head: Buffer): ArchiveKind | null {
 
 const SNIFF_BYTES = 512;
 
+/** gzip and zip are known from their first bytes; only tar needs its whole first block. */
+function decided(head: Buffer[], size: number): boolean {
+  if (size >= SNIFF_BYTES) return true;
+  const first = Buffer.concat(head, size);
+  return (size >= 2 && first[0] === 0x1f && first[1] === 0x8b) || (size >= 4 && archiveKindOf(first) === 'zip');
+}
+
 /**
- * Reads the first 512 bytes of a part as it arrives (or all of it, if shorter), recognises the
- * archive, and hands back a stream that still yields every byte from the first one.
+ * Reads the first bytes of a part as they arrive — up to 512, fewer once a gzip or zip magic
+ * number decides (a gzip's first 512 bytes may decompress to megabytes, and a client must not
+ * have to send them before its archive is looked at) — recognises the archive, and hands back a
+ * stream that still yields every byte from the first one.
  */
 export async function sniffArchive(part: Readable): Promise<{ kind: ArchiveKind | null; stream: Readable }> {
   const chunks = part[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   const head: Buffer[] = [];
   let size = 0;
   let ended = false;
-  while (size < SNIFF_BYTES) {
+  while (!decided(head, size)) {
     const next = await chunks.next();
     if (next.done) {
       ended = true;
@@ -68,7 +78,8 @@ export async function readTarArchive(source: Readable, gzipped: boolean, writer:
       callback(null, chunk);
     },
   });
-  const extract = tar.extract({ allowUnknownFormat: false });
+  // Extended headers and GNU long names are buffered whole by tar-stream: bounded, refused early.
+  const extract = boundLongHeaders(tar.extract({ allowUnknownFormat: false }), limits.maxArchiveHeaderBytes);
   const stages: (NodeJS.ReadableStream | NodeJS.WritableStream | NodeJS.ReadWriteStream)[] = [source];
   if (gzipped) stages.push(createGunzip());
   stages.push(meter, extract as unknown as NodeJS.WritableStream);
@@ -139,6 +150,12 @@ export async function readZipArchive(path: string, writer: SourceTarWriter, limi
     for (;;) {
       const entry = await nextEntry(zip);
       if (!entry) break;
+      // yauzl has read this record (its lengths are 16-bit, so at most ~192 KiB, one record at
+      // a time); a source has no use for that much metadata per entry.
+      const metadata = entry.fileNameLength + entry.extraFieldLength + entry.fileCommentLength;
+      if (metadata > limits.maxArchiveHeaderBytes) {
+        throw new ApiException('too_large', `The archive entry "${printable(entry.fileName)}" carries ${metadata} bytes of name, extra field and comment; at most ${limits.maxArchiveHeaderBytes} are accepted.`);
+      }
       const madeByUnix = entry.versionMadeBy >> 8 === 3;
       const unixMode = madeByUnix ? entry.externalFileAttributes >>> 16 : 0;
       const type = unixMode & S_IFMT;

@@ -39,6 +39,7 @@ export class ClientGoneError extends Error {
  * arrive: field names, the `paths` values (safe, unique after NFC + case folding), the number
  * of parts and the byte limits. Each file part is handed, as it starts, to the caller's
  * handler (the archive is validated and stored while it streams; `files` parts are spooled).
+ * An upload that sends no byte for `idleTimeoutSeconds` fails with `upload_stalled`.
  * On the first problem — here or in a handler — it stops reading, marks the response
  * `Connection: close` (so the rest of the upload is cut off rather than drained), destroys the
  * parts still being consumed, waits until every handler has settled (so the caller's cleanup
@@ -60,10 +61,12 @@ export function receiveUpload<A>(req: Request, res: Response, limits: UploadLimi
     let settled = false;
     let received = 0;
     let bb: Busboy;
+    let idleTimer: NodeJS.Timeout | undefined;
 
     const fail = (error: Error) => {
       if (settled) return;
       settled = true;
+      clearTimeout(idleTimer);
       req.off('data', countBytes);
       if (bb) req.unpipe(bb);
       req.pause();
@@ -74,11 +77,25 @@ export function receiveUpload<A>(req: Request, res: Response, limits: UploadLimi
     const maybeDone = () => {
       if (!settled && parsed && pending === 0) {
         settled = true;
+        clearTimeout(idleTimer);
         req.off('data', countBytes);
         resolve(result);
       }
     };
+    // Time without a byte from the client. Time the gateway itself holds the body back
+    // (backpressure: the request is paused or has unread bytes) is not the client's: re-armed.
+    const idleMs = limits.idleTimeoutSeconds * 1000;
+    const armIdle = () => {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(onIdle, idleMs);
+    };
+    const onIdle = () => {
+      if (settled || req.readableEnded) return;
+      if (req.readableFlowing === false || req.readableLength > 0) return armIdle();
+      fail(new ApiException('upload_stalled', `The upload sent no byte for ${limits.idleTimeoutSeconds} seconds; it was dropped.`));
+    };
     const countBytes = (chunk: Buffer) => {
+      armIdle();
       received += chunk.length;
       if (received > limits.maxUploadBytes) fail(new ApiException('too_large', `The upload is larger than ${limits.maxUploadBytes} bytes.`));
     };
@@ -179,9 +196,17 @@ export function receiveUpload<A>(req: Request, res: Response, limits: UploadLimi
       parsed = true;
       maybeDone();
     });
-    req.on('aborted', () => fail(new ClientGoneError('the client closed the connection during the upload')));
+    const gone = () => fail(new ClientGoneError('the client closed the connection during the upload'));
+    req.on('aborted', gone);
+    req.on('close', () => {
+      if (!req.complete) gone();
+    });
     req.on('data', countBytes);
+    req.once('end', () => clearTimeout(idleTimer));
+    if (!req.readableEnded) armIdle();
     req.pipe(bb);
+    // The client may have gone while the key and admission were checked: its events are past.
+    if (req.destroyed && !req.complete) gone();
   });
 }
 

@@ -1,0 +1,44 @@
+/**
+ * `node apps/edge/dist/runtime-supervisor.js`: the runtime supervisor `pnpm start` runs beside the
+ * edge (same environment, PORT = the edge's port). It owns the apps' processes so that an edge
+ * crash does not take them down; see runtime/supervisor/runtime-supervisor.ts.
+ */
+import { join, resolve } from 'node:path';
+import { Logger } from '@nestjs/common';
+import { createBlobStore } from '@slipway/blob';
+import { runMain } from '@slipway/server';
+import { loadEdgeConfig } from './config.js';
+import { createLocalDriver } from './runtime/runtime-driver.js';
+import { RuntimeSupervisor } from './runtime/supervisor/runtime-supervisor.js';
+
+runMain('runtime', async () => {
+  const config = loadEdgeConfig();
+  if (!config.RUNTIME_SUPERVISOR_SOCKET) throw new Error('RUNTIME_SUPERVISOR_SOCKET is required: the socket the edge reaches this supervisor at');
+  const runtimeDir = resolve(config.RUNTIME_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'runtime'));
+  const driver = await createLocalDriver(config, createBlobStore(config), runtimeDir);
+  const supervisor = new RuntimeSupervisor(driver, { socketPath: config.RUNTIME_SUPERVISOR_SOCKET, adoptGraceMs: config.RUNTIME_ADOPT_GRACE_MS });
+  await supervisor.listen();
+  let stopping = false;
+  const stop = (why: string) => {
+    if (stopping) return;
+    stopping = true;
+    new Logger('runtime').log(`${why}: stopping every app`);
+    supervisor.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  // The launcher gone (even by SIGKILL): the apps go with this process, never left running alone.
+  if (config.SLIPWAY_LAUNCHER_PID) {
+    const parent = config.SLIPWAY_LAUNCHER_PID;
+    setInterval(() => {
+      try {
+        process.kill(parent, 0);
+      } catch {
+        stop('the launcher is gone');
+      }
+    }, 1000).unref();
+  }
+});

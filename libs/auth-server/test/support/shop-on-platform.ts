@@ -1,0 +1,52 @@
+import { dropApplicationDatabase, signInRuntimeEnv } from '@slipway/auth-core';
+import { keyringFromMasterKey } from '@slipway/crypto';
+import { createPrismaClient, type PrismaClient } from '@slipway/db';
+import { TEST_SERVER_URL } from '@slipway/testing';
+import { deployShop, type DeployedApp } from './deployed-app.js';
+import { startPlatform, type Platform } from './platform.js';
+
+export interface ShopOnPlatform {
+  platform: Platform;
+  prisma: PrismaClient;
+  app: DeployedApp;
+  applicationId: string;
+  close(): Promise<void>;
+}
+
+/** The platform as processes, an owner and application made through its API, sign-in switched on, the shop fixture deployed. */
+export async function startShopOnPlatform(label: string, authEnv: Record<string, string> = {}): Promise<ShopOnPlatform> {
+  const platform = await startPlatform(label, authEnv);
+  const prisma = createPrismaClient(platform.db.url, { max: 2 });
+  let applicationId: string | undefined;
+  let app: DeployedApp | undefined;
+  const close = async () => {
+    await app?.stop();
+    await prisma.$disconnect();
+    if (applicationId) await dropApplicationDatabase(TEST_SERVER_URL, applicationId);
+    await platform.close();
+  };
+  try {
+    let cookie = '';
+    const dashboard = async (path: string, body: unknown) => {
+      const res = await fetch(`${platform.gatewayUrl}/dashboard/api${path}`, {
+        method: 'POST',
+        headers: { origin: 'http://localhost:3000', 'x-slipway-csrf': '1', 'content-type': 'application/json', cookie },
+        body: JSON.stringify(body),
+      });
+      const set = res.headers.getSetCookie().find((c) => c.startsWith('slipway_session='));
+      if (set) cookie = set.split(';')[0]!;
+      return (await res.json()) as Record<string, string>;
+    };
+    await dashboard('/session/sign-up', { email: `owner-${label}@example.com`, password: 'correct horse battery', name: 'Owner' });
+    applicationId = (await dashboard('/applications', { name: 'Shop' }))['id']!;
+    const pat = (await dashboard('/tokens', { name: label }))['token']!;
+    const enabled = await fetch(`${platform.gatewayUrl}/api/v1/auth?applicationId=${applicationId}`, { method: 'POST', headers: { authorization: `Bearer ${pat}` } });
+    if (enabled.status !== 201) throw new Error(`switching sign-in on answered ${enabled.status}: ${await enabled.text()}`);
+    const runtime = await signInRuntimeEnv(prisma, keyringFromMasterKey(platform.masterKey), applicationId, { authPublicUrl: platform.authUrl, appDatabasesUrl: TEST_SERVER_URL });
+    app = await deployShop(runtime.runtime);
+    return { platform, prisma, app, applicationId, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
