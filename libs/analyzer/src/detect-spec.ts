@@ -1,14 +1,6 @@
-import { AnalyzeError, type PackageManager, type ProjectFile, type ProjectKind, type ProjectSpec } from './types.js';
-
-interface PackageJson {
-  name?: string;
-  main?: string;
-  scripts?: Record<string, string>;
-  dependencies?: Record<string, string>;
-  devDependencies?: Record<string, string>;
-  engines?: { node?: string };
-  packageManager?: string;
-}
+import { GENERIC_FRAMEWORKS, RECOGNISERS, runScript, unplacedFramework, type FrameworkInput, type FrameworkPlan } from './frameworks.js';
+import { OVERRIDE_FILE, lockedVersion, parseOverrides, parsePackageJson, type PackageJson, type SlipwayOverrides } from './project-facts.js';
+import { AnalyzeError, type PackageManager, type ProjectFile, type ProjectKind, type ProjectSpec, type Warning } from './types.js';
 
 const LOCKFILES: [string, PackageManager][] = [
   ['pnpm-lock.yaml', 'pnpm'],
@@ -28,17 +20,6 @@ const CODE_FILE = /\.(m?[jt]sx?|cjs|cts|mts|vue|svelte|astro|html?)$/;
 
 export function isSourceCode(file: ProjectFile): boolean {
   return file.text !== undefined && CODE_FILE.test(file.path) && !file.path.startsWith('node_modules/') && !/(^|\/)(dist|build)\//.test(file.path);
-}
-
-function parsePackageJson(file: ProjectFile | undefined): PackageJson | null {
-  if (!file) return null;
-  try {
-    const value: unknown = JSON.parse(file.text ?? '');
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not an object');
-    return value as PackageJson;
-  } catch (error) {
-    throw new AnalyzeError('invalid_package_json', `package.json is not valid JSON: ${(error as Error).message}`);
-  }
 }
 
 /** Variables the code reads: `process.env.X`, `process.env['X']`, `import.meta.env.X`. */
@@ -87,10 +68,6 @@ function installCommand(manager: PackageManager, lockfile: string | null): strin
   }
 }
 
-function runScript(manager: PackageManager, script: string): string {
-  return manager === 'npm' ? `npm run ${script}` : `${manager} run ${script}`;
-}
-
 /** Where a server's port comes from, judged from its code. */
 function portHandling(files: ProjectFile[]): NonNullable<ProjectSpec['port']> {
   let fixed: number | null = null;
@@ -103,38 +80,47 @@ function portHandling(files: ProjectFile[]): NonNullable<ProjectSpec['port']> {
   return fixed === null ? { source: 'unknown', fixed: null } : { source: 'fixed', fixed };
 }
 
-/**
- * Detects what the project is and how to build and run it. Throws `AnalyzeError` for projects
- * Slipway cannot deploy.
- */
-export function detectSpec(files: ProjectFile[]): ProjectSpec {
-  const paths = new Set(files.map((f) => f.path));
-  const pkg = parsePackageJson(files.find((f) => f.path === 'package.json'));
-  const uploaded = files.filter((f) => !f.path.startsWith('node_modules/'));
-  const base = {
-    files: { count: files.length, bytes: files.reduce((sum, f) => sum + f.bytes, 0) },
-    env: referencedEnv(files),
-    usesSignIn: false,
+type Base = Pick<ProjectSpec, 'files' | 'env' | 'usesSignIn'>;
+type Manager = Pick<ProjectSpec, 'packageManager' | 'packageManagerSource' | 'lockfile'>;
+const VITE_UI: [string, string][] = [['react', 'React'], ['vue', 'Vue'], ['svelte', 'Svelte'], ['preact', 'Preact'], ['solid-js', 'Solid'], ['lit', 'Lit']];
+const OTHER_LANGUAGES: [RegExp, string][] = [
+  [/^(requirements\.txt|pyproject\.toml|Pipfile|.*\.py)$/, 'Python'], [/^(Gemfile|.*\.rb)$/, 'Ruby'], [/^(go\.mod|.*\.go)$/, 'Go'],
+  [/^(composer\.json|.*\.php)$/, 'PHP'], [/^(pom\.xml|build\.gradle|.*\.java)$/, 'Java'], [/^(Cargo\.toml|.*\.rs)$/, 'Rust'],
+];
+
+/** Why nothing could be placed: what was found, where the analyzer looked, what to change. */
+function unsupported(uploaded: ProjectFile[], found: string): AnalyzeError {
+  const languages = [...new Set(OTHER_LANGUAGES.filter(([re]) => uploaded.some((f) => re.test(f.path.slice(f.path.lastIndexOf('/') + 1)))).map(([, name]) => name))];
+  const nested = uploaded.filter((f) => /^[^/]+\/(package\.json|index\.html)$/.test(f.path) && !f.path.startsWith('node_modules/')).map((f) => f.path);
+  const hints = [
+    languages.length ? `this looks like a ${languages.join('/')} project (only static sites and Node.js projects are supported)` : null,
+    nested.length ? `found ${nested.slice(0, 3).join(', ')} one folder down: deploy that folder instead` : null,
+    `to deploy anyway, add ${OVERRIDE_FILE} with "buildCommand", "startCommand" and/or "outputDirectory"`,
+  ].filter(Boolean);
+  const advice = hints.join('; ');
+  return new AnalyzeError('unsupported_project', `${found}. Looked at the top level for package.json (scripts, dependencies, framework config files) and index.html. ${advice.charAt(0).toUpperCase()}${advice.slice(1)}.`);
+}
+
+function versionOf(name: string, pkg: PackageJson, files: ProjectFile[], lockfile: string | null): Pick<ProjectSpec, 'frameworkVersion' | 'frameworkVersionSource'> {
+  const locked = lockedVersion(files.find((f) => f.path === lockfile), name);
+  if (locked) return { frameworkVersion: locked, frameworkVersionSource: 'lockfile' };
+  const declared = pkg.dependencies?.[name] ?? pkg.devDependencies?.[name];
+  return declared ? { frameworkVersion: declared, frameworkVersionSource: 'package.json' } : { frameworkVersion: null, frameworkVersionSource: null };
+}
+
+function staticSpec(base: Base, manager: Manager, nodeVersion: string | null, reasons: string[]): ProjectSpec {
+  return {
+    kind: 'static', framework: null, frameworkVersion: null, frameworkVersionSource: null, ...manager, nodeVersion,
+    commands: { install: null, build: null, start: null }, outputDir: '.', buildOutput: null, startSource: null, reasons, overrides: [], spaFallback: false, port: null, ...base,
   };
-  base.usesSignIn = usesSignIn(files, base.env, pkg);
+}
 
-  if (!pkg) {
-    if (!paths.has('index.html')) {
-      const hint = uploaded.some((f) => /\.(py|rb|go|php|java|rs)$/.test(f.path) || ['requirements.txt', 'Gemfile', 'go.mod', 'Cargo.toml', 'composer.json'].includes(f.path))
-        ? ' (only static sites and Node.js projects are supported)'
-        : '';
-      throw new AnalyzeError('unsupported_project', `no package.json and no index.html at the top level${hint}`);
-    }
-    return {
-      kind: 'static', framework: null, packageManager: null, packageManagerSource: null, lockfile: null, nodeVersion: null,
-      commands: { install: null, build: null, start: null }, outputDir: '.', spaFallback: false, port: null, ...base,
-    };
-  }
-
+/** The generic rules: a server (start script, server library or entry file), a built front end, or files served as they are. */
+function genericSpec(files: ProjectFile[], pkg: PackageJson, paths: Set<string>, base: Base, manager: Manager, uploaded: ProjectFile[]): ProjectSpec {
   const deps = { ...pkg.dependencies, ...pkg.devDependencies };
   const scripts = pkg.scripts ?? {};
-  const manager = packageManagerOf(pkg, paths);
   const pm = manager.packageManager!;
+  const nodeVersion = pkg.engines?.node ?? null;
   const frontend = FRONTEND_FRAMEWORKS.find(([dep]) => dep in deps);
   const serverFramework = SERVER_FRAMEWORKS.find((dep) => dep in (pkg.dependencies ?? {}));
   const mainEntry = pkg.main && paths.has(pkg.main) ? pkg.main : undefined;
@@ -148,34 +134,160 @@ export function detectSpec(files: ProjectFile[]): ProjectSpec {
     build: scripts['build'] ? runScript(pm, 'build') : null,
     start: null as string | null,
   };
+  const reasons: string[] = [];
+  if (scripts['build']) reasons.push(`package.json scripts.build: ${scripts['build']}`);
+  const named = serverFramework ?? frontend?.[0];
+  const version = named ? versionOf(named, pkg, files, manager.lockfile) : { frameworkVersion: null, frameworkVersionSource: null };
 
   if (isServer) {
-    if (scripts['start']) commands.start = runScript(pm, 'start');
-    else if (inferredEntry) commands.start = `node ${inferredEntry}`;
-    else throw new AnalyzeError('no_start_script', 'this looks like a Node.js server but package.json has no "start" script and no entry file (server.js, index.js, "main") was found');
+    let startSource: ProjectSpec['startSource'] = 'script';
+    if (scripts['start']) {
+      commands.start = runScript(pm, 'start');
+      reasons.push(`package.json scripts.start: ${scripts['start']}`);
+    } else if (inferredEntry) {
+      commands.start = `node ${inferredEntry}`;
+      startSource = 'entry';
+      reasons.push(`no start script: entry file ${inferredEntry}${mainEntry ? ' (package.json "main")' : ''}`);
+    } else {
+      throw new AnalyzeError('no_start_script', `this looks like a Node.js server (${serverFramework ? `it depends on ${serverFramework}` : 'package.json'}) but package.json has no "start" script and no entry file (server.js, index.js, "main") was found; add a "start" script, or "startCommand" in ${OVERRIDE_FILE}`);
+    }
+    if (serverFramework) reasons.push(`package.json depends on ${serverFramework} ${pkg.dependencies![serverFramework]}`);
     const builtFrontEnd = Boolean(scripts['build'] && frontend);
+    if (builtFrontEnd) reasons.push(`${frontend![0]} front end built to ${frontend![2]}/`);
     const kind: ProjectKind = builtFrontEnd ? 'node+static' : 'node';
+    const port = portHandling(files);
+    reasons.push(port.source === 'env' ? 'the code reads process.env.PORT' : port.source === 'fixed' ? `the code listens on the fixed port ${port.fixed}` : 'the code never reads process.env.PORT');
     return {
-      kind, framework: serverFramework ?? null, ...manager, nodeVersion: pkg.engines?.node ?? null, commands,
-      outputDir: builtFrontEnd ? frontend![2] : null, spaFallback: false, port: portHandling(files), ...base,
+      kind, framework: serverFramework ?? null, ...(serverFramework ? version : { frameworkVersion: null, frameworkVersionSource: null }), ...manager, nodeVersion, commands,
+      outputDir: builtFrontEnd ? frontend![2] : null, buildOutput: builtFrontEnd ? frontend![2] : null, startSource, reasons, overrides: [], spaFallback: false, port, ...base,
     };
   }
   if (scripts['build']) {
     const outputDir = frontend?.[2] ?? (paths.has('public/index.html') ? 'public' : 'dist');
     // An index.html that boots an ES module is a client-rendered app (Vite-style) even without Vite.
-    const spa = Boolean(frontend) || /<script[^>]*type=["']module["']/i.test(files.find((f) => f.path === 'index.html')?.text ?? '');
+    const moduleScript = /<script[^>]*type=["']module["']/i.test(files.find((f) => f.path === 'index.html')?.text ?? '');
+    const spa = Boolean(frontend) || moduleScript;
+    if (frontend) {
+      const ui = VITE_UI.filter(([dep]) => dep in deps).map(([, name]) => name);
+      reasons.push(`package.json depends on ${frontend[0]} ${deps[frontend[0]]}${ui.length ? ` with ${ui.join(', ')}` : ''}: single-page app built to ${outputDir}/`);
+    } else reasons.push(moduleScript ? `index.html boots an ES module: single-page app built to ${outputDir}/` : `static files built to ${outputDir}/`);
     return {
-      kind: spa ? 'spa' : 'static', framework: frontend?.[1] ?? null, ...manager, nodeVersion: pkg.engines?.node ?? null, commands,
-      outputDir, spaFallback: spa, port: null, ...base,
+      kind: spa ? 'spa' : 'static', framework: frontend?.[1] ?? null, ...version, ...manager, nodeVersion, commands,
+      outputDir, buildOutput: outputDir, startSource: null, reasons, overrides: [], spaFallback: spa, port: null, ...base,
     };
   }
-  if (paths.has('index.html')) {
-    return {
-      kind: 'static', framework: null, ...manager, nodeVersion: pkg.engines?.node ?? null, commands: { install: null, build: null, start: null },
-      outputDir: '.', spaFallback: false, port: null, ...base,
-    };
+  if (paths.has('index.html')) return staticSpec(base, manager, nodeVersion, ['index.html at the top level, no build script: files served as they are']);
+  throw unsupported(uploaded, 'package.json has no "build" or "start" script, no recognised framework or server dependency, and there is no index.html');
+}
+
+function planSpec(plan: FrameworkPlan, pkg: PackageJson, files: ProjectFile[], base: Base, manager: Manager): ProjectSpec {
+  const deps = { ...pkg.dependencies, ...pkg.devDependencies };
+  const install = Object.keys(deps).length > 0 ? installCommand(manager.packageManager!, manager.lockfile) : null;
+  const port: ProjectSpec['port'] = plan.kind === 'node' || plan.kind === 'node+static' ? (plan.readsPort ? { source: 'env', fixed: null } : portHandling(files)) : null;
+  return {
+    kind: plan.kind, framework: plan.framework, ...versionOf(plan.dependency, pkg, files, manager.lockfile), ...manager, nodeVersion: pkg.engines?.node ?? null,
+    commands: { install: install && plan.installExtra ? `${install} && ${plan.installExtra}` : install, build: plan.build, start: plan.start },
+    outputDir: plan.outputDir, buildOutput: plan.buildOutput, startSource: plan.startSource, reasons: plan.reasons, overrides: [], spaFallback: plan.spaFallback, port, ...base,
+  };
+}
+
+/** `slipway.json` wins over detection, field by field; each use is listed in `overrides` and `reasons`. */
+function applyOverrides(spec: ProjectSpec, overrides: SlipwayOverrides, files: ProjectFile[]): ProjectSpec {
+  const out: ProjectSpec = { ...spec, commands: { ...spec.commands }, reasons: [...spec.reasons], overrides: [] };
+  const note = (field: string, value: string) => {
+    out.overrides.push(field);
+    out.reasons.push(`${OVERRIDE_FILE} ${field}: ${value}`);
+  };
+  if (overrides.framework) {
+    note('framework', overrides.framework);
+    out.framework = overrides.framework;
   }
-  throw new AnalyzeError('unsupported_project', 'package.json has no "build" or "start" script, no server framework dependency and there is no index.html');
+  if (overrides.installCommand) {
+    note('installCommand', overrides.installCommand);
+    out.commands.install = overrides.installCommand;
+  }
+  if (overrides.buildCommand) {
+    note('buildCommand', overrides.buildCommand);
+    out.commands.build = overrides.buildCommand;
+  }
+  if (overrides.outputDirectory) {
+    note('outputDirectory', overrides.outputDirectory);
+    out.outputDir = overrides.outputDirectory;
+    out.buildOutput = overrides.outputDirectory === '.' ? null : overrides.outputDirectory;
+  }
+  if (overrides.startCommand) {
+    note('startCommand', overrides.startCommand);
+    out.commands.start = overrides.startCommand;
+    out.startSource = 'slipway.json';
+    if (out.kind !== 'node' && out.kind !== 'node+static') {
+      out.kind = out.outputDir && out.outputDir !== '.' && out.commands.build ? 'node+static' : 'node';
+      out.spaFallback = false;
+      if (out.outputDir === '.') out.outputDir = null;
+    }
+    if (!out.port || out.port.source !== 'env') out.port = portHandling(files);
+  }
+  return out;
+}
+
+/**
+ * Detects what the project is and how to build and run it, and the warnings that come with the
+ * decision. Throws `AnalyzeError` for projects Slipway cannot deploy.
+ */
+export function detectProject(files: ProjectFile[]): { spec: ProjectSpec; warnings: Warning[] } {
+  const paths = new Set(files.map((f) => f.path));
+  const pkg = parsePackageJson(files.find((f) => f.path === 'package.json'));
+  const overrides = parseOverrides(files.find((f) => f.path === OVERRIDE_FILE));
+  const uploaded = files.filter((f) => !f.path.startsWith('node_modules/'));
+  const base: Base = {
+    files: { count: files.length, bytes: files.reduce((sum, f) => sum + f.bytes, 0) },
+    env: referencedEnv(files),
+    usesSignIn: false,
+  };
+  base.usesSignIn = usesSignIn(files, base.env, pkg);
+  const hasOverrides = Object.keys(overrides).length > 0;
+
+  if (!pkg) {
+    const none: Manager = { packageManager: null, packageManagerSource: null, lockfile: null };
+    if (paths.has('index.html')) return { spec: applyOverrides(staticSpec(base, none, null, ['no package.json; index.html at the top level: files served as they are']), overrides, files), warnings: [] };
+    if (hasOverrides && (overrides.startCommand || overrides.outputDirectory)) return { spec: applyOverrides(staticSpec(base, none, null, ['no package.json and no index.html']), overrides, files), warnings: [] };
+    throw unsupported(uploaded, 'no package.json and no index.html at the top level');
+  }
+
+  const manager = packageManagerOf(pkg, paths);
+  const input: FrameworkInput = { files, paths, pkg, deps: { ...pkg.dependencies, ...pkg.devDependencies }, scripts: pkg.scripts ?? {}, pm: manager.packageManager!, };
+  let plan: FrameworkPlan | null = null;
+  const forced = overrides.framework;
+  if (forced && !GENERIC_FRAMEWORKS.includes(forced) && !RECOGNISERS.some(([id]) => id === forced)) {
+    throw new AnalyzeError('invalid_slipway_json', `${OVERRIDE_FILE} "framework" is "${forced}"; known: ${[...RECOGNISERS.map(([id]) => id), ...GENERIC_FRAMEWORKS].join(', ')}`);
+  }
+  for (const [id, recognise] of RECOGNISERS) {
+    if (forced && forced !== id) continue;
+    plan = recognise(input);
+    if (plan) break;
+    if (forced) throw new AnalyzeError('invalid_slipway_json', `${OVERRIDE_FILE} says "framework": "${forced}", but the project does not look like one (${unplacedFramework(input) ?? 'its package is not in package.json or its config is missing'})`);
+  }
+  if (forced === 'static') {
+    const spec = staticSpec(base, manager, pkg.engines?.node ?? null, ['served as static files']);
+    if (pkg.scripts?.['build']) spec.commands.build = runScript(manager.packageManager!, 'build');
+    if (Object.keys(input.deps).length > 0) spec.commands.install = installCommand(manager.packageManager!, manager.lockfile);
+    return { spec: applyOverrides(spec, overrides, files), warnings: [] };
+  }
+  if (plan) return { spec: applyOverrides(planSpec(plan, pkg, files, base, manager), overrides, files), warnings: plan.warnings ?? [] };
+  const unplaced = forced === 'node' ? null : unplacedFramework(input);
+  if (unplaced && !hasOverrides) throw unsupported(uploaded, `found ${unplaced}`);
+  try {
+    return { spec: applyOverrides(genericSpec(files, pkg, paths, base, manager, uploaded), overrides, files), warnings: [] };
+  } catch (error) {
+    // Nothing detected, but the author said how to build and run it.
+    if (!(error instanceof AnalyzeError) || !(overrides.startCommand || overrides.outputDirectory)) throw error;
+    const fallback = staticSpec(base, manager, pkg.engines?.node ?? null, [`nothing recognised (${error.message.split('.')[0]})`]);
+    fallback.commands.install = Object.keys(input.deps).length > 0 ? installCommand(manager.packageManager!, manager.lockfile) : null;
+    return { spec: applyOverrides(fallback, overrides, files), warnings: [] };
+  }
+}
+
+export function detectSpec(files: ProjectFile[]): ProjectSpec {
+  return detectProject(files).spec;
 }
 
 export type { PackageJson };

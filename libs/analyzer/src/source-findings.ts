@@ -43,7 +43,7 @@ export function sourceFindings(files: ProjectFile[], spec: ProjectSpec, context:
       warnings.push({ code: 'engine_mismatch', path: 'package.json', detail: `engines.node "${spec.nodeVersion}", runtime ${context.runtimeNodeVersion}`, message: `package.json asks for Node ${spec.nodeVersion}, but builds and servers run on ${context.runtimeNodeVersion}.` });
     }
   }
-  if ((spec.kind === 'node' || spec.kind === 'node+static') && spec.commands.start && !spec.commands.start.includes('run start')) {
+  if ((spec.kind === 'node' || spec.kind === 'node+static') && spec.commands.start && spec.startSource === 'entry') {
     warnings.push({ code: 'no_start_script', path: 'package.json', detail: spec.commands.start, message: `package.json has no "start" script; the server is started with \`${spec.commands.start}\`. Add a start script to say how it should run.` });
   }
   if (spec.port && spec.port.source !== 'env') {

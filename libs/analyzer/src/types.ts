@@ -10,10 +10,17 @@ export interface ProjectFile {
 export type ProjectKind = 'static' | 'spa' | 'node' | 'node+static';
 export type PackageManager = 'npm' | 'pnpm' | 'yarn';
 
+/** Where the start command came from. */
+export type StartSource = 'script' | 'framework' | 'entry' | 'slipway.json';
+
 /** What the deploy poll response shows as `spec`. */
 export interface ProjectSpec {
   kind: ProjectKind;
+  /** The recognised framework (`next`, `sveltekit`, `astro`, `nuxt`, `react-router`, `nestjs`, `vite`, `express`, …) or null. */
   framework: string | null;
+  /** Its version: the lockfile's resolved version when the lockfile has it, else package.json's declared range. */
+  frameworkVersion: string | null;
+  frameworkVersionSource: 'lockfile' | 'package.json' | null;
   packageManager: PackageManager | null;
   /** Where the package manager choice came from. */
   packageManagerSource: 'packageManager' | 'lockfile' | 'default' | null;
@@ -23,6 +30,14 @@ export interface ProjectSpec {
   commands: { install: string | null; build: string | null; start: string | null };
   /** Directory (relative to the project) whose files are served; null for a Node server without a front end. */
   outputDir: string | null;
+  /** Directory the build must produce (checked after the build); defaults to `outputDir`. */
+  buildOutput: string | null;
+  /** Where `commands.start` came from (null when nothing is started). */
+  startSource: StartSource | null;
+  /** Why the analyzer decided so: which files and fields it read. */
+  reasons: string[];
+  /** `slipway.json` fields that replaced what was detected. */
+  overrides: string[];
   /** Unknown paths fall back to `/index.html` (single-page app). */
   spaFallback: boolean;
   /** How a Node server learns its port: `env` (reads PORT), `fixed` (a literal), or null (static). */
@@ -43,7 +58,8 @@ export type WarningCode =
   | 'port_not_from_env'
   | 'large_files'
   | 'sign_in_not_enabled'
-  | 'build_output_warnings';
+  | 'build_output_warnings'
+  | 'framework_adapter_replaced';
 
 export type HazardCode =
   | 'secret_in_source'
@@ -73,7 +89,7 @@ export interface Hazard {
 }
 
 /** Why a project cannot be deployed (the deployment's `error.code` at the analyze step). */
-export type AnalyzeFailureCode = 'unsupported_project' | 'no_start_script' | 'invalid_package_json';
+export type AnalyzeFailureCode = 'unsupported_project' | 'no_start_script' | 'invalid_package_json' | 'invalid_slipway_json';
 
 export class AnalyzeError extends Error {
   override readonly name = 'AnalyzeError';

@@ -18,6 +18,7 @@ export const DEPLOY_FAILURE_CODES = {
   bad_source: 'The stored source is missing or breaks the source format (a path outside the project, a link, a device).',
   unsupported_project: 'The project is neither a static site nor a Node.js project Slipway can build.',
   invalid_package_json: 'package.json is not valid JSON.',
+  invalid_slipway_json: 'slipway.json (build overrides) is not valid: not JSON, an unknown field, a non-string value or an output directory outside the project.',
   no_start_script: 'A Node.js server with no "start" script and no entry file to run.',
   install_failed: 'Installing dependencies failed; the step log shows why.',
   build_failed: 'The build script failed; the step log shows why.',

@@ -107,7 +107,8 @@ export class DeployPipelineService {
         spec = analysis.spec;
         warnings.push(...analysis.warnings);
         hazards.push(...analysis.hazards);
-        log(`${spec.kind}${spec.framework ? ` (${spec.framework})` : ''}: install ${spec.commands.install ?? '-'}, build ${spec.commands.build ?? '-'}, start ${spec.commands.start ?? '-'}`);
+        log(`${spec.kind}${spec.framework ? ` (${spec.framework}${spec.frameworkVersion ? ` ${spec.frameworkVersion}` : ''})` : ''}: install ${spec.commands.install ?? '-'}, build ${spec.commands.build ?? '-'}, start ${spec.commands.start ?? '-'}`);
+        for (const reason of spec.reasons) log(`  because ${reason}`);
         if (!(await this.deployments.save(applicationId, deploymentId, attempt, recorder.steps, { spec, warnings, hazards }))) throw new LostLeaseError('lost');
       });
       const project = spec!;
@@ -151,8 +152,10 @@ export class DeployPipelineService {
         const sandbox = await codeSandbox();
         const output = await this.exec(sandbox, project.commands.build, { root, src, env: this.buildEnv(sandbox, app.buildVariables, root), failure: 'build_failed', shutdown, log });
         warnings.push(...buildOutputWarnings(recorder.redact(output)));
-        if (project.outputDir && !(await this.stat(await resolveOutputDir(src, project.outputDir)))?.isDirectory()) {
-          throw new StepFailure('output_missing', `the build finished but did not produce ${project.outputDir}/`);
+        // What the build must produce (a framework's server bundle, e.g. SvelteKit's build/), else what is served.
+        const produced = project.buildOutput ?? project.outputDir;
+        if (produced && produced !== '.' && !(await this.stat(await resolveOutputDir(src, produced)))?.isDirectory()) {
+          throw new StepFailure('output_missing', `the build finished but did not produce ${produced}/`);
         }
       });
 

@@ -1,0 +1,233 @@
+import type { PackageJson } from './project-facts.js';
+import type { PackageManager, ProjectFile, ProjectKind, StartSource, Warning } from './types.js';
+
+/** What the analyzer knows about the project while recognising its framework. */
+export interface FrameworkInput {
+  files: ProjectFile[];
+  paths: Set<string>;
+  pkg: PackageJson;
+  deps: Record<string, string>;
+  scripts: Record<string, string>;
+  pm: PackageManager;
+}
+
+/** How a recognised framework is built, where its output lands and how it is started. */
+export interface FrameworkPlan {
+  framework: string;
+  /** The package whose version is reported as the framework's version. */
+  dependency: string;
+  kind: ProjectKind;
+  build: string | null;
+  start: string | null;
+  startSource: StartSource | null;
+  /** Public files (scanned for hazards; served as is for static kinds). */
+  outputDir: string | null;
+  /** What the build must produce. */
+  buildOutput: string | null;
+  spaFallback: boolean;
+  /** The framework's server reads PORT itself: the app's own code need not. */
+  readsPort: boolean;
+  reasons: string[];
+  /** Appended to the install command (a package the build needs). */
+  installExtra?: string;
+  warnings?: Warning[];
+}
+
+type Recogniser = (input: FrameworkInput) => FrameworkPlan | null;
+
+export function runScript(pm: PackageManager, script: string): string {
+  return `${pm} run ${script}`;
+}
+
+function config(input: FrameworkInput, names: string[]): ProjectFile | undefined {
+  for (const name of names) {
+    const file = input.files.find((f) => f.path === name);
+    if (file) return file;
+  }
+  return undefined;
+}
+
+/** Comments removed, so a commented-out option does not count. */
+function code(file: ProjectFile | undefined): string {
+  return (file?.text ?? '').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/[^\n]*/g, '$1');
+}
+
+function hasDir(input: FrameworkInput, dir: string): boolean {
+  return input.files.some((f) => f.path.startsWith(`${dir}/`));
+}
+
+/** The build: the project's own `build` script when it has one, else the framework's command through npx. */
+function buildWith(input: FrameworkInput, fallback: string, reasons: string[]): string {
+  if (input.scripts['build']) {
+    reasons.push(`package.json scripts.build: ${input.scripts['build']}`);
+    return runScript(input.pm, 'build');
+  }
+  reasons.push(`no build script: runs ${fallback}`);
+  return `npx --no-install ${fallback}`;
+}
+
+const next: Recogniser = (input) => {
+  if (!input.deps['next']) return null;
+  const reasons = [`package.json depends on next ${input.deps['next']}`];
+  const routers = [hasDir(input, 'app') || hasDir(input, 'src/app') ? 'app' : null, hasDir(input, 'pages') || hasDir(input, 'src/pages') ? 'pages' : null].filter(Boolean);
+  if (routers.length > 0) reasons.push(`${routers.join(' and ')} router (${routers.map((r) => `${r}/`).join(', ')})`);
+  const file = config(input, ['next.config.ts', 'next.config.mjs', 'next.config.js', 'next.config.cjs', 'next.config.mts']);
+  const text = code(file);
+  let build = buildWith(input, 'next build', reasons);
+  if (/\boutput\s*:\s*["'`]export["'`]/.test(text)) {
+    reasons.push(`${file!.path}: output 'export' (static export to out/)`);
+    return { framework: 'next', dependency: 'next', kind: 'static', build, start: null, startSource: null, outputDir: 'out', buildOutput: 'out', spaFallback: false, readsPort: false, reasons };
+  }
+  if (/\boutput\s*:\s*["'`]standalone["'`]/.test(text)) {
+    reasons.push(`${file!.path}: output 'standalone': .next/static and public/ are copied next to .next/standalone/server.js, as Next.js documents`);
+    build += ' && cp -r .next/static .next/standalone/.next/';
+    if (hasDir(input, 'public')) build += ' && cp -r public .next/standalone/';
+    return { framework: 'next', dependency: 'next', kind: 'node', build, start: 'node .next/standalone/server.js', startSource: 'framework', outputDir: '.next/static', buildOutput: '.next/standalone', spaFallback: false, readsPort: true, reasons };
+  }
+  const start = input.scripts['start'];
+  if (start && !/^next start\b/.test(start)) {
+    reasons.push(`package.json scripts.start runs its own server: ${start}`);
+    return { framework: 'next', dependency: 'next', kind: 'node', build, start: runScript(input.pm, 'start'), startSource: 'script', outputDir: '.next/static', buildOutput: '.next', spaFallback: false, readsPort: false, reasons };
+  }
+  reasons.push(start ? `package.json scripts.start: ${start} (reads PORT)` : 'no start script: next start (reads PORT)');
+  return { framework: 'next', dependency: 'next', kind: 'node', build, start: start ? runScript(input.pm, 'start') : 'npx --no-install next start', startSource: start ? 'script' : 'framework', outputDir: '.next/static', buildOutput: '.next', spaFallback: false, readsPort: true, reasons };
+};
+
+const ADAPTER_NODE_INSTALL: Record<PackageManager, string> = {
+  npm: 'npm install --no-save',
+  pnpm: 'pnpm add -D',
+  yarn: 'yarn add -D',
+};
+/** adapter-node's major for each SvelteKit major (its peer range): the newest adapter may need a newer kit. */
+const ADAPTER_NODE_FOR_KIT: Record<string, string> = { '1': '^1', '2': '^5', '3': '^6' };
+
+function adapterNodeSpec(kitRange: string): string {
+  const major = /(\d+)/.exec(kitRange)?.[1];
+  const range = major ? ADAPTER_NODE_FOR_KIT[major] : undefined;
+  return range ? `@sveltejs/adapter-node@${range}` : '@sveltejs/adapter-node';
+}
+
+const sveltekit: Recogniser = (input) => {
+  if (!input.deps['@sveltejs/kit']) return null;
+  const reasons = [`package.json depends on @sveltejs/kit ${input.deps['@sveltejs/kit']}`];
+  const file = config(input, ['svelte.config.js', 'svelte.config.mjs', 'svelte.config.ts']);
+  const text = code(file);
+  const adapter = /from\s+["'](@sveltejs\/adapter-[a-z-]+)["']/.exec(text)?.[1] ?? Object.keys(input.deps).find((d) => d.startsWith('@sveltejs/adapter-'));
+  reasons.push(adapter ? `${file ? file.path : 'package.json'}: ${adapter}` : 'no adapter found in svelte.config.js or package.json');
+  const build = buildWith(input, 'vite build', reasons);
+  if (adapter === '@sveltejs/adapter-static') {
+    const pages = /\bpages\s*:\s*["'`]([^"'`]+)["'`]/.exec(text)?.[1]?.replace(/^\.\//, '').replace(/\/+$/, '') ?? 'build';
+    const fallback = /\bfallback\s*:\s*["'`]([^"'`]+)["'`]/.exec(text)?.[1];
+    reasons.push(`adapter-static writes pages to ${pages}/${fallback ? ` with fallback ${fallback}` : ''}`);
+    return { framework: 'sveltekit', dependency: '@sveltejs/kit', kind: 'static', build, start: null, startSource: null, outputDir: pages, buildOutput: pages, spaFallback: fallback === 'index.html', readsPort: false, reasons };
+  }
+  const plan: FrameworkPlan = { framework: 'sveltekit', dependency: '@sveltejs/kit', kind: 'node', build, start: 'node build', startSource: 'framework', outputDir: 'build/client', buildOutput: 'build', spaFallback: false, readsPort: true, reasons };
+  if (adapter === '@sveltejs/adapter-node') {
+    reasons.push('adapter-node: Node server in build/, started with node build (reads PORT)');
+    return plan;
+  }
+  if (adapter === '@sveltejs/adapter-auto' || adapter === undefined) {
+    const configPath = file?.path ?? 'svelte.config.js';
+    reasons.push(`${adapter ?? 'no adapter'} cannot detect this platform: built with @sveltejs/adapter-node instead`);
+    plan.installExtra = `${ADAPTER_NODE_INSTALL[input.pm]} ${adapterNodeSpec(input.deps['@sveltejs/kit'])}`;
+    if (file && adapter) plan.build = `sed -i 's#@sveltejs/adapter-auto#@sveltejs/adapter-node#' ${configPath} && ${build}`;
+    plan.warnings = [{
+      code: 'framework_adapter_replaced',
+      path: configPath,
+      detail: `${adapter ?? 'none'} -> @sveltejs/adapter-node`,
+      message: `${configPath} uses ${adapter ?? 'no adapter'}, which cannot detect this platform, so Slipway builds the app with @sveltejs/adapter-node (${adapterNodeSpec(input.deps['@sveltejs/kit'])}, installed for the build and swapped into the build's copy of ${configPath} only). To make it explicit: install @sveltejs/adapter-node as a devDependency and import adapter from '@sveltejs/adapter-node' in ${configPath}.`,
+    }];
+    return plan;
+  }
+  return null; // another platform's adapter: the caller reports what it found
+};
+
+const astro: Recogniser = (input) => {
+  if (!input.deps['astro']) return null;
+  const reasons = [`package.json depends on astro ${input.deps['astro']}`];
+  const file = config(input, ['astro.config.mjs', 'astro.config.ts', 'astro.config.js', 'astro.config.mts', 'astro.config.cjs']);
+  const text = code(file);
+  const build = buildWith(input, 'astro build', reasons);
+  if (/from\s+["']@astrojs\/node["']/.test(text)) {
+    if (/\bmode\s*:\s*["'`]middleware["'`]/.test(text)) {
+      if (!input.scripts['start']) return null;
+      reasons.push(`${file!.path}: @astrojs/node in middleware mode, started by scripts.start: ${input.scripts['start']}`);
+      return { framework: 'astro', dependency: 'astro', kind: 'node', build, start: runScript(input.pm, 'start'), startSource: 'script', outputDir: 'dist/client', buildOutput: 'dist', spaFallback: false, readsPort: false, reasons };
+    }
+    reasons.push(`${file!.path}: @astrojs/node standalone: node ./dist/server/entry.mjs (reads PORT)`);
+    return { framework: 'astro', dependency: 'astro', kind: 'node', build, start: 'node ./dist/server/entry.mjs', startSource: 'framework', outputDir: 'dist/client', buildOutput: 'dist', spaFallback: false, readsPort: true, reasons };
+  }
+  const adapter = /from\s+["'](@astrojs\/(?:vercel|netlify|cloudflare)[^"']*)["']/.exec(text)?.[1];
+  if (adapter) return null;
+  reasons.push(`${file ? `${file.path}: no server adapter` : 'no astro.config'}: static site in dist/`);
+  return { framework: 'astro', dependency: 'astro', kind: 'static', build, start: null, startSource: null, outputDir: 'dist', buildOutput: 'dist', spaFallback: false, readsPort: false, reasons };
+};
+
+const nuxt: Recogniser = (input) => {
+  if (!input.deps['nuxt']) return null;
+  const reasons = [`package.json depends on nuxt ${input.deps['nuxt']}`];
+  const file = config(input, ['nuxt.config.ts', 'nuxt.config.js', 'nuxt.config.mjs']);
+  const text = code(file);
+  const spa = /\bssr\s*:\s*false\b/.test(text);
+  const generates = /\bnuxt(i)? generate\b/.test(input.scripts['build'] ?? '') || (spa && Boolean(input.scripts['generate']));
+  if (generates || /\bpreset\s*:\s*["'`]static["'`]/.test(text)) {
+    const script = /\bnuxt(i)? generate\b/.test(input.scripts['build'] ?? '') || !input.scripts['generate'] ? 'build' : 'generate';
+    reasons.push(spa ? `${file!.path}: ssr: false (single-page app)` : 'prerendered with nuxt generate');
+    reasons.push(`package.json scripts.${script}: ${input.scripts[script] ?? '-'}: static files in .output/public`);
+    return { framework: 'nuxt', dependency: 'nuxt', kind: spa ? 'spa' : 'static', build: input.scripts[script] ? runScript(input.pm, script) : 'npx --no-install nuxt generate', start: null, startSource: null, outputDir: '.output/public', buildOutput: '.output/public', spaFallback: spa, readsPort: false, reasons };
+  }
+  const build = buildWith(input, 'nuxt build', reasons);
+  reasons.push('Nitro node server: node .output/server/index.mjs (reads PORT)');
+  return { framework: 'nuxt', dependency: 'nuxt', kind: 'node', build, start: 'node .output/server/index.mjs', startSource: 'framework', outputDir: '.output/public', buildOutput: '.output', spaFallback: false, readsPort: true, reasons };
+};
+
+const reactRouter: Recogniser = (input) => {
+  const file = config(input, ['react-router.config.ts', 'react-router.config.js', 'react-router.config.mjs']);
+  if (!input.deps['@react-router/dev'] && !file) return null;
+  const reasons = [input.deps['@react-router/dev'] ? `package.json depends on @react-router/dev ${input.deps['@react-router/dev']} (framework mode)` : `${file!.path} (framework mode)`];
+  const build = buildWith(input, 'react-router build', reasons);
+  if (/\bssr\s*:\s*false\b/.test(code(file))) {
+    reasons.push(`${file!.path}: ssr: false (SPA mode): static files in build/client`);
+    return { framework: 'react-router', dependency: 'react-router', kind: 'spa', build, start: null, startSource: null, outputDir: 'build/client', buildOutput: 'build/client', spaFallback: true, readsPort: false, reasons };
+  }
+  const start = input.scripts['start'];
+  const serves = !start || /^react-router-serve\b/.test(start);
+  reasons.push(start ? `package.json scripts.start: ${start}${serves ? ' (reads PORT)' : ''}` : 'no start script: react-router-serve ./build/server/index.js (reads PORT)');
+  return {
+    framework: 'react-router', dependency: 'react-router', kind: 'node', build,
+    start: start ? runScript(input.pm, 'start') : 'npx --no-install react-router-serve ./build/server/index.js', startSource: start ? 'script' : 'framework',
+    outputDir: 'build/client', buildOutput: 'build', spaFallback: false, readsPort: serves, reasons,
+  };
+};
+
+const nest: Recogniser = (input) => {
+  if (!input.deps['@nestjs/core'] || !/\bnest build\b/.test(input.scripts['build'] ?? '')) return null;
+  const reasons = [`package.json depends on @nestjs/core ${input.deps['@nestjs/core']}`, `package.json scripts.build: ${input.scripts['build']} (compiles to dist/)`];
+  const prod = input.scripts['start:prod'];
+  const custom = prod && prod.trim() !== 'node dist/main';
+  reasons.push(custom ? `package.json scripts.start:prod: ${prod}` : 'started with node dist/main (scripts.start runs nest start, which recompiles)');
+  return {
+    framework: 'nestjs', dependency: '@nestjs/core', kind: 'node', build: runScript(input.pm, 'build'),
+    start: custom ? runScript(input.pm, 'start:prod') : 'node dist/main', startSource: custom ? 'script' : 'framework',
+    outputDir: null, buildOutput: 'dist', spaFallback: false, readsPort: false, reasons,
+  };
+};
+
+/** In order: meta-frameworks before the libraries they are built on. */
+export const RECOGNISERS: [string, Recogniser][] = [['next', next], ['sveltekit', sveltekit], ['astro', astro], ['nuxt', nuxt], ['react-router', reactRouter], ['nestjs', nest]];
+/** Values of `framework` in slipway.json besides the recognised frameworks. */
+export const GENERIC_FRAMEWORKS = ['static', 'node'];
+
+/** What a framework dependency without a usable plan means, for the refusal message. */
+export function unplacedFramework(input: FrameworkInput): string | null {
+  const text = (names: string[]) => code(config(input, names));
+  if (input.deps['@sveltejs/kit']) {
+    const adapter = /from\s+["'](@sveltejs\/adapter-[a-z-]+)["']/.exec(text(['svelte.config.js', 'svelte.config.mjs', 'svelte.config.ts']))?.[1];
+    return `SvelteKit with ${adapter ?? 'an unknown adapter'} (svelte.config.js): that adapter targets another platform. Use @sveltejs/adapter-node (a server) or @sveltejs/adapter-static (static files)`;
+  }
+  if (input.deps['astro']) {
+    const adapter = /from\s+["'](@astrojs\/[a-z-]+)["']/.exec(text(['astro.config.mjs', 'astro.config.ts', 'astro.config.js']))?.[1] ?? 'a server adapter';
+    return `Astro with ${adapter} (astro.config): that adapter targets another platform. Use @astrojs/node in standalone mode, or no adapter for a static site (or add a "start" script for middleware mode)`;
+  }
+  return null;
+}
