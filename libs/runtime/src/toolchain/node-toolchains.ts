@@ -72,7 +72,7 @@ export class NodeToolchains {
       platform: this.platform,
     });
     if (!result.ok) throw new ToolchainError('node_version_unsupported', result.reason);
-    return result;
+    return { version: result.version, source: result.source };
   }
 
   /** `null` for the platform's own Node (in `/usr`, already in every sandbox); the toolchain otherwise. */
