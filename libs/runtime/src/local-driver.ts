@@ -12,7 +12,7 @@ import type { AppCgroup } from './sandbox/cgroups.js';
 import type { LocalSandbox } from './sandbox/local-sandbox.js';
 import { spawnSandbox } from './sandbox/sandbox-argv.js';
 import { SandboxUnavailableError } from './sandbox/sandbox-probe.js';
-import { TOOLCHAIN_BIN, TOOLCHAIN_PATH, type NodeToolchain, type NodeToolchains } from './toolchain/node-toolchains.js';
+import { TOOLCHAIN_BIN, TOOLCHAIN_PATH, toolchainEnv, type NodeToolchain, type NodeToolchains } from './toolchain/node-toolchains.js';
 
 /** What `LocalSandbox.prepare` made for a release: its user and its cgroup. */
 interface Confinement {
@@ -104,7 +104,7 @@ class LocalRelease implements RunningRelease {
     const t = this.toolchain;
     // The release's own Node first on PATH (the app cannot set PATH past it: it comes last).
     const first = t ? `${c ? TOOLCHAIN_BIN : join(t.dir, 'bin')}:` : '';
-    const env = { HOME: '/tmp', NODE_ENV: 'production', ...this.release.env, PATH: `${first}/usr/local/bin:/usr/bin:/bin`, PORT: String(this.port) };
+    const env = { HOME: '/tmp', NODE_ENV: 'production', ...(t ? toolchainEnv() : {}), ...this.release.env, PATH: `${first}/usr/local/bin:/usr/bin:/bin`, PORT: String(this.port) };
     const binds = t ? [{ host: t.dir, path: TOOLCHAIN_PATH }] : [];
     const child = c
       ? spawnSandbox(c.sandbox.command(c.ids, c.cgroup, this.dir, env, this.port, this.release.startCommand, binds).argv, env, { cwd: '/', detached: true })

@@ -5,7 +5,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AnalyzeError, analyzeSource, buildOutputWarnings, outputHazards, readProjectDir, unsandboxedBuildHazard, unsandboxedRuntimeHazard, type Hazard, type ProjectSpec, type Warning } from '@slipway/analyzer';
 import type { BlobStore } from '@slipway/blob';
 import { LIMITS, type DeployError, type DeployFailureCode, type DeployStepName } from '@slipway/contract';
-import { SandboxUnavailableError, TOOLCHAIN_BIN, ToolchainError, nodeToolchainsFor, routesChannel, type NodeToolchain, type NodeToolchains, type RoutesMessage } from '@slipway/runtime';
+import { SandboxUnavailableError, TOOLCHAIN_BIN, ToolchainError, nodeToolchainsFor, toolchainEnv, routesChannel, type NodeToolchain, type NodeToolchains, type RoutesMessage } from '@slipway/runtime';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { DependencyCache } from '../pipeline/dependency-cache.js';
@@ -269,7 +269,7 @@ export class DeployPipelineService {
     const sandboxed = sandbox.mode.kind === 'bwrap';
     // The project's Node (and the npm of its release) first on PATH: `npm`, `node` and `#!/usr/bin/env node` all find it.
     const first = node ? `${sandboxed ? TOOLCHAIN_BIN : join(node.dir, 'bin')}:` : '';
-    return { PATH: `${first}/usr/local/bin:/usr/bin:/bin`, HOME: sandboxed ? '/tmp' : join(root, 'home'), CI: 'true', LANG: 'C.UTF-8' };
+    return { ...(node ? toolchainEnv() : {}), PATH: `${first}/usr/local/bin:/usr/bin:/bin`, HOME: sandboxed ? '/tmp' : join(root, 'home'), CI: 'true', LANG: 'C.UTF-8' };
   }
 
   private installEnv(sandbox: Sandbox, downloads: string, root: string, node: NodeToolchain | null): Record<string, string> {

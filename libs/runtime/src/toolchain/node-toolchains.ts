@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -14,6 +14,19 @@ const run = promisify(execFile);
 /** Where a toolchain is inside every sandbox (read-only), and its `bin` first on PATH. */
 export const TOOLCHAIN_PATH = '/opt/slipway/node';
 export const TOOLCHAIN_BIN = `${TOOLCHAIN_PATH}/bin`;
+
+/** The machine's CA bundle (Debian's); bound read-only into every sandbox with the rest of /etc/ssl. */
+export const SYSTEM_CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+
+/**
+ * Environment a toolchain's Node needs to trust what the platform's Node trusts: official builds
+ * carry their own CA list and ignore the machine's store, so a CA the operator added (an
+ * intercepting proxy's, a private registry's) would break `npm install` on them but not on the
+ * platform's Node. NODE_EXTRA_CA_CERTS adds the machine's bundle to Node's own list.
+ */
+export function toolchainEnv(): Record<string, string> {
+  return existsSync(SYSTEM_CA_BUNDLE) ? { NODE_EXTRA_CA_CERTS: SYSTEM_CA_BUNDLE } : {};
+}
 
 /** The npm major each Node major ships with (its own release bundles that npm major). */
 export const NPM_MAJOR_FOR_NODE: Readonly<Record<number, number>> = { 20: 10, 22: 10, 24: 11 };
