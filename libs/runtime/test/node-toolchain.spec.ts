@@ -71,6 +71,20 @@ describe('Node.js toolchains from the npm registry (real downloads, cached)', ()
     expect(lines).toEqual([]);
   });
 
+  it('two instances (as two processes would) fetching the same version at once both end up with one whole copy', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'tc-race-'));
+    try {
+      await chmod(root, 0o755);
+      // Separate instances share nothing in memory: only the rename decides.
+      const [a, b] = await Promise.all([0, 1].map(() => new NodeToolchains({ root, registry, supported: SUPPORTED }).ensure(node22.version)));
+      expect(a).toEqual(b);
+      expect(await version(a!, 'node')).toBe(`v${node22.version}`);
+      expect(await readdir(join(root, 'node'))).toEqual([node22.version]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  }, 300_000);
+
   it('refuses a declaration no supported major satisfies, naming both', async () => {
     const error = await toolchains.resolve({ value: '18', source: 'engines' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ToolchainError);
