@@ -95,4 +95,26 @@ rootOnly('Node versions, deployed (real worker, edge, sandboxes, npm registry)',
     expect(row.error!.message).toMatch(/engines\.node "18\.x" asks for Node\.js 18; this platform offers majors 20, 22, 24 only/);
     expect(row.steps.filter((s) => s.status === 'skipped').map((s) => s.name)).toEqual(['install', 'build', 'scan', 'package', 'release']);
   }, 120_000);
+
+  it('unsandboxed (BUILD_SANDBOX=off, RUNTIME_SANDBOX=off): still built and run on the declared Node, from the machine cache', async () => {
+    const off = await DeployHarness.create('node-versions-off');
+    try {
+      const edgePort = await freePort();
+      const ca = process.env['NODE_EXTRA_CA_CERTS'];
+      const shared = { NODE_TOOLCHAIN_DIR: CACHE, ...(ca ? { NODE_EXTRA_CA_CERTS: ca } : {}) };
+      await off.startEdge(edgePort, { HEALTH_TIMEOUT_MS: '30000', RUNTIME_SANDBOX: 'off', ...shared });
+      await off.startWorker({ EDGE_INTERNAL_URL: `http://127.0.0.1:${edgePort}`, APPS_DOMAIN: `localhost:${edgePort}`, BUILD_SANDBOX: 'off', ...shared });
+      const appId = await off.createApplication({ slug: 'off22' });
+      const pkg = { name: 'off22', private: true, scripts: { build: 'node --version', start: 'node server.js' } };
+      const row = await off.waitForFinal(await off.deploy(appId, await projectTar({ 'package.json': JSON.stringify(pkg), 'server.js': SERVER, '.node-version': '22' })), 120_000);
+      expect(row.error).toBeNull();
+      const version = (row.spec as { nodeVersion: string }).nodeVersion;
+      expect(version).toMatch(/^22\./);
+      expect(row.steps.find((s) => s.name === 'build')!.log).toContain(`v${version}`);
+      const body = JSON.parse((await get(edgePort, `off22.localhost:${edgePort}`)).body) as { version: string; execPath: string };
+      expect(body).toEqual({ version: `v${version}`, execPath: join(CACHE, 'node', version, 'bin', 'node') });
+    } finally {
+      await off.close();
+    }
+  }, 180_000);
 });

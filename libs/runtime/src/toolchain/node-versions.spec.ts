@@ -69,6 +69,17 @@ describe('resolving a declared Node.js version', () => {
     }
   });
 
+  it('any text at all resolves or is refused with a reason; it never throws (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(fc.string({ maxLength: 300 }), fc.string({ unit: 'binary', maxLength: 50 }), fc.constantFrom('lts/', 'lts/-', 'v', '>=', '||', '^', 'x', '*', '22 || banana')), async (value) => {
+        const result = await resolveNodeVersion({ value, source: '.node-version' }, async () => VERSIONS, { supported: SUPPORTED, platform: PLATFORM });
+        if (result.ok) expect(SUPPORTED).toContain(semver.major(result.version));
+        else expect(result.reason).toMatch(/^\.node-version ".*" (is|asks|matches)/s);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('never picks a prerelease, an odd major or an unsupported one (property)', async () => {
     const versionArb = fc.tuple(fc.integer({ min: 14, max: 27 }), fc.integer({ min: 0, max: 25 }), fc.integer({ min: 0, max: 5 })).map(([a, b, c]) => `${a}.${b}.${c}`);
     const rangeArb = fc.oneof(
