@@ -44,6 +44,8 @@ describe('build sandbox with a project Node.js toolchain (real pasta + bubblewra
       'command -v node',
       "printf '#!/usr/bin/env node\\nconsole.log(\"env-node\", process.version)\\n' > s.js && chmod +x s.js && ./s.js",
       'touch /opt/slipway/node/bin/x 2>/dev/null && echo WRITABLE || echo read-only',
+      // Not only the files' owner (root) protects it: the mount itself is read-only.
+      "grep ' /opt/slipway/node ' /proc/self/mountinfo | cut -d ' ' -f 6",
     ].join(' && ');
     const result = await sandbox.run({ workspace, command, env, toolchainDir: node22.dir, ...limits });
     expect(result.exitCode).toBe(0);
@@ -53,6 +55,7 @@ describe('build sandbox with a project Node.js toolchain (real pasta + bubblewra
     expect(lines[2]).toBe('/opt/slipway/node/bin/node');
     expect(lines[3]).toBe(`env-node v${node22.version}`);
     expect(lines[4]).toBe('read-only');
+    expect(lines[5]).toMatch(/^ro(,|$)/);
   }, 120_000);
 
   it('without a toolchain the build runs on the platform Node (in /usr)', async () => {
