@@ -139,6 +139,12 @@ describe('Node.js toolchains from the npm registry (real downloads, cached)', ()
       expect(lines[0]).toMatch(/is discarded: bin\/node is not the binary that was verified at install/);
       expect(await version(fresh!, 'node')).toBe(`v${node22.version}`);
       expect((await run('cmp', [copy, join(node22.dir, 'bin', 'node')]).then(() => 'same', () => 'differs'))).toBe('same');
+      // A directory left without its marker (a crash mid-copy by hand, a half-deleted entry) is not used either.
+      await rm(join(root, 'node', node22.version, '.slipway-toolchain.json'));
+      lines.length = 0;
+      const again = await new NodeToolchains({ root, registry, supported: SUPPORTED }).ensure(node22.version, (l) => lines.push(l));
+      expect(lines[0]).toMatch(/is discarded: \.slipway-toolchain\.json is missing or unreadable/);
+      expect(await version(again!, 'node')).toBe(`v${node22.version}`);
     } finally {
       await rm(root, { recursive: true, force: true });
     }

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import semver from 'semver';
@@ -127,9 +127,9 @@ export class NodeToolchains {
     try {
       marker = JSON.parse(await readFile(join(dir, MARKER), 'utf8')) as Marker;
     } catch (error) {
-      return (error as NodeJS.ErrnoException).code === 'ENOENT' && !(await readFile(join(dir, 'bin', 'node')).then(() => true, () => false))
-        ? { ok: false }
-        : { ok: false, reason: `${MARKER} is missing or unreadable` };
+      // Absent: nothing there. Anything else there without a readable marker is damaged (never used).
+      const absent = (error as NodeJS.ErrnoException).code === 'ENOENT' && !(await stat(dir).then(() => true, () => false));
+      return absent ? { ok: false } : { ok: false, reason: `${MARKER} is missing or unreadable` };
     }
     if (marker.version !== version) return { ok: false, reason: `it says it is ${String(marker.version)}` };
     const actual = await sha256(join(dir, 'bin', 'node')).catch(() => 'missing');
