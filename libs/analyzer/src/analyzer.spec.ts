@@ -54,7 +54,7 @@ describe('spec detection', () => {
   it('detects a Vite-style SPA with its package manager, build and output', async () => {
     const { spec } = await analyze('vite-spa');
     expect(spec).toMatchObject({
-      kind: 'spa', packageManager: 'npm', packageManagerSource: 'lockfile', lockfile: 'package-lock.json', nodeVersion: '>=18',
+      kind: 'spa', packageManager: 'npm', packageManagerSource: 'lockfile', lockfile: 'package-lock.json', nodeVersion: null, nodeVersionRequest: { value: '>=18', source: 'engines' },
       commands: { install: 'npm ci', build: 'npm run build', start: null }, outputDir: 'dist', spaFallback: true, env: ['VITE_GREETING'],
     });
   });

@@ -7,19 +7,19 @@ const analyze = async (name: string) => analyzeSource(await readProjectDir(join(
 const file = (path: string, text: string): ProjectFile => ({ path, text, bytes: Buffer.byteLength(text) });
 
 type Expected = Omit<ProjectSpec, 'files'>;
-const npm = { packageManager: 'npm', packageManagerSource: 'default', lockfile: null, nodeVersion: null } as const;
+const npm = { packageManager: 'npm', packageManagerSource: 'default', lockfile: null, nodeVersion: null, nodeVersionRequest: null } as const;
 const none: Pick<ProjectSpec, 'overrides' | 'env' | 'usesSignIn'> = { overrides: [], env: [], usesSignIn: false };
 const envPort = { source: 'env', fixed: null } as const;
 
 /** One row per official starter: the whole spec, and the warnings that must (and only those) come with it. */
 const STARTERS: [string, Expected, string[]][] = [
   ['next-app-router', {
-    kind: 'node', framework: 'next', frameworkVersion: '16.0.3', frameworkVersionSource: 'lockfile', packageManager: 'npm', packageManagerSource: 'lockfile', lockfile: 'package-lock.json', nodeVersion: null,
+    kind: 'node', framework: 'next', frameworkVersion: '16.0.3', frameworkVersionSource: 'lockfile', packageManager: 'npm', packageManagerSource: 'lockfile', lockfile: 'package-lock.json', nodeVersion: null, nodeVersionRequest: null,
     commands: { install: 'npm ci', build: 'npm run build', start: 'npm run start' }, outputDir: '.next/static', buildOutput: '.next', startSource: 'script', spaFallback: false, port: envPort,
     reasons: ['package.json depends on next 16.0.3', 'app router (app/)', 'package.json scripts.build: next build', 'package.json scripts.start: next start (reads PORT)'], ...none,
   }, []],
   ['next-pages-standalone', {
-    kind: 'node', framework: 'next', frameworkVersion: '16.0.3', frameworkVersionSource: 'lockfile', packageManager: 'pnpm', packageManagerSource: 'lockfile', lockfile: 'pnpm-lock.yaml', nodeVersion: null,
+    kind: 'node', framework: 'next', frameworkVersion: '16.0.3', frameworkVersionSource: 'lockfile', packageManager: 'pnpm', packageManagerSource: 'lockfile', lockfile: 'pnpm-lock.yaml', nodeVersion: null, nodeVersionRequest: null,
     commands: { install: 'pnpm install --frozen-lockfile', build: 'pnpm run build && cp -r .next/static .next/standalone/.next/ && cp -r public .next/standalone/', start: 'node .next/standalone/server.js' },
     outputDir: '.next/static', buildOutput: '.next/standalone', startSource: 'framework', spaFallback: false, port: envPort,
     reasons: ['package.json depends on next 16.0.3', 'pages router (pages/)', 'package.json scripts.build: next build', "next.config.ts: output 'standalone': .next/static and public/ are copied next to .next/standalone/server.js, as Next.js documents"], ...none,

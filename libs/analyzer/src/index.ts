@@ -1,5 +1,6 @@
 export * from './analyze.js';
 export * from './detect-spec.js';
+export * from './node-version.js';
 export * from './output-findings.js';
 export * from './project-facts.js';
 export * from './read-project.js';

@@ -8,7 +8,7 @@ export const MAX_TEXT_BYTES = 1024 * 1024;
 
 function isTextCandidate(path: string): boolean {
   const base = path.slice(path.lastIndexOf('/') + 1);
-  return TEXT_EXTENSIONS.test(base) || base.startsWith('.env') || !base.includes('.');
+  return TEXT_EXTENSIONS.test(base) || base.startsWith('.env') || base === '.nvmrc' || base === '.node-version' || !base.includes('.');
 }
 
 /**

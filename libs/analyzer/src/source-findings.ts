@@ -1,4 +1,3 @@
-import semver from 'semver';
 import { isSourceCode } from './detect-spec.js';
 import { findSecrets } from './secret-patterns.js';
 import type { AnalyzeContext, Hazard, ProjectFile, ProjectSpec, Warning } from './types.js';
@@ -36,12 +35,6 @@ export function sourceFindings(files: ProjectFile[], spec: ProjectSpec, context:
   }
   if (spec.usesSignIn && !context.signInEnabled) {
     warnings.push({ code: 'sign_in_not_enabled', detail: spec.env.filter((n) => SIGN_IN_PROVIDED.test(n)).join(', '), message: 'The code uses the sign-in service (SERVICE_AUTH_*), but sign-in is not enabled for this application, so those variables will be undefined. Enable sign-in first.' });
-  }
-  if (spec.nodeVersion) {
-    const range = semver.validRange(spec.nodeVersion);
-    if (range && !semver.satisfies(context.runtimeNodeVersion, range)) {
-      warnings.push({ code: 'engine_mismatch', path: 'package.json', detail: `engines.node "${spec.nodeVersion}", runtime ${context.runtimeNodeVersion}`, message: `package.json asks for Node ${spec.nodeVersion}, but builds and servers run on ${context.runtimeNodeVersion}.` });
-    }
   }
   if ((spec.kind === 'node' || spec.kind === 'node+static') && spec.commands.start && spec.startSource === 'entry') {
     warnings.push({ code: 'no_start_script', path: 'package.json', detail: spec.commands.start, message: `package.json has no "start" script; the server is started with \`${spec.commands.start}\`. Add a start script to say how it should run.` });

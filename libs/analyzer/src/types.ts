@@ -7,6 +7,12 @@ export interface ProjectFile {
   text?: string;
 }
 
+/** A Node.js version or range as the project wrote it, and where. */
+export interface NodeVersionRequest {
+  value: string;
+  source: 'engines' | '.nvmrc' | '.node-version';
+}
+
 export type ProjectKind = 'static' | 'spa' | 'node' | 'node+static';
 export type PackageManager = 'npm' | 'pnpm' | 'yarn';
 
@@ -25,8 +31,13 @@ export interface ProjectSpec {
   /** Where the package manager choice came from. */
   packageManagerSource: 'packageManager' | 'lockfile' | 'default' | null;
   lockfile: string | null;
-  /** `engines.node` as written, or null. */
+  /**
+   * The exact Node.js version builds and the server run on (e.g. `22.23.3`), set by the build
+   * worker once it has resolved `nodeVersionRequest`; null for a static site or before that.
+   */
   nodeVersion: string | null;
+  /** What the project declared (`.node-version`, `.nvmrc`, `engines.node`), or null (the platform's Node). */
+  nodeVersionRequest?: NodeVersionRequest | null;
   commands: { install: string | null; build: string | null; start: string | null };
   /** Directory (relative to the project) whose files are served; null for a Node server without a front end. */
   outputDir: string | null;
@@ -106,8 +117,8 @@ export interface AnalyzeContext {
   /** Names of the application's secrets (values are not needed here). */
   secretNames: string[];
   signInEnabled: boolean;
-  /** The Node version builds and servers run on, e.g. `v20.20.2`. */
-  runtimeNodeVersion: string;
+  /** Unused: the Node version is chosen per project since toolchains (see node-version.ts). */
+  runtimeNodeVersion?: string;
 }
 
 export interface SourceAnalysis {

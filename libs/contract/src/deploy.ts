@@ -20,6 +20,8 @@ export const DEPLOY_FAILURE_CODES = {
   invalid_package_json: 'package.json is not valid JSON.',
   invalid_slipway_json: 'slipway.json (build overrides) is not valid: not JSON, an unknown field, a non-string value or an output directory outside the project.',
   no_start_script: 'A Node.js server with no "start" script and no entry file to run.',
+  node_version_unsupported: 'The Node.js version the project declares (`engines.node`, `.nvmrc`, `.node-version`) is not one this platform offers; the message says what was declared and which majors are supported.',
+  node_unavailable: 'The Node.js version the project needs could not be fetched or verified (registry unreachable, integrity mismatch); nothing of the project ran. Retrying may help.',
   install_failed: 'Installing dependencies failed; the step log shows why.',
   build_failed: 'The build script failed; the step log shows why.',
   build_timeout: 'Install or build ran past the time limit and was stopped.',

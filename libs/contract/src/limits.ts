@@ -57,6 +57,12 @@ export const LIMITS = {
     /** Seconds an upload may go without a byte before it is dropped (`408 upload_stalled`). */
     idleTimeoutSeconds: 20,
   },
+  /**
+   * Node.js majors a project may declare (`engines.node`, `.nvmrc`, `.node-version`); builds and
+   * the running release use the exact version chosen (libs/runtime toolchain). A declaration no
+   * supported major satisfies fails the deploy with `node_version_unsupported`.
+   */
+  node: { supportedMajors: [20, 22, 24] },
   /** `PUT /api/v1/secrets`. */
   secrets: {
     maxSecretsPerApplication: 200,

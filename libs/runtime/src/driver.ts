@@ -9,6 +9,11 @@ export interface ReleaseToRun {
   startCommand: string;
   /** The app's whole environment except PORT (secrets, DATABASE_URL, SERVICE_AUTH_*). */
   env: Record<string, string>;
+  /**
+   * The exact Node.js version the release was built with (`spec.nodeVersion`); it runs on the same
+   * one. Absent or null: the platform's own Node.
+   */
+  nodeVersion?: string | null;
 }
 
 export interface RunningRelease {

@@ -14,3 +14,7 @@ export * from './sandbox/cgroups.js';
 export * from './sandbox/local-sandbox.js';
 export * from './sandbox/sandbox-argv.js';
 export * from './sandbox/sandbox-probe.js';
+export * from './toolchain/node-toolchains.js';
+export * from './toolchain/node-versions.js';
+export * from './toolchain/npm-registry.js';
+export * from './toolchain/toolchain-error.js';

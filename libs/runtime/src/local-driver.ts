@@ -12,6 +12,7 @@ import type { AppCgroup } from './sandbox/cgroups.js';
 import type { LocalSandbox } from './sandbox/local-sandbox.js';
 import { spawnSandbox } from './sandbox/sandbox-argv.js';
 import { SandboxUnavailableError } from './sandbox/sandbox-probe.js';
+import { TOOLCHAIN_BIN, TOOLCHAIN_PATH, toolchainEnv, type NodeToolchain, type NodeToolchains } from './toolchain/node-toolchains.js';
 
 /** What `LocalSandbox.prepare` made for a release: its user and its cgroup. */
 interface Confinement {
@@ -30,6 +31,11 @@ export interface LocalDriverOptions {
    * Without one, apps run unsandboxed — an operator's explicit choice (RUNTIME_SANDBOX=off).
    */
   sandbox?: LocalSandbox;
+  /**
+   * Where a release's Node.js comes from (the cache the build worker filled); without it, only
+   * releases built on the platform's own Node can start.
+   */
+  toolchains?: NodeToolchains;
   /** Unsandboxed only: run apps as this user when the edge runs as root. */
   user?: { uid: number; gid: number };
   /** Crash restarts: first delay, doubled each time up to `maxBackoffMs`. */
@@ -81,6 +87,7 @@ class LocalRelease implements RunningRelease {
     private readonly log: WriteStream,
     private readonly options: LocalDriverOptions,
     private readonly confinement: Confinement | null,
+    private readonly toolchain: NodeToolchain | null = null,
   ) {}
 
   logTail(): string {
@@ -93,10 +100,14 @@ class LocalRelease implements RunningRelease {
   }
 
   spawn(): ChildProcess {
-    const env = { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/tmp', NODE_ENV: 'production', ...this.release.env, PORT: String(this.port) };
     const c = this.confinement;
+    const t = this.toolchain;
+    // The release's own Node first on PATH (the app cannot set PATH past it: it comes last).
+    const first = t ? `${c ? TOOLCHAIN_BIN : join(t.dir, 'bin')}:` : '';
+    const env = { HOME: '/tmp', NODE_ENV: 'production', ...(t ? toolchainEnv() : {}), ...this.release.env, PATH: `${first}/usr/local/bin:/usr/bin:/bin`, PORT: String(this.port) };
+    const binds = t ? [{ host: t.dir, path: TOOLCHAIN_PATH }] : [];
     const child = c
-      ? spawnSandbox(c.sandbox.command(c.ids, c.cgroup, this.dir, env, this.port, this.release.startCommand).argv, env, { cwd: '/', detached: true })
+      ? spawnSandbox(c.sandbox.command(c.ids, c.cgroup, this.dir, env, this.port, this.release.startCommand, binds).argv, env, { cwd: '/', detached: true })
       : spawn('sh', ['-c', this.release.startCommand], {
           cwd: this.dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
           ...(this.options.user ? { uid: this.options.user.uid, gid: this.options.user.gid } : {}),
@@ -180,19 +191,29 @@ export class LocalDriver implements RuntimeDriver {
     return join(this.options.dir, 'releases', releaseId);
   }
 
+  /** The release's Node.js (verified, from the machine's cache, fetched if missing); null: the platform's. */
+  private async toolchainOf(release: ReleaseToRun): Promise<NodeToolchain | null> {
+    const version = release.nodeVersion;
+    const platform = process.version.replace(/^v/, '');
+    if (!version || version === platform) return null;
+    if (!this.options.toolchains) throw new Error(`release ${release.releaseId} needs Node.js ${version}, and this runtime has no toolchains configured (only ${platform})`);
+    return this.options.toolchains.ensure(version);
+  }
+
   logFile(releaseId: string): string {
     return join(this.options.dir, 'logs', `${releaseId}.log`);
   }
 
   async start(release: ReleaseToRun): Promise<RunningRelease> {
     const dir = this.releaseDir(release.releaseId);
+    const toolchain = await this.toolchainOf(release);
     await extractRelease(await this.options.blobs.get(release.artifactKey), dir);
     await mkdir(join(this.options.dir, 'logs'), { recursive: true, mode: 0o700 });
     const log = createWriteStream(this.logFile(release.releaseId), { flags: 'a' });
     const sandbox = this.options.sandbox;
     const began = performance.now();
     const confinement = sandbox ? { sandbox, ...(await sandbox.prepare(release.applicationId, release.releaseId, dir)) } : null;
-    const running = new LocalRelease(release.releaseId, await freePort(), dir, release, log, this.options, confinement);
+    const running = new LocalRelease(release.releaseId, await freePort(), dir, release, log, this.options, confinement, toolchain);
     const spawned = performance.now();
     running.spawn();
     try {

@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AnalyzeError, analyzeSource, buildOutputWarnings, outputHazards, readProjectDir, unsandboxedBuildHazard, unsandboxedRuntimeHazard, type Hazard, type ProjectSpec, type Warning } from '@slipway/analyzer';
 import type { BlobStore } from '@slipway/blob';
-import type { DeployError, DeployFailureCode, DeployStepName } from '@slipway/contract';
-import { SandboxUnavailableError, routesChannel, type RoutesMessage } from '@slipway/runtime';
+import { LIMITS, type DeployError, type DeployFailureCode, type DeployStepName } from '@slipway/contract';
+import { SandboxUnavailableError, TOOLCHAIN_BIN, ToolchainError, nodeToolchainsFor, toolchainEnv, routesChannel, type NodeToolchain, type NodeToolchains, type RoutesMessage } from '@slipway/runtime';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { DependencyCache } from '../pipeline/dependency-cache.js';
@@ -39,6 +39,7 @@ export class DeployPipelineService {
   private readonly logger = new Logger('deploy');
   private readonly cache: DependencyCache;
   private readonly handoff: RuntimeHandoff;
+  private readonly toolchains: NodeToolchains;
 
   constructor(
     @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
@@ -55,6 +56,7 @@ export class DeployPipelineService {
       masterKey: config.SLIPWAY_MASTER_KEY,
       maxBytes: config.DEPENDENCY_CACHE_MAX_BYTES,
     });
+    this.toolchains = nodeToolchainsFor(config, LIMITS.node.supportedMajors);
     this.handoff = new RuntimeHandoff(config.EDGE_INTERNAL_URL, config.SLIPWAY_MASTER_KEY, config.RELEASE_TIMEOUT_MS);
   }
 
@@ -68,6 +70,7 @@ export class DeployPipelineService {
     const hazards: Hazard[] = [];
     let spec: ProjectSpec | undefined;
     let currentStep: DeployStepName | null = null;
+    let toolchain: NodeToolchain | null = null;
     const fail = async (code: DeployFailureCode, message: string) => {
       recorder.skipRemaining();
       const error: DeployError = { code, message: recorder.redact(message), step: currentStep };
@@ -103,8 +106,9 @@ export class DeployPipelineService {
       });
 
       await step('analyze', async (log) => {
-        const analysis = analyzeSource(await readProjectDir(src), { secretNames: app.secretNames, signInEnabled: app.signInEnabled, runtimeNodeVersion: process.version });
+        const analysis = analyzeSource(await readProjectDir(src), { secretNames: app.secretNames, signInEnabled: app.signInEnabled });
         spec = analysis.spec;
+        toolchain = await this.nodeFor(spec, log);
         warnings.push(...analysis.warnings);
         hazards.push(...analysis.hazards);
         log(`${spec.kind}${spec.framework ? ` (${spec.framework}${spec.frameworkVersion ? ` ${spec.frameworkVersion}` : ''})` : ''}: install ${spec.commands.install ?? '-'}, build ${spec.commands.build ?? '-'}, start ${spec.commands.start ?? '-'}`);
@@ -112,6 +116,7 @@ export class DeployPipelineService {
         if (!(await this.deployments.save(applicationId, deploymentId, attempt, recorder.steps, { spec, warnings, hazards }))) throw new LostLeaseError('lost');
       });
       const project = spec!;
+      const node = toolchain;
       let acquired: Sandbox | undefined;
       // Before the first command of the project: the sandbox, or a sandbox_unavailable failure with nothing run.
       const codeSandbox = async () => (acquired ??= await this.sandboxFor(root));
@@ -140,7 +145,7 @@ export class DeployPipelineService {
           }
         }
         const downloads = await this.cache.downloadCacheDir(applicationId, owner);
-        await this.exec(sandbox, project.commands.install, { root, src, env: this.installEnv(sandbox, downloads, root), cacheDir: downloads, failure: 'install_failed', shutdown, log });
+        await this.exec(sandbox, project.commands.install, { root, src, env: this.installEnv(sandbox, downloads, root, node), cacheDir: downloads, toolchain: node, failure: 'install_failed', shutdown, log });
         if (key) {
           const saved = await this.cache.save(key, src);
           log(saved.saved ? `dependencies cached (${saved.files} files, ${saved.bytes} bytes)` : `dependencies not cached: ${saved.reason}`);
@@ -150,7 +155,7 @@ export class DeployPipelineService {
       await step('build', async (log) => {
         if (!project.commands.build) return 'skipped';
         const sandbox = await codeSandbox();
-        const output = await this.exec(sandbox, project.commands.build, { root, src, env: this.buildEnv(sandbox, app.buildVariables, root), failure: 'build_failed', shutdown, log });
+        const output = await this.exec(sandbox, project.commands.build, { root, src, env: this.buildEnv(sandbox, app.buildVariables, root, node), toolchain: node, failure: 'build_failed', shutdown, log });
         warnings.push(...buildOutputWarnings(recorder.redact(output)));
         // What the build must produce (a framework's server bundle, e.g. SvelteKit's build/), else what is served.
         const produced = project.buildOutput ?? project.outputDir;
@@ -242,15 +247,38 @@ export class DeployPipelineService {
     });
   }
 
-  private baseEnv(sandbox: Sandbox, root: string): Record<string, string> {
-    const sandboxed = sandbox.mode.kind === 'bwrap';
-    return { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: sandboxed ? '/tmp' : join(root, 'home'), CI: 'true', LANG: 'C.UTF-8' };
+  /**
+   * Resolves the project's declared Node.js to an exact version (`spec.nodeVersion`) and makes
+   * sure it is on this machine; `node_version_unsupported` / `node_unavailable` otherwise, before
+   * anything of the project ran. Null: the platform's own Node (nothing declared, or it fits).
+   */
+  private async nodeFor(spec: ProjectSpec, log: (line: string) => void): Promise<NodeToolchain | null> {
+    const runsNode = Boolean(spec.commands.install || spec.commands.build || spec.commands.start);
+    if (!runsNode) return null;
+    try {
+      const request = spec.nodeVersionRequest ?? null;
+      const chosen = await this.toolchains.resolve(request);
+      spec.nodeVersion = chosen.version;
+      const toolchain = await this.toolchains.ensure(chosen.version, log);
+      log(`Node.js ${chosen.version}${request ? ` for ${request.source} "${request.value}"` : ' (nothing declared: the platform\'s Node)'}${toolchain ? `, npm ${toolchain.npmVersion}` : ''}`);
+      return toolchain;
+    } catch (error) {
+      if (error instanceof ToolchainError) throw new StepFailure(error.code, error.message);
+      throw error;
+    }
   }
 
-  private installEnv(sandbox: Sandbox, downloads: string, root: string): Record<string, string> {
+  private baseEnv(sandbox: Sandbox, root: string, node: NodeToolchain | null): Record<string, string> {
+    const sandboxed = sandbox.mode.kind === 'bwrap';
+    // The project's Node (and the npm of its release) first on PATH: `npm`, `node` and `#!/usr/bin/env node` all find it.
+    const first = node ? `${sandboxed ? TOOLCHAIN_BIN : join(node.dir, 'bin')}:` : '';
+    return { ...(node ? toolchainEnv() : {}), PATH: `${first}/usr/local/bin:/usr/bin:/bin`, HOME: sandboxed ? '/tmp' : join(root, 'home'), CI: 'true', LANG: 'C.UTF-8' };
+  }
+
+  private installEnv(sandbox: Sandbox, downloads: string, root: string, node: NodeToolchain | null): Record<string, string> {
     const cache = sandbox.mode.kind === 'bwrap' ? '/cache' : downloads;
     return {
-      ...this.baseEnv(sandbox, root),
+      ...this.baseEnv(sandbox, root, node),
       npm_config_cache: `${cache}/npm`,
       npm_config_store_dir: `${cache}/pnpm-store`,
       YARN_CACHE_FOLDER: `${cache}/yarn`,
@@ -260,17 +288,17 @@ export class DeployPipelineService {
     };
   }
 
-  private buildEnv(sandbox: Sandbox, variables: Record<string, string>, root: string): Record<string, string> {
-    return { ...this.baseEnv(sandbox, root), NODE_ENV: 'production', npm_config_update_notifier: 'false', ...variables };
+  private buildEnv(sandbox: Sandbox, variables: Record<string, string>, root: string, node: NodeToolchain | null): Record<string, string> {
+    return { ...this.baseEnv(sandbox, root, node), NODE_ENV: 'production', npm_config_update_notifier: 'false', ...variables };
   }
 
-  private async exec(sandbox: Sandbox, command: string, options: { root: string; src: string; env: Record<string, string>; cacheDir?: string; failure: DeployFailureCode; shutdown: AbortSignal; log: (line: string) => void }): Promise<string> {
+  private async exec(sandbox: Sandbox, command: string, options: { root: string; src: string; env: Record<string, string>; cacheDir?: string; toolchain: NodeToolchain | null; failure: DeployFailureCode; shutdown: AbortSignal; log: (line: string) => void }): Promise<string> {
     // An abort that landed between two commands (say, while dependencies were being cached) stops the next one.
     if (options.shutdown.aborted) throw new StepFailure(options.failure, `\`${command}\` was not started: the worker is shutting down`);
     await mkdir(join(options.root, 'home'), { recursive: true });
     options.log(`$ ${command}`);
     const result = await sandbox.run({
-      workspace: options.src, command, env: options.env, cacheDir: options.cacheDir,
+      workspace: options.src, command, env: options.env, cacheDir: options.cacheDir, toolchainDir: options.toolchain?.dir,
       timeoutMs: this.config.BUILD_TIMEOUT_MS, outputLimitBytes: this.config.BUILD_OUTPUT_LIMIT_BYTES, signal: options.shutdown,
     });
     options.log(result.output);

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { sandboxArgv, spawnSandbox, tool } from '@slipway/runtime';
+import { TOOLCHAIN_PATH, sandboxArgv, spawnSandbox, tool } from '@slipway/runtime';
 
 export interface RunOptions {
   /** Host directory of the project; it is `/workspace` inside the sandbox. */
@@ -9,6 +9,8 @@ export interface RunOptions {
   env: Record<string, string>;
   /** Host directory mounted at `/cache` (the application's package-manager cache). */
   cacheDir?: string;
+  /** Host directory of the project's Node.js toolchain, mounted read-only at `TOOLCHAIN_PATH`; absent: the platform's Node in /usr. */
+  toolchainDir?: string;
   timeoutMs: number;
   outputLimitBytes: number;
   signal?: AbortSignal;
@@ -37,12 +39,16 @@ export const BUILD_TMP_BYTES = 1024 * 1024 * 1024;
  * platform's ports) is reachable; bubblewrap's namespaces, read-only `/usr`, the workspace at
  * `/workspace` and the cache at `/cache`, nothing else of the host's files.
  */
-export function buildArgv(ids: { uid: number; gid: number }, options: Pick<RunOptions, 'workspace' | 'cacheDir' | 'env' | 'command'>, path?: string): string[] {
+export function buildArgv(ids: { uid: number; gid: number }, options: Pick<RunOptions, 'workspace' | 'cacheDir' | 'toolchainDir' | 'env' | 'command'>, path?: string): string[] {
   // pasta does not die with its parent: if the worker is killed (-9), the kernel kills pasta, and
   // bubblewrap's --die-with-parent then the build, instead of leaving it running unwatched.
   return [tool('setpriv'), '--pdeathsig', 'SIGKILL', '--', ...sandboxArgv({
     ...ids,
-    binds: [{ host: options.workspace, path: '/workspace', writable: true }, ...(options.cacheDir ? [{ host: options.cacheDir, path: '/cache', writable: true }] : [])],
+    binds: [
+      { host: options.workspace, path: '/workspace', writable: true },
+      ...(options.cacheDir ? [{ host: options.cacheDir, path: '/cache', writable: true }] : []),
+      ...(options.toolchainDir ? [{ host: options.toolchainDir, path: TOOLCHAIN_PATH }] : []),
+    ],
     tmpBytes: BUILD_TMP_BYTES,
     env: options.env,
     cwd: '/workspace',

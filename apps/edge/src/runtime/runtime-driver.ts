@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Logger } from '@nestjs/common';
 import type { BlobStore } from '@slipway/blob';
-import { LocalDriver, LocalSandbox, RELEASE_ARTIFACT_PATH, ensureDir, kubernetesDriverFromEnvironment, releaseArtifactToken, type RuntimeDriver } from '@slipway/runtime';
+import { LIMITS } from '@slipway/contract';
+import { LocalDriver, LocalSandbox, RELEASE_ARTIFACT_PATH, ensureDir, nodeToolchainsFor, kubernetesDriverFromEnvironment, releaseArtifactToken, type RuntimeDriver } from '@slipway/runtime';
 import type { EdgeConfig } from '../config.js';
 import { RemoteRuntimeDriver } from './supervisor/remote-driver.js';
 
@@ -58,8 +59,10 @@ export async function createLocalDriver(config: EdgeConfig, blobs: BlobStore, ru
   await ensureDir(runtimeDir, 0o711);
   await ensureDir(join(runtimeDir, 'releases'), 0o711);
   await ensureDir(join(runtimeDir, 'logs'), 0o700);
+  // The same cache the build worker fills: a release runs on the Node it was built with.
+  const toolchains = nodeToolchainsFor(config, LIMITS.node.supportedMajors);
   if (config.RUNTIME_SANDBOX === 'off') {
-    return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, user: await appUser(config.APP_USER, join(runtimeDir, 'releases')) });
+    return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, toolchains, user: await appUser(config.APP_USER, join(runtimeDir, 'releases')) });
   }
   const sandbox = new LocalSandbox({
     limits: { memoryBytes: config.RUNTIME_MEMORY_MB * MIB, pids: config.RUNTIME_PIDS, cpus: config.RUNTIME_CPUS },
@@ -67,7 +70,7 @@ export async function createLocalDriver(config: EdgeConfig, blobs: BlobStore, ru
     hostPorts: appHostPorts(config),
     forbiddenUids: await platformUids(config.APP_USER),
   });
-  return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, sandbox });
+  return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, sandbox, toolchains });
 }
 
 const MIB = 1024 * 1024;

@@ -127,6 +127,17 @@ describe('kubernetes runtime driver', () => {
     }
   });
 
+  it('refuses a release built on another Node than the image\'s, before any API call', async () => {
+    const api = await recordingApiServer({ becomesReady: true });
+    try {
+      const driver = new KubernetesDriver({ ...options, kubeConfig: kubeConfig(api.url), readyTimeoutMs: 5000, pollMs: 10 });
+      await expect(driver.start({ ...release, nodeVersion: '24.1.0' })).rejects.toThrow(/built on Node\.js 24\.1\.0; the kubernetes driver runs releases on the image's Node\.js/);
+      expect(api.requests).toEqual([]);
+    } finally {
+      api.server.close();
+    }
+  });
+
   it('a release that never becomes available is cleaned up and reported unhealthy with the conditions', async () => {
     const api = await recordingApiServer({ becomesReady: false });
     try {

@@ -28,6 +28,12 @@ export class KubernetesDriver implements RuntimeDriver {
   }
 
   async start(release: ReleaseToRun): Promise<RunningRelease> {
+    // Pods run the image's Node (the platform's own, like this edge's): a release built on another
+    // one is refused here rather than run on a Node it was not built with (issue 18: left to do).
+    const platform = process.version.replace(/^v/, '');
+    if (release.nodeVersion && release.nodeVersion !== platform) {
+      throw new Error(`release ${release.releaseId} was built on Node.js ${release.nodeVersion}; the kubernetes driver runs releases on the image's Node.js ${platform} only`);
+    }
     const { namespace } = this.options;
     const name = releaseName(release);
     const { secret, deployment, service } = releaseManifests(release, this.options);

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { AppUsers, type AppIds } from './app-users.js';
 import { Cgroups, type AppCgroup, type AppLimits } from './cgroups.js';
 import { descendants, namespacePids, signal } from './process-tree.js';
-import { sandboxArgv, tool } from './sandbox-argv.js';
+import { sandboxArgv, tool, type SandboxBind } from './sandbox-argv.js';
 import { SandboxUnavailableError, probeSandbox } from './sandbox-probe.js';
 
 export interface LocalSandboxOptions {
@@ -81,11 +81,12 @@ export class LocalSandbox {
     return reason;
   }
 
-  command(ids: AppIds, cgroup: AppCgroup | null, releaseDir: string, env: Record<string, string>, port: number, startCommand: string): SandboxedProcess {
+  /** `extraBinds`: read-only extras (the release's Node.js toolchain at TOOLCHAIN_PATH). */
+  command(ids: AppIds, cgroup: AppCgroup | null, releaseDir: string, env: Record<string, string>, port: number, startCommand: string, extraBinds: SandboxBind[] = []): SandboxedProcess {
     const spec = {
       uid: ids.uid,
       gid: ids.gid,
-      binds: [{ host: releaseDir, path: APP_ROOT }],
+      binds: [{ host: releaseDir, path: APP_ROOT }, ...extraBinds.map((b) => ({ ...b, writable: false }))],
       tmpBytes: this.options.tmpBytes,
       env,
       cwd: APP_ROOT,

@@ -1,0 +1,120 @@
+/**
+ * Node versions end to end: projects declaring a Node (engines.node, .nvmrc, nothing) are built by
+ * the real worker in the real build sandbox and run by the real edge in the real runtime sandbox,
+ * each on the Node it asked for, fetched from the npm registry (cached per machine, shared with
+ * libs/runtime's toolchain tests).
+ */
+import { request } from 'node:http';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DeployHarness, FIXTURES, freePort, sourceTar } from '@slipway/testing';
+
+const CACHE = process.env['SLIPWAY_TEST_TOOLCHAINS'] ?? '/tmp/slipway-toolchains-test';
+const SERVER = "require('node:http').createServer((q, s) => s.end(JSON.stringify({ version: process.version, execPath: process.execPath }))).listen(Number(process.env.PORT));\n";
+
+function get(port: number, host: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/', headers: { host }, timeout: 20_000 }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.end();
+  });
+}
+
+async function projectTar(files: Record<string, string>): Promise<Buffer> {
+  const empty = await mkdtemp(join(tmpdir(), 'node-versions-src-'));
+  try {
+    return await sourceTar(empty, files);
+  } finally {
+    await rm(empty, { recursive: true, force: true });
+  }
+}
+
+const rootOnly = process.getuid?.() === 0 ? describe : describe.skip;
+
+rootOnly('Node versions, deployed (real worker, edge, sandboxes, npm registry)', () => {
+  let h: DeployHarness;
+  let port: number;
+
+  beforeAll(async () => {
+    await mkdir(CACHE, { recursive: true, mode: 0o755 });
+    h = await DeployHarness.create('node-versions');
+    port = await freePort();
+    // Where TLS to the registry goes through an intercepting proxy, the platform's processes need its CA too.
+    const ca = process.env['NODE_EXTRA_CA_CERTS'];
+    const shared = { NODE_TOOLCHAIN_DIR: CACHE, ...(ca ? { NODE_EXTRA_CA_CERTS: ca } : {}) };
+    await h.startEdge(port, { HEALTH_TIMEOUT_MS: '30000', ...shared });
+    await h.startWorker({ EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, APPS_DOMAIN: `localhost:${port}`, ...shared });
+  }, 60_000);
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  async function deploy(slug: string, files: Record<string, string>) {
+    const appId = await h.createApplication({ slug });
+    return h.waitForFinal(await h.deploy(appId, await projectTar(files)), 400_000);
+  }
+
+  it.each([
+    // engines ">=22": the platform's 20 does not fit, the newest supported major does; npm ci runs with that Node's npm.
+    ['engines-24', { 'package.json': { engines: { node: '>=22' }, dependencies: { 'escape-html': '1.0.3' } }, lockfile: true }, /^24\./, 'engines'],
+    ['nvmrc-22', { 'package.json': {}, '.nvmrc': 'lts/jod\n' }, /^22\./, '.nvmrc'],
+    ['platform-20', { 'package.json': {} }, /^20\./, null],
+  ] as const)('%s: built and run on the Node it declared', async (slug, project, major, source) => {
+    const pkg = { name: slug, private: true, version: '1.0.0', scripts: { build: 'node --version && npm --version', start: 'node server.js' }, ...project['package.json'] };
+    const files: Record<string, string> = { 'package.json': JSON.stringify(pkg), 'server.js': SERVER };
+    if ('.nvmrc' in project) files['.nvmrc'] = project['.nvmrc'];
+    if ('lockfile' in project) files['package-lock.json'] = (await readFile(join(FIXTURES, 'node-server', 'package-lock.json'), 'utf8')).replace('"name": "node-server-fixture"', `"name": "${slug}"`);
+    const row = await deploy(slug, files);
+    if (row.error) console.log(row.steps.map((s) => `${s.name}: ${s.log}`).join('\n').slice(-3000));
+    expect(row.error).toBeNull();
+    expect(row.status).toBe('succeeded');
+    const version = (row.spec as { nodeVersion: string }).nodeVersion;
+    expect(version).toMatch(major);
+    expect(row.spec).toMatchObject({ nodeVersionRequest: source ? expect.objectContaining({ source }) : null });
+    // The build ran on it...
+    expect(row.steps.find((s) => s.name === 'build')!.log).toContain(`v${version}`);
+    // ...and so does the release the edge serves.
+    const reply = await get(port, `${slug}.localhost:${port}`);
+    expect(reply.status).toBe(200);
+    const body = JSON.parse(reply.body) as { version: string; execPath: string };
+    expect(body.version).toBe(`v${version}`);
+    expect(body.execPath).toBe(source ? '/opt/slipway/node/bin/node' : '/usr/bin/node');
+  }, 420_000);
+
+  it('a Node the platform does not offer fails at analyze with node_version_unsupported, before anything ran', async () => {
+    const row = await deploy('node-18', { 'package.json': JSON.stringify({ name: 'n18', private: true, scripts: { build: 'touch /workspace/ran', start: 'node server.js' }, engines: { node: '18.x' } }), 'server.js': SERVER });
+    expect(row.status).toBe('failed');
+    expect(row.error).toMatchObject({ code: 'node_version_unsupported', step: 'analyze' });
+    expect(row.error!.message).toMatch(/engines\.node "18\.x" asks for Node\.js 18; this platform offers majors 20, 22, 24 only/);
+    expect(row.steps.filter((s) => s.status === 'skipped').map((s) => s.name)).toEqual(['install', 'build', 'scan', 'package', 'release']);
+  }, 120_000);
+
+  it('unsandboxed (BUILD_SANDBOX=off, RUNTIME_SANDBOX=off): still built and run on the declared Node, from the machine cache', async () => {
+    const off = await DeployHarness.create('node-versions-off');
+    try {
+      const edgePort = await freePort();
+      const ca = process.env['NODE_EXTRA_CA_CERTS'];
+      const shared = { NODE_TOOLCHAIN_DIR: CACHE, ...(ca ? { NODE_EXTRA_CA_CERTS: ca } : {}) };
+      await off.startEdge(edgePort, { HEALTH_TIMEOUT_MS: '30000', RUNTIME_SANDBOX: 'off', ...shared });
+      await off.startWorker({ EDGE_INTERNAL_URL: `http://127.0.0.1:${edgePort}`, APPS_DOMAIN: `localhost:${edgePort}`, BUILD_SANDBOX: 'off', ...shared });
+      const appId = await off.createApplication({ slug: 'off22' });
+      const pkg = { name: 'off22', private: true, scripts: { build: 'node --version', start: 'node server.js' } };
+      const row = await off.waitForFinal(await off.deploy(appId, await projectTar({ 'package.json': JSON.stringify(pkg), 'server.js': SERVER, '.node-version': '22' })), 120_000);
+      expect(row.error).toBeNull();
+      const version = (row.spec as { nodeVersion: string }).nodeVersion;
+      expect(version).toMatch(/^22\./);
+      expect(row.steps.find((s) => s.name === 'build')!.log).toContain(`v${version}`);
+      const body = JSON.parse((await get(edgePort, `off22.localhost:${edgePort}`)).body) as { version: string; execPath: string };
+      expect(body).toEqual({ version: `v${version}`, execPath: join(CACHE, 'node', version, 'bin', 'node') });
+    } finally {
+      await off.close();
+    }
+  }, 180_000);
+});

@@ -1,0 +1,75 @@
+import semver from 'semver';
+
+/** LTS code names (`lts/<name>` in `.nvmrc`), lower-case, by major. */
+export const NODE_LTS_CODENAMES: Readonly<Record<string, number>> = {
+  argon: 4, boron: 6, carbon: 8, dubnium: 10, erbium: 12, fermium: 14, gallium: 16, hydrogen: 18, iron: 20, jod: 22, krypton: 24,
+};
+
+/** What a project asks for, and where it said so. */
+export interface NodeRequest {
+  value: string;
+  source: 'engines' | '.nvmrc' | '.node-version';
+}
+
+export interface ResolveOptions {
+  /** Majors this platform offers (`LIMITS.node.supportedMajors`). */
+  supported: readonly number[];
+  /** The platform's own Node (`process.version` without `v`): used when nothing is declared, or when it satisfies a range. */
+  platform: string;
+}
+
+export type NodeResolution =
+  | { ok: true; version: string; source: 'platform' | 'registry' }
+  | { ok: false; reason: string };
+
+/** How a declaration reads after normalising: a semver range, or "the newest of these majors". */
+type Parsed = { kind: 'range'; range: string; exact: boolean } | { kind: 'newest'; majors: number[] } | { kind: 'invalid'; why: string };
+
+/** Parses one declaration (`>=22`, `^20.11`, `22`, `v24.1.0`, `lts/*`, `lts/jod`, `lts/-1`, `node`). */
+export function parseNodeRequest(value: string, supported: readonly number[]): Parsed {
+  const text = value.trim().toLowerCase();
+  if (text === '' || text.length > 200) return { kind: 'invalid', why: 'empty or too long' };
+  const lts = [...supported].filter((m) => m % 2 === 0).sort((a, b) => b - a);
+  if (text === 'node' || text === 'latest' || text === 'current' || text === 'stable') return { kind: 'newest', majors: [Math.max(...supported)] };
+  if (text === 'lts/*' || text === 'lts') return { kind: 'newest', majors: lts.slice(0, 1) };
+  const back = /^lts\/-(\d{1,2})$/.exec(text);
+  if (back) return { kind: 'newest', majors: lts.slice(Number(back[1]), Number(back[1]) + 1) };
+  const name = /^lts\/([a-z]+)$/.exec(text);
+  if (name) {
+    const major = NODE_LTS_CODENAMES[name[1]!];
+    return major === undefined ? { kind: 'invalid', why: `unknown LTS name "${name[1]}"` } : { kind: 'range', range: `${major}.x`, exact: false };
+  }
+  const exact = semver.valid(semver.clean(text) ?? '');
+  if (exact) return { kind: 'range', range: exact, exact: true };
+  const range = semver.validRange(text.replace(/(^|[\s|<>=^~])v(?=\d)/g, '$1'));
+  return range ? { kind: 'range', range, exact: false } : { kind: 'invalid', why: 'not a version or a range' };
+}
+
+/**
+ * Chooses the exact Node version for a declaration. Nothing declared: the platform's own Node.
+ * A range the platform's Node satisfies: the platform's (no download). Otherwise the newest
+ * released (non-prerelease) version of a supported major that satisfies it. `versions` is asked
+ * for only when needed (it may reach the registry).
+ */
+export async function resolveNodeVersion(request: NodeRequest | null, versions: () => Promise<string[]>, options: ResolveOptions): Promise<NodeResolution> {
+  const supportedText = options.supported.join(', ');
+  if (!request) return { ok: true, version: options.platform, source: 'platform' };
+  const declared = `${request.source === 'engines' ? 'engines.node' : request.source} "${request.value.trim().slice(0, 100)}"`;
+  const parsed = parseNodeRequest(request.value, options.supported);
+  if (parsed.kind === 'invalid') return { ok: false, reason: `${declared} is ${parsed.why}; supported Node.js majors: ${supportedText}` };
+  const isSupported = (v: string) => options.supported.includes(semver.major(v));
+  const platformFits = isSupported(options.platform) && (parsed.kind === 'range' ? semver.satisfies(options.platform, parsed.range) : false);
+  if (platformFits) return { ok: true, version: options.platform, source: 'platform' };
+  const all = (await versions()).filter((v) => semver.valid(v) && semver.prerelease(v) === null);
+  const fits = (v: string) => (parsed.kind === 'range' ? semver.satisfies(v, parsed.range) : parsed.majors.includes(semver.major(v)));
+  const offered = [...all, options.platform].filter((v) => isSupported(v) && fits(v));
+  const best = semver.rsort([...new Set(offered)])[0];
+  if (best) return { ok: true, version: best, source: best === options.platform ? 'platform' : 'registry' };
+  const majors = [...new Set(all.filter(fits).map((v) => semver.major(v)))].sort((a, b) => b - a);
+  return {
+    ok: false,
+    reason: majors.length > 0
+      ? `${declared} asks for Node.js ${majors.slice(0, 4).join('/')}${majors.length > 4 ? '/…' : ''}; this platform offers majors ${supportedText} only`
+      : `${declared} matches no released Node.js version; supported Node.js majors: ${supportedText}`,
+  };
+}
