@@ -7,9 +7,16 @@
 // bcrypt cost, whose hash costs more CPU than Better Auth's scrypt; 0 = skip), BENCH_EQUAL_HASHING
 // (default 1: sign-in is also measured against a second Better Auth server configured with bcrypt
 // at auth-service's default cost 10 — the exact equal-hashing comparison; 0 = skip), BENCH_ONLY,
-// BENCH_NODE_ARGS, TEST_DATABASE_URL, TEST_REDIS_URL.
+// BENCH_NODE_ARGS, BENCH_VISITORS_POOL (default 200000: distinct signed addresses prepared per
+// many-visitors measurement), TEST_DATABASE_URL, TEST_REDIS_URL.
+// Many visitors (the headline rows): every request carries a fresh visitor address — to ours the
+// signed x-slipway-client-address header an application's server sends (@slipway/auth-server),
+// against a second auth-service with the DEFAULT per-visitor limiter on; to Better Auth a fresh
+// X-Forwarded-For. The one-address rows measure the same endpoints from one client with the
+// limiter raised out of the way. Then the limiter's memory after 1 M distinct visitors
+// (limiter-memory.mjs) is printed.
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +24,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { hashPassword, verifyPassword } from 'better-auth/crypto';
 import { dropApplicationDatabase, provisionSignInTenant } from '@slipway/auth-core';
-import { keyringFromMasterKey } from '@slipway/crypto';
+import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
 import { applyMigrations, createPrismaClient, quoteIdent, withDatabase } from '@slipway/db';
 
 const SERVER = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -27,6 +34,24 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const STRONGER_COST = Number(process.env.BENCH_STRONGER_COST ?? 11);
 const EQUAL_HASHING = process.env.BENCH_EQUAL_HASHING !== '0';
+const VISITORS_POOL = Number(process.env.BENCH_VISITORS_POOL ?? 200_000);
+const CLIENT_ADDRESS_HEADER = 'x-slipway-client-address';
+let nextVisitor = 1;
+/** The next `count` visitor addresses, never used before in this run (10.0.0.1, 10.0.0.2, …). */
+function visitorAddresses(count) {
+  const out = new Array(count);
+  for (let i = 0; i < count; i++, nextVisitor++) out[i] = `10.${(nextVisitor >>> 16) & 255}.${(nextVisitor >>> 8) & 255}.${nextVisitor & 255}`;
+  return out;
+}
+/** The header an application's server sends for its visitor (format of @slipway/auth-server signClientAddress). */
+function signedAddress(secret, address, seconds = String(Math.floor(Date.now() / 1000))) {
+  return `${address};${seconds};${createHmac('sha256', secret).update(`client-address\n${address}\n${seconds}`).digest('base64url')}`;
+}
+/** autocannon options adding a per-request header from a prepared pool (prepared before the load: both servers' clients do the same work). */
+function perRequestHeader(opts, name, values) {
+  let i = 0;
+  return { ...opts, requests: [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, [name]: values[i++ % values.length] } }) }] };
+}
 const BCRYPT_COST = 10; // auth-service's default (AUTH_BCRYPT_COST)
 // bcrypt as auth-service loads it (the bench does not depend on it itself).
 const bcrypt = createRequire(new URL('../../apps/auth-service/package.json', import.meta.url))('bcrypt');
@@ -127,17 +152,18 @@ async function main() {
     await provisionSignInTenant({ prisma, keyring: keyringFromMasterKey(masterKey), platformDatabaseUrl: platformUrl, adminDatabaseUrl: SERVER, appsDomains: ['localhost:8080'], appsScheme: 'http', applicationId: app.id });
 
     log('tenant provisioned');
-    const startOurs = async (bcryptCost) => {
+    const startOurs = async (bcryptCost, defaultLimits = false) => {
       const port = await freePort();
       const url = `http://127.0.0.1:${port}`;
       // BENCH_NODE_ARGS: extra node flags for our server (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
       const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
       await start([...nodeArgs, 'apps/auth-service/dist/main.js'], {
         DATABASE_URL: platformUrl, REDIS_URL: REDIS, SLIPWAY_MASTER_KEY: masterKey, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn',
-        AUTH_PUBLIC_URL: url, AUTH_REDIS_PREFIX: `slipway-bench:${suffix}:${bcryptCost}:`, AUTH_BCRYPT_COST: String(bcryptCost),
-        // Benchmarks measure throughput, not the limiter: raise both allowances (see README).
+        AUTH_PUBLIC_URL: url, AUTH_REDIS_PREFIX: `slipway-bench:${suffix}:${bcryptCost}:${defaultLimits ? 'visitors:' : ''}`, AUTH_BCRYPT_COST: String(bcryptCost),
+        // One-address rows measure throughput, not the limiter: raise both allowances (see README).
+        // The many-visitors server keeps the defaults: each visitor has its own allowance.
         // Better Auth runs with rateLimit disabled (better-auth-server.mjs).
-        AUTH_RATE_LIMIT_SIGN_IN_MAX: '100000000', AUTH_RATE_LIMIT_SESSION_MAX: '100000000',
+        ...(defaultLimits ? {} : { AUTH_RATE_LIMIT_SIGN_IN_MAX: '100000000', AUTH_RATE_LIMIT_SESSION_MAX: '100000000' }),
       }, `${url}/health/ready`);
       return url;
     };
@@ -145,22 +171,29 @@ async function main() {
     log(`hash timings (ms): ${JSON.stringify(timings)}`);
     const ours = await startOurs(BCRYPT_COST);
     log('auth-service up');
+    const oursVisitors = await startOurs(BCRYPT_COST, true);
+    log('auth-service (default per-visitor limiter) up');
+    const service = await prisma.signInService.findUniqueOrThrow({ where: { applicationId: app.id } });
+    const cookieSecret = decryptEnvelopeToString(keyringFromMasterKey(masterKey), service.cookieSecret, envelopeBinding.cookieSecret(app.id));
     const baPort = await freePort();
     const ba = `http://127.0.0.1:${baPort}/api/auth`;
     await start([fileURLToPath(new URL('./better-auth-server.mjs', import.meta.url)), String(baPort), withDatabase(SERVER, betterAuthDb), ORIGIN], {}, `${ba}/ok`, fileURLToPath(new URL('.', import.meta.url)));
 
     log('better-auth up');
-    const only = process.env.BENCH_ONLY; // e.g. "sign-in" to measure one endpoint
+    // e.g. "sign-in" to measure one endpoint, "get-session-many,token-many" the many-visitors rows.
+    const onlyList = process.env.BENCH_ONLY?.split(',');
     const targets = [
       { name: 'slipway auth-service', base: `${ours}/a/bench`, cookieName: 'slipway.session_token' },
       { name: 'Better Auth 1.7.25 + jwt()', base: ba, cookieName: 'better-auth.session_token' },
+      // Same tenant and user as the first; the default limiter, one fresh signed visitor per request.
+      { name: 'slipway auth-service, default limiter', base: `${oursVisitors}/a/bench`, cookieName: 'slipway.session_token', visitorsOnly: true },
     ];
-    if (STRONGER_COST && (!only || only === 'sign-in')) {
+    if (STRONGER_COST && (!onlyList || onlyList.includes('sign-in'))) {
       const stronger = await startOurs(STRONGER_COST);
       log(`auth-service (bcrypt ${STRONGER_COST}) up`);
       targets.push({ name: `slipway auth-service, bcrypt cost ${STRONGER_COST}`, base: `${stronger}/a/bench`, cookieName: 'slipway.session_token', signInOnly: true });
     }
-    if (EQUAL_HASHING && (!only || only === 'sign-in')) {
+    if (EQUAL_HASHING && (!onlyList || onlyList.includes('sign-in'))) {
       const port = await freePort();
       const base = `http://127.0.0.1:${port}/api/auth`;
       await start([fileURLToPath(new URL('./better-auth-server.mjs', import.meta.url)), String(port), withDatabase(SERVER, betterAuthBcryptDb), ORIGIN, String(BCRYPT_COST)], {}, `${base}/ok`, fileURLToPath(new URL('.', import.meta.url)));
@@ -169,6 +202,7 @@ async function main() {
     }
     const headers = { 'content-type': 'application/json', origin: ORIGIN };
     for (const t of targets) {
+      if (t.visitorsOnly) continue;
       // bcrypt.compare works at the cost stored in the hash: the stronger server signs up its own user.
       t.email = t.signInOnly && !t.equalHashing ? 'bench-stronger@example.com' : 'bench@example.com';
       const up = await fetch(`${t.base}/sign-up/email`, { method: 'POST', headers, body: JSON.stringify({ name: 'Bench', email: t.email, password: 'correct horse battery' }) });
@@ -177,20 +211,42 @@ async function main() {
       const check = await fetch(`${t.base}/token`, { headers: { cookie: t.cookie } });
       if (!check.ok) throw new Error(`${t.name} /token: ${check.status}`);
     }
+    const visitors = targets.find((t) => t.visitorsOnly);
+    visitors.cookie = targets[0].cookie;
+    {
+      // The signed address is honoured and the limiter is on: one visitor gets its 300 reads, then is
+      // refused (a few more may pass if a window boundary falls inside: the sliding-window estimate).
+      const header = { cookie: visitors.cookie, [CLIENT_ADDRESS_HEADER]: signedAddress(cookieSecret, visitorAddresses(1)[0]) };
+      const statuses = [];
+      for (let i = 0; i < 400; i++) statuses.push((await fetch(`${visitors.base}/get-session`, { headers: header })).status);
+      const fresh = await fetch(`${visitors.base}/get-session`, { headers: { cookie: visitors.cookie, [CLIENT_ADDRESS_HEADER]: signedAddress(cookieSecret, visitorAddresses(1)[0]) } });
+      if (statuses.slice(0, 300).some((st) => st !== 200) || !statuses.slice(300).includes(429) || fresh.status !== 200) throw new Error(`many-visitors server: limiter check failed (${JSON.stringify(statuses.reduce((m, st, i) => ((m[st] ??= []).push(i), m), {}))}, fresh ${fresh.status})`);
+      log(`many-visitors check: 300 reads admitted, ${statuses.filter((st) => st === 429).length} of the next 100 refused (429), a fresh signed visitor admitted`);
+    }
+    // Many visitors: every request a fresh address, prepared before the load (signed for ours, X-Forwarded-For for Better Auth).
+    const visitorOpts = (t, path) => {
+      const addresses = visitorAddresses(VISITORS_POOL);
+      const base = { url: `${t.base}${path}`, headers: { cookie: t.cookie } };
+      return t.visitorsOnly ? perRequestHeader(base, CLIENT_ADDRESS_HEADER, addresses.map((a) => signedAddress(cookieSecret, a))) : perRequestHeader(base, 'x-forwarded-for', addresses);
+    };
     const endpoints = [
+      { key: 'get-session', visitors: true, title: 'GET /get-session, many visitors', opts: (t) => visitorOpts(t, '/get-session') },
+      { key: 'token', visitors: true, title: 'GET /token, many visitors', opts: (t) => visitorOpts(t, '/token') },
       { key: 'get-session', title: 'GET /get-session', opts: (t) => ({ url: `${t.base}/get-session`, headers: { cookie: t.cookie } }) },
       { key: 'token', title: 'GET /token', opts: (t) => ({ url: `${t.base}/token`, headers: { cookie: t.cookie } }) },
       { key: 'sign-in', title: 'POST /sign-in/email', opts: (t) => ({ url: `${t.base}/sign-in/email`, method: 'POST', headers, body: JSON.stringify({ email: t.email, password: 'correct horse battery' }) }) },
-    ].filter((e) => !only || only === e.key);
+    ].filter((e) => !onlyList || onlyList.includes(e.visitors ? `${e.key}-many` : e.key));
+    // Which server answers which rows: the many-visitors rows compare ours (default limiter) with Better Auth.
+    const measures = (t, e) => (e.visitors ? t.visitorsOnly || t === targets[1] : !t.visitorsOnly && (!t.signInOnly || e.key === 'sign-in'));
     // Warm-up (not recorded): JIT, connection pools and key caches of every server.
-    for (const t of targets) for (const e of endpoints) if (!t.signInOnly || e.key === 'sign-in') await autocannon({ connections: CONNECTIONS, duration: 2, ...e.opts(t) });
+    for (const t of targets) for (const e of endpoints) if (measures(t, e)) await autocannon({ connections: CONNECTIONS, duration: 2, ...e.opts(t) });
     await new Promise((resolve) => setTimeout(resolve, 5000));
     // Rounds alternate the servers endpoint by endpoint, so load from elsewhere on the machine hits both alike.
     const samples = [];
     for (let round = 1; round <= ROUNDS; round++) {
       for (const e of endpoints) {
         for (const t of targets) {
-          if (t.signInOnly && e.key !== 'sign-in') continue;
+          if (!measures(t, e)) continue;
           const r = await run(e.title, e.opts(t));
           log(`round ${round} ${e.title} ${t.name}: ${r.rps} req/s, p99 ${r.p99} ms`);
           samples.push({ round, target: t.name, ...r });
@@ -208,17 +264,27 @@ async function main() {
         rows.push({ title: e.title, target: t.name, rps: median(mine.map((x) => x.rps)), p99: median(mine.map((x) => x.p99)), non2xx: mine.reduce((n, x) => n + x.non2xx, 0), each: mine.map((x) => x.rps).join(' / ') });
       }
     }
+    // The limiter's memory after 1 M distinct visitors (the real class, real Redis, service defaults).
+    const memory = await new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ['--expose-gc', fileURLToPath(new URL('./limiter-memory.mjs', import.meta.url)), '1000000', '100000'], { env: { ...process.env, TEST_REDIS_URL: REDIS }, stdio: ['ignore', 'pipe', 'inherit'] });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`limiter-memory exited ${code}`))));
+    });
+    log(`limiter memory: ${JSON.stringify(memory)}`);
+    rows.push({ title: 'session-read limiter heap after 1M distinct visitors', target: 'slipway auth-service, default limiter', heapMB: memory.heapMB, keysHeld: memory.keysHeld });
     const lines = [
       `bench/auth — ${new Date().toISOString()} — ${SECONDS}s per endpoint, ${CONNECTIONS} connections, ${ROUNDS} rounds (medians; servers alternate), node ${process.version}, ${(await import('node:os')).cpus().length} CPUs, load average before: ${loadBefore}, after: ${(await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ')}`,
       `hashing: slipway bcrypt cost ${BCRYPT_COST} (default); Better Auth scrypt N=16384 r=16 p=1 (its default)${EQUAL_HASHING ? ` and, for sign-in, Better Auth with bcrypt cost ${BCRYPT_COST} (same native bcrypt package, via emailAndPassword.password)` : ''}. One verification alone (ms, median of 7): ${Object.entries(timings).map(([k, v]) => `${k} ${v}`).join('; ')}`,
       '',
       '| endpoint | server | req/s (median) | each round | p99 ms (median) | non-2xx/errors |',
       '|---|---|---:|---|---:|---:|',
-      ...rows.map((r) => `| ${r.title} | ${r.target} | ${r.rps} | ${r.each} | ${r.p99} | ${r.non2xx} |`),
+      ...rows.filter((r) => r.rps !== undefined).map((r) => `| ${r.title} | ${r.target} | ${r.rps} | ${r.each} | ${r.p99} | ${r.non2xx} |`),
       '',
+      `session-read limiter after ${memory.visitors.toLocaleString('en')} distinct visitors, each seen once (AUTH_RATE_LIMIT_SESSION_KEYS=${memory.maxKeys}): ${memory.heapMB} MB heap, ${memory.keysHeld} keys held, ${memory.redisRoundTrips} Redis round trips, ${memory.nsPerDecision} ns per decision`,
       ...endpoints.flatMap((e) => {
         const base = rows.find((r) => r.title === e.title && r.target === targets[1].name);
-        const ratios = rows.filter((r) => r.title === e.title && r.target.startsWith('slipway')).map((r) => `${e.title}: ${r.target} / Better Auth (stock) throughput = ${(r.rps / Math.max(1, base.rps)).toFixed(2)}×`);
+        const ratios = rows.filter((r) => r.title === e.title && r.target.startsWith('slipway')).map((r) => `${e.title}: ${r.target} / Better Auth (stock) throughput = ${(r.rps / Math.max(1, base.rps)).toFixed(2)}×, p99 ${r.p99} ms vs ${base.p99} ms${e.visitors ? ` (goal ≥ 10× and p99 below the peer's: ${r.rps >= 10 * base.rps && r.p99 < base.p99 ? 'met' : 'NOT met'})` : ''}`);
         const equal = targets.find((t) => t.equalHashing);
         const equalRow = equal && rows.find((r) => r.title === e.title && r.target === equal.name);
         const ours = rows.find((r) => r.title === e.title && r.target === targets[0].name);
@@ -230,7 +296,7 @@ async function main() {
     if (process.env.BENCH_RESULT_FILE) writeFileSync(process.env.BENCH_RESULT_FILE, JSON.stringify(rows)); // read by bench/run.mjs
     mkdirSync(new URL('../results/', import.meta.url), { recursive: true });
     const stamp = new Date().toISOString().slice(0, 16).replace(':', '');
-    if (!only) writeFileSync(new URL(`../results/auth-${stamp}.md`, import.meta.url), `${lines.join('\n')}\n`);
+    if (!onlyList) writeFileSync(new URL(`../results/auth-${stamp}.md`, import.meta.url), `${lines.join('\n')}\n`);
   } finally {
     for (const c of children) c.kill('SIGTERM');
     await prisma.$disconnect();

@@ -21,6 +21,8 @@ export const authConfigSchema = z
     /** Session reads (get-session, token, list-sessions, jwks) per window per client address and application. */
     AUTH_RATE_LIMIT_SESSION_MAX: positiveInt(300),
     AUTH_RATE_LIMIT_SESSION_WINDOW_SECONDS: positiveInt(10),
+    /** Visitors whose session-read count a process holds in memory (least recently used dropped first): bounds the limiter's memory. */
+    AUTH_RATE_LIMIT_SESSION_KEYS: positiveInt(100_000),
     /** A session ends this many days after sign-in however active it is (it also ends after 7 days unused). */
     AUTH_SESSION_ABSOLUTE_DAYS: positiveInt(30),
     AUTH_BCRYPT_COST: z.coerce.number().int().min(4).max(15).default(10),

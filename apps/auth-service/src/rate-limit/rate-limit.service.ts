@@ -36,7 +36,7 @@ type SlidingWindowRedis = Redis & { slidingWindow(key: string, now: number, wind
 @Injectable()
 export class RateLimitService implements OnModuleDestroy {
   private readonly redis: SlidingWindowRedis;
-  /** The looser session-read bucket is counted in batches (no round trip per read; see its tolerance). */
+  /** The looser session-read bucket is decided locally and shared in batches (no round trip per read or per new visitor; see its guarantee). */
   private readonly sessionReads: BatchedWindowLimiter;
 
   constructor(
@@ -46,7 +46,7 @@ export class RateLimitService implements OnModuleDestroy {
     // defineCommand sends the script once and then calls it by its SHA (EVALSHA).
     if (!('slidingWindow' in redis)) redis.defineCommand('slidingWindow', { numberOfKeys: 1, lua: SLIDING_WINDOW });
     this.redis = redis as SlidingWindowRedis;
-    this.sessionReads = new BatchedWindowLimiter(redis);
+    this.sessionReads = new BatchedWindowLimiter(redis, { maxKeys: config.AUTH_RATE_LIMIT_SESSION_KEYS });
   }
 
   async onModuleDestroy(): Promise<void> {
