@@ -64,4 +64,20 @@ describe('build sandbox with a project Node.js toolchain (real pasta + bubblewra
     expect(result.output).toContain('/usr/bin/node');
     expect(result.output).toMatch(/No such file or directory/);
   }, 60_000);
+
+  it('has the system tools build scripts reach through Debian alternatives (awk; cc and c++ for native addons; which)', async () => {
+    // Each tool is asked for only where the machine has it, so the test says what is missing inside, not outside.
+    const tools = ['awk', 'cc', 'c++', 'which'].filter((t) => {
+      try {
+        execFileSync('sh', ['-c', `command -v ${t} && ${t} --version`], { stdio: 'ignore' });
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    expect(tools).toContain('awk');
+    const command = tools.map((t) => `${t} --version >/dev/null 2>&1 && echo "${t} ok" || echo "${t} missing"`).join('; ');
+    const result = await sandbox.run({ workspace, command, env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/tmp' }, ...limits });
+    expect(result.output.trim().split('\n')).toEqual(tools.map((t) => `${t} ok`));
+  }, 60_000);
 });

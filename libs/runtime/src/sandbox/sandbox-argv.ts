@@ -48,8 +48,12 @@ export interface SandboxSpec {
   command: string;
 }
 
-/** Read-only system files a Node program needs (resolver, certificates, users). */
-const SYSTEM_FILES = ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/etc/ssl', '/etc/ca-certificates', '/etc/passwd', '/etc/group', '/etc/localtime'];
+/**
+ * Read-only system files a Node program needs (resolver, certificates, users), and Debian's
+ * alternatives links (`awk`, `cc`/`c++` for native addons, `which` resolve through them; only
+ * links into /usr).
+ */
+const SYSTEM_FILES = ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/etc/ssl', '/etc/ca-certificates', '/etc/passwd', '/etc/group', '/etc/localtime', '/etc/alternatives'];
 
 function portList(ports: number[] | undefined): string {
   return ports && ports.length > 0 ? [...new Set(ports)].sort((a, b) => a - b).join(',') : 'none';
