@@ -13,9 +13,13 @@ export interface HttpResult {
  * A plain node:http request that keeps the response even when the server answers (and closes)
  * before the client has finished sending — which is what a cut-off upload looks like.
  */
-export function send(url: string, options: { method?: string; headers?: Record<string, string>; body?: Buffer | AsyncIterable<Buffer> } = {}): Promise<HttpResult> {
+export function send(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: Buffer | AsyncIterable<Buffer>; /** A loopback address to connect from (a fresh connection each time). */ localAddress?: string } = {},
+): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: options.method ?? 'GET', headers: options.headers });
+    const from = options.localAddress ? { localAddress: options.localAddress, agent: false as const } : {};
+    const req = httpRequest(url, { method: options.method ?? 'GET', headers: options.headers, ...from });
     let answered = false;
     req.on('response', (res) => {
       answered = true;

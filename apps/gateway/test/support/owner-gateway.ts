@@ -1,4 +1,3 @@
-import { request as httpRequest } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { startHttpApp } from '@slipway/server';
 import { createTestDatabase, serviceTestEnv, testRedisPrefix } from '@slipway/testing';
@@ -6,7 +5,7 @@ import pg from 'pg';
 import { AppModule } from '../../src/app.module.js';
 import { loadGatewayConfig } from '../../src/config.js';
 import { DASHBOARD_ORIGIN } from './dashboard-client.js';
-import type { HttpResult } from './http.js';
+import { send, type HttpResult } from './http.js';
 
 export interface OwnerGateway {
   url: string;
@@ -52,30 +51,11 @@ export interface From {
 /** A dashboard JSON POST as a browser sends it (Origin + CSRF header), from a chosen local address. */
 export function dashboardPost(baseUrl: string, path: string, body: unknown, options: From = {}): Promise<HttpResult> {
   const payload = Buffer.from(JSON.stringify(body));
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${baseUrl}/dashboard/api${path}`, {
-      method: 'POST',
-      localAddress: options.from ?? '127.0.0.1',
-      agent: false,
-      headers: { origin: DASHBOARD_ORIGIN, 'x-slipway-csrf': '1', 'content-type': 'application/json', 'content-length': String(payload.length), ...options.headers },
-    });
-    req.on('response', (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', reject);
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode!, headers: res.headers, text, json });
-      });
-    });
-    req.on('error', reject);
-    req.end(payload);
+  return send(`${baseUrl}/dashboard/api${path}`, {
+    method: 'POST',
+    localAddress: options.from ?? '127.0.0.1',
+    headers: { origin: DASHBOARD_ORIGIN, 'x-slipway-csrf': '1', 'content-type': 'application/json', 'content-length': String(payload.length), ...options.headers },
+    body: payload,
   });
 }
 

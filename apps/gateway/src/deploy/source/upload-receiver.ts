@@ -85,9 +85,10 @@ export function receiveUpload<A>(req: Request, res: Response, limits: UploadLimi
     // Time without a byte from the client. Time the gateway itself holds the body back
     // (backpressure: the request is paused or has unread bytes) is not the client's: re-armed.
     const idleMs = limits.idleTimeoutSeconds * 1000;
+    // Runs for every chunk: one timer, pushed back in place (no clear + new timer each time).
     const armIdle = () => {
-      clearTimeout(idleTimer);
-      idleTimer = setTimeout(onIdle, idleMs);
+      if (idleTimer) idleTimer.refresh();
+      else idleTimer = setTimeout(onIdle, idleMs);
     };
     const onIdle = () => {
       if (settled || req.readableEnded) return;
