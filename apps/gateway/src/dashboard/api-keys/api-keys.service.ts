@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { CredentialView, ServerView } from '@slipway/contract';
 import { issueToken } from '@slipway/crypto';
 import { ApiException } from '@slipway/server';
 import { parseBody } from '../common/body.js';
@@ -13,7 +14,7 @@ const HINT = 'Send {"name"}.';
 export class DashboardApiKeysService {
   constructor(private readonly keys: DashboardApiKeysRepository) {}
 
-  async list(applicationId: string) {
+  async list(applicationId: string): Promise<{ keys: ServerView<CredentialView>[] }> {
     return { keys: await this.keys.list(applicationId) };
   }
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { slugify } from '@slipway/contract';
+import { slugify, type ApplicationDetails, type ApplicationSummary, type ServerView } from '@slipway/contract';
 import { ApiException } from '@slipway/server';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../../config.js';
 import { parseBody } from '../common/body.js';
@@ -17,7 +17,7 @@ export class ApplicationsService {
     private readonly applications: ApplicationsRepository,
   ) {}
 
-  async list(ownerId: string) {
+  async list(ownerId: string): Promise<{ applications: ServerView<ApplicationSummary>[] }> {
     const rows = await this.applications.listOwned(ownerId);
     return {
       applications: rows.map((app) => ({
@@ -49,7 +49,7 @@ export class ApplicationsService {
     throw new ApiException('bad_request', 'Could not find a free address for this name; try another name.');
   }
 
-  async get(ownerId: string, app: OwnedApplication) {
+  async get(ownerId: string, app: OwnedApplication): Promise<ServerView<ApplicationDetails>> {
     const row = await this.applications.details(ownerId, app.id);
     if (!row) throw new ApiException('not_found', 'No such application.');
     return {
@@ -62,7 +62,7 @@ export class ApplicationsService {
     };
   }
 
-  private view(app: OwnedApplication) {
+  private view(app: OwnedApplication): ServerView<ApplicationSummary> {
     return { id: app.id, name: app.name, slug: app.slug, url: applicationUrl(this.config, app.slug) };
   }
 }

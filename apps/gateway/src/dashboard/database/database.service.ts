@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { LIMITS } from '@slipway/contract';
+import { LIMITS, type DatabaseInfo, type ServerView } from '@slipway/contract';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey, type Keyring } from '@slipway/crypto';
 import { ApiException } from '@slipway/server';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../../config.js';
@@ -18,7 +18,7 @@ export class DatabaseService {
     this.keyring = keyringFromMasterKey(config.SLIPWAY_MASTER_KEY);
   }
 
-  async get(owner: OwnerPrincipal, app: OwnedApplication) {
+  async get(owner: OwnerPrincipal, app: OwnedApplication): Promise<ServerView<DatabaseInfo>> {
     const [row, used] = await Promise.all([this.databases.find(app.id), this.databases.countForOwner(owner.id)]);
     const allowance = { plan: owner.plan, used, allowed: LIMITS.databasesPerPlan[owner.plan] };
     if (!row) return { database: null, allowance };

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { DeploymentRow, ReleaseView, ServerView } from '@slipway/contract';
 import { RoutesPublisher } from '../../common/routes.publisher.js';
 import { DeploymentsService } from '../../deployments/deployments.service.js';
 import { isUuid } from '../common/ids.js';
@@ -14,7 +15,7 @@ export class DashboardDeploymentsService {
     private readonly routes: RoutesPublisher,
   ) {}
 
-  async list(applicationId: string) {
+  async list(applicationId: string): Promise<{ deployments: ServerView<DeploymentRow>[] }> {
     const rows = await this.deployments.list(applicationId);
     return {
       deployments: rows.map(({ warnings, hazards, ...row }) => ({ ...row, warningCount: countOf(warnings), hazardCount: countOf(hazards) })),
@@ -25,7 +26,7 @@ export class DashboardDeploymentsService {
     return this.tasks.poll(applicationId, deploymentId);
   }
 
-  async releases(applicationId: string) {
+  async releases(applicationId: string): Promise<{ releases: ServerView<ReleaseView>[] }> {
     return { releases: await this.deployments.releases(applicationId) };
   }
 

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { tenantDatabaseUrl } from '@slipway/auth-core';
+import type { OutboxEmailView, ServerView, SignInInfo, SignInUserView } from '@slipway/contract';
 import { decryptEnvelopeToString, encryptEnvelope, envelopeBinding, keyringFromMasterKey, type Keyring } from '@slipway/crypto';
 import { ApiException } from '@slipway/server';
 import { GATEWAY_CONFIG, appDatabasesAdminUrl, type GatewayConfig } from '../../config.js';
@@ -29,7 +30,7 @@ export class DashboardSignInService {
     this.keyring = keyringFromMasterKey(config.SLIPWAY_MASTER_KEY);
   }
 
-  async get(owner: OwnerPrincipal, app: OwnedApplication) {
+  async get(owner: OwnerPrincipal, app: OwnedApplication): Promise<ServerView<SignInInfo>> {
     const { services } = await this.signIn.list({ kind: 'owner', ownerId: owner.id });
     const service = services.find((s) => s.applicationId === app.id) ?? null;
     if (!service) return { enabled: false, service: null };
@@ -38,7 +39,7 @@ export class DashboardSignInService {
     return { enabled: true, service: { ...service, socialProviders: providers } };
   }
 
-  async enable(owner: OwnerPrincipal, app: OwnedApplication) {
+  async enable(owner: OwnerPrincipal, app: OwnedApplication): Promise<ServerView<SignInInfo>> {
     await this.signIn.enable({ kind: 'owner', ownerId: owner.id }, app.id);
     return this.get(owner, app);
   }
@@ -47,7 +48,7 @@ export class DashboardSignInService {
     return { env: await this.signIn.envText({ kind: 'owner', ownerId: owner.id }, app.id) };
   }
 
-  async updateSettings(owner: OwnerPrincipal, app: OwnedApplication, body: unknown) {
+  async updateSettings(owner: OwnerPrincipal, app: OwnedApplication, body: unknown): Promise<ServerView<SignInInfo>> {
     const input = parseBody(SignInSettingsBody, body, 'Send {"requireEmailVerification", "allowLocalhost", "socialProviders": {"github"|"google": {clientId, clientSecret} | null}}.');
     const row = await this.repository.findService(app.id);
     if (!row) throw notOn();
@@ -68,7 +69,7 @@ export class DashboardSignInService {
     return this.get(owner, app);
   }
 
-  async users(app: OwnedApplication, search: unknown) {
+  async users(app: OwnedApplication, search: unknown): Promise<{ total: number; users: ServerView<SignInUserView>[] }> {
     const database = await this.repository.findDatabase(app.id);
     if (!database || !(await this.repository.findService(app.id))) throw notOn();
     const password = decryptEnvelopeToString(this.keyring, database.password, envelopeBinding.databasePassword(app.id));
@@ -77,7 +78,7 @@ export class DashboardSignInService {
     return { total, users: users.map((u) => ({ id: u.id, email: u.email, name: u.name, emailVerified: u.email_verified, createdAt: u.created_at })) };
   }
 
-  async emails(app: OwnedApplication) {
+  async emails(app: OwnedApplication): Promise<{ emails: ServerView<OutboxEmailView>[] }> {
     return { emails: await this.repository.emails(app.id, 50) };
   }
 }

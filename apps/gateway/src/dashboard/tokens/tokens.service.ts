@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { CredentialView, ServerView } from '@slipway/contract';
 import { issueToken } from '@slipway/crypto';
 import { ApiException } from '@slipway/server';
 import { parseBody } from '../common/body.js';
@@ -13,7 +14,7 @@ const HINT = 'Send {"name"}.';
 export class TokensService {
   constructor(private readonly tokens: TokensRepository) {}
 
-  async list(ownerId: string) {
+  async list(ownerId: string): Promise<{ tokens: ServerView<CredentialView>[] }> {
     return { tokens: await this.tokens.list(ownerId) };
   }
 
