@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { LIMITS, type OwnerView } from '@slipway/contract';
 import { ApiException } from '@slipway/server';
 import { SignInLimiter } from '../../rate-limit/sign-in-limiter.js';
-import { parseBody } from '../common/body.js';
+import { parseBody } from '../../common/body.js';
 import type { OwnerPrincipal } from '../common/owner-principal.js';
 import { SignUpBody, normaliseEmail } from './dto/owner-auth.dto.js';
 import { OwnerPasswords } from './owner-passwords.js';
