@@ -1,6 +1,6 @@
 import { BootstrapError } from './admin/bootstrap.service.js';
 import { BOOTSTRAP_USAGE, bootstrapCommand } from './admin/bootstrap.command.js';
-import { ApiError, UnreachableError } from './api/api-error.js';
+import { ApiError, detailsOf, exitCodeOf, UnreachableError } from './api/api-error.js';
 import { UsageError } from './args.js';
 import { authCommand } from './auth/auth.command.js';
 import type { CommandIo } from './command-io.js';
@@ -72,9 +72,9 @@ function reportError(error: unknown, argv: string[], env: NodeJS.ProcessEnv, { o
   if (error instanceof ApiError) {
     err.write(`slipway: ${error.line()}\n`);
     if (error.hint) err.write(`  ${error.hint}\n`);
-    if (argv.includes('--verbose')) for (const line of error.details()) err.write(`  ${line}\n`);
+    if (argv.includes('--verbose')) for (const line of detailsOf(error)) err.write(`  ${line}\n`);
     if (json) out.write(`${JSON.stringify({ ...error.body, error: error.message, code: error.code, status: error.status })}\n`);
-    return error.exitCode;
+    return exitCodeOf(error);
   }
   if (error instanceof UnreachableError) {
     err.write(`slipway: ${error.message}\n`);

@@ -4,11 +4,13 @@ import { HealthModule } from '@slipway/server';
 import { CommonModule } from './common/common.module.js';
 import { GatewayConfigModule } from './common/gateway-config.module.js';
 import type { GatewayConfig } from './config.js';
+import { ApplicationsModule } from './applications/applications.module.js';
 import { ContractModule } from './contract/contract.module.js';
+import { CredentialsModule } from './credentials/credentials.module.js';
 import { DashboardModule } from './dashboard/dashboard.module.js';
-import { DashboardSiteModule } from './dashboard-site/dashboard-site.module.js';
-import { DeployModule } from './deploy/deploy.module.js';
+import { DashboardSiteModule } from './dashboard/site/dashboard-site.module.js';
 import { DeploymentsModule } from './deployments/deployments.module.js';
+import { DomainsModule } from './domains/domains.module.js';
 import { SecretsModule } from './secrets/secrets.module.js';
 import { SignInModule } from './sign-in/sign-in.module.js';
 
@@ -27,10 +29,12 @@ export class AppModule {
           siblings: { 'build-worker': { heartbeatPattern: workerHeartbeatPattern(config.QUEUE_PREFIX), whenDown: 'no build worker is consuming the deploy queue: deploys are accepted and wait in the queue' } },
         }),
         ContractModule,
-        DeployModule,
         DeploymentsModule,
         SecretsModule,
         SignInModule,
+        CredentialsModule,
+        DomainsModule,
+        ApplicationsModule,
         DashboardModule,
         DashboardSiteModule,
       ],

@@ -155,6 +155,17 @@ describe('dashboard API /dashboard/api (real HTTP, Postgres)', () => {
       const rows = (await gw.sql.query('SELECT revoked_at FROM personal_access_tokens WHERE id = ANY($1)', [[created.json.id, rotated.json.id]])).rows;
       expect(rows.every((r: { revoked_at: Date | null }) => r.revoked_at !== null)).toBe(true);
     });
+
+    it('keeps a token’s expiry across a rotation, and one owner cannot rotate, rename or list another’s', async () => {
+      const created = await ada.post('/tokens', { name: 'expiring' });
+      await gw.sql.query(`UPDATE personal_access_tokens SET expires_at = now() + interval '30 days' WHERE id = $1`, [created.json.id]);
+      const expiresAt = (await gw.sql.query('SELECT expires_at FROM personal_access_tokens WHERE id = $1', [created.json.id])).rows[0].expires_at as Date;
+      expect((await eve.post(`/tokens/${created.json.id}/rotate`)).status).toBe(404);
+      expect((await eve.patch(`/tokens/${created.json.id}`, { name: 'mine now' })).status).toBe(404);
+      const rotated = await ada.post(`/tokens/${created.json.id}/rotate`);
+      expect(rotated.json).toMatchObject({ name: 'expiring', replaces: created.json.id, expiresAt: expiresAt.toISOString() });
+      expect((await ada.post(`/tokens/${created.json.id}/rotate`)).status).toBe(404);
+    });
   });
 
   describe('domains', () => {

@@ -4,3 +4,5 @@ export * from './ports.js';
 export * from './slug.js';
 export * from './deploy.js';
 export * from './static-release.js';
+export * from './api-error.js';
+export * from './api-views.js';

@@ -1,13 +1,7 @@
-/** Errors the dashboard API answers with: `{error, code}`; the UI words them by code. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+import { ApiError } from '@slipway/contract';
+
+/** Errors the dashboard API answers with: `{error, code}` (libs/contract's ApiError); the UI words them by code. */
+export { ApiError };
 
 const FRIENDLY: Record<string, string> = {
   unauthorized: 'Your session has ended. Sign in again.',
@@ -28,6 +22,8 @@ export function describeError(error: unknown): string {
     // Their own words name the field, or (domains) the exact DNS record to set and what was found.
     if (['bad_request', 'too_large', 'domain_taken', 'domain_unverified'].includes(error.code)) return error.message;
     if (error.code === 'unauthorized' && error.message.includes('email or password')) return 'That email and password do not match an account.';
+    // An answer without the platform's JSON (a proxy's page): worded by its status, never raw.
+    if (error.code.startsWith('http_')) return error.status === 502 || error.status === 503 || error.status === 504 ? FRIENDLY['unavailable']! : error.status >= 500 ? FRIENDLY['internal']! : `The platform answered HTTP ${error.status}.`;
     return FRIENDLY[error.code] ?? error.message;
   }
   return 'Could not reach the platform. Check your connection and try again.';
@@ -41,8 +37,7 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   const text = await response.text();
   const json = parseJson(text);
   if (!response.ok) {
-    const problem = (json ?? {}) as { code?: string; error?: string };
-    const error = new ApiError(response.status, problem.code ?? 'internal', problem.error ?? `HTTP ${response.status}`);
+    const error = ApiError.fromText(response.status, response.statusText, text);
     if (error.code === 'unauthorized' && !path.startsWith('/session/sign-')) window.dispatchEvent(new CustomEvent('slipway:signed-out'));
     throw error;
   }

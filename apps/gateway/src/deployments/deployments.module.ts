@@ -1,13 +1,24 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../auth/auth.module.js';
+import { AuthModule } from '../credentials/api-auth.module.js';
+import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
+import { DashboardDeploymentsController } from './dashboard-deployments.controller.js';
+import { DashboardDeploymentsRepository } from './dashboard-deployments.repository.js';
+import { DeployController } from './deploy.controller.js';
+import { DeployQueue } from './deploy-queue.js';
+import { DeployService } from './deploy.service.js';
 import { DeploymentsController } from './deployments.controller.js';
 import { DeploymentsRepository } from './deployments.repository.js';
 import { DeploymentsService } from './deployments.service.js';
+import { SourceIntakeService } from './source/source-intake.service.js';
+import { UploadSlots } from './upload-slots.js';
 
+/**
+ * Deployments: the API's upload (`POST /api/v1/deploy`) and poll (`/api/v1/deployments/:id`), and
+ * the dashboard's history, poll and rollback — side by side over one DeploymentsService.
+ */
 @Module({
-  imports: [AuthModule],
-  controllers: [DeploymentsController],
-  providers: [DeploymentsRepository, DeploymentsService],
-  exports: [DeploymentsRepository, DeploymentsService],
+  imports: [AuthModule, DashboardAccessModule],
+  controllers: [DeployController, DeploymentsController, DashboardDeploymentsController],
+  providers: [DeployService, DeployQueue, SourceIntakeService, UploadSlots, DeploymentsRepository, DashboardDeploymentsRepository, DeploymentsService],
 })
 export class DeploymentsModule {}

@@ -1,15 +1,43 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { DeploymentRow, ReleaseView, ServerView } from '@slipway/contract';
 import { ApiException } from '@slipway/server';
+import { isUuid } from '../common/ids.js';
+import { RoutesPublisher } from '../common/routes.publisher.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import { TaskId, type DeploymentTask } from '../contract/api-schemas.js';
+import { DashboardDeploymentsRepository } from './dashboard-deployments.repository.js';
 import { DeploymentsRepository } from './deployments.repository.js';
 
+/**
+ * Deployments and releases of one application: the API's poll and the dashboard's lists,
+ * rollback and poll (one deployment is exactly what the API's poll answers).
+ */
 @Injectable()
 export class DeploymentsService {
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly deployments: DeploymentsRepository,
+    private readonly history: DashboardDeploymentsRepository,
+    private readonly routes: RoutesPublisher,
   ) {}
+
+  async list(applicationId: string): Promise<{ deployments: ServerView<DeploymentRow>[] }> {
+    const rows = await this.history.list(applicationId);
+    return {
+      deployments: rows.map(({ warnings, hazards, ...row }) => ({ ...row, warningCount: countOf(warnings), hazardCount: countOf(hazards) })),
+    };
+  }
+
+  async releases(applicationId: string): Promise<{ releases: ServerView<ReleaseView>[] }> {
+    return { releases: await this.history.releases(applicationId) };
+  }
+
+  /** Rollback: an earlier release of this application becomes live again (no rebuild). */
+  async makeLive(applicationId: string, releaseId: string) {
+    if (!isUuid(releaseId)) throw new ApiException('not_found', 'This application has no such release.');
+    await this.routes.makeLive(applicationId, releaseId);
+    return this.releases(applicationId);
+  }
 
   /** The task as its application sees it; another application's task does not exist. */
   async poll(applicationId: string, taskId: string): Promise<DeploymentTask> {
@@ -31,4 +59,8 @@ export class DeploymentsService {
     if (row.status === 'failed') task.error = (row.error ?? { code: 'internal', message: 'The deployment failed.', step: null }) as DeploymentTask['error'];
     return task;
   }
+}
+
+function countOf(entries: unknown): number {
+  return Array.isArray(entries) ? entries.length : 0;
 }

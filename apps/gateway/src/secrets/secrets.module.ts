@@ -1,8 +1,11 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../auth/auth.module.js';
+import { AuthModule } from '../credentials/api-auth.module.js';
+import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
+import { DashboardSecretsController } from './dashboard-secrets.controller.js';
 import { SecretsController } from './secrets.controller.js';
 import { SecretsRepository } from './secrets.repository.js';
 import { SecretsService } from './secrets.service.js';
 
-@Module({ imports: [AuthModule], controllers: [SecretsController], providers: [SecretsRepository, SecretsService], exports: [SecretsService] })
+/** Secrets: `PUT/GET /api/v1/secrets` and the dashboard's one-name-at-a-time view, over one SecretsService. */
+@Module({ imports: [AuthModule, DashboardAccessModule], controllers: [SecretsController, DashboardSecretsController], providers: [SecretsRepository, SecretsService] })
 export class SecretsModule {}

@@ -1,17 +1,24 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../auth/auth.module.js';
-import { PersonalAccessTokensRepository } from './personal-access-tokens.repository.js';
-import { SignInTokenGuard } from './sign-in-token.guard.js';
+import { AuthModule } from '../credentials/api-auth.module.js';
+import { PersonalAccessTokensRepository } from '../credentials/personal-access-tokens.repository.js';
+import { SignInTokenGuard } from '../credentials/sign-in-token.guard.js';
+import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
+import { DashboardSignInController } from './dashboard-sign-in.controller.js';
+import { DashboardSignInRepository } from './dashboard-sign-in.repository.js';
+import { DashboardSignInService } from './dashboard-sign-in.service.js';
 import { SignInController } from './sign-in.controller.js';
 import { SignInRepository } from './sign-in.repository.js';
 import { SignInService } from './sign-in.service.js';
 import { TenantChangedPublisher } from './tenant-changed.publisher.js';
 
-/** The platform calls that switch sign-in on: `/api/v1/auth`. */
+/**
+ * Sign-in for an application's own users: the platform calls that switch it on (`/api/v1/auth`,
+ * personal access token or API key) and the dashboard's tab (users, settings, outbox), over one SignInService.
+ */
 @Module({
-  imports: [AuthModule],
-  controllers: [SignInController],
-  providers: [PersonalAccessTokensRepository, SignInRepository, SignInService, SignInTokenGuard, TenantChangedPublisher],
+  imports: [AuthModule, DashboardAccessModule],
+  controllers: [SignInController, DashboardSignInController],
+  providers: [PersonalAccessTokensRepository, SignInRepository, SignInService, SignInTokenGuard, TenantChangedPublisher, DashboardSignInRepository, DashboardSignInService],
   exports: [SignInService, TenantChangedPublisher],
 })
 export class SignInModule {}

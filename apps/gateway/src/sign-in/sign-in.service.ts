@@ -5,7 +5,7 @@ import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey, type Ke
 import { ApiException } from '@slipway/server';
 import { PrismaService } from '../common/prisma.service.js';
 import { GATEWAY_CONFIG, appDatabasesAdminUrl, type GatewayConfig } from '../config.js';
-import { isUuid } from '../dashboard/common/ids.js';
+import { isUuid } from '../common/ids.js';
 import { signInRecord } from './sign-in-record.js';
 import type { SignInPrincipal } from './sign-in-principal.js';
 import { SignInRepository } from './sign-in.repository.js';

@@ -1,8 +1,8 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { ApiException } from '@slipway/server';
 import type { Request } from 'express';
-import { ApplicationsRepository } from '../applications/applications.repository.js';
-import { isUuid } from './ids.js';
+import { OwnedApplicationsRepository } from './owned-applications.repository.js';
+import { isUuid } from '../../common/ids.js';
 import type { DashboardRequest } from './owner-principal.js';
 
 /**
@@ -11,7 +11,7 @@ import type { DashboardRequest } from './owner-principal.js';
  */
 @Injectable()
 export class OwnedApplicationGuard implements CanActivate {
-  constructor(private readonly applications: ApplicationsRepository) {}
+  constructor(private readonly applications: OwnedApplicationsRepository) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request & DashboardRequest>();

@@ -1,20 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { LIMITS } from '@slipway/contract';
+import { LIMITS, type OwnerView } from '@slipway/contract';
 import { ApiException } from '@slipway/server';
 import { SignInLimiter } from '../../rate-limit/sign-in-limiter.js';
-import { parseBody } from '../common/body.js';
+import { parseBody } from '../../common/body.js';
 import type { OwnerPrincipal } from '../common/owner-principal.js';
 import { SignUpBody, normaliseEmail } from './dto/owner-auth.dto.js';
 import { OwnerPasswords } from './owner-passwords.js';
 import { EmailTakenError, OwnersRepository } from './owners.repository.js';
-
-export interface OwnerView {
-  id: string;
-  email: string;
-  name: string | null;
-  plan: string;
-  databases: { used: number; allowed: number };
-}
 
 @Injectable()
 export class OwnerAuthService {

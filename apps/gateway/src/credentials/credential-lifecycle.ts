@@ -1,0 +1,61 @@
+import type { CredentialView, ServerView } from '@slipway/contract';
+import { issueToken, type TokenKind } from '@slipway/crypto';
+import { ApiException } from '@slipway/server';
+import { parseBody } from '../common/body.js';
+import { isUuid } from '../common/ids.js';
+import { CredentialNameBody } from './credential-name.dto.js';
+import type { CredentialStore } from './credential-store.js';
+
+/** What differs between API keys and personal access tokens, as the dashboard API shows them. */
+export interface CredentialKind {
+  /** The token format issued (`slw_key_…` or `slw_pat_…`). */
+  issue: TokenKind;
+  /** The field that carries the full secret, in exactly one response: the one that issued it. */
+  secretField: 'key' | 'token';
+  /** The field of the list answer. */
+  listField: 'keys' | 'tokens';
+  /** The 404 message for an id that is not a live credential of this scope. */
+  notFound: string;
+}
+
+const HINT = 'Send {"name"}.';
+
+/** The one lifecycle of a credential: list, create, rename, rotate, revoke. Shown once, scoped always. */
+export class CredentialLifecycle {
+  constructor(
+    private readonly store: CredentialStore,
+    private readonly kind: CredentialKind,
+  ) {}
+
+  async list(scopeId: string): Promise<Record<string, ServerView<CredentialView>[]>> {
+    return { [this.kind.listField]: await this.store.list(scopeId) };
+  }
+
+  async create(scopeId: string, body: unknown) {
+    const { name } = parseBody(CredentialNameBody, body, HINT);
+    const issued = issueToken(this.kind.issue);
+    return { ...(await this.store.create(scopeId, name, issued)), [this.kind.secretField]: issued.token };
+  }
+
+  async rename(scopeId: string, id: string, body: unknown) {
+    const { name } = parseBody(CredentialNameBody, body, HINT);
+    if (!isUuid(id) || !(await this.store.rename(scopeId, id, name))) throw this.notFound();
+    return { id, name };
+  }
+
+  async rotate(scopeId: string, id: string) {
+    const issued = issueToken(this.kind.issue);
+    const replacement = isUuid(id) ? await this.store.rotate(scopeId, id, issued) : null;
+    if (!replacement) throw this.notFound();
+    return { ...replacement, [this.kind.secretField]: issued.token, replaces: id };
+  }
+
+  async revoke(scopeId: string, id: string) {
+    if (!isUuid(id) || !(await this.store.revoke(scopeId, id, new Date()))) throw this.notFound();
+    return { id, revoked: true };
+  }
+
+  private notFound(): ApiException {
+    return new ApiException('not_found', this.kind.notFound);
+  }
+}

@@ -1,0 +1,50 @@
+import { Body, Controller, Delete, Get, Inject, Param, Patch, Post, type Type } from '@nestjs/common';
+import { CurrentApplication, CurrentOwner } from '../dashboard/common/current-owner.decorator.js';
+import { OwnedApplicationRoute, OwnerRoute } from '../dashboard/common/owner-guards.js';
+import type { CredentialLifecycle } from './credential-lifecycle.js';
+
+export const API_KEY_LIFECYCLE = Symbol('API_KEY_LIFECYCLE');
+export const TOKEN_LIFECYCLE = Symbol('TOKEN_LIFECYCLE');
+
+/**
+ * The dashboard's five credential routes (list, create, rename, rotate, revoke) for one kind:
+ * `path` and `route` (guards) say where and for whom, `scope` which principal's id scopes every query.
+ */
+function credentialsController(path: string, route: () => ClassDecorator, scope: () => ParameterDecorator, lifecycle: symbol): Type {
+  @Controller(path)
+  @route()
+  class CredentialsController {
+    constructor(@Inject(lifecycle) private readonly credentials: CredentialLifecycle) {}
+
+    @Get()
+    list(@scope() owner: { id: string }) {
+      return this.credentials.list(owner.id);
+    }
+
+    @Post()
+    create(@scope() owner: { id: string }, @Body() body: unknown) {
+      return this.credentials.create(owner.id, body);
+    }
+
+    @Patch(':id')
+    rename(@scope() owner: { id: string }, @Param('id') id: string, @Body() body: unknown) {
+      return this.credentials.rename(owner.id, id, body);
+    }
+
+    @Post(':id/rotate')
+    rotate(@scope() owner: { id: string }, @Param('id') id: string) {
+      return this.credentials.rotate(owner.id, id);
+    }
+
+    @Delete(':id')
+    revoke(@scope() owner: { id: string }, @Param('id') id: string) {
+      return this.credentials.revoke(owner.id, id);
+    }
+  }
+  return CredentialsController;
+}
+
+/** Project API keys of one of the owner's applications. */
+export const ApiKeysController = credentialsController('dashboard/api/applications/:appId/api-keys', OwnedApplicationRoute, CurrentApplication, API_KEY_LIFECYCLE);
+/** The owner's personal access tokens. */
+export const TokensController = credentialsController('dashboard/api/tokens', OwnerRoute, CurrentOwner, TOKEN_LIFECYCLE);

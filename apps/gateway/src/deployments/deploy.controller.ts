@@ -1,0 +1,18 @@
+import { Controller, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { ApiKeyGuard } from '../credentials/api-key.guard.js';
+import type { ApiPrincipal } from '../credentials/api-principal.js';
+import { CurrentApplication } from '../credentials/current-application.decorator.js';
+import { DeployService } from './deploy.service.js';
+
+@Controller('api/v1/deploy')
+@UseGuards(ApiKeyGuard)
+export class DeployController {
+  constructor(private readonly deploy: DeployService) {}
+
+  @Post()
+  @HttpCode(202)
+  accept(@CurrentApplication() principal: ApiPrincipal, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
+    return this.deploy.accept(principal, req, res);
+  }
+}

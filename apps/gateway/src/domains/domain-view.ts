@@ -1,0 +1,23 @@
+import { domainToUnicode } from 'node:url';
+import type { DomainView, ServerView } from '@slipway/contract';
+import { challengeRecord } from './domain-verifier.js';
+import type { DomainRow } from './domains.repository.js';
+
+/**
+ * A claim as the dashboard shows it: its state, the exact record to publish and, once verified,
+ * the origins it made trusted. The token is shown only to the claiming application's owner.
+ */
+export function domainView(domain: DomainRow): ServerView<DomainView> {
+  return {
+    id: domain.id,
+    hostname: domain.hostname,
+    displayName: domainToUnicode(domain.hostname),
+    status: domain.verifiedAt ? ('verified' as const) : ('pending' as const),
+    verifiedAt: domain.verifiedAt,
+    checkedAt: domain.checkedAt,
+    checkError: domain.checkError,
+    record: challengeRecord(domain.hostname, domain.verificationToken),
+    createdAt: domain.createdAt,
+    trustedOrigins: domain.origins.map((o) => o.origin),
+  };
+}

@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { SignInModule } from '../sign-in/sign-in.module.js';
+import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
+import { DomainVerifier } from './domain-verifier.js';
+import { DomainsController } from './domains.controller.js';
+import { DomainsRepository } from './domains.repository.js';
+import { DomainsService } from './domains.service.js';
+
+@Module({ imports: [DashboardAccessModule, SignInModule], controllers: [DomainsController], providers: [DomainsRepository, DomainsService, DomainVerifier] })
+export class DomainsModule {}

@@ -1,0 +1,88 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { tenantDatabaseUrl } from '@slipway/auth-core';
+import type { OutboxEmailView, ServerView, SignInInfo, SignInUserView } from '@slipway/contract';
+import { decryptEnvelopeToString, encryptEnvelope, envelopeBinding, keyringFromMasterKey, type Keyring } from '@slipway/crypto';
+import { ApiException } from '@slipway/server';
+import { GATEWAY_CONFIG, appDatabasesAdminUrl, type GatewayConfig } from '../config.js';
+import { SignInService } from './sign-in.service.js';
+import { TenantChangedPublisher } from './tenant-changed.publisher.js';
+import { parseBody } from '../common/body.js';
+import type { OwnedApplication, OwnerPrincipal } from '../dashboard/common/owner-principal.js';
+import { DashboardSignInRepository } from './dashboard-sign-in.repository.js';
+import { SignInSettingsBody } from './dto/sign-in-settings.dto.js';
+
+interface StoredSettings {
+  requireEmailVerification?: boolean;
+  socialProviders?: Record<string, { clientId: string; clientSecret: string }>;
+}
+
+/** The dashboard's sign-in tab: the same switch as the API, plus users, settings and the outbox. */
+@Injectable()
+export class DashboardSignInService {
+  private readonly keyring: Keyring;
+
+  constructor(
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly signIn: SignInService,
+    private readonly repository: DashboardSignInRepository,
+    private readonly tenantChanged: TenantChangedPublisher,
+  ) {
+    this.keyring = keyringFromMasterKey(config.SLIPWAY_MASTER_KEY);
+  }
+
+  async get(owner: OwnerPrincipal, app: OwnedApplication): Promise<ServerView<SignInInfo>> {
+    const { services } = await this.signIn.list({ kind: 'owner', ownerId: owner.id });
+    const service = services.find((s) => s.applicationId === app.id) ?? null;
+    if (!service) return { enabled: false, service: null };
+    const stored = (await this.repository.findService(app.id))?.settings as StoredSettings | undefined;
+    const providers = Object.fromEntries(Object.entries(stored?.socialProviders ?? {}).map(([name, p]) => [name, { clientId: p.clientId, callbackUrl: `${service.baseUrl}/callback/${name}` }]));
+    return { enabled: true, service: { ...service, socialProviders: providers } };
+  }
+
+  async enable(owner: OwnerPrincipal, app: OwnedApplication): Promise<ServerView<SignInInfo>> {
+    await this.signIn.enable({ kind: 'owner', ownerId: owner.id }, app.id);
+    return this.get(owner, app);
+  }
+
+  async env(owner: OwnerPrincipal, app: OwnedApplication) {
+    return { env: await this.signIn.envText({ kind: 'owner', ownerId: owner.id }, app.id) };
+  }
+
+  async updateSettings(owner: OwnerPrincipal, app: OwnedApplication, body: unknown): Promise<ServerView<SignInInfo>> {
+    const input = parseBody(SignInSettingsBody, body, 'Send {"requireEmailVerification", "allowLocalhost", "socialProviders": {"github"|"google": {clientId, clientSecret} | null}}.');
+    const row = await this.repository.findService(app.id);
+    if (!row) throw notOn();
+    const settings: StoredSettings = { ...(row.settings as StoredSettings) };
+    if (input.requireEmailVerification !== undefined) settings.requireEmailVerification = input.requireEmailVerification;
+    if (input.socialProviders) {
+      const providers = { ...(settings.socialProviders ?? {}) };
+      for (const [name, value] of Object.entries(input.socialProviders)) {
+        if (value === undefined) continue;
+        if (value === null) delete providers[name];
+        // The client secret is sealed to this application and provider; only the sign-in service opens it.
+        else providers[name] = { clientId: value.clientId, clientSecret: encryptEnvelope(this.keyring, value.clientSecret, envelopeBinding.oauthClientSecret(app.id, name)).toString('base64') };
+      }
+      settings.socialProviders = providers;
+    }
+    await this.repository.updateSettings(app.id, settings, input.allowLocalhost);
+    await this.tenantChanged.publish(app.id);
+    return this.get(owner, app);
+  }
+
+  async users(app: OwnedApplication, search: unknown): Promise<{ total: number; users: ServerView<SignInUserView>[] }> {
+    const database = await this.repository.findDatabase(app.id);
+    if (!database || !(await this.repository.findService(app.id))) throw notOn();
+    const password = decryptEnvelopeToString(this.keyring, database.password, envelopeBinding.databasePassword(app.id));
+    const query = typeof search === 'string' ? search.trim().slice(0, 200) : '';
+    const { users, total } = await this.repository.users(tenantDatabaseUrl(appDatabasesAdminUrl(this.config), database, password), query, 100);
+    return { total, users: users.map((u) => ({ id: u.id, email: u.email, name: u.name, emailVerified: u.email_verified, createdAt: u.created_at })) };
+  }
+
+  async emails(app: OwnedApplication): Promise<{ emails: ServerView<OutboxEmailView>[] }> {
+    return { emails: await this.repository.emails(app.id, 50) };
+  }
+}
+
+function notOn(): ApiException {
+  return new ApiException('not_found', 'Sign-in is not on for this application.');
+}

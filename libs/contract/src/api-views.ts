@@ -1,0 +1,136 @@
+import type { DeployFinding, DeploymentStatus, DeploymentTask } from './deploy.js';
+
+/**
+ * What the dashboard API (`/dashboard/api/…`) answers, as the browser and the CLI receive it:
+ * the gateway builds these views (typed with `ServerView<…>`), the dashboard and CLI read them.
+ * Timestamps are ISO 8601 strings on the wire.
+ */
+
+/** The shape a gateway view may have before JSON: the same fields, `Date` allowed where the wire has a string. */
+export type ServerView<T> = T extends string
+  ? string extends T
+    ? string | Date
+    : T
+  : T extends readonly (infer U)[]
+    ? readonly ServerView<U>[]
+    : T extends object
+      ? { [K in keyof T]: ServerView<T[K]> }
+      : T;
+
+export interface OwnerView {
+  id: string;
+  email: string;
+  name: string | null;
+  plan: string;
+  databases: { used: number; allowed: number };
+}
+
+export interface ApplicationSummary {
+  id: string;
+  name: string;
+  slug: string;
+  url: string;
+  createdAt?: string;
+  latestDeployment?: { id: string; status: DeploymentStatus; createdAt: string } | null;
+}
+
+export interface ApplicationDetails extends ApplicationSummary {
+  liveReleaseId: string | null;
+  signInEnabled: boolean;
+  hasDatabase: boolean;
+  apiBaseUrl: string;
+}
+
+/** An API key or a personal access token as listed (never the secret itself). */
+export interface CredentialView {
+  id: string;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export interface DeploymentRow {
+  id: string;
+  status: DeploymentStatus;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  warningCount: number;
+  hazardCount: number;
+}
+
+/** A warning or hazard: `code` and `message` always; the rest is what the pipeline knew. */
+export interface FindingView extends DeployFinding {
+  file?: string;
+  line?: number;
+  hint?: string;
+}
+
+export type DeploymentTaskView = DeploymentTask<FindingView>;
+
+export interface ReleaseView {
+  id: string;
+  deploymentId: string;
+  kind: string;
+  createdAt: string;
+  live: boolean;
+}
+
+/** A claim of a custom domain: served and trusted only once its TXT record is verified. */
+export interface DomainView {
+  id: string;
+  /** Lower-case ASCII (IDNs as punycode). */
+  hostname: string;
+  /** The same name as a person reads it (IDNs in Unicode). */
+  displayName: string;
+  status: 'pending' | 'verified';
+  verifiedAt: string | null;
+  checkedAt: string | null;
+  /** Why the last check failed; null after a successful one. */
+  checkError: string | null;
+  /** The record that proves control of the domain for this claim. */
+  record: { name: string; type: 'TXT'; value: string };
+  createdAt: string;
+  trustedOrigins: string[];
+}
+
+export interface DatabaseInfo {
+  database: { name: string; createdAt: string; sizeBytes: number | null } | null;
+  allowance: { plan: string; used: number; allowed: number };
+}
+
+export interface SignInServiceView {
+  applicationId: string;
+  baseUrl: string;
+  jwksUrl: string;
+  trustedOrigins: string[];
+  settings: { emailAndPassword: boolean; requireEmailVerification: boolean; allowLocalhost: boolean; socialProviders: string[] };
+  socialProviders: Record<string, { clientId: string; callbackUrl: string }>;
+  createdAt: string;
+}
+
+export interface SignInInfo {
+  enabled: boolean;
+  service: SignInServiceView | null;
+}
+
+export interface SignInUserView {
+  id: string;
+  email: string;
+  name: string;
+  emailVerified: boolean;
+  createdAt: string;
+}
+
+export interface OutboxEmailView {
+  id: string;
+  kind: string;
+  toAddress: string;
+  subject: string;
+  textBody: string;
+  status: string;
+  createdAt: string;
+  sentAt: string | null;
+}
