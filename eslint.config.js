@@ -40,6 +40,20 @@ export default tseslint.config(
     rules: { 'slipway/feature-folders': ['error', { root: `${workspaceRoot}/apps/auth-service/src` }] },
   },
   {
+    // A tenant's database handle is made in one place, from a tenant it resolved (tenants/tenant.ts).
+    files: ['apps/auth-service/src/**/*.ts'],
+    ignores: ['**/*.spec.ts', 'apps/auth-service/src/tenants/tenants.service.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...['TSAsExpression', 'TSTypeAssertion'].map((node) => ({
+          selector: `${node} > TSTypeReference.typeAnnotation[typeName.name='TenantDb']`,
+          message: 'A TenantDb is made only by TenantsService.db(tenant).',
+        })),
+      ],
+    },
+  },
+  {
     files: ['**/*.spec.ts', '**/test/**/*.ts'],
     ...jest.configs['flat/recommended'],
     rules: {
