@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import jest from 'eslint-plugin-jest';
 import tseslint from 'typescript-eslint';
+import featureFolders from './tools/eslint/feature-folders.js';
 import moduleBoundaries from './tools/eslint/module-boundaries.js';
 
 const workspaceRoot = import.meta.dirname;
@@ -12,7 +13,7 @@ export default tseslint.config(
   {
     files: ['**/*.ts', '**/*.tsx'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: workspaceRoot } },
-    plugins: { slipway: { rules: { 'module-boundaries': moduleBoundaries } } },
+    plugins: { slipway: { rules: { 'module-boundaries': moduleBoundaries, 'feature-folders': featureFolders } } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
@@ -28,6 +29,27 @@ export default tseslint.config(
             { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['*'] },
           ],
         },
+      ],
+    },
+  },
+  {
+    // auth-service's folders import each other only through their index.ts, and never in a circle
+    // (apps/auth-service/README.md, "Layout"); its tests may reach inside.
+    files: ['apps/auth-service/src/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: { 'slipway/feature-folders': ['error', { root: `${workspaceRoot}/apps/auth-service/src` }] },
+  },
+  {
+    // A tenant's database handle is made in one place, from a tenant it resolved (tenants/tenant.ts).
+    files: ['apps/auth-service/src/**/*.ts'],
+    ignores: ['**/*.spec.ts', 'apps/auth-service/src/tenants/tenants.service.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...['TSAsExpression', 'TSTypeAssertion'].map((node) => ({
+          selector: `${node} > TSTypeReference.typeAnnotation[typeName.name='TenantDb']`,
+          message: 'A TenantDb is made only by TenantsService.db(tenant).',
+        })),
       ],
     },
   },

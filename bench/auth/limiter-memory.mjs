@@ -4,7 +4,7 @@
 // Usage: node --expose-gc bench/auth/limiter-memory.mjs [visitors] [maxKeys]
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
-import { BatchedWindowLimiter } from '../../apps/auth-service/dist/rate-limit/batched-window-limiter.js';
+import { BatchedWindowLimiter } from '../../apps/auth-service/dist/pipeline/batched-window-limiter.js';
 
 const { Redis } = createRequire(new URL('../../apps/auth-service/package.json', import.meta.url))('ioredis');
 const visitors = Number(process.argv[2] ?? 1_000_000);

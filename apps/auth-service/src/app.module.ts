@@ -1,43 +1,39 @@
-import { Module, RequestMethod, type DynamicModule, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { HealthModule } from '@slipway/server';
-import { NotFoundModule } from './common/not-found.module.js';
-import { AuthPipelineMiddleware } from './common/auth-pipeline.middleware.js';
-import { PlatformModule } from './common/platform.providers.js';
-import { SharedModule } from './common/shared.module.js';
 import type { AuthConfig } from './config.js';
-import { EmailVerificationModule } from './email-verification/email-verification.module.js';
-import { PasswordModule } from './password/password.module.js';
-import { SessionsModule } from './sessions/sessions.module.js';
-import { SignInModule } from './sign-in/sign-in.module.js';
-import { SignUpModule } from './sign-up/sign-up.module.js';
-import { SocialModule } from './social/social.module.js';
-import { TokensModule } from './tokens/tokens.module.js';
-import { UsersModule } from './users/users.module.js';
+import { EmailVerificationModule } from './email-verification/index.js';
+import { PasswordModule } from './password/index.js';
+import { PipelineModule } from './pipeline/index.js';
+import { PlatformModule } from './platform/index.js';
+import { RoutingModule } from './routing/index.js';
+import { SessionsModule } from './sessions/index.js';
+import { SignInModule } from './sign-in/index.js';
+import { SignUpModule } from './sign-up/index.js';
+import { SocialModule } from './social/index.js';
+import { TokensModule } from './tokens/index.js';
+import { UpdateUserModule } from './update-user/index.js';
 
+/** The sign-in service: infrastructure once (PlatformModule), the request pipeline, every feature; see the README's layout. */
 @Module({})
-export class AppModule implements NestModule {
+export class AppModule {
   static register(config: AuthConfig): DynamicModule {
     return {
       module: AppModule,
       imports: [
         HealthModule.forRoot({ service: 'auth-service', postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL }),
         PlatformModule.register(config),
-        SharedModule,
+        PipelineModule,
         SignUpModule,
         SignInModule,
         SessionsModule,
         TokensModule,
         PasswordModule,
         EmailVerificationModule,
-        UsersModule,
+        UpdateUserModule,
         SocialModule,
-        // Last: answers every other path under /a/{slug} in Better Auth's shape.
-        NotFoundModule,
+        // Last: strict routing, and Better Auth's 404 for every other path under /a/{slug}.
+        RoutingModule,
       ],
     };
-  }
-
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(AuthPipelineMiddleware).forRoutes({ path: 'a/*path', method: RequestMethod.ALL });
   }
 }

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { CLIENT_ADDRESS_HEADER, signClientAddress } from '@slipway/auth-server';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
 import { freePort, startProcess, waitFor, type RunningProcess } from '@slipway/testing';
-import { LOCAL_SHARE } from '../src/rate-limit/batched-window-limiter.js';
+import { LOCAL_SHARE } from '../src/pipeline/batched-window-limiter.js';
 import { originOf, startAuthHarness, type AuthHarness } from './harness.js';
 
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));

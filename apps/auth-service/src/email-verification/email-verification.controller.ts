@@ -1,10 +1,8 @@
 import { Body, Controller, Get, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import type { Response } from 'express';
 import { z } from '@slipway/config';
-import { AuthErrorFilter } from '../common/auth-error.filter.js';
-import type { AuthRequest } from '../common/auth-request.js';
-import { reply } from '../common/auth-result.js';
-import { optionalUrl, parseBody } from '../common/validation.js';
+import { AuthErrorFilter, optionalUrl, parseBody, reply } from '../common/index.js';
+import type { AuthRequest } from '../pipeline/index.js';
 import { EmailVerificationService } from './email-verification.service.js';
 
 const sendBody = z.object({ email: z.string().min(1), callbackURL: optionalUrl });

@@ -1,13 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { randomAlphanumeric } from '@slipway/crypto';
-import { AuthErrors } from '../common/auth-error.js';
-import type { AuthResult } from '../common/auth-result.js';
-import { MailerService } from '../common/mailer.service.js';
-import { VerificationsRepository } from '../common/verifications.repository.js';
-import { SessionCache } from '../sessions/session-cache.js';
-import { TenantsService } from '../tenants/tenants.service.js';
-import type { Tenant } from '../tenants/tenant.js';
-import { UsersRepository, type UserRow } from '../users/users.repository.js';
+import { AuthErrors, withQuery, type AuthResult } from '../common/index.js';
+import { MailerService } from '../mail/index.js';
+import { SessionsService } from '../sessions/index.js';
+import { TenantsService, type Tenant } from '../tenants/index.js';
+import { UsersRepository, type UserRow } from '../users/index.js';
+import { VerificationsRepository } from '../verifications/index.js';
 
 const PURPOSE = 'email-verification';
 const TTL_SECONDS = 3600;
@@ -19,7 +17,7 @@ export class EmailVerificationService {
     private readonly users: UsersRepository,
     private readonly verifications: VerificationsRepository,
     private readonly mailer: MailerService,
-    private readonly cache: SessionCache,
+    private readonly sessions: SessionsService,
   ) {}
 
   async sendFor(tenant: Tenant, user: UserRow, callbackURL?: string): Promise<void> {
@@ -42,7 +40,7 @@ export class EmailVerificationService {
     const db = this.tenants.db(tenant);
     const email = token ? await this.verifications.consume(db, PURPOSE, token) : null;
     const user = email ? await this.users.markEmailVerified(db, email) : null;
-    if (user) await this.cache.invalidate(tenant, [user.id]);
+    if (user) await this.sessions.invalidateUsers(tenant, [user.id]);
     if (!user) {
       if (callbackURL) return { redirect: withQuery(callbackURL, 'error', 'INVALID_TOKEN') };
       throw AuthErrors.invalidToken(401);
@@ -50,8 +48,4 @@ export class EmailVerificationService {
     if (callbackURL) return { redirect: callbackURL };
     return { body: { status: true, user: null } };
   }
-}
-
-export function withQuery(target: string, name: string, value: string): string {
-  return `${target}${target.includes('?') ? '&' : '?'}${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
 }

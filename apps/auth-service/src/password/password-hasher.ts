@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import bcrypt from 'bcrypt';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
-import { AuthErrors } from '../common/auth-error.js';
+import { AuthErrors } from '../common/index.js';
 
 export const PASSWORD_MIN_LENGTH = 8;
 /** bcrypt reads at most 72 bytes; longer passwords are refused, never silently truncated. */

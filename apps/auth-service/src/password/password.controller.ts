@@ -1,10 +1,7 @@
 import { Body, Controller, Get, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import type { Response } from 'express';
-import { AuthErrorFilter } from '../common/auth-error.filter.js';
-import { AuthErrors } from '../common/auth-error.js';
-import { requestMeta, type AuthRequest } from '../common/auth-request.js';
-import { reply } from '../common/auth-result.js';
-import { parseBody } from '../common/validation.js';
+import { AuthErrorFilter, AuthErrors, parseBody, reply } from '../common/index.js';
+import { requestMeta, type AuthRequest } from '../pipeline/index.js';
 import { changeBody, requestResetBody, resetBody } from './dto/password.dto.js';
 import { PasswordService } from './password.service.js';
 

@@ -1,6 +1,18 @@
 import { Module } from '@nestjs/common';
+import { MailModule } from '../mail/index.js';
+import { SessionsModule } from '../sessions/index.js';
+import { TenantsModule } from '../tenants/index.js';
+import { UsersModule } from '../users/index.js';
+import { VerificationsModule } from '../verifications/index.js';
+import { PasswordHasher } from './password-hasher.js';
 import { PasswordController } from './password.controller.js';
 import { PasswordService } from './password.service.js';
 
-@Module({ controllers: [PasswordController], providers: [PasswordService] })
+/** Password reset and change; PasswordHasher (bcrypt, length rules) is exported for sign-in and sign-up. */
+@Module({
+  imports: [TenantsModule, UsersModule, VerificationsModule, MailModule, SessionsModule],
+  controllers: [PasswordController],
+  providers: [PasswordHasher, PasswordService],
+  exports: [PasswordHasher],
+})
 export class PasswordModule {}

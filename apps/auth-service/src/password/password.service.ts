@@ -1,16 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { randomAlphanumeric } from '@slipway/crypto';
-import { AuthErrors } from '../common/auth-error.js';
-import type { AuthResult } from '../common/auth-result.js';
-import type { RequestMeta } from '../common/auth-request.js';
-import { newId } from '../common/ids.js';
-import { MailerService } from '../common/mailer.service.js';
-import { VerificationsRepository } from '../common/verifications.repository.js';
-import { withQuery } from '../email-verification/email-verification.service.js';
-import { SessionsService } from '../sessions/sessions.service.js';
-import { TenantsService } from '../tenants/tenants.service.js';
-import type { Tenant } from '../tenants/tenant.js';
-import { UsersRepository, userView } from '../users/users.repository.js';
+import { AuthErrors, newId, withQuery, type AuthResult } from '../common/index.js';
+import { MailerService } from '../mail/index.js';
+import type { RequestMeta } from '../pipeline/index.js';
+import { SessionsService } from '../sessions/index.js';
+import { TenantsService, type Tenant } from '../tenants/index.js';
+import { UsersRepository, userView } from '../users/index.js';
+import { VerificationsRepository } from '../verifications/index.js';
 import { PasswordHasher } from './password-hasher.js';
 
 const PURPOSE = 'reset-password';

@@ -4,9 +4,9 @@ import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
-import { REDIS } from '../common/platform.providers.js';
-import type { Tenant } from '../tenants/tenant.js';
-import type { UserRow } from '../users/users.repository.js';
+import { REDIS } from '../platform/index.js';
+import type { Tenant } from '../tenants/index.js';
+import type { UserRow } from '../users/index.js';
 import type { SessionRow } from './sessions.repository.js';
 
 /** What service_auth's triggers NOTIFY on every UPDATE/DELETE of a session or user (libs/auth-core migration). */

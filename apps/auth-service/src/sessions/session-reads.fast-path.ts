@@ -5,9 +5,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { documentationUrl } from '@slipway/contract';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
-import { AuthError } from '../common/auth-error.js';
-import { AuthPipelineMiddleware } from '../common/auth-pipeline.middleware.js';
-import { requestMeta, type AuthRequest } from '../common/auth-request.js';
+import { AuthError } from '../common/index.js';
+import { AuthPipelineMiddleware, requestMeta, type AuthRequest } from '../pipeline/index.js';
 import { SessionsService } from './sessions.service.js';
 
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;

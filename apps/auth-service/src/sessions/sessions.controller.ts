@@ -1,10 +1,8 @@
 import { Body, Controller, Get, Post, Req, Res, UseFilters } from '@nestjs/common';
 import type { Response } from 'express';
 import { z } from '@slipway/config';
-import { AuthErrorFilter } from '../common/auth-error.filter.js';
-import { requestMeta, type AuthRequest } from '../common/auth-request.js';
-import { reply } from '../common/auth-result.js';
-import { parseBody } from '../common/validation.js';
+import { AuthErrorFilter, parseBody, reply } from '../common/index.js';
+import { requestMeta, type AuthRequest } from '../pipeline/index.js';
 import { SessionsService } from './sessions.service.js';
 
 const revokeBody = z.object({ token: z.string().min(1) });
@@ -17,6 +15,12 @@ export class SessionsController {
   @Get('get-session')
   async getSession(@Req() req: AuthRequest, @Res() res: Response) {
     return reply(res, await this.sessions.getSession(req.tenant, requestMeta(req)));
+  }
+
+  /** A JWT for the session's user (also answered by SessionReadsFastPath). */
+  @Get('token')
+  async token(@Req() req: AuthRequest, @Res() res: Response) {
+    return reply(res, await this.sessions.token(req.tenant, requestMeta(req)));
   }
 
   @Post('sign-out')

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { TenantDb } from '../tenants/tenant.js';
-import type { UserRow } from '../users/users.repository.js';
+import type { TenantDb } from '../tenants/index.js';
+import type { UserRow } from '../users/index.js';
 
 export interface SessionRow {
   id: string;

@@ -1,15 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { sha256Hex } from '@slipway/crypto';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
-import { AuthErrors } from '../common/auth-error.js';
-import type { AuthResult } from '../common/auth-result.js';
-import type { RequestMeta } from '../common/auth-request.js';
-import { newId } from '../common/ids.js';
-import { TenantsService } from '../tenants/tenants.service.js';
-import type { Tenant } from '../tenants/tenant.js';
-import { TokensService } from '../tokens/tokens.service.js';
-import { userView, type UserRow } from '../users/users.repository.js';
-import { SESSION_MAX_AGE_SECONDS, clearedSessionCookie, sessionCookie, tokenFromCookieHeader } from './session-cookie.js';
+import { AuthErrors, newId, type AuthResult } from '../common/index.js';
+import { SESSION_MAX_AGE_SECONDS, clearedSessionCookie, sessionCookie, tokenFromCookieHeader } from '../cookies/index.js';
+import type { RequestMeta } from '../pipeline/index.js';
+import { TenantsService, type Tenant } from '../tenants/index.js';
+import { TokensService } from '../tokens/index.js';
+import { userView, type UserRow } from '../users/index.js';
 import { SessionCache, type CachedSession } from './session-cache.js';
 import { SessionsRepository, type SessionRow } from './sessions.repository.js';
 

@@ -1,6 +1,15 @@
 import { Module } from '@nestjs/common';
+import { EmailVerificationModule } from '../email-verification/index.js';
+import { PasswordModule } from '../password/index.js';
+import { SessionsModule } from '../sessions/index.js';
+import { TenantsModule } from '../tenants/index.js';
+import { UsersModule } from '../users/index.js';
 import { SignInController } from './sign-in.controller.js';
 import { SignInService } from './sign-in.service.js';
 
-@Module({ controllers: [SignInController], providers: [SignInService] })
+@Module({
+  imports: [TenantsModule, UsersModule, PasswordModule, SessionsModule, EmailVerificationModule],
+  controllers: [SignInController],
+  providers: [SignInService],
+})
 export class SignInModule {}

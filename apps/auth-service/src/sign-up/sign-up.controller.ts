@@ -1,9 +1,7 @@
 import { Body, Controller, Post, Req, Res, UseFilters } from '@nestjs/common';
 import type { Response } from 'express';
-import { AuthErrorFilter } from '../common/auth-error.filter.js';
-import { requestMeta, type AuthRequest } from '../common/auth-request.js';
-import { reply } from '../common/auth-result.js';
-import { parseBody } from '../common/validation.js';
+import { AuthErrorFilter, parseBody, reply } from '../common/index.js';
+import { requestMeta, type AuthRequest } from '../pipeline/index.js';
 import { signUpBody } from './dto/sign-up.dto.js';
 import { SignUpService } from './sign-up.service.js';
 

@@ -1,14 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { AuthErrors } from '../common/auth-error.js';
-import type { AuthResult } from '../common/auth-result.js';
-import type { RequestMeta } from '../common/auth-request.js';
-import { newId } from '../common/ids.js';
-import { EmailVerificationService } from '../email-verification/email-verification.service.js';
-import { PasswordHasher } from '../password/password-hasher.js';
-import { SessionsService } from '../sessions/sessions.service.js';
-import { TenantsService } from '../tenants/tenants.service.js';
-import type { Tenant } from '../tenants/tenant.js';
-import { UsersRepository, userView } from '../users/users.repository.js';
+import { AuthErrors, newId, type AuthResult } from '../common/index.js';
+import { EmailVerificationService } from '../email-verification/index.js';
+import { PasswordHasher } from '../password/index.js';
+import type { RequestMeta } from '../pipeline/index.js';
+import { SessionsService } from '../sessions/index.js';
+import { TenantsService, type Tenant } from '../tenants/index.js';
+import { UsersRepository, userView } from '../users/index.js';
 import type { SignUpInput } from './dto/sign-up.dto.js';
 
 @Injectable()

@@ -1,4 +1,4 @@
-import type { SocialProfile } from '../users/users.repository.js';
+import type { SocialProfile } from '../users/index.js';
 
 export interface ProviderEndpoints {
   authorize: string;

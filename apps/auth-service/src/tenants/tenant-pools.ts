@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import pg from 'pg';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
-import type { Tenant, TenantDb } from './tenant.js';
+import type { Tenant } from './tenant.js';
 
 /**
  * One small pg pool per tenant database, least-recently-used first out when there are more
@@ -14,7 +14,8 @@ export class TenantPools implements OnModuleDestroy {
 
   constructor(@Inject(AUTH_CONFIG) private readonly config: AuthConfig) {}
 
-  get(tenant: Tenant): TenantDb {
+  /** The tenant's pool, untyped: TenantsService.db brands it (the only place a TenantDb is made). */
+  get(tenant: Tenant): pg.Pool {
     const entry = this.pools.get(tenant.applicationId);
     if (entry && entry.url === tenant.databaseUrl) {
       this.pools.delete(tenant.applicationId);

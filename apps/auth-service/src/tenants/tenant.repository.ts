@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { PrismaClient } from '@slipway/db';
-import { PLATFORM_PRISMA } from '../common/platform.providers.js';
+import { PLATFORM_PRISMA } from '../platform/index.js';
 
 @Injectable()
 export class TenantRepository {

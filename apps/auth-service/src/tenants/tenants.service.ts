@@ -3,8 +3,8 @@ import { Redis } from 'ioredis';
 import { TENANT_CHANGED_CHANNEL, migrateServiceAuth, tenantDatabaseUrl } from '@slipway/auth-core';
 import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
-import { KEYRING } from '../common/platform.providers.js';
-import { AuthErrors } from '../common/auth-error.js';
+import { AuthErrors } from '../common/index.js';
+import { KEYRING } from '../platform/index.js';
 import { TenantPools } from './tenant-pools.js';
 import { TenantRepository } from './tenant.repository.js';
 import type { SignInSettings, Tenant, TenantDb } from './tenant.js';
@@ -70,8 +70,9 @@ export class TenantsService implements OnModuleInit, OnModuleDestroy {
     return tenant;
   }
 
-  db(tenant: Tenant): TenantDb {
-    return this.pools.get(tenant);
+  /** The tenant's database handle: the one place a TenantDb is made (see its type). */
+  db<Id extends string>(tenant: Tenant<Id>): TenantDb<Id> {
+    return this.pools.get(tenant) as TenantDb<Id>;
   }
 
   private async load(slug: string): Promise<Tenant | null> {

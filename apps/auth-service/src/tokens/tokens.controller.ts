@@ -1,23 +1,14 @@
 import { Controller, Get, Req, Res, UseFilters } from '@nestjs/common';
 import type { Response } from 'express';
-import { AuthErrorFilter } from '../common/auth-error.filter.js';
-import { requestMeta, type AuthRequest } from '../common/auth-request.js';
-import { reply } from '../common/auth-result.js';
-import { SessionsService } from '../sessions/sessions.service.js';
+import { AuthErrorFilter, reply } from '../common/index.js';
+import type { AuthRequest } from '../pipeline/index.js';
 import { TokensService } from './tokens.service.js';
 
+/** The tenant's public keys. `GET /token` (a JWT for the session's user) is a session read: SessionsController. */
 @Controller('a/:slug')
 @UseFilters(AuthErrorFilter)
 export class TokensController {
-  constructor(
-    private readonly sessions: SessionsService,
-    private readonly tokens: TokensService,
-  ) {}
-
-  @Get('token')
-  async token(@Req() req: AuthRequest, @Res() res: Response) {
-    return reply(res, await this.sessions.token(req.tenant, requestMeta(req)));
-  }
+  constructor(private readonly tokens: TokensService) {}
 
   @Get(['jwks', '.well-known/jwks.json'])
   async jwks(@Req() req: AuthRequest, @Res() res: Response) {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CURRENT_SIGNING_KEY_SQL, PUBLISHED_KEYS_SQL, type SigningKeyRow } from '@slipway/auth-core';
-import type { TenantDb } from '../tenants/tenant.js';
+import type { TenantDb } from '../tenants/index.js';
 
 @Injectable()
 export class TokensRepository {

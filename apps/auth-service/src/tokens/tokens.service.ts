@@ -3,11 +3,10 @@ import { KeyObject, sign as signEd25519 } from 'node:crypto';
 import type { JWK } from 'jose';
 import { JWT_TTL_SECONDS, decryptSigningKey, insertSigningKey, rotateSigningKey } from '@slipway/auth-core';
 import type { Keyring } from '@slipway/crypto';
-import { KEYRING } from '../common/platform.providers.js';
-import type { AuthResult } from '../common/auth-result.js';
-import { TenantsService } from '../tenants/tenants.service.js';
-import type { Tenant } from '../tenants/tenant.js';
-import type { UserRow } from '../users/users.repository.js';
+import type { AuthResult } from '../common/index.js';
+import { KEYRING } from '../platform/index.js';
+import { TenantsService, type Tenant } from '../tenants/index.js';
+import type { UserRow } from '../users/index.js';
 import { TokensRepository } from './tokens.repository.js';
 
 // A decrypted signing key is kept this long; rotation publishes keys 10 minutes ahead, so this never signs with a retired key in practice.
@@ -68,7 +67,7 @@ export class TokensService {
 
   /** Publishes a new key now that signs after `publishLeadSeconds`; the old key stays listed until its tokens expired. */
   async rotate(tenant: Tenant, publishLeadSeconds?: number): Promise<{ kid: string; activatesAt: Date }> {
-    const result = await rotateSigningKey(this.tenants.db(tenant) as never, this.keyring, tenant.applicationId, publishLeadSeconds);
+    const result = await rotateSigningKey(this.tenants.db(tenant), this.keyring, tenant.applicationId, publishLeadSeconds);
     this.keys.delete(tenant.applicationId);
     this.epoch++;
     return result;
@@ -82,7 +81,7 @@ export class TokensService {
     let row = await this.repository.currentKey(db);
     if (!row) {
       // Every key retired without a successor (or none was made): mint one rather than fail sign-in.
-      await insertSigningKey(db as never, this.keyring, tenant.applicationId);
+      await insertSigningKey(db, this.keyring, tenant.applicationId);
       row = (await this.repository.currentKey(db))!;
     }
     const key = KeyObject.from(await decryptSigningKey(this.keyring, tenant.applicationId, row));

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { UsersController } from './users.controller.js';
-import { UsersService } from './users.service.js';
+import { UsersRepository } from './users.repository.js';
 
-@Module({ controllers: [UsersController], providers: [UsersService] })
+/** Users and their accounts in the tenant's `service_auth` schema; the routes that change them live in their features. */
+@Module({ providers: [UsersRepository], exports: [UsersRepository] })
 export class UsersModule {}

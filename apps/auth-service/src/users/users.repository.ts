@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { newId } from '../common/ids.js';
-import type { TenantDb } from '../tenants/tenant.js';
+import { newId } from '../common/index.js';
+import type { TenantDb } from '../tenants/index.js';
 
 export interface UserRow {
   id: string;

@@ -1,5 +1,5 @@
 import { z } from '@slipway/config';
-import { optionalUrl } from '../../common/validation.js';
+import { optionalUrl } from '../../common/index.js';
 
 export const requestResetBody = z.object({ email: z.string().min(1).max(320), redirectTo: optionalUrl });
 export const resetBody = z.object({ newPassword: z.string().max(1024), token: z.string().min(1).max(200).optional() });

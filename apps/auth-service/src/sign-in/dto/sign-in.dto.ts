@@ -1,6 +1,5 @@
 import { z } from '@slipway/config';
-import { emailField } from '../../common/email-field.js';
-import { optionalUrl } from '../../common/validation.js';
+import { emailField, optionalUrl } from '../../common/index.js';
 
 export const signInBody = z.object({
   email: emailField,

@@ -1,6 +1,5 @@
 import { z } from '@slipway/config';
-import { optionalUrl } from '../../common/validation.js';
-import { emailField } from '../../common/email-field.js';
+import { emailField, optionalUrl } from '../../common/index.js';
 
 export const signUpBody = z.object({
   name: z.string().trim().min(1).max(200),

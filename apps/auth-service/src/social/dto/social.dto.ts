@@ -1,5 +1,5 @@
 import { z } from '@slipway/config';
-import { optionalUrl } from '../../common/validation.js';
+import { optionalUrl } from '../../common/index.js';
 
 export const socialSignInBody = z.object({
   provider: z.string().min(1).max(50),

@@ -3,8 +3,8 @@ import nodemailer, { type Transporter } from 'nodemailer';
 import type { Redis } from 'ioredis';
 import type { PrismaClient } from '@slipway/db';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
-import { PLATFORM_PRISMA, REDIS } from './platform.providers.js';
-import type { Tenant } from '../tenants/tenant.js';
+import { PLATFORM_PRISMA, REDIS } from '../platform/index.js';
+import type { Tenant } from '../tenants/index.js';
 
 export interface OutgoingEmail {
   kind: 'password_reset' | 'email_verification';

@@ -1,5 +1,5 @@
-import { AuthError } from '../common/auth-error.js';
-import type { Tenant } from '../tenants/tenant.js';
+import { AuthError } from '../common/index.js';
+import type { Tenant } from '../tenants/index.js';
 
 /**
  * The developer's own machine, as the URL parser spells it after normalising (`127.1` and

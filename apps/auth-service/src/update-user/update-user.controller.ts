@@ -1,18 +1,16 @@
 import { Body, Controller, Post, Req, Res, UseFilters } from '@nestjs/common';
 import type { Response } from 'express';
 import { z } from '@slipway/config';
-import { AuthErrorFilter } from '../common/auth-error.filter.js';
-import { requestMeta, type AuthRequest } from '../common/auth-request.js';
-import { reply } from '../common/auth-result.js';
-import { parseBody } from '../common/validation.js';
-import { UsersService } from './users.service.js';
+import { AuthErrorFilter, parseBody, reply } from '../common/index.js';
+import { requestMeta, type AuthRequest } from '../pipeline/index.js';
+import { UpdateUserService } from './update-user.service.js';
 
 const updateUserBody = z.object({ name: z.string().trim().min(1).max(200).optional(), image: z.string().max(2048).nullish(), email: z.unknown().optional() });
 
 @Controller('a/:slug')
 @UseFilters(AuthErrorFilter)
-export class UsersController {
-  constructor(private readonly users: UsersService) {}
+export class UpdateUserController {
+  constructor(private readonly users: UpdateUserService) {}
 
   @Post('update-user')
   async update(@Req() req: AuthRequest, @Res() res: Response, @Body() body: unknown) {

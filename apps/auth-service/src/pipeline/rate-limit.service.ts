@@ -2,8 +2,8 @@ import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
-import { REDIS } from '../common/platform.providers.js';
-import { AuthError } from '../common/auth-error.js';
+import { AuthError } from '../common/index.js';
+import { REDIS } from '../platform/index.js';
 import { BatchedWindowLimiter } from './batched-window-limiter.js';
 
 // Sliding window log in one round trip, shared by every replica: refused attempts are not counted.

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { Tenant } from '../tenants/tenant.js';
+import type { Tenant } from '../tenants/index.js';
 
 /** A request under `/a/{slug}` after the pipeline resolved its tenant and client address. */
 export interface AuthRequest extends Request {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { sha256Hex } from '@slipway/crypto';
-import type { TenantDb } from '../tenants/tenant.js';
-import { newId } from './ids.js';
+import { newId } from '../common/index.js';
+import type { TenantDb } from '../tenants/index.js';
 
 /**
  * One-time tokens (password reset, email verification) in `service_auth.verifications`. The

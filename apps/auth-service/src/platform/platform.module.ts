@@ -21,7 +21,13 @@ class SharedClientsCloser implements OnModuleDestroy {
   }
 }
 
-/** Platform database, Redis and the master keyring, shared by every feature module. */
+/**
+ * The service's infrastructure: its configuration (AUTH_CONFIG), the platform database
+ * (PLATFORM_PRISMA), Redis (REDIS) and the master keyring (KEYRING), each made once here.
+ * Registered once by AppModule and global, like configuration: a feature injects these tokens
+ * and imports the modules of the features it uses. It is the only global module and holds no
+ * feature's class.
+ */
 @Global()
 @Module({})
 export class PlatformModule {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { originCases } from '../../test/origin-arbitrary.js';
-import type { Tenant } from '../tenants/tenant.js';
+import type { Tenant } from '../tenants/index.js';
 import { assertSafeRedirects, isTrustedOrigin } from './origin-check.js';
 
 const tenant = (allowLocalhost: boolean) => ({ trustedOrigins: new Set(['http://victim.localhost:8080']), allowLocalhost }) as unknown as Tenant;

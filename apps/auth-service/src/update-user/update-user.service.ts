@@ -1,14 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { AuthError } from '../common/auth-error.js';
-import type { AuthResult } from '../common/auth-result.js';
-import type { RequestMeta } from '../common/auth-request.js';
-import { SessionsService } from '../sessions/sessions.service.js';
-import { TenantsService } from '../tenants/tenants.service.js';
-import type { Tenant } from '../tenants/tenant.js';
-import { UsersRepository } from './users.repository.js';
+import { AuthError, type AuthResult } from '../common/index.js';
+import type { RequestMeta } from '../pipeline/index.js';
+import { SessionsService } from '../sessions/index.js';
+import { TenantsService, type Tenant } from '../tenants/index.js';
+import { UsersRepository } from '../users/index.js';
 
+/** `POST /update-user`: the signed-in user's name and image. */
 @Injectable()
-export class UsersService {
+export class UpdateUserService {
   constructor(
     private readonly tenants: TenantsService,
     private readonly users: UsersRepository,

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { cookieValues, soleCookie } from '../common/cookie-header.js';
-import type { Tenant } from '../tenants/tenant.js';
+import { cookieValues, soleCookie } from './cookie-header.js';
+import type { Tenant } from '../tenants/index.js';
 
 /**
  * `__Secure-` (not `__Host-`): the service shares its host between tenants, so the cookie is

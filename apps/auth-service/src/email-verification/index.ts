@@ -1,0 +1,2 @@
+export { EmailVerificationModule } from './email-verification.module.js';
+export { EmailVerificationService } from './email-verification.service.js';

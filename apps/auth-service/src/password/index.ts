@@ -1,0 +1,2 @@
+export { PASSWORD_MAX_BYTES, PASSWORD_MIN_LENGTH, PasswordHasher } from './password-hasher.js';
+export { PasswordModule } from './password.module.js';

@@ -1,0 +1,3 @@
+export { AuthPipelineMiddleware } from './auth-pipeline.middleware.js';
+export { requestMeta, type AuthRequest, type RequestMeta } from './auth-request.js';
+export { PipelineModule } from './pipeline.module.js';

@@ -1,0 +1,17 @@
+import { Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { TenantsModule } from '../tenants/index.js';
+import { AuthPipelineMiddleware } from './auth-pipeline.middleware.js';
+import { RateLimitService } from './rate-limit.service.js';
+
+/**
+ * What every `/a/{slug}/…` request goes through before its handler: canonical path, tenant,
+ * client address, CORS, rate limit, origin and redirect checks (AuthPipelineMiddleware). Applied
+ * here to every such route; exported for the session-reads fast path, which runs it on plain
+ * Node requests.
+ */
+@Module({ imports: [TenantsModule], providers: [RateLimitService, AuthPipelineMiddleware], exports: [AuthPipelineMiddleware] })
+export class PipelineModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(AuthPipelineMiddleware).forRoutes({ path: 'a/*path', method: RequestMethod.ALL });
+  }
+}

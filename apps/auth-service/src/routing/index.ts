@@ -1,0 +1,2 @@
+export { canonicalPath } from './canonical-path.js';
+export { RoutingModule } from './routing.module.js';

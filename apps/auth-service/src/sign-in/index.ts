@@ -1,0 +1,1 @@
+export { SignInModule } from './sign-in.module.js';

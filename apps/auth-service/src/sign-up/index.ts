@@ -1,0 +1,1 @@
+export { SignUpModule } from './sign-up.module.js';

@@ -1,0 +1,3 @@
+export type { SignInSettings, Tenant, TenantDb } from './tenant.js';
+export { TenantsModule } from './tenants.module.js';
+export { TenantsService } from './tenants.service.js';

@@ -1,0 +1,2 @@
+export { TokensModule } from './tokens.module.js';
+export { JWT_REUSE_MS, TokensService } from './tokens.service.js';

@@ -1,0 +1,1 @@
+export { UpdateUserModule } from './update-user.module.js';

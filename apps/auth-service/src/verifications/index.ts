@@ -1,0 +1,2 @@
+export { VerificationsModule } from './verifications.module.js';
+export { VerificationsRepository } from './verifications.repository.js';
