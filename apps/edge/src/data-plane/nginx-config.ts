@@ -78,6 +78,16 @@ const CLEARED_REQUEST_HEADERS = ['Keep-Alive', 'Proxy-Connection', 'TE', 'Traile
 /** Hop-by-hop response headers an app may send (Connection, Transfer-Encoding, Upgrade nginx handles). */
 const HIDDEN_RESPONSE_HEADERS = ['Keep-Alive', 'Proxy-Connection', 'Trailer', 'Proxy-Authenticate'];
 
+/** Hosts the config can hold literally; others are left to the Node edge. */
+export function isRenderableHost(host: string): boolean {
+  return HOST_NAME.test(host) && !host.includes('*');
+}
+
+/** Paths the config can hold literally (no spaces, quotes, `;`, `$`, braces). */
+export function isRenderablePath(p: string): boolean {
+  return PATH.test(p);
+}
+
 function check(condition: boolean, what: string): void {
   if (!condition) throw new Error(`nginx config: ${what}`);
 }
