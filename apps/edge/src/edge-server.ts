@@ -88,7 +88,7 @@ export class EdgeServer {
       process.exit(1);
     });
     const plane = this.plane;
-    const switched = plane ? { switched: () => plane.sync(), drained: (r: unknown, graceMs: number) => plane.drained(r as Awaited<ReturnType<EdgePlane['sync']>>, graceMs) } : undefined;
+    const switched = plane ? { switched: () => plane.sync(), drained: (r: unknown, old: { port: number }, graceMs: number) => plane.drained(r as Awaited<ReturnType<EdgePlane['sync']>>, old.port, graceMs) } : undefined;
     this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port), switched);
     this.subscriber = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
     this.subscriber.on('message', (_channel, message) => void this.onRoutesMessage(message));
@@ -169,7 +169,9 @@ export class EdgeServer {
     const release = await this.routes.release(releaseId);
     if (!release) throw new Error(`no release ${releaseId}`);
     const env = await appEnvironment(this.routes, this.keyring, release.applicationId, release.slug, { databaseUrl: this.config.DATABASE_URL, authPublicUrl: this.config.AUTH_PUBLIC_URL });
-    return { releaseId, applicationId: release.applicationId, slug: release.slug, artifactKey: release.artifactKey, startCommand: release.spec.commands?.start ?? 'npm start', env, nodeVersion: typeof release.spec['nodeVersion'] === 'string' ? release.spec['nodeVersion'] : null };
+    // With nginx, the application's free slot: the swap is then a switch nginx checks per request, not a reload.
+    const port = await this.plane?.portFor(release.applicationId);
+    return { releaseId, applicationId: release.applicationId, slug: release.slug, artifactKey: release.artifactKey, startCommand: release.spec.commands?.start ?? 'npm start', env, nodeVersion: typeof release.spec['nodeVersion'] === 'string' ? release.spec['nodeVersion'] : null, ...(port ? { port } : {}) };
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

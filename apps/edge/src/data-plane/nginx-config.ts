@@ -13,13 +13,20 @@ export interface Address {
   port: number;
 }
 
-/** A Node release, reached on the loopback (or a Service address with the kubernetes driver). */
+/** A Node release, reached on the loopback. */
 export interface ProxySite {
   kind: 'proxy';
-  /** Stable name of the upstream block (one per application), `[a-z0-9_]` only. */
+  /** Stable name of the upstream blocks (one site per application), `[a-z0-9_]` only. */
   id: string;
   hosts: string[];
   upstream: Address;
+  /**
+   * The application's second slot: while `whenFileExists` exists, requests go to this upstream
+   * instead (checked per request, no reload). A swap between the two slots is a file created or
+   * removed: nginx keeps its config, its workers and every client connection (a reload would
+   * close idle keep-alive connections under clients that are about to reuse them).
+   */
+  alternate?: { upstream: Address; whenFileExists: string };
 }
 
 /** A static release, served from the trees the edge materialized for nginx (static-tree.ts). */
@@ -27,7 +34,11 @@ export interface StaticSite {
   kind: 'static';
   id: string;
   hosts: string[];
-  /** Every file of the release, plus the precompressed forms as `<file>.br` / `<file>.gz` beside them. */
+  /**
+   * Every file of the release, plus the precompressed forms as `<file>.br` / `<file>.gz` beside
+   * them. May go through one link the edge owns (`<trees>/live/<app>` → the release's tree), so a
+   * static swap is a link renamed over another, without a reload: links are refused only below the root.
+   */
   root: string;
   /** The release's own files whose names end in `.gz` or `.br` (never read as an encoding of another file). */
   ownCompressedRoot: string;
@@ -149,21 +160,29 @@ const FALLBACK_HEADERS = [
   .map((line) => `      ${line}`)
   .join('\n');
 
-function proxyServer(site: ProxySite, listen: string, scheme: string): string {
-  check(ID.test(site.id), `bad site id ${site.id}`);
+function upstream(name: string, to: Address): string {
   return `
-  upstream app_${site.id} {
-    server ${address(site.upstream)} max_fails=0;
+  upstream ${name} {
+    server ${address(to)} max_fails=0;
     keepalive 64;
     keepalive_timeout 4s;
-  }
+  }`;
+}
+
+function proxyServer(site: ProxySite, listen: string, scheme: string): string {
+  check(ID.test(site.id), `bad site id ${site.id}`);
+  const alternate = site.alternate;
+  return `${upstream(`app_${site.id}`, site.upstream)}${alternate ? upstream(`app_${site.id}_b`, alternate.upstream) : ''}
   server {
     listen ${listen};
     server_name ${hosts(site)};
     location / {
-      proxy_pass http://app_${site.id};
-      # The app not answering: the Node edge's own 502 page.
-      proxy_intercept_errors off;
+${alternate ? `      # The slot switch is looked up on every request (a stat), never cached.
+      open_file_cache off;
+      if (-f ${path(alternate.whenFileExists)}) {
+        proxy_pass http://app_${site.id}_b;
+      }
+` : ''}      proxy_pass http://app_${site.id};
 ${proxyHeaders(scheme, '      ')}
     }
   }
@@ -178,7 +197,10 @@ function staticServer(site: StaticSite, listen: string): string {
     listen ${listen};
     server_name ${hosts(site)};
     root ${path(site.root)};
-    disable_symlinks on;
+    # No link is followed below the root (the root itself may be the edge's live link); no file
+    # handle is cached across a swap of that link.
+    disable_symlinks on from=$document_root;
+    open_file_cache off;
     absolute_redirect off;
     server_name_in_redirect off;
     autoindex off;

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { renderNginxConfig, type Address, type NginxConfigInput, type Site } from './nginx-config.js';
@@ -61,6 +61,8 @@ export class NginxPlane {
   private pending?: Round[];
   private running = false;
   private closed = false;
+  /** The text of the live file as this process last installed it (an adopted nginx: reloaded once). */
+  private installed?: string;
 
   constructor(private readonly options: NginxPlaneOptions) {}
 
@@ -89,6 +91,8 @@ export class NginxPlane {
         if (Date.now() > deadline) throw new Error(`no nginx master running for ${this.options.stateDir} (the runtime supervisor starts it)`);
         await new Promise((r) => setTimeout(r, 100));
       }
+      // A restarted edge renders the same table: no reload then (clients keep their connections).
+      this.installed = await readFile(this.files.conf, 'utf8').catch(() => undefined);
       await this.apply(sites);
     }
     this.logger.log(`nginx data plane: master ${this.master} on ${this.options.listen.host}:${this.options.listen.port}, fallback to this edge on ${fallback.host}:${fallback.port}`);
@@ -130,15 +134,21 @@ export class NginxPlane {
 
   private async reload(sites: Site[]): Promise<Reloaded> {
     if (this.closed) throw new Error('the nginx plane is closed');
-    await this.install(sites);
+    // Same text as the running config (a swap between slots, a message that changed nothing): no
+    // reload, so no client connection is touched.
+    if (!(await this.install(sites))) return { oldWorkers: [] };
     const master = this.master ?? (await runningMaster(this.options.stateDir));
     if (!master) throw new Error('nginx is not running');
     return { oldWorkers: await reloadNginx(master, 10_000) };
   }
 
-  /** Candidate → `nginx -t` → rename over the live file. Throws (live file untouched) when nginx refuses it. */
-  private async install(sites: Site[]): Promise<void> {
+  /**
+   * Candidate → `nginx -t` → rename over the live file; false when the text is the running one.
+   * Throws (live file untouched) when nginx refuses it.
+   */
+  private async install(sites: Site[]): Promise<boolean> {
     const text = renderNginxConfig({ ...this.base, sites });
+    if (text === this.installed) return false;
     const { conf, candidate } = this.files;
     await writeFile(candidate, text, { mode: 0o600 });
     const refused = await validateConfig(this.options.bin, candidate);
@@ -148,6 +158,8 @@ export class NginxPlane {
       throw new Error(`nginx refused the new config: ${refused}`);
     }
     await rename(candidate, conf);
+    this.installed = text;
+    return true;
   }
 
   /** Owner `edge`: nginx stops (requests in flight finish). Owner `supervisor`: nginx keeps serving. */

@@ -38,7 +38,7 @@ const PREPARED_TTL_MS = 10 * 60_000;
  */
 export interface SwitchedPlane<R = unknown> {
   switched(): Promise<R>;
-  drained(reloaded: R, graceMs: number): Promise<boolean>;
+  drained(reloaded: R, old: RunningRelease, graceMs: number): Promise<boolean>;
 }
 
 /**
@@ -130,7 +130,7 @@ export class NodeApps {
 
   /** Stopped once nobody is proxying to it any more: this edge's requests and the data plane's old workers (each at most the grace period). */
   private async drain(old: Live, reloaded?: unknown): Promise<void> {
-    if (this.plane && reloaded !== undefined) await this.plane.drained(reloaded, this.drainGraceMs);
+    if (this.plane && reloaded !== undefined) await this.plane.drained(reloaded, old.release, this.drainGraceMs);
     if (old.inflight > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.drainGraceMs);
