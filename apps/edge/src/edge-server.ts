@@ -30,6 +30,8 @@ const NOT_FOUND_PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>
 export class EdgeServer {
   private readonly logger = new Logger('edge');
   private readonly router: HostRouter;
+  /** The table nginx is given; `router` (what this process answers by) follows once nginx applied it. */
+  private readonly planeRouter: HostRouter;
   private readonly routes: RouteRepository;
   private readonly statics: StaticSites;
   private readonly proxy: ReverseProxy;
@@ -50,12 +52,13 @@ export class EdgeServer {
     private readonly probe: DependencyProbe,
   ) {
     this.router = new HostRouter(config.APPS_DOMAIN);
+    this.planeRouter = new HostRouter(config.APPS_DOMAIN);
     this.routes = new RouteRepository(pool);
     this.proxy = new ReverseProxy(config.APPS_SCHEME, config.EDGE_DATA_PLANE === 'nginx');
     this.keyring = keyringFromMasterKey(config.SLIPWAY_MASTER_KEY);
     this.runtimeDir = resolve(config.RUNTIME_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'runtime'));
     this.statics = new StaticSites(blobs, this.runtimeDir, Math.floor(config.STATIC_CACHE_MB * 1024 * 1024));
-    if (config.EDGE_DATA_PLANE === 'nginx') this.plane = new EdgePlane(config, this.runtimeDir, { router: this.router, upstream: (id) => this.nodeApps.upstream(id) });
+    if (config.EDGE_DATA_PLANE === 'nginx') this.plane = new EdgePlane(config, this.runtimeDir, { router: this.planeRouter, upstream: (id) => this.nodeApps.upstream(id) });
   }
 
   static async start(config: EdgeConfig): Promise<EdgeServer> {
@@ -121,9 +124,10 @@ export class EdgeServer {
     const all = await this.routes.routes();
     const statics = all.filter((r) => r.release?.kind === 'static');
     await Promise.all(statics.map((r) => this.prepareStatic(r.release!).catch(() => undefined)));
+    this.planeRouter.replaceAll(all);
+    await this.syncPlane();
     this.router.replaceAll(all);
     this.statics.replaceLive(new Map(statics.map((r) => [r.applicationId, r.release!.id])));
-    await this.syncPlane();
     for (const route of all) void this.activateNode(route);
   }
 
@@ -142,17 +146,21 @@ export class EdgeServer {
   private async reload(applicationId: string): Promise<void> {
     const [route] = await this.routes.routes(applicationId);
     if (!route) {
+      this.planeRouter.remove(applicationId);
+      await this.syncPlane();
       this.router.remove(applicationId);
       this.statics.setLive(applicationId, undefined);
-      await this.syncPlane();
       await this.nodeApps.retire(applicationId);
       return;
     }
     const live = route.release?.kind === 'static' ? route.release : undefined;
     if (live) await this.prepareStatic(live);
+    // nginx first: once this edge answers by the new table, nginx does too (no window where one
+    // of them serves the new release and the other the old one, or nothing).
+    this.planeRouter.set(route);
+    await this.syncPlane();
     this.router.set(route);
     this.statics.setLive(applicationId, live?.id);
-    await this.syncPlane();
     await this.activateNode(route);
   }
 

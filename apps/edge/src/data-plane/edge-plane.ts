@@ -89,7 +89,8 @@ export class EdgePlane {
     await mkdir(join(this.dirs.state, 'slot-b'), { recursive: true, mode: 0o755 });
     await mkdir(join(this.dirs.trees, 'live'), { recursive: true, mode: 0o755 });
     await this.slots.load();
-    const { sites, switches } = await this.sites();
+    const { sites, switches, links } = await this.sites();
+    for (const link of links) await link();
     await this.plane.start(sites, { host: '127.0.0.1', port: internalPort });
     for (const flip of switches) await flip();
     this.started = true;
@@ -102,9 +103,12 @@ export class EdgePlane {
    */
   async sync(): Promise<Synced | undefined> {
     if (!this.started) return undefined;
-    const { sites, switches } = await this.sites();
+    const { sites, switches, links } = await this.sites();
+    // A static application's live link exists before a config naming it is loaded (a new site
+    // serves at once); for one already in the config, renaming the link is the swap itself.
+    for (const link of links) await link();
     const reloaded = await this.plane.apply(sites);
-    // The config names both slots and the live links: now the switches themselves.
+    // The config names both slots: now the slot switches.
     for (const flip of switches) await flip();
     return reloaded.oldWorkers.length ? { reloaded } : {};
   }
@@ -120,9 +124,10 @@ export class EdgePlane {
     return true;
   }
 
-  private async sites(): Promise<{ sites: Site[]; switches: (() => Promise<void>)[] }> {
+  private async sites(): Promise<{ sites: Site[]; switches: (() => Promise<void>)[]; links: (() => Promise<void>)[] }> {
     const sites: Site[] = [];
     const switches: (() => Promise<void>)[] = [];
+    const links: (() => Promise<void>)[] = [];
     for (const { route, hosts } of this.sources.router.entries()) {
       const names = [...new Set(hosts.map(hostName))].filter(isRenderableHost);
       const release = route.release;
@@ -140,11 +145,11 @@ export class EdgePlane {
       const tree = await this.trees.get(release.id)?.catch(() => null);
       if (!tree) continue;
       const live = join(this.dirs.trees, 'live', id);
-      switches.push(() => this.liveLink(live, release.id));
+      links.push(() => this.liveLink(live, release.id));
       sites.push({ kind: 'static', id, hosts: names, root: join(live, 'files'), ownCompressedRoot: join(live, 'own'), spaFallback: Boolean(release.spec.spaFallback) });
     }
     await this.slots.save();
-    return { sites, switches };
+    return { sites, switches, links };
   }
 
   /** `live/<app>` → the release's tree, replaced atomically (a new link renamed over the old one). */

@@ -73,6 +73,11 @@ export interface NginxConfigInput {
   user: { name: string; group: string } | null;
   sites: Site[];
   tls?: TlsInput;
+  /**
+   * Content types for static files: extension → type, and the types sent with `; charset=utf-8`
+   * (the Node edge's `mime-types` table, so both planes answer alike). Absent: nginx's mime.types.
+   */
+  contentTypes?: { byExtension: Record<string, string>; withCharset: string[] };
 }
 
 /** Names nginx accepts as `server_name` literally (lower-case DNS names; no spaces, quotes, `;`, `{`, `$`). */
@@ -80,6 +85,19 @@ const HOST_NAME = /^[a-z0-9*]([a-z0-9.-]*[a-z0-9])?$/;
 const ID = /^[a-z0-9_]+$/;
 const PATH = /^\/[A-Za-z0-9._/-]*$/;
 const NET_HOST = /^[A-Za-z0-9.:-]+$/;
+const EXTENSION = /^[A-Za-z0-9_.+-]+$/;
+const MIME = /^[A-Za-z0-9.+-]+\/[A-Za-z0-9.+-]+$/;
+
+function typesBlock(contentTypes: NginxConfigInput['contentTypes']): { types: string; charsetTypes: string } {
+  if (!contentTypes) return { types: '  include /etc/nginx/mime.types;', charsetTypes: 'text/css text/plain text/xml text/javascript application/javascript application/json application/manifest+json' };
+  const byType = new Map<string, string[]>();
+  for (const [ext, type] of Object.entries(contentTypes.byExtension)) {
+    if (!EXTENSION.test(ext) || !MIME.test(type)) continue;
+    byType.set(type, [...(byType.get(type) ?? []), ext]);
+  }
+  const lines = [...byType].map(([type, exts]) => `    ${type} ${exts.join(' ')};`);
+  return { types: `  types {\n${lines.join('\n')}\n  }`, charsetTypes: contentTypes.withCharset.filter((t) => MIME.test(t) && t !== 'text/html').join(' ') || 'text/plain' };
+}
 
 /** Fingerprinted asset names (same rule as static-site.ts): cached for a year, immutable. */
 const FINGERPRINTED = '[.-][0-9a-zA-Z_-]{6,}\\.(js|mjs|css|woff2?|ttf|otf|png|jpe?g|gif|webp|avif|svg|ico|wasm|map)$';
@@ -189,7 +207,7 @@ ${proxyHeaders(scheme, '      ')}
 `;
 }
 
-function staticServer(site: StaticSite, listen: string): string {
+function staticServer(site: StaticSite, listen: string, charsetTypes: string): string {
   check(ID.test(site.id), `bad site id ${site.id}`);
   const missing = site.spaFallback ? '@spa' : '=404';
   return `
@@ -209,7 +227,7 @@ function staticServer(site: StaticSite, listen: string): string {
     ${'brotli_static on;'}
     gzip_vary on;
     charset utf-8;
-    charset_types text/css text/plain text/xml text/javascript application/javascript application/json application/manifest+json;
+    charset_types ${charsetTypes};
     add_header Cache-Control $slipway_cache_control;
     add_header X-Content-Type-Options nosniff always;
     add_header Allow $slipway_allow always;
@@ -251,6 +269,7 @@ export function renderNginxConfig(input: NginxConfigInput): string {
   check(Number.isInteger(input.workers) && input.workers >= 1 && input.workers <= 64, 'workers must be 1–64');
   check(input.scheme === 'http' || input.scheme === 'https', 'scheme must be http or https');
   const listen = address(input.listen);
+  const { types, charsetTypes } = typesBlock(input.contentTypes);
   const state = path(input.stateDir);
   const ids = new Set<string>();
   const seen = new Set<string>();
@@ -263,7 +282,7 @@ export function renderNginxConfig(input: NginxConfigInput): string {
     for (const h of free) seen.add(h);
     if (!free.length) continue;
     const s = { ...site, hosts: free };
-    sites.push(s.kind === 'proxy' ? proxyServer(s, listen, input.scheme) : withBrotli(staticServer(s, listen), input.brotliModule !== null));
+    sites.push(s.kind === 'proxy' ? proxyServer(s, listen, input.scheme) : withBrotli(staticServer(s, listen, charsetTypes), input.brotliModule !== null));
   }
   return `# Rendered by the Slipway edge (apps/edge/src/data-plane/nginx-config.ts); rewritten on every route change.
 ${input.brotliModule ? `load_module ${path(input.brotliModule)};\n` : ''}${input.user ? `user ${input.user.name} ${input.user.group};\n` : ''}worker_processes ${input.workers};
@@ -275,7 +294,8 @@ events {
   multi_accept on;
 }
 http {
-  include /etc/nginx/mime.types;
+${types}
+  types_hash_max_size 4096;
   default_type application/octet-stream;
   access_log off;
   server_tokens off;

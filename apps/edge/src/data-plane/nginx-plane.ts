@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
+import mime from 'mime-types';
 import { renderNginxConfig, type Address, type NginxConfigInput, type Site } from './nginx-config.js';
 import { brotliModule, nginxFiles, reloadNginx, runningMaster, spawnNginx, stopNginx, validateConfig, waitExited } from './nginx-process.js';
 
@@ -43,6 +44,7 @@ export async function baseInput(options: Omit<NginxPlaneOptions, 'owner' | 'bin'
     brotliModule: await brotliModule(),
     // Workers read the static trees and connect to the apps as the edge does (root only when the edge is).
     user: root ? { name: 'root', group: 'root' } : null,
+    contentTypes: { byExtension: mime.types, withCharset: [...new Set(Object.values(mime.types))].filter((type) => mime.charset(type)) },
   };
 }
 
