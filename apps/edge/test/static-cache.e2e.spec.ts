@@ -95,6 +95,8 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
     if (row.status !== 'succeeded') throw new Error(`static deploy failed: ${JSON.stringify(row.error)}`);
     releaseId = (await h.pg.query('SELECT id FROM releases WHERE deployment_id = $1', [row.id])).rows[0].id as string;
     await waitFor(async () => (await at('/tiny.txt')).status === 200, { timeoutMs: 10_000, what: 'the site to be served' });
+    // nginx itself serves the release (not the Node edge behind it): `Server: nginx`.
+    expect((await at('/tiny.txt')).headers['server']).toBe(NGINX ? 'nginx' : undefined);
   }, 120_000);
   afterAll(async () => {
     await prisma.$disconnect();

@@ -233,7 +233,7 @@ function staticServer(site: StaticSite, listen: string, charsetTypes: string): s
     add_header Allow $slipway_allow always;
     if ($request_method !~ ^(GET|HEAD)$) { return 405; }
     # Dot segments as sent (nginx would resolve them): refused, as by the Node edge, never redirected.
-    if ($request_uri ~* "^[^?]*(/|%2f)(\.|%2e){1,2}(/|%2f|\?|$)") { return 404; }
+    if ($request_uri ~* "^[^?]*(/|%2f)(\\.|%2e){1,2}(/|%2f|\\?|$)") { return 404; }
     error_page 403 404 =404 @missing;
     # A byte range is always of the file as it is (as with the Node edge): no precompressed form.
     error_page 418 = @range;
