@@ -97,7 +97,7 @@ export class EdgePlane {
 
   /**
    * Brings nginx to the current table: the config (reloaded only when its text changed, e.g. a new
-   * application or host), then the switches (slot markers, live links). Resolves once nginx
+   * application or host), then the slot switches. Resolves once nginx
    * routes by it.
    */
   async sync(): Promise<Synced | undefined> {
