@@ -58,6 +58,19 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
  * keyed by the real file, bounded in bytes (`STATIC_CACHE_MB=1` here), emptied of a release
  * that stops being live, and never compressing on the event loop.
  */
+/**
+ * EDGE_DATA_PLANE=nginx: nginx serves the files (no Node cache on the request path), so what is
+ * asserted about the Node edge's cache entries applies to the node plane only; every answer
+ * (forms, bytes, headers, 404s) is asserted on both.
+ */
+const NGINX = process.env['EDGE_DATA_PLANE'] === 'nginx';
+/**
+ * Where nginx's gzip_static/brotli_static negotiate differently from the Node edge (apps/edge
+ * README, "Data planes"): never a coding the client refused (q=0 is honoured), but no `x-gzip`,
+ * no `*`, no relative weights between br and gzip or identity, and a malformed q read as 1.
+ */
+const NGINX_CHOOSES: Record<string, string | undefined> = { 'x-gzip': undefined, 'gzip;q=0.5, br;q=0.4': 'br', '*': undefined, '*, br;q=0': undefined, 'br;q=abc': 'br', 'gzip;q=0.2, identity;q=0.9': 'gzip' };
+
 describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
   let h: DeployHarness;
   let port: number;
@@ -88,6 +101,8 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
     if (row.status !== 'succeeded') throw new Error(`static deploy failed: ${JSON.stringify(row.error)}`);
     releaseId = (await h.pg.query('SELECT id FROM releases WHERE deployment_id = $1', [row.id])).rows[0].id as string;
     await waitFor(async () => (await at('/tiny.txt')).status === 200, { timeoutMs: 10_000, what: 'the site to be served' });
+    // nginx itself serves the release (not the Node edge behind it): `Server: nginx`.
+    expect((await at('/tiny.txt')).headers['server']).toBe(NGINX ? 'nginx' : undefined);
   }, 120_000);
   afterAll(async () => {
     await prisma.$disconnect();
@@ -96,14 +111,15 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
 
   it('serves every spelling of one file from one cache entry, the same bytes each time', async () => {
     expect((await at('/big.js')).body.toString()).toBe(big);
-    const before = await stats();
-    expect(before.releases[releaseId]).toBeDefined();
+    const before = NGINX ? undefined : await stats();
+    if (before) expect(before.releases[releaseId]).toBeDefined();
     const spellings = ['//big.js', '///big.js', '/%62ig.js', '/%2fbig.js', '//%2F/big.js', '/big%2Ejs', `/${'/'.repeat(200)}big.js`, ...Array.from({ length: 120 }, (_, i) => alias(i * 17 + 1))];
     for (const path of spellings) {
       const response = await at(path, { 'accept-encoding': path.length % 2 ? 'br' : 'gzip' });
       expect({ path, status: response.status }).toEqual({ path, status: 200 });
       expect(decode(response.headers['content-encoding'], response.body)).toBe(big);
     }
+    if (!before) return;
     const after = await stats();
     // Not one more file, not one more path lookup, not one more byte.
     expect(after.releases[releaseId]).toEqual(before.releases[releaseId]);
@@ -115,11 +131,11 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
       [undefined, undefined], ['', undefined], ['identity', undefined], ['br', 'br'], ['gzip', 'gzip'], ['gzip, deflate, br', 'br'], ['BR', 'br'], ['x-gzip', 'gzip'],
       ['br;q=0, gzip', 'gzip'], ['br;q=0, gzip;q=0', undefined], ['gzip;q=0.5, br;q=0.4', 'gzip'], ['*', 'br'], ['*;q=0', undefined], ['*, br;q=0', 'gzip'],
       ['deflate', undefined], ['br;q=abc', undefined], ['gzip;q=0.2, identity;q=0.9', undefined], ['br;q=1.0', 'br'],
-    ];
+    ].map(([accept, coding]) => [accept, NGINX && accept !== undefined && accept in NGINX_CHOOSES ? NGINX_CHOOSES[accept] : coding] as [string | undefined, string | undefined]);
     const etags = new Map<string | undefined, string>();
     for (const [accept, coding] of cases) {
       const response = await at('/big.js', accept === undefined ? {} : { 'accept-encoding': accept });
-      expect({ accept, status: response.status, coding: response.headers['content-encoding'], vary: response.headers['vary'] }).toEqual({ accept, status: 200, coding, vary: 'accept-encoding' });
+      expect({ accept, status: response.status, coding: response.headers['content-encoding'], vary: response.headers['vary']?.toLowerCase() }).toEqual({ accept, status: 200, coding, vary: 'accept-encoding' });
       expect(Number(response.headers['content-length'])).toBe(response.body.length);
       expect(decode(coding, response.body)).toBe(big);
       if (coding) expect(response.body.length).toBeLessThan(big.length / 2);
@@ -152,6 +168,7 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
 
   it('keeps the cache within STATIC_CACHE_MB however many files and paths are asked for', async () => {
     for (const [i, text] of fill.entries()) expect((await at(`/fill/f${i}.js`)).body.toString()).toBe(text);
+    if (NGINX) return;
     const after = await stats();
     expect(after.maxBytes).toBe(1024 * 1024);
     expect(after.files.bytes).toBeLessThanOrEqual(after.files.maxBytes);
@@ -206,7 +223,7 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
 
   it('drops a release from the cache when it stops being live, and serves a release packed without precompressed forms as it is', async () => {
     await at('/big.js', { 'accept-encoding': 'br' });
-    expect((await stats()).releases[releaseId]?.files).toBeGreaterThan(0);
+    if (!NGINX) expect((await stats()).releases[releaseId]?.files).toBeGreaterThan(0);
     // A release as packed before precompression existed: the same files, no .slipway-precompressed.
     const dir = await mkdtemp(join(tmpdir(), 'slipway-legacy-'));
     await mkdir(join(dir, 'about'));
@@ -225,13 +242,16 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
     const legacy = await at('/big.js', { 'accept-encoding': 'br, gzip' });
     expect({ status: legacy.status, coding: legacy.headers['content-encoding'], vary: legacy.headers['vary'], length: Number(legacy.headers['content-length']) }).toEqual({ status: 200, coding: undefined, vary: undefined, length: big.length });
     expect(legacy.body.toString()).toBe(big);
-    const swapped = await stats();
-    expect(swapped.releases[releaseId]).toBeUndefined();
-    expect(swapped.sites).not.toContain(releaseId);
-    expect(swapped.releases[legacyId]?.files).toBeGreaterThan(0);
+    const swapped = NGINX ? undefined : await stats();
+    if (swapped) {
+      expect(swapped.releases[releaseId]).toBeUndefined();
+      expect(swapped.sites).not.toContain(releaseId);
+      expect(swapped.releases[legacyId]?.files).toBeGreaterThan(0);
+    }
     // And back (a rollback): the legacy release's entries go in turn.
     await makeReleaseLive(prisma, h.redis, h.prefix, appId, releaseId);
     await waitFor(async () => (await at('/big.js', { 'accept-encoding': 'br' })).headers['content-encoding'] === 'br', { timeoutMs: 15_000, what: 'the first release to be live again' });
+    if (NGINX) return;
     const back = await stats();
     expect(back.releases[legacyId]).toBeUndefined();
     expect(back.sites).toEqual([releaseId]);

@@ -31,6 +31,11 @@ export class HostRouter {
     this.byApp.delete(applicationId);
   }
 
+  /** Every application with the hosts it answers at (the nginx plane renders them). */
+  entries(): IterableIterator<{ route: AppRoute; hosts: string[] }> {
+    return this.byApp.values();
+  }
+
   app(applicationId: string): AppRoute | undefined {
     return this.byApp.get(applicationId)?.route;
   }
