@@ -19,6 +19,7 @@ import { NodeApps } from './runtime/node-apps.js';
 import { createRuntimeDriver } from './runtime/runtime-driver.js';
 import { RemoteRuntimeDriver } from './runtime/supervisor/remote-driver.js';
 import { StaticSites } from './static/static-sites.js';
+import { EdgeTls } from './tls/edge-tls.js';
 
 const NOT_FOUND_PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>Not found</title></head><body><h1>404</h1><p>There is no application at this address.</p></body></html>\n';
 
@@ -38,6 +39,7 @@ export class EdgeServer {
   private subscriber?: Redis;
   private nodeApps!: NodeApps;
   private driver!: RuntimeDriver;
+  private tls?: EdgeTls;
   private closing = false;
 
   private constructor(
@@ -78,6 +80,7 @@ export class EdgeServer {
       process.exit(1);
     });
     this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port));
+    if (this.config.EDGE_HTTPS === 'acme') this.tls = await EdgeTls.start(this.config);
     this.subscriber = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
     this.subscriber.on('message', (_channel, message) => void this.onRoutesMessage(message));
     await this.subscriber.subscribe(routesChannel(this.config.QUEUE_PREFIX));
@@ -105,6 +108,7 @@ export class EdgeServer {
     const statics = all.filter((r) => r.release?.kind === 'static');
     await Promise.all(statics.map((r) => this.statics.site(r.release!).catch(() => undefined)));
     this.router.replaceAll(all);
+    this.tls?.routesChanged(this.router.routes());
     this.statics.replaceLive(new Map(statics.map((r) => [r.applicationId, r.release!.id])));
     for (const route of all) void this.activateNode(route);
   }
@@ -114,6 +118,7 @@ export class EdgeServer {
     const [route] = await this.routes.routes(applicationId);
     if (!route) {
       this.router.remove(applicationId);
+      this.tls?.routesChanged(this.router.routes());
       this.statics.setLive(applicationId, undefined);
       await this.nodeApps.retire(applicationId);
       return;
@@ -121,6 +126,7 @@ export class EdgeServer {
     const live = route.release?.kind === 'static' ? route.release : undefined;
     if (live) await this.statics.site(live);
     this.router.set(route);
+    this.tls?.routesChanged(this.router.routes());
     this.statics.setLive(applicationId, live?.id);
     await this.activateNode(route);
   }
@@ -143,6 +149,12 @@ export class EdgeServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
+      // ACME HTTP-01: answered for the tokens of this edge's own orders, on any host, before routing.
+      const keyAuthorization = this.tls?.challenges.answer(req.url);
+      if (keyAuthorization !== undefined) {
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(keyAuthorization), 'cache-control': 'no-store' }).end(keyAuthorization);
+        return;
+      }
       const route = this.router.resolve(req.headers.host);
       if (!route) {
         const handled = await handleInternal(req, res, {
@@ -153,6 +165,7 @@ export class EdgeServer {
           logs: async (id) => this.nodeApps.logs(id) ?? (this.driver instanceof LocalDriver || this.driver instanceof RemoteRuntimeDriver ? readLogFile(this.driver.logFile(id)) : undefined),
           artifact: (id) => this.artifact(id),
           staticCache: () => this.statics.stats(),
+          tls: () => this.tls?.status() ?? { mode: 'off' },
         });
         if (!handled) this.notFound(res);
         return;
@@ -213,6 +226,7 @@ export class EdgeServer {
       this.server?.closeIdleConnections();
     });
     this.statics.close();
+    this.tls?.close();
     await this.nodeApps.stopAll();
     await this.proxy.close();
     this.subscriber?.disconnect();

@@ -31,6 +31,11 @@ export class HostRouter {
     this.byApp.delete(applicationId);
   }
 
+  /** Every application's route (what the certificates are kept for). */
+  routes(): AppRoute[] {
+    return [...this.byApp.values()].map((entry) => entry.route);
+  }
+
   app(applicationId: string): AppRoute | undefined {
     return this.byApp.get(applicationId)?.route;
   }
