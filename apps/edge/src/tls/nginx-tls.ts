@@ -75,9 +75,9 @@ server {
 
 /**
  * Writes the rendered servers where nginx includes them (whole, under a temporary name, renamed)
- * and asks nginx to reload (SIGHUP to the pid in its pid file): new workers use the new
- * certificates, the old ones finish the connections they have. Nothing is written or signalled
- * when the text did not change.
+ * and asks nginx to reload (SIGHUP to the pid in its pid file): new workers load the certificate
+ * files again (a renewal changes the files, not the text), the old ones finish the connections
+ * they have. Without a pid file the text is only written (an nginx started later reads it).
  */
 export class NginxTlsInclude {
   constructor(
@@ -85,19 +85,22 @@ export class NginxTlsInclude {
     private readonly pidFile: string | undefined,
   ) {}
 
-  async write(text: string): Promise<boolean> {
+  async write(text: string): Promise<void> {
     const current = await readFile(this.file, 'utf8').catch(() => undefined);
-    if (current === text) return false;
-    const temporary = `${this.file}.${randomBytes(6).toString('hex')}.tmp`;
-    await writeFile(temporary, text, { mode: 0o600 });
-    await rename(temporary, this.file);
+    if (current !== text) {
+      const temporary = `${this.file}.${randomBytes(6).toString('hex')}.tmp`;
+      await writeFile(temporary, text, { mode: 0o600 });
+      await rename(temporary, this.file);
+    }
     await this.reload();
-    return true;
   }
 
   private async reload(): Promise<void> {
     if (!this.pidFile) return;
-    const pid = Number((await readFile(this.pidFile, 'utf8')).trim());
+    const text = await readFile(this.pidFile, 'utf8').catch(() => undefined);
+    // nginx not started yet: it reads the file when it starts.
+    if (text === undefined) return;
+    const pid = Number(text.trim());
     if (!Number.isInteger(pid) || pid <= 1) throw new Error(`${this.pidFile} does not hold a process id`);
     process.kill(pid, 'SIGHUP');
   }
