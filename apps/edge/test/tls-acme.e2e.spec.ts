@@ -5,7 +5,7 @@
  * the edge and includes the TLS servers the edge renders (and reloads it with SIGHUP).
  */
 import { execFile } from 'node:child_process';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { connect as h2connect, type ClientHttp2Session } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
@@ -20,7 +20,8 @@ const run = promisify(execFile);
 const APPS = 'apps.tls-e2e.test';
 const SITE = `site.${APPS}`;
 const CUSTOM = 'www.shop-tls-e2e.test';
-const BIG = 6 * 1024 * 1024;
+const BIG = 32 * 1024 * 1024;
+const BROKEN = 'www.broken-tls-e2e.test';
 
 interface HostStatus { host: string; state: string; serial: string | null; failures: number; lastError: string | null; notAfter: string | null }
 
@@ -141,6 +142,24 @@ describe('HTTPS over ACME (pebble, nginx, real edge and worker)', () => {
     await expect(handshake('nobody.apps.tls-e2e.test')).rejects.toThrow();
   }, 90_000);
 
+  it('retries a failed order with backoff and shows why, while the host stays on HTTP', async () => {
+    // A verified domain whose address the DNS does not know: the ACME server cannot check the challenge.
+    const host = BROKEN;
+    await h.pg.query(`INSERT INTO domains (application_id, hostname, verification_token, verified_at) VALUES ($1, $2, 'tok', now())`, [appId, host]);
+    await publishRoutesChanged(h.redis, h.prefix, { applicationId: appId });
+    const failed = await waitFor(async () => {
+      const status = await hostStatus(host);
+      return status && status.failures >= 2 ? status : undefined;
+    }, { timeoutMs: 60_000, what: `two failed orders for ${host}` });
+    expect(failed).toMatchObject({ state: expect.stringMatching(/^(retrying|queued|issuing)$/), serial: null, lastError: expect.any(String) });
+    expect(failed.lastError!.length).toBeGreaterThan(0);
+    expect((await http(host, '/')).status).toBe(200);
+    await expect(handshake(host)).rejects.toThrow();
+    await h.pg.query(`DELETE FROM domains WHERE hostname = $1`, [host]);
+    await publishRoutesChanged(h.redis, h.prefix, { applicationId: appId });
+    await waitFor(async () => (await hostStatus(host)) === undefined, { timeoutMs: 10_000, what: 'the host to be forgotten' });
+  }, 90_000);
+
   it('keeps keys and certificates root-only (0700 directories, 0600 files); another user cannot read them', async () => {
     await waitFor(async () => (await hostStatus(SITE))?.state === 'valid', { timeoutMs: 60_000, what: SITE });
     const paths = { dir: tlsDir, certs: join(tlsDir, 'certs'), host: join(tlsDir, 'certs', SITE) };
@@ -167,7 +186,11 @@ describe('HTTPS over ACME (pebble, nginx, real edge and worker)', () => {
     await publishRoutesChanged(h.redis, h.prefix, { applicationId: appId });
     await waitFor(async () => (await hostStatus(CUSTOM)) === undefined && !(await stat(join(tlsDir, 'certs', CUSTOM)).then(() => true, () => false)), { timeoutMs: 10_000, what: 'the certificate to be removed' });
     await waitFor(async () => handshake(CUSTOM).then(() => undefined, () => true), { timeoutMs: 10_000, what: 'nginx to stop serving it' });
-    const plain = await http(CUSTOM, '/');
+    // Right after a reload a connection may still meet the old worker for a moment.
+    const plain = await waitFor(async () => {
+      const reply = await http(CUSTOM, '/');
+      return reply.status === 301 ? undefined : reply;
+    }, { timeoutMs: 5000, what: 'the redirect to go' });
     expect([plain.status, plain.location, plain.body]).toEqual([404, undefined, expect.stringContaining('There is no application at this address.')]);
     // The application address is untouched.
     expect((await handshake(SITE)).alpn).toBe('h2');
@@ -176,7 +199,7 @@ describe('HTTPS over ACME (pebble, nginx, real edge and worker)', () => {
   it('renews before expiry: a new serial after the renewal window, a download in flight finishes, no request fails', async () => {
     const first = await waitFor(async () => (await hostStatus(SITE))?.serial ?? undefined, { timeoutMs: 60_000, what: SITE });
     const servedBefore = (await handshake(SITE)).cert.serialNumber;
-    // A 6 MiB download started before the renewal and read slowly across the reload.
+    // A 32 MiB download (more than the socket buffers hold) started before the renewal and read slowly across the reload.
     const download = new Promise<number>((resolve, reject) => {
       const req = httpsRequest({ host: '127.0.0.1', port: httpsPort, path: '/big.dat', servername: SITE, headers: { host: SITE }, ca: root, agent: false }, (res) => {
         let bytes = 0;
@@ -219,6 +242,9 @@ describe('HTTPS over ACME (pebble, nginx, real edge and worker)', () => {
       return serial !== servedBefore ? serial : undefined;
     }, { timeoutMs: 60_000, intervalMs: 500, what: 'a renewed certificate to be served' });
     renewed = true;
+    // The reload kept the download's connection: its worker is still there, finishing it.
+    const workers = (await run('ps', ['-o', 'args=', '--ppid', (await readFile(nginx.pidFile, 'utf8')).trim()])).stdout;
+    expect(workers).toContain('worker process is shutting down');
     await load;
     expect(servedAfter).not.toBe(servedBefore);
     expect(await download).toBe(BIG);
