@@ -20,6 +20,8 @@ export interface HostTlsStatus {
   failures: number;
   lastError: string | null;
   nextAttemptAt: string | null;
+  /** The wait before that attempt (doubles per failure, up to the maximum). */
+  retryDelayMs: number | null;
 }
 
 interface HostState {
@@ -30,6 +32,7 @@ interface HostState {
   lastError?: string;
   retryTimer?: NodeJS.Timeout;
   nextAttemptAt?: Date;
+  retryDelayMs?: number;
 }
 
 /**
@@ -104,6 +107,7 @@ export class CertificateManager {
       failures: s.failures,
       lastError: s.lastError ?? null,
       nextAttemptAt: s.nextAttemptAt?.toISOString() ?? null,
+      retryDelayMs: s.retryDelayMs ?? null,
     }));
   }
 
@@ -170,6 +174,7 @@ export class CertificateManager {
       state.failures = 0;
       state.lastError = undefined;
       state.nextAttemptAt = undefined;
+      state.retryDelayMs = undefined;
       this.logger.log(`${host}: certificate ${previous ? 'renewed' : 'issued'} (serial ${state.cert.serial}, valid until ${state.cert.notAfter.toISOString()})`);
       this.apply();
     } catch (error) {
@@ -178,6 +183,7 @@ export class CertificateManager {
       state.lastError = oneLine(error);
       const delay = Math.min(this.options.retryMaxMs, this.options.retryMinMs * 2 ** Math.min(state.failures - 1, 30));
       state.nextAttemptAt = new Date(Date.now() + delay);
+      state.retryDelayMs = delay;
       this.logger.warn(`${host}: certificate order failed (attempt ${state.failures}; ${state.cert ? 'the current certificate keeps serving' : 'served over HTTP meanwhile'}), retrying in ${Math.round(delay / 1000)} s: ${state.lastError}`);
       state.retryTimer = setTimeout(() => {
         state.retryTimer = undefined;
