@@ -132,6 +132,7 @@ describe('HTTPS over ACME (pebble, nginx, real edge and worker)', () => {
 
   it('redirects HTTP to HTTPS where a certificate exists (301 GET, 308 otherwise), never the ACME path, and keeps other hosts on HTTP', async () => {
     await waitFor(async () => (await hostStatus(SITE))?.state === 'valid', { timeoutMs: 60_000, what: SITE });
+    await waitFor(async () => (await http(SITE, '/')).status === 301, { timeoutMs: 10_000, what: 'nginx to take the certificate' });
     expect(await http(SITE, '/about/?x=1')).toMatchObject({ status: 301, location: `https://${SITE}:${httpsPort}/about/?x=1` });
     expect(await http(SITE, '/form', 'POST')).toMatchObject({ status: 308, location: `https://${SITE}:${httpsPort}/form` });
     // A token no order is waiting for: the edge answers (404), nginx does not redirect.
