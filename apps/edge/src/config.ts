@@ -61,6 +61,20 @@ export const edgeConfigSchema = z.object({
   SLIPWAY_EDGE_STANDBY: z.enum(['0', '1']).default('0'),
   /** Runtime supervisor: a release no edge claims again this long after the edge went away is stopped. */
   RUNTIME_ADOPT_GRACE_MS: ms(60_000),
+  /**
+   * Who answers requests on PORT: `nginx` (nginx serves proxied and static releases from the
+   * config this edge renders; this Node process is its control plane and answers what nginx
+   * cannot: unknown hosts, apps starting, the internal API) or `node` (this process alone, as
+   * before). `pnpm start` uses `nginx`; see README "Data planes".
+   */
+  EDGE_DATA_PLANE: z.enum(['nginx', 'node']).default('node'),
+  /** nginx plane: the loopback port this Node process listens on behind nginx (0 = any free port). */
+  EDGE_INTERNAL_PORT: port(0),
+  /** nginx plane: who runs nginx — `edge` (this process, as its child) or `supervisor` (the runtime supervisor, so nginx outlives an edge restart). */
+  EDGE_NGINX_OWNER: z.enum(['edge', 'supervisor']).default('edge'),
+  /** nginx plane: the nginx binary and its worker processes. */
+  NGINX_BIN: z.string().min(1).default('nginx'),
+  NGINX_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   /** kubernetes driver: the namespace releases run in. */
   SLIPWAY_RUNTIME_NAMESPACE: z.string().min(1).default('slipway-apps'),
   /** kubernetes driver: the image apps run in (Node and a shell). */
@@ -70,6 +84,9 @@ export const edgeConfigSchema = z.object({
   ...tlsConfigFields,
 }).superRefine((config, ctx) => {
   checkBlobStorage(config, ctx);
+  if (config.EDGE_DATA_PLANE === 'nginx' && config.SLIPWAY_RUNTIME_DRIVER === 'kubernetes') {
+    ctx.addIssue({ code: 'custom', path: ['EDGE_DATA_PLANE'], message: 'nginx is the data plane of the local driver only; use EDGE_DATA_PLANE=node with SLIPWAY_RUNTIME_DRIVER=kubernetes' });
+  }
   if (config.SLIPWAY_RUNTIME_DRIVER === 'kubernetes' && !config.SLIPWAY_RUNTIME_EDGE_URL) {
     ctx.addIssue({ code: 'custom', path: ['SLIPWAY_RUNTIME_EDGE_URL'], message: 'required when SLIPWAY_RUNTIME_DRIVER=kubernetes (this edge\'s URL as pods reach it)' });
   }

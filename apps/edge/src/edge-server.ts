@@ -10,6 +10,7 @@ import { DependencyProbe } from '@slipway/server';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { EdgeConfig } from './config.js';
+import { EdgePlane } from './data-plane/edge-plane.js';
 import { handleInternal, readLogFile } from './internal/internal-api.js';
 import { ReverseProxy } from './proxy/proxy.js';
 import { HostRouter } from './routing/host-router.js';
@@ -30,6 +31,8 @@ const NOT_FOUND_PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>
 export class EdgeServer {
   private readonly logger = new Logger('edge');
   private readonly router: HostRouter;
+  /** The table nginx is given; `router` (what this process answers by) follows once nginx applied it. */
+  private readonly planeRouter: HostRouter;
   private readonly routes: RouteRepository;
   private readonly statics: StaticSites;
   private readonly proxy: ReverseProxy;
@@ -41,6 +44,8 @@ export class EdgeServer {
   private driver!: RuntimeDriver;
   private tls?: EdgeTls;
   private closing = false;
+  /** nginx in front (EDGE_DATA_PLANE=nginx); this process is then its control plane and fallback. */
+  private readonly plane?: EdgePlane;
 
   private constructor(
     private readonly config: EdgeConfig,
@@ -49,14 +54,17 @@ export class EdgeServer {
     private readonly probe: DependencyProbe,
   ) {
     this.router = new HostRouter(config.APPS_DOMAIN);
+    this.planeRouter = new HostRouter(config.APPS_DOMAIN);
     this.routes = new RouteRepository(pool);
-    this.proxy = new ReverseProxy(config.APPS_SCHEME);
+    this.proxy = new ReverseProxy(config.APPS_SCHEME, config.EDGE_DATA_PLANE === 'nginx');
     this.keyring = keyringFromMasterKey(config.SLIPWAY_MASTER_KEY);
     this.runtimeDir = resolve(config.RUNTIME_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'runtime'));
     this.statics = new StaticSites(blobs, this.runtimeDir, Math.floor(config.STATIC_CACHE_MB * 1024 * 1024));
+    if (config.EDGE_DATA_PLANE === 'nginx') this.plane = new EdgePlane(config, this.runtimeDir, { router: this.planeRouter, upstream: (id) => this.nodeApps.upstream(id) });
   }
 
   static async start(config: EdgeConfig): Promise<EdgeServer> {
+    if (config.EDGE_DATA_PLANE === 'nginx') EdgePlane.check(config);
     const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 4 });
     // An idle client whose server went away (Postgres restarted) emits 'error' on the pool; without
     // a listener that would end the process, while the edge can keep serving routes from memory.
@@ -68,7 +76,12 @@ export class EdgeServer {
     return edge;
   }
 
+  /** The public port (nginx's with the nginx plane). */
   get port(): number {
+    return this.plane ? this.config.PORT : this.internalPort;
+  }
+
+  private get internalPort(): number {
     return (this.server!.address() as { port: number }).port;
   }
 
@@ -79,7 +92,9 @@ export class EdgeServer {
       this.logger.error(`${reason}: exiting so that the restarted edge starts the apps again`);
       process.exit(1);
     });
-    this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port));
+    const plane = this.plane;
+    const switched = plane ? { switched: () => plane.sync(), drained: (r: unknown, old: { port: number }, graceMs: number) => plane.drained(r as Awaited<ReturnType<EdgePlane['sync']>>, old.port, graceMs) } : undefined;
+    this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port), switched);
     if (this.config.EDGE_HTTPS === 'acme') this.tls = await EdgeTls.start(this.config);
     this.subscriber = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
     this.subscriber.on('message', (_channel, message) => void this.onRoutesMessage(message));
@@ -89,8 +104,13 @@ export class EdgeServer {
     await this.reloadAll();
     this.server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => void this.handle(req, res));
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgrade(req, socket, head));
-    await new Promise<void>((ok) => this.server!.listen(this.config.PORT, this.config.HOST, ok));
-    this.logger.log(`edge listening on http://${this.config.HOST}:${this.port} (apps at *.${this.config.APPS_DOMAIN.join(', *.')}; ${Math.round(process.uptime() * 1000)} ms after the process started)`);
+    if (this.plane) {
+      // Behind nginx: this process answers on the loopback only, nginx on the public address.
+      await new Promise<void>((ok) => this.server!.listen(this.config.EDGE_INTERNAL_PORT, '127.0.0.1', ok));
+      await this.plane.start(this.internalPort);
+    } else await new Promise<void>((ok) => this.server!.listen(this.config.PORT, this.config.HOST, ok));
+    const behind = this.plane ? `; nginx data plane in front, this process on 127.0.0.1:${this.internalPort}` : '';
+    this.logger.log(`edge listening on http://${this.config.HOST}:${this.port} (apps at *.${this.config.APPS_DOMAIN.join(', *.')}${behind}; ${Math.round(process.uptime() * 1000)} ms after the process started)`);
   }
 
   private async onRoutesMessage(message: string): Promise<void> {
@@ -106,17 +126,32 @@ export class EdgeServer {
   private async reloadAll(): Promise<void> {
     const all = await this.routes.routes();
     const statics = all.filter((r) => r.release?.kind === 'static');
-    await Promise.all(statics.map((r) => this.statics.site(r.release!).catch(() => undefined)));
+    await Promise.all(statics.map((r) => this.prepareStatic(r.release!).catch(() => undefined)));
+    this.planeRouter.replaceAll(all);
+    await this.syncPlane();
     this.router.replaceAll(all);
     this.tls?.routesChanged(this.router.routes());
     this.statics.replaceLive(new Map(statics.map((r) => [r.applicationId, r.release!.id])));
     for (const route of all) void this.activateNode(route);
   }
 
+  /** Unpacked (and, with nginx, its nginx tree built) before any route points at it. */
+  private async prepareStatic(release: NonNullable<AppRoute['release']>): Promise<void> {
+    await this.statics.site(release);
+    await this.plane?.staticTree(release.id, join(this.runtimeDir, 'releases', release.id));
+  }
+
+  /** nginx follows the route table; a config it refuses is logged and the last good one keeps serving. */
+  private async syncPlane(): Promise<void> {
+    await this.plane?.sync().catch((error: Error) => this.logger.error(`data plane not updated: ${error.message}`));
+  }
+
   /** Static: unpack first, then switch. Node: the old process serves until the new one is healthy. */
   private async reload(applicationId: string): Promise<void> {
     const [route] = await this.routes.routes(applicationId);
     if (!route) {
+      this.planeRouter.remove(applicationId);
+      await this.syncPlane();
       this.router.remove(applicationId);
       this.tls?.routesChanged(this.router.routes());
       this.statics.setLive(applicationId, undefined);
@@ -124,7 +159,11 @@ export class EdgeServer {
       return;
     }
     const live = route.release?.kind === 'static' ? route.release : undefined;
-    if (live) await this.statics.site(live);
+    if (live) await this.prepareStatic(live);
+    // nginx first: once this edge answers by the new table, nginx does too (no window where one
+    // of them serves the new release and the other the old one, or nothing).
+    this.planeRouter.set(route);
+    await this.syncPlane();
     this.router.set(route);
     this.tls?.routesChanged(this.router.routes());
     this.statics.setLive(applicationId, live?.id);
@@ -144,7 +183,9 @@ export class EdgeServer {
     const release = await this.routes.release(releaseId);
     if (!release) throw new Error(`no release ${releaseId}`);
     const env = await appEnvironment(this.routes, this.keyring, release.applicationId, release.slug, { databaseUrl: this.config.DATABASE_URL, authPublicUrl: this.config.AUTH_PUBLIC_URL });
-    return { releaseId, applicationId: release.applicationId, slug: release.slug, artifactKey: release.artifactKey, startCommand: release.spec.commands?.start ?? 'npm start', env, nodeVersion: typeof release.spec['nodeVersion'] === 'string' ? release.spec['nodeVersion'] : null };
+    // With nginx, the application's free slot: the swap is then a switch nginx checks per request, not a reload.
+    const port = await this.plane?.portFor(release.applicationId);
+    return { releaseId, applicationId: release.applicationId, slug: release.slug, artifactKey: release.artifactKey, startCommand: release.spec.commands?.start ?? 'npm start', env, nodeVersion: typeof release.spec['nodeVersion'] === 'string' ? release.spec['nodeVersion'] : null, ...(port ? { port } : {}) };
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -214,7 +255,10 @@ export class EdgeServer {
   private async startRelease(releaseId: string): Promise<'ready' | 'not-found'> {
     const release = await this.routes.release(releaseId);
     if (!release) return 'not-found';
-    if (release.kind === 'static') await this.statics.prepare(release);
+    if (release.kind === 'static') {
+      await this.statics.prepare(release);
+      await this.plane?.staticTree(release.id, join(this.runtimeDir, 'releases', release.id));
+    }
     else await this.nodeApps.prepare(release.applicationId, releaseId);
     return 'ready';
   }
@@ -227,6 +271,7 @@ export class EdgeServer {
     });
     this.statics.close();
     this.tls?.close();
+    await this.plane?.close();
     await this.nodeApps.stopAll();
     await this.proxy.close();
     this.subscriber?.disconnect();

@@ -33,6 +33,11 @@ function raw(port: number, host: string, path: string, options: { method?: strin
   });
 }
 
+/** With EDGE_DATA_PLANE=nginx (CI runs this file with both planes), answers for live releases come from nginx itself, not the Node fallback. */
+const NGINX = process.env['EDGE_DATA_PLANE'] === 'nginx';
+const servedBy = (reply: Reply) => reply.headers['server'] ?? 'node edge';
+const PLANE = NGINX ? 'nginx' : 'node edge';
+
 describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
   let h: DeployHarness;
   let port: number;
@@ -78,6 +83,7 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
       expect(home.headers['content-type']).toBe('text/html; charset=utf-8');
       expect(home.headers['cache-control']).toBe('no-cache');
       expect(home.body).toContain('static fixture home');
+      expect(servedBy(home)).toBe(PLANE);
       const about = await get('site', '/about');
       expect(about).toMatchObject({ status: 301, headers: { location: '/about/' } });
       expect((await get('site', '/about/')).body).toContain('static fixture about');
@@ -156,6 +162,7 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
     it('proxies method, path, headers and body, and adds X-Forwarded-*', async () => {
       const response = await get('echo', '/submit?x=1', { method: 'PUT', body: 'hello body', headers: { 'x-custom': 'kept', 'content-type': 'text/plain' } });
       expect(response.status).toBe(200);
+      expect(servedBy(response)).toBe(PLANE);
       expect(response.headers['x-echo']).toBe('yes');
       const echo = response.json<{ method: string; url: string; body: string; headers: Record<string, string>; secret: string }>();
       expect(echo).toMatchObject({ method: 'PUT', url: '/submit?x=1', body: 'hello body', secret: 'set' });
@@ -229,7 +236,8 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
         while (!stop) {
           try {
             const response = await get('echo', '/', { agent: keepAlive });
-            if (response.status === 200) {
+            if (response.status === 200 && servedBy(response) !== PLANE) outcomes.failed.push(`served by ${servedBy(response)}`);
+            else if (response.status === 200) {
               outcomes.ok += 1;
               outcomes.versions.add(response.json<{ version: string }>().version);
             } else outcomes.failed.push(`${response.status} ${response.body}`);

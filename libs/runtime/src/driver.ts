@@ -14,6 +14,11 @@ export interface ReleaseToRun {
    * one. Absent or null: the platform's own Node.
    */
   nodeVersion?: string | null;
+  /**
+   * local driver: the loopback port to listen on (the nginx data plane's free slot for the
+   * application); absent or taken by then: any free port.
+   */
+  port?: number;
 }
 
 export interface RunningRelease {

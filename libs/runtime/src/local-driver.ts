@@ -45,11 +45,12 @@ export interface LocalDriverOptions {
 
 const LOG_TAIL_CHARS = 16_000;
 
-function freePort(): Promise<number> {
+/** `wanted` when it is free, else any free loopback port. */
+function freePort(wanted = 0): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.on('error', (error) => (wanted ? freePort().then(resolve, reject) : reject(error)));
+    server.listen(wanted, '127.0.0.1', () => {
       const address = server.address();
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });
@@ -213,7 +214,7 @@ export class LocalDriver implements RuntimeDriver {
     const sandbox = this.options.sandbox;
     const began = performance.now();
     const confinement = sandbox ? { sandbox, ...(await sandbox.prepare(release.applicationId, release.releaseId, dir)) } : null;
-    const running = new LocalRelease(release.releaseId, await freePort(), dir, release, log, this.options, confinement, toolchain);
+    const running = new LocalRelease(release.releaseId, await freePort(release.port), dir, release, log, this.options, confinement, toolchain);
     const spawned = performance.now();
     running.spawn();
     try {

@@ -67,6 +67,9 @@ export async function sourceTar(dir: string, extra: Record<string, string> = {})
  * an application, and a way to create deployments exactly as the gateway does
  * (source blob, then the row, then the job).
  */
+/** `EDGE_DATA_PLANE=nginx` in the test run's environment: every edge the harness starts has nginx in front (CI runs the edge's e2e tests with both planes). */
+const EDGE_PLANE: Record<string, string> = process.env['EDGE_DATA_PLANE'] ? { EDGE_DATA_PLANE: process.env['EDGE_DATA_PLANE'] } : {};
+
 export class DeployHarness {
   readonly masterKey = randomBytes(32).toString('base64');
   readonly keyring = keyringFromMasterKey(this.masterKey);
@@ -132,7 +135,7 @@ export class DeployHarness {
    */
   async startEdge(port: number, overrides: Record<string, string> = {}, options: { nodeArgs?: string[]; main?: string } = {}): Promise<RunningProcess> {
     const main = options.main ? join(ROOT, options.main) : EDGE_MAIN;
-    const edge = startProcess(process.execPath, [...(options.nodeArgs ?? []), main], { cwd: ROOT, env: this.workerEnv({ PORT: String(port), APPS_DOMAIN: `localhost:${port}`, ...overrides }) });
+    const edge = startProcess(process.execPath, [...(options.nodeArgs ?? []), main], { cwd: ROOT, env: this.workerEnv({ PORT: String(port), APPS_DOMAIN: `localhost:${port}`, ...EDGE_PLANE, ...overrides }) });
     this.workers.push(edge);
     await edge.waitForOutput(/edge listening/, 30_000);
     return edge;

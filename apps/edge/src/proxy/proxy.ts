@@ -6,6 +6,8 @@ import { Pool, type Dispatcher } from 'undici';
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'expect']);
 /** Headers that must reach the app once: Node keeps the first one too (`req.headers`), and routing used that one. */
 const SINGLE = new Set(['host', 'content-length']);
+/** Set by the nginx plane on what it hands to this edge: the client's address (nginx-config.ts). */
+const CLIENT_HEADER = 'x-slipway-client';
 const BAD_GATEWAY = 'Bad Gateway: the application is not answering\n';
 const BAD_GATEWAY_HEAD = { 'content-type': 'text/plain; charset=utf-8', 'content-length': String(Buffer.byteLength(BAD_GATEWAY)) };
 
@@ -29,16 +31,22 @@ function connectionTokens(req: IncomingMessage): Set<string> | undefined {
  * (no object per request, repeated headers stay separate): hop-by-hop headers and those named in
  * `Connection` dropped, `X-Forwarded-For` appended to, `X-Forwarded-Proto/Host` set.
  */
-function forwardedHeaders(req: IncomingMessage, scheme: string): string[] {
+function forwardedHeaders(req: IncomingMessage, scheme: string, behindNginx: boolean): string[] {
   const raw = req.rawHeaders;
   const tokens = connectionTokens(req);
   const headers: string[] = [];
   let forwardedFor: string | undefined;
+  let client = req.socket.remoteAddress ?? '';
   let seenHost = false;
   let seenLength = false;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
     if (HOP_BY_HOP.has(name) || name === 'x-forwarded-proto' || name === 'x-forwarded-host' || tokens?.has(name)) continue;
+    if (name === CLIENT_HEADER) {
+      // The client's address as nginx saw it (the nginx plane's fallback); from anyone else, dropped.
+      if (behindNginx && (client === '127.0.0.1' || client === '::1' || client === '::ffff:127.0.0.1')) client = raw[i + 1]!;
+      continue;
+    }
     if (name === 'x-forwarded-for') {
       forwardedFor = forwardedFor === undefined ? raw[i + 1]! : `${forwardedFor}, ${raw[i + 1]!}`;
       continue;
@@ -50,7 +58,6 @@ function forwardedHeaders(req: IncomingMessage, scheme: string): string[] {
     }
     headers.push(name, raw[i + 1]!);
   }
-  const client = req.socket.remoteAddress ?? '';
   headers.push('x-forwarded-for', forwardedFor === undefined ? client : `${forwardedFor}, ${client}`, 'x-forwarded-proto', scheme, 'x-forwarded-host', req.headers.host ?? '');
   return headers;
 }
@@ -133,7 +140,11 @@ class Exchange implements Dispatcher.DispatchHandler {
 export class ReverseProxy {
   private readonly pools = new Map<string, Pool>();
 
-  constructor(private readonly scheme: string) {}
+  /** `behindNginx`: the nginx plane hands requests over from the loopback with the client's address in X-Slipway-Client. */
+  constructor(
+    private readonly scheme: string,
+    private readonly behindNginx = false,
+  ) {}
 
   private pool(upstream: Upstream): Pool {
     const key = `${upstream.host}:${upstream.port}`;
@@ -153,7 +164,7 @@ export class ReverseProxy {
     const exchange = new Exchange(res, upstream);
     // Most requests have no body: no stream for undici to read then.
     const body = req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined ? null : req;
-    this.pool(upstream).dispatch({ method: req.method as Dispatcher.HttpMethod, path: req.url ?? '/', headers: forwardedHeaders(req, this.scheme), body }, exchange);
+    this.pool(upstream).dispatch({ method: req.method as Dispatcher.HttpMethod, path: req.url ?? '/', headers: forwardedHeaders(req, this.scheme, this.behindNginx), body }, exchange);
   }
 
   /** Closes the connections to an upstream that was stopped (its port may be reused later). */
@@ -181,7 +192,7 @@ export class ReverseProxy {
       }
     };
     const target = connect(upstream.port, upstream.host, () => {
-      const headers = forwardedHeaders(req, this.scheme);
+      const headers = forwardedHeaders(req, this.scheme, this.behindNginx);
       let head0 = `${req.method} ${req.url} HTTP/1.1\r\nconnection: Upgrade\r\nupgrade: ${req.headers.upgrade}\r\n`;
       for (let i = 0; i < headers.length; i += 2) head0 += `${headers[i]}: ${headers[i + 1]}\r\n`;
       target.write(`${head0}\r\n`);

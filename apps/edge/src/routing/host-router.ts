@@ -36,6 +36,11 @@ export class HostRouter {
     return [...this.byApp.values()].map((entry) => entry.route);
   }
 
+  /** Every application with the hosts it answers at (the nginx plane renders them). */
+  entries(): IterableIterator<{ route: AppRoute; hosts: string[] }> {
+    return this.byApp.values();
+  }
+
   app(applicationId: string): AppRoute | undefined {
     return this.byApp.get(applicationId)?.route;
   }

@@ -32,6 +32,16 @@ function live(release: RunningRelease): Live {
 const PREPARED_TTL_MS = 10 * 60_000;
 
 /**
+ * A data plane in front of this edge (nginx): told after every switch, it resolves once it routes
+ * by the new table (rejects when it cannot: the switch is undone); `drained` resolves once what it
+ * was still proxying to the old process is done.
+ */
+export interface SwitchedPlane<R = unknown> {
+  switched(): Promise<R>;
+  drained(reloaded: R, old: RunningRelease, graceMs: number): Promise<boolean>;
+}
+
+/**
  * The Node releases this edge runs. `prepare` starts a release next to the live one and resolves
  * once it is healthy; `activate` swaps the application's upstream in one assignment, then drains
  * the previous process (in-flight requests finish, SIGTERM after the grace period).
@@ -47,6 +57,7 @@ export class NodeApps {
     private readonly describe: (releaseId: string) => Promise<Parameters<RuntimeDriver['start']>[0]>,
     /** Called after a release's process was stopped (the proxy closes its connections to it). */
     private readonly stopped: (release: RunningRelease) => void = () => undefined,
+    private readonly plane?: SwitchedPlane,
   ) {}
 
   /** Starts the release (once) and resolves when it is healthy. */
@@ -92,7 +103,20 @@ export class NodeApps {
     const previous = this.live.get(applicationId);
     if (previous?.release === next) return;
     this.live.set(applicationId, live(next));
-    if (previous) void this.drain(previous);
+    let reloaded: unknown;
+    try {
+      reloaded = await this.plane?.switched();
+    } catch (error) {
+      // The data plane kept its old config: the old release keeps serving, the new one is stopped.
+      if (this.live.get(applicationId)?.release === next) {
+        if (previous) this.live.set(applicationId, previous);
+        else this.live.delete(applicationId);
+      }
+      await next.stop().catch(() => undefined);
+      this.stopped(next);
+      throw error;
+    }
+    if (previous) void this.drain(previous, reloaded);
   }
 
   /** Stops the application's process (it has no Node release any more). */
@@ -100,10 +124,13 @@ export class NodeApps {
     const previous = this.live.get(applicationId);
     if (!previous) return;
     this.live.delete(applicationId);
-    await this.drain(previous);
+    const reloaded = await this.plane?.switched().catch(() => undefined);
+    await this.drain(previous, reloaded);
   }
 
-  private async drain(old: Live): Promise<void> {
+  /** Stopped once nobody is proxying to it any more: this edge's requests and the data plane's old workers (each at most the grace period). */
+  private async drain(old: Live, reloaded?: unknown): Promise<void> {
+    if (this.plane && reloaded !== undefined) await this.plane.drained(reloaded, old.release, this.drainGraceMs);
     if (old.inflight > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.drainGraceMs);

@@ -1,0 +1,172 @@
+import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { EdgeConfig } from '../config.js';
+import type { Upstream } from '../proxy/proxy.js';
+import type { HostRouter } from '../routing/host-router.js';
+import { isRenderableHost, isRenderablePath, type Site } from './nginx-config.js';
+import { NginxPlane, type Reloaded } from './nginx-plane.js';
+import { nginxMissing } from './nginx-process.js';
+import { SlotPorts, connectionsTo } from './slots.js';
+import { materializeStaticTree, type StaticTree } from './static-tree.js';
+
+export interface PlaneSources {
+  router: HostRouter;
+  upstream(applicationId: string): Upstream | undefined;
+}
+
+/** What a sync did: a reload (old workers to wait for) and/or slot switches (old ports to drain). */
+export interface Synced {
+  reloaded?: Reloaded;
+}
+
+/** Where the edge keeps the plane's files under RUNTIME_DIR. */
+export const planeDirs = (runtimeDir: string) => ({ state: join(runtimeDir, 'nginx'), trees: join(runtimeDir, 'nginx-static') });
+
+/** `{slug}.{domain}` with the domain's port dropped (nginx matches server names without it). */
+function hostName(host: string): string {
+  return host.replace(/:\d+$/, '');
+}
+
+/**
+ * The edge's side of the nginx data plane: renders the route table (hosts → Node upstream or
+ * static tree) into nginx's config and reloads it when the config text changes. Swaps avoid
+ * reloads (which close idle keep-alive client connections): a Node application has two slot
+ * ports in the config and a swap flips a marker file nginx checks per request; a static
+ * application is served through a link the edge renames to the new release's tree. Hosts nginx
+ * cannot hold literally, static releases it cannot serve (links to directories), apps without a
+ * healthy process and unknown hosts are left to this Node edge (nginx's default server).
+ */
+export class EdgePlane {
+  private readonly trees = new Map<string, Promise<StaticTree | null>>();
+  private readonly plane: NginxPlane;
+  private readonly slots: SlotPorts;
+  private started = false;
+  private readonly dirs: ReturnType<typeof planeDirs>;
+
+  constructor(
+    private readonly config: EdgeConfig,
+    runtimeDir: string,
+    private readonly sources: PlaneSources,
+  ) {
+    this.dirs = planeDirs(runtimeDir);
+    this.slots = new SlotPorts(join(this.dirs.state, 'slots.json'));
+    this.plane = new NginxPlane({
+      bin: config.NGINX_BIN,
+      stateDir: this.dirs.state,
+      listen: { host: config.HOST, port: config.PORT },
+      fallback: { host: '127.0.0.1', port: config.EDGE_INTERNAL_PORT },
+      scheme: config.APPS_SCHEME,
+      workers: config.NGINX_WORKERS,
+      owner: config.EDGE_NGINX_OWNER,
+    });
+  }
+
+  /** Refuses to start without nginx (one line), before anything else starts. */
+  static check(config: EdgeConfig): void {
+    const missing = nginxMissing(config.NGINX_BIN);
+    if (missing) throw new Error(missing);
+  }
+
+  /** nginx's tree for a static release (built once), or null when the Node edge must serve it. */
+  staticTree(releaseId: string, releaseDir: string): Promise<StaticTree | null> {
+    let tree = this.trees.get(releaseId);
+    if (!tree) {
+      tree = materializeStaticTree(releaseDir, this.dirs.trees, releaseId).then((t) => (t && isRenderablePath(t.root) && isRenderablePath(t.ownCompressedRoot) ? t : null));
+      tree.catch(() => this.trees.delete(releaseId));
+      this.trees.set(releaseId, tree);
+    }
+    return tree;
+  }
+
+  /** The port a new release of the application should listen on: its free slot (a swap without reload), or undefined (any port). */
+  async portFor(applicationId: string): Promise<number | undefined> {
+    if (!this.started) return undefined;
+    return this.slots.freeSlot(applicationId, this.sources.upstream(applicationId)?.port);
+  }
+
+  /** Starts or adopts nginx once this edge listens on its internal port. */
+  async start(internalPort: number): Promise<void> {
+    await mkdir(join(this.dirs.state, 'slot-b'), { recursive: true, mode: 0o755 });
+    await mkdir(join(this.dirs.trees, 'live'), { recursive: true, mode: 0o755 });
+    await this.slots.load();
+    const { sites, switches, links } = await this.sites();
+    for (const link of links) await link();
+    await this.plane.start(sites, { host: '127.0.0.1', port: internalPort });
+    for (const flip of switches) await flip();
+    this.started = true;
+  }
+
+  /**
+   * Brings nginx to the current table: the config (reloaded only when its text changed, e.g. a new
+   * application or host), then the switches (slot markers, live links). Resolves once nginx
+   * routes by it.
+   */
+  async sync(): Promise<Synced | undefined> {
+    if (!this.started) return undefined;
+    const { sites, switches, links } = await this.sites();
+    // A static application's live link exists before a config naming it is loaded (a new site
+    // serves at once); for one already in the config, renaming the link is the swap itself.
+    for (const link of links) await link();
+    const reloaded = await this.plane.apply(sites);
+    // The config names both slots: now the slot switches.
+    for (const flip of switches) await flip();
+    return reloaded.oldWorkers.length ? { reloaded } : {};
+  }
+
+  /** After a swap: nothing nginx was proxying to `oldPort` is still going (old workers gone, no connection left), at most `graceMs`. */
+  async drained(synced: Synced | undefined, oldPort: number, graceMs: number): Promise<boolean> {
+    const deadline = Date.now() + graceMs;
+    if (synced?.reloaded && !(await this.plane.drained(synced.reloaded, graceMs))) return false;
+    for (let wait = 20; (await connectionsTo(oldPort)) > 0; wait = Math.min(wait * 2, 200)) {
+      if (Date.now() >= deadline) return false;
+      await new Promise((r) => setTimeout(r, wait));
+    }
+    return true;
+  }
+
+  private async sites(): Promise<{ sites: Site[]; switches: (() => Promise<void>)[]; links: (() => Promise<void>)[] }> {
+    const sites: Site[] = [];
+    const switches: (() => Promise<void>)[] = [];
+    const links: (() => Promise<void>)[] = [];
+    for (const { route, hosts } of this.sources.router.entries()) {
+      const names = [...new Set(hosts.map(hostName))].filter(isRenderableHost);
+      const release = route.release;
+      if (!release || !names.length) continue;
+      const id = route.applicationId.replace(/-/g, '');
+      if (release.kind === 'node') {
+        const upstream = this.sources.upstream(route.applicationId);
+        if (!upstream) continue;
+        const slots = await this.slots.slotsFor(route.applicationId, upstream.port);
+        const marker = join(this.dirs.state, 'slot-b', id);
+        switches.push(() => this.setMarker(marker, upstream.port === slots.b));
+        sites.push({ kind: 'proxy', id, hosts: names, upstream: { host: '127.0.0.1', port: slots.a }, alternate: { upstream: { host: '127.0.0.1', port: slots.b }, whenFileExists: marker } });
+        continue;
+      }
+      const tree = await this.trees.get(release.id)?.catch(() => null);
+      if (!tree) continue;
+      const live = join(this.dirs.trees, 'live', id);
+      links.push(() => this.liveLink(live, release.id));
+      sites.push({ kind: 'static', id, hosts: names, root: join(live, 'files'), ownCompressedRoot: join(live, 'own'), spaFallback: Boolean(release.spec.spaFallback) });
+    }
+    await this.slots.save();
+    return { sites, switches, links };
+  }
+
+  /** `live/<app>` → the release's tree, replaced atomically (a new link renamed over the old one). */
+  private async liveLink(link: string, releaseId: string): Promise<void> {
+    const temp = `${link}.${process.pid}.tmp`;
+    await rm(temp, { force: true });
+    await symlink(join('..', releaseId), temp);
+    await rename(temp, link);
+  }
+
+  private async setMarker(path: string, on: boolean): Promise<void> {
+    if (on) await writeFile(path, '', { flag: 'a' });
+    else await rm(path, { force: true });
+  }
+
+  async close(): Promise<void> {
+    this.started = false;
+    await this.plane.close(this.config.DRAIN_GRACE_MS);
+  }
+}

@@ -1,0 +1,355 @@
+/**
+ * The nginx data plane's configuration, rendered from the edge's route table: a pure function
+ * from a typed input to the text of `nginx.conf` (no file system, no clock). The Node edge (the
+ * control plane) writes it, validates it with `nginx -t` and reloads nginx (see nginx-plane.ts).
+ *
+ * Per live host nginx either proxies to the Node release (keep-alive upstream, HTTP/1.1,
+ * websockets) or serves the static release from its nginx tree (static-tree.ts); everything else
+ * (unknown hosts, apps starting, the internal API, health) is proxied to the Node edge.
+ */
+
+export interface Address {
+  host: string;
+  port: number;
+}
+
+/** A Node release, reached on the loopback. */
+export interface ProxySite {
+  kind: 'proxy';
+  /** Stable name of the upstream blocks (one site per application), `[a-z0-9_]` only. */
+  id: string;
+  hosts: string[];
+  upstream: Address;
+  /**
+   * The application's second slot: while `whenFileExists` exists, requests go to this upstream
+   * instead (checked per request, no reload). A swap between the two slots is a file created or
+   * removed: nginx keeps its config, its workers and every client connection (a reload would
+   * close idle keep-alive connections under clients that are about to reuse them).
+   */
+  alternate?: { upstream: Address; whenFileExists: string };
+}
+
+/** A static release, served from the trees the edge materialized for nginx (static-tree.ts). */
+export interface StaticSite {
+  kind: 'static';
+  id: string;
+  hosts: string[];
+  /**
+   * Every file of the release, plus the precompressed forms as `<file>.br` / `<file>.gz` beside
+   * them. May go through one link the edge owns (`<trees>/live/<app>` → the release's tree), so a
+   * static swap is a link renamed over another, without a reload: links are refused only below the root.
+   */
+  root: string;
+  /** The release's own files whose names end in `.gz` or `.br` (never read as an encoding of another file). */
+  ownCompressedRoot: string;
+  spaFallback: boolean;
+}
+
+export type Site = ProxySite | StaticSite;
+
+/**
+ * HTTPS (h19-tls fills this in; not rendered by this module yet): a certificate per set of hosts,
+ * the port to listen on, and whether plain HTTP redirects to HTTPS for those hosts.
+ */
+export interface TlsInput {
+  httpsPort: number;
+  redirectHttp: boolean;
+  certificates: { hosts: string[]; certificate: string; key: string }[];
+}
+
+export interface NginxConfigInput {
+  /** The public address (the edge's `HOST`/`PORT`). */
+  listen: Address;
+  /** The Node edge's internal address: everything nginx does not answer itself goes there. */
+  fallback: Address;
+  /** Directory for nginx's pid file, temp files and error log (owned by the edge). */
+  stateDir: string;
+  /** X-Forwarded-Proto sent to the apps (`APPS_SCHEME`). */
+  scheme: 'http' | 'https';
+  workers: number;
+  /** `load_module` path of ngx_http_brotli_static_module, or null when it is not installed. */
+  brotliModule: string | null;
+  /** Unix user (and group) the workers run as; null: nginx's default. */
+  user: { name: string; group: string } | null;
+  sites: Site[];
+  tls?: TlsInput;
+  /**
+   * Content types for static files: extension → type, and the types sent with `; charset=utf-8`
+   * (the Node edge's `mime-types` table, so both planes answer alike). Absent: nginx's mime.types.
+   */
+  contentTypes?: { byExtension: Record<string, string>; withCharset: string[] };
+}
+
+/** Names nginx accepts as `server_name` literally (lower-case DNS names; no spaces, quotes, `;`, `{`, `$`). */
+const HOST_NAME = /^[a-z0-9*]([a-z0-9.-]*[a-z0-9])?$/;
+const ID = /^[a-z0-9_]+$/;
+const PATH = /^\/[A-Za-z0-9._/-]*$/;
+const NET_HOST = /^[A-Za-z0-9.:-]+$/;
+const EXTENSION = /^[A-Za-z0-9_.+-]+$/;
+const MIME = /^[A-Za-z0-9.+-]+\/[A-Za-z0-9.+-]+$/;
+
+function typesBlock(contentTypes: NginxConfigInput['contentTypes']): { types: string; charsetTypes: string } {
+  if (!contentTypes) return { types: '  include /etc/nginx/mime.types;', charsetTypes: 'text/css text/plain text/xml text/javascript application/javascript application/json application/manifest+json' };
+  const byType = new Map<string, string[]>();
+  for (const [ext, type] of Object.entries(contentTypes.byExtension)) {
+    if (!EXTENSION.test(ext) || !MIME.test(type)) continue;
+    byType.set(type, [...(byType.get(type) ?? []), ext]);
+  }
+  const lines = [...byType].map(([type, exts]) => `    ${type} ${exts.join(' ')};`);
+  return { types: `  types {\n${lines.join('\n')}\n  }`, charsetTypes: contentTypes.withCharset.filter((t) => MIME.test(t) && t !== 'text/html').join(' ') || 'text/plain' };
+}
+
+/** Fingerprinted asset names (same rule as static-site.ts): cached for a year, immutable. */
+const FINGERPRINTED = '[.-][0-9a-zA-Z_-]{6,}\\.(js|mjs|css|woff2?|ttf|otf|png|jpe?g|gif|webp|avif|svg|ico|wasm|map)$';
+
+/** Hop-by-hop request headers nginx would otherwise pass on (it drops Connection/TE-framing itself). */
+const CLEARED_REQUEST_HEADERS = ['Keep-Alive', 'Proxy-Connection', 'TE', 'Trailer', 'Proxy-Authorization', 'Expect', 'Transfer-Encoding'];
+/** Hop-by-hop response headers an app may send (Connection, Transfer-Encoding, Upgrade nginx handles). */
+const HIDDEN_RESPONSE_HEADERS = ['Keep-Alive', 'Proxy-Connection', 'Trailer', 'Proxy-Authenticate'];
+
+/** Hosts the config can hold literally; others are left to the Node edge. */
+export function isRenderableHost(host: string): boolean {
+  return HOST_NAME.test(host) && !host.includes('*');
+}
+
+/** Paths the config can hold literally (no spaces, quotes, `;`, `$`, braces). */
+export function isRenderablePath(p: string): boolean {
+  return PATH.test(p);
+}
+
+function check(condition: boolean, what: string): void {
+  if (!condition) throw new Error(`nginx config: ${what}`);
+}
+
+function address(a: Address): string {
+  check(NET_HOST.test(a.host) && Number.isInteger(a.port) && a.port > 0 && a.port < 65536, `bad address ${a.host}:${a.port}`);
+  return a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`;
+}
+
+function path(p: string): string {
+  check(PATH.test(p), `path ${JSON.stringify(p)} has characters the config cannot hold`);
+  return p;
+}
+
+function hosts(site: Site): string {
+  const valid = site.hosts.filter((h) => HOST_NAME.test(h) && !h.includes('*'));
+  check(valid.length === site.hosts.length, `site ${site.id}: host names must be lower-case DNS names`);
+  return valid.join(' ');
+}
+
+function proxyHeaders(scheme: string, indent: string): string {
+  return [
+    'proxy_http_version 1.1;',
+    // One Host, as routing saw it (nginx refuses a request with two).
+    'proxy_set_header Host $http_host;',
+    'proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;',
+    `proxy_set_header X-Forwarded-Proto ${scheme};`,
+    'proxy_set_header X-Forwarded-Host $http_host;',
+    'proxy_set_header Upgrade $http_upgrade;',
+    'proxy_set_header Connection $slipway_connection;',
+    ...CLEARED_REQUEST_HEADERS.map((h) => `proxy_set_header ${h} "";`),
+    ...HIDDEN_RESPONSE_HEADERS.map((h) => `proxy_hide_header ${h};`),
+    // Streaming both ways, as the Node edge did: no buffering of bodies, no size limit, no timeouts of ours.
+    'proxy_buffering off;',
+    'proxy_request_buffering off;',
+    'client_max_body_size 0;',
+    'proxy_read_timeout 1d;',
+    'proxy_send_timeout 1d;',
+    'proxy_redirect off;',
+  ]
+    .map((line) => indent + line)
+    .join('\n');
+}
+
+const FALLBACK_HEADERS = [
+  'proxy_http_version 1.1;',
+  'proxy_set_header Host $http_host;',
+  'proxy_set_header X-Forwarded-For $http_x_forwarded_for;',
+  'proxy_set_header X-Slipway-Client $remote_addr;',
+  'proxy_set_header Upgrade $http_upgrade;',
+  'proxy_set_header Connection $slipway_connection;',
+  'proxy_buffering off;',
+  'proxy_request_buffering off;',
+  'client_max_body_size 0;',
+  'proxy_read_timeout 1d;',
+  'proxy_send_timeout 1d;',
+  'proxy_redirect off;',
+]
+  .map((line) => `      ${line}`)
+  .join('\n');
+
+function upstream(name: string, to: Address): string {
+  return `
+  upstream ${name} {
+    server ${address(to)} max_fails=0;
+    keepalive 64;
+    keepalive_timeout 4s;
+  }`;
+}
+
+function proxyServer(site: ProxySite, listen: string, scheme: string): string {
+  check(ID.test(site.id), `bad site id ${site.id}`);
+  const alternate = site.alternate;
+  return `${upstream(`app_${site.id}`, site.upstream)}${alternate ? upstream(`app_${site.id}_b`, alternate.upstream) : ''}
+  server {
+    listen ${listen};
+    server_name ${hosts(site)};
+    location / {
+${alternate ? `      # The slot switch is looked up on every request (a stat), never cached.
+      open_file_cache off;
+      if (-f ${path(alternate.whenFileExists)}) {
+        proxy_pass http://app_${site.id}_b;
+      }
+` : ''}      proxy_pass http://app_${site.id};
+${proxyHeaders(scheme, '      ')}
+    }
+  }
+`;
+}
+
+function staticServer(site: StaticSite, listen: string, charsetTypes: string): string {
+  check(ID.test(site.id), `bad site id ${site.id}`);
+  const missing = site.spaFallback ? '@spa' : '=404';
+  return `
+  server {
+    listen ${listen};
+    server_name ${hosts(site)};
+    root ${path(site.root)};
+    # No link is followed below the root (the root itself may be the edge's live link); no file
+    # handle is cached across a swap of that link.
+    disable_symlinks on from=$document_root;
+    open_file_cache off;
+    absolute_redirect off;
+    server_name_in_redirect off;
+    autoindex off;
+    index index.html;
+    gzip_static on;
+    ${'brotli_static on;'}
+    gzip_vary on;
+    charset utf-8;
+    charset_types ${charsetTypes};
+    add_header Cache-Control $slipway_cache_control;
+    add_header X-Content-Type-Options nosniff always;
+    add_header Allow $slipway_allow always;
+    if ($request_method !~ ^(GET|HEAD)$) { return 405; }
+    error_page 403 404 =404 @missing;
+    # Control characters (browsers strip tab/CR/LF), backslashes (read as '/') and dot segments: 404 before the file system.
+    location ~ "[\\x00-\\x1f\\x7f\\x5c]" { return 404; }
+    location ~ "(^|/)(\\.git|\\.env[^/]*|\\.htaccess|\\.DS_Store|\\.slipway-precompressed)(/|$)" { return 404; }
+    # A request for x.gz / x.br is only ever the release's own file of that name.
+    location ~ "\\.(gz|br)$" {
+      root ${path(site.ownCompressedRoot)};
+      gzip_static off;
+      ${'brotli_static off;'}
+      try_files $uri $uri/ ${missing};
+    }
+    location / {
+      try_files $uri $uri/ ${missing};
+    }
+    location @spa {
+      try_files $slipway_spa =404;
+    }
+    location @missing {
+      types { }
+      default_type "text/plain; charset=utf-8";
+      charset off;
+      return 404 "Not Found\\n";
+    }
+  }
+`;
+}
+
+/** `brotli_static` lines only when the module is loaded (nginx refuses unknown directives). */
+function withBrotli(text: string, brotli: boolean): string {
+  return brotli ? text : text.replace(/^\s*brotli_static (on|off);\n/gm, '');
+}
+
+/** The whole `nginx.conf` for this route table. Throws on input it cannot render safely. */
+export function renderNginxConfig(input: NginxConfigInput): string {
+  check(Number.isInteger(input.workers) && input.workers >= 1 && input.workers <= 64, 'workers must be 1–64');
+  check(input.scheme === 'http' || input.scheme === 'https', 'scheme must be http or https');
+  const listen = address(input.listen);
+  const { types, charsetTypes } = typesBlock(input.contentTypes);
+  const state = path(input.stateDir);
+  const ids = new Set<string>();
+  const seen = new Set<string>();
+  const sites: string[] = [];
+  for (const site of input.sites) {
+    check(!ids.has(site.id), `duplicate site id ${site.id}`);
+    ids.add(site.id);
+    // A host claimed twice (a custom domain moved between apps mid-reload) goes to the first site.
+    const free = site.hosts.filter((h) => !seen.has(h));
+    for (const h of free) seen.add(h);
+    if (!free.length) continue;
+    const s = { ...site, hosts: free };
+    sites.push(s.kind === 'proxy' ? proxyServer(s, listen, input.scheme) : withBrotli(staticServer(s, listen, charsetTypes), input.brotliModule !== null));
+  }
+  return `# Rendered by the Slipway edge (apps/edge/src/data-plane/nginx-config.ts); rewritten on every route change.
+${input.brotliModule ? `load_module ${path(input.brotliModule)};\n` : ''}${input.user ? `user ${input.user.name} ${input.user.group};\n` : ''}worker_processes ${input.workers};
+pid ${state}/nginx.pid;
+error_log stderr warn;
+worker_rlimit_nofile 65536;
+events {
+  worker_connections 8192;
+  multi_accept on;
+}
+http {
+${types}
+  types_hash_max_size 4096;
+  default_type application/octet-stream;
+  access_log off;
+  server_tokens off;
+  sendfile on;
+  tcp_nopush on;
+  tcp_nodelay on;
+  keepalive_timeout 65s;
+  keepalive_requests 100000;
+  merge_slashes on;
+  client_body_temp_path ${state}/client-body;
+  proxy_temp_path ${state}/proxy;
+  fastcgi_temp_path ${state}/fastcgi;
+  uwsgi_temp_path ${state}/uwsgi;
+  scgi_temp_path ${state}/scgi;
+  open_file_cache max=10000 inactive=30s;
+  open_file_cache_valid 5s;
+  open_file_cache_errors on;
+  map $http_upgrade $slipway_connection {
+    default upgrade;
+    "" "";
+  }
+  map $request_method $slipway_allow {
+    GET "";
+    HEAD "";
+    default "GET, HEAD";
+  }
+  map "$sent_http_content_type|$uri" $slipway_cache_control {
+    "~^text/html" "no-cache";
+    "~${FINGERPRINTED}" "public, max-age=31536000, immutable";
+    "~^[^|]+\\|" "public, max-age=0, must-revalidate";
+    default "";
+  }
+  # SPA fallback for a missing path: extension-less last segment, or a client asking for HTML.
+  # (A name under .slipway-precompressed is never in an nginx tree: "no fallback".)
+  map "$uri|$http_accept" $slipway_spa {
+    "~^[^|]*/\\.?[^/.|]*\\|" /index.html;
+    "~^[^|]*\\|.*text/html" /index.html;
+    default /.slipway-precompressed/none;
+  }
+  upstream slipway_edge {
+    server ${address(input.fallback)} max_fails=0;
+    keepalive 32;
+    keepalive_timeout 4s;
+  }
+  # Unknown hosts, apps starting, health and the internal API: the Node edge answers (it drops
+  # hop-by-hop headers and sets X-Forwarded-* itself, taking the client's address from X-Slipway-Client).
+  server {
+    listen ${listen} default_server;
+    server_name _;
+    location / {
+      proxy_pass http://slipway_edge;
+${FALLBACK_HEADERS}
+    }
+  }
+${sites.join('')}}
+`;
+}
