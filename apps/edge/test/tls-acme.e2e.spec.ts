@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { connect as h2connect, type ClientHttp2Session } from 'node:http2';
-import { request as httpsRequest } from 'node:https';
+import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { connect as tlsConnect, type PeerCertificate } from 'node:tls';
 import { promisify } from 'node:util';
@@ -25,11 +25,17 @@ const BROKEN = 'www.broken-tls-e2e.test';
 
 interface HostStatus { host: string; state: string; serial: string | null; failures: number; lastError: string | null; notAfter: string | null }
 
-describe('HTTPS over ACME (pebble, nginx, real edge and worker)', () => {
+/**
+ * `include`: nginx run by the operator (here the test) includes `TLS_DIR/nginx-tls.conf` and is
+ * reloaded by the edge (EDGE_NGINX_PID_FILE). `plane`: the edge's own nginx data plane
+ * (EDGE_DATA_PLANE=nginx) renders the HTTPS servers into its config.
+ */
+describe.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble, nginx, real edge and worker), nginx mode %s', (mode) => {
   let h: DeployHarness;
   let dns: TestDnsServer;
   let pebble: Pebble;
-  let nginx: TestNginx;
+  let nginx: TestNginx | undefined;
+  let nginxPidFile: string;
   let root: string;
   let edgePort: number;
   let httpPort: number;
@@ -77,8 +83,13 @@ describe('HTTPS over ACME (pebble, nginx, real edge and worker)', () => {
 
   const h2session = (host: string) => h2connect(`https://127.0.0.1:${httpsPort}`, { ca: root, servername: host });
 
+  const workers = async () => {
+    const { stdout } = await run('ps', ['-o', 'pid=,args=', '--ppid', (await readFile(nginxPidFile, 'utf8')).trim()]);
+    return stdout.trim().split('\n').map((line) => ({ pid: Number(line.trim().split(/\s+/)[0]), args: line.trim() }));
+  };
+
   beforeAll(async () => {
-    h = await DeployHarness.create('tls-e2e');
+    h = await DeployHarness.create(`tls-e2e-${mode}`);
     dns = await TestDnsServer.start();
     for (const host of [SITE, CUSTOM]) dns.setAddress(host, '127.0.0.1');
     [edgePort, httpPort, httpsPort] = [await freePort(), await freePort(), await freePort()];
@@ -86,13 +97,10 @@ describe('HTTPS over ACME (pebble, nginx, real edge and worker)', () => {
     pebble = await Pebble.start(join(h.home, 'pebble'), { dnsServer: dns.address, httpPort, validitySeconds: 30 });
     root = await pebble.root();
     tlsDir = join(h.home, 'tls');
-    const pidFile = join(h.home, 'nginx', 'nginx.pid');
-    await h.startEdge(edgePort, {
+    const acme = {
       APPS_DOMAIN: APPS,
       EDGE_HTTPS: 'acme',
       EDGE_HTTPS_PORT: String(httpsPort),
-      EDGE_NGINX_HTTP_PORT: String(httpPort),
-      EDGE_NGINX_PID_FILE: pidFile,
       ACME_DIRECTORY_URL: pebble.directoryUrl,
       ACME_CA_FILE: pebble.caFile,
       ACME_EMAIL: 'ops@tls-e2e.test',
@@ -100,8 +108,17 @@ describe('HTTPS over ACME (pebble, nginx, real edge and worker)', () => {
       ACME_CHECK_INTERVAL_MS: '1000',
       ACME_RETRY_MIN_MS: '1000',
       ACME_RETRY_MAX_MS: '4000',
-    });
-    nginx = await TestNginx.start(join(h.home, 'nginx'), { httpPort, edgePort, include: join(tlsDir, 'nginx-tls.conf') });
+    };
+    if (mode === 'include') {
+      nginxPidFile = join(h.home, 'nginx', 'nginx.pid');
+      await h.startEdge(edgePort, { ...acme, EDGE_NGINX_HTTP_PORT: String(httpPort), EDGE_NGINX_PID_FILE: nginxPidFile });
+      nginx = await TestNginx.start(join(h.home, 'nginx'), { httpPort, edgePort, include: join(tlsDir, 'nginx-tls.conf') });
+    } else {
+      // nginx listens on the public port (HTTP-01 comes there); the Node edge behind it.
+      edgePort = httpPort;
+      nginxPidFile = join(h.home, 'runtime', 'nginx', 'nginx.pid');
+      await h.startEdge(httpPort, { ...acme, EDGE_DATA_PLANE: 'nginx' });
+    }
     await h.startWorker({ EDGE_INTERNAL_URL: `http://127.0.0.1:${edgePort}`, APPS_DOMAIN: APPS });
     appId = await h.createApplication({ slug: 'site' });
     const row = await h.waitForFinal(await h.deploy(appId, await sourceTar(join(FIXTURES, 'static-site'), { 'big.dat': 'b'.repeat(BIG) })));
@@ -166,7 +183,7 @@ describe('HTTPS over ACME (pebble, nginx, real edge and worker)', () => {
     await waitFor(async () => (await hostStatus(SITE))?.state === 'valid', { timeoutMs: 60_000, what: SITE });
     const paths = { dir: tlsDir, certs: join(tlsDir, 'certs'), host: join(tlsDir, 'certs', SITE) };
     for (const [what, path] of Object.entries(paths)) expect([what, (await stat(path)).mode & 0o777]).toEqual([what, 0o700]);
-    for (const file of [join(tlsDir, 'account.key'), join(paths.host, 'key.pem'), join(paths.host, 'cert.pem')]) {
+    for (const file of [join(tlsDir, 'account.key'), join(paths.host, 'key.pem'), join(paths.host, 'cert.pem'), join(paths.host, 'bundle.pem')]) {
       expect([file, (await stat(file)).mode & 0o777]).toEqual([file, 0o600]);
       // As an application's user would try (any uid that is not root).
       const attempt = await run('setpriv', ['--reuid=200777', '--regid=200777', '--clear-groups', 'cat', file]).then(() => 'read', (error: { stderr?: string }) => error.stderr ?? 'failed');
@@ -201,6 +218,7 @@ describe('HTTPS over ACME (pebble, nginx, real edge and worker)', () => {
   it('renews before expiry: a new serial after the renewal window, a download in flight finishes, no request fails', async () => {
     const first = await waitFor(async () => (await hostStatus(SITE))?.serial ?? undefined, { timeoutMs: 60_000, what: SITE });
     const servedBefore = (await handshake(SITE)).cert.serialNumber;
+    const workersBefore = await workers();
     // A 32 MiB download (more than the socket buffers hold) started before the renewal and read slowly across the reload.
     const download = new Promise<number>((resolve, reject) => {
       const req = httpsRequest({ host: '127.0.0.1', port: httpsPort, path: '/big.dat', servername: SITE, headers: { host: SITE }, ca: root, agent: false }, (res) => {
@@ -223,12 +241,14 @@ describe('HTTPS over ACME (pebble, nginx, real edge and worker)', () => {
     });
     const failures: string[] = [];
     let requests = 0;
+    // Plane: one keep-alive connection reused across the renewal (a reload would close it under the client).
+    const agent = mode === 'plane' ? new Agent({ keepAlive: true, maxSockets: 1, ca: root, servername: SITE }) : false;
     let renewed = false;
     const load = (async () => {
       for (let i = 0; i < 400 && !renewed; i++) {
         requests++;
         await new Promise<void>((resolve) => {
-          httpsRequest({ host: '127.0.0.1', port: httpsPort, path: '/', servername: SITE, headers: { host: SITE }, ca: root, agent: false }, (res) => {
+          httpsRequest({ host: '127.0.0.1', port: httpsPort, path: '/', servername: SITE, headers: { host: SITE }, ca: root, agent }, (res) => {
             if (res.statusCode !== 200) failures.push(`status ${res.statusCode}`);
             res.resume().on('end', () => resolve());
           }).on('error', (error) => {
@@ -244,10 +264,16 @@ describe('HTTPS over ACME (pebble, nginx, real edge and worker)', () => {
       return serial !== servedBefore ? serial : undefined;
     }, { timeoutMs: 60_000, intervalMs: 500, what: 'a renewed certificate to be served' });
     renewed = true;
-    // The reload kept the download's connection: its worker is still there, finishing it.
-    const workers = (await run('ps', ['-o', 'args=', '--ppid', (await readFile(nginx.pidFile, 'utf8')).trim()])).stdout;
-    expect(workers).toContain('worker process is shutting down');
+    const workersAfter = await workers();
+    if (mode === 'include') {
+      // The reload kept the download's connection: its worker is still there, finishing it.
+      expect(workersAfter.map((w) => w.args).join('\n')).toContain('worker process is shutting down');
+    } else {
+      // The plane reads certificates at each handshake: a renewal reloads nothing (same workers).
+      expect(workersAfter.map((w) => w.pid)).toEqual(workersBefore.map((w) => w.pid));
+    }
     await load;
+    if (agent) agent.destroy();
     expect(servedAfter).not.toBe(servedBefore);
     expect(await download).toBe(BIG);
     expect({ requests: requests > 0, failures }).toEqual({ requests: true, failures: [] });

@@ -7,6 +7,8 @@ export interface StoredCertificate {
   host: string;
   certFile: string;
   keyFile: string;
+  /** Key and certificate chain in one file (the nginx plane reads it at each handshake: one rename, never a mismatched pair). */
+  bundleFile: string;
   notBefore: Date;
   notAfter: Date;
   serial: string;
@@ -56,13 +58,14 @@ export class CertStore {
     const parsed = describe(host, dir, certificatePem);
     await writePrivate(join(dir, 'key.pem'), key);
     await writePrivate(join(dir, 'cert.pem'), Buffer.from(certificatePem));
+    await writePrivate(join(dir, 'bundle.pem'), Buffer.concat([key, Buffer.from(key.at(-1) === 10 ? '' : '\n'), Buffer.from(certificatePem)]));
     return parsed;
   }
 
   async load(host: string): Promise<StoredCertificate | undefined> {
     const dir = this.hostDir(host);
     try {
-      const [pem, key] = await Promise.all([readFile(join(dir, 'cert.pem'), 'utf8'), readFile(join(dir, 'key.pem'))]);
+      const [pem, key] = await Promise.all([readFile(join(dir, 'cert.pem'), 'utf8'), readFile(join(dir, 'key.pem')), stat(join(dir, 'bundle.pem'))]);
       const parsed = describe(host, dir, pem);
       if (!new X509Certificate(pem).checkPrivateKey(createPrivateKey(key))) return undefined;
       return parsed;
@@ -93,7 +96,7 @@ export class CertStore {
 
 function describe(host: string, dir: string, pem: string): StoredCertificate {
   const leaf = new X509Certificate(pem);
-  return { host, certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem'), notBefore: new Date(leaf.validFrom), notAfter: new Date(leaf.validTo), serial: leaf.serialNumber };
+  return { host, certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem'), bundleFile: join(dir, 'bundle.pem'), notBefore: new Date(leaf.validFrom), notAfter: new Date(leaf.validTo), serial: leaf.serialNumber };
 }
 
 /** 0600 from the first byte (O_EXCL on a fresh name), then renamed over the old file. */

@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import type { EdgeConfig } from '../config.js';
+import type { TlsInput } from '../data-plane/nginx-config.js';
 import type { AppRoute } from '../routing/route.repository.js';
 import { AcmeIssuer, ChallengeResponder } from './acme-issuer.js';
 import { CertStore, isCertifiableHost } from './cert-store.js';
@@ -28,7 +29,11 @@ export class EdgeTls {
 
   private constructor(private readonly config: EdgeConfig) {}
 
-  static async start(config: EdgeConfig): Promise<EdgeTls> {
+  /**
+   * `plane`: the nginx data plane renders the HTTPS servers into its own config (EDGE_DATA_PLANE=nginx).
+   * Without it the servers go to `TLS_DIR/nginx-tls.conf` for an nginx the operator runs (EDGE_NGINX_PID_FILE).
+   */
+  static async start(config: EdgeConfig, plane?: { setTls(tls: TlsInput | undefined): Promise<void> }): Promise<EdgeTls> {
     const tls = new EdgeTls(config);
     const dir = resolve(config.TLS_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'tls'));
     const store = new CertStore(dir);
@@ -41,12 +46,14 @@ export class EdgeTls {
       store,
       (host) => issuer.issue(host),
       async (certs) => {
-        await include.write(renderTlsServers({ certs, httpsPort: config.EDGE_HTTPS_PORT, httpPort: config.EDGE_NGINX_HTTP_PORT, upstream }));
+        if (plane) await plane.setTls({ httpsPort: config.EDGE_HTTPS_PORT, redirectHttp: true, certificates: certs.map((c) => ({ hosts: [c.host], certificate: c.bundleFile, key: c.bundleFile })) });
+        else await include.write(renderTlsServers({ certs, httpsPort: config.EDGE_HTTPS_PORT, httpPort: config.EDGE_NGINX_HTTP_PORT, upstream }));
       },
       { concurrency: config.ACME_CONCURRENCY, renewFraction: config.ACME_RENEW_FRACTION, checkIntervalMs: config.ACME_CHECK_INTERVAL_MS, retryMinMs: config.ACME_RETRY_MIN_MS, retryMaxMs: config.ACME_RETRY_MAX_MS },
     );
     // The include exists from the start (no certificate yet: only the handshake-refusing default), so nginx can include it.
-    await include.write(renderTlsServers({ certs: [], httpsPort: config.EDGE_HTTPS_PORT, httpPort: config.EDGE_NGINX_HTTP_PORT, upstream })).catch((error: Error) => new Logger('tls').warn(`nginx not reloaded: ${error.message}`));
+    if (plane) await plane.setTls({ httpsPort: config.EDGE_HTTPS_PORT, redirectHttp: true, certificates: [] });
+    else await include.write(renderTlsServers({ certs: [], httpsPort: config.EDGE_HTTPS_PORT, httpPort: config.EDGE_NGINX_HTTP_PORT, upstream })).catch((error: Error) => new Logger('tls').warn(`nginx not reloaded: ${error.message}`));
     tls.manager.start();
     new Logger('tls').log(`HTTPS on port ${config.EDGE_HTTPS_PORT}: certificates from ${config.ACME_DIRECTORY_URL}, kept in ${dir}`);
     return tls;
