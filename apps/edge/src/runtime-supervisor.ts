@@ -8,6 +8,7 @@ import { Logger } from '@nestjs/common';
 import { createBlobStore } from '@slipway/blob';
 import { runMain } from '@slipway/server';
 import { loadEdgeConfig } from './config.js';
+import { NginxKeeper } from './data-plane/nginx-keeper.js';
 import { createLocalDriver } from './runtime/runtime-driver.js';
 import { RuntimeSupervisor } from './runtime/supervisor/runtime-supervisor.js';
 
@@ -17,13 +18,16 @@ runMain('runtime', async () => {
   const runtimeDir = resolve(config.RUNTIME_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'runtime'));
   const driver = await createLocalDriver(config, createBlobStore(config), runtimeDir);
   const supervisor = new RuntimeSupervisor(driver, { socketPath: config.RUNTIME_SUPERVISOR_SOCKET, adoptGraceMs: config.RUNTIME_ADOPT_GRACE_MS });
+  // The nginx data plane lives here, beside the apps: an edge restart does not interrupt their traffic.
+  const nginx = config.EDGE_DATA_PLANE === 'nginx' && config.EDGE_NGINX_OWNER === 'supervisor' ? new NginxKeeper(config, runtimeDir) : undefined;
+  await nginx?.start();
   await supervisor.listen();
   let stopping = false;
   const stop = (why: string) => {
     if (stopping) return;
     stopping = true;
     new Logger('runtime').log(`${why}: stopping every app`);
-    supervisor.close().then(
+    Promise.all([supervisor.close(), nginx?.close()]).then(
       () => process.exit(0),
       () => process.exit(1),
     );

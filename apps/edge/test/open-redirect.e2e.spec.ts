@@ -28,6 +28,8 @@ describe('edge redirects stay on the app origin (real edge, worker, Postgres, Re
     const row = await h.waitForFinal(await h.deploy(applicationId, await sourceTar(join(FIXTURES, 'static-site'), extra)));
     if (row.status !== 'succeeded') throw new Error(`static deploy failed: ${JSON.stringify(row.error)}`);
     await waitFor(async () => (await send('/about/')).status === 200, { timeoutMs: 10_000, what: 'the site to be served' });
+    // With EDGE_DATA_PLANE=nginx, nginx itself answers (`Server: nginx`), not the Node edge behind it.
+    expect((await send('/about/')).headers['server']).toBe(process.env['EDGE_DATA_PLANE'] === 'nginx' ? 'nginx' : undefined);
   }, 120_000);
   afterAll(async () => {
     await h.close();

@@ -58,6 +58,13 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
  * keyed by the real file, bounded in bytes (`STATIC_CACHE_MB=1` here), emptied of a release
  * that stops being live, and never compressing on the event loop.
  */
+/**
+ * EDGE_DATA_PLANE=nginx: nginx serves the files (no Node cache on the request path), so what is
+ * asserted about the Node edge's cache entries applies to the node plane only; every answer
+ * (forms, bytes, headers, 404s) is asserted on both.
+ */
+const NGINX = process.env['EDGE_DATA_PLANE'] === 'nginx';
+
 describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
   let h: DeployHarness;
   let port: number;
@@ -88,6 +95,8 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
     if (row.status !== 'succeeded') throw new Error(`static deploy failed: ${JSON.stringify(row.error)}`);
     releaseId = (await h.pg.query('SELECT id FROM releases WHERE deployment_id = $1', [row.id])).rows[0].id as string;
     await waitFor(async () => (await at('/tiny.txt')).status === 200, { timeoutMs: 10_000, what: 'the site to be served' });
+    // nginx itself serves the release (not the Node edge behind it): `Server: nginx`.
+    expect((await at('/tiny.txt')).headers['server']).toBe(NGINX ? 'nginx' : undefined);
   }, 120_000);
   afterAll(async () => {
     await prisma.$disconnect();
@@ -96,14 +105,15 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
 
   it('serves every spelling of one file from one cache entry, the same bytes each time', async () => {
     expect((await at('/big.js')).body.toString()).toBe(big);
-    const before = await stats();
-    expect(before.releases[releaseId]).toBeDefined();
+    const before = NGINX ? undefined : await stats();
+    if (before) expect(before.releases[releaseId]).toBeDefined();
     const spellings = ['//big.js', '///big.js', '/%62ig.js', '/%2fbig.js', '//%2F/big.js', '/big%2Ejs', `/${'/'.repeat(200)}big.js`, ...Array.from({ length: 120 }, (_, i) => alias(i * 17 + 1))];
     for (const path of spellings) {
       const response = await at(path, { 'accept-encoding': path.length % 2 ? 'br' : 'gzip' });
       expect({ path, status: response.status }).toEqual({ path, status: 200 });
       expect(decode(response.headers['content-encoding'], response.body)).toBe(big);
     }
+    if (!before) return;
     const after = await stats();
     // Not one more file, not one more path lookup, not one more byte.
     expect(after.releases[releaseId]).toEqual(before.releases[releaseId]);
@@ -119,7 +129,7 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
     const etags = new Map<string | undefined, string>();
     for (const [accept, coding] of cases) {
       const response = await at('/big.js', accept === undefined ? {} : { 'accept-encoding': accept });
-      expect({ accept, status: response.status, coding: response.headers['content-encoding'], vary: response.headers['vary'] }).toEqual({ accept, status: 200, coding, vary: 'accept-encoding' });
+      expect({ accept, status: response.status, coding: response.headers['content-encoding'], vary: response.headers['vary']?.toLowerCase() }).toEqual({ accept, status: 200, coding, vary: 'accept-encoding' });
       expect(Number(response.headers['content-length'])).toBe(response.body.length);
       expect(decode(coding, response.body)).toBe(big);
       if (coding) expect(response.body.length).toBeLessThan(big.length / 2);
@@ -152,6 +162,7 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
 
   it('keeps the cache within STATIC_CACHE_MB however many files and paths are asked for', async () => {
     for (const [i, text] of fill.entries()) expect((await at(`/fill/f${i}.js`)).body.toString()).toBe(text);
+    if (NGINX) return;
     const after = await stats();
     expect(after.maxBytes).toBe(1024 * 1024);
     expect(after.files.bytes).toBeLessThanOrEqual(after.files.maxBytes);
@@ -206,7 +217,7 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
 
   it('drops a release from the cache when it stops being live, and serves a release packed without precompressed forms as it is', async () => {
     await at('/big.js', { 'accept-encoding': 'br' });
-    expect((await stats()).releases[releaseId]?.files).toBeGreaterThan(0);
+    if (!NGINX) expect((await stats()).releases[releaseId]?.files).toBeGreaterThan(0);
     // A release as packed before precompression existed: the same files, no .slipway-precompressed.
     const dir = await mkdtemp(join(tmpdir(), 'slipway-legacy-'));
     await mkdir(join(dir, 'about'));
@@ -225,13 +236,16 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
     const legacy = await at('/big.js', { 'accept-encoding': 'br, gzip' });
     expect({ status: legacy.status, coding: legacy.headers['content-encoding'], vary: legacy.headers['vary'], length: Number(legacy.headers['content-length']) }).toEqual({ status: 200, coding: undefined, vary: undefined, length: big.length });
     expect(legacy.body.toString()).toBe(big);
-    const swapped = await stats();
-    expect(swapped.releases[releaseId]).toBeUndefined();
-    expect(swapped.sites).not.toContain(releaseId);
-    expect(swapped.releases[legacyId]?.files).toBeGreaterThan(0);
+    const swapped = NGINX ? undefined : await stats();
+    if (swapped) {
+      expect(swapped.releases[releaseId]).toBeUndefined();
+      expect(swapped.sites).not.toContain(releaseId);
+      expect(swapped.releases[legacyId]?.files).toBeGreaterThan(0);
+    }
     // And back (a rollback): the legacy release's entries go in turn.
     await makeReleaseLive(prisma, h.redis, h.prefix, appId, releaseId);
     await waitFor(async () => (await at('/big.js', { 'accept-encoding': 'br' })).headers['content-encoding'] === 'br', { timeoutMs: 15_000, what: 'the first release to be live again' });
+    if (NGINX) return;
     const back = await stats();
     expect(back.releases[legacyId]).toBeUndefined();
     expect(back.sites).toEqual([releaseId]);

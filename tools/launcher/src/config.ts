@@ -23,6 +23,8 @@ export const launcherConfigSchema = z.object({
   APPS_SCHEME: z.enum(['http', 'https']).default('http'),
   READY_TIMEOUT_MS: z.coerce.number().int().min(1000).default(90_000),
   LOG_LEVEL: z.string().default('log'),
+  /** Who serves the apps on EDGE_PORT: `nginx` (the default; run by the runtime supervisor, programmed by the edge) or `node` (the Node edge alone). */
+  EDGE_DATA_PLANE: z.enum(['nginx', 'node']).default('nginx'),
   /** The build worker's setting, checked before anything starts (`auto` = `on`). */
   BUILD_SANDBOX: z
     .enum(['on', 'auto', 'off'])

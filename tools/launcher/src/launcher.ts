@@ -7,6 +7,8 @@ import type { LauncherConfig } from './config.js';
 import { log } from './log.js';
 import { resolveMasterKey } from './master-key.js';
 import { sandboxPreflight } from './sandbox-preflight.js';
+import { nginxPreflight } from './nginx-preflight.js';
+import { freeLoopbackPort } from './ports.js';
 import { startPostgres, type PostgresHandle } from './postgres.js';
 import { writePrivateFile } from './private-files.js';
 import { startRedis, type RedisHandle } from './redis.js';
@@ -54,6 +56,7 @@ export class Launcher {
   async start(): Promise<void> {
     const started = Date.now();
     await sandboxPreflight(this.config.BUILD_SANDBOX);
+    if (this.config.EDGE_DATA_PLANE === 'nginx' && process.env['SLIPWAY_RUNTIME_DRIVER'] !== 'kubernetes') await nginxPreflight();
     // Traversable, not listable: the build user and each application's user open their own
     // workspace or release below it (then their sandbox hides the rest); nobody lists it.
     await mkdir(this.home, { recursive: true, mode: 0o711 });
@@ -66,9 +69,17 @@ export class Launcher {
 
     // Not with the kubernetes driver: apps are pods there, not processes of this machine.
     const runtimeSocket = process.env['SLIPWAY_RUNTIME_DRIVER'] === 'kubernetes' ? undefined : join(this.home, 'supervisor', 'runtime.sock');
+    // nginx serves the apps; the runtime supervisor keeps it (so it outlives an edge restart), the
+    // edge programs it and listens behind it on a loopback port of its own.
+    const nginxPlane = this.config.EDGE_DATA_PLANE === 'nginx' && runtimeSocket !== undefined;
+    if (this.config.EDGE_DATA_PLANE === 'nginx' && !nginxPlane) log('launcher', 'SLIPWAY_RUNTIME_DRIVER=kubernetes: the Node edge serves the apps (EDGE_DATA_PLANE=node)');
+    const plane: NodeJS.ProcessEnv = nginxPlane
+      ? { EDGE_DATA_PLANE: 'nginx', EDGE_NGINX_OWNER: 'supervisor', EDGE_INTERNAL_PORT: String(process.env['EDGE_INTERNAL_PORT'] ?? (await freeLoopbackPort())) }
+      : { EDGE_DATA_PLANE: 'node' };
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       ...(runtimeSocket ? { RUNTIME_SUPERVISOR_SOCKET: runtimeSocket } : {}),
+      ...plane,
       DATABASE_URL: this.postgres.url,
       REDIS_URL: this.redis.url,
       SLIPWAY_MASTER_KEY: masterKey,

@@ -240,7 +240,12 @@ ${extra}    root ${path(site.root)};
     add_header X-Content-Type-Options nosniff always;
     add_header Allow $slipway_allow always;
     if ($request_method !~ ^(GET|HEAD)$) { return 405; }
+    # Dot segments as sent (nginx would resolve them): refused, as by the Node edge, never redirected.
+    if ($request_uri ~* "^[^?]*(/|%2f)(\\.|%2e){1,2}(/|%2f|\\?|$)") { return 404; }
     error_page 403 404 =404 @missing;
+    # A byte range is always of the file as it is (as with the Node edge): no precompressed form.
+    error_page 418 = @range;
+    if ($http_range != "") { return 418; }
     # Control characters (browsers strip tab/CR/LF), backslashes (read as '/') and dot segments: 404 before the file system.
     location ~ "[\\x00-\\x1f\\x7f\\x5c]" { return 404; }
     location ~ "(^|/)(\\.git|\\.env[^/]*|\\.htaccess|\\.DS_Store|\\.slipway-precompressed)(/|$)" { return 404; }
@@ -252,6 +257,11 @@ ${extra}    root ${path(site.root)};
       try_files $uri $uri/ ${missing};
     }
     location / {
+      try_files $uri $uri/ ${missing};
+    }
+    location @range {
+      gzip_static off;
+      ${'brotli_static off;'}
       try_files $uri $uri/ ${missing};
     }
     location @spa {
