@@ -30,9 +30,11 @@ FROM node:20-bookworm-slim AS runtime
 # bubblewrap + passt (pasta): the build worker's sandbox for install/build commands (its own
 # network namespace joined to the outside by pasta; the container needs /dev/net/tun and user
 # namespaces, or builds fail with sandbox_unavailable). tini: PID 1 that forwards SIGTERM and
-# reaps the build commands' children.
+# reaps the build commands' children. nginx-light + the brotli_static module: the edge's nginx
+# data plane (EDGE_DATA_PLANE=nginx, what `pnpm start` uses; the k8s manifests run the edge with
+# EDGE_DATA_PLANE=node, see k8s/README.md); Debian's own nginx service is never started.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends bubblewrap passt tini ca-certificates git \
+ && apt-get install -y --no-install-recommends bubblewrap passt tini ca-certificates git nginx-light libnginx-mod-http-brotli-static \
  && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 slipway \
  && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/slipway --shell /usr/sbin/nologin slipway \

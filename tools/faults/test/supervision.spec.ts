@@ -130,13 +130,18 @@ describe('fault: services killed under pnpm start, with an app under steady traf
     const edge = await platform.pid('edge');
     const killedAt = Date.now();
     process.kill(edge, 'SIGKILL');
-    // The first request sent after the kill that fails, then the first that succeeds after it.
-    const firstFailure = await waitFor(() => loop.samples.find((s) => s.at >= killedAt && s.status !== 200), { timeoutMs: 10_000, intervalMs: 10, what: 'a request to fail while the edge is down' });
-    const recovered = await loop.answeredAfter(firstFailure.at, 60_000);
-    const interruption = recovered.at - killedAt;
-    const failed = loop.between(killedAt, recovered.at).filter((s) => s.status !== 200).length;
-    process.stdout.write(`supervision: edge kill -9 → app traffic interrupted for ${interruption} ms (${failed} failed requests; goal under 2000 ms)\n`);
+    // nginx (pnpm start's data plane, kept by the runtime supervisor) goes on proxying to the app
+    // while the edge is replaced: wait for the edge to be back, then look at what the loop saw.
+    await waitFor(async () => (await platform.pid('edge').catch(() => edge)) !== edge && (await platform.ready('edge')) === 200, { timeoutMs: 30_000, intervalMs: 50, what: 'the edge to be replaced and ready' });
+    await loop.answeredAfter(Date.now(), 10_000);
+    const firstFailure = loop.samples.find((s) => s.at >= killedAt && s.status !== 200);
+    const recovered = firstFailure ? await loop.answeredAfter(firstFailure.at, 60_000) : undefined;
+    const interruption = firstFailure && recovered ? recovered.at - killedAt : 0;
+    const failed = loop.between(killedAt).filter((s) => s.status !== 200).length;
+    process.stdout.write(`supervision: edge kill -9 → app traffic interrupted for ${interruption} ms (${failed} failed requests; goal under 2000 ms; nginx data plane: ${platform.log().includes('nginx data plane: master') ? 'yes' : 'no'})\n`);
     expect(interruption).toBeLessThan(EDGE_INTERRUPTION_BOUND_MS);
+    // With the nginx data plane the app's traffic never went through the edge process at all.
+    if (platform.log().includes('nginx data plane: master')) expect(failed).toBe(0);
     await waitFor(async () => (await platform.ready('edge')) === 200, { timeoutMs: 30_000, what: 'the edge to be ready' });
 
     // The very same app processes, still supervised (children of the runtime supervisor): none was restarted, none orphaned.

@@ -1,0 +1,179 @@
+// The edge's data planes against nginx configured by hand, in the same run (issue 19, part 2):
+//   - the app directly (its port, the one the runtime sandbox forwards), nginx as a Dokku/Kamal-style
+//     peer (1 worker, keep-alive upstream to that SAME port), Slipway with the nginx plane, Slipway
+//     with the Node plane (EDGE_DATA_PLANE=node: the Node edge alone), proxied and static;
+//   - once with the runtime sandbox on (what users run; pasta caps the app) and once off (the
+//     proxies themselves compared).
+// wrk -t1 -c50 (keep-alive), RUNS runs of DURATION s per row, interleaved; medians printed with the
+// load average. Run: pnpm nx run-many -t build && node bench/edge/planes.mjs
+// Env: DURATION (5), RUNS (3), SANDBOX_MODES (on,off), CONNECTIONS (50), BENCH_RESULT_FILE.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const testing = await import(createRequire(join(ROOT, 'apps/edge/package.json')).resolve('@slipway/testing'));
+const { FIXTURES, sourceTar } = testing;
+const DURATION = Number(process.env.DURATION ?? 5);
+const RUNS = Number(process.env.RUNS ?? 3);
+const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
+const MODES = (process.env.SANDBOX_MODES ?? 'on,off').split(',');
+const median = (xs) => {
+  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
+  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
+};
+
+/** nginx (and wrk) from Debian's packages when missing (as root), like `pnpm start` does. */
+function ensure(binary, packages) {
+  if (spawnSync(binary, ['-v'], { stdio: 'ignore' }).status === 0 || spawnSync(binary, ['--version'], { stdio: 'ignore' }).status === 0) return;
+  if (process.getuid?.() !== 0) throw new Error(`${binary} is needed: apt-get install -y ${packages.join(' ')}`);
+  execFileSync('sh', ['-c', `apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ${packages.join(' ')}`], { stdio: 'inherit' });
+}
+ensure('nginx', ['nginx-light', 'libnginx-mod-http-brotli-static']);
+ensure('wrk', ['wrk']);
+
+const toMs = (value, unit) => Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1);
+/** One wrk run: requests/s, p50/p99 in ms, non-2xx and socket errors. */
+function wrk(port, host, path, headers = {}) {
+  const args = ['-t1', `-c${CONNECTIONS}`, `-d${DURATION}s`, '--latency', '-H', `Host: ${host}`, ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), `http://127.0.0.1:${port}${path}`];
+  const out = execFileSync('wrk', args, { encoding: 'utf8' });
+  const pct = (p) => {
+    const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(out);
+    return m ? toMs(m[1], m[2]) : NaN;
+  };
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+  const errors = /Socket errors: (.*)/.exec(out)?.[1] ?? '';
+  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]), p50: pct(50), p99: pct(99), non2xx, errors };
+}
+
+/** The peer: nginx configured by hand as Dokku/Kamal-style proxies do, one worker, keep-alive upstream. */
+async function startPeer(dir, port, appPort, staticRoot) {
+  const conf = join(dir, 'peer.conf');
+  await writeFile(conf, `worker_processes 1;
+pid ${dir}/peer.pid;
+error_log stderr warn;
+events { worker_connections 8192; }
+http {
+  include /etc/nginx/mime.types;
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 100000;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  upstream app { server 127.0.0.1:${appPort}; keepalive 64; }
+  server {
+    listen 127.0.0.1:${port};
+    server_name app.peer;
+    location / {
+      proxy_pass http://app;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $http_host;
+      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto $scheme;
+    }
+  }
+  server {
+    listen 127.0.0.1:${port};
+    server_name static.peer;
+    root ${staticRoot};
+    gzip_static on;
+    location / { try_files $uri $uri/ =404; }
+  }
+}
+`);
+  const child = spawn('nginx', ['-c', conf, '-g', 'daemon off;'], { stdio: 'inherit' });
+  await testing.waitFor(() => fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false), { timeoutMs: 10_000, what: 'the peer nginx' });
+  return child;
+}
+
+const rows = [];
+function record(mode, name, kind, result) {
+  rows.push({ mode, name, kind, ...result, load1: loadavg()[0] });
+}
+
+async function phase(mode) {
+  const h = await testing.DeployHarness.create('bench-planes');
+  const dir = await mkdtemp(join(tmpdir(), 'slipway-bench-planes-'));
+  const env = { LOG_LEVEL: 'warn', RUNTIME_SANDBOX: mode };
+  let peer;
+  try {
+    const nginxPort = await testing.freePort();
+    const edge = await h.startEdge(nginxPort, { ...env, EDGE_DATA_PLANE: 'nginx' });
+    await h.startWorker({ ...env, EDGE_INTERNAL_URL: `http://127.0.0.1:${nginxPort}`, APPS_DOMAIN: `localhost:${nginxPort}` });
+    const page = `<!doctype html><title>bench</title>${'<p>slipway edge benchmark</p>'.repeat(60)}`;
+    const deploy = async (slug, source) => {
+      const applicationId = await h.createApplication({ slug });
+      const row = await h.waitForFinal(await h.deploy(applicationId, source), 180_000);
+      if (row.status !== 'succeeded') throw new Error(JSON.stringify(row.error));
+      await testing.waitFor(() => /^server: nginx/im.test(head(nginxPort, `${slug}.localhost:${nginxPort}`, '/')), { timeoutMs: 15_000, what: `${slug} on nginx` });
+      return applicationId;
+    };
+    const staticId = await deploy('bench-static', await sourceTar(join(FIXTURES, 'static-site'), { 'bench.html': page }));
+    const nodeId = await deploy('bench-node', await sourceTar(join(FIXTURES, 'node-echo')));
+    // The app's own port (pasta-forwarded with the sandbox on): the live slot in the plane's state.
+    const state = join(h.home, 'runtime', 'nginx');
+    const slots = JSON.parse(await readFile(join(state, 'slots.json'), 'utf8'))[nodeId];
+    const onB = await readFile(join(state, 'slot-b', nodeId.replace(/-/g, ''))).then(() => true, () => false);
+    const appPort = onB ? slots.b : slots.a;
+    const releaseId = (await h.pg.query('SELECT live_release_id FROM applications WHERE id = $1', [staticId])).rows[0].live_release_id;
+    const peerPort = await testing.freePort();
+    peer = await startPeer(dir, peerPort, appPort, join(h.home, 'runtime', 'releases', releaseId));
+    for (let run = 0; run < RUNS; run++) {
+      record(mode, 'the app directly', 'proxied', wrk(appPort, `127.0.0.1:${appPort}`, '/x'));
+      record(mode, 'nginx peer (by hand)', 'proxied', wrk(peerPort, 'app.peer', '/x'));
+      record(mode, 'Slipway, nginx plane', 'proxied', wrk(nginxPort, `bench-node.localhost:${nginxPort}`, '/x'));
+      record(mode, 'nginx peer (by hand)', 'static', wrk(peerPort, 'static.peer', '/bench.html'));
+      record(mode, 'Slipway, nginx plane', 'static', wrk(nginxPort, `bench-static.localhost:${nginxPort}`, '/bench.html'));
+    }
+    // The Node plane: the same deploys served by the Node edge alone (it restarts the app).
+    await edge.stop();
+    const nodePort = await testing.freePort();
+    await h.startEdge(nodePort, { ...env, EDGE_DATA_PLANE: 'node' });
+    await testing.waitFor(() => head(nodePort, `bench-node.localhost:${nodePort}`, '/x').startsWith('HTTP/1.1 200'), { timeoutMs: 60_000, what: 'the node plane to serve' });
+    for (let run = 0; run < RUNS; run++) {
+      record(mode, 'Slipway, Node plane', 'proxied', wrk(nodePort, `bench-node.localhost:${nodePort}`, '/x'));
+      record(mode, 'Slipway, Node plane', 'static', wrk(nodePort, `bench-static.localhost:${nodePort}`, '/bench.html'));
+    }
+  } finally {
+    peer?.kill('SIGQUIT');
+    await h.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The response head of one request with a Host header (fetch cannot set Host). */
+function head(port, host, path) {
+  const script = `exec 3<>/dev/tcp/127.0.0.1/${port} && printf 'GET ${path} HTTP/1.1\\r\\nHost: ${host}\\r\\nConnection: close\\r\\n\\r\\n' >&3 && timeout 5 cat <&3 | sed '/^\\r$/q'`;
+  return spawnSync('bash', ['-c', script], { encoding: 'utf8' }).stdout ?? '';
+}
+
+for (const mode of MODES) await phase(mode);
+
+const result = {};
+console.log(`\nedge planes: wrk -t1 -c${CONNECTIONS}, ${DURATION} s per run, ${RUNS} runs per row (medians), ${cpus().length} cores shared by wrk, the proxies and the app; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end`);
+console.log('| runtime sandbox | path | request | req/s (median) | p50 ms | p99 ms | runs (req/s) | non-2xx | errors | load1 |');
+console.log('|---|---|---|---|---|---|---|---|---|---|');
+const keys = [...new Set(rows.map((r) => `${r.mode}|${r.kind}|${r.name}`))];
+for (const key of keys) {
+  const [mode, kind, name] = key.split('|');
+  const rs = rows.filter((r) => r.mode === mode && r.kind === kind && r.name === name);
+  const row = { rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)) };
+  result[key] = row;
+  console.log(`| ${mode} | ${name} | ${kind} | ${Math.round(row.rps)} | ${row.p50.toFixed(2)} | ${row.p99.toFixed(2)} | ${rs.map((r) => Math.round(r.rps)).join(' / ')} | ${rs.reduce((n, r) => n + r.non2xx, 0)} | ${rs.map((r) => r.errors).filter(Boolean).join('; ')} | ${median(rs.map((r) => r.load1)).toFixed(2)} |`);
+}
+for (const mode of MODES) {
+  for (const kind of ['proxied', 'static']) {
+    const peer = result[`${mode}|${kind}|nginx peer (by hand)`];
+    const ours = result[`${mode}|${kind}|Slipway, nginx plane`];
+    const node = result[`${mode}|${kind}|Slipway, Node plane`];
+    if (!peer || !ours) continue;
+    const ratio = ours.rps / peer.rps;
+    console.log(`sandbox ${mode}, ${kind}: Slipway nginx plane ${ratio.toFixed(2)}× the peer's req/s (goal ≥ 0.9×: ${ratio >= 0.9 ? 'met' : 'not met'}), p99 ${ours.p99.toFixed(2)} vs ${peer.p99.toFixed(2)} ms (goal ≤ peer: ${ours.p99 <= peer.p99 ? 'met' : `not met, +${(ours.p99 - peer.p99).toFixed(2)} ms`})${node ? `; Node plane ${(node.rps / peer.rps).toFixed(2)}×` : ''}`);
+  }
+}
+if (process.env.BENCH_RESULT_FILE) await writeFile(process.env.BENCH_RESULT_FILE, JSON.stringify({ result, rows }));
