@@ -30,7 +30,10 @@ interface HostStatus { host: string; state: string; serial: string | null; failu
  * reloaded by the edge (EDGE_NGINX_PID_FILE). `plane`: the edge's own nginx data plane
  * (EDGE_DATA_PLANE=nginx) renders the HTTPS servers into its config.
  */
-describe.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble, nginx, real edge and worker), nginx mode %s', (mode) => {
+// This file runs both nginx modes itself; the edge's second test pass (EDGE_DATA_PLANE=nginx in the environment) skips it.
+const suite = process.env['EDGE_DATA_PLANE'] === 'nginx' ? describe.skip : describe;
+
+suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble, nginx, real edge and worker), nginx mode %s', (mode) => {
   let h: DeployHarness;
   let dns: TestDnsServer;
   let pebble: Pebble;
@@ -111,7 +114,7 @@ describe.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebb
     };
     if (mode === 'include') {
       nginxPidFile = join(h.home, 'nginx', 'nginx.pid');
-      await h.startEdge(edgePort, { ...acme, EDGE_NGINX_HTTP_PORT: String(httpPort), EDGE_NGINX_PID_FILE: nginxPidFile });
+      await h.startEdge(edgePort, { ...acme, EDGE_DATA_PLANE: 'node', EDGE_NGINX_HTTP_PORT: String(httpPort), EDGE_NGINX_PID_FILE: nginxPidFile });
       nginx = await TestNginx.start(join(h.home, 'nginx'), { httpPort, edgePort, include: join(tlsDir, 'nginx-tls.conf') });
     } else {
       // nginx listens on the public port (HTTP-01 comes there); the Node edge behind it.
@@ -137,6 +140,11 @@ describe.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebb
     const { alpn, cert } = await waitFor(async () => handshake(SITE).catch(() => undefined), { timeoutMs: 10_000, what: 'nginx to serve it' });
     expect(alpn).toBe('h2');
     expect(cert.subjectaltname).toBe(`DNS:${SITE}`);
+    if (mode === 'plane') {
+      // nginx serves the static release over HTTPS itself (the site's own server, its tree as root), not through the Node edge.
+      const conf = await readFile(join(h.home, 'runtime', 'nginx', 'nginx.conf'), 'utf8');
+      expect(conf).toMatch(new RegExp(`listen [^;]+:${httpsPort} ssl http2;\\s+server_name ${SITE.replace(/\./g, '\\.')};\\s+ssl_certificate [^;]+bundle\\.pem\\$slipway_tls_lazy;[^}]*?root /`));
+    }
     const session = h2session(SITE);
     try {
       const home = await h2get(session, SITE, '/');

@@ -309,7 +309,7 @@ export function renderNginxConfig(input: NginxConfigInput): string {
     };
     if (site.kind === 'proxy') sites.push(proxyUpstreams(site));
     if (plan.httpHosts.length) sites.push(server(plan.httpHosts, listen, input.scheme, input.tls ? acmeLocation(FALLBACK_HEADERS) : ''));
-    for (const https of plan.https) sites.push(server(https.hosts, httpsListen, 'https', https.directives));
+    for (const https of plan.https) sites.push(server(https.hosts, `${httpsListen} ssl http2`, 'https', https.directives));
   }
   const tls = input.tls ? renderTlsGlobal(input.tls, { http: listen, https: httpsListen }, seen, FALLBACK_HEADERS) : '';
   return `# Rendered by the Slipway edge (apps/edge/src/data-plane/nginx-config.ts); rewritten on every route change.
