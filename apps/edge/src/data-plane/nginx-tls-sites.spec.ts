@@ -38,7 +38,7 @@ describe('HTTPS servers in the nginx plane config', () => {
     certificates: ['api.apps.example', 'site.apps.example', 'starting.apps.example'].map((h) => ({ hosts: [h], certificate: bundle(h), key: bundle(h) })),
   };
   /** The `server { … }` blocks whose server_name is exactly `names`. */
-  const servers = (text: string, names: string) => text.split(/\n  server \{\n/).slice(1).filter((block) => block.includes(`server_name ${names};`));
+  const servers = (text: string, names: string) => text.split(/\n {2}server \{\n/).slice(1).filter((block) => block.includes(`server_name ${names};`));
 
   it('splits each site: certified hosts on HTTPS (and redirected on HTTP), the others on HTTP with the ACME path to the Node edge', async () => {
     const text = renderNginxConfig(input(tls));
