@@ -91,6 +91,12 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
     return stdout.trim().split('\n').map((line) => ({ pid: Number(line.trim().split(/\s+/)[0]), args: line.trim() }));
   };
 
+  /**
+   * After a reload a new connection can still meet an old worker (old config) until it takes the
+   * quit signal: wait until only the new worker accepts (one worker not shutting down).
+   */
+  const nginxSettled = () => waitFor(async () => (await workers()).filter((w) => /worker process$/.test(w.args)).length === 1, { timeoutMs: 10_000, what: 'nginx to finish its reload' });
+
   beforeAll(async () => {
     h = await DeployHarness.create(`tls-e2e-${mode}`);
     dns = await TestDnsServer.start();
@@ -137,7 +143,9 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
 
   it('issues a certificate for the application address: SNI handshake verifies with the ACME root, HTTP/2 over ALPN', async () => {
     await waitFor(async () => (await hostStatus(SITE))?.state === 'valid', { timeoutMs: 60_000, what: `a certificate for ${SITE}` });
-    const { alpn, cert } = await waitFor(async () => handshake(SITE).catch(() => undefined), { timeoutMs: 10_000, what: 'nginx to serve it' });
+    await waitFor(async () => handshake(SITE).catch(() => undefined), { timeoutMs: 10_000, what: 'nginx to serve it' });
+    await nginxSettled();
+    const { alpn, cert } = await handshake(SITE);
     expect(alpn).toBe('h2');
     expect(cert.subjectaltname).toBe(`DNS:${SITE}`);
     if (mode === 'plane') {
@@ -158,6 +166,7 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
   it('redirects HTTP to HTTPS where a certificate exists (301 GET, 308 otherwise), never the ACME path, and keeps other hosts on HTTP', async () => {
     await waitFor(async () => (await hostStatus(SITE))?.state === 'valid', { timeoutMs: 60_000, what: SITE });
     await waitFor(async () => (await http(SITE, '/')).status === 301, { timeoutMs: 10_000, what: 'nginx to take the certificate' });
+    await nginxSettled();
     expect(await http(SITE, '/about/?x=1')).toMatchObject({ status: 301, location: `https://${SITE}:${httpsPort}/about/?x=1` });
     expect(await http(SITE, '/form', 'POST')).toMatchObject({ status: 308, location: `https://${SITE}:${httpsPort}/form` });
     // A token no order is waiting for: the edge answers (404), nginx does not redirect.
@@ -203,7 +212,9 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
     await h.pg.query(`INSERT INTO domains (application_id, hostname, verification_token, verified_at) VALUES ($1, $2, 'tok', now())`, [appId, CUSTOM]);
     await publishRoutesChanged(h.redis, h.prefix, { applicationId: appId });
     await waitFor(async () => (await hostStatus(CUSTOM))?.state === 'valid', { timeoutMs: 60_000, what: `a certificate for ${CUSTOM}` });
-    const { alpn, cert } = await waitFor(async () => handshake(CUSTOM).catch(() => undefined), { timeoutMs: 10_000, what: 'nginx to serve the custom domain' });
+    await waitFor(async () => handshake(CUSTOM).catch(() => undefined), { timeoutMs: 10_000, what: 'nginx to serve the custom domain' });
+    await nginxSettled();
+    const { alpn, cert } = await handshake(CUSTOM);
     expect([alpn, cert.subjectaltname]).toEqual(['h2', `DNS:${CUSTOM}`]);
     // The redirect server came with the same reload (a connection may still meet an old worker for a moment).
     await waitFor(async () => (await http(CUSTOM, '/')).status === 301, { timeoutMs: 5000, what: 'the HTTPS redirect' });
@@ -213,6 +224,7 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
     await publishRoutesChanged(h.redis, h.prefix, { applicationId: appId });
     await waitFor(async () => (await hostStatus(CUSTOM)) === undefined && !(await stat(join(tlsDir, 'certs', CUSTOM)).then(() => true, () => false)), { timeoutMs: 10_000, what: 'the certificate to be removed' });
     await waitFor(async () => handshake(CUSTOM).then(() => undefined, () => true), { timeoutMs: 10_000, what: 'nginx to stop serving it' });
+    await nginxSettled();
     // Right after a reload a connection may still meet the old worker for a moment.
     const plain = await waitFor(async () => {
       const reply = await http(CUSTOM, '/');
