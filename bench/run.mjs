@@ -88,6 +88,23 @@ const BENCHES = [
     peerName: 'the app hit directly',
   },
   {
+    // nginx configured by hand (Dokku/Kamal-style) as the peer, in the same run; medians inside.
+    name: 'edge-planes',
+    script: 'bench/edge/planes.mjs',
+    env: { DURATION: QUICK ? '3' : '5', RUNS: QUICK ? '1' : '3' },
+    runs: 1,
+    figures: ['on', 'off'].flatMap((mode) => ['proxied', 'static'].flatMap((kind) => {
+      const of = (name) => (r) => r.result[`${mode}|${kind}|${name}`];
+      const label = `Edge planes (sandbox ${mode}): ${kind}`;
+      return [
+        [`${label}, Slipway nginx plane`, 'req/s', '≥ 0.9× peer', (r) => of('Slipway, nginx plane')(r)?.rps, (r) => of('nginx peer (by hand)')(r)?.rps],
+        [`${label}, Slipway nginx plane p99`, 'ms', '≤ peer', (r) => of('Slipway, nginx plane')(r)?.p99, (r) => of('nginx peer (by hand)')(r)?.p99, false],
+        [`${label}, Slipway Node plane`, 'req/s', '', (r) => of('Slipway, Node plane')(r)?.rps, (r) => of('nginx peer (by hand)')(r)?.rps],
+      ];
+    })),
+    peerName: 'nginx 1.22 by hand (1 worker, keep-alive upstream)',
+  },
+  {
     name: 'auth',
     script: 'bench/auth/run.mjs',
     env: { BENCH_SECONDS: QUICK ? '3' : '5' },

@@ -28,7 +28,7 @@ const median = (xs) => {
 
 /** nginx (and wrk) from Debian's packages when missing (as root), like `pnpm start` does. */
 function ensure(binary, packages) {
-  if (spawnSync(binary, ['-v'], { stdio: 'ignore' }).status === 0 || spawnSync(binary, ['--version'], { stdio: 'ignore' }).status === 0) return;
+  if (spawnSync('sh', ['-c', `command -v ${binary}`], { stdio: 'ignore' }).status === 0) return;
   if (process.getuid?.() !== 0) throw new Error(`${binary} is needed: apt-get install -y ${packages.join(' ')}`);
   execFileSync('sh', ['-c', `apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ${packages.join(' ')}`], { stdio: 'inherit' });
 }
@@ -99,11 +99,11 @@ function record(mode, name, kind, result) {
 async function phase(mode) {
   const h = await testing.DeployHarness.create('bench-planes');
   const dir = await mkdtemp(join(tmpdir(), 'slipway-bench-planes-'));
-  const env = { LOG_LEVEL: 'warn', RUNTIME_SANDBOX: mode };
+  const env = { RUNTIME_SANDBOX: mode };
   let peer;
   try {
     const nginxPort = await testing.freePort();
-    const edge = await h.startEdge(nginxPort, { ...env, EDGE_DATA_PLANE: 'nginx' });
+    const edge = await h.startEdge(nginxPort, { ...env, LOG_LEVEL: 'warn', EDGE_DATA_PLANE: 'nginx' });
     await h.startWorker({ ...env, EDGE_INTERNAL_URL: `http://127.0.0.1:${nginxPort}`, APPS_DOMAIN: `localhost:${nginxPort}` });
     const page = `<!doctype html><title>bench</title>${'<p>slipway edge benchmark</p>'.repeat(60)}`;
     const deploy = async (slug, source) => {
@@ -133,7 +133,7 @@ async function phase(mode) {
     // The Node plane: the same deploys served by the Node edge alone (it restarts the app).
     await edge.stop();
     const nodePort = await testing.freePort();
-    await h.startEdge(nodePort, { ...env, EDGE_DATA_PLANE: 'node' });
+    await h.startEdge(nodePort, { ...env, LOG_LEVEL: 'warn', EDGE_DATA_PLANE: 'node' });
     await testing.waitFor(() => head(nodePort, `bench-node.localhost:${nodePort}`, '/x').startsWith('HTTP/1.1 200'), { timeoutMs: 60_000, what: 'the node plane to serve' });
     for (let run = 0; run < RUNS; run++) {
       record(mode, 'Slipway, Node plane', 'proxied', wrk(nodePort, `bench-node.localhost:${nodePort}`, '/x'));

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { runMain, waitForDependencies } from '@slipway/server';
 import { loadEdgeConfig } from './config.js';
+import { EdgePlane } from './data-plane/edge-plane.js';
 import { EdgeServer } from './edge-server.js';
 
 /** The launcher gone (even by SIGKILL): stop (the runtime supervisor stops the apps the same way). */
@@ -37,6 +38,8 @@ async function standBy(config: ReturnType<typeof loadEdgeConfig>): Promise<void>
 
 runMain('edge', async () => {
   const config = loadEdgeConfig();
+  // nginx missing with EDGE_DATA_PLANE=nginx: one line, before anything else.
+  if (config.EDGE_DATA_PLANE === 'nginx') EdgePlane.check(config);
   if (config.SLIPWAY_EDGE_STANDBY === '1') await standBy(config);
   await waitForDependencies({ postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL }, config.STARTUP_TIMEOUT_MS);
   const edge = await EdgeServer.start(config);

@@ -88,6 +88,14 @@ describe('pnpm start (launcher)', () => {
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/^gateway: cannot start: DATABASE_URL: is required \(not set\)/);
     expect(missing.stderr.trim().split('\n')).toHaveLength(1);
+    // The nginx data plane without nginx: the edge refuses to start, with the command to fix it.
+    const noNginx = spawnSync(process.execPath, [join(ROOT, 'apps/edge/dist/main.js')], {
+      env: { PATH: process.env['PATH'], DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/postgres', REDIS_URL: 'redis://127.0.0.1:6379', SLIPWAY_MASTER_KEY: Buffer.alloc(32).toString('base64'), PORT: '0', EDGE_DATA_PLANE: 'nginx', NGINX_BIN: '/nonexistent/nginx' },
+      encoding: 'utf8',
+    });
+    expect(noNginx.status).toBe(1);
+    expect(noNginx.stderr).toMatch(/^edge: cannot start: EDGE_DATA_PLANE=nginx needs nginx \(\/nonexistent\/nginx\), which is not installed: run `apt-get install -y nginx-light libnginx-mod-http-brotli-static`, or set EDGE_DATA_PLANE=node/);
+    expect(noNginx.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
 

@@ -1,4 +1,4 @@
-import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EdgeConfig } from '../config.js';
 import type { Upstream } from '../proxy/proxy.js';
@@ -31,8 +31,9 @@ function hostName(host: string): string {
  * The edge's side of the nginx data plane: renders the route table (hosts → Node upstream or
  * static tree) into nginx's config and reloads it when the config text changes. Swaps avoid
  * reloads (which close idle keep-alive client connections): a Node application has two slot
- * ports in the config and a swap flips a marker file nginx checks per request; a static
- * application is served through a link the edge renames to the new release's tree. Hosts nginx
+ * ports in the config and a swap flips a marker file nginx checks per request. A static swap is
+ * a reload (the root names the release's tree: a link in the root path, renamed at a swap,
+ * stops Debian's brotli_static module from finding forms under disable_symlinks). Hosts nginx
  * cannot hold literally, static releases it cannot serve (links to directories), apps without a
  * healthy process and unknown hosts are left to this Node edge (nginx's default server).
  */
@@ -87,10 +88,8 @@ export class EdgePlane {
   /** Starts or adopts nginx once this edge listens on its internal port. */
   async start(internalPort: number): Promise<void> {
     await mkdir(join(this.dirs.state, 'slot-b'), { recursive: true, mode: 0o755 });
-    await mkdir(join(this.dirs.trees, 'live'), { recursive: true, mode: 0o755 });
     await this.slots.load();
-    const { sites, switches, links } = await this.sites();
-    for (const link of links) await link();
+    const { sites, switches } = await this.sites();
     await this.plane.start(sites, { host: '127.0.0.1', port: internalPort });
     for (const flip of switches) await flip();
     this.started = true;
@@ -98,15 +97,12 @@ export class EdgePlane {
 
   /**
    * Brings nginx to the current table: the config (reloaded only when its text changed, e.g. a new
-   * application or host), then the switches (slot markers, live links). Resolves once nginx
+   * application or host), then the slot switches. Resolves once nginx
    * routes by it.
    */
   async sync(): Promise<Synced | undefined> {
     if (!this.started) return undefined;
-    const { sites, switches, links } = await this.sites();
-    // A static application's live link exists before a config naming it is loaded (a new site
-    // serves at once); for one already in the config, renaming the link is the swap itself.
-    for (const link of links) await link();
+    const { sites, switches } = await this.sites();
     const reloaded = await this.plane.apply(sites);
     // The config names both slots: now the slot switches.
     for (const flip of switches) await flip();
@@ -124,10 +120,9 @@ export class EdgePlane {
     return true;
   }
 
-  private async sites(): Promise<{ sites: Site[]; switches: (() => Promise<void>)[]; links: (() => Promise<void>)[] }> {
+  private async sites(): Promise<{ sites: Site[]; switches: (() => Promise<void>)[] }> {
     const sites: Site[] = [];
     const switches: (() => Promise<void>)[] = [];
-    const links: (() => Promise<void>)[] = [];
     for (const { route, hosts } of this.sources.router.entries()) {
       const names = [...new Set(hosts.map(hostName))].filter(isRenderableHost);
       const release = route.release;
@@ -144,20 +139,11 @@ export class EdgePlane {
       }
       const tree = await this.trees.get(release.id)?.catch(() => null);
       if (!tree) continue;
-      const live = join(this.dirs.trees, 'live', id);
-      links.push(() => this.liveLink(live, release.id));
-      sites.push({ kind: 'static', id, hosts: names, root: join(live, 'files'), ownCompressedRoot: join(live, 'own'), spaFallback: Boolean(release.spec.spaFallback) });
+      // The release's own tree: a static swap changes the root (a reload; see the class comment).
+      sites.push({ kind: 'static', id, hosts: names, root: tree.root, ownCompressedRoot: tree.ownCompressedRoot, spaFallback: Boolean(release.spec.spaFallback) });
     }
     await this.slots.save();
-    return { sites, switches, links };
-  }
-
-  /** `live/<app>` → the release's tree, replaced atomically (a new link renamed over the old one). */
-  private async liveLink(link: string, releaseId: string): Promise<void> {
-    const temp = `${link}.${process.pid}.tmp`;
-    await rm(temp, { force: true });
-    await symlink(join('..', releaseId), temp);
-    await rename(temp, link);
+    return { sites, switches };
   }
 
   private async setMarker(path: string, on: boolean): Promise<void> {

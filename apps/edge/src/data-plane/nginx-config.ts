@@ -36,11 +36,7 @@ export interface StaticSite {
   kind: 'static';
   id: string;
   hosts: string[];
-  /**
-   * Every file of the release, plus the precompressed forms as `<file>.br` / `<file>.gz` beside
-   * them. May go through one link the edge owns (`<trees>/live/<app>` → the release's tree), so a
-   * static swap is a link renamed over another, without a reload: links are refused only below the root.
-   */
+  /** Every file of the release, plus the precompressed forms as `<file>.br` / `<file>.gz` beside them (links refused below it). */
   root: string;
   /** The release's own files whose names end in `.gz` or `.br` (never read as an encoding of another file). */
   ownCompressedRoot: string;
@@ -223,10 +219,10 @@ function staticServer(site: StaticSite, listen: string, charsetTypes: string, ex
     listen ${listen};
     server_name ${hosts(site)};
 ${extra}    root ${path(site.root)};
-    # No link is followed below the root (the root itself may be the edge's live link); no file
-    # handle is cached across a swap of that link.
-    disable_symlinks on from=$document_root;
-    open_file_cache off;
+    # No link is followed below the root ("from" literal: Debian's brotli_static module finds no
+    # forms with "from=$document_root"). Each release has its own root, so cached file handles
+    # never outlive a swap.
+    disable_symlinks on from=${path(site.root)};
     absolute_redirect off;
     server_name_in_redirect off;
     autoindex off;
@@ -252,6 +248,7 @@ ${extra}    root ${path(site.root)};
     # A request for x.gz / x.br is only ever the release's own file of that name.
     location ~ "\\.(gz|br)$" {
       root ${path(site.ownCompressedRoot)};
+      disable_symlinks on from=${path(site.ownCompressedRoot)};
       gzip_static off;
       ${'brotli_static off;'}
       try_files $uri $uri/ ${missing};

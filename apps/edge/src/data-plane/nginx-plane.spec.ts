@@ -4,7 +4,7 @@ import { Agent, createServer, request, type Server } from 'node:http';
 import { createServer as netServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, gzipSync } from 'node:zlib';
 import { NginxPlane } from './nginx-plane.js';
 import { workersOf } from './nginx-process.js';
 import { materializeStaticTree } from './static-tree.js';
@@ -142,6 +142,7 @@ describe('nginx data plane (real nginx)', () => {
     const text = 'let x = 1;\n'.repeat(200);
     await writeFile(join(release, 'app.js'), text);
     await writeFile(join(release, '.slipway-precompressed', 'app.js.gz'), gzipSync(text));
+    await writeFile(join(release, '.slipway-precompressed', 'app.js.br'), brotliCompressSync(text));
     await writeFile(join(release, 'data'), 'plain data');
     await writeFile(join(release, 'data.gz'), 'the user own data.gz');
     await writeFile(join(release, 'index.html'), '<h1>home</h1>');
@@ -152,6 +153,10 @@ describe('nginx data plane (real nginx)', () => {
     await plane.apply([{ kind: 'static', id: 'site', hosts: ['site.localhost'], root: tree.root, ownCompressedRoot: tree.ownCompressedRoot, spaFallback: false }]);
     const gz = await get(port, 'site.localhost', '/app.js', { 'accept-encoding': 'gzip' });
     expect({ coding: gz.headers['content-encoding'], vary: gz.headers['vary'] }).toEqual({ coding: 'gzip', vary: 'Accept-Encoding' });
+    // Brotli preferred when accepted.
+    const br = await get(port, 'site.localhost', '/app.js', { 'accept-encoding': 'gzip, deflate, br' });
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(brotliDecompressSync(Buffer.from(br.body, 'latin1')).toString()).toBe(text);
     expect((await get(port, 'site.localhost', '/alias.js')).body).toBe(text);
     expect((await get(port, 'site.localhost', '/data', { 'accept-encoding': 'gzip' })).body).toBe('plain data');
     expect((await get(port, 'site.localhost', '/data.gz')).body).toBe('the user own data.gz');

@@ -94,8 +94,9 @@ export async function spawnNginx(bin: string, stateDir: string, logger: Logger):
 
 /**
  * SIGHUP: nginx re-reads its config, starts new workers and asks the old ones to finish what they
- * are serving and exit. Resolves once a worker of the new generation runs (from then on new
- * connections get the new config), with the old generation's pids; rejects when none appears
+ * are serving and exit. Resolves once a worker of the new generation runs and every old one is
+ * gone or shutting down (from then on new connections get the new config), with the old
+ * generation's pids; rejects when none appears
  * within `timeoutMs` (nginx kept its old config, e.g. it could not apply the new one).
  */
 export async function reloadNginx(master: number, timeoutMs: number): Promise<number[]> {
@@ -104,7 +105,10 @@ export async function reloadNginx(master: number, timeoutMs: number): Promise<nu
   const deadline = Date.now() + timeoutMs;
   for (let wait = 2; Date.now() < deadline; wait = Math.min(wait * 2, 50)) {
     const now = await workersOf(master);
-    if (now.some((w) => !old.includes(w.pid) && !w.shuttingDown)) return old;
+    // New workers run, and no old one still accepts: each is gone or titled "shutting down",
+    // which nginx sets just before it closes its listening sockets (a tiny window remains).
+    const started = now.some((w) => !old.includes(w.pid) && !w.shuttingDown);
+    if (started && now.every((w) => !old.includes(w.pid) || w.shuttingDown)) return old;
     if (!alive(master)) throw new Error('nginx exited during the reload');
     await sleep(wait);
   }

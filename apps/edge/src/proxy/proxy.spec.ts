@@ -104,6 +104,23 @@ describe('ReverseProxy (real client, edge and app servers)', () => {
     expect(inflight).toBe(0);
   });
 
+  it('takes the client address from X-Slipway-Client only behind nginx, and never passes that header on', async () => {
+    // Not behind nginx (EDGE_DATA_PLANE=node): the header is anyone's, dropped, the socket's address used.
+    await call(edgePort, { headers: { 'x-slipway-client': '198.51.100.7' } });
+    expect(seen[0]!.headers).toMatchObject({ 'x-forwarded-for': '127.0.0.1' });
+    expect(seen[0]!.headers['x-slipway-client']).toBeUndefined();
+    // Behind nginx (the fallback path, from the loopback): nginx's client address is the one appended.
+    const behind = new ReverseProxy('https', true);
+    const edge2 = createServer((req, res) => behind.forward(req, res, upstream(() => appPort)));
+    const port2 = await listen(edge2);
+    await call(port2, { headers: { 'x-slipway-client': '198.51.100.7', 'x-forwarded-for': '203.0.113.1' } });
+    expect(seen[1]!.headers).toMatchObject({ 'x-forwarded-for': '203.0.113.1, 198.51.100.7' });
+    expect(seen[1]!.headers['x-slipway-client']).toBeUndefined();
+    await behind.close();
+    edge2.closeAllConnections();
+    await new Promise((r) => edge2.close(r));
+  });
+
   it('forwards one Host (the first, which routing used) and keeps repeated headers apart', async () => {
     // node:http sends the headers exactly as given: a second Host line reaches the edge.
     await call(edgePort, { headers: { host: 'first.example', 'x-multi': ['one', 'two'] }, path: '/dup' });
