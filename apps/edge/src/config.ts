@@ -1,6 +1,7 @@
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { baseServerFields, loadConfig, masterKey, port, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
+import { tlsConfigFields } from './tls/tls-config.js';
 
 const ms = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
@@ -80,6 +81,7 @@ export const edgeConfigSchema = z.object({
   SLIPWAY_RUNTIME_IMAGE: z.string().min(1).default('node:20-slim'),
   /** kubernetes driver: this edge's URL as pods reach it (they download their artifact from it). Required with that driver. */
   SLIPWAY_RUNTIME_EDGE_URL: z.url().optional(),
+  ...tlsConfigFields,
 }).superRefine((config, ctx) => {
   checkBlobStorage(config, ctx);
   if (config.EDGE_DATA_PLANE === 'nginx' && config.SLIPWAY_RUNTIME_DRIVER === 'kubernetes') {

@@ -20,6 +20,7 @@ import { NodeApps } from './runtime/node-apps.js';
 import { createRuntimeDriver } from './runtime/runtime-driver.js';
 import { RemoteRuntimeDriver } from './runtime/supervisor/remote-driver.js';
 import { StaticSites } from './static/static-sites.js';
+import { EdgeTls } from './tls/edge-tls.js';
 
 const NOT_FOUND_PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>Not found</title></head><body><h1>404</h1><p>There is no application at this address.</p></body></html>\n';
 
@@ -41,6 +42,7 @@ export class EdgeServer {
   private subscriber?: Redis;
   private nodeApps!: NodeApps;
   private driver!: RuntimeDriver;
+  private tls?: EdgeTls;
   private closing = false;
   /** nginx in front (EDGE_DATA_PLANE=nginx); this process is then its control plane and fallback. */
   private readonly plane?: EdgePlane;
@@ -93,6 +95,7 @@ export class EdgeServer {
     const plane = this.plane;
     const switched = plane ? { switched: () => plane.sync(), drained: (r: unknown, old: { port: number }, graceMs: number) => plane.drained(r as Awaited<ReturnType<EdgePlane['sync']>>, old.port, graceMs) } : undefined;
     this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port), switched);
+    if (this.config.EDGE_HTTPS === 'acme') this.tls = await EdgeTls.start(this.config, this.plane);
     this.subscriber = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
     this.subscriber.on('message', (_channel, message) => void this.onRoutesMessage(message));
     await this.subscriber.subscribe(routesChannel(this.config.QUEUE_PREFIX));
@@ -127,6 +130,7 @@ export class EdgeServer {
     this.planeRouter.replaceAll(all);
     await this.syncPlane();
     this.router.replaceAll(all);
+    this.tls?.routesChanged(this.router.routes());
     this.statics.replaceLive(new Map(statics.map((r) => [r.applicationId, r.release!.id])));
     for (const route of all) void this.activateNode(route);
   }
@@ -149,6 +153,7 @@ export class EdgeServer {
       this.planeRouter.remove(applicationId);
       await this.syncPlane();
       this.router.remove(applicationId);
+      this.tls?.routesChanged(this.router.routes());
       this.statics.setLive(applicationId, undefined);
       await this.nodeApps.retire(applicationId);
       return;
@@ -160,6 +165,7 @@ export class EdgeServer {
     this.planeRouter.set(route);
     await this.syncPlane();
     this.router.set(route);
+    this.tls?.routesChanged(this.router.routes());
     this.statics.setLive(applicationId, live?.id);
     await this.activateNode(route);
   }
@@ -184,6 +190,12 @@ export class EdgeServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
+      // ACME HTTP-01: answered for the tokens of this edge's own orders, on any host, before routing.
+      const keyAuthorization = this.tls?.challenges.answer(req.url);
+      if (keyAuthorization !== undefined) {
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(keyAuthorization), 'cache-control': 'no-store' }).end(keyAuthorization);
+        return;
+      }
       const route = this.router.resolve(req.headers.host);
       if (!route) {
         const handled = await handleInternal(req, res, {
@@ -194,6 +206,7 @@ export class EdgeServer {
           logs: async (id) => this.nodeApps.logs(id) ?? (this.driver instanceof LocalDriver || this.driver instanceof RemoteRuntimeDriver ? readLogFile(this.driver.logFile(id)) : undefined),
           artifact: (id) => this.artifact(id),
           staticCache: () => this.statics.stats(),
+          tls: () => this.tls?.status() ?? { mode: 'off' },
         });
         if (!handled) this.notFound(res);
         return;
@@ -257,6 +270,7 @@ export class EdgeServer {
       this.server?.closeIdleConnections();
     });
     this.statics.close();
+    this.tls?.close();
     await this.plane?.close();
     await this.nodeApps.stopAll();
     await this.proxy.close();

@@ -98,6 +98,13 @@ export const gatewayConfigSchema = z.object({
    * `[ipv6]:port`). Default: the system resolver. Tests point it at a local server.
    */
   SLIPWAY_DNS_SERVERS: dnsServers,
+  /**
+   * Verified custom domains are looked up again this often (README "Custom domains"); one
+   * gateway replica checks each due claim (claimed in Postgres), at most 20 per tick.
+   */
+  DOMAIN_RECHECK_INTERVAL_MS: positiveInt(60 * 60_000),
+  /** Re-checks in a row that find the record gone or wrong before the domain is unverified (route and certificate dropped). */
+  DOMAIN_RECHECK_FAILURES: positiveInt(3),
 }).superRefine(checkBlobStorage);
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;

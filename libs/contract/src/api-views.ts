@@ -90,6 +90,8 @@ export interface DomainView {
   checkedAt: string | null;
   /** Why the last check failed; null after a successful one. */
   checkError: string | null;
+  /** Periodic re-checks in a row that did not find the record (the domain lapses at the platform's limit, 3 by default). */
+  failedChecks: number;
   /** The record that proves control of the domain for this claim. */
   record: { name: string; type: 'TXT'; value: string };
   createdAt: string;

@@ -1,7 +1,7 @@
 import { Packet, createServer } from 'dns2';
 import { freePort } from './process.js';
 
-type Answer = { txt: string[][] } | { rcode: number };
+type Answer = { txt: string[][]; address?: string } | { rcode: number };
 
 /**
  * A DNS server on 127.0.0.1 (UDP and TCP on one free port; dns2 truncates large UDP answers) that answers TXT questions from a table
@@ -45,7 +45,17 @@ export class TestDnsServer {
 
   /** TXT values of `name`; a value given as an array is sent as several strings of one record. */
   setTxt(name: string, values: (string | string[])[]): void {
-    this.table.set(key(name), { txt: values.map((v) => (Array.isArray(v) ? v : [v])) });
+    const entry = this.table.get(key(name));
+    this.table.set(key(name), { txt: values.map((v) => (Array.isArray(v) ? v : [v])), address: entry && 'address' in entry ? entry.address : undefined });
+  }
+
+  /**
+   * `name` answers A with `address` (IPv4) and AAAA with nothing (an ACME server's HTTP-01 check
+   * then comes to that address); its TXT values, if any, are kept.
+   */
+  setAddress(name: string, address: string): void {
+    const entry = this.table.get(key(name));
+    this.table.set(key(name), { txt: entry && 'txt' in entry ? entry.txt : [], address });
   }
 
   /** `name` answers SERVFAIL. */
@@ -73,6 +83,9 @@ export class TestDnsServer {
     const response = Packet.createResponseFromRequest(request);
     if (question.type === Packet.TYPE.TXT) {
       for (const data of entry.txt) response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 1, data } as unknown as Packet["answers"][number]);
+    }
+    if (question.type === Packet.TYPE.A && entry.address) {
+      response.answers.push({ name: question.name, type: Packet.TYPE.A, class: Packet.CLASS.IN, ttl: 1, address: entry.address } as unknown as Packet["answers"][number]);
     }
     return response;
   }

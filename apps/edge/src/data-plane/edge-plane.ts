@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { EdgeConfig } from '../config.js';
 import type { Upstream } from '../proxy/proxy.js';
 import type { HostRouter } from '../routing/host-router.js';
-import { isRenderableHost, isRenderablePath, type Site } from './nginx-config.js';
+import { isRenderableHost, isRenderablePath, type Site, type TlsInput } from './nginx-config.js';
 import { NginxPlane, type Reloaded } from './nginx-plane.js';
 import { nginxMissing } from './nginx-process.js';
 import { SlotPorts, connectionsTo } from './slots.js';
@@ -149,6 +149,15 @@ export class EdgePlane {
   private async setMarker(path: string, on: boolean): Promise<void> {
     if (on) await writeFile(path, '', { flag: 'a' });
     else await rm(path, { force: true });
+  }
+
+  /**
+   * The certificates changed (tls/edge-tls.ts): nginx gets HTTPS servers for them. A config whose
+   * text did not change (a renewal: same files, read at each handshake) is not reloaded.
+   */
+  async setTls(tls: TlsInput | undefined): Promise<void> {
+    this.plane.setTls(tls);
+    await this.sync();
   }
 
   async close(): Promise<void> {

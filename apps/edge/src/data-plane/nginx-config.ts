@@ -8,6 +8,8 @@
  * (unknown hosts, apps starting, the internal API, health) is proxied to the Node edge.
  */
 
+import { acmeLocation, renderTlsGlobal, siteTlsPlan } from './nginx-tls-sites.js';
+
 export interface Address {
   host: string;
   port: number;
@@ -44,8 +46,8 @@ export interface StaticSite {
 export type Site = ProxySite | StaticSite;
 
 /**
- * HTTPS (h19-tls fills this in; not rendered by this module yet): a certificate per set of hosts,
- * the port to listen on, and whether plain HTTP redirects to HTTPS for those hosts.
+ * HTTPS (nginx-tls-sites.ts): a certificate per set of hosts (key and certificate may be one
+ * file), the port to listen on, and whether plain HTTP redirects to HTTPS for those hosts.
  */
 export interface TlsInput {
   httpsPort: number;
@@ -157,7 +159,7 @@ function proxyHeaders(scheme: string, indent: string): string {
     .join('\n');
 }
 
-const FALLBACK_HEADERS = [
+export const FALLBACK_HEADERS = [
   'proxy_http_version 1.1;',
   'proxy_set_header Host $http_host;',
   'proxy_set_header X-Forwarded-For $http_x_forwarded_for;',
@@ -183,14 +185,20 @@ function upstream(name: string, to: Address): string {
   }`;
 }
 
-function proxyServer(site: ProxySite, listen: string, scheme: string): string {
+function proxyUpstreams(site: ProxySite): string {
+  check(ID.test(site.id), `bad site id ${site.id}`);
+  return `${upstream(`app_${site.id}`, site.upstream)}${site.alternate ? upstream(`app_${site.id}_b`, site.alternate.upstream) : ''}`;
+}
+
+/** `extra`: directives after `server_name` (TLS certificate, the ACME location). */
+function proxyServer(site: ProxySite, listen: string, scheme: string, extra = ''): string {
   check(ID.test(site.id), `bad site id ${site.id}`);
   const alternate = site.alternate;
-  return `${upstream(`app_${site.id}`, site.upstream)}${alternate ? upstream(`app_${site.id}_b`, alternate.upstream) : ''}
+  return `
   server {
     listen ${listen};
     server_name ${hosts(site)};
-    location / {
+${extra}    location / {
 ${alternate ? `      # The slot switch is looked up on every request (a stat), never cached.
       open_file_cache off;
       if (-f ${path(alternate.whenFileExists)}) {
@@ -203,14 +211,14 @@ ${proxyHeaders(scheme, '      ')}
 `;
 }
 
-function staticServer(site: StaticSite, listen: string, charsetTypes: string): string {
+function staticServer(site: StaticSite, listen: string, charsetTypes: string, extra = ''): string {
   check(ID.test(site.id), `bad site id ${site.id}`);
   const missing = site.spaFallback ? '@spa' : '=404';
   return `
   server {
     listen ${listen};
     server_name ${hosts(site)};
-    root ${path(site.root)};
+${extra}    root ${path(site.root)};
     # No link is followed below the root ("from" literal: Debian's brotli_static module finds no
     # forms with "from=$document_root"). Each release has its own root, so cached file handles
     # never outlive a swap.
@@ -276,6 +284,7 @@ export function renderNginxConfig(input: NginxConfigInput): string {
   check(Number.isInteger(input.workers) && input.workers >= 1 && input.workers <= 64, 'workers must be 1–64');
   check(input.scheme === 'http' || input.scheme === 'https', 'scheme must be http or https');
   const listen = address(input.listen);
+  const httpsListen = input.tls ? address({ host: input.listen.host, port: input.tls.httpsPort }) : '';
   const { types, charsetTypes } = typesBlock(input.contentTypes);
   const state = path(input.stateDir);
   const ids = new Set<string>();
@@ -288,9 +297,18 @@ export function renderNginxConfig(input: NginxConfigInput): string {
     const free = site.hosts.filter((h) => !seen.has(h));
     for (const h of free) seen.add(h);
     if (!free.length) continue;
-    const s = { ...site, hosts: free };
-    sites.push(s.kind === 'proxy' ? proxyServer(s, listen, input.scheme) : withBrotli(staticServer(s, listen, charsetTypes), input.brotliModule !== null));
+    // HTTPS: hosts with a certificate get a server on the HTTPS port (HTTP redirects them);
+    // the others stay on HTTP, where the ACME challenges reach the Node edge.
+    const plan = siteTlsPlan(input.tls, free);
+    const server = (hostsOf: string[], on: string, scheme: 'http' | 'https', extra: string) => {
+      const s = { ...site, hosts: hostsOf };
+      return s.kind === 'proxy' ? proxyServer(s, on, scheme, extra) : withBrotli(staticServer(s, on, charsetTypes, extra), input.brotliModule !== null);
+    };
+    if (site.kind === 'proxy') sites.push(proxyUpstreams(site));
+    if (plan.httpHosts.length) sites.push(server(plan.httpHosts, listen, input.scheme, input.tls ? acmeLocation(FALLBACK_HEADERS) : ''));
+    for (const https of plan.https) sites.push(server(https.hosts, `${httpsListen} ssl http2`, 'https', https.directives));
   }
+  const tls = input.tls ? renderTlsGlobal(input.tls, { http: listen, https: httpsListen }, seen, FALLBACK_HEADERS) : '';
   return `# Rendered by the Slipway edge (apps/edge/src/data-plane/nginx-config.ts); rewritten on every route change.
 ${input.brotliModule ? `load_module ${path(input.brotliModule)};\n` : ''}${input.user ? `user ${input.user.name} ${input.user.group};\n` : ''}worker_processes ${input.workers};
 pid ${state}/nginx.pid;
@@ -357,6 +375,6 @@ ${types}
 ${FALLBACK_HEADERS}
     }
   }
-${sites.join('')}}
+${tls}${sites.join('')}}
 `;
 }

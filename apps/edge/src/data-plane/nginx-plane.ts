@@ -3,7 +3,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import mime from 'mime-types';
-import { renderNginxConfig, type Address, type NginxConfigInput, type Site } from './nginx-config.js';
+import { renderNginxConfig, type Address, type NginxConfigInput, type Site, type TlsInput } from './nginx-config.js';
 import { brotliModule, nginxFiles, reloadNginx, runningMaster, spawnNginx, stopNginx, validateConfig, waitExited } from './nginx-process.js';
 
 export interface NginxPlaneOptions {
@@ -58,6 +58,7 @@ export async function baseInput(options: Omit<NginxPlaneOptions, 'owner' | 'bin'
 export class NginxPlane {
   private readonly logger = new Logger('edge');
   private base!: Omit<NginxConfigInput, 'sites'>;
+  private tls?: TlsInput;
   private master?: number;
   private child?: ChildProcess;
   private pending?: Round[];
@@ -98,6 +99,11 @@ export class NginxPlane {
       await this.apply(sites);
     }
     this.logger.log(`nginx data plane: master ${this.master} on ${this.options.listen.host}:${this.options.listen.port}, fallback to this edge on ${fallback.host}:${fallback.port}`);
+  }
+
+  /** HTTPS servers from the next render on (the edge's certificates; see nginx-tls-sites.ts). */
+  setTls(tls: TlsInput | undefined): void {
+    this.tls = tls;
   }
 
   /** Renders `sites`, validates, swaps the file and reloads; resolves once new workers serve. */
@@ -149,7 +155,7 @@ export class NginxPlane {
    * Throws (live file untouched) when nginx refuses it.
    */
   private async install(sites: Site[]): Promise<boolean> {
-    const text = renderNginxConfig({ ...this.base, sites });
+    const text = renderNginxConfig({ ...this.base, tls: this.tls, sites });
     if (text === this.installed) return false;
     const { conf, candidate } = this.files;
     await writeFile(candidate, text, { mode: 0o600 });

@@ -18,6 +18,8 @@ export interface InternalApiDeps {
   artifact(releaseId: string): Promise<Readable | undefined>;
   /** The static cache's bound, use and entries per release (operators; tests check the bound). */
   staticCache(): unknown;
+  /** HTTPS: the mode and, with ACME, each host's certificate state (issued, renewing, retrying and why). */
+  tls(): unknown;
 }
 
 const LOGS_PATTERN = /^\/_slipway\/releases\/([0-9a-f-]{36})\/logs$/;
@@ -74,6 +76,10 @@ export async function handleInternal(req: IncomingMessage, res: ServerResponse, 
   }
   if (path === '/_slipway/static-cache' && req.method === 'GET') {
     json(res, 200, deps.staticCache());
+    return true;
+  }
+  if (path === '/_slipway/tls' && req.method === 'GET') {
+    json(res, 200, deps.tls());
     return true;
   }
   const logs = LOGS_PATTERN.exec(path);

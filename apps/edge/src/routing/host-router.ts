@@ -31,6 +31,11 @@ export class HostRouter {
     this.byApp.delete(applicationId);
   }
 
+  /** Every application's route (what the certificates are kept for). */
+  routes(): AppRoute[] {
+    return [...this.byApp.values()].map((entry) => entry.route);
+  }
+
   /** Every application with the hosts it answers at (the nginx plane renders them). */
   entries(): IterableIterator<{ route: AppRoute; hosts: string[] }> {
     return this.byApp.values();

@@ -16,6 +16,8 @@ export function domainView(domain: DomainRow): ServerView<DomainView> {
     verifiedAt: domain.verifiedAt,
     checkedAt: domain.checkedAt,
     checkError: domain.checkError,
+    /** Periodic re-checks in a row that found the record gone or wrong (the domain lapses at DOMAIN_RECHECK_FAILURES). */
+    failedChecks: domain.checkFailures,
     record: challengeRecord(domain.hostname, domain.verificationToken),
     createdAt: domain.createdAt,
     trustedOrigins: domain.origins.map((o) => o.origin),

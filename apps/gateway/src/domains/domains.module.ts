@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { SignInModule } from '../sign-in/sign-in.module.js';
 import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
+import { DomainRecheckService } from './domain-recheck.service.js';
 import { DomainVerifier } from './domain-verifier.js';
 import { DomainsController } from './domains.controller.js';
 import { DomainsRepository } from './domains.repository.js';
 import { DomainsService } from './domains.service.js';
 
-@Module({ imports: [DashboardAccessModule, SignInModule], controllers: [DomainsController], providers: [DomainsRepository, DomainsService, DomainVerifier] })
+@Module({ imports: [DashboardAccessModule, SignInModule], controllers: [DomainsController], providers: [DomainsRepository, DomainsService, DomainVerifier, DomainRecheckService] })
 export class DomainsModule {}

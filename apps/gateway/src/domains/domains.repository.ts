@@ -19,6 +19,7 @@ const VIEW = {
   verifiedAt: true,
   checkedAt: true,
   checkError: true,
+  checkFailures: true,
   createdAt: true,
   origins: { select: { origin: true }, orderBy: { origin: 'asc' } },
 } as const;
@@ -70,7 +71,7 @@ export class DomainsRepository {
       return await this.prisma.client.$transaction(async (tx) => {
         if (displace) await this.unverifyIn(tx, displace.id, displace.reason);
         const now = new Date();
-        const { count } = await tx.domain.updateMany({ where: { id: claim.id }, data: { verifiedAt: claim.verifiedAt ?? now, checkedAt: now, checkError: null } });
+        const { count } = await tx.domain.updateMany({ where: { id: claim.id }, data: { verifiedAt: claim.verifiedAt ?? now, checkedAt: now, checkError: null, checkFailures: 0 } });
         if (count === 0) throw new DomainGoneError();
         await tx.trustedOrigin.createMany({ data: origins.map((origin) => ({ applicationId: claim.applicationId, origin, source: 'custom_domain' as const, domainId: claim.id })), skipDuplicates: true });
         return tx.domain.findUniqueOrThrow({ where: { id: claim.id }, select: VIEW });
@@ -98,8 +99,42 @@ export class DomainsRepository {
     });
   }
 
+  /**
+   * Verified claims not checked for `intervalMs`, at most `limit`, marked checked now in the same
+   * statement (`FOR UPDATE SKIP LOCKED`): gateway replicas never check one claim twice at once.
+   */
+  async claimDueForRecheck(intervalMs: number, limit: number): Promise<{ id: string; applicationId: string; hostname: string; verificationToken: string; checkFailures: number }[]> {
+    const rows = await this.prisma.client.$queryRaw<{ id: string; application_id: string; hostname: string; verification_token: string; check_failures: number }[]>`
+      UPDATE domains SET checked_at = now()
+       WHERE id IN (SELECT id FROM domains
+                     WHERE verified_at IS NOT NULL AND (checked_at IS NULL OR checked_at <= now() - make_interval(secs => ${intervalMs / 1000}))
+                     ORDER BY checked_at NULLS FIRST LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+         AND verified_at IS NOT NULL
+      RETURNING id, application_id, hostname, verification_token, check_failures`;
+    return rows.map((r) => ({ id: r.id, applicationId: r.application_id, hostname: r.hostname, verificationToken: r.verification_token, checkFailures: r.check_failures }));
+  }
+
+  /** A periodic re-check found the record: the count of failures in a row starts again. */
+  async recheckPassed(id: string): Promise<void> {
+    await this.prisma.client.domain.updateMany({ where: { id, verifiedAt: { not: null } }, data: { checkedAt: new Date(), checkError: null, checkFailures: 0 } });
+  }
+
+  /**
+   * A periodic re-check did not find the record. `lapse`: that was the last failure allowed, the
+   * claim loses the name and its origins (one transaction). Returns whether it was still verified.
+   */
+  async recheckFailed(id: string, reason: string, countsAsFailure: boolean, lapse: boolean): Promise<boolean> {
+    return this.prisma.client.$transaction(async (tx) => {
+      const still = await tx.domain.findFirst({ where: { id, verifiedAt: { not: null } }, select: { id: true } });
+      if (!still) return false;
+      if (lapse) await this.unverifyIn(tx, id, reason);
+      else await tx.domain.updateMany({ where: { id }, data: { checkedAt: new Date(), checkError: reason, ...(countsAsFailure ? { checkFailures: { increment: 1 } } : {}) } });
+      return true;
+    });
+  }
+
   private async unverifyIn(tx: Prisma.TransactionClient, id: string, reason: string): Promise<void> {
     await tx.trustedOrigin.deleteMany({ where: { domainId: id, source: 'custom_domain' } });
-    await tx.domain.updateMany({ where: { id }, data: { verifiedAt: null, checkedAt: new Date(), checkError: reason } });
+    await tx.domain.updateMany({ where: { id }, data: { verifiedAt: null, checkedAt: new Date(), checkError: reason, checkFailures: 0 } });
   }
 }

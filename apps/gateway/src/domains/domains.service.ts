@@ -106,7 +106,7 @@ export class DomainsService {
   }
 }
 
-function failureMessage(reason: 'no_record' | 'wrong_value' | 'lookup_failed', record: ReturnType<typeof challengeRecord>, found: string[], detail: string): string {
+export function failureMessage(reason: 'no_record' | 'wrong_value' | 'lookup_failed', record: ReturnType<typeof challengeRecord>, found: string[], detail: string): string {
   const expected = `Add a TXT record named ${record.name} with the value ${record.value}, then verify again (new DNS records can take a few minutes to appear).`;
   if (reason === 'lookup_failed') return `The DNS lookup of ${record.name} failed (${detail}); nothing was changed. Try again shortly.`;
   if (reason === 'no_record') return `No TXT record at ${record.name} (${detail}). ${expected}`;

@@ -70,7 +70,7 @@ export class HostilePlatform {
   static async start(label: string, options: { pathPrefix?: string } = {}): Promise<HostilePlatform> {
     const home = await mkdtemp(join(tmpdir(), `slipway-hostile-${label}-`));
     await chmod(home, 0o755); // as `pnpm start` makes .slipway
-    const [gateway, auth, edge, worker, postgres] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+    const [gateway, auth, edge, worker, postgres, https] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
     const path = [options.pathPrefix, process.env['PATH']].filter(Boolean).join(':');
     const launcher = startProcess(process.execPath, [LAUNCHER], {
       cwd: ROOT,
@@ -88,6 +88,12 @@ export class HostilePlatform {
         PUBLIC_URL: `http://localhost:${gateway}`,
         AUTH_PUBLIC_URL: `http://localhost:${auth}`,
         APPS_DOMAIN: `localhost:${edge}`,
+        // HTTPS on, so that SLIPWAY_HOME holds the ACME account key and the certificate directory
+        // the tenant must not reach (files check). `*.localhost` never gets a certificate, so the
+        // (unreachable) ACME server is never asked anything.
+        EDGE_HTTPS: 'acme',
+        EDGE_HTTPS_PORT: String(https),
+        ACME_DIRECTORY_URL: 'https://127.0.0.1:9/directory',
       },
     });
     const platform = new HostilePlatform(home, launcher, { gateway, auth, edge, worker, postgres });
