@@ -17,6 +17,7 @@ import { freePort, startProcess, type RunningProcess } from './process.js';
 
 const LAUNCHER = join(ROOT, 'tools/launcher/dist/main.js');
 const CLI = join(ROOT, 'apps/cli/dist/main.js');
+const OUTWARD_ENV = ['NODE_EXTRA_CA_CERTS', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'no_proxy'];
 
 export interface CliResult {
   code: number | null;
@@ -86,9 +87,12 @@ export class LaunchedPlatform {
     await chmod(home, 0o755); // as `pnpm start` makes .slipway
     const [gateway, auth, edge, worker, postgres] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
     const path = [options.pathPrefix, process.env['PATH']].filter(Boolean).join(':');
+    // What the operator's shell gives `pnpm start` to reach the outside world (a TLS-intercepting proxy's CA, a proxy).
+    const outward = Object.fromEntries(OUTWARD_ENV.filter((name) => process.env[name]).map((name) => [name, process.env[name]!]));
     const launcher = startProcess(process.execPath, [LAUNCHER], {
       cwd: ROOT,
       env: {
+        ...outward,
         PATH: path,
         HOME: process.env['HOME'],
         SLIPWAY_HOME: home,

@@ -33,6 +33,8 @@ export interface AssetCheck {
   pattern: RegExp;
   cacheControl: RegExp;
   contentType?: RegExp;
+  /** Each must occur in the asset (a client-rendered app's text is in its bundle, not its HTML). */
+  text?: string[];
 }
 
 export type Check = PageCheck | AssetCheck;
@@ -51,6 +53,13 @@ export interface FrameworkFixture {
 
 /** Hashed asset names (Vite, Next, SvelteKit, Nuxt, Astro): cached for a year, immutable. */
 const IMMUTABLE = /\bmax-age=31536000\b.*\bimmutable\b|\bimmutable\b.*\bmax-age=31536000\b/;
+const MISSING: Check = { role: 'missing', path: '/no/such/page', status: 404 };
+const NEXT_CHUNK: Check = { role: 'asset', from: '/', pattern: /["'](\/_next\/static\/[^"']+\.js)["']/, cacheControl: IMMUTABLE, contentType: /javascript/ };
+const viteSpa = (ui: string): Check[] => [
+  { role: 'home', path: '/', text: ['<div id="app"></div>'], contentType: /text\/html/, cacheControl: /no-cache/ },
+  { role: 'deep-link', path: '/some/client/route', text: ['<div id="app"></div>'] },
+  { role: 'asset', from: '/', pattern: /src="(\/assets\/index-[^"]+\.js)"/, cacheControl: IMMUTABLE, contentType: /javascript/, text: [`Vite + ${ui}`] },
+];
 
 export const FIXTURES: FrameworkFixture[] = [
   {
@@ -62,9 +71,146 @@ export const FIXTURES: FrameworkFixture[] = [
       { role: 'home', path: '/', text: ['static fixture home'], contentType: /text\/html/, cacheControl: /no-cache/ },
       { role: 'home', path: '/about/', text: ['static fixture about'] },
       { role: 'asset', from: '/', pattern: /href="\/?(assets\/[^"]+\.css)"/, cacheControl: IMMUTABLE, contentType: /text\/css/ },
-      { role: 'missing', path: '/no/such/page', status: 404 },
+      MISSING,
     ],
   },
+  {
+    name: 'next-app-router',
+    dir: 'next-app-router',
+    spec: { framework: 'next', kind: 'node', nodeMajor: 24, packageManager: 'npm' },
+    warnings: [],
+    checks: [
+      { role: 'home', path: '/', text: ['To get started, edit the page.tsx file.'] },
+      { role: 'ssr', path: '/ssr', echo: 'name', text: ['rendered at'] },
+      { role: 'api', path: '/api/hello', json: { hello: 'next', router: 'app' }, contentType: /application\/json/ },
+      NEXT_CHUNK,
+      MISSING,
+    ],
+  },
+  {
+    name: 'next-pages-router',
+    dir: 'next-pages-standalone',
+    spec: { framework: 'next', kind: 'node', nodeMajor: 20, packageManager: 'pnpm' },
+    warnings: [],
+    checks: [
+      { role: 'home', path: '/', text: ['Hello'] },
+      { role: 'ssr', path: '/ssr', echo: 'name', text: ['from getServerSideProps'] },
+      { role: 'api', path: '/api/hello', json: { name: 'John Doe' } },
+      { role: 'home', path: '/favicon.ico.txt', text: ['icon'] },
+      NEXT_CHUNK,
+    ],
+  },
+  {
+    name: 'sveltekit-adapter-node',
+    dir: 'sveltekit-node',
+    spec: { framework: 'sveltekit', kind: 'node', nodeMajor: 20 },
+    warnings: [],
+    checks: [
+      { role: 'home', path: '/', text: ['Welcome to SvelteKit'] },
+      { role: 'ssr', path: '/ssr', echo: 'name', text: ['from the server'] },
+      { role: 'api', path: '/api/hello', json: { hello: 'sveltekit', adapter: 'node' } },
+      { role: 'asset', from: '/', pattern: /["'](?:\.\/|\/)?(_app\/immutable\/[^"']+\.js)["']/, cacheControl: IMMUTABLE },
+    ],
+  },
+  {
+    name: 'sveltekit-adapter-auto',
+    dir: 'sveltekit-auto',
+    spec: { framework: 'sveltekit', kind: 'node', nodeMajor: 20 },
+    warnings: ['framework_adapter_replaced'],
+    checks: [{ role: 'home', path: '/', text: ['Welcome to SvelteKit'] }],
+  },
+  {
+    name: 'sveltekit-adapter-static',
+    dir: 'sveltekit-static',
+    spec: { framework: 'sveltekit', kind: 'static', nodeMajor: 20 },
+    warnings: [],
+    checks: [
+      { role: 'home', path: '/', text: ['Welcome to SvelteKit'], cacheControl: /no-cache/ },
+      { role: 'asset', from: '/', pattern: /["'](?:\.\/|\/)?(_app\/immutable\/[^"']+\.js)["']/, cacheControl: IMMUTABLE, contentType: /javascript/ },
+      MISSING,
+    ],
+  },
+  {
+    name: 'astro-static',
+    dir: 'astro-static',
+    spec: { framework: 'astro', kind: 'static', nodeMajor: 20 },
+    warnings: [],
+    checks: [{ role: 'home', path: '/', text: ['<h1>Astro</h1>'], cacheControl: /no-cache/ }, MISSING],
+  },
+  {
+    name: 'astro-node',
+    dir: 'astro-node',
+    spec: { framework: 'astro', kind: 'node', nodeMajor: 22 },
+    warnings: [],
+    checks: [
+      { role: 'home', path: '/', text: [/<h1>20\d\d-/] },
+      { role: 'ssr', path: '/ssr', echo: 'name', text: ['from Astro on demand'] },
+      { role: 'api', path: '/api/hello', json: { hello: 'astro', adapter: 'node' } },
+    ],
+  },
+  {
+    name: 'nuxt',
+    dir: 'nuxt-app',
+    spec: { framework: 'nuxt', kind: 'node', nodeMajor: 20 },
+    warnings: [],
+    checks: [
+      { role: 'ssr', path: '/', echo: 'name', text: ['from Nitro'] },
+      { role: 'api', path: '/api/hello', json: { hello: 'nuxt', server: 'nitro' } },
+      { role: 'asset', from: '/', pattern: /["'](\/_nuxt\/[^"']+\.js)["']/, cacheControl: IMMUTABLE },
+    ],
+  },
+  {
+    name: 'react-router-framework',
+    dir: 'react-router-app',
+    spec: { framework: 'react-router', kind: 'node', nodeMajor: 20 },
+    warnings: [],
+    checks: [
+      { role: 'home', path: '/', text: ['<h1>Welcome</h1>'] },
+      { role: 'ssr', path: '/ssr', echo: 'name', text: ['from a loader'] },
+      { role: 'api', path: '/api/hello', json: { hello: 'react-router', mode: 'framework' } },
+      { role: 'asset', from: '/', pattern: /["'](\/assets\/[^"']+\.js)["']/, cacheControl: IMMUTABLE },
+    ],
+  },
+  {
+    name: 'nestjs',
+    dir: 'nestjs-app',
+    spec: { framework: 'nestjs', kind: 'node', nodeMajor: 20 },
+    warnings: [],
+    checks: [{ role: 'api', path: '/', text: ['Hello World!'] }],
+  },
+  { name: 'vite-react', dir: 'vite-react', spec: { framework: 'vite', kind: 'spa', nodeMajor: 20 }, warnings: ['no_lockfile'], checks: viteSpa('React') },
+  { name: 'vite-vue', dir: 'vite-vue', spec: { framework: 'vite', kind: 'spa', nodeMajor: 20 }, warnings: ['no_lockfile'], checks: viteSpa('Vue') },
+  { name: 'vite-svelte', dir: 'vite-svelte', spec: { framework: 'vite', kind: 'spa', nodeMajor: 20 }, warnings: ['no_lockfile'], checks: viteSpa('Svelte') },
+  {
+    name: 'hono',
+    dir: 'hono-node',
+    spec: { framework: 'hono', kind: 'node', nodeMajor: 20 },
+    warnings: [],
+    checks: [{ role: 'home', path: '/', text: ['Hello Hono!'] }, { role: 'api', path: '/api/hello', json: { hello: 'hono' } }],
+  },
+  {
+    name: 'express',
+    dir: 'express-app',
+    spec: { framework: 'express', kind: 'node', nodeMajor: 20 },
+    warnings: [],
+    checks: [
+      { role: 'home', path: '/', text: ['Hello from Express'] },
+      { role: 'api', path: '/api/hello', echo: 'name', json: { hello: 'express' } },
+      { role: 'asset', from: '/', pattern: /href="(\/style\.css)"/, cacheControl: /max-age=3600/, contentType: /text\/css/ },
+    ],
+  },
+  {
+    name: 'fastify',
+    dir: 'fastify-app',
+    spec: { framework: 'fastify', kind: 'node', nodeMajor: 20 },
+    warnings: [],
+    checks: [{ role: 'api', path: '/', json: { root: true } }, { role: 'home', path: '/example', text: ['this is an example'] }],
+  },
+  {
+    name: 'koa',
+    dir: 'koa-app',
+    spec: { framework: 'koa', kind: 'node', nodeMajor: 20 },
+    warnings: [],
+    checks: [{ role: 'home', path: '/', text: ['Hello World from Koa'] }, { role: 'api', path: '/api/hello', json: { hello: 'koa' } }],
+  },
 ];
-
-export { IMMUTABLE };

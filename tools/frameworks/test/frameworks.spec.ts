@@ -29,6 +29,7 @@ async function check(run: SuiteRun, slug: string, c: Check): Promise<void> {
     expect({ path, status: asset.status, cacheControl: header(asset.headers['cache-control']) }).toEqual({ path, status: 200, cacheControl: expect.stringMatching(c.cacheControl) });
     if (c.contentType) expect(header(asset.headers['content-type'])).toMatch(c.contentType);
     expect(asset.body.length).toBeGreaterThan(0);
+    for (const text of c.text ?? []) expect({ path, found: asset.body.includes(text) }).toEqual({ path, found: true });
     return;
   }
   const nonce = c.echo ? `n${randomBytes(6).toString('hex')}` : null;
