@@ -9,7 +9,7 @@ const WARNING_LINE = /\bwarn(ing)?\b|^\s*⚠|^\s*\(!\)/i;
 /** npm's notices about its own configuration, not the project's build. */
 const NOT_THE_BUILD = /^npm warn (config|Unknown)/i;
 /** What a failing build prints about why: errors, failed network fetches, missing modules. */
-const FAILURE_LINE = /\berror\b|\bERR!|\bfailed\b|\bcannot\b|\bcould not\b|\bENOTFOUND\b|\bEAI_AGAIN\b|\bECONNREFUSED\b|\bETIMEDOUT\b|\bECONNRESET\b|\bnot found\b|^\s*⨯/i;
+const FAILURE_LINE = /^\s*URL:\s|\bestablishing a connection\b|\berror\b|\bERR!|\bfailed\b|\bcannot\b|\bcould not\b|\bENOTFOUND\b|\bEAI_AGAIN\b|\bECONNREFUSED\b|\bETIMEDOUT\b|\bECONNRESET\b|\bnot found\b|^\s*⨯/i;
 
 /** The output as lines a reader can use: colours and carriage-return redraws removed, blank lines dropped. */
 function plainLines(output: string): string[] {

@@ -49,6 +49,18 @@ export interface FrameworkFixture {
   /** Warning codes the deploy must carry exactly (sorted). */
   warnings: string[];
   checks: Check[];
+  /** A directory under tools/frameworks/overlays whose files replace the fixture's (deployed from a temp copy). */
+  overlay?: string;
+  /**
+   * The deploy must fail, with this code and a message matching `message` — unless `unless()`
+   * resolves true (then it must succeed and pass its checks).
+   */
+  failure?: { code: string; step: string; message: RegExp[]; unless: () => Promise<boolean> };
+}
+
+/** Whether this machine reaches a host over HTTPS (5 s bound). */
+export async function reachable(url: string): Promise<boolean> {
+  return fetch(url, { method: 'HEAD', signal: AbortSignal.timeout(5000) }).then(() => true, () => false);
 }
 
 /** Hashed asset names (Vite, Next, SvelteKit, Nuxt, Astro): cached for a year, immutable. */
@@ -86,6 +98,17 @@ export const FIXTURES: FrameworkFixture[] = [
       NEXT_CHUNK,
       MISSING,
     ],
+  },
+  {
+    // The starter exactly as create-next-app writes it: Geist through next/font/google, fetched from
+    // Google at build time. Where Google cannot be reached the build must fail saying so.
+    name: 'next-font-google',
+    dir: 'next-app-router',
+    overlay: 'next-font-google',
+    spec: { framework: 'next', kind: 'node', nodeMajor: 24, packageManager: 'npm' },
+    warnings: [],
+    checks: [{ role: 'home', path: '/', text: ['To get started, edit the page.tsx file.'] }],
+    failure: { code: 'build_failed', step: 'build', message: [/Failed to fetch font/i, /fonts\.googleapis\.com/], unless: () => reachable('https://fonts.googleapis.com/css2?family=Geist') },
   },
   {
     name: 'next-pages-router',

@@ -62,6 +62,12 @@ describe('framework starters through `slipway deploy`, the platform as `pnpm sta
     const { account, task, ms } = await run.result(name);
     // The deploy time goes to the log for whoever reads it (never asserted; see bench/ for figures).
     process.stdout.write(`frameworks: ${name} ${task.status} in ${(ms / 1000).toFixed(1)} s (${(task.steps ?? []).map((s) => `${s.name} ${((s.durationMs ?? 0) / 1000).toFixed(1)}s`).join(', ')})\n`);
+    if (fixture.failure && !(await fixture.failure.unless())) {
+      // The deploy must fail where it should, saying what failed in the framework's own words.
+      expect({ status: task.status, code: task.error?.code, step: task.error?.step }).toEqual({ status: 'failed', code: fixture.failure.code, step: fixture.failure.step });
+      for (const pattern of fixture.failure.message) expect(task.error?.message).toMatch(pattern);
+      return;
+    }
     if (task.status !== 'succeeded') throw new Error(`${name} did not deploy: ${failureReport(task)}`);
 
     const spec = task.spec ?? {};

@@ -4,9 +4,13 @@
  * `concurrency` at a time (the build worker runs that many jobs at once), every wait bounded.
  */
 import { randomBytes } from 'node:crypto';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURES as FIXTURE_ROOT, LaunchedPlatform, waitFor, type HttpResult, type PlatformAccount, type PlatformTask } from '@slipway/testing';
 import type { FrameworkFixture } from './fixtures.js';
+
+const OVERLAYS = join(import.meta.dirname, '..', 'overlays');
 
 export interface Deployed {
   account: PlatformAccount;
@@ -76,9 +80,19 @@ export class SuiteRun {
   private async deploy(fixture: FrameworkFixture): Promise<Deployed> {
     const tag = randomBytes(3).toString('hex');
     const account = await this.platform.bootstrap(`${fixture.name}-${tag}@frameworks.example`, fixture.name);
-    const started = Date.now();
-    const task = await this.platform.deploy(account, join(FIXTURE_ROOT, fixture.dir), this.deployTimeoutMs);
-    return { account, task, ms: Date.now() - started };
+    let dir = join(FIXTURE_ROOT, fixture.dir);
+    if (fixture.overlay) {
+      dir = await mkdtemp(join(tmpdir(), `frameworks-${fixture.name}-`));
+      await cp(join(FIXTURE_ROOT, fixture.dir), dir, { recursive: true });
+      await cp(join(OVERLAYS, fixture.overlay), dir, { recursive: true });
+    }
+    try {
+      const started = Date.now();
+      const task = await this.platform.deploy(account, dir, this.deployTimeoutMs);
+      return { account, task, ms: Date.now() - started };
+    } finally {
+      if (fixture.overlay) await rm(dir, { recursive: true, force: true });
+    }
   }
 
   private async limited<T>(fn: () => Promise<T>): Promise<T> {
