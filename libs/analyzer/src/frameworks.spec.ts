@@ -58,20 +58,20 @@ const STARTERS: [string, Expected, string[]][] = [
     reasons: ['package.json depends on nuxt ^4.2.1', 'package.json scripts.build: nuxt build', 'Nitro node server: node .output/server/index.mjs (reads PORT)'], ...none,
   }, []],
   ['nuxt-spa', {
-    kind: 'spa', framework: 'nuxt', frameworkVersion: '^4.2.1', frameworkVersionSource: 'package.json', ...npm,
-    commands: { install: 'npm install', build: 'npm run generate', start: null }, outputDir: '.output/public', buildOutput: '.output/public', startSource: null, spaFallback: true, port: null,
+    kind: 'spa', framework: 'nuxt', frameworkVersion: '4.4.5', frameworkVersionSource: 'lockfile', ...npmLocked,
+    commands: { install: 'npm ci', build: 'npm run generate', start: null }, outputDir: '.output/public', buildOutput: '.output/public', startSource: null, spaFallback: true, port: null,
     reasons: ['package.json depends on nuxt ^4.2.1', 'nuxt.config.ts: ssr: false (single-page app)', 'package.json scripts.generate: nuxt generate: static files in .output/public'], ...none,
-  }, ['no_lockfile']],
+  }, []],
   ['react-router-app', {
     kind: 'node', framework: 'react-router', frameworkVersion: '7.18.4', frameworkVersionSource: 'lockfile', ...npmLocked,
     commands: { install: 'npm ci', build: 'npm run build', start: 'npm run start' }, outputDir: 'build/client', buildOutput: 'build', startSource: 'script', spaFallback: false, port: envPort,
     reasons: ['package.json depends on @react-router/dev ^7.18.4 (framework mode)', 'package.json scripts.build: react-router build', 'package.json scripts.start: react-router-serve ./build/server/index.js (reads PORT)'], ...none,
   }, []],
   ['react-router-spa', {
-    kind: 'spa', framework: 'react-router', frameworkVersion: '^7.9.2', frameworkVersionSource: 'package.json', ...npm,
-    commands: { install: 'npm install', build: 'npm run build', start: null }, outputDir: 'build/client', buildOutput: 'build/client', startSource: null, spaFallback: true, port: null,
-    reasons: ['package.json depends on @react-router/dev ^7.9.2 (framework mode)', 'package.json scripts.build: react-router build', 'react-router.config.ts: ssr: false (SPA mode): static files in build/client'], ...none,
-  }, ['no_lockfile']],
+    kind: 'spa', framework: 'react-router', frameworkVersion: '7.18.4', frameworkVersionSource: 'lockfile', ...npmLocked,
+    commands: { install: 'npm ci', build: 'npm run build', start: null }, outputDir: 'build/client', buildOutput: 'build/client', startSource: null, spaFallback: true, port: null,
+    reasons: ['package.json depends on @react-router/dev ^7.18.4 (framework mode)', 'package.json scripts.build: react-router build', 'react-router.config.ts: ssr: false (SPA mode): static files in build/client'], ...none,
+  }, []],
   ['nestjs-app', {
     kind: 'node', framework: 'nestjs', frameworkVersion: '11.2.10', frameworkVersionSource: 'lockfile', ...npmLocked,
     commands: { install: 'npm ci', build: 'npm run build', start: 'node dist/main' }, outputDir: null, buildOutput: 'dist', startSource: 'framework', spaFallback: false, port: envPort,

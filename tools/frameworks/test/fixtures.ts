@@ -195,6 +195,28 @@ export const FIXTURES: FrameworkFixture[] = [
     ],
   },
   {
+    name: 'react-router-spa',
+    dir: 'react-router-spa',
+    spec: { framework: 'react-router', kind: 'spa', nodeMajor: 20 },
+    warnings: [],
+    checks: [
+      { role: 'home', path: '/', text: ['<html lang="en">'], cacheControl: /no-cache/ },
+      { role: 'deep-link', path: '/some/client/route', text: ['<html lang="en">'] },
+      { role: 'asset', from: '/', pattern: /["'](\/assets\/[^"']+\.js)["']/, cacheControl: IMMUTABLE, contentType: /javascript/ },
+    ],
+  },
+  {
+    name: 'nuxt-spa',
+    dir: 'nuxt-spa',
+    spec: { framework: 'nuxt', kind: 'spa', nodeMajor: 20 },
+    warnings: [],
+    checks: [
+      { role: 'home', path: '/', text: ['<div id="__nuxt">'], cacheControl: /no-cache/ },
+      { role: 'deep-link', path: '/some/client/route', text: ['<div id="__nuxt">'] },
+      { role: 'asset', from: '/', pattern: /["'](\/_nuxt\/[^"']+\.js)["']/, cacheControl: IMMUTABLE, contentType: /javascript/ },
+    ],
+  },
+  {
     name: 'nestjs',
     dir: 'nestjs-app',
     spec: { framework: 'nestjs', kind: 'node', nodeMajor: 20 },
