@@ -49,7 +49,7 @@ export interface FrameworkFixture {
   /** Warning codes the deploy must carry exactly (sorted). */
   warnings: string[];
   checks: Check[];
-  /** A directory under tools/frameworks/overlays whose files replace the fixture's (deployed from a temp copy). */
+  /** A directory under tools/frameworks/fixtures/overlays whose files replace the fixture's (deployed from a temp copy). */
   overlay?: string;
   /**
    * The deploy must fail, with this code and a message matching `message` — unless `unless()`

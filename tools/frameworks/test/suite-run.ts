@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { FIXTURES as FIXTURE_ROOT, LaunchedPlatform, waitFor, type HttpResult, type PlatformAccount, type PlatformTask } from '@slipway/testing';
 import type { FrameworkFixture } from './fixtures.js';
 
-const OVERLAYS = join(import.meta.dirname, '..', 'overlays');
+const OVERLAYS = join(import.meta.dirname, '..', 'fixtures', 'overlays');
 
 export interface Deployed {
   account: PlatformAccount;
