@@ -74,7 +74,15 @@ describe("the framework's own build output", () => {
     expect(warning!.message).toMatch(/printed 40 warning lines \(the first 7 in detail\)/);
   });
 
-  it("a failed build's error names what failed: the framework's own line (a font fetch that could not reach its host)", () => {
+  it("a failed build's error names what failed: Next.js 16 with next/font/google and no route to Google (as the suite saw it)", () => {
+    const log = [
+      '> next-app@0.1.0 build', '> next build', '   ▲ Next.js 16.0.3 (Turbopack)', '   Creating an optimized production build ...',
+      '> Build error occurred', 'Error: Turbopack build failed with 2 errors:', 'next/font: error:', 'Failed to fetch `Geist` from Google Fonts.', 'Failed to fetch `Geist Mono` from Google Fonts.',
+    ].join('\n');
+    expect(buildFailureLines(log)).toBe('> Build error occurred\nError: Turbopack build failed with 2 errors:\nnext/font: error:\nFailed to fetch `Geist` from Google Fonts.\nFailed to fetch `Geist Mono` from Google Fonts.');
+  });
+
+  it("a failed build's error names what failed: a fetch that could not reach its host", () => {
     const log = [
       '> next build', '   ▲ Next.js 16.0.3', '   Creating an optimized production build ...',
       'Failed to fetch font `Geist`: https://fonts.googleapis.com/css2?family=Geist',

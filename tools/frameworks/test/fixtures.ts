@@ -48,6 +48,8 @@ export interface FrameworkFixture {
   spec: { framework: string | null; kind: 'static' | 'spa' | 'node' | 'node+static'; nodeMajor: 20 | 22 | 24 | null; packageManager?: string | null };
   /** Warning codes the deploy must carry exactly (sorted). */
   warnings: string[];
+  /** With `build_output_warnings`: what its lines (the framework's own warnings) must say. */
+  buildWarnings?: RegExp;
   checks: Check[];
   /** A directory under tools/frameworks/fixtures/overlays whose files replace the fixture's (deployed from a temp copy). */
   overlay?: string;
@@ -108,7 +110,7 @@ export const FIXTURES: FrameworkFixture[] = [
     spec: { framework: 'next', kind: 'node', nodeMajor: 24, packageManager: 'npm' },
     warnings: [],
     checks: [{ role: 'home', path: '/', text: ['To get started, edit the page.tsx file.'] }],
-    failure: { code: 'build_failed', step: 'build', message: [/Failed to fetch font/i, /fonts\.googleapis\.com/], unless: () => reachable('https://fonts.googleapis.com/css2?family=Geist') },
+    failure: { code: 'build_failed', step: 'build', message: [/^`npm run build` exited with 1:\n/, /Failed to fetch `Geist` from Google Fonts/], unless: () => reachable('https://fonts.googleapis.com/css2?family=Geist') },
   },
   {
     name: 'next-pages-router',
@@ -175,7 +177,9 @@ export const FIXTURES: FrameworkFixture[] = [
     name: 'nuxt',
     dir: 'nuxt-app',
     spec: { framework: 'nuxt', kind: 'node', nodeMajor: 20 },
-    warnings: [],
+    // Nuxt's own build warning, surfaced with its line.
+    warnings: ['build_output_warnings'],
+    buildWarnings: /\[plugin nuxt:module-preload-polyfill\] Sourcemap is likely to be incorrect/,
     checks: [
       { role: 'ssr', path: '/', echo: 'name', text: ['from Nitro'] },
       { role: 'api', path: '/api/hello', json: { hello: 'nuxt', server: 'nitro' } },
@@ -186,7 +190,9 @@ export const FIXTURES: FrameworkFixture[] = [
     name: 'react-router-framework',
     dir: 'react-router-app',
     spec: { framework: 'react-router', kind: 'node', nodeMajor: 20 },
-    warnings: [],
+    // React Router 7.18's own "Future Flag Warning" lines about v8, surfaced.
+    warnings: ['build_output_warnings'],
+    buildWarnings: /Future Flag Warning: .* changing in React Router v8/,
     checks: [
       { role: 'home', path: '/', text: ['<h1>Welcome</h1>'] },
       { role: 'ssr', path: '/ssr', echo: 'name', text: ['from a loader'] },
@@ -198,7 +204,8 @@ export const FIXTURES: FrameworkFixture[] = [
     name: 'react-router-spa',
     dir: 'react-router-spa',
     spec: { framework: 'react-router', kind: 'spa', nodeMajor: 20 },
-    warnings: [],
+    warnings: ['build_output_warnings'],
+    buildWarnings: /Future Flag Warning/,
     checks: [
       { role: 'home', path: '/', text: ['<html lang="en">'], cacheControl: /no-cache/ },
       { role: 'deep-link', path: '/some/client/route', text: ['<html lang="en">'] },
@@ -209,7 +216,8 @@ export const FIXTURES: FrameworkFixture[] = [
     name: 'nuxt-spa',
     dir: 'nuxt-spa',
     spec: { framework: 'nuxt', kind: 'spa', nodeMajor: 20 },
-    warnings: [],
+    warnings: ['build_output_warnings'],
+    buildWarnings: /Sourcemap is likely to be incorrect/,
     checks: [
       { role: 'home', path: '/', text: ['<div id="__nuxt">'], cacheControl: /no-cache/ },
       { role: 'deep-link', path: '/some/client/route', text: ['<div id="__nuxt">'] },

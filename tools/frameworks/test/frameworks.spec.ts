@@ -76,6 +76,7 @@ describe('framework starters through `slipway deploy`, the platform as `pnpm sta
     const codes = (task.warnings ?? []).map((w) => w.code).sort();
     // On a mismatch the whole warnings (with the build's own lines) are the evidence.
     expect({ codes, warnings: codes.join() === [...fixture.warnings].sort().join() ? 'as listed' : task.warnings }).toEqual({ codes: [...fixture.warnings].sort(), warnings: 'as listed' });
+    if (fixture.buildWarnings) expect(task.warnings?.find((w) => w.code === 'build_output_warnings')?.detail).toMatch(fixture.buildWarnings);
     // The platform's sandboxes are on: no deploy may say it ran without them.
     expect((task.hazards ?? []).map((h) => h.code).filter((code) => code.startsWith('unsandboxed'))).toEqual([]);
 
