@@ -6,8 +6,11 @@ const MAX_LINE_CHARS = 300;
 const MAX_DETAIL_CHARS = 2000;
 /** What frameworks print when they warn: `warn`/`WARN`/`Warning:` (npm, Nuxt, SvelteKit), `⚠` (Next.js), `(!)` (Vite, Rollup). */
 const WARNING_LINE = /\bwarn(ing)?\b|^\s*⚠|^\s*\(!\)/i;
-/** npm's notices about its own configuration, not the project's build. */
-const NOT_THE_BUILD = /^npm warn (config|Unknown)/i;
+/**
+ * Lines about the build's surroundings the project cannot act on: npm's notices about its own
+ * configuration, and Next.js's "No build cache found" (keeping `.next/cache` is the platform's job).
+ */
+const NOT_THE_BUILD = /^npm warn (config|Unknown)|No build cache found\b/i;
 /** What a failing build prints about why: errors, failed network fetches, missing modules. */
 const FAILURE_LINE = /^\s*URL:\s|\bestablishing a connection\b|\berror\b|\bERR!|\bfailed\b|\bcannot\b|\bcould not\b|\bENOTFOUND\b|\bEAI_AGAIN\b|\bECONNREFUSED\b|\bETIMEDOUT\b|\bECONNRESET\b|\bnot found\b|^\s*⨯/i;
 

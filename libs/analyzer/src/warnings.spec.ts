@@ -62,6 +62,8 @@ describe("the framework's own build output", () => {
     expect(warning).toMatchObject({ code: 'build_output_warnings', message: expect.stringMatching(/^The build printed 3 warning lines;/) });
     expect(warning!.detail!.split('\n')).toEqual(['⚠ Invalid next.config.ts options detected', ' WARN  [nitro] Using fallback compatibility date', '(!) Some chunks are larger than 500 kB after minification.']);
     expect(buildOutputWarnings('> vite build\nbuilt dist/assets/main-1a2b3c4d.js\n')).toEqual([]);
+    // Next.js on every first build: about caching, which is the platform's to do, not the project's.
+    expect(buildOutputWarnings(' ⚠ No build cache found. Please configure build caching for faster rebuilds. Read more: https://nextjs.org/docs/messages/no-cache\n')).toEqual([]);
   });
 
   it('is bounded: at most 10 lines of 300 characters, and says how many there were', () => {

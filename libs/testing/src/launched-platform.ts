@@ -156,7 +156,7 @@ export class LaunchedPlatform {
   /** `slipway admin bootstrap`: an owner of its own, an application, its API key and owner token. */
   async bootstrap(email: string, app: string): Promise<PlatformAccount> {
     const result = await this.cli(['admin', 'bootstrap', '--email', email, '--app', app, '--plan', 'pro', '--json']);
-    if (result.code !== 0) throw new Error(`bootstrap failed: ${result.stderr}`);
+    if (result.code !== 0) throw new Error(`bootstrap failed (exit ${result.code}): ${result.stdout.slice(0, 2000)} ${result.stderr.slice(-2000)}`);
     return JSON.parse(result.stdout) as PlatformAccount;
   }
 

@@ -46,6 +46,7 @@ export class SuiteRun {
   private readonly results = new Map<string, Promise<Deployed>>();
   private running = 0;
   private readonly waiting: (() => void)[] = [];
+  private bootstraps: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly platform: LaunchedPlatform,
@@ -92,7 +93,10 @@ export class SuiteRun {
 
   private async deploy(fixture: FrameworkFixture): Promise<Deployed> {
     const tag = randomBytes(3).toString('hex');
-    const account = await this.platform.bootstrap(`${fixture.name}-${tag}@frameworks.example`, fixture.name);
+    // One bootstrap at a time, as an operator types them (three at once once failed with an empty error).
+    const bootstrap = this.bootstraps.catch(() => undefined).then(() => this.platform.bootstrap(`${fixture.name}-${tag}@frameworks.example`, fixture.name));
+    this.bootstraps = bootstrap;
+    const account = await bootstrap;
     let dir = join(FIXTURE_ROOT, fixture.dir);
     if (fixture.overlay) {
       dir = await mkdtemp(join(tmpdir(), `frameworks-${fixture.name}-`));
