@@ -56,7 +56,7 @@ describe('framework starters through `slipway deploy`, the platform as `pnpm sta
 
   afterAll(async () => {
     await run?.stop();
-  }, 60_000);
+  }, 5 * 60_000); // the launcher stops, then its home goes: every release, whole Next.js projects included
 
   it.each(fixtures.map((f) => [f.name, f] as [string, FrameworkFixture]))('%s', async (name, fixture) => {
     const { account, task, ms } = await run.result(name);
