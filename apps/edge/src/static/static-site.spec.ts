@@ -100,3 +100,33 @@ describe('StaticSite: links never leave the release (real files, real HTTP)', ()
     }
   });
 });
+
+describe('StaticSite: cache headers by name (real files, real HTTP)', () => {
+  it('immutable for content-hashed names (Vite, SvelteKit, Nuxt hash-only), revalidated for the rest', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'slipway-static-cache-'));
+    const names = ['assets/index-DxK3a9Q1.js', 'entry.DEVlFBXh.css', '_nuxt/Btu1cy1g.js', '_nuxt/app.js', 'bootstrap5.js', 'analytics.js', 'lib/Btu1cy1g.js'];
+    for (const name of names) {
+      await mkdir(join(base, name, '..'), { recursive: true });
+      await writeFile(join(base, name), 'x');
+    }
+    const site = new StaticSite('r2', base, false, new StaticCache(1024 * 1024));
+    const server = createServer((req, res) => void site.serve(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const header = (path: string) => new Promise<string | undefined>((resolve, reject) => {
+        request({ host: '127.0.0.1', port, path }, (res) => resolve(res.resume().headers['cache-control'])).on('error', reject).end();
+      });
+      const seen = Object.fromEntries(await Promise.all(names.map(async (name) => [name, await header(`/${name}`)] as const)));
+      const immutable = 'public, max-age=31536000, immutable';
+      const revalidate = 'public, max-age=0, must-revalidate';
+      expect(seen).toEqual({
+        'assets/index-DxK3a9Q1.js': immutable, 'entry.DEVlFBXh.css': immutable, '_nuxt/Btu1cy1g.js': immutable,
+        '_nuxt/app.js': revalidate, 'bootstrap5.js': revalidate, 'analytics.js': revalidate, 'lib/Btu1cy1g.js': revalidate,
+      });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+});
