@@ -1,0 +1,58 @@
+import type { PackageJson, PackageManagerRequest, ProjectSpec } from '@slipway/analyzer';
+
+/**
+ * Each manager's download cache in its own directory of the application's cache (`/cache` in the
+ * sandbox): npm's, pnpm's store, Yarn classic's, Yarn Berry's global folder, Bun's.
+ * Yarn Berry installs with the node-modules linker (Plug'n'Play is not supported: the dependency
+ * cache, pruning and the release all work on node_modules).
+ */
+export function managerCacheEnv(cache: string): Record<string, string> {
+  return {
+    npm_config_cache: `${cache}/npm`,
+    npm_config_store_dir: `${cache}/pnpm-store`,
+    YARN_CACHE_FOLDER: `${cache}/yarn`,
+    YARN_GLOBAL_FOLDER: `${cache}/yarn-berry`,
+    YARN_ENABLE_GLOBAL_CACHE: 'true',
+    YARN_NODE_LINKER: 'node-modules',
+    YARN_ENABLE_TELEMETRY: '0',
+    YARN_ENABLE_PROGRESS_BARS: 'false',
+    BUN_INSTALL_CACHE_DIR: `${cache}/bun`,
+    npm_config_update_notifier: 'false',
+    npm_config_fund: 'false',
+    npm_config_audit: 'false',
+  };
+}
+
+/** Dev tools a start script may run; with one of them (or any dev dependency) first, nothing is pruned. */
+const DEV_RUNNERS = ['tsx', 'ts-node', 'vite', 'nodemon', 'serve', 'http-server'];
+
+/**
+ * The command that removes dev dependencies after the build, for a Node release; null (with why)
+ * when nothing should be pruned. Run in the build sandbox, with the install's environment.
+ */
+export function pruneCommand(spec: ProjectSpec, pkg: PackageJson | null, request: PackageManagerRequest | null): { command: string | null; why: string } {
+  if (spec.kind !== 'node' && spec.kind !== 'node+static') return { command: null, why: 'static release: node_modules is not shipped' };
+  if (!spec.commands.install) return { command: null, why: 'nothing was installed' };
+  if (spec.overrides.includes('installCommand')) return { command: null, why: `${'slipway.json'} sets installCommand: dev dependencies are kept` };
+  const dev = Object.keys(pkg?.devDependencies ?? {});
+  if (dev.length === 0) return { command: null, why: 'no dev dependencies' };
+  const start = spec.startSource === 'script' ? pkg?.scripts?.['start'] ?? '' : spec.commands.start ?? '';
+  const first = start.replace(/^(\s*[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*/, '').trim().split(/\s+/)[0] ?? '';
+  const runner = first === 'npx' || first === 'pnpx' || first === 'bunx' ? start.trim().split(/\s+/).find((word, i) => i > 0 && !word.startsWith('-')) ?? '' : first;
+  if (dev.includes(runner) || DEV_RUNNERS.includes(runner)) return { command: null, why: `the start command runs ${runner}, a dev tool: dev dependencies are kept` };
+  const frozen = Boolean(spec.lockfile);
+  switch (spec.packageManager) {
+    case 'npm':
+      return { command: 'npm prune --omit=dev', why: 'npm' };
+    case 'pnpm':
+      return { command: 'pnpm prune --prod', why: 'pnpm' };
+    case 'yarn':
+      return request?.yarnBerry
+        ? { command: 'yarn workspaces focus --all --production', why: 'yarn berry' }
+        : { command: `yarn install --production --ignore-engines${frozen ? ' --frozen-lockfile' : ''} --prefer-offline`, why: 'yarn classic' };
+    case 'bun':
+      return { command: `bun install --production${frozen ? ' --frozen-lockfile' : ''}`, why: 'bun' };
+    default:
+      return { command: null, why: 'no package manager' };
+  }
+}
