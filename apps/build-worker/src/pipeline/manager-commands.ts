@@ -51,7 +51,8 @@ export function pruneCommand(spec: ProjectSpec, pkg: PackageJson | null, request
         ? { command: 'yarn workspaces focus --all --production', why: 'yarn berry' }
         : { command: `yarn install --production --ignore-engines${frozen ? ' --frozen-lockfile' : ''} --prefer-offline`, why: 'yarn classic' };
     case 'bun':
-      return { command: `bun install --production${frozen ? ' --frozen-lockfile' : ''}`, why: 'bun' };
+      // `bun install --production` over an installed tree keeps the dev dependencies: reinstalled from Bun's cache instead.
+      return { command: `rm -rf node_modules && bun install --production${frozen ? ' --frozen-lockfile' : ''}`, why: 'bun' };
     default:
       return { command: null, why: 'no package manager' };
   }
