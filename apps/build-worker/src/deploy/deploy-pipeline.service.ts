@@ -61,7 +61,7 @@ export class DeployPipelineService {
       masterKey: config.SLIPWAY_MASTER_KEY,
       maxBytes: config.DEPENDENCY_CACHE_MAX_BYTES,
     });
-    this.toolchains = nodeToolchainsFor(config, LIMITS.node.supportedMajors, LIMITS.node.defaultMajor);
+    this.toolchains = nodeToolchainsFor(config, LIMITS.node.supportedMajors, config.NODE_DEFAULT_MAJOR);
     this.managers = packageManagersFor(config);
     this.buildCaches = new BuildCaches(join(buildDirOf(config), 'build-caches'));
     this.handoff = new RuntimeHandoff(config.EDGE_INTERNAL_URL, config.SLIPWAY_MASTER_KEY, config.RELEASE_TIMEOUT_MS);
@@ -339,9 +339,9 @@ export class DeployPipelineService {
       spec.nodeVersion = chosen.version;
       spec.reasons.push(request
         ? `Node.js ${chosen.version}: the newest offered version that fits ${request.source === 'engines' ? 'engines.node' : request.source} "${request.value}"`
-        : `Node.js ${chosen.version}: nothing declared (engines.node, .nvmrc, .node-version), so the platform's default, Node ${LIMITS.node.defaultMajor} (the Active LTS; Node 20 is end-of-life)`);
+        : `Node.js ${chosen.version}: nothing declared (engines.node, .nvmrc, .node-version), so the platform's default, Node ${this.config.NODE_DEFAULT_MAJOR}${this.config.NODE_DEFAULT_MAJOR === LIMITS.node.defaultMajor ? ' (the Active LTS; Node 20 is end-of-life)' : ' (NODE_DEFAULT_MAJOR)'}`);
       const toolchain = await this.toolchains.ensure(chosen.version, log);
-      log(`Node.js ${chosen.version}${request ? ` for ${request.source} "${request.value}"` : ` (nothing declared: the default, Node ${LIMITS.node.defaultMajor}, the Active LTS)`}${toolchain ? `, npm ${toolchain.npmVersion}` : ''}`);
+      log(`Node.js ${chosen.version}${request ? ` for ${request.source} "${request.value}"` : ` (nothing declared: the default, Node ${this.config.NODE_DEFAULT_MAJOR})`}${toolchain ? `, npm ${toolchain.npmVersion}` : ''}`);
       return toolchain;
     } catch (error) {
       if (error instanceof ToolchainError) throw new StepFailure(error.code, error.message);
