@@ -1,17 +1,17 @@
-import { constants } from 'node:fs';
-import { mkdir, open, rm, stat } from 'node:fs/promises';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AnalyzeError, analyzeSource, packageManagerRequest, parsePackageJson, buildOutputWarnings, outputHazards, readProjectDir, unsandboxedBuildHazard, unsandboxedRuntimeHazard, type Hazard, type PackageManagerRequest, type ProjectSpec, type Warning } from '@slipway/analyzer';
 import type { BlobStore } from '@slipway/blob';
 import { LIMITS, type DeployError, type DeployFailureCode, type DeployStepName } from '@slipway/contract';
-import { MANAGER_BIN, SandboxUnavailableError, TOOLCHAIN_BIN, ToolchainError, nodeToolchainsFor, packageManagersFor, toolchainEnv, routesChannel, type ManagerName, type ManagerToolchain, type NodeToolchain, type NodeToolchains, type PackageManagers, type RoutesMessage } from '@slipway/runtime';
+import { MANAGER_BIN, SandboxUnavailableError, TOOLCHAIN_BIN, ToolchainError, nodeToolchainsFor, packageManagersFor, toolchainEnv, routesChannel, type ManagerToolchain, type NodeToolchain, type NodeToolchains, type PackageManagers, type RoutesMessage } from '@slipway/runtime';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { BuildCaches } from '../pipeline/build-caches.js';
 import { DependencyCache } from '../pipeline/dependency-cache.js';
-import { managerCacheEnv, pruneCommand } from '../pipeline/manager-commands.js';
+import { managerCacheEnv, managerFor, pruneCommand, readPackageJsonOf } from '../pipeline/manager-commands.js';
+import { assembleNextStandalone, hasNextStandalone, nextStandaloneBuildEnv } from '../pipeline/next-standalone.js';
 import { Redactor } from '../pipeline/redactor.js';
 import { resolveOutputDir } from '../pipeline/output-links.js';
 import { packRelease } from '../pipeline/release-packer.js';
@@ -120,7 +120,7 @@ export class DeployPipelineService {
         spec = analysis.spec;
         toolchain = await this.nodeFor(spec, log);
         managerRequest = packageManagerRequest(files);
-        manager = await this.managerFor(spec, managerRequest, toolchain, log);
+        manager = await managerFor(this.managers, spec, managerRequest, toolchain, log);
         warnings.push(...analysis.warnings);
         hazards.push(...analysis.hazards);
         log(`${spec.kind}${spec.framework ? ` (${spec.framework}${spec.frameworkVersion ? ` ${spec.frameworkVersion}` : ''})` : ''}: install ${spec.commands.install ?? '-'}, build ${spec.commands.build ?? '-'}, start ${spec.commands.start ?? '-'}`);
@@ -165,19 +165,21 @@ export class DeployPipelineService {
         }
       });
 
+      let standalone = false;
       await step('build', async (log) => {
         // After the build, a Node release's dev dependencies go (each manager's own prune).
-        const prune = pruneCommand(project, parsePackageJson(await this.readPackageJson(src)), managerRequest);
+        const pkg = parsePackageJson(await readPackageJsonOf(src));
+        const prune = pruneCommand(project, pkg, managerRequest);
         if (!project.commands.build && !prune.command) return 'skipped';
         const sandbox = await codeSandbox();
         if (project.commands.build) {
           // Kept caches only where the build runs sandboxed (as the build user, whose files they are).
           const keepCaches = sandbox.mode.kind === 'bwrap';
           if (keepCaches) {
-            const restored = await this.buildCaches.restore(applicationId, src);
+            const restored = await this.buildCaches.restore(applicationId, src, sandbox.mode.kind === 'bwrap' ? { uid: sandbox.mode.uid, gid: sandbox.mode.gid } : undefined);
             if (restored.length) log(`build caches restored: ${restored.join(', ')}`);
           }
-          const output = await this.exec(sandbox, project.commands.build, { root, src, env: this.buildEnv(sandbox, app.buildVariables, root, node, pm), toolchain: node, manager: pm, failure: 'build_failed', shutdown, log });
+          const output = await this.exec(sandbox, project.commands.build, { root, src, env: { ...this.buildEnv(sandbox, app.buildVariables, root, node, pm), ...nextStandaloneBuildEnv(project, pkg) }, toolchain: node, manager: pm, failure: 'build_failed', shutdown, log });
           warnings.push(...buildOutputWarnings(recorder.redact(output)));
           // What the build must produce (a framework's server bundle, e.g. SvelteKit's build/), else what is served.
           const produced = project.buildOutput ?? project.outputDir;
@@ -188,6 +190,11 @@ export class DeployPipelineService {
             const { kept } = await this.buildCaches.keep(applicationId, src);
             if (kept.length) log(`build caches kept for the next build, not shipped: ${kept.join(', ')}`);
           }
+        }
+        if (project.commands.build && (await hasNextStandalone(src))) {
+          standalone = true;
+          log('Next.js standalone output: the release ships .next/standalone (only the traced dependencies), started with node server.js');
+          return;
         }
         if (!prune.command) {
           log(`dev dependencies not pruned: ${prune.why}`);
@@ -215,7 +222,13 @@ export class DeployPipelineService {
       const artifactKey = `releases/${releaseId}.tar.gz`;
       const releaseKind = project.kind === 'node' || project.kind === 'node+static' ? 'node' : 'static';
       await step('package', async (log) => {
-        const dir = releaseKind === 'node' ? src : servedDir!;
+        let dir = releaseKind === 'node' ? src : servedDir!;
+        if (standalone) {
+          dir = await assembleNextStandalone(src);
+          project.commands.start = 'node server.js';
+          project.startSource = 'framework';
+          project.reasons.push('Next.js standalone output (.next/standalone with .next/static and public): started with node server.js (reads PORT)');
+        }
         const packed = await packRelease(this.blobs, artifactKey, dir, { skipNodeModules: releaseKind === 'static', precompress: releaseKind === 'static', project: src, skipBuildCaches: releaseKind === 'node' });
         project.artifact = { bytes: packed.bytes, files: packed.files };
         if (!(await this.deployments.save(applicationId, deploymentId, attempt, recorder.steps, { spec: project }))) throw new LostLeaseError('lost');
@@ -268,43 +281,6 @@ export class DeployPipelineService {
   private servedDir(spec: ProjectSpec, src: string): Promise<string | null> {
     if (spec.outputDir) return resolveOutputDir(src, spec.outputDir);
     return spec.kind === 'node' ? resolveOutputDir(src, 'public') : Promise.resolve(null);
-  }
-
-  /** package.json as the build left it (no link followed, 1 MiB at most); undefined when it is not a regular file. */
-  private async readPackageJson(src: string): Promise<{ path: string; bytes: number; text: string } | undefined> {
-    const handle = await open(join(src, 'package.json'), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => null);
-    if (!handle) return undefined;
-    try {
-      const info = await handle.stat();
-      if (!info.isFile() || info.size > 1024 * 1024) return undefined;
-      return { path: 'package.json', bytes: info.size, text: await handle.readFile('utf8') };
-    } finally {
-      await handle.close();
-    }
-  }
-
-  /**
-   * The project's package manager at the exact version (`spec.packageManagerVersion`), fetched and
-   * verified once per machine; `package_manager_unavailable` before anything of the project ran.
-   * Null: npm as the project's Node ships it.
-   */
-  private async managerFor(spec: ProjectSpec, request: PackageManagerRequest | null, node: NodeToolchain | null, log: (line: string) => void): Promise<ManagerToolchain | null> {
-    if (!spec.packageManager || !request || !(spec.commands.install || spec.commands.build || spec.commands.start)) return null;
-    try {
-      const dist = await this.managers.resolve({ manager: spec.packageManager as ManagerName, version: request.version, hash: request.hash, yarnBerry: request.yarnBerry, pnpmLockfileVersion: request.lockfileVersion });
-      if (!dist) {
-        spec.packageManagerVersion = node?.npmVersion ?? null;
-        return null;
-      }
-      const made = await this.managers.ensure(dist, request.hash, log);
-      spec.packageManagerVersion = made.version;
-      const berry = made.package === '@yarnpkg/cli-dist' ? ' (Berry, node-modules linker)' : '';
-      log(`${made.manager} ${made.version}${berry} from ${made.package}${dist.source === 'packageManager' ? ' as packageManager pins it' : dist.source === 'lockfile' ? ` for ${spec.lockfile ?? 'the lockfile'}` : ''}${request.hash ? ', hash verified' : ''}`);
-      return made;
-    } catch (error) {
-      if (error instanceof ToolchainError) throw new StepFailure('package_manager_unavailable', error.message);
-      throw error;
-    }
   }
 
   private stat(path: string | null) {

@@ -1,4 +1,4 @@
-import { chmod, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { chmod, lchown, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -14,6 +14,17 @@ export function isBuildCache(path: string): boolean {
 }
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** `path` (relative) inside `project` when each of its components is a real directory (no link); else null. */
+export async function realDirectory(project: string, path: string): Promise<string | null> {
+  let current = project;
+  for (const part of path.split('/')) {
+    current = join(current, part);
+    const info = await lstat(current).catch(() => null);
+    if (!info || info.isSymbolicLink() || !info.isDirectory()) return null;
+  }
+  return current;
+}
 const slot = (path: string) => path.replace(/\//g, '%');
 
 /**
@@ -36,19 +47,8 @@ export class BuildCaches {
     return dir;
   }
 
-  /** `path` (relative) inside `project` when each of its components is a real directory; else null. */
-  private static async realDirectory(project: string, path: string): Promise<string | null> {
-    let current = project;
-    for (const part of path.split('/')) {
-      current = join(current, part);
-      const info = await lstat(current).catch(() => null);
-      if (!info || info.isSymbolicLink() || !info.isDirectory()) return null;
-    }
-    return current;
-  }
-
   /** Moves the application's kept caches back into the project (before its build); returns what was restored. */
-  async restore(applicationId: string, project: string): Promise<string[]> {
+  async restore(applicationId: string, project: string, owner?: { uid: number; gid: number }): Promise<string[]> {
     const dir = await this.appDir(applicationId);
     const restored: string[] = [];
     for (const path of BUILD_CACHE_PATHS) {
@@ -56,8 +56,12 @@ export class BuildCaches {
       if (!(await lstat(kept).catch(() => null))?.isDirectory()) continue;
       const parent = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '';
       // The parent must exist as a real directory (node_modules after install; `.next` is made here).
-      if (parent === '.next' || parent === '.angular') await mkdir(join(project, parent)).catch(() => undefined);
-      const target = parent ? await BuildCaches.realDirectory(project, parent) : project;
+      if ((parent === '.next' || parent === '.angular') && !(await lstat(join(project, parent)).catch(() => null))) {
+        await mkdir(join(project, parent));
+        // The build user's, like the rest of the workspace.
+        if (owner) await lchown(join(project, parent), owner.uid, owner.gid);
+      }
+      const target = parent ? await realDirectory(project, parent) : project;
       if (!target || (await lstat(join(project, path)).catch(() => null))) continue;
       await rename(kept, join(project, path));
       restored.push(path);
@@ -70,7 +74,7 @@ export class BuildCaches {
     const dir = await this.appDir(applicationId);
     const kept: string[] = [];
     for (const path of BUILD_CACHE_PATHS) {
-      const source = await BuildCaches.realDirectory(project, path);
+      const source = await realDirectory(project, path);
       const target = join(dir, slot(path));
       if (!source) {
         // A cache the build no longer made is dropped, not kept stale.

@@ -1,4 +1,9 @@
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { PackageJson, PackageManagerRequest, ProjectSpec } from '@slipway/analyzer';
+import { ToolchainError, type ManagerName, type ManagerToolchain, type NodeToolchain, type PackageManagers } from '@slipway/runtime';
+import { StepFailure } from './step-recorder.js';
 
 /**
  * Each manager's download cache in its own directory of the application's cache (`/cache` in the
@@ -55,5 +60,42 @@ export function pruneCommand(spec: ProjectSpec, pkg: PackageJson | null, request
       return { command: `rm -rf node_modules && bun install --production${frozen ? ' --frozen-lockfile' : ''}`, why: 'bun' };
     default:
       return { command: null, why: 'no package manager' };
+  }
+}
+
+/** package.json as the build left it (no link followed, 1 MiB at most); undefined when it is not a regular file. */
+export async function readPackageJsonOf(src: string): Promise<{ path: string; bytes: number; text: string } | undefined> {
+  const handle = await open(join(src, 'package.json'), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => null);
+  if (!handle) return undefined;
+  try {
+    const info = await handle.stat();
+    if (!info.isFile() || info.size > 1024 * 1024) return undefined;
+    return { path: 'package.json', bytes: info.size, text: await handle.readFile('utf8') };
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The project's package manager at the exact version (`spec.packageManagerVersion`), fetched and
+ * verified once per machine; `package_manager_unavailable` before anything of the project ran.
+ * Null: npm as the project's Node ships it.
+ */
+export async function managerFor(managers: PackageManagers, spec: ProjectSpec, request: PackageManagerRequest | null, node: NodeToolchain | null, log: (line: string) => void): Promise<ManagerToolchain | null> {
+  if (!spec.packageManager || !request || !(spec.commands.install || spec.commands.build || spec.commands.start)) return null;
+  try {
+    const dist = await managers.resolve({ manager: spec.packageManager as ManagerName, version: request.version, hash: request.hash, yarnBerry: request.yarnBerry, pnpmLockfileVersion: request.lockfileVersion });
+    if (!dist) {
+      spec.packageManagerVersion = node?.npmVersion ?? null;
+      return null;
+    }
+    const made = await managers.ensure(dist, request.hash, log);
+    spec.packageManagerVersion = made.version;
+    const berry = made.package === '@yarnpkg/cli-dist' ? ' (Berry, node-modules linker)' : '';
+    log(`${made.manager} ${made.version}${berry} from ${made.package}${dist.source === 'packageManager' ? ' as packageManager pins it' : dist.source === 'lockfile' ? ` for ${spec.lockfile ?? 'the lockfile'}` : ''}${request.hash ? ', hash verified' : ''}`);
+    return made;
+  } catch (error) {
+    if (error instanceof ToolchainError) throw new StepFailure('package_manager_unavailable', error.message);
+    throw error;
   }
 }
