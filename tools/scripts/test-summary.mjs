@@ -1,22 +1,28 @@
 // Adds up jest's "Tests: …" lines from one or more logs and prints one closing line: `N passed, N failed`.
+// An argument `label=path` also gets a line of its own before the total (`test:frameworks: 19 passed, 0 failed`).
 import { readFileSync } from 'node:fs';
 
-const text = process.argv
-  .slice(2)
-  .map((file) => readFileSync(file, 'utf8'))
-  .join('\n')
-  .replace(/\x1b\[[0-9;]*m/g, '');
-let passed = 0;
-let failed = 0;
-let skipped = 0;
-for (const line of text.split('\n')) {
-  const match = /^Tests:\s+(.*)$/.exec(line.trim());
-  if (!match) continue;
-  for (const part of match[1].split(',')) {
-    const [, n, what] = /(\d+)\s+(\w+)/.exec(part.trim()) ?? [];
-    if (what === 'passed') passed += Number(n);
-    if (what === 'failed') failed += Number(n);
-    if (what === 'skipped' || what === 'todo') skipped += Number(n);
+function count(text) {
+  const totals = { passed: 0, failed: 0, skipped: 0 };
+  for (const line of text.replace(/\x1b\[[0-9;]*m/g, '').split('\n')) {
+    const match = /^Tests:\s+(.*)$/.exec(line.trim());
+    if (!match) continue;
+    for (const part of match[1].split(',')) {
+      const [, n, what] = /(\d+)\s+(\w+)/.exec(part.trim()) ?? [];
+      if (what === 'passed') totals.passed += Number(n);
+      if (what === 'failed') totals.failed += Number(n);
+      if (what === 'skipped' || what === 'todo') totals.skipped += Number(n);
+    }
   }
+  return totals;
 }
-console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+
+const line = ({ passed, failed, skipped }) => `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`;
+const total = { passed: 0, failed: 0, skipped: 0 };
+for (const arg of process.argv.slice(2)) {
+  const [label, file] = /^[\w:-]+=/.test(arg) ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [null, arg];
+  const counts = count(readFileSync(file, 'utf8'));
+  if (label) console.log(`${label}: ${line(counts)}`);
+  for (const key of Object.keys(total)) total[key] += counts[key];
+}
+console.log(line(total));

@@ -1,4 +1,4 @@
-import { GENERIC_FRAMEWORKS, RECOGNISERS, runScript, unplacedFramework, type FrameworkInput, type FrameworkPlan } from './frameworks.js';
+import { GENERIC_FRAMEWORKS, RECOGNISERS, portReadingCommand, runScript, unplacedFramework, type FrameworkInput, type FrameworkPlan } from './frameworks.js';
 import { OVERRIDE_FILE, lockedVersion, parseOverrides, parsePackageJson, type PackageJson, type SlipwayOverrides } from './project-facts.js';
 import { AnalyzeError, type PackageManager, type PackageManagerRequest, type ProjectFile, type ProjectKind, type ProjectSpec, type Warning } from './types.js';
 
@@ -102,12 +102,15 @@ export function installCommand(manager: PackageManager, lockfile: string | null,
   }
 }
 
+/** `process.env.PORT`, `process.env['PORT']`, `const { PORT } = process.env`. */
+const READS_PORT = /process\.env(\.PORT\b|\[\s*["'`]PORT["'`]\s*\])|\{[^{}]*\bPORT\b[^{}]*\}\s*=\s*process\.env\b/;
+
 /** Where a server's port comes from, judged from its code. */
 function portHandling(files: ProjectFile[]): NonNullable<ProjectSpec['port']> {
   let fixed: number | null = null;
   for (const file of files) {
     if (!isSourceCode(file)) continue;
-    if (/process\.env(\.PORT\b|\[\s*["'`]PORT["'`]\s*\])/.test(file.text!)) return { source: 'env', fixed: null };
+    if (READS_PORT.test(file.text!)) return { source: 'env', fixed: null };
     const literal = /\.listen\(\s*(\d{2,5})\b/.exec(file.text!) ?? /\bport\s*:\s*(\d{2,5})\b/.exec(file.text!);
     if (literal && fixed === null) fixed = Number(literal[1]);
   }
@@ -189,8 +192,9 @@ function genericSpec(files: ProjectFile[], pkg: PackageJson, paths: Set<string>,
     const builtFrontEnd = Boolean(scripts['build'] && frontend);
     if (builtFrontEnd) reasons.push(`${frontend![0]} front end built to ${frontend![2]}/`);
     const kind: ProjectKind = builtFrontEnd ? 'node+static' : 'node';
-    const port = portHandling(files);
-    reasons.push(port.source === 'env' ? 'the code reads process.env.PORT' : port.source === 'fixed' ? `the code listens on the fixed port ${port.fixed}` : 'the code never reads process.env.PORT');
+    const tool = startSource === 'script' ? portReadingCommand(scripts['start']) : null;
+    const port: NonNullable<ProjectSpec['port']> = tool ? { source: 'env', fixed: null } : portHandling(files);
+    reasons.push(tool ? `the start script runs ${tool}, which reads PORT` : port.source === 'env' ? 'the code reads process.env.PORT' : port.source === 'fixed' ? `the code listens on the fixed port ${port.fixed}` : 'the code never reads process.env.PORT');
     return {
       kind, framework: serverFramework ?? null, ...(serverFramework ? version : { frameworkVersion: null, frameworkVersionSource: null }), ...manager, nodeVersion, commands,
       outputDir: builtFrontEnd ? frontend![2] : null, buildOutput: builtFrontEnd ? frontend![2] : null, startSource, reasons, overrides: [], spaFallback: false, port, ...base,
@@ -258,7 +262,8 @@ function applyOverrides(spec: ProjectSpec, overrides: SlipwayOverrides, files: P
       out.spaFallback = false;
       if (out.outputDir === '.') out.outputDir = null;
     }
-    if (!out.port || out.port.source !== 'env') out.port = portHandling(files);
+    if (portReadingCommand(overrides.startCommand)) out.port = { source: 'env', fixed: null };
+    else if (!out.port || out.port.source !== 'env') out.port = portHandling(files);
   }
   return out;
 }

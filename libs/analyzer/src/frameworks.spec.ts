@@ -7,14 +7,16 @@ const analyze = async (name: string) => analyzeSource(await readProjectDir(join(
 const file = (path: string, text: string): ProjectFile => ({ path, text, bytes: Buffer.byteLength(text) });
 
 type Expected = Omit<ProjectSpec, 'files'>;
+/** The starters' generators install with npm and leave package-lock.json (create-vite leaves none). */
 const npm = { packageManager: 'npm', packageManagerSource: 'default', lockfile: null, nodeVersion: null, nodeVersionRequest: null } as const;
+const npmLocked = { packageManager: 'npm', packageManagerSource: 'lockfile', lockfile: 'package-lock.json', nodeVersion: null, nodeVersionRequest: null } as const;
 const none: Pick<ProjectSpec, 'overrides' | 'env' | 'usesSignIn'> = { overrides: [], env: [], usesSignIn: false };
 const envPort = { source: 'env', fixed: null } as const;
 
 /** One row per official starter: the whole spec, and the warnings that must (and only those) come with it. */
 const STARTERS: [string, Expected, string[]][] = [
   ['next-app-router', {
-    kind: 'node', framework: 'next', frameworkVersion: '16.0.3', frameworkVersionSource: 'lockfile', packageManager: 'npm', packageManagerSource: 'lockfile', lockfile: 'package-lock.json', nodeVersion: null, nodeVersionRequest: null,
+    kind: 'node', framework: 'next', frameworkVersion: '16.0.3', frameworkVersionSource: 'lockfile', packageManager: 'npm', packageManagerSource: 'lockfile', lockfile: 'package-lock.json', nodeVersion: null, nodeVersionRequest: { value: '24', source: '.node-version' },
     commands: { install: 'npm ci', build: 'npm run build', start: 'npm run start' }, outputDir: '.next/static', buildOutput: '.next', startSource: 'script', spaFallback: false, port: envPort,
     reasons: ['package.json depends on next 16.0.3', 'app router (app/)', 'package.json scripts.build: next build', 'package.json scripts.start: next start (reads PORT)'], ...none,
   }, []],
@@ -25,66 +27,76 @@ const STARTERS: [string, Expected, string[]][] = [
     reasons: ['package.json depends on next 16.0.3', 'pages router (pages/)', 'package.json scripts.build: next build', "next.config.ts: output 'standalone': .next/static and public/ are copied next to .next/standalone/server.js, as Next.js documents"], ...none,
   }, []],
   ['sveltekit-node', {
-    kind: 'node', framework: 'sveltekit', frameworkVersion: '^2.48.5', frameworkVersionSource: 'package.json', ...npm,
-    commands: { install: 'npm install', build: 'npm run build', start: 'node build' }, outputDir: 'build/client', buildOutput: 'build', startSource: 'framework', spaFallback: false, port: envPort,
+    kind: 'node', framework: 'sveltekit', frameworkVersion: '2.70.4', frameworkVersionSource: 'lockfile', ...npmLocked,
+    commands: { install: 'npm ci', build: 'npm run build', start: 'node build' }, outputDir: 'build/client', buildOutput: 'build', startSource: 'framework', spaFallback: false, port: envPort,
     reasons: ['package.json depends on @sveltejs/kit ^2.48.5', 'svelte.config.js: @sveltejs/adapter-node', 'package.json scripts.build: vite build', 'adapter-node: Node server in build/, started with node build (reads PORT)'], ...none,
-  }, ['no_lockfile']],
+  }, []],
   ['sveltekit-static', {
-    kind: 'static', framework: 'sveltekit', frameworkVersion: '^2.48.5', frameworkVersionSource: 'package.json', ...npm,
-    commands: { install: 'npm install', build: 'npm run build', start: null }, outputDir: 'build', buildOutput: 'build', startSource: null, spaFallback: false, port: null,
+    kind: 'static', framework: 'sveltekit', frameworkVersion: '2.70.4', frameworkVersionSource: 'lockfile', ...npmLocked,
+    commands: { install: 'npm ci', build: 'npm run build', start: null }, outputDir: 'build', buildOutput: 'build', startSource: null, spaFallback: false, port: null,
     reasons: ['package.json depends on @sveltejs/kit ^2.48.5', 'svelte.config.js: @sveltejs/adapter-static', 'package.json scripts.build: vite build', 'adapter-static writes pages to build/'], ...none,
-  }, ['no_lockfile']],
+  }, []],
   ['sveltekit-auto', {
-    kind: 'node', framework: 'sveltekit', frameworkVersion: '^2.48.5', frameworkVersionSource: 'package.json', ...npm,
-    commands: { install: 'npm install && npm install --no-save @sveltejs/adapter-node@^5', build: "sed -i 's#@sveltejs/adapter-auto#@sveltejs/adapter-node#' svelte.config.js && npm run build", start: 'node build' },
+    kind: 'node', framework: 'sveltekit', frameworkVersion: '2.70.4', frameworkVersionSource: 'lockfile', ...npmLocked,
+    commands: { install: 'npm ci && npm install --no-save @sveltejs/adapter-node@^5', build: "sed -i 's#@sveltejs/adapter-auto#@sveltejs/adapter-node#' svelte.config.js && npm run build", start: 'node build' },
     outputDir: 'build/client', buildOutput: 'build', startSource: 'framework', spaFallback: false, port: envPort,
     reasons: ['package.json depends on @sveltejs/kit ^2.48.5', 'svelte.config.js: @sveltejs/adapter-auto', 'package.json scripts.build: vite build', '@sveltejs/adapter-auto cannot detect this platform: built with @sveltejs/adapter-node instead'], ...none,
-  }, ['framework_adapter_replaced', 'no_lockfile']],
+  }, ['framework_adapter_replaced']],
   ['astro-static', {
-    kind: 'static', framework: 'astro', frameworkVersion: '^5.16.0', frameworkVersionSource: 'package.json', ...npm,
-    commands: { install: 'npm install', build: 'npm run build', start: null }, outputDir: 'dist', buildOutput: 'dist', startSource: null, spaFallback: false, port: null,
+    kind: 'static', framework: 'astro', frameworkVersion: '5.18.2', frameworkVersionSource: 'lockfile', ...npmLocked,
+    commands: { install: 'npm ci', build: 'npm run build', start: null }, outputDir: 'dist', buildOutput: 'dist', startSource: null, spaFallback: false, port: null,
     reasons: ['package.json depends on astro ^5.16.0', 'package.json scripts.build: astro build', 'astro.config.mjs: no server adapter: static site in dist/'], ...none,
-  }, ['no_lockfile']],
+  }, []],
   ['astro-node', {
-    kind: 'node', framework: 'astro', frameworkVersion: '^5.16.0', frameworkVersionSource: 'package.json', ...npm,
-    commands: { install: 'npm install', build: 'npm run build', start: 'node ./dist/server/entry.mjs' }, outputDir: 'dist/client', buildOutput: 'dist', startSource: 'framework', spaFallback: false, port: envPort,
+    kind: 'node', framework: 'astro', frameworkVersion: '5.18.2', frameworkVersionSource: 'lockfile', ...npmLocked, nodeVersionRequest: { value: '22', source: '.nvmrc' },
+    commands: { install: 'npm ci', build: 'npm run build', start: 'node ./dist/server/entry.mjs' }, outputDir: 'dist/client', buildOutput: 'dist', startSource: 'framework', spaFallback: false, port: envPort,
     reasons: ['package.json depends on astro ^5.16.0', 'package.json scripts.build: astro build', 'astro.config.mjs: @astrojs/node standalone: node ./dist/server/entry.mjs (reads PORT)'], ...none,
-  }, ['no_lockfile']],
+  }, []],
   ['nuxt-app', {
-    kind: 'node', framework: 'nuxt', frameworkVersion: '^4.2.1', frameworkVersionSource: 'package.json', ...npm,
-    commands: { install: 'npm install', build: 'npm run build', start: 'node .output/server/index.mjs' }, outputDir: '.output/public', buildOutput: '.output', startSource: 'framework', spaFallback: false, port: envPort,
+    kind: 'node', framework: 'nuxt', frameworkVersion: '4.4.5', frameworkVersionSource: 'lockfile', ...npmLocked,
+    commands: { install: 'npm ci', build: 'npm run build', start: 'node .output/server/index.mjs' }, outputDir: '.output/public', buildOutput: '.output', startSource: 'framework', spaFallback: false, port: envPort,
     reasons: ['package.json depends on nuxt ^4.2.1', 'package.json scripts.build: nuxt build', 'Nitro node server: node .output/server/index.mjs (reads PORT)'], ...none,
-  }, ['no_lockfile']],
+  }, []],
   ['nuxt-spa', {
-    kind: 'spa', framework: 'nuxt', frameworkVersion: '^4.2.1', frameworkVersionSource: 'package.json', ...npm,
-    commands: { install: 'npm install', build: 'npm run generate', start: null }, outputDir: '.output/public', buildOutput: '.output/public', startSource: null, spaFallback: true, port: null,
+    kind: 'spa', framework: 'nuxt', frameworkVersion: '4.4.5', frameworkVersionSource: 'lockfile', ...npmLocked,
+    commands: { install: 'npm ci', build: 'npm run generate', start: null }, outputDir: '.output/public', buildOutput: '.output/public', startSource: null, spaFallback: true, port: null,
     reasons: ['package.json depends on nuxt ^4.2.1', 'nuxt.config.ts: ssr: false (single-page app)', 'package.json scripts.generate: nuxt generate: static files in .output/public'], ...none,
-  }, ['no_lockfile']],
+  }, []],
   ['react-router-app', {
-    kind: 'node', framework: 'react-router', frameworkVersion: '^7.9.2', frameworkVersionSource: 'package.json', ...npm,
-    commands: { install: 'npm install', build: 'npm run build', start: 'npm run start' }, outputDir: 'build/client', buildOutput: 'build', startSource: 'script', spaFallback: false, port: envPort,
-    reasons: ['package.json depends on @react-router/dev ^7.9.2 (framework mode)', 'package.json scripts.build: react-router build', 'package.json scripts.start: react-router-serve ./build/server/index.js (reads PORT)'], ...none,
-  }, ['no_lockfile']],
+    kind: 'node', framework: 'react-router', frameworkVersion: '7.18.4', frameworkVersionSource: 'lockfile', ...npmLocked,
+    commands: { install: 'npm ci', build: 'npm run build', start: 'npm run start' }, outputDir: 'build/client', buildOutput: 'build', startSource: 'script', spaFallback: false, port: envPort,
+    reasons: ['package.json depends on @react-router/dev ^7.18.4 (framework mode)', 'package.json scripts.build: react-router build', 'package.json scripts.start: react-router-serve ./build/server/index.js (reads PORT)'], ...none,
+  }, []],
   ['react-router-spa', {
-    kind: 'spa', framework: 'react-router', frameworkVersion: '^7.9.2', frameworkVersionSource: 'package.json', ...npm,
-    commands: { install: 'npm install', build: 'npm run build', start: null }, outputDir: 'build/client', buildOutput: 'build/client', startSource: null, spaFallback: true, port: null,
-    reasons: ['package.json depends on @react-router/dev ^7.9.2 (framework mode)', 'package.json scripts.build: react-router build', 'react-router.config.ts: ssr: false (SPA mode): static files in build/client'], ...none,
-  }, ['no_lockfile']],
+    kind: 'spa', framework: 'react-router', frameworkVersion: '7.18.4', frameworkVersionSource: 'lockfile', ...npmLocked,
+    commands: { install: 'npm ci', build: 'npm run build', start: null }, outputDir: 'build/client', buildOutput: 'build/client', startSource: null, spaFallback: true, port: null,
+    reasons: ['package.json depends on @react-router/dev ^7.18.4 (framework mode)', 'package.json scripts.build: react-router build', 'react-router.config.ts: ssr: false (SPA mode): static files in build/client'], ...none,
+  }, []],
   ['nestjs-app', {
-    kind: 'node', framework: 'nestjs', frameworkVersion: '^11.0.1', frameworkVersionSource: 'package.json', ...npm,
-    commands: { install: 'npm install', build: 'npm run build', start: 'node dist/main' }, outputDir: null, buildOutput: 'dist', startSource: 'framework', spaFallback: false, port: envPort,
+    kind: 'node', framework: 'nestjs', frameworkVersion: '11.2.10', frameworkVersionSource: 'lockfile', ...npmLocked,
+    commands: { install: 'npm ci', build: 'npm run build', start: 'node dist/main' }, outputDir: null, buildOutput: 'dist', startSource: 'framework', spaFallback: false, port: envPort,
     reasons: ['package.json depends on @nestjs/core ^11.0.1', 'package.json scripts.build: nest build (compiles to dist/)', 'started with node dist/main (scripts.start runs nest start, which recompiles)'], overrides: [], env: ['PORT'], usesSignIn: false,
-  }, ['no_lockfile']],
+  }, []],
   ...(['react', 'vue', 'svelte'] as const).map((ui): [string, Expected, string[]] => [`vite-${ui}`, {
     kind: 'spa', framework: 'vite', frameworkVersion: '^7.2.4', frameworkVersionSource: 'package.json', ...npm,
     commands: { install: 'npm install', build: 'npm run build', start: null }, outputDir: 'dist', buildOutput: 'dist', startSource: null, spaFallback: true, port: null,
     reasons: [`package.json scripts.build: ${{ react: 'tsc -b && vite build', vue: 'vue-tsc -b && vite build', svelte: 'vite build' }[ui]}`, `package.json depends on vite ^7.2.4 with ${{ react: 'React', vue: 'Vue', svelte: 'Svelte' }[ui]}: single-page app built to dist/`], ...none,
   }, ['no_lockfile']]),
   ['hono-node', {
-    kind: 'node', framework: 'hono', frameworkVersion: '^4.10.6', frameworkVersionSource: 'package.json', ...npm,
-    commands: { install: 'npm install', build: 'npm run build', start: 'npm run start' }, outputDir: null, buildOutput: null, startSource: 'script', spaFallback: false, port: { source: 'fixed', fixed: 3000 },
-    reasons: ['package.json scripts.build: tsc', 'package.json scripts.start: node dist/index.js', 'package.json depends on hono ^4.10.6', 'the code listens on the fixed port 3000'], ...none,
-  }, ['no_lockfile', 'port_not_from_env']],
+    kind: 'node', framework: 'hono', frameworkVersion: '4.13.19', frameworkVersionSource: 'lockfile', ...npmLocked,
+    commands: { install: 'npm ci', build: 'npm run build', start: 'npm run start' }, outputDir: null, buildOutput: null, startSource: 'script', spaFallback: false, port: envPort,
+    reasons: ['package.json scripts.build: tsc', 'package.json scripts.start: node dist/index.js', 'package.json depends on hono ^4.10.6', 'the code reads process.env.PORT'], overrides: [], env: ['PORT'], usesSignIn: false,
+  }, []],
+  ...(['express', 'koa'] as const).map((server): [string, Expected, string[]] => [`${server}-app`, {
+    kind: 'node', framework: server, frameworkVersion: { express: '5.3.0', koa: '3.3.0' }[server], frameworkVersionSource: 'lockfile', ...npmLocked,
+    commands: { install: 'npm ci', build: null, start: 'npm run start' }, outputDir: null, buildOutput: null, startSource: 'script', spaFallback: false, port: envPort,
+    reasons: [`package.json scripts.start: node ${{ express: 'index.js', koa: 'app.js' }[server]}`, `package.json depends on ${server} ${{ express: '^5.1.0', koa: '^3.0.0' }[server]}`, 'the code reads process.env.PORT'], overrides: [], env: ['PORT'], usesSignIn: false,
+  }, []]),
+  ['fastify-app', {
+    kind: 'node', framework: 'fastify', frameworkVersion: '5.12.8', frameworkVersionSource: 'lockfile', ...npmLocked,
+    commands: { install: 'npm ci', build: null, start: 'npm run start' }, outputDir: null, buildOutput: null, startSource: 'script', spaFallback: false, port: envPort,
+    reasons: ['package.json scripts.start: fastify start -l info app.js', 'package.json depends on fastify ^5.0.0', 'the start script runs fastify start (fastify-cli), which reads PORT'], ...none,
+  }, []],
 ];
 
 describe('framework recognition: the official starters', () => {
@@ -150,7 +162,7 @@ describe('slipway.json overrides', () => {
   it('replaces detected fields one by one and says so', async () => {
     const spec = detectSpec([...(await svelte()), file('slipway.json', JSON.stringify({ buildCommand: 'npm run build:prod', startCommand: 'node build/index.js', outputDirectory: 'build/client/' }))]);
     expect(spec).toMatchObject({
-      kind: 'node', framework: 'sveltekit', commands: { install: 'npm install', build: 'npm run build:prod', start: 'node build/index.js' }, outputDir: 'build/client', buildOutput: 'build/client',
+      kind: 'node', framework: 'sveltekit', commands: { install: 'npm ci', build: 'npm run build:prod', start: 'node build/index.js' }, outputDir: 'build/client', buildOutput: 'build/client',
       startSource: 'slipway.json', overrides: ['buildCommand', 'outputDirectory', 'startCommand'],
     });
     expect(spec.reasons).toEqual(expect.arrayContaining(['slipway.json buildCommand: npm run build:prod', 'slipway.json startCommand: node build/index.js']));

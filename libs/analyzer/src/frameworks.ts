@@ -35,6 +35,27 @@ export interface FrameworkPlan {
 
 type Recogniser = (input: FrameworkInput) => FrameworkPlan | null;
 
+/**
+ * Commands that take their port from PORT themselves (checked in each tool's source or docs):
+ * `next start`, `react-router-serve`, `remix-serve`, `fastify start` (fastify-cli: FASTIFY_PORT or
+ * PORT), `nuxt start`/`nuxi preview` (Nitro's server), `sirv` (sirv-cli). A start script running
+ * one of them needs no `process.env.PORT` in the project's own code.
+ */
+const PORT_READING_COMMANDS: [RegExp, string][] = [
+  [/^next start\b/, 'next start'],
+  [/^react-router-serve\b/, 'react-router-serve'],
+  [/^remix-serve\b/, 'remix-serve'],
+  [/^fastify start\b/, 'fastify start (fastify-cli)'],
+  [/^(nuxt|nuxi) (start|preview)\b/, 'nuxt start'],
+  [/^sirv\b/, 'sirv'],
+];
+
+/** The PORT-reading tool a start script runs (after `VAR=value`, `cross-env`, `npx`), or null. */
+export function portReadingCommand(script: string | undefined): string | null {
+  const command = (script ?? '').trim().replace(/^(?:(?:cross-env\s+)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)+)/, '').replace(/^npx\s+(--no-install\s+)?/, '');
+  return PORT_READING_COMMANDS.find(([pattern]) => pattern.test(command))?.[1] ?? null;
+}
+
 export function runScript(pm: PackageManager, script: string): string {
   return `${pm} run ${script}`;
 }
@@ -192,7 +213,7 @@ const reactRouter: Recogniser = (input) => {
     return { framework: 'react-router', dependency: 'react-router', kind: 'spa', build, start: null, startSource: null, outputDir: 'build/client', buildOutput: 'build/client', spaFallback: true, readsPort: false, reasons };
   }
   const start = input.scripts['start'];
-  const serves = !start || /^react-router-serve\b/.test(start);
+  const serves = !start || portReadingCommand(start) !== null;
   reasons.push(start ? `package.json scripts.start: ${start}${serves ? ' (reads PORT)' : ''}` : 'no start script: react-router-serve ./build/server/index.js (reads PORT)');
   return {
     framework: 'react-router', dependency: 'react-router', kind: 'node', build,

@@ -1,4 +1,5 @@
 export * from './analyze.js';
+export * from './build-log.js';
 export * from './detect-spec.js';
 export * from './node-version.js';
 export * from './output-findings.js';

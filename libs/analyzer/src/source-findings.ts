@@ -62,10 +62,3 @@ export function sourceFindings(files: ProjectFile[], spec: ProjectSpec, context:
   }
   return { warnings, hazards };
 }
-
-/** One warning summarising the build's own warnings, if it printed any. */
-export function buildOutputWarnings(buildLog: string): Warning[] {
-  const lines = buildLog.split('\n').filter((line) => /\bwarn(ing)?\b/i.test(line) && !/^npm warn (config|Unknown)/i.test(line));
-  if (lines.length === 0) return [];
-  return [{ code: 'build_output_warnings', detail: lines.slice(0, 10).join('\n').slice(0, 2000), message: `The build printed ${lines.length} warning line${lines.length === 1 ? '' : 's'}; see the build step's log.` }];
-}

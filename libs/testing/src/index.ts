@@ -8,3 +8,4 @@ export * from './pod-security/pod-shape.js';
 export * from './pod-security/restricted.js';
 export * from './pod-security/hardening.js';
 export * from './dns-server.js';
+export * from './launched-platform.js';

@@ -2,7 +2,7 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AnalyzeError, analyzeSource, packageManagerRequest, parsePackageJson, buildOutputWarnings, outputHazards, readProjectDir, unsandboxedBuildHazard, unsandboxedRuntimeHazard, type Hazard, type PackageManagerRequest, type ProjectSpec, type Warning } from '@slipway/analyzer';
+import { AnalyzeError, analyzeSource, buildFailureLines, packageManagerRequest, parsePackageJson, buildOutputWarnings, outputHazards, readProjectDir, unsandboxedBuildHazard, unsandboxedRuntimeHazard, type Hazard, type PackageManagerRequest, type ProjectSpec, type Warning } from '@slipway/analyzer';
 import type { BlobStore } from '@slipway/blob';
 import { LIMITS, type DeployError, type DeployFailureCode, type DeployStepName } from '@slipway/contract';
 import { MANAGER_BIN, SandboxUnavailableError, TOOLCHAIN_BIN, ToolchainError, nodeToolchainsFor, packageManagersFor, toolchainEnv, routesChannel, type ManagerToolchain, type NodeToolchain, type NodeToolchains, type PackageManagers, type RoutesMessage } from '@slipway/runtime';
@@ -208,11 +208,16 @@ export class DeployPipelineService {
       await step('scan', async (log) => {
         // Resolved inside the project only: an output that is a link leading out fails here (unsafe_output).
         servedDir = await this.servedDir(project, src);
+        // A Node server may serve public/ at / besides its outputDir (Next.js does): scanned too, so no hazard depends on the kind.
+        const alsoServed = servedDir && (project.kind === 'node' || project.kind === 'node+static') ? await resolveOutputDir(src, 'public') : null;
         if (!servedDir) {
           log('nothing is served as static files');
           return;
         }
         const served = (await readProjectDir(servedDir)).filter((f) => !f.path.startsWith('node_modules/'));
+        if (alsoServed && alsoServed !== servedDir && !alsoServed.startsWith(`${servedDir}/`)) {
+          served.push(...(await readProjectDir(alsoServed)).map((f) => ({ ...f, path: `public/${f.path}` })));
+        }
         hazards.push(...outputHazards(served, { secrets: app.scanSecrets, cookieSecret: app.cookieSecret }));
         log(`scanned ${served.length} served files`);
         if (!(await this.deployments.save(applicationId, deploymentId, attempt, recorder.steps, { warnings, hazards }))) throw new LostLeaseError('lost');
@@ -360,7 +365,9 @@ export class DeployPipelineService {
         this.sandboxes.forget();
         await this.acquireSandbox('the command may not have started');
       }
-      throw new StepFailure(options.failure, `\`${command}\` exited with ${result.exitCode ?? result.signal}`);
+      // What the tool said about why (a framework's `Error:` line, a fetch that failed); fail() redacts it as the log is.
+      const why = buildFailureLines(result.output);
+      throw new StepFailure(options.failure, `\`${command}\` exited with ${result.exitCode ?? result.signal}${why ? `:\n${why}` : ''}`);
     }
     return result.output;
   }
