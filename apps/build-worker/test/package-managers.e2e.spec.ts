@@ -57,12 +57,13 @@ rootOnly('package managers, deployed (real worker, edge, sandboxes, npm registry
   const log = (row: { steps: { name: string; log: string }[] }, step: string) => row.steps.find((s) => s.name === step)!.log;
 
   it.each([
-    ['pm-npm', 'npm', 'package-lock.json', 'npm ci', /^npm\//],
-    ['pm-pnpm', 'pnpm', 'pnpm-lock.yaml', 'pnpm install --frozen-lockfile', /^pnpm\/9\.15\.9 /],
-    ['pm-yarn-classic', 'yarn', 'yarn.lock', 'yarn install --frozen-lockfile', /^yarn\/1\.22\./],
-    ['pm-yarn-berry', 'yarn', 'yarn.lock', 'yarn install --immutable', /^yarn\/4\.18\.1 /],
-    ['pm-bun', 'bun', 'bun.lock', 'bun install --frozen-lockfile', /^bun\/1\./],
-  ] as const)('%s: frozen install with its own manager, lean release, caches kept for the next deploy', async (fixture, manager, lockfile, install, agent) => {
+    // Nothing declared: Node 24; pm-yarn-classic pins 20 in .nvmrc (the platform's own Node here).
+    ['pm-npm', 'npm', 'package-lock.json', 'npm ci', /^npm\//, /^24\./],
+    ['pm-pnpm', 'pnpm', 'pnpm-lock.yaml', 'pnpm install --frozen-lockfile', /^pnpm\/9\.15\.9 /, /^24\./],
+    ['pm-yarn-classic', 'yarn', 'yarn.lock', 'yarn install --frozen-lockfile', /^yarn\/1\.22\./, /^20\./],
+    ['pm-yarn-berry', 'yarn', 'yarn.lock', 'yarn install --immutable', /^yarn\/4\.18\.1 /, /^24\./],
+    ['pm-bun', 'bun', 'bun.lock', 'bun install --frozen-lockfile', /^bun\/1\./, /^24\./],
+  ] as const)('%s: frozen install with its own manager, lean release, caches kept for the next deploy', async (fixture, manager, lockfile, install, agent, nodeMajor) => {
     const slug = fixture.replace(/^pm-/, 'pm').replace(/-/g, '');
     const appId = await h.createApplication({ slug });
     const source = await sourceTar(join(FIXTURES, fixture));
@@ -80,9 +81,9 @@ rootOnly('package managers, deployed (real worker, edge, sandboxes, npm registry
     expect(served.escaped).toBe('&lt;pm&gt;');
     expect(served.build.agent).toMatch(agent);
     expect(served.build.devDependencyAtBuild).toBe(true);
-    // The release: no dev dependency (pruned after the build), no build cache; on the default Node (24).
+    // The release: no dev dependency (pruned after the build), no build cache; on the project's Node.
     expect(served).toMatchObject({ devDependencyShipped: false, buildCacheShipped: false, node: `v${spec.nodeVersion}` });
-    expect(spec.nodeVersion).toMatch(/^24\./);
+    expect(spec.nodeVersion).toMatch(nodeMajor);
 
     // Redeploy: dependencies from the per-application cache (this manager's entry), build cache restored.
     const second = await h.waitForFinal(await h.deploy(appId, source), 400_000);
