@@ -170,16 +170,20 @@ export class DeployPipelineService {
         // After the build, a Node release's dev dependencies go (each manager's own prune).
         const pkg = parsePackageJson(await readPackageJsonOf(src));
         const prune = pruneCommand(project, pkg, managerRequest);
+        const standaloneEnv = project.commands.build ? nextStandaloneBuildEnv(project, pkg) : {};
         if (!project.commands.build && !prune.command) return 'skipped';
         const sandbox = await codeSandbox();
         if (project.commands.build) {
           // Kept caches only where the build runs sandboxed (as the build user, whose files they are).
           const keepCaches = sandbox.mode.kind === 'bwrap';
           if (keepCaches) {
-            const restored = await this.buildCaches.restore(applicationId, src, sandbox.mode.kind === 'bwrap' ? { uid: sandbox.mode.uid, gid: sandbox.mode.gid } : undefined);
+            const owner = sandbox.mode.kind === 'bwrap' ? { uid: sandbox.mode.uid, gid: sandbox.mode.gid } : undefined;
+            const restored = await this.buildCaches.restore(applicationId, src, owner);
             if (restored.length) log(`build caches restored: ${restored.join(', ')}`);
+            // Next.js asks CI builds to "configure build caching" unless .next/cache exists: it is configured (kept per application).
+            else if (project.framework === 'next') await this.buildCaches.prepare(src, '.next/cache', owner);
           }
-          const output = await this.exec(sandbox, project.commands.build, { root, src, env: { ...this.buildEnv(sandbox, app.buildVariables, root, node, pm), ...nextStandaloneBuildEnv(project, pkg) }, toolchain: node, manager: pm, failure: 'build_failed', shutdown, log });
+          const output = await this.exec(sandbox, project.commands.build, { root, src, env: { ...this.buildEnv(sandbox, app.buildVariables, root, node, pm), ...standaloneEnv }, toolchain: node, manager: pm, failure: 'build_failed', shutdown, log });
           warnings.push(...buildOutputWarnings(recorder.redact(output)));
           // What the build must produce (a framework's server bundle, e.g. SvelteKit's build/), else what is served.
           const produced = project.buildOutput ?? project.outputDir;
@@ -191,7 +195,7 @@ export class DeployPipelineService {
             if (kept.length) log(`build caches kept for the next build, not shipped: ${kept.join(', ')}`);
           }
         }
-        if (project.commands.build && (await hasNextStandalone(src))) {
+        if (standaloneEnv.NEXT_PRIVATE_STANDALONE && (await hasNextStandalone(src))) {
           standalone = true;
           log('Next.js standalone output: the release ships .next/standalone (only the traced dependencies), started with node server.js');
           return;

@@ -64,6 +64,17 @@ describe('build caches kept per application (real files)', () => {
     expect(await readdir(join(base, 'elsewhere'))).toEqual([]);
   });
 
+  it('prepares an empty cache directory where none was kept, never through a link', async () => {
+    const dir = await project();
+    await caches.prepare(dir, '.next/cache');
+    expect((await lstat(join(dir, '.next', 'cache'))).isDirectory()).toBe(true);
+    const linked = await project();
+    await mkdir(join(base, 'prep-outside'));
+    await symlink(join(base, 'prep-outside'), join(linked, '.next'));
+    await caches.prepare(linked, '.next/cache');
+    expect(await readdir(join(base, 'prep-outside'))).toEqual([]);
+  });
+
   it('names what is never packed', () => {
     expect(['.next/cache', '.next/cache/x', 'node_modules/.cache/y', '.svelte-kit/output'].every(isBuildCache)).toBe(true);
     expect(['.next/static/a.js', '.next/server', 'node_modules/cache', 'src/.next/cache'].some(isBuildCache)).toBe(false);

@@ -69,6 +69,20 @@ export class BuildCaches {
     return restored;
   }
 
+  /** An empty cache directory (each missing component made for `owner`) where none was kept, when the project has none of its own. */
+  async prepare(project: string, path: (typeof BUILD_CACHE_PATHS)[number], owner?: { uid: number; gid: number }): Promise<void> {
+    let current = project;
+    for (const part of path.split('/')) {
+      current = join(current, part);
+      const info = await lstat(current).catch(() => null);
+      if (info && (info.isSymbolicLink() || !info.isDirectory())) return;
+      if (!info) {
+        await mkdir(current);
+        if (owner) await lchown(current, owner.uid, owner.gid);
+      }
+    }
+  }
+
   /** Moves the build caches out of the project (after its build, before packing); replaces what was kept. */
   async keep(applicationId: string, project: string): Promise<{ kept: string[] }> {
     const dir = await this.appDir(applicationId);

@@ -29,7 +29,7 @@ export async function hasNextStandalone(src: string): Promise<boolean> {
 export async function assembleNextStandalone(src: string): Promise<string> {
   const root = join(src, '.next', 'standalone');
   const staticDir = await realDirectory(src, '.next/static');
-  if (staticDir) {
+  if (staticDir && !(await lstat(join(root, '.next', 'static')).catch(() => null))) {
     await mkdir(join(root, '.next'), { recursive: true });
     if (!(await realDirectory(src, '.next/standalone/.next'))) throw new Error('.next/standalone/.next is not a directory');
     await rename(staticDir, join(root, '.next', 'static'));
