@@ -91,5 +91,11 @@ for (const r of results) {
 }
 // `pnpm bench` (bench/run.mjs) reads the figures from here.
 if (process.env.BENCH_RESULT_FILE) {
-  await writeFile(process.env.BENCH_RESULT_FILE, JSON.stringify(Object.fromEntries(results.flatMap((r) => [[`${r.name}.coldMs`, median(r.cold.map((x) => x.ms))], [`${r.name}.warmMs`, median(r.warm.map((x) => x.ms))]]))));
+  const figures = (r) => [
+    [`${r.name}.coldMs`, median(r.cold.map((x) => x.ms))],
+    [`${r.name}.warmMs`, median(r.warm.map((x) => x.ms))],
+    [`${r.name}.packageReleaseMs`, median(r.warm.map((x) => (x.steps.package ?? 0) + (x.steps.release ?? 0)))],
+    [`${r.name}.artifactBytes`, r.warm.at(-1).artifact?.bytes ?? null],
+  ];
+  await writeFile(process.env.BENCH_RESULT_FILE, JSON.stringify(Object.fromEntries(results.flatMap(figures))));
 }
