@@ -67,6 +67,11 @@ const BENCHES = [
       ['Time to live: static site (median)', 's', '< 3', (r) => r['static-site.coldMs'] / 1000],
       ['Time to live: Node server, cold cache (median)', 's', '', (r) => r['node-server.coldMs'] / 1000],
       ['Time to live: Node server, warm cache (median)', 's', '< 15', (r) => r['node-server.warmMs'] / 1000],
+      ['Time to live: Next.js starter, cold (median)', 's', '≤ 60', (r) => r['next-starter.coldMs'] / 1000],
+      ['Time to live: Next.js starter, warm redeploy (median)', 's', '≤ 25', (r) => r['next-starter.warmMs'] / 1000],
+      ['Time to live: Next.js starter, package + release (median)', 's', '≤ 5', (r) => r['next-starter.packageReleaseMs'] / 1000],
+      ['Time to live: Next.js starter, artifact', 'MB', '≤ 30', (r) => r['next-starter.artifactBytes'] / 1024 / 1024],
+      ['Time to live: Vite starter with lockfile, warm (median)', 's', '≤ 10', (r) => r['vite-starter.warmMs'] / 1000],
     ],
   },
   {

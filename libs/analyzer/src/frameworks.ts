@@ -118,6 +118,7 @@ const ADAPTER_NODE_INSTALL: Record<PackageManager, string> = {
   npm: 'npm install --no-save',
   pnpm: 'pnpm add -D',
   yarn: 'yarn add -D',
+  bun: 'bun add -d',
 };
 /** adapter-node's major for each SvelteKit major (its peer range): the newest adapter may need a newer kit. */
 const ADAPTER_NODE_FOR_KIT: Record<string, string> = { '1': '^1', '2': '^5', '3': '^6' };

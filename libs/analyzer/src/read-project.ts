@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ProjectFile } from './types.js';
 
-const TEXT_EXTENSIONS = /\.(m?[jt]sx?|cjs|cts|mts|json|html?|css|txt|md|ya?ml|toml|env|map|svg|vue|svelte|astro|xml|ini|conf|sh)$/i;
+const TEXT_EXTENSIONS = /\.(m?[jt]sx?|cjs|cts|mts|json|html?|css|txt|md|ya?ml|toml|env|map|svg|vue|svelte|astro|xml|ini|conf|sh|lock)$/i;
 /** Files worth reading as text: known text extensions and dotfiles like `.env`, up to this size. */
 export const MAX_TEXT_BYTES = 1024 * 1024;
 

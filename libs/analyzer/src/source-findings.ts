@@ -20,7 +20,7 @@ export function sourceFindings(files: ProjectFile[], spec: ProjectSpec, context:
   const hasDependencies = spec.commands.install !== null;
 
   if (pkg && hasDependencies && !spec.lockfile) {
-    warnings.push({ code: 'no_lockfile', path: 'package.json', message: 'No lockfile was uploaded, so dependency versions are resolved afresh on every deploy and the dependency cache cannot be used. Commit package-lock.json, pnpm-lock.yaml or yarn.lock.' });
+    warnings.push({ code: 'no_lockfile', path: 'package.json', message: 'No lockfile was uploaded, so dependency versions are resolved afresh on every deploy and the dependency cache cannot be used. Commit your package manager\'s lockfile: package-lock.json (npm), pnpm-lock.yaml (pnpm), yarn.lock (Yarn classic or Berry), bun.lock or bun.lockb (Bun).' });
   }
   const modules = files.filter((f) => f.path.startsWith('node_modules/'));
   if (modules.length > 0) {

@@ -14,7 +14,19 @@ export interface NodeVersionRequest {
 }
 
 export type ProjectKind = 'static' | 'spa' | 'node' | 'node+static';
-export type PackageManager = 'npm' | 'pnpm' | 'yarn';
+export type PackageManager = 'npm' | 'pnpm' | 'yarn' | 'bun';
+
+/** What the build worker needs to fetch the manager: `packageManager`'s pin (corepack) and lockfile facts. */
+export interface PackageManagerRequest {
+  /** Exact version from `packageManager` (`pnpm@9.15.0`), or null: chosen from the lockfile. */
+  version: string | null;
+  /** Corepack's hash suffix (`sha512.<hex>`), or null. */
+  hash: string | null;
+  /** Yarn 2+ (`__metadata` in yarn.lock, `.yarnrc.yml`, or `packageManager: yarn@2+`). */
+  yarnBerry: boolean;
+  /** pnpm-lock.yaml's `lockfileVersion`, or null. */
+  lockfileVersion: string | null;
+}
 
 /** Where the start command came from. */
 export type StartSource = 'script' | 'framework' | 'entry' | 'slipway.json';
@@ -31,6 +43,10 @@ export interface ProjectSpec {
   /** Where the package manager choice came from. */
   packageManagerSource: 'packageManager' | 'lockfile' | 'default' | null;
   lockfile: string | null;
+  /** The exact package-manager version install and build ran with (set by the build worker), or null. */
+  packageManagerVersion?: string | null;
+  /** The packed release (set by the build worker at the package step): compressed bytes and file count. */
+  artifact?: { bytes: number; files: number } | null;
   /**
    * The exact Node.js version builds and the server run on (e.g. `22.23.3`), set by the build
    * worker once it has resolved `nodeVersionRequest`; null for a static site or before that.
@@ -100,7 +116,7 @@ export interface Hazard {
 }
 
 /** Why a project cannot be deployed (the deployment's `error.code` at the analyze step). */
-export type AnalyzeFailureCode = 'unsupported_project' | 'no_start_script' | 'invalid_package_json' | 'invalid_slipway_json';
+export type AnalyzeFailureCode = 'unsupported_project' | 'no_start_script' | 'invalid_package_json' | 'invalid_slipway_json' | 'package_manager_unavailable';
 
 export class AnalyzeError extends Error {
   override readonly name = 'AnalyzeError';

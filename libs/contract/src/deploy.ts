@@ -22,6 +22,7 @@ export const DEPLOY_FAILURE_CODES = {
   no_start_script: 'A Node.js server with no "start" script and no entry file to run.',
   node_version_unsupported: 'The Node.js version the project declares (`engines.node`, `.nvmrc`, `.node-version`) is not one this platform offers; the message says what was declared and which majors are supported.',
   node_unavailable: 'The Node.js version the project needs could not be fetched or verified (registry unreachable, integrity mismatch); nothing of the project ran. Retrying may help.',
+  package_manager_unavailable: 'The package manager the project uses (its lockfile, or `packageManager` with corepack semantics: exact version and hash) could not be fetched, is not published, or did not match its declared hash; nothing of the project ran.',
   install_failed: 'Installing dependencies failed; the step log shows why.',
   build_failed: 'The build script failed; the step log shows why.',
   build_timeout: 'Install or build ran past the time limit and was stopped.',

@@ -17,4 +17,5 @@ export * from './sandbox/sandbox-probe.js';
 export * from './toolchain/node-toolchains.js';
 export * from './toolchain/node-versions.js';
 export * from './toolchain/npm-registry.js';
+export * from './toolchain/package-managers.js';
 export * from './toolchain/toolchain-error.js';

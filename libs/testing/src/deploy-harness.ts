@@ -116,6 +116,11 @@ export class DeployHarness {
       PORT: '0',
       LOG_LEVEL: 'log',
       RECONCILE_INTERVAL_MS: '2000',
+      // Node toolchains and package managers: one machine cache for every test (fetched once, as on
+      // a running platform), not one per harness. Projects that declare no Node run on 24 (issue 18).
+      NODE_TOOLCHAIN_DIR: process.env['SLIPWAY_TEST_TOOLCHAINS'] ?? '/tmp/slipway-toolchains-test',
+      // Behind a TLS-intercepting proxy the platform's processes need its CA to reach the registry.
+      ...(process.env['NODE_EXTRA_CA_CERTS'] ? { NODE_EXTRA_CA_CERTS: process.env['NODE_EXTRA_CA_CERTS'] } : {}),
       ...this.s3?.env,
       ...overrides,
     };

@@ -115,7 +115,7 @@ export const FIXTURES: FrameworkFixture[] = [
   {
     name: 'next-pages-router',
     dir: 'next-pages-standalone',
-    spec: { framework: 'next', kind: 'node', nodeMajor: 20, packageManager: 'pnpm' },
+    spec: { framework: 'next', kind: 'node', nodeMajor: 24, packageManager: 'pnpm' },
     warnings: [],
     checks: [
       { role: 'home', path: '/', text: ['Hello'] },
@@ -128,7 +128,7 @@ export const FIXTURES: FrameworkFixture[] = [
   {
     name: 'sveltekit-adapter-node',
     dir: 'sveltekit-node',
-    spec: { framework: 'sveltekit', kind: 'node', nodeMajor: 20 },
+    spec: { framework: 'sveltekit', kind: 'node', nodeMajor: 24 },
     warnings: [],
     checks: [
       { role: 'home', path: '/', text: ['Welcome to SvelteKit'] },
@@ -140,14 +140,14 @@ export const FIXTURES: FrameworkFixture[] = [
   {
     name: 'sveltekit-adapter-auto',
     dir: 'sveltekit-auto',
-    spec: { framework: 'sveltekit', kind: 'node', nodeMajor: 20 },
+    spec: { framework: 'sveltekit', kind: 'node', nodeMajor: 24 },
     warnings: ['framework_adapter_replaced'],
     checks: [{ role: 'home', path: '/', text: ['Welcome to SvelteKit'] }],
   },
   {
     name: 'sveltekit-adapter-static',
     dir: 'sveltekit-static',
-    spec: { framework: 'sveltekit', kind: 'static', nodeMajor: 20 },
+    spec: { framework: 'sveltekit', kind: 'static', nodeMajor: 24 },
     warnings: [],
     checks: [
       { role: 'home', path: '/', text: ['Welcome to SvelteKit'], cacheControl: /no-cache/ },
@@ -158,7 +158,7 @@ export const FIXTURES: FrameworkFixture[] = [
   {
     name: 'astro-static',
     dir: 'astro-static',
-    spec: { framework: 'astro', kind: 'static', nodeMajor: 20 },
+    spec: { framework: 'astro', kind: 'static', nodeMajor: 24 },
     warnings: [],
     checks: [{ role: 'home', path: '/', text: ['<h1>Astro</h1>'], cacheControl: /no-cache/ }, MISSING],
   },
@@ -176,7 +176,7 @@ export const FIXTURES: FrameworkFixture[] = [
   {
     name: 'nuxt',
     dir: 'nuxt-app',
-    spec: { framework: 'nuxt', kind: 'node', nodeMajor: 20 },
+    spec: { framework: 'nuxt', kind: 'node', nodeMajor: 24 },
     // Nuxt's own build warning, surfaced with its line.
     warnings: ['build_output_warnings'],
     buildWarnings: /\[plugin nuxt:module-preload-polyfill\] Sourcemap is likely to be incorrect/,
@@ -189,7 +189,7 @@ export const FIXTURES: FrameworkFixture[] = [
   {
     name: 'react-router-framework',
     dir: 'react-router-app',
-    spec: { framework: 'react-router', kind: 'node', nodeMajor: 20 },
+    spec: { framework: 'react-router', kind: 'node', nodeMajor: 24 },
     // React Router 7.18's own "Future Flag Warning" lines about v8, surfaced.
     warnings: ['build_output_warnings'],
     buildWarnings: /Future Flag Warning: .* changing in React Router v8/,
@@ -203,7 +203,7 @@ export const FIXTURES: FrameworkFixture[] = [
   {
     name: 'react-router-spa',
     dir: 'react-router-spa',
-    spec: { framework: 'react-router', kind: 'spa', nodeMajor: 20 },
+    spec: { framework: 'react-router', kind: 'spa', nodeMajor: 24 },
     warnings: ['build_output_warnings'],
     buildWarnings: /Future Flag Warning/,
     checks: [
@@ -215,7 +215,7 @@ export const FIXTURES: FrameworkFixture[] = [
   {
     name: 'nuxt-spa',
     dir: 'nuxt-spa',
-    spec: { framework: 'nuxt', kind: 'spa', nodeMajor: 20 },
+    spec: { framework: 'nuxt', kind: 'spa', nodeMajor: 24 },
     warnings: ['build_output_warnings'],
     buildWarnings: /Sourcemap is likely to be incorrect/,
     checks: [
@@ -227,24 +227,24 @@ export const FIXTURES: FrameworkFixture[] = [
   {
     name: 'nestjs',
     dir: 'nestjs-app',
-    spec: { framework: 'nestjs', kind: 'node', nodeMajor: 20 },
+    spec: { framework: 'nestjs', kind: 'node', nodeMajor: 24 },
     warnings: [],
     checks: [{ role: 'api', path: '/', text: ['Hello World!'] }],
   },
-  { name: 'vite-react', dir: 'vite-react', spec: { framework: 'vite', kind: 'spa', nodeMajor: 20 }, warnings: ['no_lockfile'], checks: viteSpa('React') },
-  { name: 'vite-vue', dir: 'vite-vue', spec: { framework: 'vite', kind: 'spa', nodeMajor: 20 }, warnings: ['no_lockfile'], checks: viteSpa('Vue') },
-  { name: 'vite-svelte', dir: 'vite-svelte', spec: { framework: 'vite', kind: 'spa', nodeMajor: 20 }, warnings: ['no_lockfile'], checks: viteSpa('Svelte') },
+  { name: 'vite-react', dir: 'vite-react', spec: { framework: 'vite', kind: 'spa', nodeMajor: 24 }, warnings: ['no_lockfile'], checks: viteSpa('React') },
+  { name: 'vite-vue', dir: 'vite-vue', spec: { framework: 'vite', kind: 'spa', nodeMajor: 24 }, warnings: ['no_lockfile'], checks: viteSpa('Vue') },
+  { name: 'vite-svelte', dir: 'vite-svelte', spec: { framework: 'vite', kind: 'spa', nodeMajor: 24 }, warnings: ['no_lockfile'], checks: viteSpa('Svelte') },
   {
     name: 'hono',
     dir: 'hono-node',
-    spec: { framework: 'hono', kind: 'node', nodeMajor: 20 },
+    spec: { framework: 'hono', kind: 'node', nodeMajor: 24 },
     warnings: [],
     checks: [{ role: 'home', path: '/', text: ['Hello Hono!'] }, { role: 'api', path: '/api/hello', json: { hello: 'hono' } }],
   },
   {
     name: 'express',
     dir: 'express-app',
-    spec: { framework: 'express', kind: 'node', nodeMajor: 20 },
+    spec: { framework: 'express', kind: 'node', nodeMajor: 24 },
     warnings: [],
     checks: [
       { role: 'home', path: '/', text: ['Hello from Express'] },
@@ -255,15 +255,32 @@ export const FIXTURES: FrameworkFixture[] = [
   {
     name: 'fastify',
     dir: 'fastify-app',
-    spec: { framework: 'fastify', kind: 'node', nodeMajor: 20 },
+    spec: { framework: 'fastify', kind: 'node', nodeMajor: 24 },
     warnings: [],
     checks: [{ role: 'api', path: '/', json: { root: true } }, { role: 'home', path: '/example', text: ['this is an example'] }],
   },
   {
     name: 'koa',
     dir: 'koa-app',
-    spec: { framework: 'koa', kind: 'node', nodeMajor: 20 },
+    spec: { framework: 'koa', kind: 'node', nodeMajor: 24 },
     warnings: [],
     checks: [{ role: 'home', path: '/', text: ['Hello World from Koa'] }, { role: 'api', path: '/api/hello', json: { hello: 'koa' } }],
   },
+  // One fixture per package manager (issue 18), each with its committed lockfile: frozen install with
+  // that manager (fetched from the registry), dev dependencies pruned from the release.
+  ...(
+    [
+      ['pm-npm', 'npm', 24],
+      ['pm-pnpm', 'pnpm', 24],
+      ['pm-yarn-classic', 'yarn', 20],
+      ['pm-yarn-berry', 'yarn', 24],
+      ['pm-bun', 'bun', 24],
+    ] as const
+  ).map(([dir, packageManager, nodeMajor]): FrameworkFixture => ({
+    name: dir,
+    dir,
+    spec: { framework: null, kind: 'node', nodeMajor, packageManager },
+    warnings: [],
+    checks: [{ role: 'api', path: '/', json: { escaped: '&lt;pm&gt;', devDependencyShipped: false, buildCacheShipped: false, build: { devDependencyAtBuild: true } } }],
+  })),
 ];

@@ -2,13 +2,16 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AnalyzeError, analyzeSource, buildFailureLines, buildOutputWarnings, outputHazards, readProjectDir, unsandboxedBuildHazard, unsandboxedRuntimeHazard, type Hazard, type ProjectSpec, type Warning } from '@slipway/analyzer';
+import { AnalyzeError, analyzeSource, buildFailureLines, packageManagerRequest, parsePackageJson, buildOutputWarnings, outputHazards, readProjectDir, unsandboxedBuildHazard, unsandboxedRuntimeHazard, type Hazard, type PackageManagerRequest, type ProjectSpec, type Warning } from '@slipway/analyzer';
 import type { BlobStore } from '@slipway/blob';
 import { LIMITS, type DeployError, type DeployFailureCode, type DeployStepName } from '@slipway/contract';
-import { SandboxUnavailableError, TOOLCHAIN_BIN, ToolchainError, nodeToolchainsFor, toolchainEnv, routesChannel, type NodeToolchain, type NodeToolchains, type RoutesMessage } from '@slipway/runtime';
+import { MANAGER_BIN, SandboxUnavailableError, TOOLCHAIN_BIN, ToolchainError, nodeToolchainsFor, packageManagersFor, toolchainEnv, routesChannel, type ManagerToolchain, type NodeToolchain, type NodeToolchains, type PackageManagers, type RoutesMessage } from '@slipway/runtime';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
+import { BuildCaches } from '../pipeline/build-caches.js';
 import { DependencyCache } from '../pipeline/dependency-cache.js';
+import { managerCacheEnv, managerFor, pruneCommand, readPackageJsonOf } from '../pipeline/manager-commands.js';
+import { assembleNextStandalone, hasNextStandalone, nextStandaloneBuildEnv } from '../pipeline/next-standalone.js';
 import { Redactor } from '../pipeline/redactor.js';
 import { resolveOutputDir } from '../pipeline/output-links.js';
 import { packRelease } from '../pipeline/release-packer.js';
@@ -40,6 +43,8 @@ export class DeployPipelineService {
   private readonly cache: DependencyCache;
   private readonly handoff: RuntimeHandoff;
   private readonly toolchains: NodeToolchains;
+  private readonly managers: PackageManagers;
+  private readonly buildCaches: BuildCaches;
 
   constructor(
     @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
@@ -56,7 +61,9 @@ export class DeployPipelineService {
       masterKey: config.SLIPWAY_MASTER_KEY,
       maxBytes: config.DEPENDENCY_CACHE_MAX_BYTES,
     });
-    this.toolchains = nodeToolchainsFor(config, LIMITS.node.supportedMajors);
+    this.toolchains = nodeToolchainsFor(config, LIMITS.node.supportedMajors, config.NODE_DEFAULT_MAJOR);
+    this.managers = packageManagersFor(config);
+    this.buildCaches = new BuildCaches(join(buildDirOf(config), 'build-caches'));
     this.handoff = new RuntimeHandoff(config.EDGE_INTERNAL_URL, config.SLIPWAY_MASTER_KEY, config.RELEASE_TIMEOUT_MS);
   }
 
@@ -71,6 +78,8 @@ export class DeployPipelineService {
     let spec: ProjectSpec | undefined;
     let currentStep: DeployStepName | null = null;
     let toolchain: NodeToolchain | null = null;
+    let manager: ManagerToolchain | null = null;
+    let managerRequest: PackageManagerRequest | null = null;
     const fail = async (code: DeployFailureCode, message: string) => {
       recorder.skipRemaining();
       const error: DeployError = { code, message: recorder.redact(message), step: currentStep };
@@ -106,9 +115,12 @@ export class DeployPipelineService {
       });
 
       await step('analyze', async (log) => {
-        const analysis = analyzeSource(await readProjectDir(src), { secretNames: app.secretNames, signInEnabled: app.signInEnabled });
+        const files = await readProjectDir(src);
+        const analysis = analyzeSource(files, { secretNames: app.secretNames, signInEnabled: app.signInEnabled });
         spec = analysis.spec;
         toolchain = await this.nodeFor(spec, log);
+        managerRequest = packageManagerRequest(files);
+        manager = await managerFor(this.managers, spec, managerRequest, toolchain, log);
         warnings.push(...analysis.warnings);
         hazards.push(...analysis.hazards);
         log(`${spec.kind}${spec.framework ? ` (${spec.framework}${spec.frameworkVersion ? ` ${spec.frameworkVersion}` : ''})` : ''}: install ${spec.commands.install ?? '-'}, build ${spec.commands.build ?? '-'}, start ${spec.commands.start ?? '-'}`);
@@ -117,6 +129,7 @@ export class DeployPipelineService {
       });
       const project = spec!;
       const node = toolchain;
+      const pm = manager as ManagerToolchain | null;
       let acquired: Sandbox | undefined;
       // Before the first command of the project: the sandbox, or a sandbox_unavailable failure with nothing run.
       const codeSandbox = async () => (acquired ??= await this.sandboxFor(root));
@@ -128,7 +141,7 @@ export class DeployPipelineService {
         const owner = sandbox.mode.kind === 'bwrap' ? { uid: sandbox.mode.uid, gid: sandbox.mode.gid } : undefined;
         // Unsandboxed, the install runs as the worker's own user and could rewrite the cache: none is used.
         const key = project.lockfile && owner && this.cache.enabled
-          ? await this.cache.keyFor(applicationId, src, project.lockfile, project.packageManager ?? 'npm').catch((error: Error) => {
+          ? await this.cache.keyFor(applicationId, src, project.lockfile, `${project.packageManager ?? 'npm'}@${project.packageManagerVersion ?? 'bundled'}`, project.nodeVersion ?? process.version).catch((error: Error) => {
             log(`dependencies are not cached: ${project.lockfile} cannot be read (${error.message.replaceAll(src, '.')})`);
             return null;
           })
@@ -145,23 +158,54 @@ export class DeployPipelineService {
           }
         }
         const downloads = await this.cache.downloadCacheDir(applicationId, owner);
-        await this.exec(sandbox, project.commands.install, { root, src, env: this.installEnv(sandbox, downloads, root, node), cacheDir: downloads, toolchain: node, failure: 'install_failed', shutdown, log });
+        await this.exec(sandbox, project.commands.install, { root, src, env: this.installEnv(sandbox, downloads, root, node, pm), cacheDir: downloads, toolchain: node, manager: pm, failure: 'install_failed', shutdown, log });
         if (key) {
           const saved = await this.cache.save(key, src);
           log(saved.saved ? `dependencies cached (${saved.files} files, ${saved.bytes} bytes)` : `dependencies not cached: ${saved.reason}`);
         }
       });
 
+      let standalone = false;
       await step('build', async (log) => {
-        if (!project.commands.build) return 'skipped';
+        // After the build, a Node release's dev dependencies go (each manager's own prune).
+        const pkg = parsePackageJson(await readPackageJsonOf(src));
+        const prune = pruneCommand(project, pkg, managerRequest);
+        const standaloneEnv = project.commands.build ? nextStandaloneBuildEnv(project, pkg) : {};
+        if (!project.commands.build && !prune.command) return 'skipped';
         const sandbox = await codeSandbox();
-        const output = await this.exec(sandbox, project.commands.build, { root, src, env: this.buildEnv(sandbox, app.buildVariables, root, node), toolchain: node, failure: 'build_failed', shutdown, log });
-        warnings.push(...buildOutputWarnings(recorder.redact(output)));
-        // What the build must produce (a framework's server bundle, e.g. SvelteKit's build/), else what is served.
-        const produced = project.buildOutput ?? project.outputDir;
-        if (produced && produced !== '.' && !(await this.stat(await resolveOutputDir(src, produced)))?.isDirectory()) {
-          throw new StepFailure('output_missing', `the build finished but did not produce ${produced}/`);
+        if (project.commands.build) {
+          // Kept caches only where the build runs sandboxed (as the build user, whose files they are).
+          const keepCaches = sandbox.mode.kind === 'bwrap';
+          if (keepCaches) {
+            const owner = sandbox.mode.kind === 'bwrap' ? { uid: sandbox.mode.uid, gid: sandbox.mode.gid } : undefined;
+            const restored = await this.buildCaches.restore(applicationId, src, owner);
+            if (restored.length) log(`build caches restored: ${restored.join(', ')}`);
+            // Next.js asks CI builds to "configure build caching" unless .next/cache exists: it is configured (kept per application).
+            else if (project.framework === 'next') await this.buildCaches.prepare(src, '.next/cache', owner);
+          }
+          const output = await this.exec(sandbox, project.commands.build, { root, src, env: { ...this.buildEnv(sandbox, app.buildVariables, root, node, pm), ...standaloneEnv }, toolchain: node, manager: pm, failure: 'build_failed', shutdown, log });
+          warnings.push(...buildOutputWarnings(recorder.redact(output)));
+          // What the build must produce (a framework's server bundle, e.g. SvelteKit's build/), else what is served.
+          const produced = project.buildOutput ?? project.outputDir;
+          if (produced && produced !== '.' && !(await this.stat(await resolveOutputDir(src, produced)))?.isDirectory()) {
+            throw new StepFailure('output_missing', `the build finished but did not produce ${produced}/`);
+          }
+          if (keepCaches) {
+            const { kept } = await this.buildCaches.keep(applicationId, src);
+            if (kept.length) log(`build caches kept for the next build, not shipped: ${kept.join(', ')}`);
+          }
         }
+        if (standaloneEnv.NEXT_PRIVATE_STANDALONE && (await hasNextStandalone(src))) {
+          standalone = true;
+          log('Next.js standalone output: the release ships .next/standalone (only the traced dependencies), started with node server.js');
+          return;
+        }
+        if (!prune.command) {
+          log(`dev dependencies not pruned: ${prune.why}`);
+          return;
+        }
+        const downloads = await this.cache.downloadCacheDir(applicationId, sandbox.mode.kind === 'bwrap' ? { uid: sandbox.mode.uid, gid: sandbox.mode.gid } : undefined);
+        await this.exec(sandbox, prune.command, { root, src, env: { ...this.installEnv(sandbox, downloads, root, node, pm), NODE_ENV: 'production' }, cacheDir: downloads, toolchain: node, manager: pm, failure: 'build_failed', shutdown, log });
       });
 
       let servedDir: string | null = null;
@@ -187,13 +231,27 @@ export class DeployPipelineService {
       const artifactKey = `releases/${releaseId}.tar.gz`;
       const releaseKind = project.kind === 'node' || project.kind === 'node+static' ? 'node' : 'static';
       await step('package', async (log) => {
-        const dir = releaseKind === 'node' ? src : servedDir!;
-        const packed = await packRelease(this.blobs, artifactKey, dir, { skipNodeModules: releaseKind === 'static', precompress: releaseKind === 'static', project: src });
+        let dir = releaseKind === 'node' ? src : servedDir!;
+        if (standalone) {
+          dir = await assembleNextStandalone(src);
+          project.commands.start = 'node server.js';
+          project.startSource = 'framework';
+          project.reasons.push('Next.js standalone output (.next/standalone with .next/static and public): started with node server.js (reads PORT)');
+        }
+        const packed = await packRelease(this.blobs, artifactKey, dir, { skipNodeModules: releaseKind === 'static', precompress: releaseKind === 'static', project: src, skipBuildCaches: releaseKind === 'node' });
+        project.artifact = { bytes: packed.bytes, files: packed.files };
+        if (!(await this.deployments.save(applicationId, deploymentId, attempt, recorder.steps, { spec: project }))) throw new LostLeaseError('lost');
         log(`${artifactKey}: ${packed.files} files (${packed.precompressed} precompressed forms), ${packed.bytes} bytes, sha256 ${packed.sha256}`);
       });
 
       if (!(await this.deployments.save(applicationId, deploymentId, attempt, recorder.steps, { status: 'releasing' }))) throw new LostLeaseError('lost');
       await step('release', async (log) => {
+        // A release carries no pnpm, yarn or bun: its package.json script runs through the npm of its Node.
+        const viaNpm = /^(pnpm|yarn|bun) run (\S+)$/.exec(project.commands.start ?? '');
+        if (viaNpm) {
+          project.commands.start = `npm run ${viaNpm[2]}`;
+          project.reasons.push(`the release starts with npm run ${viaNpm[2]} (the ${viaNpm[1]} script, run by the npm of its Node)`);
+        }
         if (!(await this.deployments.createRelease(applicationId, deploymentId, attempt, { id: releaseId, kind: releaseKind, artifactKey, spec: project }))) throw new LostLeaseError('lost');
         if (releaseKind === 'node') {
           const containment = await this.handoff.start(releaseId, log);
@@ -264,8 +322,11 @@ export class DeployPipelineService {
       const request = spec.nodeVersionRequest ?? null;
       const chosen = await this.toolchains.resolve(request);
       spec.nodeVersion = chosen.version;
+      spec.reasons.push(request
+        ? `Node.js ${chosen.version}: the newest offered version that fits ${request.source === 'engines' ? 'engines.node' : request.source} "${request.value}"`
+        : `Node.js ${chosen.version}: nothing declared (engines.node, .nvmrc, .node-version), so the platform's default, Node ${this.config.NODE_DEFAULT_MAJOR}${this.config.NODE_DEFAULT_MAJOR === LIMITS.node.defaultMajor ? ' (the Active LTS; Node 20 is end-of-life)' : ' (NODE_DEFAULT_MAJOR)'}`);
       const toolchain = await this.toolchains.ensure(chosen.version, log);
-      log(`Node.js ${chosen.version}${request ? ` for ${request.source} "${request.value}"` : ' (nothing declared: the platform\'s Node)'}${toolchain ? `, npm ${toolchain.npmVersion}` : ''}`);
+      log(`Node.js ${chosen.version}${request ? ` for ${request.source} "${request.value}"` : ` (nothing declared: the default, Node ${this.config.NODE_DEFAULT_MAJOR})`}${toolchain ? `, npm ${toolchain.npmVersion}` : ''}`);
       return toolchain;
     } catch (error) {
       if (error instanceof ToolchainError) throw new StepFailure(error.code, error.message);
@@ -273,37 +334,29 @@ export class DeployPipelineService {
     }
   }
 
-  private baseEnv(sandbox: Sandbox, root: string, node: NodeToolchain | null): Record<string, string> {
+  private baseEnv(sandbox: Sandbox, root: string, node: NodeToolchain | null, pm: ManagerToolchain | null): Record<string, string> {
     const sandboxed = sandbox.mode.kind === 'bwrap';
-    // The project's Node (and the npm of its release) first on PATH: `npm`, `node` and `#!/usr/bin/env node` all find it.
-    const first = node ? `${sandboxed ? TOOLCHAIN_BIN : join(node.dir, 'bin')}:` : '';
+    // The package manager, then the project's Node (and the npm of its release) first on PATH: `pnpm`, `npm`, `node` and `#!/usr/bin/env node` all find theirs.
+    const manager = pm ? `${sandboxed ? MANAGER_BIN : join(pm.dir, 'bin')}:` : '';
+    const first = manager + (node ? `${sandboxed ? TOOLCHAIN_BIN : join(node.dir, 'bin')}:` : '');
     return { ...(node ? toolchainEnv() : {}), PATH: `${first}/usr/local/bin:/usr/bin:/bin`, HOME: sandboxed ? '/tmp' : join(root, 'home'), CI: 'true', LANG: 'C.UTF-8' };
   }
 
-  private installEnv(sandbox: Sandbox, downloads: string, root: string, node: NodeToolchain | null): Record<string, string> {
-    const cache = sandbox.mode.kind === 'bwrap' ? '/cache' : downloads;
-    return {
-      ...this.baseEnv(sandbox, root, node),
-      npm_config_cache: `${cache}/npm`,
-      npm_config_store_dir: `${cache}/pnpm-store`,
-      YARN_CACHE_FOLDER: `${cache}/yarn`,
-      npm_config_update_notifier: 'false',
-      npm_config_fund: 'false',
-      npm_config_audit: 'false',
-    };
+  private installEnv(sandbox: Sandbox, downloads: string, root: string, node: NodeToolchain | null, pm: ManagerToolchain | null): Record<string, string> {
+    return { ...this.baseEnv(sandbox, root, node, pm), ...managerCacheEnv(sandbox.mode.kind === 'bwrap' ? '/cache' : downloads) };
   }
 
-  private buildEnv(sandbox: Sandbox, variables: Record<string, string>, root: string, node: NodeToolchain | null): Record<string, string> {
-    return { ...this.baseEnv(sandbox, root, node), NODE_ENV: 'production', npm_config_update_notifier: 'false', ...variables };
+  private buildEnv(sandbox: Sandbox, variables: Record<string, string>, root: string, node: NodeToolchain | null, pm: ManagerToolchain | null): Record<string, string> {
+    return { ...this.baseEnv(sandbox, root, node, pm), NODE_ENV: 'production', npm_config_update_notifier: 'false', YARN_NODE_LINKER: 'node-modules', ...variables };
   }
 
-  private async exec(sandbox: Sandbox, command: string, options: { root: string; src: string; env: Record<string, string>; cacheDir?: string; toolchain: NodeToolchain | null; failure: DeployFailureCode; shutdown: AbortSignal; log: (line: string) => void }): Promise<string> {
+  private async exec(sandbox: Sandbox, command: string, options: { root: string; src: string; env: Record<string, string>; cacheDir?: string; toolchain: NodeToolchain | null; manager?: ManagerToolchain | null; failure: DeployFailureCode; shutdown: AbortSignal; log: (line: string) => void }): Promise<string> {
     // An abort that landed between two commands (say, while dependencies were being cached) stops the next one.
     if (options.shutdown.aborted) throw new StepFailure(options.failure, `\`${command}\` was not started: the worker is shutting down`);
     await mkdir(join(options.root, 'home'), { recursive: true });
     options.log(`$ ${command}`);
     const result = await sandbox.run({
-      workspace: options.src, command, env: options.env, cacheDir: options.cacheDir, toolchainDir: options.toolchain?.dir,
+      workspace: options.src, command, env: options.env, cacheDir: options.cacheDir, toolchainDir: options.toolchain?.dir, managerDir: options.manager?.dir,
       timeoutMs: this.config.BUILD_TIMEOUT_MS, outputLimitBytes: this.config.BUILD_OUTPUT_LIMIT_BYTES, signal: options.shutdown,
     });
     options.log(result.output);

@@ -60,14 +60,14 @@ export class DependencyCache {
     return dir;
   }
 
-  /** The key of a workspace's install; the lockfile is read without following links. */
-  async keyFor(applicationId: string, workspace: string, lockfile: string, manager: string): Promise<CacheKey> {
+  /** The key of a workspace's install (`manager`: name@version; `node`: the Node it ran on); the lockfile is read without following links. */
+  async keyFor(applicationId: string, workspace: string, lockfile: string, manager: string, node: string = process.version): Promise<CacheKey> {
     if (!SAFE_ID.test(applicationId)) throw new Error(`unexpected application id ${JSON.stringify(applicationId)}`);
     const handle = await open(join(workspace, lockfile), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     try {
       if (!(await handle.stat()).isFile()) throw new Error(`${lockfile} is not a regular file`);
       const lockfileSha256 = createHash('sha256').update(await handle.readFile()).digest('hex');
-      return { applicationId, lockfile, lockfileSha256, manager, node: process.version, platform: process.platform, arch: process.arch };
+      return { applicationId, lockfile, lockfileSha256, manager, node: node.startsWith('v') ? node : `v${node}`, platform: process.platform, arch: process.arch };
     } finally {
       await handle.close();
     }

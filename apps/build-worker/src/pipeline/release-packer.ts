@@ -8,6 +8,7 @@ import { brotliCompress, constants as zlibConstants, createGzip, gzip } from 'no
 import type { BlobStore, StoredBlob } from '@slipway/blob';
 import { PRECOMPRESSED_DIR, isPrecompressible } from '@slipway/contract';
 import tarStream from 'tar-stream';
+import { isBuildCache } from './build-caches.js';
 import { checkOutputLink, type LinkCheck } from './output-links.js';
 import { StepFailure } from './step-recorder.js';
 
@@ -101,11 +102,11 @@ async function precompressed(body: Buffer): Promise<{ suffix: string; data: Buff
  * no-follow read that is packed; links get none (the edge uses their target's). A directory of
  * that name in the output is never packed.
  */
-export async function packRelease(blobs: BlobStore, key: string, dir: string, options: { skipNodeModules?: boolean; project?: string; precompress?: boolean } = {}): Promise<StoredBlob & { files: number; precompressed: number }> {
+export async function packRelease(blobs: BlobStore, key: string, dir: string, options: { skipNodeModules?: boolean; project?: string; precompress?: boolean; skipBuildCaches?: boolean } = {}): Promise<StoredBlob & { files: number; precompressed: number }> {
   const root = await realpath(dir);
   const check: LinkCheck = { dir: root, project: await realpath(options.project ?? dir) };
   if (root !== check.project && !root.startsWith(check.project + sep)) throw new StepFailure('unsafe_output', 'the build output leads outside the project; nothing was packed');
-  const skip = (path: string) => (Boolean(options.skipNodeModules) && path === 'node_modules') || (Boolean(options.precompress) && path.split('/').includes(PRECOMPRESSED_DIR));
+  const skip = (path: string) => (Boolean(options.skipNodeModules) && path === 'node_modules') || (Boolean(options.skipBuildCaches) && isBuildCache(path)) || (Boolean(options.precompress) && path.split('/').includes(PRECOMPRESSED_DIR));
   const pack = tarStream.pack();
   const body = new PassThrough();
   let files = 0;

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { TOOLCHAIN_PATH, sandboxArgv, spawnSandbox, tool } from '@slipway/runtime';
+import { MANAGER_PATH, TOOLCHAIN_PATH, sandboxArgv, spawnSandbox, tool } from '@slipway/runtime';
 
 export interface RunOptions {
   /** Host directory of the project; it is `/workspace` inside the sandbox. */
@@ -11,6 +11,8 @@ export interface RunOptions {
   cacheDir?: string;
   /** Host directory of the project's Node.js toolchain, mounted read-only at `TOOLCHAIN_PATH`; absent: the platform's Node in /usr. */
   toolchainDir?: string;
+  /** Host directory of the project's package manager (pnpm, yarn, bun, or a pinned npm), read-only at `MANAGER_PATH`. */
+  managerDir?: string;
   timeoutMs: number;
   outputLimitBytes: number;
   signal?: AbortSignal;
@@ -39,7 +41,7 @@ export const BUILD_TMP_BYTES = 1024 * 1024 * 1024;
  * platform's ports) is reachable; bubblewrap's namespaces, read-only `/usr`, the workspace at
  * `/workspace` and the cache at `/cache`, nothing else of the host's files.
  */
-export function buildArgv(ids: { uid: number; gid: number }, options: Pick<RunOptions, 'workspace' | 'cacheDir' | 'toolchainDir' | 'env' | 'command'>, path?: string): string[] {
+export function buildArgv(ids: { uid: number; gid: number }, options: Pick<RunOptions, 'workspace' | 'cacheDir' | 'toolchainDir' | 'managerDir' | 'env' | 'command'>, path?: string): string[] {
   // pasta does not die with its parent: if the worker is killed (-9), the kernel kills pasta, and
   // bubblewrap's --die-with-parent then the build, instead of leaving it running unwatched.
   return [tool('setpriv'), '--pdeathsig', 'SIGKILL', '--', ...sandboxArgv({
@@ -48,6 +50,7 @@ export function buildArgv(ids: { uid: number; gid: number }, options: Pick<RunOp
       { host: options.workspace, path: '/workspace', writable: true },
       ...(options.cacheDir ? [{ host: options.cacheDir, path: '/cache', writable: true }] : []),
       ...(options.toolchainDir ? [{ host: options.toolchainDir, path: TOOLCHAIN_PATH }] : []),
+      ...(options.managerDir ? [{ host: options.managerDir, path: MANAGER_PATH }] : []),
     ],
     tmpBytes: BUILD_TMP_BYTES,
     env: options.env,

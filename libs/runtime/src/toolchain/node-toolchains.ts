@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import semver from 'semver';
 import { NpmRegistry, type RegistryVersion } from './npm-registry.js';
+import { PackageManagers } from './package-managers.js';
 import { resolveNodeVersion, type NodeRequest } from './node-versions.js';
 import { ToolchainError } from './toolchain-error.js';
 
@@ -52,6 +53,8 @@ export interface NodeToolchainsOptions {
   root: string;
   registry: NpmRegistry;
   supported: readonly number[];
+  /** The major for projects that declare none (`LIMITS.node.defaultMajor`); absent: the platform's Node. */
+  defaultMajor?: number;
   /** The platform's own Node, without `v` (default: this process's). */
   platform?: string;
 }
@@ -83,6 +86,7 @@ export class NodeToolchains {
     const result = await resolveNodeVersion(request, async () => [...(await this.options.registry.versions(`node-${this.arch}`)).keys()], {
       supported: this.options.supported,
       platform: this.platform,
+      ...(this.options.defaultMajor === undefined ? {} : { defaultMajor: this.options.defaultMajor }),
     });
     if (!result.ok) throw new ToolchainError('node_version_unsupported', result.reason);
     return { version: result.version, source: result.source };
@@ -216,10 +220,19 @@ export interface ToolchainConfig {
   NODE_REGISTRY_URL?: string | undefined;
 }
 
-export function nodeToolchainsFor(config: ToolchainConfig, supported: readonly number[]): NodeToolchains {
+export function nodeToolchainsFor(config: ToolchainConfig, supported: readonly number[], defaultMajor?: number): NodeToolchains {
   return new NodeToolchains({
+    ...(defaultMajor === undefined ? {} : { defaultMajor }),
     root: resolve(config.NODE_TOOLCHAIN_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'toolchains')),
     registry: new NpmRegistry({ url: config.NODE_REGISTRY_URL }),
     supported,
+  });
+}
+
+/** The package managers (pnpm, yarn, bun, pinned npm), in the same machine cache as the Node toolchains. */
+export function packageManagersFor(config: ToolchainConfig): PackageManagers {
+  return new PackageManagers({
+    root: resolve(config.NODE_TOOLCHAIN_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'toolchains')),
+    registry: new NpmRegistry({ url: config.NODE_REGISTRY_URL }),
   });
 }

@@ -42,7 +42,14 @@ describe('resolving a declared Node.js version', () => {
     await expect(resolver().resolve(engines(value))).resolves.toEqual({ ok: true, version, source });
   });
 
-  it('nothing declared: the platform Node, without asking the registry', async () => {
+  it('nothing declared, with a default major: its newest release (the platform Node when it is that major)', async () => {
+    const list = async () => VERSIONS;
+    await expect(resolveNodeVersion(null, list, { supported: SUPPORTED, platform: PLATFORM, defaultMajor: 24 })).resolves.toEqual({ ok: true, version: '24.21.0', source: 'registry' });
+    await expect(resolveNodeVersion(null, list, { supported: SUPPORTED, platform: '24.5.0', defaultMajor: 24 })).resolves.toEqual({ ok: true, version: '24.5.0', source: 'platform' });
+    await expect(resolveNodeVersion(null, async () => ['22.1.0'], { supported: SUPPORTED, platform: PLATFORM, defaultMajor: 24 })).resolves.toMatchObject({ ok: false, reason: expect.stringContaining('declare a Node version') });
+  });
+
+  it('nothing declared, without a default major: the platform Node, without asking the registry', async () => {
     const r = resolver();
     await expect(r.resolve(null)).resolves.toEqual({ ok: true, version: PLATFORM, source: 'platform' });
     await r.resolve(engines('>=18'));

@@ -16,6 +16,8 @@ export interface ResolveOptions {
   supported: readonly number[];
   /** The platform's own Node (`process.version` without `v`): used when nothing is declared, or when it satisfies a range. */
   platform: string;
+  /** The major of a project that declares nothing (its newest release; the platform's Node when it is that major). Absent: the platform's Node. */
+  defaultMajor?: number;
 }
 
 export type NodeResolution =
@@ -46,14 +48,19 @@ export function parseNodeRequest(value: string, supported: readonly number[]): P
 }
 
 /**
- * Chooses the exact Node version for a declaration. Nothing declared: the platform's own Node.
+ * Chooses the exact Node version for a declaration. Nothing declared: the newest `defaultMajor`
+ * (the platform's own Node without one).
  * A range the platform's Node satisfies: the platform's (no download). Otherwise the newest
  * released (non-prerelease) version of a supported major that satisfies it. `versions` is asked
  * for only when needed (it may reach the registry).
  */
 export async function resolveNodeVersion(request: NodeRequest | null, versions: () => Promise<string[]>, options: ResolveOptions): Promise<NodeResolution> {
   const supportedText = options.supported.join(', ');
-  if (!request) return { ok: true, version: options.platform, source: 'platform' };
+  if (!request && (options.defaultMajor === undefined || semver.major(options.platform) === options.defaultMajor)) return { ok: true, version: options.platform, source: 'platform' };
+  if (!request) {
+    const newest = semver.rsort((await versions()).filter((v) => semver.valid(v) && semver.prerelease(v) === null && semver.major(v) === options.defaultMajor))[0];
+    return newest ? { ok: true, version: newest, source: 'registry' } : { ok: false, reason: `no Node.js ${options.defaultMajor} (the default for projects that declare none) is published; declare a Node version (engines.node, .nvmrc)` };
+  }
   const declared = `${request.source === 'engines' ? 'engines.node' : request.source} "${request.value.trim().slice(0, 100)}"`;
   const parsed = parseNodeRequest(request.value, options.supported);
   if (parsed.kind === 'invalid') return { ok: false, reason: `${declared} is ${parsed.why}; supported Node.js majors: ${supportedText}` };
