@@ -44,6 +44,8 @@ export class EdgeServer {
   private driver!: RuntimeDriver;
   private tls?: EdgeTls;
   private closing = false;
+  /** Per application, the release requests reach now (route and data plane applied, Node release switched to). */
+  private readonly applied = new Map<string, string>();
   /** nginx in front (EDGE_DATA_PLANE=nginx); this process is then its control plane and fallback. */
   private readonly plane?: EdgePlane;
 
@@ -146,9 +148,18 @@ export class EdgeServer {
     await this.plane?.sync().catch((error: Error) => this.logger.error(`data plane not updated: ${error.message}`));
   }
 
+  /** The worker's switch, before it commits the release as live (a later routes message reloads from the database). */
+  private async switchTo(applicationId: string, releaseId: string): Promise<boolean> {
+    const release = await this.routes.release(releaseId);
+    if (!release || release.applicationId !== applicationId) return false;
+    await this.reload(applicationId, { id: release.id, kind: release.kind, artifactKey: release.artifactKey, spec: release.spec });
+    return this.applied.get(applicationId) === releaseId;
+  }
+
   /** Static: unpack first, then switch. Node: the old process serves until the new one is healthy. */
-  private async reload(applicationId: string): Promise<void> {
-    const [route] = await this.routes.routes(applicationId);
+  private async reload(applicationId: string, releaseOverride?: NonNullable<AppRoute['release']>): Promise<void> {
+    const [found] = await this.routes.routes(applicationId);
+    const route = found && releaseOverride ? { ...found, release: releaseOverride } : found;
     if (!route) {
       this.planeRouter.remove(applicationId);
       await this.syncPlane();
@@ -156,6 +167,7 @@ export class EdgeServer {
       this.tls?.routesChanged(this.router.routes());
       this.statics.setLive(applicationId, undefined);
       await this.nodeApps.retire(applicationId);
+      this.applied.delete(applicationId);
       return;
     }
     const live = route.release?.kind === 'static' ? route.release : undefined;
@@ -170,10 +182,13 @@ export class EdgeServer {
     await this.activateNode(route);
   }
 
+  /** Node releases once switched to, static ones once routed: what `appliedRelease` answers (the worker waits for it). */
   private async activateNode(route: AppRoute): Promise<void> {
     try {
       if (route.release?.kind === 'node') await this.nodeApps.activate(route.applicationId, route.release.id);
       else await this.nodeApps.retire(route.applicationId);
+      if (route.release) this.applied.set(route.applicationId, route.release.id);
+      else this.applied.delete(route.applicationId);
     } catch (error) {
       this.logger.error(`${route.slug}: release ${route.release?.id} could not be started; the previous one keeps serving: ${(error as Error).message}`);
     }
@@ -207,6 +222,8 @@ export class EdgeServer {
           artifact: (id) => this.artifact(id),
           staticCache: () => this.statics.stats(),
           tls: () => this.tls?.status() ?? { mode: 'off' },
+          appliedRelease: (id) => this.applied.get(id) ?? null,
+          switchRelease: (appId, releaseId) => this.switchTo(appId, releaseId),
         });
         if (!handled) this.notFound(res);
         return;

@@ -11,6 +11,15 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  */
 export const RELEASE_START_PATH = (releaseId: string) => `/_slipway/releases/${releaseId}/start`;
 export const RELEASE_START_PATTERN = /^\/_slipway\/releases\/([0-9a-f-]{36})\/start$/;
+/** Which release of an application this edge serves right now (its data plane included): `{releaseId}`. */
+export const APPLIED_RELEASE_PATH = (applicationId: string) => `/_slipway/applications/${applicationId}/applied`;
+export const APPLIED_RELEASE_PATTERN = /^\/_slipway\/applications\/([0-9a-f-]{36})\/applied$/;
+/**
+ * The worker, before it commits a release as live: the edge switches the application to it now
+ * (route and data plane applied), so the deploy is never reported succeeded before it is served.
+ */
+export const SWITCH_RELEASE_PATH = (applicationId: string, releaseId: string) => `/_slipway/applications/${applicationId}/switch/${releaseId}`;
+export const SWITCH_RELEASE_PATTERN = /^\/_slipway\/applications\/([0-9a-f-]{36})\/switch\/([0-9a-f-]{36})$/;
 
 export function routesChannel(prefix: string): string {
   return `${prefix}:routes`;

@@ -261,11 +261,14 @@ export class DeployPipelineService {
           }
         }
         if (app.signInEnabled) log(`sign-in trusted origins: ${(await this.signInOrigins.refresh(applicationId)).join(', ')}`);
+        await this.handoff.switchTo(applicationId, releaseId, log);
         log(`release ${releaseId} is live`);
       });
-      if (!(await this.deployments.makeLive(applicationId, deploymentId, attempt, releaseId, recorder.steps))) throw new LostLeaseError('lost');
       const message: RoutesMessage = { applicationId };
+      const live = await this.deployments.makeLive(applicationId, deploymentId, attempt, releaseId, recorder.steps);
+      // Committed or not, the edges follow the database again (a lost attempt: back to the previous release).
       await this.publisher.publish(routesChannel(this.config.QUEUE_PREFIX), JSON.stringify(message));
+      if (!live) throw new LostLeaseError('lost');
       this.logger.log(`deployment ${deploymentId} succeeded: release ${releaseId}`);
       return 'succeeded';
     } catch (error) {

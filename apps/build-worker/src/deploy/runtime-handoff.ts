@@ -1,4 +1,4 @@
-import { RELEASE_START_PATH, edgeInternalToken } from '@slipway/runtime';
+import { RELEASE_START_PATH, SWITCH_RELEASE_PATH, edgeInternalToken } from '@slipway/runtime';
 import { StepFailure } from '../pipeline/step-recorder.js';
 
 export type RuntimeContainment = { status: 'on' } | { status: 'off'; reason: string };
@@ -34,5 +34,22 @@ export class RuntimeHandoff {
     }
     if (response.status === 422) throw new StepFailure('release_unhealthy', body.error ?? 'the new release did not become healthy; the previous release keeps serving', body.logTail ? `${body.logTail}\n` : '');
     throw new StepFailure('release_failed', `the edge refused the release (${response.status}): ${body.error ?? 'no reason given'}`);
+  }
+
+  /**
+   * Asks the edge to serve the release now, before the worker commits it as live, so a deploy is
+   * never reported succeeded while its address still serves the previous release (the data plane
+   * applies a change in a reload). Not fatal: an edge that cannot be asked switches on the routes
+   * message that follows the commit, as before.
+   */
+  async switchTo(applicationId: string, releaseId: string, log: (line: string) => void): Promise<void> {
+    const url = `${this.edgeUrl}${SWITCH_RELEASE_PATH(applicationId, releaseId)}`;
+    try {
+      const response = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${edgeInternalToken(this.masterKey)}` }, signal: AbortSignal.timeout(Math.min(this.timeoutMs, 30_000)) });
+      if (response.ok) log('the edge serves the new release');
+      else log(`the edge did not switch yet (${response.status}); it will on the routes message`);
+    } catch (error) {
+      log(`the edge did not answer the switch (${(error as Error).message}); it will on the routes message`);
+    }
   }
 }

@@ -8,6 +8,7 @@
  * (unknown hosts, apps starting, the internal API, health) is proxied to the Node edge.
  */
 
+import { FINGERPRINTED as FINGERPRINTED_NAMES } from '../static/fingerprinted.js';
 import { acmeLocation, renderTlsGlobal, siteTlsPlan } from './nginx-tls-sites.js';
 
 export interface Address {
@@ -97,8 +98,8 @@ function typesBlock(contentTypes: NginxConfigInput['contentTypes']): { types: st
   return { types: `  types {\n${lines.join('\n')}\n  }`, charsetTypes: contentTypes.withCharset.filter((t) => MIME.test(t) && t !== 'text/html').join(' ') || 'text/plain' };
 }
 
-/** Fingerprinted asset names (same rule as static-site.ts): cached for a year, immutable. */
-const FINGERPRINTED = '[.-][0-9a-zA-Z_-]{6,}\\.(js|mjs|css|woff2?|ttf|otf|png|jpe?g|gif|webp|avif|svg|ico|wasm|map)$';
+/** Fingerprinted asset names (the Node plane's rule, static/fingerprinted.ts): cached for a year, immutable. */
+const FINGERPRINTED = FINGERPRINTED_NAMES.source;
 
 /** Hop-by-hop request headers nginx would otherwise pass on (it drops Connection/TE-framing itself). */
 const CLEARED_REQUEST_HEADERS = ['Keep-Alive', 'Proxy-Connection', 'TE', 'Trailer', 'Proxy-Authorization', 'Expect', 'Transfer-Encoding'];

@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { DependencyProbe } from '@slipway/server';
 import { BlobNotFoundError } from '@slipway/blob';
-import { RELEASE_ARTIFACT_PATTERN, RELEASE_START_PATTERN, SandboxUnavailableError, UnhealthyReleaseError, isEdgeInternalToken, isReleaseArtifactToken } from '@slipway/runtime';
+import { APPLIED_RELEASE_PATTERN, SWITCH_RELEASE_PATTERN, RELEASE_ARTIFACT_PATTERN, RELEASE_START_PATTERN, SandboxUnavailableError, UnhealthyReleaseError, isEdgeInternalToken, isReleaseArtifactToken } from '@slipway/runtime';
 
 export interface InternalApiDeps {
   masterKey: string;
@@ -18,6 +18,10 @@ export interface InternalApiDeps {
   artifact(releaseId: string): Promise<Readable | undefined>;
   /** The static cache's bound, use and entries per release (operators; tests check the bound). */
   staticCache(): unknown;
+  /** The release this edge (and its data plane) serves for an application now; null when none. */
+  appliedRelease(applicationId: string): string | null;
+  /** Serves `releaseId` for the application now (before the worker commits it); false when it is not that application's release. */
+  switchRelease(applicationId: string, releaseId: string): Promise<boolean>;
   /** HTTPS: the mode and, with ACME, each host's certificate state (issued, renewing, retrying and why). */
   tls(): unknown;
 }
@@ -72,6 +76,17 @@ export async function handleInternal(req: IncomingMessage, res: ServerResponse, 
       else if (error instanceof SandboxUnavailableError) json(res, 503, { code: error.code, error: error.message });
       else json(res, 500, { error: (error as Error).message });
     }
+    return true;
+  }
+  const switching = SWITCH_RELEASE_PATTERN.exec(path);
+  if (switching && req.method === 'POST') {
+    if (await deps.switchRelease(switching[1]!, switching[2]!)) json(res, 200, { releaseId: deps.appliedRelease(switching[1]!) });
+    else json(res, 404, { error: 'no such release of this application' });
+    return true;
+  }
+  const applied = APPLIED_RELEASE_PATTERN.exec(path);
+  if (applied && req.method === 'GET') {
+    json(res, 200, { releaseId: deps.appliedRelease(applied[1]!) });
     return true;
   }
   if (path === '/_slipway/static-cache' && req.method === 'GET') {

@@ -1,3 +1,4 @@
+import { FINGERPRINTED } from './fingerprinted.js';
 import { lstat, readFile, realpath } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join } from 'node:path';
@@ -10,8 +11,6 @@ import { READ_NO_FOLLOW, sendFile, sendPlain } from './static-response.js';
 
 export { isForbiddenSegment } from './request-path.js';
 
-/** Content-hashed names (`name.hash.ext`, `name-hash.ext`), and Nuxt's build assets, named by their hash alone (`_nuxt/Btu1cy1g.js`). */
-const FINGERPRINTED = /[.-][0-9a-zA-Z_-]{6,}\.(js|mjs|css|woff2?|ttf|otf|png|jpe?g|gif|webp|avif|svg|ico|wasm|map)$|\/_nuxt\/[0-9a-zA-Z_-]{8,}\.(js|mjs|css)$/;
 const MISSING: PathLookup = { kind: 'missing' };
 const REDIRECT: PathLookup = { kind: 'redirect' };
 const INDEX = { segments: ['index.html'], directory: false, key: '/index.html' };
