@@ -19,6 +19,14 @@ const LAUNCHER = join(ROOT, 'tools/launcher/dist/main.js');
 const CLI = join(ROOT, 'apps/cli/dist/main.js');
 const OUTWARD_ENV = ['NODE_EXTRA_CA_CERTS', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'no_proxy'];
 
+/**
+ * The operator's settings for reaching the registry (a CA to trust, a proxy), as an operator's
+ * `pnpm start` has them: a platform a test launches needs them to fetch Node and package managers.
+ */
+export function outwardEnv(): Record<string, string> {
+  return Object.fromEntries(OUTWARD_ENV.filter((name) => process.env[name]).map((name) => [name, process.env[name]!]));
+}
+
 export interface CliResult {
   code: number | null;
   stdout: string;
@@ -88,7 +96,7 @@ export class LaunchedPlatform {
     const [gateway, auth, edge, worker, postgres] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
     const path = [options.pathPrefix, process.env['PATH']].filter(Boolean).join(':');
     // What the operator's shell gives `pnpm start` to reach the outside world (a TLS-intercepting proxy's CA, a proxy).
-    const outward = Object.fromEntries(OUTWARD_ENV.filter((name) => process.env[name]).map((name) => [name, process.env[name]!]));
+    const outward = outwardEnv();
     const launcher = startProcess(process.execPath, [LAUNCHER], {
       cwd: ROOT,
       env: {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { quoteIdent } from '@slipway/db';
-import { TEST_SERVER_URL, createEmptyDatabase, freePort, startProcess, type RunningProcess, type TestDatabase } from '@slipway/testing';
+import { TEST_SERVER_URL, createEmptyDatabase, freePort, outwardEnv, startProcess, type RunningProcess, type TestDatabase } from '@slipway/testing';
 
 export const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
 const LAUNCHER = join(ROOT, 'tools/launcher/dist/main.js');
@@ -53,6 +53,7 @@ export class Platform {
       env: {
         PATH: process.env['PATH'],
         HOME: process.env['HOME'],
+        ...outwardEnv(),
         SLIPWAY_HOME: home,
         DATABASE_URL: db.url,
         // No REDIS_URL: the launcher starts its own password-protected redis-server, as

@@ -9,7 +9,7 @@ import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RuntimeFile } from '@slipway/config';
-import { ROOT, freePort, startProcess, waitFor, type RunningProcess } from '@slipway/testing';
+import { ROOT, freePort, outwardEnv, startProcess, waitFor, type RunningProcess } from '@slipway/testing';
 import { run, type Account, type CliResult } from './platform.js';
 
 export const LAUNCHER = join(ROOT, 'tools/launcher/dist/main.js');
@@ -31,6 +31,7 @@ export class LaunchedPlatform {
       env: {
         PATH: process.env['PATH'],
         HOME: process.env['HOME'],
+        ...outwardEnv(),
         NO_COLOR: '1',
         SLIPWAY_HOME: home,
         SLIPWAY_PG_PORT: String(pgPort),

