@@ -128,7 +128,12 @@ describe('build worker end to end (real Postgres, Redis, worker process, npm reg
     expect(row.warnings).toEqual([]);
     const release = (await h.pg.query(`SELECT id, kind, artifact_key FROM releases WHERE deployment_id = $1`, [id])).rows[0];
     expect(release.kind).toBe('node');
-    expect(edgeCalls).toEqual([{ url: `/_slipway/releases/${release.id}/start`, authorization: `Bearer ${edgeInternalToken(h.masterKey)}` }]);
+    // Started and healthy first, then served by the edge, and only then committed as live.
+    const auth = `Bearer ${edgeInternalToken(h.masterKey)}`;
+    expect(edgeCalls).toEqual([
+      { url: `/_slipway/releases/${release.id}/start`, authorization: auth },
+      { url: `/_slipway/applications/${appId}/switch/${release.id}`, authorization: auth },
+    ]);
     const names = tarNames(Buffer.concat((await (await h.blobs.get(release.artifact_key)).toArray()) as Buffer[]));
     expect(names).toEqual(expect.arrayContaining(['server.js', 'package.json', 'node_modules/escape-html/index.js']));
   });
