@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
-import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, rename, rm, stat, symlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import semver from 'semver';
@@ -9,6 +9,7 @@ import { NpmRegistry, type RegistryVersion } from './npm-registry.js';
 import { PackageManagers } from './package-managers.js';
 import { resolveNodeVersion, type NodeRequest } from './node-versions.js';
 import { ToolchainError } from './toolchain-error.js';
+import { fileHash, placeToolchain } from './toolchain-files.js';
 
 const run = promisify(execFile);
 
@@ -59,11 +60,7 @@ export interface NodeToolchainsOptions {
   platform?: string;
 }
 
-async function sha256(file: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
+const sha256 = (file: string) => fileHash(file, 'sha256');
 
 /**
  * Node.js builds from the npm registry (`node-linux-<arch>`, the official binaries, plus the `npm`
@@ -165,15 +162,7 @@ export class NodeToolchains {
       await symlink('../lib/node_modules/npm/bin/npm-cli.js', join(tmp, 'bin', 'npm'));
       await symlink('../lib/node_modules/npm/bin/npx-cli.js', join(tmp, 'bin', 'npx'));
       const marker: Marker = { version, nodeIntegrity: node.dist.integrity!, nodeSha256: await sha256(join(tmp, 'bin', 'node')), npm: { version: npm.version, integrity: npm.dist.integrity! } };
-      await writeFile(join(tmp, MARKER), `${JSON.stringify(marker, null, 2)}\n`);
-      // Readable and runnable by every user (apps and the build user), writable by the owner only.
-      await run('chmod', ['-R', 'u+rwX,go=rX,go-w', tmp]);
-      await chmod(tmp, 0o755);
-      try {
-        await rename(tmp, dir);
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code !== 'EEXIST' && code !== 'ENOTEMPTY') throw error;
+      if ((await placeToolchain(tmp, dir, MARKER, marker)) === 'raced') {
         // Another deploy (or process) finished the same version first: use its copy if it is whole.
         const other = await this.check(dir, version);
         if (!other.ok) throw new ToolchainError('node_unavailable', `Node.js ${version} in ${dir} is damaged (${other.reason ?? 'incomplete'})`);

@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
-import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { chmod, mkdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { chmod, mkdir, readFile, rename, rm, stat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import semver from 'semver';
 import type { NpmRegistry, RegistryVersion } from './npm-registry.js';
 import { ToolchainError } from './toolchain-error.js';
+import { fileHash, placeToolchain } from './toolchain-files.js';
 
 const run = promisify(execFile);
 
@@ -61,11 +61,6 @@ function hasAvx2(): Promise<boolean> {
   return readFile('/proc/cpuinfo', 'utf8').then((text) => /\bavx2\b/.test(text), () => true);
 }
 
-async function fileHash(file: string, algorithm: string): Promise<string> {
-  const hash = createHash(algorithm);
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
 
 /**
  * Package managers from the npm registry with corepack's semantics: the exact version of
@@ -208,14 +203,7 @@ export class PackageManagers {
         await symlink(`../pkg/${path}`, join(tmp, 'bin', command));
       }
       const marker: Marker = { package: dist.package, version: dist.version, integrity: version.dist.integrity!, bins };
-      await writeFile(join(tmp, MARKER), `${JSON.stringify(marker, null, 2)}\n`);
-      await run('chmod', ['-R', 'u+rwX,go=rX,go-w', tmp]);
-      await chmod(tmp, 0o755);
-      try {
-        await rename(tmp, dir);
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code !== 'EEXIST' && code !== 'ENOTEMPTY') throw error;
+      if ((await placeToolchain(tmp, dir, MARKER, marker)) === 'raced') {
         // Another deploy finished the same version first: use its copy if it is whole.
         if ((await this.check(dir, dist)) !== true) throw new ToolchainError('package_manager_unavailable', `${dist.manager} ${dist.version} in ${dir} is damaged`);
       }
