@@ -62,7 +62,7 @@ export class Launcher {
     await mkdir(this.home, { recursive: true, mode: 0o711 });
     await chmod(this.home, 0o711);
     const masterKey = await resolveMasterKey(this.home, this.config.SLIPWAY_MASTER_KEY);
-    this.redis = await startRedis(this.home, this.config.REDIS_URL, { onRestart: () => void this.writeRuntime(), onCrashLoop: (line) => this.crashLoop(line) });
+    this.redis = await startRedis(this.home, this.config.REDIS_URL, { onRestart: () => this.writeRuntime(), onCrashLoop: (line) => this.crashLoop(line) });
     this.postgres = await startPostgres(this.home, this.config.DATABASE_URL, this.config.SLIPWAY_PG_PORT);
     const migrated = await applyMigrations(this.postgres.url);
     log('launcher', migrated.applied.length ? `applied migrations: ${migrated.applied.join(', ')}` : `database schema up to date (${migrated.alreadyApplied.length} migrations)`);
@@ -96,7 +96,7 @@ export class Launcher {
     };
     const onCrashLoop = (line: string) => this.crashLoop(line);
     for (const spec of services(this.config, runtimeSocket)) {
-      this.running.push(new SupervisedService(REPO_ROOT, spec, env, DEFAULT_SUPERVISION, onCrashLoop, () => void this.writeRuntime()));
+      this.running.push(new SupervisedService(REPO_ROOT, spec, env, DEFAULT_SUPERVISION, onCrashLoop, () => this.writeRuntime()));
     }
     await this.waitUntilReady();
     this.runtime = {

@@ -17,8 +17,8 @@ export interface RedisHandle {
 }
 
 export interface RedisSupervision {
-  /** Called after the launcher's own redis-server was restarted (runtime.json is rewritten). */
-  onRestart(): void;
+  /** Called after the launcher's own redis-server was restarted; resolves once runtime.json names the new pid. */
+  onRestart(): Promise<void>;
   /** More than 5 unexpected exits within a minute: one line, and everything stops. */
   onCrashLoop(line: string): void;
 }
@@ -128,8 +128,10 @@ function superviseRedis(first: ChildProcess, server: { binary: string; confFile:
     const output = collectOutput(next, server.password);
     child = next;
     watch(next);
-    supervision?.onRestart();
+    // "is back" is said only once runtime.json names the new process (tests and operators read it).
+    const published = supervision?.onRestart();
     const failure = await waitUntilAnswering(next, server.url);
+    await published;
     if (failure) log('launcher', `redis-server did not come back (${output.lastLine() || failure})`);
     else log('launcher', `redis-server is back (pid ${next.pid}): answering ${((Date.now() - downSince) / 1000).toFixed(1)} s after it went down`);
   };

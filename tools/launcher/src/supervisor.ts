@@ -42,8 +42,8 @@ export class SupervisedService {
     private readonly env: NodeJS.ProcessEnv,
     private readonly options: SupervisionOptions,
     private readonly onCrashLoop: (line: string) => void,
-    /** Called with the new process after each restart (runtime.json is rewritten). */
-    private readonly onRestart: () => void,
+    /** Called with the new process after each restart; resolves once runtime.json names it. */
+    private readonly onRestart: () => Promise<void>,
   ) {
     this.current = this.launch();
     if (spec.standby) void this.standbyOnceReady(this.current);
@@ -80,7 +80,7 @@ export class SupervisedService {
     void standby.loaded?.then(() => {
       if (this.standby === standby) this.standbyLoaded = true;
     });
-    this.onRestart();
+    void this.onRestart();
   }
 
   private onStandbyExit(code: number | null, signal: NodeJS.Signals | null): void {
@@ -96,7 +96,7 @@ export class SupervisedService {
       return;
     }
     log('launcher', `the standby ${this.name} exited (${exitReason(code, signal)}); starting another in 5 s`);
-    this.onRestart();
+    void this.onRestart();
     this.timer = setTimeout(() => this.startStandby(), 5000);
   }
 
@@ -109,8 +109,8 @@ export class SupervisedService {
     next.child.kill('SIGUSR2');
     this.current = next;
     log('launcher', `${this.name} exited unexpectedly (${reason}); its standby (pid ${next.child.pid}) takes over (crash ${this.crashes.length} of at most ${this.options.maxCrashes} per ${Math.round(this.options.windowMs / 1000)} s)`);
-    this.onRestart();
-    this.restarting = this.announceReady(next, downSince).then(() => this.startStandby());
+    const published = this.onRestart();
+    this.restarting = this.announceReady(next, downSince, published).then(() => this.startStandby());
     return true;
   }
 
@@ -131,19 +131,20 @@ export class SupervisedService {
     this.timer = setTimeout(() => {
       if (this.stopping) return;
       this.current = this.launch();
-      this.onRestart();
-      this.restarting = this.announceReady(this.current, now).then(() => (this.spec.standby ? this.startStandby() : undefined));
+      const published = this.onRestart();
+      this.restarting = this.announceReady(this.current, now, published).then(() => (this.spec.standby ? this.startStandby() : undefined));
     }, delay);
   }
 
   /** Logs when the restarted process answers /health/ready, or which dependency keeps it from it. */
-  private async announceReady(service: RunningService, downSince: number): Promise<void> {
+  private async announceReady(service: RunningService, downSince: number, published: Promise<void> = Promise.resolve()): Promise<void> {
     let lastReport = '';
     let reportedAt = Date.now();
     while (!this.stopping && service === this.current && service.child.exitCode === null && service.child.signalCode === null) {
       const ready = await readiness(this.spec);
       if (ready.ok) {
         this.recovering = false;
+        await published;
         log('launcher', `${this.name} is back (pid ${service.child.pid}): ready ${((Date.now() - downSince) / 1000).toFixed(1)} s after it went down`);
         return;
       }

@@ -42,7 +42,7 @@ describe('launcher supervision', () => {
 
   it('restarts a service that exits unexpectedly, logging why, and stops a crash loop with one line', async () => {
     let loop = '';
-    const service = new SupervisedService(root, { name: 'crashy', port: await freePort(), entry: 'crash.mjs' }, { PATH: process.env['PATH'] }, { firstDelayMs: 10, maxDelayMs: 50, maxCrashes: 5, windowMs: 60_000 }, (line) => (loop = line), () => undefined);
+    const service = new SupervisedService(root, { name: 'crashy', port: await freePort(), entry: 'crash.mjs' }, { PATH: process.env['PATH'] }, { firstDelayMs: 10, maxDelayMs: 50, maxCrashes: 5, windowMs: 60_000 }, (line) => (loop = line), async () => undefined);
     await waitFor(() => loop || undefined, { timeoutMs: 60_000, what: 'the crash loop to be reported' });
     expect(loop).toBe('crashy crashed 6 times within 60 s (last: code 3); not restarting it again: stopping everything');
     const restarts = lines.filter((l) => /crashy exited unexpectedly \(code 3\); restarting in \d+ ms \(crash \d of at most 5 per 60 s\)/.test(l));
@@ -54,7 +54,7 @@ describe('launcher supervision', () => {
 
   it('a service killed with SIGKILL is back by itself (a new process, ready); once stopped it stays stopped', async () => {
     const spec = { name: 'steady', port: await freePort(), entry: 'server.mjs' };
-    const service = new SupervisedService(root, spec, { PATH: process.env['PATH'] }, { firstDelayMs: 10, maxDelayMs: 50, maxCrashes: 5, windowMs: 60_000 }, () => undefined, () => undefined);
+    const service = new SupervisedService(root, spec, { PATH: process.env['PATH'] }, { firstDelayMs: 10, maxDelayMs: 50, maxCrashes: 5, windowMs: 60_000 }, () => undefined, async () => undefined);
     await waitFor(async () => (await readiness(spec)).ok, { timeoutMs: 30_000, what: 'the service to be ready' });
     const first = service.pid!;
     process.kill(first, 'SIGKILL');
