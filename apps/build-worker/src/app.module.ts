@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { PlatformDataModule } from '@slipway/platform-data';
 import { HealthModule } from '@slipway/server';
 import { WORKER_CONFIG, type WorkerConfig } from './config.js';
 import { DeployModule } from './deploy/deploy.module.js';
@@ -10,6 +11,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
+        PlatformDataModule.register(config, { poolSize: 4, blobs: true, redis: { maxRetriesPerRequest: null } }),
         HealthModule.forRoot({ service: 'build-worker', postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL }),
         ...(options.consume === false ? [] : [DeployModule.register(config)]),
       ],

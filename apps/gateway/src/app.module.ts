@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { workerHeartbeatPattern } from '@slipway/queue';
+import { PlatformDataModule } from '@slipway/platform-data';
 import { HealthModule } from '@slipway/server';
 import { CommonModule } from './common/common.module.js';
 import { GatewayConfigModule } from './common/gateway-config.module.js';
@@ -21,6 +22,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         GatewayConfigModule.forRoot(config),
+        PlatformDataModule.register(config, { poolSize: 10, blobs: true }),
         CommonModule,
         HealthModule.forRoot({
           service: 'gateway',

@@ -1,15 +1,12 @@
 import { join } from 'node:path';
 import { Logger, Module, type DynamicModule } from '@nestjs/common';
-import { createBlobStore } from '@slipway/blob';
-import { createPrismaClient } from '@slipway/db';
-import { Redis } from 'ioredis';
+import { PlatformInfrastructure } from '@slipway/platform-data';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { SandboxProvider } from '../sandbox/sandbox-provider.js';
 import { ApplicationSecrets } from './application-secrets.js';
 import { DeployPipelineService } from './deploy-pipeline.service.js';
 import { DeployWorker } from './deploy.worker.js';
 import { DeploymentRepository, PRISMA } from './deployment.repository.js';
-import { DisposeClients } from './dispose-clients.js';
 import { ReconcilerService } from './reconciler.service.js';
 import { SignInOrigins } from './sign-in-origins.js';
 import { BLOBS, PUBLISHER, SANDBOX, buildDirOf } from './tokens.js';
@@ -21,11 +18,8 @@ export class DeployModule {
       module: DeployModule,
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
-        {
-          provide: PRISMA,
-          useFactory: () => createPrismaClient(config.DATABASE_URL, { max: 4 }),
-        },
-        { provide: BLOBS, useFactory: () => createBlobStore(config) },
+        { provide: PRISMA, useFactory: (platform: PlatformInfrastructure) => platform.prisma, inject: [PlatformInfrastructure] },
+        { provide: BLOBS, useFactory: (platform: PlatformInfrastructure) => platform.blobs, inject: [PlatformInfrastructure] },
         {
           provide: SANDBOX,
           useFactory: () => {
@@ -40,14 +34,13 @@ export class DeployModule {
             return provider;
           },
         },
-        { provide: PUBLISHER, useFactory: () => new Redis(config.REDIS_URL, { maxRetriesPerRequest: null }) },
+        { provide: PUBLISHER, useFactory: (platform: PlatformInfrastructure) => platform.redis, inject: [PlatformInfrastructure] },
         DeploymentRepository,
         ApplicationSecrets,
         DeployPipelineService,
         SignInOrigins,
         DeployWorker,
         ReconcilerService,
-        DisposeClients,
       ],
       exports: [ReconcilerService, SANDBOX],
     };

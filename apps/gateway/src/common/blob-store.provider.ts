@@ -1,11 +1,12 @@
 import type { Provider } from '@nestjs/common';
-import { createBlobStore, type BlobStore } from '@slipway/blob';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
+import type { BlobStore } from '@slipway/blob';
+import { PlatformInfrastructure } from '@slipway/platform-data';
 
 export const BLOB_STORE = Symbol('BLOB_STORE');
 
+/** The blob store `PlatformDataModule` wired (one per process). */
 export const blobStoreProvider: Provider<BlobStore> = {
   provide: BLOB_STORE,
-  inject: [GATEWAY_CONFIG],
-  useFactory: (config: GatewayConfig) => createBlobStore(config),
+  inject: [PlatformInfrastructure],
+  useFactory: (platform: PlatformInfrastructure) => platform.blobs,
 };
