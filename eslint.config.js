@@ -3,6 +3,7 @@ import jest from 'eslint-plugin-jest';
 import tseslint from 'typescript-eslint';
 import featureFolders from './tools/eslint/feature-folders.js';
 import moduleBoundaries from './tools/eslint/module-boundaries.js';
+import platformDataOnly from './tools/eslint/platform-data-only.js';
 
 const workspaceRoot = import.meta.dirname;
 
@@ -13,7 +14,7 @@ export default tseslint.config(
   {
     files: ['**/*.ts', '**/*.tsx'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: workspaceRoot } },
-    plugins: { slipway: { rules: { 'module-boundaries': moduleBoundaries, 'feature-folders': featureFolders } } },
+    plugins: { slipway: { rules: { 'module-boundaries': moduleBoundaries, 'feature-folders': featureFolders, 'platform-data-only': platformDataOnly } } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
@@ -31,6 +32,13 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // The platform database is queried only by libs/platform-data's repositories (issue 21):
+    // left out are tests, libs/db (migrations and their runner) and libs/testing (test set-up).
+    files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts', 'tools/*/src/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/test/**', 'libs/platform-data/**', 'libs/db/**', 'libs/testing/**'],
+    rules: { 'slipway/platform-data-only': 'error' },
   },
   {
     // auth-service's folders import each other only through their index.ts, and never in a circle
