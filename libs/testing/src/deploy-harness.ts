@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SERVICE_ENTRIES } from '@slipway/config';
 import { PassThrough, Readable } from 'node:stream';
 import { createBlobStore, sourceFileMode, sourceKey, type BlobStore } from '@slipway/blob';
 import { pendingSteps } from '@slipway/contract';
@@ -19,8 +20,8 @@ import tarStream from 'tar-stream';
 /** The repository root (this file is libs/testing/src/…). */
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
 export const FIXTURES = join(ROOT, 'libs', 'analyzer', 'fixtures');
-const WORKER_MAIN = join(ROOT, 'apps', 'build-worker', 'dist', 'main.js');
-const EDGE_MAIN = join(ROOT, 'apps', 'edge', 'dist', 'main.js');
+const WORKER_MAIN = join(ROOT, SERVICE_ENTRIES['build-worker']);
+const EDGE_MAIN = join(ROOT, SERVICE_ENTRIES.edge);
 
 export interface DeploymentRow {
   id: string;

@@ -11,12 +11,13 @@ import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SERVICE_ENTRIES } from '@slipway/config';
 import pg from 'pg';
 import { ROOT } from './deploy-harness.js';
 import { freePort, startProcess, type RunningProcess } from './process.js';
 
 const LAUNCHER = join(ROOT, 'tools/launcher/dist/main.js');
-const CLI = join(ROOT, 'apps/cli/dist/main.js');
+const CLI = join(ROOT, SERVICE_ENTRIES.cli);
 const OUTWARD_ENV = ['NODE_EXTRA_CA_CERTS', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'no_proxy'];
 
 /**

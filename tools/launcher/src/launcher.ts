@@ -1,7 +1,7 @@
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RuntimeFile } from '@slipway/config';
+import { SERVICE_ENTRIES, type RuntimeFile } from '@slipway/config';
 import { applyMigrations } from '@slipway/db';
 import type { LauncherConfig } from './config.js';
 import { log } from './log.js';
@@ -21,16 +21,16 @@ export const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 function services(config: LauncherConfig, runtimeSocket: string | undefined): ServiceSpec[] {
   // The runtime supervisor owns the apps' processes (so an edge crash does not end them); it
   // gets the edge's environment and PORT (apps may reach the edge's port from their sandbox).
-  const runtime: ServiceSpec[] = runtimeSocket ? [{ name: 'runtime', port: config.EDGE_PORT, entry: 'apps/edge/dist/runtime-supervisor.js', ready: () => supervisorReady(runtimeSocket) }] : [];
+  const runtime: ServiceSpec[] = runtimeSocket ? [{ name: 'runtime', port: config.EDGE_PORT, entry: SERVICE_ENTRIES.runtime, ready: () => supervisorReady(runtimeSocket) }] : [];
   return [
-    { name: 'gateway', port: config.GATEWAY_PORT, entry: 'apps/gateway/dist/main.js' },
-    { name: 'auth-service', port: config.AUTH_PORT, entry: 'apps/auth-service/dist/main.js' },
+    { name: 'gateway', port: config.GATEWAY_PORT, entry: SERVICE_ENTRIES.gateway },
+    { name: 'auth-service', port: config.AUTH_PORT, entry: SERVICE_ENTRIES['auth-service'] },
     ...runtime,
     // A standby edge (modules loaded) takes over at once when the edge dies: routing is back in
     // well under a second instead of a whole process start (only with the runtime supervisor,
     // which keeps the apps running meanwhile).
-    { name: 'edge', port: config.EDGE_PORT, entry: 'apps/edge/dist/main.js', ...(runtimeSocket ? { standby: /standby edge: loaded, ready to take over/ } : {}) },
-    { name: 'build-worker', port: config.BUILD_WORKER_PORT, entry: 'apps/build-worker/dist/main.js' },
+    { name: 'edge', port: config.EDGE_PORT, entry: SERVICE_ENTRIES.edge, ...(runtimeSocket ? { standby: /standby edge: loaded, ready to take over/ } : {}) },
+    { name: 'build-worker', port: config.BUILD_WORKER_PORT, entry: SERVICE_ENTRIES['build-worker'] },
   ];
 }
 

@@ -1,11 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SERVICE_ENTRIES } from '@slipway/config';
 import { fileURLToPath } from 'node:url';
 import { freePort, type RunningProcess } from '@slipway/testing';
 
 export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 export const LAUNCHER = join(ROOT, 'tools/launcher/dist/main.js');
-export const CLI = join(ROOT, 'apps/cli/dist/main.js');
+export const CLI = join(ROOT, SERVICE_ENTRIES.cli);
 export const TEST_REDIS = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
 export function alive(pid: number): boolean {

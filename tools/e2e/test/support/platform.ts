@@ -3,6 +3,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SERVICE_ENTRIES } from '@slipway/config';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { quoteIdent } from '@slipway/db';
@@ -10,7 +11,7 @@ import { TEST_SERVER_URL, createEmptyDatabase, freePort, outwardEnv, startProces
 
 export const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
 const LAUNCHER = join(ROOT, 'tools/launcher/dist/main.js');
-const CLI = join(ROOT, 'apps/cli/dist/main.js');
+const CLI = join(ROOT, SERVICE_ENTRIES.cli);
 
 export interface CliResult {
   code: number | null;

@@ -8,12 +8,12 @@ import { request } from 'node:http';
 import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RuntimeFile } from '@slipway/config';
+import { SERVICE_ENTRIES, type RuntimeFile } from '@slipway/config';
 import { ROOT, freePort, outwardEnv, startProcess, waitFor, type RunningProcess } from '@slipway/testing';
 import { run, type Account, type CliResult } from './platform.js';
 
 export const LAUNCHER = join(ROOT, 'tools/launcher/dist/main.js');
-const CLI = join(ROOT, 'apps/cli/dist/main.js');
+const CLI = join(ROOT, SERVICE_ENTRIES.cli);
 
 export class LaunchedPlatform {
   private constructor(

