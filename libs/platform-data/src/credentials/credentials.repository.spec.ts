@@ -62,6 +62,8 @@ describe('CredentialsRepository (real Postgres)', () => {
     const second = await credentials.apiKeys.create(applicationId, 'second', issueToken('api_key'));
     await credentials.apiKeys.revoke(applicationId, first.id, new Date());
     const third = await credentials.apiKeys.create(applicationId, 'third', issueToken('api_key'));
+    // Distinct times: rows written within one millisecond would tie.
+    for (const [i, key] of [first, second, third].entries()) await platform.prisma.apiKey.update({ where: { id: key.id }, data: { createdAt: new Date(Date.UTC(2026, 0, 1, 0, i)) } });
     const listed = await credentials.apiKeys.list(applicationId);
     expect(listed.map((k) => k.id)).toEqual([third.id, second.id, first.id]);
     expect(Object.keys(listed[0]!).sort()).toEqual(['createdAt', 'id', 'lastUsedAt', 'name', 'prefix', 'revokedAt']);
