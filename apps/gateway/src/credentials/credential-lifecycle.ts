@@ -1,10 +1,10 @@
 import type { CredentialView, ServerView } from '@slipway/contract';
 import { issueToken, type TokenKind } from '@slipway/crypto';
+import type { ApplicationId, CredentialStore, OwnerId } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { parseBody } from '../common/body.js';
 import { isUuid } from '../common/ids.js';
 import { CredentialNameBody } from './credential-name.dto.js';
-import type { ApplicationId, CredentialStore, OwnerId } from '@slipway/platform-data';
 
 /** What differs between API keys and personal access tokens, as the dashboard API shows them. */
 export interface CredentialKind {
