@@ -1,4 +1,5 @@
-import { TENANT_CHANGED_CHANNEL, dropApplicationDatabase } from '@slipway/auth-core';
+import { dropApplicationDatabase } from '@slipway/auth-core';
+import { TENANT_CHANGED_CHANNEL } from '@slipway/queue';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
 import { TEST_REDIS_URL, TEST_SERVER_URL, TestDnsServer } from '@slipway/testing';
 import { Redis } from 'ioredis';

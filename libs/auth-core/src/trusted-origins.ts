@@ -1,8 +1,5 @@
 import type { PrismaClient } from '@slipway/db';
 
-/** Channel on which a change of a tenant's sign-in configuration is announced to every replica. */
-export const TENANT_CHANGED_CHANNEL = 'slipway:auth:tenant-changed';
-
 export interface OriginEntry {
   origin: string;
   source: 'app' | 'publishing_domain' | 'custom_domain';

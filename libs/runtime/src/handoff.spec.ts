@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { RELEASE_START_PATH, RELEASE_START_PATTERN, edgeInternalToken, isEdgeInternalToken, routesChannel } from './index.js';
+import { RELEASE_START_PATH, RELEASE_START_PATTERN, edgeInternalToken, isEdgeInternalToken } from './index.js';
 
 describe('worker → edge hand-off', () => {
   const key = randomBytes(32).toString('base64');
@@ -17,9 +17,8 @@ describe('worker → edge hand-off', () => {
     expect(isEdgeInternalToken(key, `Bearer ${edgeInternalToken(key)}x`)).toBe(false);
   });
 
-  it('names the start path and the routes channel', () => {
+  it('names the start path', () => {
     const id = '0b9f7c1e-6a43-4b8e-9d4e-2f5a3c1d7e90';
     expect(RELEASE_START_PATTERN.exec(RELEASE_START_PATH(id))?.[1]).toBe(id);
-    expect(routesChannel('slipway')).toBe('slipway:routes');
   });
 });

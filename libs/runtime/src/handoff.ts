@@ -6,7 +6,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * `authorization: Bearer edgeInternalToken(SLIPWAY_MASTER_KEY)`; the edge starts the release next
  * to the live one and answers 200 once it is healthy, or 422 `{error, logTail}` when it never
  * becomes healthy (the live release keeps serving). Then the worker makes it live
- * (`applications.live_release_id`) and publishes `{applicationId}` on `routesChannel(prefix)`;
+ * (`applications.live_release_id`) and publishes `{applicationId}` on `routesChannel(prefix)`
+ * (@slipway/queue);
  * every edge replica reloads that application's route and swaps.
  */
 export const RELEASE_START_PATH = (releaseId: string) => `/_slipway/releases/${releaseId}/start`;
@@ -20,10 +21,6 @@ export const APPLIED_RELEASE_PATTERN = /^\/_slipway\/applications\/([0-9a-f-]{36
  */
 export const SWITCH_RELEASE_PATH = (applicationId: string, releaseId: string) => `/_slipway/applications/${applicationId}/switch/${releaseId}`;
 export const SWITCH_RELEASE_PATTERN = /^\/_slipway\/applications\/([0-9a-f-]{36})\/switch\/([0-9a-f-]{36})$/;
-
-export function routesChannel(prefix: string): string {
-  return `${prefix}:routes`;
-}
 
 /** Message on the routes channel: reload this application's route (or everything). */
 export interface RoutesMessage {

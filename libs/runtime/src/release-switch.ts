@@ -1,6 +1,7 @@
 import type { PrismaClient } from '@slipway/db';
 import type { Redis } from 'ioredis';
-import { routesChannel, type RoutesMessage } from './handoff.js';
+import { routesChannel } from '@slipway/queue';
+import type { RoutesMessage } from './handoff.js';
 
 export class ReleaseNotFoundError extends Error {
   override readonly name = 'ReleaseNotFoundError';

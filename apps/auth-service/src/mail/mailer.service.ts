@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Redis } from 'ioredis';
-import type { PrismaClient } from '@slipway/db';
+import { EmailsRepository, asApplicationId } from '@slipway/platform-data';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
-import { PLATFORM_PRISMA, REDIS } from '../platform/index.js';
+import { REDIS } from '../platform/index.js';
 import type { Tenant } from '../tenants/index.js';
 
 export interface OutgoingEmail {
@@ -28,7 +28,7 @@ export class MailerService implements OnModuleDestroy {
 
   constructor(
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
-    @Inject(PLATFORM_PRISMA) private readonly prisma: PrismaClient,
+    private readonly emails: EmailsRepository,
     @Inject(REDIS) private readonly redis: Redis,
   ) {
     if (config.SMTP_URL) this.transport = nodemailer.createTransport(config.SMTP_URL);
@@ -48,11 +48,9 @@ export class MailerService implements OnModuleDestroy {
       this.logger.warn(`shared sender limit reached for ${tenant.slug}; ${email.kind} email dropped`);
       return false;
     }
-    const row = await this.prisma.email.create({
-      data: { applicationId: tenant.applicationId, kind: email.kind, toAddress: email.to, subject: email.subject, textBody: email.text },
-    });
+    const id = await this.emails.add(asApplicationId(tenant.applicationId), email);
     if (this.transport) {
-      const delivery = this.deliver(this.transport, row.id, email).finally(() => this.deliveries.delete(delivery));
+      const delivery = this.deliver(this.transport, id, email).finally(() => this.deliveries.delete(delivery));
       this.deliveries.add(delivery);
     }
     return true;
@@ -61,10 +59,10 @@ export class MailerService implements OnModuleDestroy {
   private async deliver(transport: Transporter, id: string, email: OutgoingEmail): Promise<void> {
     try {
       await transport.sendMail({ from: this.config.SMTP_FROM, to: email.to, subject: email.subject, text: email.text });
-      await this.prisma.email.update({ where: { id }, data: { status: 'sent', sentAt: new Date() } });
+      await this.emails.markSent(id, new Date());
     } catch (error) {
       this.logger.warn(`SMTP delivery of email ${id} failed: ${(error as Error).message}`);
-      await this.prisma.email.update({ where: { id }, data: { status: 'failed' } }).catch(() => undefined);
+      await this.emails.markFailed(id).catch(() => undefined);
     }
   }
 }

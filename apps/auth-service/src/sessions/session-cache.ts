@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { sessionCacheChannel, sessionCacheReplicaChannel } from '@slipway/queue';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { REDIS } from '../platform/index.js';
 import type { Tenant } from '../tenants/index.js';
@@ -72,8 +73,8 @@ export class SessionCache implements OnModuleInit, OnModuleDestroy {
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
     @Inject(REDIS) private readonly redis: Redis,
   ) {
-    this.channel = `${config.AUTH_REDIS_PREFIX}session-cache:invalidate`;
-    this.ownChannel = `${config.AUTH_REDIS_PREFIX}session-cache:replica:${this.replicaId}`;
+    this.channel = sessionCacheChannel(config.AUTH_REDIS_PREFIX);
+    this.ownChannel = sessionCacheReplicaChannel(config.AUTH_REDIS_PREFIX, this.replicaId);
     this.listeners = new TenantChangeListeners(config.AUTH_MAX_TENANT_POOLS, this.logger, {
       changed: (tenantId, payload) => (payload === '*' ? this.clearTenant(tenantId) : this.evictUsers(tenantId, payload.split(','))),
       lost: (tenantId) => this.clearTenant(tenantId),
@@ -259,7 +260,7 @@ export class SessionCache implements OnModuleInit, OnModuleDestroy {
       return;
     }
     if (parsed.r !== this.replicaId) this.evictUsers(parsed.t, parsed.u);
-    this.redis.publish(`${this.config.AUTH_REDIS_PREFIX}session-cache:replica:${parsed.r}`, `ack ${parsed.m} ${this.replicaId}`).catch(() => undefined);
+    this.redis.publish(sessionCacheReplicaChannel(this.config.AUTH_REDIS_PREFIX, parsed.r), `ack ${parsed.m} ${this.replicaId}`).catch(() => undefined);
   }
 
   private checkWaiter(waiter: Waiter): void {

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { TENANT_CHANGED_CHANNEL, migrateServiceAuth, tenantDatabaseUrl } from '@slipway/auth-core';
+import { migrateServiceAuth, tenantDatabaseUrl } from '@slipway/auth-core';
+import { TENANT_CHANGED_CHANNEL } from '@slipway/queue';
 import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { AuthErrors } from '../common/index.js';

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { TENANT_CHANGED_CHANNEL, refreshTrustedOrigins } from '@slipway/auth-core';
+import { refreshTrustedOrigins } from '@slipway/auth-core';
+import { TENANT_CHANGED_CHANNEL } from '@slipway/queue';
 import type { PrismaClient } from '@slipway/db';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LIMITS, type DatabaseInfo, type ServerView } from '@slipway/contract';
-import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey, type Keyring } from '@slipway/crypto';
+import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
+import { PlatformInfrastructure } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import type { OwnedApplication, OwnerPrincipal } from '../dashboard/common/owner-principal.js';
@@ -12,10 +13,11 @@ export class DatabaseService {
   private readonly keyring: Keyring;
 
   constructor(
+    platform: PlatformInfrastructure,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly databases: DatabaseRepository,
   ) {
-    this.keyring = keyringFromMasterKey(config.SLIPWAY_MASTER_KEY);
+    this.keyring = platform.keyring;
   }
 
   async get(owner: OwnerPrincipal, app: OwnedApplication): Promise<ServerView<DatabaseInfo>> {

@@ -2,12 +2,11 @@ import { Module } from '@nestjs/common';
 import { PassportModule } from '@nestjs/passport';
 import { ApiKeyGuard } from './api-key.guard.js';
 import { ApiKeyStrategy } from './api-key.strategy.js';
-import { ApiKeysRepository } from './api-key-lookup.repository.js';
 import { ApiKeysService } from './api-key-verifier.service.js';
 
 @Module({
   imports: [PassportModule],
-  providers: [ApiKeysRepository, ApiKeysService, ApiKeyStrategy, ApiKeyGuard],
+  providers: [ApiKeysService, ApiKeyStrategy, ApiKeyGuard],
   exports: [ApiKeyGuard, ApiKeysService],
 })
 export class AuthModule {}

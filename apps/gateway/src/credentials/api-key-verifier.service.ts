@@ -1,8 +1,8 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { digestsEqual, parseToken } from '@slipway/crypto';
+import { CredentialsRepository } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import type { ApiPrincipal } from './api-principal.js';
-import { ApiKeysRepository } from './api-key-lookup.repository.js';
 
 /** last_used_at is informational: writing it at most once a minute keeps it off the hot path. */
 const TOUCH_INTERVAL_MS = 60_000;
@@ -16,13 +16,13 @@ export class ApiKeysService implements OnModuleDestroy {
   private pendingTouches = new Set<string>();
   private flushTimer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly keys: ApiKeysRepository) {}
+  constructor(private readonly credentials: CredentialsRepository) {}
 
   /** The application a presented project API key belongs to; `unauthorized` otherwise. */
   async authenticate(presented: string): Promise<ApiPrincipal> {
     const parsed = parseToken('api_key', presented);
     if (!parsed) throw unauthorized('The API key is malformed; project API keys look like slw_key_….');
-    const key = await this.keys.findByPrefix(parsed.prefix);
+    const key = await this.credentials.findApiKeyByPrefix(parsed.prefix);
     // Compare digests even for an unknown prefix so both paths cost the same.
     const matches = digestsEqual(parsed.hash, key?.keyHash ?? '0'.repeat(64)) && key !== null;
     if (!key || !matches) throw unauthorized('The API key is not valid.');
@@ -55,7 +55,7 @@ export class ApiKeysService implements OnModuleDestroy {
     if (this.pendingTouches.size === 0) return;
     const ids = [...this.pendingTouches];
     this.pendingTouches = new Set();
-    await this.keys.touch(ids).catch((error: unknown) => this.logger.warn(`could not record use of ${ids.length} API key(s): ${(error as Error).message}`));
+    await this.credentials.apiKeys.touchLastUsed(ids).catch((error: unknown) => this.logger.warn(`could not record use of ${ids.length} API key(s): ${(error as Error).message}`));
   }
 }
 

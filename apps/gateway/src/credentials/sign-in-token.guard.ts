@@ -1,8 +1,8 @@
 import { Injectable, Logger, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { digestsEqual, parseToken } from '@slipway/crypto';
+import { CredentialsRepository } from '@slipway/platform-data';
 import type { Request } from 'express';
 import { ApiKeysService, unauthorized } from './api-key-verifier.service.js';
-import { PersonalAccessTokensRepository } from './personal-access-tokens.repository.js';
 import type { SignInPrincipal } from '../sign-in/sign-in-principal.js';
 
 const TOUCH_INTERVAL_MS = 60_000;
@@ -18,7 +18,7 @@ export class SignInTokenGuard implements CanActivate {
 
   constructor(
     private readonly apiKeys: ApiKeysService,
-    private readonly tokens: PersonalAccessTokensRepository,
+    private readonly credentials: CredentialsRepository,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -37,14 +37,14 @@ export class SignInTokenGuard implements CanActivate {
   private async authenticateOwner(presented: string): Promise<string> {
     const parsed = parseToken('personal_access_token', presented);
     if (!parsed) throw unauthorized('The token is malformed; owner tokens look like slw_pat_…, project API keys like slw_key_….');
-    const token = await this.tokens.findByPrefix(parsed.prefix);
+    const token = await this.credentials.findPersonalAccessTokenByPrefix(parsed.prefix);
     const matches = digestsEqual(parsed.hash, token?.tokenHash ?? '0'.repeat(64)) && token !== null;
     if (!token || !matches) throw unauthorized('The token is not valid.');
     if (token.revokedAt) throw unauthorized('The token has been revoked.');
     const now = new Date();
     if (token.expiresAt && token.expiresAt <= now) throw unauthorized('The token has expired.');
     if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
-      void this.tokens.touch(token.id, now).catch((error: unknown) => this.logger.warn(`could not record use of token ${token.id}: ${(error as Error).message}`));
+      void this.credentials.personalAccessTokens.touchLastUsed([token.id]).catch((error: unknown) => this.logger.warn(`could not record use of token ${token.id}: ${(error as Error).message}`));
     }
     return token.ownerId;
   }

@@ -1,4 +1,5 @@
 import { Body, Controller, Delete, Get, Param, Put } from '@nestjs/common';
+import { asApplicationId } from '@slipway/platform-data';
 import { SecretsService } from './secrets.service.js';
 import { CurrentApplication } from '../dashboard/common/current-owner.decorator.js';
 import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
@@ -15,16 +16,16 @@ export class DashboardSecretsController {
 
   @Get()
   list(@CurrentApplication() app: OwnedApplication) {
-    return this.secrets.list(app.id);
+    return this.secrets.list(asApplicationId(app.id));
   }
 
   @Put()
   put(@CurrentApplication() app: OwnedApplication, @Body() body: unknown) {
-    return this.secrets.put(app.id, body);
+    return this.secrets.put(asApplicationId(app.id), body);
   }
 
   @Delete(':name')
   remove(@CurrentApplication() app: OwnedApplication, @Param('name') name: string) {
-    return this.secrets.put(app.id, { secrets: { [name]: null } });
+    return this.secrets.put(asApplicationId(app.id), { secrets: { [name]: null } });
   }
 }

@@ -3,9 +3,8 @@ import { AuthModule } from '../credentials/api-auth.module.js';
 import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
 import { DashboardSecretsController } from './dashboard-secrets.controller.js';
 import { SecretsController } from './secrets.controller.js';
-import { SecretsRepository } from './secrets.repository.js';
 import { SecretsService } from './secrets.service.js';
 
 /** Secrets: `PUT/GET /api/v1/secrets` and the dashboard's one-name-at-a-time view, over one SecretsService. */
-@Module({ imports: [AuthModule, DashboardAccessModule], controllers: [SecretsController, DashboardSecretsController], providers: [SecretsRepository, SecretsService] })
+@Module({ imports: [AuthModule, DashboardAccessModule], controllers: [SecretsController, DashboardSecretsController], providers: [SecretsService] })
 export class SecretsModule {}

@@ -1,10 +1,9 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { LIMITS } from '@slipway/contract';
-import { encryptEnvelope, envelopeBinding, keyringFromMasterKey, type Keyring } from '@slipway/crypto';
+import { encryptEnvelope, envelopeBinding, type Keyring } from '@slipway/crypto';
+import { PlatformInfrastructure, SecretsRepository, TooManySecretsError, type ApplicationId } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import { PutSecretsBody } from '../contract/api-schemas.js';
-import { SecretsRepository, TooManySecretsError } from './secrets.repository.js';
 
 /**
  * Environment variables of an application. Values are sealed (AES-256-GCM envelope bound to
@@ -16,17 +15,17 @@ export class SecretsService {
   private readonly keyring: Keyring;
 
   constructor(
-    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+    platform: PlatformInfrastructure,
     private readonly secrets: SecretsRepository,
   ) {
-    this.keyring = keyringFromMasterKey(config.SLIPWAY_MASTER_KEY);
+    this.keyring = platform.keyring;
   }
 
-  async list(applicationId: string): Promise<{ names: string[] }> {
+  async list(applicationId: ApplicationId): Promise<{ names: string[] }> {
     return { names: await this.secrets.names(applicationId) };
   }
 
-  async put(applicationId: string, body: unknown): Promise<{ names: string[] }> {
+  async put(applicationId: ApplicationId, body: unknown): Promise<{ names: string[] }> {
     const parsed = PutSecretsBody.safeParse(body);
     if (!parsed.success) throw new ApiException('bad_request', describeProblem(parsed.error.issues));
     const entries = Object.entries(parsed.data.secrets);

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { tenantDatabaseUrl } from '@slipway/auth-core';
 import type { OutboxEmailView, ServerView, SignInInfo, SignInUserView } from '@slipway/contract';
-import { decryptEnvelopeToString, encryptEnvelope, envelopeBinding, keyringFromMasterKey, type Keyring } from '@slipway/crypto';
+import { decryptEnvelopeToString, encryptEnvelope, envelopeBinding, type Keyring } from '@slipway/crypto';
+import { PlatformInfrastructure } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { GATEWAY_CONFIG, appDatabasesAdminUrl, type GatewayConfig } from '../config.js';
 import { SignInService } from './sign-in.service.js';
@@ -22,12 +23,13 @@ export class DashboardSignInService {
   private readonly keyring: Keyring;
 
   constructor(
+    platform: PlatformInfrastructure,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly signIn: SignInService,
     private readonly repository: DashboardSignInRepository,
     private readonly tenantChanged: TenantChangedPublisher,
   ) {
-    this.keyring = keyringFromMasterKey(config.SLIPWAY_MASTER_KEY);
+    this.keyring = platform.keyring;
   }
 
   async get(owner: OwnerPrincipal, app: OwnedApplication): Promise<ServerView<SignInInfo>> {

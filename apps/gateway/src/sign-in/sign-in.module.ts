@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../credentials/api-auth.module.js';
-import { PersonalAccessTokensRepository } from '../credentials/personal-access-tokens.repository.js';
 import { SignInTokenGuard } from '../credentials/sign-in-token.guard.js';
 import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
 import { DashboardSignInController } from './dashboard-sign-in.controller.js';
@@ -18,7 +17,7 @@ import { TenantChangedPublisher } from './tenant-changed.publisher.js';
 @Module({
   imports: [AuthModule, DashboardAccessModule],
   controllers: [SignInController, DashboardSignInController],
-  providers: [PersonalAccessTokensRepository, SignInRepository, SignInService, SignInTokenGuard, TenantChangedPublisher, DashboardSignInRepository, DashboardSignInService],
+  providers: [SignInRepository, SignInService, SignInTokenGuard, TenantChangedPublisher, DashboardSignInRepository, DashboardSignInService],
   exports: [SignInService, TenantChangedPublisher],
 })
 export class SignInModule {}

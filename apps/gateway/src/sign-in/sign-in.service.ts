@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { envFileText, provisionSignInTenant, signInVariables } from '@slipway/auth-core';
 import { LIMITS } from '@slipway/contract';
-import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey, type Keyring } from '@slipway/crypto';
+import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
+import { PlatformInfrastructure } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { PrismaService } from '../common/prisma.service.js';
 import { GATEWAY_CONFIG, appDatabasesAdminUrl, type GatewayConfig } from '../config.js';
@@ -18,13 +19,14 @@ export class SignInService {
   private readonly keyring: Keyring;
 
   constructor(
+    platform: PlatformInfrastructure,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly repository: SignInRepository,
     private readonly tenantChanged: TenantChangedPublisher,
     /** Handed to auth-core's provisioning, which owns those writes. */
     private readonly prisma: PrismaService,
   ) {
-    this.keyring = keyringFromMasterKey(config.SLIPWAY_MASTER_KEY);
+    this.keyring = platform.keyring;
   }
 
   /** Switches sign-in on (once; later and concurrent calls get the same record). */

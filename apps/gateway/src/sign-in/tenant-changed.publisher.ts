@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { TENANT_CHANGED_CHANNEL } from '@slipway/auth-core';
+import { TENANT_CHANGED_CHANNEL } from '@slipway/queue';
 import { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 
