@@ -8,6 +8,7 @@
 // load average. Run: pnpm nx run-many -t build && node bench/edge/planes.mjs
 // Env: DURATION (5), RUNS (3), SANDBOX_MODES (on,off), CONNECTIONS (50), BENCH_RESULT_FILE.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -36,8 +37,29 @@ ensure('nginx', ['nginx-light', 'libnginx-mod-http-brotli-static']);
 ensure('wrk', ['wrk']);
 
 const toMs = (value, unit) => Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1);
-/** One wrk run: requests/s, p50/p99 in ms, non-2xx and socket errors. */
-function wrk(port, host, path, headers = {}) {
+/** CPU ticks (user + system, 1/100 s) of processes, by pid; a process that is gone counts 0. */
+function ticks(pids) {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      total += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited
+    }
+  }
+  return total;
+}
+/** An nginx master's workers. */
+const workersOf = (master) => spawnSync('pgrep', ['-P', String(master)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+
+/**
+ * One wrk run: requests/s, p50/p99 in ms, non-2xx and socket errors, and — when the proxy's pids
+ * are given — the proxy's CPU per request in µs (less sensitive to a loaded machine than req/s).
+ */
+function wrk(port, host, path, headers = {}, proxyPids = () => []) {
+  const pids = proxyPids();
+  const before = ticks(pids);
   const args = ['-t1', `-c${CONNECTIONS}`, `-d${DURATION}s`, '--latency', '-H', `Host: ${host}`, ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), `http://127.0.0.1:${port}${path}`];
   const out = execFileSync('wrk', args, { encoding: 'utf8' });
   const pct = (p) => {
@@ -46,7 +68,9 @@ function wrk(port, host, path, headers = {}) {
   };
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
   const errors = /Socket errors: (.*)/.exec(out)?.[1] ?? '';
-  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]), p50: pct(50), p99: pct(99), non2xx, errors };
+  const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
+  const cpuUs = pids.length && requests ? ((ticks(pids) - before) * 10_000) / requests : NaN;
+  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]), p50: pct(50), p99: pct(99), non2xx, errors, cpuUs };
 }
 
 /** The peer: nginx configured by hand as Dokku/Kamal-style proxies do, one worker, keep-alive upstream. */
@@ -123,21 +147,24 @@ async function phase(mode) {
     const releaseId = (await h.pg.query('SELECT live_release_id FROM applications WHERE id = $1', [staticId])).rows[0].live_release_id;
     const peerPort = await testing.freePort();
     peer = await startPeer(dir, peerPort, appPort, join(h.home, 'runtime', 'releases', releaseId));
+    const peerWorkers = () => workersOf(peer.pid);
+    const planeWorkers = () => workersOf(Number(readFileSync(join(state, 'nginx.pid'), 'utf8').trim()));
     for (let run = 0; run < RUNS; run++) {
       record(mode, 'the app directly', 'proxied', wrk(appPort, `127.0.0.1:${appPort}`, '/x'));
-      record(mode, 'nginx peer (by hand)', 'proxied', wrk(peerPort, 'app.peer', '/x'));
-      record(mode, 'Slipway, nginx plane', 'proxied', wrk(nginxPort, `bench-node.localhost:${nginxPort}`, '/x'));
-      record(mode, 'nginx peer (by hand)', 'static', wrk(peerPort, 'static.peer', '/bench.html'));
-      record(mode, 'Slipway, nginx plane', 'static', wrk(nginxPort, `bench-static.localhost:${nginxPort}`, '/bench.html'));
+      record(mode, 'nginx peer (by hand)', 'proxied', wrk(peerPort, 'app.peer', '/x', {}, peerWorkers));
+      record(mode, 'Slipway, nginx plane', 'proxied', wrk(nginxPort, `bench-node.localhost:${nginxPort}`, '/x', {}, planeWorkers));
+      record(mode, 'nginx peer (by hand)', 'static', wrk(peerPort, 'static.peer', '/bench.html', {}, peerWorkers));
+      record(mode, 'Slipway, nginx plane', 'static', wrk(nginxPort, `bench-static.localhost:${nginxPort}`, '/bench.html', {}, planeWorkers));
     }
     // The Node plane: the same deploys served by the Node edge alone (it restarts the app).
     await edge.stop();
     const nodePort = await testing.freePort();
-    await h.startEdge(nodePort, { ...env, LOG_LEVEL: 'warn', EDGE_DATA_PLANE: 'node' });
+    const nodeEdge = await h.startEdge(nodePort, { ...env, LOG_LEVEL: 'warn', EDGE_DATA_PLANE: 'node' });
+    const edgePid = () => [nodeEdge.child.pid];
     await testing.waitFor(() => head(nodePort, `bench-node.localhost:${nodePort}`, '/x').startsWith('HTTP/1.1 200'), { timeoutMs: 60_000, what: 'the node plane to serve' });
     for (let run = 0; run < RUNS; run++) {
-      record(mode, 'Slipway, Node plane', 'proxied', wrk(nodePort, `bench-node.localhost:${nodePort}`, '/x'));
-      record(mode, 'Slipway, Node plane', 'static', wrk(nodePort, `bench-static.localhost:${nodePort}`, '/bench.html'));
+      record(mode, 'Slipway, Node plane', 'proxied', wrk(nodePort, `bench-node.localhost:${nodePort}`, '/x', {}, edgePid));
+      record(mode, 'Slipway, Node plane', 'static', wrk(nodePort, `bench-static.localhost:${nodePort}`, '/bench.html', {}, edgePid));
     }
   } finally {
     peer?.kill('SIGQUIT');
@@ -156,15 +183,15 @@ for (const mode of MODES) await phase(mode);
 
 const result = {};
 console.log(`\nedge planes: wrk -t1 -c${CONNECTIONS}, ${DURATION} s per run, ${RUNS} runs per row (medians), ${cpus().length} cores shared by wrk, the proxies and the app; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end`);
-console.log('| runtime sandbox | path | request | req/s (median) | p50 ms | p99 ms | runs (req/s) | non-2xx | errors | load1 |');
-console.log('|---|---|---|---|---|---|---|---|---|---|');
+console.log('| runtime sandbox | path | request | req/s (median) | p50 ms | p99 ms | proxy CPU µs/request | runs (req/s) | non-2xx | errors | load1 |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 const keys = [...new Set(rows.map((r) => `${r.mode}|${r.kind}|${r.name}`))];
 for (const key of keys) {
   const [mode, kind, name] = key.split('|');
   const rs = rows.filter((r) => r.mode === mode && r.kind === kind && r.name === name);
-  const row = { rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)) };
+  const row = { rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), cpuUs: median(rs.map((r) => r.cpuUs)) };
   result[key] = row;
-  console.log(`| ${mode} | ${name} | ${kind} | ${Math.round(row.rps)} | ${row.p50.toFixed(2)} | ${row.p99.toFixed(2)} | ${rs.map((r) => Math.round(r.rps)).join(' / ')} | ${rs.reduce((n, r) => n + r.non2xx, 0)} | ${rs.map((r) => r.errors).filter(Boolean).join('; ')} | ${median(rs.map((r) => r.load1)).toFixed(2)} |`);
+  console.log(`| ${mode} | ${name} | ${kind} | ${Math.round(row.rps)} | ${row.p50.toFixed(2)} | ${row.p99.toFixed(2)} | ${Number.isFinite(row.cpuUs) ? row.cpuUs.toFixed(1) : '—'} | ${rs.map((r) => Math.round(r.rps)).join(' / ')} | ${rs.reduce((n, r) => n + r.non2xx, 0)} | ${rs.map((r) => r.errors).filter(Boolean).join('; ')} | ${median(rs.map((r) => r.load1)).toFixed(2)} |`);
 }
 for (const mode of MODES) {
   for (const kind of ['proxied', 'static']) {
@@ -173,7 +200,7 @@ for (const mode of MODES) {
     const node = result[`${mode}|${kind}|Slipway, Node plane`];
     if (!peer || !ours) continue;
     const ratio = ours.rps / peer.rps;
-    console.log(`sandbox ${mode}, ${kind}: Slipway nginx plane ${ratio.toFixed(2)}× the peer's req/s (goal ≥ 0.9×: ${ratio >= 0.9 ? 'met' : 'not met'}), p99 ${ours.p99.toFixed(2)} vs ${peer.p99.toFixed(2)} ms (goal ≤ peer: ${ours.p99 <= peer.p99 ? 'met' : `not met, +${(ours.p99 - peer.p99).toFixed(2)} ms`})${node ? `; Node plane ${(node.rps / peer.rps).toFixed(2)}×` : ''}`);
+    console.log(`sandbox ${mode}, ${kind}: Slipway nginx plane ${ratio.toFixed(2)}× the peer's req/s (goal ≥ 0.9×: ${ratio >= 0.9 ? 'met' : 'not met'}), p99 ${ours.p99.toFixed(2)} vs ${peer.p99.toFixed(2)} ms (goal ≤ peer: ${ours.p99 <= peer.p99 ? 'met' : `not met, +${(ours.p99 - peer.p99).toFixed(2)} ms`}); nginx CPU per request ${ours.cpuUs.toFixed(1)} vs ${peer.cpuUs.toFixed(1)} µs (${(peer.cpuUs / ours.cpuUs).toFixed(2)}× the peer's efficiency)${node ? `; Node plane ${(node.rps / peer.rps).toFixed(2)}× req/s, ${node.cpuUs.toFixed(1)} µs CPU per request` : ''}`);
   }
 }
 if (process.env.BENCH_RESULT_FILE) await writeFile(process.env.BENCH_RESULT_FILE, JSON.stringify({ result, rows }));

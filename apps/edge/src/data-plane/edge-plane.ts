@@ -1,9 +1,9 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EdgeConfig } from '../config.js';
 import type { Upstream } from '../proxy/proxy.js';
 import type { HostRouter } from '../routing/host-router.js';
-import { isRenderableHost, isRenderablePath, type Site, type TlsInput } from './nginx-config.js';
+import { SLOT_SWITCH_MS, isRenderableHost, isRenderablePath, type Site, type TlsInput } from './nginx-config.js';
 import { NginxPlane, type Reloaded } from './nginx-plane.js';
 import { nginxMissing } from './nginx-process.js';
 import { SlotPorts, connectionsTo } from './slots.js';
@@ -31,7 +31,7 @@ function hostName(host: string): string {
  * The edge's side of the nginx data plane: renders the route table (hosts → Node upstream or
  * static tree) into nginx's config and reloads it when the config text changes. Swaps avoid
  * reloads (which close idle keep-alive client connections): a Node application has two slot
- * ports in the config and a swap flips a marker file nginx checks per request. A static swap is
+ * ports in the config and a swap flips a marker file nginx checks (at most SLOT_SWITCH_MS late). A static swap is
  * a reload (the root names the release's tree: a link in the root path, renamed at a swap,
  * stops Debian's brotli_static module from finding forms under disable_symlinks). Hosts nginx
  * cannot hold literally, static releases it cannot serve (links to directories), apps without a
@@ -91,7 +91,7 @@ export class EdgePlane {
     await this.slots.load();
     const { sites, switches } = await this.sites();
     await this.plane.start(sites, { host: '127.0.0.1', port: internalPort });
-    for (const flip of switches) await flip();
+    await this.flip(switches);
     this.started = true;
   }
 
@@ -105,7 +105,7 @@ export class EdgePlane {
     const { sites, switches } = await this.sites();
     const reloaded = await this.plane.apply(sites);
     // The config names both slots: now the slot switches.
-    for (const flip of switches) await flip();
+    await this.flip(switches);
     return reloaded.oldWorkers.length ? { reloaded } : {};
   }
 
@@ -120,9 +120,16 @@ export class EdgePlane {
     return true;
   }
 
-  private async sites(): Promise<{ sites: Site[]; switches: (() => Promise<void>)[] }> {
+  /** Sets the markers; when one changed, resolves once every nginx worker routes by it. */
+  private async flip(switches: (() => Promise<boolean>)[]): Promise<void> {
+    let changed = false;
+    for (const flip of switches) changed = (await flip()) || changed;
+    if (changed) await new Promise((r) => setTimeout(r, SLOT_SWITCH_MS + 100));
+  }
+
+  private async sites(): Promise<{ sites: Site[]; switches: (() => Promise<boolean>)[] }> {
     const sites: Site[] = [];
-    const switches: (() => Promise<void>)[] = [];
+    const switches: (() => Promise<boolean>)[] = [];
     for (const { route, hosts } of this.sources.router.entries()) {
       const names = [...new Set(hosts.map(hostName))].filter(isRenderableHost);
       const release = route.release;
@@ -146,9 +153,13 @@ export class EdgePlane {
     return { sites, switches };
   }
 
-  private async setMarker(path: string, on: boolean): Promise<void> {
+  /** True when the marker changed. */
+  private async setMarker(path: string, on: boolean): Promise<boolean> {
+    const was = await access(path).then(() => true, () => false);
+    if (on === was) return false;
     if (on) await writeFile(path, '', { flag: 'a' });
     else await rm(path, { force: true });
+    return true;
   }
 
   /**

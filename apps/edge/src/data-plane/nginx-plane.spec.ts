@@ -8,7 +8,7 @@ import { brotliCompressSync, brotliDecompressSync, gzipSync } from 'node:zlib';
 import { NginxPlane } from './nginx-plane.js';
 import { workersOf } from './nginx-process.js';
 import { materializeStaticTree } from './static-tree.js';
-import type { Site } from './nginx-config.js';
+import { SLOT_SWITCH_MS, type Site } from './nginx-config.js';
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -126,7 +126,7 @@ describe('nginx data plane (real nginx)', () => {
     await writeFile(marker, '');
     // The same text again: no reload.
     expect((await plane.apply(site)).oldWorkers).toEqual([]);
-    await new Promise((r) => setTimeout(r, 300));
+    await new Promise((r) => setTimeout(r, SLOT_SWITCH_MS + 300));
     stop = true;
     await Promise.all(loops);
     agent.destroy();
