@@ -6,9 +6,9 @@ import { ApplicationDatabases } from './databases.js';
 import { ApplicationDomains } from './domains.js';
 import { TrustedOrigins } from './trusted-origins.js';
 
-export { DomainGoneError, DomainTakenError, type DomainRow, type DueDomainClaim } from './domains.js';
-export type { ApplicationDatabaseRow, NewApplicationDatabase } from './databases.js';
-export type { OriginSources, TrustedOriginEntry } from './trusted-origins.js';
+export { DomainGoneError, DomainTakenError, type ApplicationDomains, type DomainRow, type DueDomainClaim } from './domains.js';
+export type { ApplicationDatabaseRow, ApplicationDatabases, NewApplicationDatabase } from './databases.js';
+export type { OriginSources, TrustedOriginEntry, TrustedOrigins } from './trusted-origins.js';
 
 export class SlugTakenError extends Error {
   override readonly name = 'SlugTakenError';
