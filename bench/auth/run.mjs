@@ -25,7 +25,8 @@ import pg from 'pg';
 import { hashPassword, verifyPassword } from 'better-auth/crypto';
 import { dropApplicationDatabase, provisionSignInTenant } from '@slipway/auth-core';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
-import { applyMigrations, createPrismaClient, quoteIdent, withDatabase } from '@slipway/db';
+import { applyMigrations, quoteIdent, withDatabase } from '@slipway/db';
+import { openPlatformData } from '@slipway/platform-data';
 
 const SERVER = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -145,11 +146,12 @@ async function main() {
   log('databases created');
   await applyMigrations(platformUrl);
   const masterKey = randomBytes(32).toString('base64');
-  const prisma = createPrismaClient(platformUrl, { max: 2 });
+  const platform = openPlatformData({ DATABASE_URL: platformUrl }, { poolSize: 2 });
+  const prisma = platform.infrastructure.prisma;
   const owner = await prisma.owner.create({ data: { email: 'bench@example.com' } });
   const app = await prisma.application.create({ data: { ownerId: owner.id, name: 'bench', slug: 'bench' } });
   try {
-    await provisionSignInTenant({ prisma, keyring: keyringFromMasterKey(masterKey), platformDatabaseUrl: platformUrl, adminDatabaseUrl: SERVER, appsDomains: ['localhost:8080'], appsScheme: 'http', applicationId: app.id });
+    await provisionSignInTenant({ platform, keyring: keyringFromMasterKey(masterKey), adminDatabaseUrl: SERVER, appsDomains: ['localhost:8080'], appsScheme: 'http', applicationId: app.id });
 
     log('tenant provisioned');
     const startOurs = async (bcryptCost, defaultLimits = false) => {
@@ -299,7 +301,7 @@ async function main() {
     if (!onlyList) writeFileSync(new URL(`../results/auth-${stamp}.md`, import.meta.url), `${lines.join('\n')}\n`);
   } finally {
     for (const c of children) c.kill('SIGTERM');
-    await prisma.$disconnect();
+    await platform.close();
     await dropApplicationDatabase(SERVER, app.id).catch(() => undefined);
     await new Promise((r) => setTimeout(r, 500));
     await admin(`DROP DATABASE IF EXISTS ${quoteIdent(platformDb)} WITH (FORCE)`).catch(() => undefined);

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
 import { dropApplicationDatabase, provisionSignInTenant } from '@slipway/auth-core';
 import { keyringFromMasterKey } from '@slipway/crypto';
-import { createPrismaClient, type PrismaClient } from '@slipway/db';
+import type { PrismaClient } from '@slipway/db';
+import { asApplicationId, openPlatformData } from '@slipway/platform-data';
 import { startHttpApp } from '@slipway/server';
 import { TEST_SERVER_URL, createTestDatabase, freePort, serviceTestEnv, testRedisPrefix, type TestDatabase } from '@slipway/testing';
 import { AppModule } from '../src/app.module.js';
@@ -32,7 +33,8 @@ export async function startAuthHarness(label: string, env: Record<string, string
     serviceTestEnv(db.url, { AUTH_PUBLIC_URL: url, AUTH_REDIS_PREFIX: redis.prefix, AUTH_RATE_LIMIT_SIGN_IN_MAX: '1000', AUTH_TENANT_CACHE_SECONDS: '0', ...env }),
   );
   const app = await startHttpApp({ name: 'auth-service', module: AppModule.register(config), port, host: '127.0.0.1', logLevel: 'warn', baseUrl: config.PUBLIC_URL });
-  const prisma = createPrismaClient(db.url, { max: 2 });
+  const platform = openPlatformData({ DATABASE_URL: db.url }, { poolSize: 2 });
+  const prisma = platform.infrastructure.prisma;
   const keyring = keyringFromMasterKey(config.SLIPWAY_MASTER_KEY);
   const owner = await prisma.owner.create({ data: { email: `owner-${randomBytes(4).toString('hex')}@example.com` } });
   const appIds: string[] = [];
@@ -46,20 +48,19 @@ export async function startAuthHarness(label: string, env: Record<string, string
       const application = await prisma.application.create({ data: { ownerId: owner.id, name: slug, slug, allowLocalhost: options.allowLocalhost ?? true } });
       appIds.push(application.id);
       await provisionSignInTenant({
-        prisma,
+        platform,
         keyring,
-        platformDatabaseUrl: db.url,
         adminDatabaseUrl: config.APP_DATABASES_ADMIN_URL,
         appsDomains: config.APPS_DOMAIN,
         appsScheme: config.APPS_SCHEME,
-        applicationId: application.id,
+        applicationId: asApplicationId(application.id),
       });
       if (options.settings) await prisma.signInService.update({ where: { applicationId: application.id }, data: { settings: options.settings } });
       return { applicationId: application.id, slug, authUrl: `${url}/a/${slug}` };
     },
     async close() {
       await app.close();
-      await prisma.$disconnect();
+      await platform.close();
       for (const id of appIds) await dropApplicationDatabase(TEST_SERVER_URL, id);
       await redis.cleanup();
       await db.drop();

@@ -7,13 +7,15 @@
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
-import { applyMigrations, createPrismaClient, withDatabase, type PrismaClient } from '@slipway/db';
+import { applyMigrations, withDatabase, type PrismaClient } from '@slipway/db';
+import { asApplicationId, openPlatformData, type PlatformData } from '@slipway/platform-data';
 import { TEST_SERVER_URL, createEmptyDatabase, type TestDatabase } from '@slipway/testing';
 import { dropApplicationDatabase, provisionSignInTenant } from './provision.js';
 import { tenantDatabaseUrl } from './tenant-database.js';
 
 describe('application database roles (real Postgres)', () => {
   let platform: TestDatabase;
+  let data: PlatformData;
   let prisma: PrismaClient;
   const keyring = keyringFromMasterKey(randomBytes(32).toString('base64'));
   const apps: string[] = [];
@@ -22,12 +24,13 @@ describe('application database roles (real Postgres)', () => {
   beforeAll(async () => {
     platform = await createEmptyDatabase('isolation');
     await applyMigrations(platform.url);
-    prisma = createPrismaClient(platform.url, { max: 3 });
+    data = openPlatformData({ DATABASE_URL: platform.url }, { poolSize: 3 });
+    prisma = data.infrastructure.prisma;
     const owner = await prisma.owner.create({ data: { email: 'tenant@example.com' } });
     for (const slug of ['attacker', 'victim']) {
       const app = await prisma.application.create({ data: { ownerId: owner.id, name: slug, slug } });
       apps.push(app.id);
-      await provisionSignInTenant({ prisma, keyring, platformDatabaseUrl: platform.url, adminDatabaseUrl: TEST_SERVER_URL, appsDomains: ['localhost:8080'], appsScheme: 'http', applicationId: app.id });
+      await provisionSignInTenant({ platform: data, keyring, adminDatabaseUrl: TEST_SERVER_URL, appsDomains: ['localhost:8080'], appsScheme: 'http', applicationId: asApplicationId(app.id) });
       const database = await prisma.applicationDatabase.findUniqueOrThrow({ where: { applicationId: app.id } });
       const password = decryptEnvelopeToString(keyring, database.password, envelopeBinding.databasePassword(app.id));
       tenants.set(slug, { url: tenantDatabaseUrl(TEST_SERVER_URL, database, password), databaseName: database.databaseName });
@@ -35,7 +38,7 @@ describe('application database roles (real Postgres)', () => {
   });
   afterAll(async () => {
     for (const id of apps) await dropApplicationDatabase(TEST_SERVER_URL, id);
-    await prisma.$disconnect();
+    await data.close();
     await platform.drop();
   });
 

@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
-import { createPrismaClient, type PrismaClient } from '@slipway/db';
+import type { PrismaClient } from '@slipway/db';
+import { asApplicationId, openPlatformData, type ApplicationId, type PlatformData } from '@slipway/platform-data';
 import { TEST_SERVER_URL, createTestDatabase, type TestDatabase } from '@slipway/testing';
 import { dropApplicationDatabase, provisionSignInTenant } from './provision.js';
 import { rotateSigningKey } from './signing-keys.js';
@@ -9,28 +10,30 @@ import { tenantDatabaseUrl } from './tenant-database.js';
 
 describe('provisionSignInTenant (real Postgres)', () => {
   let db: TestDatabase;
+  let platform: PlatformData;
   let prisma: PrismaClient;
   const keyring = keyringFromMasterKey(randomBytes(32).toString('base64'));
-  let appId: string;
+  let appId: ApplicationId;
 
   beforeAll(async () => {
     db = await createTestDatabase('authcore');
-    prisma = createPrismaClient(db.url, { max: 3 });
+    platform = openPlatformData({ DATABASE_URL: db.url }, { poolSize: 3 });
+    prisma = platform.infrastructure.prisma;
     const owner = await prisma.owner.create({ data: { email: 'o@example.com' } });
     const app = await prisma.application.create({ data: { ownerId: owner.id, name: 'Shop', slug: 'shop' } });
     await prisma.domain.create({ data: { applicationId: app.id, hostname: 'shop.example.com', verificationToken: 'a'.repeat(64), verifiedAt: new Date() } });
     // A claim whose TXT record was never found is not trusted.
     await prisma.domain.create({ data: { applicationId: app.id, hostname: 'claimed.example.org', verificationToken: 'b'.repeat(64) } });
-    appId = app.id;
+    appId = asApplicationId(app.id);
   });
   afterAll(async () => {
     await dropApplicationDatabase(TEST_SERVER_URL, appId);
-    await prisma.$disconnect();
+    await platform.close();
     await db.drop();
   });
 
   const provision = () =>
-    provisionSignInTenant({ prisma, keyring, platformDatabaseUrl: db.url, adminDatabaseUrl: TEST_SERVER_URL, appsDomains: ['localhost:8080', 'apps.example.net'], appsScheme: 'http', applicationId: appId });
+    provisionSignInTenant({ platform, keyring, adminDatabaseUrl: TEST_SERVER_URL, appsDomains: ['localhost:8080', 'apps.example.net'], appsScheme: 'http', applicationId: appId });
 
   it('creates database, schema, cookie secret, signing key and origins once, even under concurrent calls', async () => {
     const results = await Promise.all([provision(), provision(), provision()]);

@@ -1,21 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { decryptEnvelopeToString, encryptEnvelope, envelopeBinding, type Keyring } from '@slipway/crypto';
-import { quoteIdent, withDatabase, type PrismaClient } from '@slipway/db';
+import { quoteIdent, withDatabase } from '@slipway/db';
+import { asOwnerId, type ApplicationId, type PlatformData } from '@slipway/platform-data';
 import { insertSigningKey } from './signing-keys.js';
 import { applicationDatabaseNames, migrateServiceAuth, tenantDatabaseUrl } from './tenant-database.js';
 import { applicationOrigins } from './trusted-origins.js';
 
 export interface ProvisionOptions {
-  prisma: PrismaClient;
+  /** The platform database's repositories (also the advisory lock that serialises provisioning of one application). */
+  platform: Pick<PlatformData, 'applications' | 'signInServices'>;
   keyring: Keyring;
-  /** The platform database (advisory lock that serialises provisioning of one application). */
-  platformDatabaseUrl: string;
   /** A role on the Postgres server for application databases that may create roles and databases. */
   adminDatabaseUrl: string;
   appsDomains: string[];
   appsScheme: string;
-  applicationId: string;
+  applicationId: ApplicationId;
 }
 
 export interface ProvisionedTenant {
@@ -37,12 +37,9 @@ export class ProvisionError extends Error {
  * origins. Idempotent; concurrent calls for one application are serialised by an advisory lock.
  */
 export async function provisionSignInTenant(options: ProvisionOptions): Promise<ProvisionedTenant> {
-  const { prisma, keyring, applicationId } = options;
-  const lock = new pg.Client({ connectionString: options.platformDatabaseUrl });
-  await lock.connect();
-  try {
-    await lock.query(`SELECT pg_advisory_lock(hashtext('slipway-provision-sign-in:' || $1::text))`, [applicationId]);
-    const app = await prisma.application.findUnique({ where: { id: applicationId }, include: { database: true, signInService: true, domains: true } });
+  const { platform, keyring, applicationId } = options;
+  return platform.signInServices.withProvisioningLock(applicationId, async () => {
+    const app = await platform.signInServices.findForProvisioning(applicationId);
     if (!app) throw new ProvisionError(`application ${applicationId} does not exist`);
 
     const database = app.database ?? (await createApplicationDatabase(options, app.ownerId));
@@ -54,21 +51,12 @@ export async function provisionSignInTenant(options: ProvisionOptions): Promise<
     let created = false;
     if (!app.signInService) {
       const secret = randomBytes(32).toString('base64url');
-      await prisma.signInService.create({
-        data: { applicationId, cookieSecret: Buffer.from(encryptEnvelope(keyring, secret, envelopeBinding.cookieSecret(applicationId))) },
-      });
+      await platform.signInServices.create(applicationId, encryptEnvelope(keyring, secret, envelopeBinding.cookieSecret(applicationId)));
       created = true;
     }
-    const origins = applicationOrigins(app.slug, options.appsDomains, options.appsScheme, app.domains);
-    await prisma.trustedOrigin.createMany({
-      data: origins.map((o) => ({ applicationId, origin: o.origin, source: o.source, domainId: o.domainId ?? null })),
-      skipDuplicates: true,
-    });
+    await platform.applications.trustedOrigins.add(applicationId, applicationOrigins(app.slug, options.appsDomains, options.appsScheme, app.domains));
     return { applicationId, slug: app.slug, databaseName: database.databaseName, roleName: database.roleName, created };
-  } finally {
-    await lock.query(`SELECT pg_advisory_unlock(hashtext('slipway-provision-sign-in:' || $1::text))`, [applicationId]).catch(() => undefined);
-    await lock.end();
-  }
+  });
 }
 
 async function createApplicationDatabase(options: ProvisionOptions, ownerId: string) {
@@ -91,14 +79,11 @@ async function createApplicationDatabase(options: ProvisionOptions, ownerId: str
   } finally {
     await admin.end();
   }
-  return options.prisma.applicationDatabase.create({
-    data: {
-      applicationId: options.applicationId,
-      ownerId,
-      databaseName,
-      roleName,
-      password: Buffer.from(encryptEnvelope(options.keyring, password, envelopeBinding.databasePassword(options.applicationId))),
-    },
+  return options.platform.applications.databases.create(options.applicationId, {
+    ownerId: asOwnerId(ownerId),
+    databaseName,
+    roleName,
+    password: encryptEnvelope(options.keyring, password, envelopeBinding.databasePassword(options.applicationId)),
   });
 }
 

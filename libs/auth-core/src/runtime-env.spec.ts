@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { encryptEnvelope, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
-import { createPrismaClient, type PrismaClient } from '@slipway/db';
+import type { PrismaClient } from '@slipway/db';
+import { asApplicationId, openPlatformData, type ApplicationId, type PlatformData } from '@slipway/platform-data';
 import { TEST_SERVER_URL, createTestDatabase, type TestDatabase } from '@slipway/testing';
 import { dropApplicationDatabase, provisionSignInTenant } from './provision.js';
 import { signInRuntimeEnv } from './runtime-env.js';
@@ -9,6 +10,7 @@ import { refreshTrustedOrigins } from './trusted-origins.js';
 
 describe('signInRuntimeEnv and refreshTrustedOrigins (real Postgres)', () => {
   let db: TestDatabase;
+  let platform: PlatformData;
   let prisma: PrismaClient;
   const keyring = keyringFromMasterKey(randomBytes(32).toString('base64'));
   const apps: string[] = [];
@@ -16,34 +18,35 @@ describe('signInRuntimeEnv and refreshTrustedOrigins (real Postgres)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('authcore-env');
-    prisma = createPrismaClient(db.url, { max: 3 });
+    platform = openPlatformData({ DATABASE_URL: db.url }, { poolSize: 3 });
+    prisma = platform.infrastructure.prisma;
   });
   afterAll(async () => {
     for (const id of apps) await dropApplicationDatabase(TEST_SERVER_URL, id);
-    await prisma.$disconnect();
+    await platform.close();
     await db.drop();
   });
 
-  async function application(slug: string) {
+  async function application(slug: string): Promise<ApplicationId> {
     const owner = await prisma.owner.create({ data: { email: `${slug}@example.com` } });
     const app = await prisma.application.create({ data: { ownerId: owner.id, name: slug, slug } });
     apps.push(app.id);
-    return app.id;
+    return asApplicationId(app.id);
   }
-  const provision = (applicationId: string) =>
-    provisionSignInTenant({ prisma, keyring, platformDatabaseUrl: db.url, adminDatabaseUrl: TEST_SERVER_URL, appsDomains: ['localhost:8080'], appsScheme: 'http', applicationId });
+  const provision = (applicationId: ApplicationId) =>
+    provisionSignInTenant({ platform, keyring, adminDatabaseUrl: TEST_SERVER_URL, appsDomains: ['localhost:8080'], appsScheme: 'http', applicationId });
   const setSecret = (applicationId: string, name: string, value: string) =>
     prisma.secret.create({ data: { applicationId, name, value: Buffer.from(encryptEnvelope(keyring, value, envelopeBinding.secret(applicationId, name))) } });
 
   it('gives nothing while sign-in is off', async () => {
     const id = await application('off');
-    expect(await signInRuntimeEnv(prisma, keyring, id, config)).toEqual({ runtime: {}, buildTime: {} });
+    expect(await signInRuntimeEnv(platform.signInServices, keyring, id, config)).toEqual({ runtime: {}, buildTime: {} });
   });
 
   it('gives the four variables and a DATABASE_URL that connects as the application role', async () => {
     const id = await application('on');
     await provision(id);
-    const env = await signInRuntimeEnv(prisma, keyring, id, config);
+    const env = await signInRuntimeEnv(platform.signInServices, keyring, id, config);
     expect(Object.keys(env.runtime).sort()).toEqual(['DATABASE_URL', 'SERVICE_AUTH_BASE_URL', 'SERVICE_AUTH_COOKIE_SECRET', 'SERVICE_AUTH_JWKS_URL', 'VITE_SERVICE_AUTH_URL']);
     expect(env.runtime['SERVICE_AUTH_BASE_URL']).toBe('http://localhost:3001/a/on');
     expect(env.runtime['SERVICE_AUTH_JWKS_URL']).toBe('http://localhost:3001/a/on/jwks');
@@ -62,11 +65,11 @@ describe('signInRuntimeEnv and refreshTrustedOrigins (real Postgres)', () => {
     const id = await application('owned');
     await provision(id);
     await setSecret(id, 'DATABASE_URL', 'postgres://mine@db.example.com/mine');
-    const withOwnDb = await signInRuntimeEnv(prisma, keyring, id, config);
+    const withOwnDb = await signInRuntimeEnv(platform.signInServices, keyring, id, config);
     expect(withOwnDb.runtime['DATABASE_URL']).toBeUndefined();
     expect(withOwnDb.runtime['SERVICE_AUTH_BASE_URL']).toBe('http://localhost:3001/a/owned');
     await setSecret(id, 'SERVICE_AUTH_BASE_URL', 'https://auth.example.com');
-    expect(await signInRuntimeEnv(prisma, keyring, id, config)).toEqual({ runtime: {}, buildTime: {} });
+    expect(await signInRuntimeEnv(platform.signInServices, keyring, id, config)).toEqual({ runtime: {}, buildTime: {} });
   });
 
   it('refreshTrustedOrigins follows publishing domains, verified custom domains and given addresses; manual origins stay', async () => {
@@ -82,7 +85,7 @@ describe('signInRuntimeEnv and refreshTrustedOrigins (real Postgres)', () => {
         { applicationId: id, origin: 'https://orphan.example.org', source: 'custom_domain' },
       ],
     });
-    const origins = await refreshTrustedOrigins(prisma, id, { appsDomains: ['apps.example.net'], appsScheme: 'https', addresses: ['https://preview.example.net/path'] });
+    const origins = await refreshTrustedOrigins(platform.applications, id, { appsDomains: ['apps.example.net'], appsScheme: 'https', addresses: ['https://preview.example.net/path'] });
     expect(origins).toEqual(['https://manual.example.org', 'https://origins.apps.example.net', 'https://preview.example.net', 'https://shop.example.com']);
   });
 });

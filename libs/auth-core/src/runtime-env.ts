@@ -1,5 +1,5 @@
 import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
-import type { PrismaClient } from '@slipway/db';
+import type { ApplicationId, SignInServicesRepository } from '@slipway/platform-data';
 import { signInVariables } from './sign-in-variables.js';
 import { tenantDatabaseUrl } from './tenant-database.js';
 
@@ -49,17 +49,9 @@ export function injectedEnv(facts: InjectionFacts, config: RuntimeEnvConfig): Si
   return env;
 }
 
-/** `injectedEnv` for an application, loading and decrypting what it needs through Prisma. */
-export async function signInRuntimeEnv(prisma: PrismaClient, keyring: Keyring, applicationId: string, config: RuntimeEnvConfig): Promise<SignInRuntimeEnv> {
-  const app = await prisma.application.findUnique({
-    where: { id: applicationId },
-    select: {
-      slug: true,
-      signInService: { select: { cookieSecret: true } },
-      database: { select: { databaseName: true, roleName: true, password: true } },
-      secrets: { where: { name: { in: ['SERVICE_AUTH_BASE_URL', 'DATABASE_URL'] } }, select: { name: true } },
-    },
-  });
+/** `injectedEnv` for an application, loading and decrypting what it needs from the platform database. */
+export async function signInRuntimeEnv(signInServices: SignInServicesRepository, keyring: Keyring, applicationId: ApplicationId, config: RuntimeEnvConfig): Promise<SignInRuntimeEnv> {
+  const app = await signInServices.findInjectionFacts(applicationId, ['SERVICE_AUTH_BASE_URL', 'DATABASE_URL']);
   if (!app) return { runtime: {}, buildTime: {} };
   return injectedEnv(
     {

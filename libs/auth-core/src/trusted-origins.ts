@@ -1,4 +1,4 @@
-import type { PrismaClient } from '@slipway/db';
+import type { ApplicationId, ApplicationsRepository } from '@slipway/platform-data';
 
 export interface OriginEntry {
   origin: string;
@@ -64,8 +64,8 @@ export interface RefreshOriginsOptions {
  * longer configured are removed; origins added by hand (`manual`) are left alone. Called on
  * switch-on (through provisioning), on every deploy (the release step) and safe to call anytime.
  */
-export async function refreshTrustedOrigins(prisma: PrismaClient, applicationId: string, options: RefreshOriginsOptions): Promise<string[]> {
-  const app = await prisma.application.findUnique({ where: { id: applicationId }, select: { slug: true, domains: { select: { id: true, hostname: true, verifiedAt: true } } } });
+export async function refreshTrustedOrigins(applications: ApplicationsRepository, applicationId: ApplicationId, options: RefreshOriginsOptions): Promise<string[]> {
+  const app = await applications.trustedOrigins.sources(applicationId);
   if (!app) return [];
   const entries = applicationOrigins(app.slug, options.appsDomains, options.appsScheme, app.domains);
   for (const address of options.addresses ?? []) {
@@ -73,14 +73,8 @@ export async function refreshTrustedOrigins(prisma: PrismaClient, applicationId:
     if (origin && !isClaimableHost(new URL(origin).hostname, app.slug, options.appsDomains)) continue;
     if (origin && !entries.some((e) => e.origin === origin)) entries.push({ origin, source: 'publishing_domain' });
   }
-  await prisma.$transaction([
-    prisma.trustedOrigin.deleteMany({ where: { applicationId, source: { in: ['app', 'publishing_domain'] }, origin: { notIn: entries.map((e) => e.origin) } } }),
-    // Origins of a custom domain that is not (or no longer) verified never stay trusted.
-    prisma.trustedOrigin.deleteMany({ where: { applicationId, source: 'custom_domain', OR: [{ domainId: null }, { domain: { is: { verifiedAt: null } } }] } }),
-    prisma.trustedOrigin.createMany({ data: entries.map((e) => ({ applicationId, origin: e.origin, source: e.source, domainId: e.domainId ?? null })), skipDuplicates: true }),
-  ]);
-  const rows = await prisma.trustedOrigin.findMany({ where: { applicationId }, select: { origin: true }, orderBy: { origin: 'asc' } });
-  return rows.map((r) => r.origin);
+  // Origins of a custom domain that is not (or no longer) verified never stay trusted.
+  return applications.trustedOrigins.replaceDerived(applicationId, entries);
 }
 
 function originOf(address: string): string | null {

@@ -1,6 +1,7 @@
 import { dropApplicationDatabase, signInRuntimeEnv } from '@slipway/auth-core';
 import { keyringFromMasterKey } from '@slipway/crypto';
-import { createPrismaClient, type PrismaClient } from '@slipway/db';
+import type { PrismaClient } from '@slipway/db';
+import { asApplicationId, openPlatformData, type PlatformData } from '@slipway/platform-data';
 import { TEST_SERVER_URL } from '@slipway/testing';
 import { deployShop, type DeployedApp } from './support/deployed-app.js';
 import { startPlatform, type Platform } from './support/platform.js';
@@ -31,6 +32,7 @@ class Visitor {
 
 describe('switching sign-in on, end to end: platform calls → a Node app using @slipway/auth-server', () => {
   let platform: Platform;
+  let data: PlatformData | undefined;
   let prisma: PrismaClient;
   let app: DeployedApp | undefined;
   let applicationId: string;
@@ -51,7 +53,8 @@ describe('switching sign-in on, end to end: platform calls → a Node app using 
 
   beforeAll(async () => {
     platform = await startPlatform('auth-server-e2e');
-    prisma = createPrismaClient(platform.db.url, { max: 2 });
+    data = openPlatformData({ DATABASE_URL: platform.db.url }, { poolSize: 2 });
+    prisma = data.infrastructure.prisma;
     // Bootstrap: an owner, an application and an owner token, through the dashboard API.
     await dashboard('POST', '/session/sign-up', { email: 'ada@example.com', password: 'correct horse battery', name: 'Ada' });
     applicationId = (await dashboard('POST', '/applications', { name: 'Shop' })).json.id;
@@ -59,7 +62,7 @@ describe('switching sign-in on, end to end: platform calls → a Node app using 
   }, 60_000);
   afterAll(async () => {
     await app?.stop();
-    await prisma?.$disconnect();
+    await data?.close();
     if (applicationId) await dropApplicationDatabase(TEST_SERVER_URL, applicationId);
     await platform?.close();
   });
@@ -80,7 +83,7 @@ describe('switching sign-in on, end to end: platform calls → a Node app using 
     expect(fromEnvText['SERVICE_AUTH_BASE_URL']).toBe(record.baseUrl);
 
     // What a deploy of this application receives at run time.
-    const runtime = await signInRuntimeEnv(prisma, keyringFromMasterKey(platform.masterKey), applicationId, { authPublicUrl: platform.authUrl, appDatabasesUrl: TEST_SERVER_URL });
+    const runtime = await signInRuntimeEnv(data!.signInServices, keyringFromMasterKey(platform.masterKey), asApplicationId(applicationId), { authPublicUrl: platform.authUrl, appDatabasesUrl: TEST_SERVER_URL });
     expect(runtime.runtime).toMatchObject(fromEnvText);
     app = await deployShop(runtime.runtime);
 

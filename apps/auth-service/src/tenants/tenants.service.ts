@@ -3,11 +3,11 @@ import { Redis } from 'ioredis';
 import { migrateServiceAuth, tenantDatabaseUrl } from '@slipway/auth-core';
 import { TENANT_CHANGED_CHANNEL } from '@slipway/queue';
 import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
+import { SignInServicesRepository } from '@slipway/platform-data';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { AuthErrors } from '../common/index.js';
 import { KEYRING } from '../platform/index.js';
 import { TenantPools } from './tenant-pools.js';
-import { TenantRepository } from './tenant.repository.js';
 import type { SignInSettings, Tenant, TenantDb } from './tenant.js';
 
 /**
@@ -25,7 +25,7 @@ export class TenantsService implements OnModuleInit, OnModuleDestroy {
   constructor(
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
     @Inject(KEYRING) private readonly keyring: Keyring,
-    private readonly repository: TenantRepository,
+    private readonly signInServices: SignInServicesRepository,
     private readonly pools: TenantPools,
   ) {}
 
@@ -77,7 +77,7 @@ export class TenantsService implements OnModuleInit, OnModuleDestroy {
   }
 
   private async load(slug: string): Promise<Tenant | null> {
-    const row = await this.repository.findBySlug(slug);
+    const row = await this.signInServices.findTenantBySlug(slug);
     if (!row?.database || !row.signInService) return null;
     const password = decryptEnvelopeToString(this.keyring, row.database.password, envelopeBinding.databasePassword(row.id));
     const tenant: Tenant = {

@@ -1,10 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { refreshTrustedOrigins } from '@slipway/auth-core';
+import { ApplicationsRepository, asApplicationId } from '@slipway/platform-data';
 import { TENANT_CHANGED_CHANNEL } from '@slipway/queue';
-import type { PrismaClient } from '@slipway/db';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
-import { PRISMA } from './deployment.repository.js';
 import { PUBLISHER } from './tokens.js';
 
 /**
@@ -16,12 +15,12 @@ import { PUBLISHER } from './tokens.js';
 export class SignInOrigins {
   constructor(
     @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
-    @Inject(PRISMA) private readonly prisma: PrismaClient,
+    private readonly applications: ApplicationsRepository,
     @Inject(PUBLISHER) private readonly publisher: Redis,
   ) {}
 
   async refresh(applicationId: string): Promise<string[]> {
-    const origins = await refreshTrustedOrigins(this.prisma, applicationId, { appsDomains: this.config.APPS_DOMAIN, appsScheme: this.config.APPS_SCHEME });
+    const origins = await refreshTrustedOrigins(this.applications, asApplicationId(applicationId), { appsDomains: this.config.APPS_DOMAIN, appsScheme: this.config.APPS_SCHEME });
     await this.publisher.publish(TENANT_CHANGED_CHANNEL, applicationId);
     return origins;
   }

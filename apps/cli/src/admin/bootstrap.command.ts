@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { readRuntimeFile, z } from '@slipway/config';
 import { PLANS, type PlanName } from '@slipway/contract';
-import { createPrismaClient } from '@slipway/db';
+import { openPlatformData } from '@slipway/platform-data';
 import { UsageError, parseFlags } from '../args.js';
 import { bootstrap, type BootstrapResult } from './bootstrap.service.js';
 
@@ -44,11 +44,11 @@ export async function bootstrapCommand(args: string[], env: NodeJS.ProcessEnv, o
   if (!databaseUrl) {
     throw new UsageError('no platform database: start the platform with `pnpm start` first, or set DATABASE_URL');
   }
-  const prisma = createPrismaClient(databaseUrl, { max: 1 });
+  const platform = openPlatformData({ DATABASE_URL: databaseUrl }, { poolSize: 1 });
   let result: BootstrapResult;
   try {
     result = await bootstrap(
-      prisma,
+      platform.owners,
       { email: values.email, appName: values.app, plan: values.plan as PlanName | undefined },
       {
         publicUrl: parsed.data.PUBLIC_URL ?? runtime?.publicUrl ?? 'http://localhost:3000',
@@ -58,7 +58,7 @@ export async function bootstrapCommand(args: string[], env: NodeJS.ProcessEnv, o
       },
     );
   } finally {
-    await prisma.$disconnect();
+    await platform.close();
   }
   if (values.json) {
     const { created: _created, plan: _plan, ...json } = result;

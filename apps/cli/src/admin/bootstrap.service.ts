@@ -1,6 +1,6 @@
 import { PLANS, slugify, type PlanName } from '@slipway/contract';
 import { issueToken } from '@slipway/crypto';
-import { Prisma, type PrismaClient } from '@slipway/db';
+import { SlugTakenError, type OwnersRepository } from '@slipway/platform-data';
 
 export interface BootstrapInput {
   email: string;
@@ -40,7 +40,7 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
  * if missing, by name for that owner) and a fresh project API key and personal access token.
  * Idempotent for owner and application; each run issues new credentials.
  */
-export async function bootstrap(prisma: PrismaClient, input: BootstrapInput, addresses: PlatformAddresses): Promise<BootstrapResult> {
+export async function bootstrap(owners: OwnersRepository, input: BootstrapInput, addresses: PlatformAddresses): Promise<BootstrapResult> {
   const email = input.email.trim().toLowerCase();
   if (!EMAIL.test(email)) throw new BootstrapError(`--email: "${input.email}" is not an email address`);
   const appName = input.appName.trim();
@@ -50,44 +50,32 @@ export async function bootstrap(prisma: PrismaClient, input: BootstrapInput, add
   const apiKey = issueToken('api_key');
   const pat = issueToken('personal_access_token');
 
-  return prisma.$transaction(
-    async (tx) => {
-      let owner = await tx.owner.findUnique({ where: { email } });
-      const ownerCreated = !owner;
-      if (!owner) owner = await tx.owner.create({ data: { email, plan: input.plan ?? 'free' } });
-      else if (input.plan && owner.plan !== input.plan) owner = await tx.owner.update({ where: { id: owner.id }, data: { plan: input.plan } });
-
-      let application = await tx.application.findFirst({ where: { ownerId: owner.id, name: appName }, orderBy: { createdAt: 'asc' } });
-      const applicationCreated = !application;
-      if (!application) {
-        application = await tx.application.create({ data: { ownerId: owner.id, name: appName, slug: await freeSlug(tx, slugify(appName)) } });
-      }
-      await tx.apiKey.create({ data: { applicationId: application.id, name: 'bootstrap', prefix: apiKey.prefix, keyHash: apiKey.hash } });
-      await tx.personalAccessToken.create({ data: { ownerId: owner.id, name: 'bootstrap', prefix: pat.prefix, tokenHash: pat.hash } });
-
-      const primaryDomain = addresses.appsDomain.split(',')[0]!.trim();
-      return {
-        ownerId: owner.id,
-        applicationId: application.id,
-        slug: application.slug,
-        apiKey: apiKey.token,
-        ownerToken: pat.token,
-        baseUrl: addresses.publicUrl,
-        authBaseUrl: `${addresses.authPublicUrl}/a/${application.slug}`,
-        appUrl: `${addresses.appsScheme}://${application.slug}.${primaryDomain}`,
-        plan: owner.plan,
-        created: { owner: ownerCreated, application: applicationCreated },
-      };
-    },
-    { isolationLevel: Prisma.TransactionIsolationLevel.Serializable },
-  );
+  const base = slugify(appName);
+  let account;
+  try {
+    account = await owners.bootstrapAccount({ email, plan: input.plan, appName, slugCandidates: slugCandidates(base), apiKey, personalAccessToken: pat });
+  } catch (error) {
+    if (error instanceof SlugTakenError) throw new BootstrapError(`no free address left for "${base}"`);
+    throw error;
+  }
+  const { owner, application } = account;
+  const primaryDomain = addresses.appsDomain.split(',')[0]!.trim();
+  return {
+    ownerId: owner.id,
+    applicationId: application.id,
+    slug: application.slug,
+    apiKey: apiKey.token,
+    ownerToken: pat.token,
+    baseUrl: addresses.publicUrl,
+    authBaseUrl: `${addresses.authPublicUrl}/a/${application.slug}`,
+    appUrl: `${addresses.appsScheme}://${application.slug}.${primaryDomain}`,
+    plan: owner.plan,
+    created: { owner: owner.created, application: application.created },
+  };
 }
 
-async function freeSlug(tx: Prisma.TransactionClient, base: string): Promise<string> {
-  for (let n = 1; n < 1000; n++) {
-    const candidate = n === 1 ? base : `${base.slice(0, 45)}-${n}`;
-    if (!(await tx.application.findUnique({ where: { slug: candidate }, select: { id: true } }))) return candidate;
-  }
-  throw new BootstrapError(`no free address left for "${base}"`);
+/** `base`, then `base-2`, `base-3`… (cut so the suffix fits), tried in order until one is free. */
+function* slugCandidates(base: string): Generator<string> {
+  for (let n = 1; n < 1000; n++) yield n === 1 ? base : `${base.slice(0, 45)}-${n}`;
 }
 

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { slugify, type ApplicationDetails, type ApplicationSummary, type ServerView } from '@slipway/contract';
+import { ApplicationsRepository, SlugTakenError, type OwnerId } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import { parseBody } from '../common/body.js';
 import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
 import { applicationUrl } from './application-address.js';
-import { ApplicationsRepository, SlugTakenError } from './applications.repository.js';
 import { CreateApplicationBody } from './dto/create-application.dto.js';
 
 const SLUG_ATTEMPTS = 5;
@@ -17,7 +17,7 @@ export class ApplicationsService {
     private readonly applications: ApplicationsRepository,
   ) {}
 
-  async list(ownerId: string): Promise<{ applications: ServerView<ApplicationSummary>[] }> {
+  async list(ownerId: OwnerId): Promise<{ applications: ServerView<ApplicationSummary>[] }> {
     const rows = await this.applications.listOwned(ownerId);
     return {
       applications: rows.map((app) => ({
@@ -32,7 +32,7 @@ export class ApplicationsService {
   }
 
   /** name → slug; "my-shop" taken → "my-shop-2", "my-shop-3"… (a race on the unique index retries). */
-  async create(ownerId: string, body: unknown) {
+  async create(ownerId: OwnerId, body: unknown) {
     const { name } = parseBody(CreateApplicationBody, body, 'Send {"name"}.');
     const base = slugify(name);
     for (let attempt = 0; attempt < SLUG_ATTEMPTS; attempt++) {
@@ -49,7 +49,7 @@ export class ApplicationsService {
     throw new ApiException('bad_request', 'Could not find a free address for this name; try another name.');
   }
 
-  async get(ownerId: string, app: OwnedApplication): Promise<ServerView<ApplicationDetails>> {
+  async get(ownerId: OwnerId, app: OwnedApplication): Promise<ServerView<ApplicationDetails>> {
     const row = await this.applications.details(ownerId, app.id);
     if (!row) throw new ApiException('not_found', 'No such application.');
     return {
@@ -62,7 +62,7 @@ export class ApplicationsService {
     };
   }
 
-  private view(app: OwnedApplication): ServerView<ApplicationSummary> {
+  private view(app: { id: string; name: string; slug: string }): ServerView<ApplicationSummary> {
     return { id: app.id, name: app.name, slug: app.slug, url: applicationUrl(this.config, app.slug) };
   }
 }

@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { ApplicationsRepository, type ApplicationDomains } from '@slipway/platform-data';
 import { RoutesPublisher } from '../common/routes.publisher.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import { TenantChangedPublisher } from '../sign-in/tenant-changed.publisher.js';
 import { challengeRecord, DomainVerifier } from './domain-verifier.js';
-import { DomainsRepository } from './domains.repository.js';
 import { failureMessage } from './domains.service.js';
 
 const BATCH = 20;
@@ -21,14 +21,17 @@ export class DomainRecheckService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('domains');
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
+  private readonly domains: ApplicationDomains;
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
-    private readonly domains: DomainsRepository,
+    applications: ApplicationsRepository,
     private readonly verifier: DomainVerifier,
     private readonly tenantChanged: TenantChangedPublisher,
     private readonly routes: RoutesPublisher,
-  ) {}
+  ) {
+    this.domains = applications.domains;
+  }
 
   onModuleInit(): void {
     // Ticks often enough that a due claim waits at most a tenth of the interval (never more than a minute).

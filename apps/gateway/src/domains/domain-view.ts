@@ -1,7 +1,7 @@
 import { domainToUnicode } from 'node:url';
 import type { DomainView, ServerView } from '@slipway/contract';
 import { challengeRecord } from './domain-verifier.js';
-import type { DomainRow } from './domains.repository.js';
+import type { DomainRow } from '@slipway/platform-data';
 
 /**
  * A claim as the dashboard shows it: its state, the exact record to publish and, once verified,

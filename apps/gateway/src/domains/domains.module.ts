@@ -4,8 +4,7 @@ import { DashboardAccessModule } from '../dashboard/common/dashboard-access.modu
 import { DomainRecheckService } from './domain-recheck.service.js';
 import { DomainVerifier } from './domain-verifier.js';
 import { DomainsController } from './domains.controller.js';
-import { DomainsRepository } from './domains.repository.js';
 import { DomainsService } from './domains.service.js';
 
-@Module({ imports: [DashboardAccessModule, SignInModule], controllers: [DomainsController], providers: [DomainsRepository, DomainsService, DomainVerifier, DomainRecheckService] })
+@Module({ imports: [DashboardAccessModule, SignInModule], controllers: [DomainsController], providers: [DomainsService, DomainVerifier, DomainRecheckService] })
 export class DomainsModule {}

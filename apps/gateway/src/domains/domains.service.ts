@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { ApplicationsRepository, DomainGoneError, DomainTakenError, type ApplicationDomains, type ApplicationId } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { RoutesPublisher } from '../common/routes.publisher.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
@@ -9,7 +10,6 @@ import { isUuid } from '../common/ids.js';
 import { AddDomainBody, normaliseHostname } from './dto/add-domain.dto.js';
 import { challengeRecord, DomainVerifier, shownValues } from './domain-verifier.js';
 import { domainView } from './domain-view.js';
-import { DomainGoneError, DomainsRepository, DomainTakenError } from './domains.repository.js';
 
 /**
  * Custom domains need proof of control (README "Custom domains"). Adding one makes a pending
@@ -20,19 +20,23 @@ import { DomainGoneError, DomainsRepository, DomainTakenError } from './domains.
  */
 @Injectable()
 export class DomainsService {
+  private readonly domains: ApplicationDomains;
+
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
-    private readonly domains: DomainsRepository,
+    applications: ApplicationsRepository,
     private readonly verifier: DomainVerifier,
     private readonly tenantChanged: TenantChangedPublisher,
     private readonly routes: RoutesPublisher,
-  ) {}
+  ) {
+    this.domains = applications.domains;
+  }
 
-  async list(applicationId: string) {
+  async list(applicationId: ApplicationId) {
     return { domains: (await this.domains.list(applicationId)).map(domainView) };
   }
 
-  async add(applicationId: string, body: unknown) {
+  async add(applicationId: ApplicationId, body: unknown) {
     const { hostname } = parseBody(AddDomainBody, body, 'Send {"hostname"}.');
     if (this.isPlatformHost(hostname)) {
       throw new ApiException('bad_request', `${hostname} is under the platform's own publishing domain; attach a domain you own.`);
@@ -46,7 +50,7 @@ export class DomainsService {
     }
   }
 
-  async verify(applicationId: string, id: string) {
+  async verify(applicationId: ApplicationId, id: string) {
     const claim = isUuid(id) ? await this.domains.find(applicationId, id) : null;
     if (!claim) throw new ApiException('not_found', 'No such domain on this application.');
     const record = challengeRecord(claim.hostname, claim.verificationToken);
@@ -61,7 +65,7 @@ export class DomainsService {
       if (unverify) await this.announce(applicationId);
       throw new ApiException('domain_unverified', message, { reason, record, found: shownValues(found) });
     }
-    const holder = await this.domains.verifiedElsewhere(claim.hostname, applicationId);
+    const holder = await this.domains.verifiedElsewhere(applicationId, claim.hostname);
     if (holder && found.includes(challengeRecord(claim.hostname, holder.verificationToken).value)) {
       throw new ApiException('domain_taken', `${claim.hostname} is verified by another application whose value is still published at ${record.name}. Whoever controls the domain's DNS must remove that value first.`);
     }
@@ -77,7 +81,7 @@ export class DomainsService {
     }
   }
 
-  async remove(applicationId: string, id: string) {
+  async remove(applicationId: ApplicationId, id: string) {
     if (!isUuid(id) || !(await this.domains.remove(applicationId, id))) throw new ApiException('not_found', 'No such domain on this application.');
     await this.announce(applicationId);
     return { id, removed: true };

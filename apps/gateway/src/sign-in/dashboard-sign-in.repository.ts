@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import pg from 'pg';
-import { PrismaService } from '../common/prisma.service.js';
 
 export interface ServiceUserRow {
   id: string;
@@ -10,34 +9,12 @@ export interface ServiceUserRow {
   created_at: Date;
 }
 
+/**
+ * The dashboard's reads of an application's OWN database (`service_auth.users`), with the
+ * application's own role: not the platform database, whose queries live in libs/platform-data.
+ */
 @Injectable()
 export class DashboardSignInRepository {
-  constructor(private readonly prisma: PrismaService) {}
-
-  findService(applicationId: string) {
-    return this.prisma.client.signInService.findUnique({ where: { applicationId }, select: { settings: true } });
-  }
-
-  findDatabase(applicationId: string) {
-    return this.prisma.client.applicationDatabase.findUnique({ where: { applicationId }, select: { databaseName: true, roleName: true, password: true } });
-  }
-
-  async updateSettings(applicationId: string, settings: object, allowLocalhost: boolean | undefined): Promise<void> {
-    await this.prisma.client.$transaction([
-      this.prisma.client.signInService.update({ where: { applicationId }, data: { settings } }),
-      ...(allowLocalhost === undefined ? [] : [this.prisma.client.application.update({ where: { id: applicationId }, data: { allowLocalhost } })]),
-    ]);
-  }
-
-  emails(applicationId: string, limit: number) {
-    return this.prisma.client.email.findMany({
-      where: { applicationId },
-      orderBy: { createdAt: 'desc' },
-      take: limit,
-      select: { id: true, kind: true, toAddress: true, subject: true, textBody: true, status: true, createdAt: true, sentAt: true },
-    });
-  }
-
   /** The application's users, read with the application's own role from its own database. */
   async users(tenantUrl: string, search: string, limit: number): Promise<{ users: ServiceUserRow[]; total: number }> {
     const client = new pg.Client({ connectionString: tenantUrl });

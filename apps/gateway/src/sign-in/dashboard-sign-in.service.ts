@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { tenantDatabaseUrl } from '@slipway/auth-core';
 import type { OutboxEmailView, ServerView, SignInInfo, SignInUserView } from '@slipway/contract';
 import { decryptEnvelopeToString, encryptEnvelope, envelopeBinding, type Keyring } from '@slipway/crypto';
-import { PlatformInfrastructure } from '@slipway/platform-data';
+import { ApplicationsRepository, PlatformInfrastructure, SignInServicesRepository } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { GATEWAY_CONFIG, appDatabasesAdminUrl, type GatewayConfig } from '../config.js';
 import { SignInService } from './sign-in.service.js';
@@ -27,6 +27,8 @@ export class DashboardSignInService {
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly signIn: SignInService,
     private readonly repository: DashboardSignInRepository,
+    private readonly signInServices: SignInServicesRepository,
+    private readonly applications: ApplicationsRepository,
     private readonly tenantChanged: TenantChangedPublisher,
   ) {
     this.keyring = platform.keyring;
@@ -36,7 +38,7 @@ export class DashboardSignInService {
     const { services } = await this.signIn.list({ kind: 'owner', ownerId: owner.id });
     const service = services.find((s) => s.applicationId === app.id) ?? null;
     if (!service) return { enabled: false, service: null };
-    const stored = (await this.repository.findService(app.id))?.settings as StoredSettings | undefined;
+    const stored = (await this.signInServices.findSettings(app.id))?.settings as StoredSettings | undefined;
     const providers = Object.fromEntries(Object.entries(stored?.socialProviders ?? {}).map(([name, p]) => [name, { clientId: p.clientId, callbackUrl: `${service.baseUrl}/callback/${name}` }]));
     return { enabled: true, service: { ...service, socialProviders: providers } };
   }
@@ -52,7 +54,7 @@ export class DashboardSignInService {
 
   async updateSettings(owner: OwnerPrincipal, app: OwnedApplication, body: unknown): Promise<ServerView<SignInInfo>> {
     const input = parseBody(SignInSettingsBody, body, 'Send {"requireEmailVerification", "allowLocalhost", "socialProviders": {"github"|"google": {clientId, clientSecret} | null}}.');
-    const row = await this.repository.findService(app.id);
+    const row = await this.signInServices.findSettings(app.id);
     if (!row) throw notOn();
     const settings: StoredSettings = { ...(row.settings as StoredSettings) };
     if (input.requireEmailVerification !== undefined) settings.requireEmailVerification = input.requireEmailVerification;
@@ -66,14 +68,14 @@ export class DashboardSignInService {
       }
       settings.socialProviders = providers;
     }
-    await this.repository.updateSettings(app.id, settings, input.allowLocalhost);
+    await this.signInServices.updateSettings(app.id, settings, input.allowLocalhost);
     await this.tenantChanged.publish(app.id);
     return this.get(owner, app);
   }
 
   async users(app: OwnedApplication, search: unknown): Promise<{ total: number; users: ServerView<SignInUserView>[] }> {
-    const database = await this.repository.findDatabase(app.id);
-    if (!database || !(await this.repository.findService(app.id))) throw notOn();
+    const database = await this.applications.databases.find(app.id);
+    if (!database || !(await this.signInServices.findSettings(app.id))) throw notOn();
     const password = decryptEnvelopeToString(this.keyring, database.password, envelopeBinding.databasePassword(app.id));
     const query = typeof search === 'string' ? search.trim().slice(0, 200) : '';
     const { users, total } = await this.repository.users(tenantDatabaseUrl(appDatabasesAdminUrl(this.config), database, password), query, 100);
@@ -81,7 +83,7 @@ export class DashboardSignInService {
   }
 
   async emails(app: OwnedApplication): Promise<{ emails: ServerView<OutboxEmailView>[] }> {
-    return { emails: await this.repository.emails(app.id, 50) };
+    return { emails: await this.signInServices.outboxEmails(app.id, 50) };
   }
 }
 

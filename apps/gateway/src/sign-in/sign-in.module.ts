@@ -6,7 +6,6 @@ import { DashboardSignInController } from './dashboard-sign-in.controller.js';
 import { DashboardSignInRepository } from './dashboard-sign-in.repository.js';
 import { DashboardSignInService } from './dashboard-sign-in.service.js';
 import { SignInController } from './sign-in.controller.js';
-import { SignInRepository } from './sign-in.repository.js';
 import { SignInService } from './sign-in.service.js';
 import { TenantChangedPublisher } from './tenant-changed.publisher.js';
 
@@ -17,7 +16,7 @@ import { TenantChangedPublisher } from './tenant-changed.publisher.js';
 @Module({
   imports: [AuthModule, DashboardAccessModule],
   controllers: [SignInController, DashboardSignInController],
-  providers: [SignInRepository, SignInService, SignInTokenGuard, TenantChangedPublisher, DashboardSignInRepository, DashboardSignInService],
+  providers: [SignInService, SignInTokenGuard, TenantChangedPublisher, DashboardSignInRepository, DashboardSignInService],
   exports: [SignInService, TenantChangedPublisher],
 })
 export class SignInModule {}

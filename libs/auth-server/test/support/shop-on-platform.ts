@@ -1,6 +1,7 @@
 import { dropApplicationDatabase, signInRuntimeEnv } from '@slipway/auth-core';
 import { keyringFromMasterKey } from '@slipway/crypto';
-import { createPrismaClient, type PrismaClient } from '@slipway/db';
+import type { PrismaClient } from '@slipway/db';
+import { asApplicationId, openPlatformData } from '@slipway/platform-data';
 import { TEST_SERVER_URL } from '@slipway/testing';
 import { deployShop, type DeployedApp } from './deployed-app.js';
 import { startPlatform, type Platform } from './platform.js';
@@ -16,12 +17,13 @@ export interface ShopOnPlatform {
 /** The platform as processes, an owner and application made through its API, sign-in switched on, the shop fixture deployed. */
 export async function startShopOnPlatform(label: string, authEnv: Record<string, string> = {}): Promise<ShopOnPlatform> {
   const platform = await startPlatform(label, authEnv);
-  const prisma = createPrismaClient(platform.db.url, { max: 2 });
+  const data = openPlatformData({ DATABASE_URL: platform.db.url }, { poolSize: 2 });
+  const prisma = data.infrastructure.prisma;
   let applicationId: string | undefined;
   let app: DeployedApp | undefined;
   const close = async () => {
     await app?.stop();
-    await prisma.$disconnect();
+    await data.close();
     if (applicationId) await dropApplicationDatabase(TEST_SERVER_URL, applicationId);
     await platform.close();
   };
@@ -42,7 +44,7 @@ export async function startShopOnPlatform(label: string, authEnv: Record<string,
     const pat = (await dashboard('/tokens', { name: label }))['token']!;
     const enabled = await fetch(`${platform.gatewayUrl}/api/v1/auth?applicationId=${applicationId}`, { method: 'POST', headers: { authorization: `Bearer ${pat}` } });
     if (enabled.status !== 201) throw new Error(`switching sign-in on answered ${enabled.status}: ${await enabled.text()}`);
-    const runtime = await signInRuntimeEnv(prisma, keyringFromMasterKey(platform.masterKey), applicationId, { authPublicUrl: platform.authUrl, appDatabasesUrl: TEST_SERVER_URL });
+    const runtime = await signInRuntimeEnv(data.signInServices, keyringFromMasterKey(platform.masterKey), asApplicationId(applicationId), { authPublicUrl: platform.authUrl, appDatabasesUrl: TEST_SERVER_URL });
     app = await deployShop(runtime.runtime);
     return { platform, prisma, app, applicationId, close };
   } catch (error) {

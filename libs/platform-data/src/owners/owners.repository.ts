@@ -1,11 +1,66 @@
 import { Injectable } from '@nestjs/common';
+import { Prisma, type Plan } from '@slipway/db';
+import { asOwnerId, type OwnerId } from '../ids.js';
 import { PlatformInfrastructure } from '../infrastructure.js';
+import { bootstrapAccount, type BootstrapAccountInput, type BootstrappedAccount } from './bootstrap-account.js';
+import { OwnerSessions } from './owner-sessions.js';
+
+export type { BootstrapAccountInput, BootstrappedAccount } from './bootstrap-account.js';
+export type { SessionOwner } from './owner-sessions.js';
+
+export interface StoredOwner {
+  id: OwnerId;
+  email: string;
+  name: string | null;
+  plan: Plan;
+  passwordHash: string | null;
+}
+
+export class EmailTakenError extends Error {
+  override readonly name = 'EmailTakenError';
+}
+
+const OWNER_FIELDS = { id: true, email: true, name: true, plan: true, passwordHash: true } as const;
+const stored = (row: Omit<StoredOwner, 'id'> & { id: string }): StoredOwner => ({ ...row, id: asOwnerId(row.id) });
 
 /**
- * Owners (the platform's users) and their dashboard sessions.
+ * Owners (the platform's users) and their dashboard sessions (`sessions`).
  * Every query of the platform database on these tables lives here (ARCHITECTURE.md, "Data").
  */
 @Injectable()
 export class OwnersRepository {
-  constructor(private readonly platform: PlatformInfrastructure) {}
+  readonly sessions: OwnerSessions;
+
+  constructor(private readonly platform: PlatformInfrastructure) {
+    this.sessions = new OwnerSessions(platform);
+  }
+
+  async findByEmail(email: string): Promise<StoredOwner | null> {
+    const row = await this.platform.prisma.owner.findUnique({ where: { email }, select: OWNER_FIELDS });
+    return row ? stored(row) : null;
+  }
+
+  /**
+   * Creates the owner; an owner made by `slipway admin bootstrap` (no password yet) is claimed by
+   * the first sign-up with its email instead of being refused.
+   */
+  async create(email: string, name: string | null, passwordHash: string): Promise<StoredOwner> {
+    try {
+      return stored(
+        await this.platform.prisma.$transaction(async (tx) => {
+          const claimed = await tx.owner.updateManyAndReturn({ where: { email, passwordHash: null }, data: { passwordHash, name: name ?? undefined }, select: OWNER_FIELDS });
+          if (claimed[0]) return claimed[0];
+          return tx.owner.create({ data: { email, name, passwordHash }, select: OWNER_FIELDS });
+        }),
+      );
+    } catch (error) {
+      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') throw new EmailTakenError();
+      throw error;
+    }
+  }
+
+  /** The operator's `slipway admin bootstrap`: owner, application and credentials in one serializable transaction. */
+  bootstrapAccount(input: BootstrapAccountInput): Promise<BootstrappedAccount> {
+    return bootstrapAccount(this.platform, input);
+  }
 }

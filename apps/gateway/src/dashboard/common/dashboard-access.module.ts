@@ -2,13 +2,12 @@ import { Module } from '@nestjs/common';
 import { OwnerAuthModule } from '../owner-auth/owner-auth.module.js';
 import { CsrfGuard } from './csrf.guard.js';
 import { OwnedApplicationGuard } from './owned-application.guard.js';
-import { OwnedApplicationsRepository } from './owned-applications.repository.js';
 import { OwnerSessionGuard } from './owner-session.guard.js';
 
 /** What every dashboard feature needs to check who is asking and which application they mean. */
 @Module({
   imports: [OwnerAuthModule],
-  providers: [OwnedApplicationsRepository, CsrfGuard, OwnerSessionGuard, OwnedApplicationGuard],
-  exports: [OwnerAuthModule, OwnedApplicationsRepository, CsrfGuard, OwnerSessionGuard, OwnedApplicationGuard],
+  providers: [CsrfGuard, OwnerSessionGuard, OwnedApplicationGuard],
+  exports: [OwnerAuthModule, CsrfGuard, OwnerSessionGuard, OwnedApplicationGuard],
 })
 export class DashboardAccessModule {}

@@ -1,7 +1,7 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { ApplicationsRepository } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import type { Request } from 'express';
-import { OwnedApplicationsRepository } from './owned-applications.repository.js';
 import { isUuid } from '../../common/ids.js';
 import type { DashboardRequest } from './owner-principal.js';
 
@@ -11,7 +11,7 @@ import type { DashboardRequest } from './owner-principal.js';
  */
 @Injectable()
 export class OwnedApplicationGuard implements CanActivate {
-  constructor(private readonly applications: OwnedApplicationsRepository) {}
+  constructor(private readonly applications: ApplicationsRepository) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Request & DashboardRequest>();

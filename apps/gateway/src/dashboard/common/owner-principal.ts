@@ -1,8 +1,9 @@
 import type { PlanName } from '@slipway/contract';
+import type { ApplicationId, OwnerId } from '@slipway/platform-data';
 
 /** Who is using the dashboard: an owner signed in with a session cookie. */
 export interface OwnerPrincipal {
-  id: string;
+  id: OwnerId;
   email: string;
   name: string | null;
   plan: PlanName;
@@ -11,7 +12,7 @@ export interface OwnerPrincipal {
 
 /** An application of the signed-in owner, resolved from the `:appId` route parameter. */
 export interface OwnedApplication {
-  id: string;
+  id: ApplicationId;
   name: string;
   slug: string;
 }

@@ -4,16 +4,14 @@ import { OwnerLocalStrategy } from './local.strategy.js';
 import { LocalAuthGuard } from './local-auth.guard.js';
 import { OwnerAuthController } from './owner-auth.controller.js';
 import { OwnerAuthService } from './owner-auth.service.js';
-import { OwnerSessionsRepository } from './owner-sessions.repository.js';
 import { OwnerSessionsService } from './owner-sessions.service.js';
 import { OwnerPasswords } from './owner-passwords.js';
-import { OwnersRepository } from './owners.repository.js';
 import { SignInLimiter } from '../../rate-limit/sign-in-limiter.js';
 
 @Module({
   imports: [PassportModule],
   controllers: [OwnerAuthController],
-  providers: [OwnersRepository, OwnerSessionsRepository, OwnerSessionsService, OwnerAuthService, OwnerPasswords, SignInLimiter, OwnerLocalStrategy, LocalAuthGuard],
-  exports: [OwnerSessionsService, OwnersRepository],
+  providers: [OwnerSessionsService, OwnerAuthService, OwnerPasswords, SignInLimiter, OwnerLocalStrategy, LocalAuthGuard],
+  exports: [OwnerSessionsService],
 })
 export class OwnerAuthModule {}

@@ -1,17 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { LIMITS, type OwnerView } from '@slipway/contract';
+import { ApplicationsRepository, EmailTakenError, OwnersRepository } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { SignInLimiter } from '../../rate-limit/sign-in-limiter.js';
 import { parseBody } from '../../common/body.js';
 import type { OwnerPrincipal } from '../common/owner-principal.js';
 import { SignUpBody, normaliseEmail } from './dto/owner-auth.dto.js';
 import { OwnerPasswords } from './owner-passwords.js';
-import { EmailTakenError, OwnersRepository } from './owners.repository.js';
 
 @Injectable()
 export class OwnerAuthService {
   constructor(
     private readonly owners: OwnersRepository,
+    private readonly applications: ApplicationsRepository,
     private readonly passwords: OwnerPasswords,
     private readonly limiter: SignInLimiter,
   ) {}
@@ -52,7 +53,7 @@ export class OwnerAuthService {
   }
 
   async view(owner: Pick<OwnerPrincipal, 'id' | 'email' | 'name' | 'plan'>): Promise<OwnerView> {
-    const used = await this.owners.countDatabases(owner.id);
+    const used = await this.applications.databases.countForOwner(owner.id);
     return { id: owner.id, email: owner.email, name: owner.name, plan: owner.plan, databases: { used, allowed: LIMITS.databasesPerPlan[owner.plan] } };
   }
 }

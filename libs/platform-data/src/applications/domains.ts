@@ -1,6 +1,6 @@
-import { Injectable } from '@nestjs/common';
 import { Prisma } from '@slipway/db';
-import { PrismaService } from '../common/prisma.service.js';
+import { asApplicationId, type ApplicationId } from '../ids.js';
+import type { PlatformInfrastructure } from '../infrastructure.js';
 
 export class DomainTakenError extends Error {
   override readonly name = 'DomainTakenError';
@@ -26,6 +26,15 @@ const VIEW = {
 
 export type DomainRow = Prisma.DomainGetPayload<{ select: typeof VIEW }>;
 
+/** A verified claim due for its periodic re-check. */
+export interface DueDomainClaim {
+  id: string;
+  applicationId: ApplicationId;
+  hostname: string;
+  verificationToken: string;
+  checkFailures: number;
+}
+
 const isUniqueViolation = (error: unknown) => error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
 
 /**
@@ -34,27 +43,27 @@ const isUniqueViolation = (error: unknown) => error instanceof Prisma.PrismaClie
  * change in one transaction. The database keeps one verified holder per name
  * (`domains_one_verified_holder`): a second verification loses with DomainTakenError.
  */
-@Injectable()
-export class DomainsRepository {
-  constructor(private readonly prisma: PrismaService) {}
+export class ApplicationDomains {
+  constructor(private readonly platform: PlatformInfrastructure) {}
 
-  list(applicationId: string): Promise<DomainRow[]> {
-    return this.prisma.client.domain.findMany({ where: { applicationId }, orderBy: { hostname: 'asc' }, select: VIEW });
+  list(applicationId: ApplicationId): Promise<DomainRow[]> {
+    return this.platform.prisma.domain.findMany({ where: { applicationId }, orderBy: { hostname: 'asc' }, select: VIEW });
   }
 
-  find(applicationId: string, id: string): Promise<DomainRow | null> {
-    return this.prisma.client.domain.findFirst({ where: { id, applicationId }, select: VIEW });
+  find(applicationId: ApplicationId, id: string): Promise<DomainRow | null> {
+    return this.platform.prisma.domain.findFirst({ where: { id, applicationId }, select: VIEW });
   }
 
-  /** The verified claim of `hostname` by another application, if any. */
-  verifiedElsewhere(hostname: string, applicationId: string) {
-    return this.prisma.client.domain.findFirst({ where: { hostname, verifiedAt: { not: null }, applicationId: { not: applicationId } }, select: { id: true, applicationId: true, verificationToken: true } });
+  /** The verified claim of `hostname` by another application than `applicationId`, if any. */
+  async verifiedElsewhere(applicationId: ApplicationId, hostname: string): Promise<{ id: string; applicationId: ApplicationId; verificationToken: string } | null> {
+    const row = await this.platform.prisma.domain.findFirst({ where: { hostname, verifiedAt: { not: null }, applicationId: { not: applicationId } }, select: { id: true, applicationId: true, verificationToken: true } });
+    return row ? { ...row, applicationId: asApplicationId(row.applicationId) } : null;
   }
 
   /** A new, unverified claim: it routes nowhere and is trusted nowhere. */
-  async add(applicationId: string, hostname: string, verificationToken: string): Promise<DomainRow> {
+  async add(applicationId: ApplicationId, hostname: string, verificationToken: string): Promise<DomainRow> {
     try {
-      return await this.prisma.client.domain.create({ data: { applicationId, hostname, verificationToken }, select: VIEW });
+      return await this.platform.prisma.domain.create({ data: { applicationId, hostname, verificationToken }, select: VIEW });
     } catch (error) {
       if (isUniqueViolation(error)) throw new DomainTakenError();
       throw error;
@@ -68,8 +77,8 @@ export class DomainsRepository {
    */
   async markVerified(claim: DomainRow, origins: string[], displace?: { id: string; reason: string }): Promise<DomainRow> {
     try {
-      return await this.prisma.client.$transaction(async (tx) => {
-        if (displace) await this.unverifyIn(tx, displace.id, displace.reason);
+      return await this.platform.prisma.$transaction(async (tx) => {
+        if (displace) await unverifyIn(tx, displace.id, displace.reason);
         const now = new Date();
         const { count } = await tx.domain.updateMany({ where: { id: claim.id }, data: { verifiedAt: claim.verifiedAt ?? now, checkedAt: now, checkError: null, checkFailures: 0 } });
         if (count === 0) throw new DomainGoneError();
@@ -84,15 +93,15 @@ export class DomainsRepository {
 
   /** A failed check: recorded; `unverify` also takes the name and its origins away from the claim. */
   async markFailed(id: string, reason: string, unverify: boolean): Promise<void> {
-    await this.prisma.client.$transaction(async (tx) => {
-      if (unverify) await this.unverifyIn(tx, id, reason);
+    await this.platform.prisma.$transaction(async (tx) => {
+      if (unverify) await unverifyIn(tx, id, reason);
       else await tx.domain.updateMany({ where: { id }, data: { checkedAt: new Date(), checkError: reason } });
     });
   }
 
   /** Removes the claim and (in the same transaction) the origins it produced. */
-  async remove(applicationId: string, id: string): Promise<boolean> {
-    return this.prisma.client.$transaction(async (tx) => {
+  async remove(applicationId: ApplicationId, id: string): Promise<boolean> {
+    return this.platform.prisma.$transaction(async (tx) => {
       await tx.trustedOrigin.deleteMany({ where: { applicationId, domainId: id, source: 'custom_domain' } });
       const { count } = await tx.domain.deleteMany({ where: { id, applicationId } });
       return count > 0;
@@ -103,20 +112,20 @@ export class DomainsRepository {
    * Verified claims not checked for `intervalMs`, at most `limit`, marked checked now in the same
    * statement (`FOR UPDATE SKIP LOCKED`): gateway replicas never check one claim twice at once.
    */
-  async claimDueForRecheck(intervalMs: number, limit: number): Promise<{ id: string; applicationId: string; hostname: string; verificationToken: string; checkFailures: number }[]> {
-    const rows = await this.prisma.client.$queryRaw<{ id: string; application_id: string; hostname: string; verification_token: string; check_failures: number }[]>`
+  async claimDueForRecheck(intervalMs: number, limit: number): Promise<DueDomainClaim[]> {
+    const rows = await this.platform.prisma.$queryRaw<{ id: string; application_id: string; hostname: string; verification_token: string; check_failures: number }[]>`
       UPDATE domains SET checked_at = now()
        WHERE id IN (SELECT id FROM domains
                      WHERE verified_at IS NOT NULL AND (checked_at IS NULL OR checked_at <= now() - make_interval(secs => ${intervalMs / 1000}))
                      ORDER BY checked_at NULLS FIRST LIMIT ${limit} FOR UPDATE SKIP LOCKED)
          AND verified_at IS NOT NULL
       RETURNING id, application_id, hostname, verification_token, check_failures`;
-    return rows.map((r) => ({ id: r.id, applicationId: r.application_id, hostname: r.hostname, verificationToken: r.verification_token, checkFailures: r.check_failures }));
+    return rows.map((r) => ({ id: r.id, applicationId: asApplicationId(r.application_id), hostname: r.hostname, verificationToken: r.verification_token, checkFailures: r.check_failures }));
   }
 
   /** A periodic re-check found the record: the count of failures in a row starts again. */
   async recheckPassed(id: string): Promise<void> {
-    await this.prisma.client.domain.updateMany({ where: { id, verifiedAt: { not: null } }, data: { checkedAt: new Date(), checkError: null, checkFailures: 0 } });
+    await this.platform.prisma.domain.updateMany({ where: { id, verifiedAt: { not: null } }, data: { checkedAt: new Date(), checkError: null, checkFailures: 0 } });
   }
 
   /**
@@ -124,17 +133,17 @@ export class DomainsRepository {
    * claim loses the name and its origins (one transaction). Returns whether it was still verified.
    */
   async recheckFailed(id: string, reason: string, countsAsFailure: boolean, lapse: boolean): Promise<boolean> {
-    return this.prisma.client.$transaction(async (tx) => {
+    return this.platform.prisma.$transaction(async (tx) => {
       const still = await tx.domain.findFirst({ where: { id, verifiedAt: { not: null } }, select: { id: true } });
       if (!still) return false;
-      if (lapse) await this.unverifyIn(tx, id, reason);
+      if (lapse) await unverifyIn(tx, id, reason);
       else await tx.domain.updateMany({ where: { id }, data: { checkedAt: new Date(), checkError: reason, ...(countsAsFailure ? { checkFailures: { increment: 1 } } : {}) } });
       return true;
     });
   }
+}
 
-  private async unverifyIn(tx: Prisma.TransactionClient, id: string, reason: string): Promise<void> {
-    await tx.trustedOrigin.deleteMany({ where: { domainId: id, source: 'custom_domain' } });
-    await tx.domain.updateMany({ where: { id }, data: { verifiedAt: null, checkedAt: new Date(), checkError: reason, checkFailures: 0 } });
-  }
+async function unverifyIn(tx: Prisma.TransactionClient, id: string, reason: string): Promise<void> {
+  await tx.trustedOrigin.deleteMany({ where: { domainId: id, source: 'custom_domain' } });
+  await tx.domain.updateMany({ where: { id }, data: { verifiedAt: null, checkedAt: new Date(), checkError: reason, checkFailures: 0 } });
 }
