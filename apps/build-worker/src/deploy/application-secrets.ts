@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { isPublicName } from '@slipway/analyzer';
 import { injectedEnv } from '@slipway/auth-core';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey, type Keyring } from '@slipway/crypto';
+import { DeploymentsRepository, type ApplicationId } from '@slipway/platform-data';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
-import { DeploymentRepository } from './deployment.repository.js';
 
 export interface ApplicationBuildContext {
   slug: string;
@@ -25,13 +25,13 @@ export class ApplicationSecrets {
 
   constructor(
     @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
-    private readonly deployments: DeploymentRepository,
+    private readonly deployments: DeploymentsRepository,
   ) {
     this.keyring = keyringFromMasterKey(config.SLIPWAY_MASTER_KEY);
   }
 
-  async load(applicationId: string): Promise<ApplicationBuildContext> {
-    const app = await this.deployments.application(applicationId);
+  async load(applicationId: ApplicationId): Promise<ApplicationBuildContext> {
+    const app = await this.deployments.inputs.forBuild(applicationId);
     const secrets = app.secrets.map((s) => ({ name: s.name, value: decryptEnvelopeToString(this.keyring, s.value, envelopeBinding.secret(applicationId, s.name)) }));
     const cookieSecret = app.cookieSecret ? decryptEnvelopeToString(this.keyring, app.cookieSecret, envelopeBinding.cookieSecret(applicationId)) : null;
     const dbPassword = app.database ? decryptEnvelopeToString(this.keyring, app.database.password, envelopeBinding.databasePassword(applicationId)) : null;

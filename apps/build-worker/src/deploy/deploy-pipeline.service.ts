@@ -6,6 +6,7 @@ import { AnalyzeError, analyzeSource, buildFailureLines, packageManagerRequest, 
 import type { BlobStore } from '@slipway/blob';
 import { LIMITS, type DeployError, type DeployFailureCode, type DeployStepName } from '@slipway/contract';
 import { MANAGER_BIN, SandboxUnavailableError, TOOLCHAIN_BIN, ToolchainError, nodeToolchainsFor, packageManagersFor, toolchainEnv, routesChannel, type ManagerToolchain, type NodeToolchain, type NodeToolchains, type PackageManagers, type RoutesMessage } from '@slipway/runtime';
+import { DeploymentsRepository, asApplicationId, asDeploymentId, asReleaseId } from '@slipway/platform-data';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { BuildCaches } from '../pipeline/build-caches.js';
@@ -21,7 +22,6 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import type { SandboxProvider } from '../sandbox/sandbox-provider.js';
 import { chownTree } from '../sandbox/run-detached.js';
 import { ApplicationSecrets } from './application-secrets.js';
-import { DeploymentRepository } from './deployment.repository.js';
 import { RuntimeHandoff } from './runtime-handoff.js';
 import { SignInOrigins } from './sign-in-origins.js';
 import { BLOBS, PUBLISHER, SANDBOX, buildDirOf } from './tokens.js';
@@ -48,7 +48,7 @@ export class DeployPipelineService {
 
   constructor(
     @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
-    private readonly deployments: DeploymentRepository,
+    private readonly deployments: DeploymentsRepository,
     private readonly secrets: ApplicationSecrets,
     @Inject(BLOBS) private readonly blobs: BlobStore,
     @Inject(SANDBOX) private readonly sandboxes: SandboxProvider,
@@ -68,7 +68,8 @@ export class DeployPipelineService {
   }
 
   async run(command: DeployCommand, shutdown: AbortSignal): Promise<DeployOutcome> {
-    const { deploymentId, applicationId } = command;
+    const applicationId = asApplicationId(command.applicationId);
+    const deploymentId = asDeploymentId(command.deploymentId);
     const claim = await this.deployments.claim(applicationId, deploymentId);
     if (!claim) return 'not-mine';
     const { attempt } = claim;
@@ -227,7 +228,7 @@ export class DeployPipelineService {
         if (!(await this.deployments.save(applicationId, deploymentId, attempt, recorder.steps, { warnings, hazards }))) throw new LostLeaseError('lost');
       });
 
-      const releaseId = randomUUID();
+      const releaseId = asReleaseId(randomUUID());
       const artifactKey = `releases/${releaseId}.tar.gz`;
       const releaseKind = project.kind === 'node' || project.kind === 'node+static' ? 'node' : 'static';
       await step('package', async (log) => {
@@ -252,7 +253,7 @@ export class DeployPipelineService {
           project.commands.start = `npm run ${viaNpm[2]}`;
           project.reasons.push(`the release starts with npm run ${viaNpm[2]} (the ${viaNpm[1]} script, run by the npm of its Node)`);
         }
-        if (!(await this.deployments.createRelease(applicationId, deploymentId, attempt, { id: releaseId, kind: releaseKind, artifactKey, spec: project }))) throw new LostLeaseError('lost');
+        if (!(await this.deployments.releases.create(applicationId, deploymentId, attempt, { id: releaseId, kind: releaseKind, artifactKey, spec: project }))) throw new LostLeaseError('lost');
         if (releaseKind === 'node') {
           const containment = await this.handoff.start(releaseId, log);
           if (containment.status === 'off') {
@@ -265,7 +266,7 @@ export class DeployPipelineService {
         log(`release ${releaseId} is live`);
       });
       const message: RoutesMessage = { applicationId };
-      const live = await this.deployments.makeLive(applicationId, deploymentId, attempt, releaseId, recorder.steps);
+      const live = await this.deployments.releases.commitLive(applicationId, deploymentId, attempt, releaseId, recorder.steps);
       // Committed or not, the edges follow the database again (a lost attempt: back to the previous release).
       await this.publisher.publish(routesChannel(this.config.QUEUE_PREFIX), JSON.stringify(message));
       if (!live) throw new LostLeaseError('lost');

@@ -6,7 +6,7 @@ import { SandboxProvider } from '../sandbox/sandbox-provider.js';
 import { ApplicationSecrets } from './application-secrets.js';
 import { DeployPipelineService } from './deploy-pipeline.service.js';
 import { DeployWorker } from './deploy.worker.js';
-import { DeploymentRepository, PRISMA } from './deployment.repository.js';
+import { PRISMA } from './deployment.repository.js';
 import { ReconcilerService } from './reconciler.service.js';
 import { SignInOrigins } from './sign-in-origins.js';
 import { BLOBS, PUBLISHER, SANDBOX, buildDirOf } from './tokens.js';
@@ -35,7 +35,6 @@ export class DeployModule {
           },
         },
         { provide: PUBLISHER, useFactory: (platform: PlatformInfrastructure) => platform.redis, inject: [PlatformInfrastructure] },
-        DeploymentRepository,
         ApplicationSecrets,
         DeployPipelineService,
         SignInOrigins,
