@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
-import type { PrismaClient } from '@slipway/db';
 import { DeploymentsRepository, PlatformInfrastructure, asApplicationId, asReleaseId } from '@slipway/platform-data';
 import { makeReleaseLive, publishRoutesChanged } from '@slipway/runtime';
 import { DeployHarness, FIXTURES, freePort, sourceTar, waitFor } from '@slipway/testing';
@@ -42,7 +41,6 @@ const PLANE = NGINX ? 'nginx' : 'node edge';
 describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
   let h: DeployHarness;
   let port: number;
-  let prisma: PrismaClient;
   let platform: PlatformInfrastructure;
   let deployments: DeploymentsRepository;
   const at = (slug: string) => `${slug}.localhost:${port}`;
@@ -54,7 +52,6 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
     await h.startEdge(port, { HEALTH_TIMEOUT_MS: '15000', DRAIN_GRACE_MS: '2000' });
     await h.startWorker({ EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, APPS_DOMAIN: `localhost:${port}` });
     platform = PlatformInfrastructure.open({ DATABASE_URL: h.db.url }, { poolSize: 2 });
-    prisma = platform.prisma;
     deployments = new DeploymentsRepository(platform);
   }, 60_000);
   afterAll(async () => {

@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import type { PrismaClient } from '@slipway/db';
 import { DeploymentsRepository, PlatformInfrastructure, asApplicationId, asReleaseId } from '@slipway/platform-data';
 import { edgeInternalToken, makeReleaseLive } from '@slipway/runtime';
 import { DeployHarness, FIXTURES, freePort, sourceTar, waitFor } from '@slipway/testing';
@@ -75,7 +74,6 @@ const NGINX_CHOOSES: Record<string, string | undefined> = { 'x-gzip': undefined,
 describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
   let h: DeployHarness;
   let port: number;
-  let prisma: PrismaClient;
   let platform: PlatformInfrastructure;
   let deployments: DeploymentsRepository;
   let appId: string;
@@ -97,7 +95,6 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
     edgePid = (await h.startEdge(port, { STATIC_CACHE_MB: '1' })).child.pid!;
     await h.startWorker({ EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, APPS_DOMAIN: `localhost:${port}` });
     platform = PlatformInfrastructure.open({ DATABASE_URL: h.db.url }, { poolSize: 2 });
-    prisma = platform.prisma;
     deployments = new DeploymentsRepository(platform);
     appId = await h.createApplication({ slug: 'cache' });
     const extra: Record<string, string> = { 'big.js': big, 'tiny.txt': 'tiny', '.slipway-precompressed/big.js.br': 'planted-by-the-build' };
