@@ -2,11 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { pendingSteps, type DeployError, type DeployStep } from '@slipway/contract';
 import type { ApplicationId, DeploymentId } from '../ids.js';
 import { PlatformInfrastructure } from '../infrastructure.js';
+import { ActiveDeployExistsError, HourlyLimitReachedError } from './admission-errors.js';
 import { ApplicationInputs } from './application-inputs.js';
 import { LiveRoutes } from './live-routes.js';
 import { asJson } from './json.js';
 import { Releases } from './releases.js';
 
+// The folder's other files are exported through this one (the lib's index.ts names the repository only).
+export * from './admission-errors.js';
 export * from './application-inputs.js';
 export * from './live-routes.js';
 export * from './releases.js';
@@ -42,14 +45,6 @@ export interface ActiveDeployment {
   status: string;
   deadlineAt: Date | null;
   updatedAt: Date;
-}
-
-export class ActiveDeployExistsError extends Error {
-  override readonly name = 'ActiveDeployExistsError';
-}
-
-export class HourlyLimitReachedError extends Error {
-  override readonly name = 'HourlyLimitReachedError';
 }
 
 const ACTIVE = ['queued', 'building', 'releasing'] as const;
