@@ -3,19 +3,18 @@ import { join, resolve } from 'node:path';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Logger } from '@nestjs/common';
-import { createBlobStore, type BlobStore } from '@slipway/blob';
-import { keyringFromMasterKey, type Keyring } from '@slipway/crypto';
+import type { BlobStore } from '@slipway/blob';
+import type { Keyring } from '@slipway/crypto';
+import { asApplicationId, asReleaseId, openPlatformData, type LiveRoute, type LiveRoutes, type PlatformData } from '@slipway/platform-data';
 import { routesChannel } from '@slipway/queue';
 import { LocalDriver, type ReleaseToRun, type RoutesMessage, type RuntimeDriver } from '@slipway/runtime';
 import { DependencyProbe } from '@slipway/server';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import type { EdgeConfig } from './config.js';
 import { EdgePlane } from './data-plane/edge-plane.js';
 import { handleInternal, readLogFile } from './internal/internal-api.js';
 import { ReverseProxy } from './proxy/proxy.js';
 import { HostRouter } from './routing/host-router.js';
-import { RouteRepository, type AppRoute } from './routing/route.repository.js';
 import { appEnvironment } from './runtime/app-environment.js';
 import { NodeApps } from './runtime/node-apps.js';
 import { createRuntimeDriver } from './runtime/runtime-driver.js';
@@ -34,7 +33,8 @@ export class EdgeServer {
   private readonly router: HostRouter;
   /** The table nginx is given; `router` (what this process answers by) follows once nginx applied it. */
   private readonly planeRouter: HostRouter;
-  private readonly routes: RouteRepository;
+  private readonly routes: LiveRoutes;
+  private readonly blobs: BlobStore;
   private readonly statics: StaticSites;
   private readonly proxy: ReverseProxy;
   private readonly keyring: Keyring;
@@ -52,15 +52,16 @@ export class EdgeServer {
 
   private constructor(
     private readonly config: EdgeConfig,
-    private readonly pool: pg.Pool,
-    private readonly blobs: BlobStore,
+    private readonly data: PlatformData,
     private readonly probe: DependencyProbe,
   ) {
+    const blobs = data.infrastructure.blobs;
+    this.blobs = blobs;
     this.router = new HostRouter(config.APPS_DOMAIN);
     this.planeRouter = new HostRouter(config.APPS_DOMAIN);
-    this.routes = new RouteRepository(pool);
+    this.routes = data.deployments.liveRoutes;
     this.proxy = new ReverseProxy(config.APPS_SCHEME, config.EDGE_DATA_PLANE === 'nginx');
-    this.keyring = keyringFromMasterKey(config.SLIPWAY_MASTER_KEY);
+    this.keyring = data.infrastructure.keyring;
     this.runtimeDir = resolve(config.RUNTIME_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'runtime'));
     this.statics = new StaticSites(blobs, this.runtimeDir, Math.floor(config.STATIC_CACHE_MB * 1024 * 1024));
     if (config.EDGE_DATA_PLANE === 'nginx') this.plane = new EdgePlane(config, this.runtimeDir, { router: this.planeRouter, upstream: (id) => this.nodeApps.upstream(id) });
@@ -68,13 +69,13 @@ export class EdgeServer {
 
   static async start(config: EdgeConfig): Promise<EdgeServer> {
     if (config.EDGE_DATA_PLANE === 'nginx') EdgePlane.check(config);
-    const pool = new pg.Pool({ connectionString: config.DATABASE_URL, max: 4 });
-    // An idle client whose server went away (Postgres restarted) emits 'error' on the pool; without
-    // a listener that would end the process, while the edge can keep serving routes from memory.
-    pool.on('error', (error) => new Logger('edge').warn(`Postgres: ${error.message}`));
-    const blobs = createBlobStore(config);
+    // Routes, releases and what a Node release is given (the edge's Redis is its own subscriber).
+    const data = openPlatformData(config, { poolSize: 4, blobs: true });
+    // An idle client whose server went away (Postgres restarted) is not fatal: the edge keeps
+    // serving routes from memory; said once per event, as before.
+    data.infrastructure.pool.on('error', (error) => new Logger('edge').warn(`Postgres: ${error.message}`));
     const probe = new DependencyProbe({ service: 'edge', postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL });
-    const edge = new EdgeServer(config, pool, blobs, probe);
+    const edge = new EdgeServer(config, data, probe);
     await edge.listen();
     return edge;
   }
@@ -139,7 +140,7 @@ export class EdgeServer {
   }
 
   /** Unpacked (and, with nginx, its nginx tree built) before any route points at it. */
-  private async prepareStatic(release: NonNullable<AppRoute['release']>): Promise<void> {
+  private async prepareStatic(release: NonNullable<LiveRoute['release']>): Promise<void> {
     await this.statics.site(release);
     await this.plane?.staticTree(release.id, join(this.runtimeDir, 'releases', release.id));
   }
@@ -151,15 +152,15 @@ export class EdgeServer {
 
   /** The worker's switch, before it commits the release as live (a later routes message reloads from the database). */
   private async switchTo(applicationId: string, releaseId: string): Promise<boolean> {
-    const release = await this.routes.release(releaseId);
+    const release = await this.routes.release(asReleaseId(releaseId));
     if (!release || release.applicationId !== applicationId) return false;
     await this.reload(applicationId, { id: release.id, kind: release.kind, artifactKey: release.artifactKey, spec: release.spec });
     return this.applied.get(applicationId) === releaseId;
   }
 
   /** Static: unpack first, then switch. Node: the old process serves until the new one is healthy. */
-  private async reload(applicationId: string, releaseOverride?: NonNullable<AppRoute['release']>): Promise<void> {
-    const [found] = await this.routes.routes(applicationId);
+  private async reload(applicationId: string, releaseOverride?: NonNullable<LiveRoute['release']>): Promise<void> {
+    const [found] = await this.routes.routes(asApplicationId(applicationId));
     const route = found && releaseOverride ? { ...found, release: releaseOverride } : found;
     if (!route) {
       this.planeRouter.remove(applicationId);
@@ -184,7 +185,7 @@ export class EdgeServer {
   }
 
   /** Node releases once switched to, static ones once routed: what `appliedRelease` answers (the worker waits for it). */
-  private async activateNode(route: AppRoute): Promise<void> {
+  private async activateNode(route: LiveRoute): Promise<void> {
     try {
       if (route.release?.kind === 'node') await this.nodeApps.activate(route.applicationId, route.release.id);
       else await this.nodeApps.retire(route.applicationId);
@@ -196,9 +197,9 @@ export class EdgeServer {
   }
 
   private async describe(releaseId: string): Promise<ReleaseToRun> {
-    const release = await this.routes.release(releaseId);
+    const release = await this.routes.release(asReleaseId(releaseId));
     if (!release) throw new Error(`no release ${releaseId}`);
-    const env = await appEnvironment(this.routes, this.keyring, release.applicationId, release.slug, { databaseUrl: this.config.DATABASE_URL, authPublicUrl: this.config.AUTH_PUBLIC_URL });
+    const env = await appEnvironment(this.data.deployments.inputs, this.keyring, release.applicationId, release.slug, { databaseUrl: this.config.DATABASE_URL, authPublicUrl: this.config.AUTH_PUBLIC_URL });
     // With nginx, the application's free slot: the swap is then a switch nginx checks per request, not a reload.
     const port = await this.plane?.portFor(release.applicationId);
     return { releaseId, applicationId: release.applicationId, slug: release.slug, artifactKey: release.artifactKey, startCommand: release.spec.commands?.start ?? 'npm start', env, nodeVersion: typeof release.spec['nodeVersion'] === 'string' ? release.spec['nodeVersion'] : null, ...(port ? { port } : {}) };
@@ -257,7 +258,7 @@ export class EdgeServer {
 
   /** A release's artifact, for the pods of the kubernetes driver (internal API checks the token). */
   private async artifact(releaseId: string): Promise<Readable | undefined> {
-    const release = await this.routes.release(releaseId);
+    const release = await this.routes.release(asReleaseId(releaseId));
     return release ? this.blobs.get(release.artifactKey) : undefined;
   }
 
@@ -271,7 +272,7 @@ export class EdgeServer {
   }
 
   private async startRelease(releaseId: string): Promise<'ready' | 'not-found'> {
-    const release = await this.routes.release(releaseId);
+    const release = await this.routes.release(asReleaseId(releaseId));
     if (!release) return 'not-found';
     if (release.kind === 'static') {
       await this.statics.prepare(release);
@@ -294,6 +295,6 @@ export class EdgeServer {
     await this.proxy.close();
     this.subscriber?.disconnect();
     await this.probe.onModuleDestroy();
-    await this.pool.end();
+    await this.data.close();
   }
 }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
-import { createPrismaClient, type PrismaClient } from '@slipway/db';
+import { DeploymentsRepository, PlatformInfrastructure, asApplicationId, asReleaseId } from '@slipway/platform-data';
 import { makeReleaseLive, publishRoutesChanged } from '@slipway/runtime';
 import { DeployHarness, FIXTURES, freePort, sourceTar, waitFor } from '@slipway/testing';
 import WebSocket from 'ws';
@@ -41,7 +41,8 @@ const PLANE = NGINX ? 'nginx' : 'node edge';
 describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
   let h: DeployHarness;
   let port: number;
-  let prisma: PrismaClient;
+  let platform: PlatformInfrastructure;
+  let deployments: DeploymentsRepository;
   const at = (slug: string) => `${slug}.localhost:${port}`;
   const get = (slug: string, path = '/', options: { method?: string; headers?: Record<string, string>; body?: string; agent?: Agent } = {}) => raw(port, at(slug), path, options);
 
@@ -50,10 +51,11 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
     port = await freePort();
     await h.startEdge(port, { HEALTH_TIMEOUT_MS: '15000', DRAIN_GRACE_MS: '2000' });
     await h.startWorker({ EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, APPS_DOMAIN: `localhost:${port}` });
-    prisma = createPrismaClient(h.db.url, { max: 2 });
+    platform = PlatformInfrastructure.open({ DATABASE_URL: h.db.url }, { poolSize: 2 });
+    deployments = new DeploymentsRepository(platform);
   }, 60_000);
   afterAll(async () => {
-    await prisma.$disconnect();
+    await platform.close();
     await h.close();
   });
 
@@ -271,7 +273,7 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
 
     it('rolls back to an earlier release instantly, without a rebuild', async () => {
       const releases = (await h.pg.query('SELECT id FROM releases WHERE application_id = $1 ORDER BY created_at', [appId])).rows as { id: string }[];
-      await makeReleaseLive(prisma, h.redis, h.prefix, appId, releases[0]!.id);
+      await makeReleaseLive(deployments, h.redis, h.prefix, asApplicationId(appId), asReleaseId(releases[0]!.id));
       await waitFor(async () => (await get('echo', '/')).json<{ version: string }>().version === 'echo-v1', { timeoutMs: 15_000, what: 'v1 again' });
       expect((await h.pg.query('SELECT count(*)::int AS n FROM deployments WHERE application_id = $1', [appId])).rows[0].n).toBe(3);
     }, 30_000);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { createPrismaClient, type PrismaClient } from '@slipway/db';
+import { DeploymentsRepository, PlatformInfrastructure, asApplicationId, asReleaseId } from '@slipway/platform-data';
 import { edgeInternalToken, makeReleaseLive } from '@slipway/runtime';
 import { DeployHarness, FIXTURES, freePort, sourceTar, waitFor } from '@slipway/testing';
 import { get } from './raw-http.js';
@@ -74,7 +74,8 @@ const NGINX_CHOOSES: Record<string, string | undefined> = { 'x-gzip': undefined,
 describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
   let h: DeployHarness;
   let port: number;
-  let prisma: PrismaClient;
+  let platform: PlatformInfrastructure;
+  let deployments: DeploymentsRepository;
   let appId: string;
   let releaseId: string;
   let edgePid: number;
@@ -93,7 +94,8 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
     port = await freePort();
     edgePid = (await h.startEdge(port, { STATIC_CACHE_MB: '1' })).child.pid!;
     await h.startWorker({ EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, APPS_DOMAIN: `localhost:${port}` });
-    prisma = createPrismaClient(h.db.url, { max: 2 });
+    platform = PlatformInfrastructure.open({ DATABASE_URL: h.db.url }, { poolSize: 2 });
+    deployments = new DeploymentsRepository(platform);
     appId = await h.createApplication({ slug: 'cache' });
     const extra: Record<string, string> = { 'big.js': big, 'tiny.txt': 'tiny', '.slipway-precompressed/big.js.br': 'planted-by-the-build' };
     fill.forEach((text, i) => (extra[`fill/f${i}.js`] = text));
@@ -105,7 +107,7 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
     expect((await at('/tiny.txt')).headers['server']).toBe(NGINX ? 'nginx' : undefined);
   }, 120_000);
   afterAll(async () => {
-    await prisma.$disconnect();
+    await platform.close();
     await h.close();
   });
 
@@ -237,7 +239,7 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
     const deploymentId = randomUUID();
     await h.pg.query(`INSERT INTO deployments (id, application_id, status, steps, source_key, source_bytes) SELECT $1, application_id, 'succeeded', steps, source_key, source_bytes FROM deployments WHERE id = (SELECT deployment_id FROM releases WHERE id = $2)`, [deploymentId, releaseId]);
     await h.pg.query(`INSERT INTO releases (id, application_id, deployment_id, kind, artifact_key, spec) SELECT $1, application_id, $2, kind, $3, spec FROM releases WHERE id = $4`, [legacyId, deploymentId, key, releaseId]);
-    await makeReleaseLive(prisma, h.redis, h.prefix, appId, legacyId);
+    await makeReleaseLive(deployments, h.redis, h.prefix, asApplicationId(appId), asReleaseId(legacyId));
     await waitFor(async () => (await at('/about/')).body.toString().includes('legacy about'), { timeoutMs: 15_000, what: 'the legacy release to be live' });
     const legacy = await at('/big.js', { 'accept-encoding': 'br, gzip' });
     expect({ status: legacy.status, coding: legacy.headers['content-encoding'], vary: legacy.headers['vary'], length: Number(legacy.headers['content-length']) }).toEqual({ status: 200, coding: undefined, vary: undefined, length: big.length });
@@ -249,7 +251,7 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
       expect(swapped.releases[legacyId]?.files).toBeGreaterThan(0);
     }
     // And back (a rollback): the legacy release's entries go in turn.
-    await makeReleaseLive(prisma, h.redis, h.prefix, appId, releaseId);
+    await makeReleaseLive(deployments, h.redis, h.prefix, asApplicationId(appId), asReleaseId(releaseId));
     await waitFor(async () => (await at('/big.js', { 'accept-encoding': 'br' })).headers['content-encoding'] === 'br', { timeoutMs: 15_000, what: 'the first release to be live again' });
     if (NGINX) return;
     const back = await stats();

@@ -1,1 +1,1 @@
-export { KEYRING, PLATFORM_PRISMA, PlatformModule, REDIS } from './platform.module.js';
+export { KEYRING, PlatformModule, REDIS } from './platform.module.js';

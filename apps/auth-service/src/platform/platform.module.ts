@@ -2,13 +2,13 @@ import { Global, Module } from '@nestjs/common';
 import { PlatformDataModule, PlatformInfrastructure } from '@slipway/platform-data';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 
-export const PLATFORM_PRISMA = Symbol('PLATFORM_PRISMA');
 export const KEYRING = Symbol('KEYRING');
 export const REDIS = Symbol('REDIS');
 
 /**
- * The service's infrastructure: its configuration (AUTH_CONFIG), the platform database
- * (PLATFORM_PRISMA), Redis (REDIS) and the master keyring (KEYRING), each made once here.
+ * The service's infrastructure: its configuration (AUTH_CONFIG), and — from PlatformDataModule,
+ * made once per process — the platform database's repositories, Redis (REDIS) and the master
+ * keyring (KEYRING).
  * Registered once by AppModule and global, like configuration: a feature injects these tokens
  * and imports the modules of the features it uses. It is the only global module and holds no
  * feature's class.
@@ -19,7 +19,6 @@ export class PlatformModule {
   static register(config: AuthConfig) {
     const providers = [
       { provide: AUTH_CONFIG, useValue: config },
-      { provide: PLATFORM_PRISMA, useFactory: (platform: PlatformInfrastructure) => platform.prisma, inject: [PlatformInfrastructure] },
       { provide: KEYRING, useFactory: (platform: PlatformInfrastructure) => platform.keyring, inject: [PlatformInfrastructure] },
       { provide: REDIS, useFactory: (platform: PlatformInfrastructure) => platform.redis, inject: [PlatformInfrastructure] },
     ];

@@ -2,9 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { isPublicName } from '@slipway/analyzer';
 import { injectedEnv } from '@slipway/auth-core';
 import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
-import { PlatformInfrastructure, SecretsRepository, asApplicationId } from '@slipway/platform-data';
+import { DeploymentsRepository, PlatformInfrastructure, type ApplicationId } from '@slipway/platform-data';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
-import { DeploymentRepository } from './deployment.repository.js';
 
 export interface ApplicationBuildContext {
   slug: string;
@@ -27,15 +26,14 @@ export class ApplicationSecrets {
   constructor(
     @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
     platform: PlatformInfrastructure,
-    private readonly deployments: DeploymentRepository,
-    private readonly secretEnvelopes: SecretsRepository,
+    private readonly deployments: DeploymentsRepository,
   ) {
     this.keyring = platform.keyring;
   }
 
-  async load(applicationId: string): Promise<ApplicationBuildContext> {
-    const [app, envelopes] = await Promise.all([this.deployments.application(applicationId), this.secretEnvelopes.envelopes(asApplicationId(applicationId))]);
-    const secrets = envelopes.map((s) => ({ name: s.name, value: decryptEnvelopeToString(this.keyring, s.value, envelopeBinding.secret(applicationId, s.name)) }));
+  async load(applicationId: ApplicationId): Promise<ApplicationBuildContext> {
+    const app = await this.deployments.inputs.forBuild(applicationId);
+    const secrets = app.secrets.map((s) => ({ name: s.name, value: decryptEnvelopeToString(this.keyring, s.value, envelopeBinding.secret(applicationId, s.name)) }));
     const cookieSecret = app.cookieSecret ? decryptEnvelopeToString(this.keyring, app.cookieSecret, envelopeBinding.cookieSecret(applicationId)) : null;
     const dbPassword = app.database ? decryptEnvelopeToString(this.keyring, app.database.password, envelopeBinding.databasePassword(applicationId)) : null;
     const buildVariables: Record<string, string> = {};

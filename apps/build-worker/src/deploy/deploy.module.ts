@@ -6,7 +6,6 @@ import { SandboxProvider } from '../sandbox/sandbox-provider.js';
 import { ApplicationSecrets } from './application-secrets.js';
 import { DeployPipelineService } from './deploy-pipeline.service.js';
 import { DeployWorker } from './deploy.worker.js';
-import { DeploymentRepository, PRISMA } from './deployment.repository.js';
 import { ReconcilerService } from './reconciler.service.js';
 import { SignInOrigins } from './sign-in-origins.js';
 import { BLOBS, PUBLISHER, SANDBOX, buildDirOf } from './tokens.js';
@@ -18,7 +17,6 @@ export class DeployModule {
       module: DeployModule,
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
-        { provide: PRISMA, useFactory: (platform: PlatformInfrastructure) => platform.prisma, inject: [PlatformInfrastructure] },
         { provide: BLOBS, useFactory: (platform: PlatformInfrastructure) => platform.blobs, inject: [PlatformInfrastructure] },
         {
           provide: SANDBOX,
@@ -35,7 +33,6 @@ export class DeployModule {
           },
         },
         { provide: PUBLISHER, useFactory: (platform: PlatformInfrastructure) => platform.redis, inject: [PlatformInfrastructure] },
-        DeploymentRepository,
         ApplicationSecrets,
         DeployPipelineService,
         SignInOrigins,

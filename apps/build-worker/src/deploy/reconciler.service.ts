@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
 import { QUEUES, jobIdFor } from '@slipway/queue';
+import { DeploymentsRepository, asApplicationId, asDeploymentId } from '@slipway/platform-data';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
-import { DeploymentRepository } from './deployment.repository.js';
 
 export interface ReconcileReport {
   ran: boolean;
@@ -29,7 +29,7 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
 
   constructor(
     @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
-    private readonly deployments: DeploymentRepository,
+    private readonly deployments: DeploymentsRepository,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -56,7 +56,7 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
     try {
       for (const row of await this.deployments.active()) {
         if (row.deadlineAt && row.deadlineAt < now) {
-          if (await this.deployments.failActive(row.applicationId, row.id, { code: 'deadline_exceeded', message: `the deployment did not finish by its deadline (${row.deadlineAt.toISOString()})`, step: null })) report.failed.push(row.id);
+          if (await this.deployments.failActive(asApplicationId(row.applicationId), asDeploymentId(row.id), { code: 'deadline_exceeded', message: `the deployment did not finish by its deadline (${row.deadlineAt.toISOString()})`, step: null })) report.failed.push(row.id);
           continue;
         }
         const payload = { deploymentId: row.id, applicationId: row.applicationId };
@@ -65,7 +65,7 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
         const quietFor = now.getTime() - row.updatedAt.getTime();
         if (state === 'failed') {
           const reason = job?.failedReason ?? 'unknown';
-          if (await this.deployments.failActive(row.applicationId, row.id, { code: /stalled/i.test(reason) ? 'worker_lost' : 'internal_error', message: `the deploy job failed: ${reason}`, step: null })) report.failed.push(row.id);
+          if (await this.deployments.failActive(asApplicationId(row.applicationId), asDeploymentId(row.id), { code: /stalled/i.test(reason) ? 'worker_lost' : 'internal_error', message: `the deploy job failed: ${reason}`, step: null })) report.failed.push(row.id);
         } else if ((state === 'missing' || state === 'completed') && quietFor > (row.status === 'queued' ? ENQUEUE_GRACE_MS : this.config.JOB_LOCK_MS * 2)) {
           await job?.remove().catch(() => undefined);
           await this.queue!.add('deploy', payload, { jobId: jobIdFor('deploy', payload) });

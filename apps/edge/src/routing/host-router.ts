@@ -1,4 +1,4 @@
-import type { AppRoute } from './route.repository.js';
+import type { LiveRoute } from '@slipway/platform-data';
 
 /**
  * The in-memory routing table: `Host` → application. `{slug}.{domain}` for every publishing
@@ -6,19 +6,19 @@ import type { AppRoute } from './route.repository.js';
  * Lookups are one Map get; updates replace one application's entries.
  */
 export class HostRouter {
-  private readonly byHost = new Map<string, AppRoute>();
-  private readonly byApp = new Map<string, { route: AppRoute; hosts: string[] }>();
+  private readonly byHost = new Map<string, LiveRoute>();
+  private readonly byApp = new Map<string, { route: LiveRoute; hosts: string[] }>();
 
   constructor(private readonly domains: string[]) {}
 
-  set(route: AppRoute): void {
+  set(route: LiveRoute): void {
     this.remove(route.applicationId);
     const hosts = [...this.domains.map((d) => `${route.slug}.${d}`), ...route.hostnames];
     for (const host of hosts) this.byHost.set(host, route);
     this.byApp.set(route.applicationId, { route, hosts });
   }
 
-  replaceAll(routes: AppRoute[]): void {
+  replaceAll(routes: LiveRoute[]): void {
     this.byHost.clear();
     this.byApp.clear();
     for (const route of routes) this.set(route);
@@ -32,20 +32,20 @@ export class HostRouter {
   }
 
   /** Every application's route (what the certificates are kept for). */
-  routes(): AppRoute[] {
+  routes(): LiveRoute[] {
     return [...this.byApp.values()].map((entry) => entry.route);
   }
 
   /** Every application with the hosts it answers at (the nginx plane renders them). */
-  entries(): IterableIterator<{ route: AppRoute; hosts: string[] }> {
+  entries(): IterableIterator<{ route: LiveRoute; hosts: string[] }> {
     return this.byApp.values();
   }
 
-  app(applicationId: string): AppRoute | undefined {
+  app(applicationId: string): LiveRoute | undefined {
     return this.byApp.get(applicationId)?.route;
   }
 
-  resolve(hostHeader: string | undefined): AppRoute | undefined {
+  resolve(hostHeader: string | undefined): LiveRoute | undefined {
     if (!hostHeader) return undefined;
     const host = hostHeader.toLowerCase();
     const exact = this.byHost.get(host);

@@ -1,14 +1,14 @@
 import { injectedEnv } from '@slipway/auth-core';
 import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
-import type { RouteRepository } from '../routing/route.repository.js';
+import { asApplicationId, type ApplicationInputs } from '@slipway/platform-data';
 
 /**
  * A Node release's environment: its secrets, plus what the platform injects (libs/auth-core
  * `injectedEnv`: `DATABASE_URL` of the application's own database and `SERVICE_AUTH_*` while
  * sign-in is on — the project's own choices always win).
  */
-export async function appEnvironment(routes: RouteRepository, keyring: Keyring, applicationId: string, slug: string, platform: { databaseUrl: string; authPublicUrl: string }): Promise<Record<string, string>> {
-  const row = await routes.secrets(applicationId);
+export async function appEnvironment(inputs: ApplicationInputs, keyring: Keyring, applicationId: string, slug: string, platform: { databaseUrl: string; authPublicUrl: string }): Promise<Record<string, string>> {
+  const row = await inputs.forRuntime(asApplicationId(applicationId));
   const secrets: Record<string, string> = {};
   for (const s of row.secrets) secrets[s.name] = decryptEnvelopeToString(keyring, s.value, envelopeBinding.secret(applicationId, s.name));
   const injected = injectedEnv(

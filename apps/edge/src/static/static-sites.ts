@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { BlobStore } from '@slipway/blob';
 import { extractRelease } from '@slipway/runtime';
-import type { LiveRelease } from '../routing/route.repository.js';
+import type { LiveRelease } from '@slipway/platform-data';
 import { StaticCache, type StaticCacheStats } from './static-cache.js';
 import { StaticSite } from './static-site.js';
 

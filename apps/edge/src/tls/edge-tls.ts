@@ -1,15 +1,15 @@
 import { join, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
+import type { LiveRoute } from '@slipway/platform-data';
 import type { EdgeConfig } from '../config.js';
 import type { TlsInput } from '../data-plane/nginx-config.js';
-import type { AppRoute } from '../routing/route.repository.js';
 import { AcmeIssuer, ChallengeResponder } from './acme-issuer.js';
 import { CertStore, isCertifiableHost } from './cert-store.js';
 import { CertificateManager, type HostTlsStatus } from './certificate-manager.js';
 import { NginxTlsInclude, renderTlsServers } from './nginx-tls.js';
 
 /** The hosts that get a certificate: every address of an application with a live release, and its verified custom domains. */
-export function certificateHosts(routes: Iterable<AppRoute>, appsDomains: string[]): string[] {
+export function certificateHosts(routes: Iterable<LiveRoute>, appsDomains: string[]): string[] {
   const domains = appsDomains.map((d) => d.replace(/:\d+$/, '').toLowerCase());
   const hosts = new Set<string>();
   for (const route of routes) {
@@ -60,7 +60,7 @@ export class EdgeTls {
   }
 
   /** Called with the whole routing table after every change. */
-  routesChanged(routes: Iterable<AppRoute>): void {
+  routesChanged(routes: Iterable<LiveRoute>): void {
     void this.manager?.setHosts(certificateHosts(routes, this.config.APPS_DOMAIN)).catch((error: Error) => new Logger('tls').error(`certificate hosts not updated: ${error.message}`));
   }
 

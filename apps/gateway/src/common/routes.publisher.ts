@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { DeploymentsRepository, asApplicationId, asReleaseId } from '@slipway/platform-data';
 import { ReleaseNotFoundError, makeReleaseLive, publishRoutesChanged } from '@slipway/runtime';
 import { ApiException } from '@slipway/server';
 import { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
-import { PrismaService } from './prisma.service.js';
 
 /** Tells every edge replica that an application's routes changed (domains, rollback). */
 @Injectable()
@@ -13,7 +13,7 @@ export class RoutesPublisher implements OnModuleDestroy {
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
-    private readonly prisma: PrismaService,
+    private readonly deployments: DeploymentsRepository,
   ) {
     this.redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000 });
     this.redis.on('error', (error: Error) => this.logger.warn(`Redis: ${error.message}`));
@@ -31,7 +31,7 @@ export class RoutesPublisher implements OnModuleDestroy {
   /** Rollback (or forward): an earlier release of the application becomes live, without a rebuild. */
   async makeLive(applicationId: string, releaseId: string): Promise<void> {
     try {
-      await makeReleaseLive(this.prisma.client, this.redis, this.config.QUEUE_PREFIX, applicationId, releaseId);
+      await makeReleaseLive(this.deployments, this.redis, this.config.QUEUE_PREFIX, asApplicationId(applicationId), asReleaseId(releaseId));
     } catch (error) {
       if (error instanceof ReleaseNotFoundError) throw new ApiException('not_found', 'This application has no such release.');
       throw error;

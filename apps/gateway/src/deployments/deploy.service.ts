@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { sourceKey, type BlobStore } from '@slipway/blob';
 import { LIMITS } from '@slipway/contract';
+import { ActiveDeployExistsError, DeploymentsRepository, HourlyLimitReachedError, asApplicationId, asDeploymentId, type AdmissionState, type ApplicationId } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import type { Request, Response } from 'express';
 import type { ApiPrincipal } from '../credentials/api-principal.js';
 import { BLOB_STORE } from '../common/blob-store.provider.js';
 import { GATEWAY_CONFIG, uploadLimits, type GatewayConfig } from '../config.js';
-import { ActiveDeployExistsError, DeploymentsRepository, HourlyLimitReachedError, type AdmissionState } from './deployments.repository.js';
 import { DeployQueue } from './deploy-queue.js';
 import { SourceIntakeService } from './source/source-intake.service.js';
 import { ClientGoneError } from './source/upload-receiver.js';
@@ -39,7 +39,7 @@ export class DeployService {
   ) {}
 
   async accept(principal: ApiPrincipal, req: Request, res: Response): Promise<DeployAccepted> {
-    const { applicationId } = principal;
+    const applicationId = asApplicationId(principal.applicationId);
     const timing = new AcceptTiming(req);
     this.assertUploadShape(req);
     // Both before a byte of the body is read, side by side; Redis being away answers first.
@@ -65,7 +65,7 @@ export class DeployService {
     try {
       await this.deployments.insertQueued(
         applicationId,
-        { id: taskId, sourceKey: key, sourceBytes: source.bytes, deadlineAt: new Date(Date.now() + this.config.DEPLOY_DEADLINE_MINUTES * 60_000) },
+        { id: asDeploymentId(taskId), sourceKey: key, sourceBytes: source.bytes, deadlineAt: new Date(Date.now() + this.config.DEPLOY_DEADLINE_MINUTES * 60_000) },
         LIMITS.deploysPerHourPerApplication,
       );
     } catch (error) {
@@ -99,17 +99,17 @@ export class DeployService {
     if (length > max) throw new ApiException('too_large', `The upload is larger than ${max} bytes.`, {}, { Connection: 'close' });
   }
 
-  private async assertMayDeploy(applicationId: string): Promise<void> {
+  private async assertMayDeploy(applicationId: ApplicationId): Promise<void> {
     const state = await this.deployments.admissionState(applicationId);
     if (state.activeId) throw inProgressError(state.activeId);
     if (state.recentCreatedAtMs.length >= LIMITS.deploysPerHourPerApplication) throw rateLimitedError(state);
   }
 
-  private async inProgress(applicationId: string): Promise<ApiException> {
+  private async inProgress(applicationId: ApplicationId): Promise<ApiException> {
     return inProgressError((await this.deployments.admissionState(applicationId)).activeId);
   }
 
-  private async rateLimited(applicationId: string): Promise<ApiException> {
+  private async rateLimited(applicationId: ApplicationId): Promise<ApiException> {
     return rateLimitedError(await this.deployments.admissionState(applicationId));
   }
 }

@@ -2,12 +2,10 @@ import { Module } from '@nestjs/common';
 import { AuthModule } from '../credentials/api-auth.module.js';
 import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
 import { DashboardDeploymentsController } from './dashboard-deployments.controller.js';
-import { DashboardDeploymentsRepository } from './dashboard-deployments.repository.js';
 import { DeployController } from './deploy.controller.js';
 import { DeployQueue } from './deploy-queue.js';
 import { DeployService } from './deploy.service.js';
 import { DeploymentsController } from './deployments.controller.js';
-import { DeploymentsRepository } from './deployments.repository.js';
 import { DeploymentsService } from './deployments.service.js';
 import { SourceIntakeService } from './source/source-intake.service.js';
 import { UploadSlots } from './upload-slots.js';
@@ -19,6 +17,6 @@ import { UploadSlots } from './upload-slots.js';
 @Module({
   imports: [AuthModule, DashboardAccessModule],
   controllers: [DeployController, DeploymentsController, DashboardDeploymentsController],
-  providers: [DeployService, DeployQueue, SourceIntakeService, UploadSlots, DeploymentsRepository, DashboardDeploymentsRepository, DeploymentsService],
+  providers: [DeployService, DeployQueue, SourceIntakeService, UploadSlots, DeploymentsService],
 })
 export class DeploymentsModule {}

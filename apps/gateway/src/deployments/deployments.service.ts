@@ -1,12 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DeploymentRow, ReleaseView, ServerView } from '@slipway/contract';
+import { DeploymentsRepository, asApplicationId, asDeploymentId } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { isUuid } from '../common/ids.js';
 import { RoutesPublisher } from '../common/routes.publisher.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import { TaskId, type DeploymentTask } from '../contract/api-schemas.js';
-import { DashboardDeploymentsRepository } from './dashboard-deployments.repository.js';
-import { DeploymentsRepository } from './deployments.repository.js';
 
 /**
  * Deployments and releases of one application: the API's poll and the dashboard's lists,
@@ -17,19 +16,18 @@ export class DeploymentsService {
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly deployments: DeploymentsRepository,
-    private readonly history: DashboardDeploymentsRepository,
     private readonly routes: RoutesPublisher,
   ) {}
 
   async list(applicationId: string): Promise<{ deployments: ServerView<DeploymentRow>[] }> {
-    const rows = await this.history.list(applicationId);
+    const rows = await this.deployments.list(asApplicationId(applicationId));
     return {
       deployments: rows.map(({ warnings, hazards, ...row }) => ({ ...row, warningCount: countOf(warnings), hazardCount: countOf(hazards) })),
     };
   }
 
   async releases(applicationId: string): Promise<{ releases: ServerView<ReleaseView>[] }> {
-    return { releases: await this.history.releases(applicationId) };
+    return { releases: await this.deployments.releases.list(asApplicationId(applicationId)) };
   }
 
   /** Rollback: an earlier release of this application becomes live again (no rebuild). */
@@ -42,7 +40,7 @@ export class DeploymentsService {
   /** The task as its application sees it; another application's task does not exist. */
   async poll(applicationId: string, taskId: string): Promise<DeploymentTask> {
     const id = TaskId.safeParse(taskId.toLowerCase());
-    const row = id.success ? await this.deployments.findForApplication(applicationId, id.data) : null;
+    const row = id.success ? await this.deployments.findForApplication(asApplicationId(applicationId), asDeploymentId(id.data)) : null;
     if (!row) throw new ApiException('not_found', `No deployment task ${taskId.slice(0, 64)} for this application.`);
     const task: DeploymentTask = {
       taskId: row.id,

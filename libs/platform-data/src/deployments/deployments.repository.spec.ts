@@ -1,30 +1,26 @@
-import { createPrismaClient } from '@slipway/db';
 import { createTestDatabase, type TestDatabase } from '@slipway/testing';
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
-import type { PrismaService } from '../common/prisma.service.js';
+import { asApplicationId, asDeploymentId, type ApplicationId } from '../ids.js';
+import { PlatformInfrastructure } from '../infrastructure.js';
 import { ActiveDeployExistsError, DeploymentsRepository, HourlyLimitReachedError } from './deployments.repository.js';
 
 describe('DeploymentsRepository (real Postgres)', () => {
   let db: TestDatabase;
-  let pool: pg.Pool;
-  let prisma: ReturnType<typeof createPrismaClient>;
+  let platform: PlatformInfrastructure;
   let repository: DeploymentsRepository;
-  let applicationId: string;
+  let applicationId: ApplicationId;
   beforeAll(async () => {
     db = await createTestDatabase('deployrepo');
-    pool = new pg.Pool({ connectionString: db.url, max: 4 });
-    prisma = createPrismaClient(db.url, { pool });
-    repository = new DeploymentsRepository({ client: prisma, pool } as PrismaService);
-    const owner = await prisma.owner.create({ data: { email: 'repo@example.com' } });
-    applicationId = (await prisma.application.create({ data: { ownerId: owner.id, name: 'r', slug: 'repo-app' } })).id;
+    platform = PlatformInfrastructure.open({ DATABASE_URL: db.url }, { poolSize: 4 });
+    repository = new DeploymentsRepository(platform);
+    const owner = await platform.prisma.owner.create({ data: { email: 'repo@example.com' } });
+    applicationId = asApplicationId((await platform.prisma.application.create({ data: { ownerId: owner.id, name: 'r', slug: 'repo-app' } })).id);
   });
   afterAll(async () => {
-    await prisma.$disconnect();
-    await pool.end();
+    await platform.close();
     await db.drop();
   });
-  const row = () => ({ id: randomUUID(), sourceKey: 'sources/x.tar', sourceBytes: 10, deadlineAt: new Date(Date.now() + 60_000) });
+  const row = () => ({ id: asDeploymentId(randomUUID()), sourceKey: 'sources/x.tar', sourceBytes: 10, deadlineAt: new Date(Date.now() + 60_000) });
 
   it('lets the partial unique index refuse a second active deploy, even without any read first', async () => {
     const first = row();
@@ -33,13 +29,13 @@ describe('DeploymentsRepository (real Postgres)', () => {
     expect(await repository.admissionState(applicationId)).toMatchObject({ activeId: first.id, recentCreatedAtMs: [expect.any(Number)] });
     const results = await Promise.allSettled([row(), row(), row()].map((r) => repository.insertQueued(applicationId, r, 20)));
     expect(results.every((r) => r.status === 'rejected' && r.reason instanceof ActiveDeployExistsError)).toBe(true);
-    await prisma.deployment.updateMany({ where: { applicationId }, data: { status: 'succeeded' } });
+    await platform.prisma.deployment.updateMany({ where: { applicationId }, data: { status: 'succeeded' } });
   });
 
   it('refuses the insert once the hourly limit is reached', async () => {
     await repository.insertQueued(applicationId, row(), 3);
-    await prisma.deployment.updateMany({ where: { applicationId }, data: { status: 'failed' } });
+    await platform.prisma.deployment.updateMany({ where: { applicationId }, data: { status: 'failed' } });
     await expect(repository.insertQueued(applicationId, row(), 2)).rejects.toBeInstanceOf(HourlyLimitReachedError);
-    expect(await prisma.deployment.count({ where: { applicationId } })).toBe(2);
+    expect(await platform.prisma.deployment.count({ where: { applicationId } })).toBe(2);
   });
 });

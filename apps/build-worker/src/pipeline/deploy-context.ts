@@ -1,0 +1,100 @@
+import type { Logger } from '@nestjs/common';
+import type { Hazard, PackageManagerRequest, ProjectSpec, Warning } from '@slipway/analyzer';
+import type { BlobStore } from '@slipway/blob';
+import type { DeployStepName } from '@slipway/contract';
+import type { ApplicationId, DeploymentFindings, DeploymentId, DeploymentsRepository, ReleaseId } from '@slipway/platform-data';
+import type { ManagerToolchain, NodeToolchain, NodeToolchains, PackageManagers } from '@slipway/runtime';
+import type { WorkerConfig } from '../config.js';
+import type { ApplicationBuildContext } from '../deploy/application-secrets.js';
+import type { RuntimeHandoff } from '../deploy/runtime-handoff.js';
+import type { SignInOrigins } from '../deploy/sign-in-origins.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import type { BuildCaches } from './build-caches.js';
+import type { DependencyCache } from './dependency-cache.js';
+import type { ProjectCommands } from './project-commands.js';
+import { LostLeaseError, type StepRecorder } from './step-recorder.js';
+
+/** One line of a step's log (redacted and kept as the step's tail by the StepRecorder). */
+export type StepLog = (line: string) => void;
+
+/**
+ * One of the seven steps (`pipeline/steps/`). `run` resolves 'skipped' when the step does not
+ * apply, throws `StepFailure` to fail the deployment with its code, and leaves what later steps
+ * need on the context.
+ */
+export interface PipelineStep {
+  readonly name: DeployStepName;
+  /** The deployment's status from this step on (saved before the step is marked running). */
+  readonly enters?: 'releasing';
+  run(context: DeployContext, log: StepLog): Promise<void | 'skipped'>;
+}
+
+/** What the steps use of the worker, the same for every deployment. */
+export interface PipelineServices {
+  config: WorkerConfig;
+  logger: Logger;
+  deployments: DeploymentsRepository;
+  blobs: BlobStore;
+  commands: ProjectCommands;
+  cache: DependencyCache;
+  buildCaches: BuildCaches;
+  toolchains: NodeToolchains;
+  managers: PackageManagers;
+  handoff: RuntimeHandoff;
+  signInOrigins: SignInOrigins;
+}
+
+export interface DeployAttempt {
+  applicationId: ApplicationId;
+  deploymentId: DeploymentId;
+  attempt: number;
+  sourceKey: string | null;
+}
+
+/**
+ * One attempt at one deployment, as the steps pass it along: where it builds, the application's
+ * secrets, and what each step found for the next (spec, toolchains, warnings, hazards, the
+ * release). Also what a failure is recorded with.
+ */
+export class DeployContext {
+  /** Set once the application is loaded, before the first step. */
+  app!: ApplicationBuildContext;
+  currentStep: DeployStepName | null = null;
+  spec: ProjectSpec | undefined;
+  readonly warnings: Warning[] = [];
+  readonly hazards: Hazard[] = [];
+  toolchain: NodeToolchain | null = null;
+  manager: ManagerToolchain | null = null;
+  managerRequest: PackageManagerRequest | null = null;
+  /** Next.js standalone output found by the build: the release ships `.next/standalone`. */
+  standalone = false;
+  /** What is served as static files (scan), null when nothing is. */
+  servedDir: string | null = null;
+  release: { id: ReleaseId; artifactKey: string; kind: 'node' | 'static' } | undefined;
+  private acquired: Sandbox | undefined;
+
+  constructor(
+    readonly attempt: DeployAttempt,
+    readonly root: string,
+    readonly src: string,
+    readonly recorder: StepRecorder,
+    readonly shutdown: AbortSignal,
+    readonly services: PipelineServices,
+  ) {}
+
+  /** The spec, once analyze found it (every later step runs after it). */
+  get project(): ProjectSpec {
+    return this.spec!;
+  }
+
+  /** Before the first command of the project: the sandbox, or a sandbox_unavailable failure with nothing run. */
+  async codeSandbox(): Promise<Sandbox> {
+    return (this.acquired ??= await this.services.commands.sandboxFor(this.root));
+  }
+
+  /** Saves the steps with what was found; stops the attempt once another one owns the deployment. */
+  async save(findings: DeploymentFindings & { status?: 'releasing' }): Promise<void> {
+    const { applicationId, deploymentId, attempt } = this.attempt;
+    if (!(await this.services.deployments.save(applicationId, deploymentId, attempt, this.recorder.steps, findings))) throw new LostLeaseError('lost');
+  }
+}

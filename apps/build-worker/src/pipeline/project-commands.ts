@@ -1,0 +1,91 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { buildFailureLines } from '@slipway/analyzer';
+import type { DeployFailureCode } from '@slipway/contract';
+import { MANAGER_BIN, SandboxUnavailableError, TOOLCHAIN_BIN, toolchainEnv, type ManagerToolchain, type NodeToolchain } from '@slipway/runtime';
+import type { WorkerConfig } from '../config.js';
+import { chownTree } from '../sandbox/run-detached.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import type { SandboxProvider } from '../sandbox/sandbox-provider.js';
+import { managerCacheEnv } from './manager-commands.js';
+import { StepFailure } from './step-recorder.js';
+
+export interface ExecOptions {
+  root: string;
+  src: string;
+  env: Record<string, string>;
+  cacheDir?: string;
+  toolchain: NodeToolchain | null;
+  manager?: ManagerToolchain | null;
+  failure: DeployFailureCode;
+  shutdown: AbortSignal;
+  log: (line: string) => void;
+}
+
+/**
+ * How the install and build steps run the project's own commands: in the sandbox (fail closed),
+ * with the project's Node and package manager first on PATH, under the worker's time and output
+ * limits, and each way a command can end mapped to the deployment's failure code.
+ */
+export class ProjectCommands {
+  constructor(
+    private readonly config: WorkerConfig,
+    private readonly sandboxes: SandboxProvider,
+  ) {}
+
+  /** Probes (or reuses) the sandbox and hands the workspace to the build user; fails closed. */
+  async sandboxFor(root: string): Promise<Sandbox> {
+    const sandbox = await this.acquireSandbox('nothing of the project ran');
+    if (sandbox.mode.kind === 'bwrap') await chownTree(root, sandbox.mode);
+    return sandbox;
+  }
+
+  private acquireSandbox(ran: string): Promise<Sandbox> {
+    return this.sandboxes.acquire().catch((error: unknown) => {
+      if (error instanceof SandboxUnavailableError) throw new StepFailure('sandbox_unavailable', `builds cannot be sandboxed on this machine (${ran}): ${error.message}`);
+      throw error;
+    });
+  }
+
+  private baseEnv(sandbox: Sandbox, root: string, node: NodeToolchain | null, pm: ManagerToolchain | null): Record<string, string> {
+    const sandboxed = sandbox.mode.kind === 'bwrap';
+    // The package manager, then the project's Node (and the npm of its release) first on PATH: `pnpm`, `npm`, `node` and `#!/usr/bin/env node` all find theirs.
+    const manager = pm ? `${sandboxed ? MANAGER_BIN : join(pm.dir, 'bin')}:` : '';
+    const first = manager + (node ? `${sandboxed ? TOOLCHAIN_BIN : join(node.dir, 'bin')}:` : '');
+    return { ...(node ? toolchainEnv() : {}), PATH: `${first}/usr/local/bin:/usr/bin:/bin`, HOME: sandboxed ? '/tmp' : join(root, 'home'), CI: 'true', LANG: 'C.UTF-8' };
+  }
+
+  installEnv(sandbox: Sandbox, downloads: string, root: string, node: NodeToolchain | null, pm: ManagerToolchain | null): Record<string, string> {
+    return { ...this.baseEnv(sandbox, root, node, pm), ...managerCacheEnv(sandbox.mode.kind === 'bwrap' ? '/cache' : downloads) };
+  }
+
+  buildEnv(sandbox: Sandbox, variables: Record<string, string>, root: string, node: NodeToolchain | null, pm: ManagerToolchain | null): Record<string, string> {
+    return { ...this.baseEnv(sandbox, root, node, pm), NODE_ENV: 'production', npm_config_update_notifier: 'false', YARN_NODE_LINKER: 'node-modules', ...variables };
+  }
+
+  async exec(sandbox: Sandbox, command: string, options: ExecOptions): Promise<string> {
+    // An abort that landed between two commands (say, while dependencies were being cached) stops the next one.
+    if (options.shutdown.aborted) throw new StepFailure(options.failure, `\`${command}\` was not started: the worker is shutting down`);
+    await mkdir(join(options.root, 'home'), { recursive: true });
+    options.log(`$ ${command}`);
+    const result = await sandbox.run({
+      workspace: options.src, command, env: options.env, cacheDir: options.cacheDir, toolchainDir: options.toolchain?.dir, managerDir: options.manager?.dir,
+      timeoutMs: this.config.BUILD_TIMEOUT_MS, outputLimitBytes: this.config.BUILD_OUTPUT_LIMIT_BYTES, signal: options.shutdown,
+    });
+    options.log(result.output);
+    if (result.timedOut) throw new StepFailure('build_timeout', `\`${command}\` ran longer than ${Math.round(this.config.BUILD_TIMEOUT_MS / 1000)} s and was stopped`);
+    if (result.outputExceeded) throw new StepFailure('output_too_large', `\`${command}\` printed more than ${this.config.BUILD_OUTPUT_LIMIT_BYTES} bytes and was stopped`);
+    if (result.aborted) throw new StepFailure(options.failure, `\`${command}\` was stopped: the worker is shutting down`);
+    if (result.exitCode !== 0) {
+      // A sandbox that broke since it was last probed is the machine's fault, not the project's.
+      if (sandbox.mode.kind === 'bwrap') {
+        this.sandboxes.forget();
+        await this.acquireSandbox('the command may not have started');
+      }
+      // What the tool said about why (a framework's `Error:` line, a fetch that failed); fail() redacts it as the log is.
+      const why = buildFailureLines(result.output);
+      throw new StepFailure(options.failure, `\`${command}\` exited with ${result.exitCode ?? result.signal}${why ? `:\n${why}` : ''}`);
+    }
+    return result.output;
+  }
+}

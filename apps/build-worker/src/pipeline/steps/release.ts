@@ -1,0 +1,34 @@
+import { unsandboxedRuntimeHazard } from '@slipway/analyzer';
+import type { PipelineStep } from '../deploy-context.js';
+import { LostLeaseError } from '../step-recorder.js';
+
+/**
+ * The release row stored; a Node release started by the edge and healthy; sign-in's trusted
+ * origins refreshed; the edge asked to serve it. The worker commits it as live after this step.
+ */
+export const releaseStep: PipelineStep = {
+  name: 'release',
+  enters: 'releasing',
+  async run(context, log) {
+    const { project, app, services } = context;
+    const { applicationId, deploymentId, attempt } = context.attempt;
+    const release = context.release!;
+    // A release carries no pnpm, yarn or bun: its package.json script runs through the npm of its Node.
+    const viaNpm = /^(pnpm|yarn|bun) run (\S+)$/.exec(project.commands.start ?? '');
+    if (viaNpm) {
+      project.commands.start = `npm run ${viaNpm[2]}`;
+      project.reasons.push(`the release starts with npm run ${viaNpm[2]} (the ${viaNpm[1]} script, run by the npm of its Node)`);
+    }
+    if (!(await services.deployments.releases.create(applicationId, deploymentId, attempt, { id: release.id, kind: release.kind, artifactKey: release.artifactKey, spec: project }))) throw new LostLeaseError('lost');
+    if (release.kind === 'node') {
+      const containment = await services.handoff.start(release.id, log);
+      if (containment.status === 'off') {
+        context.hazards.push(unsandboxedRuntimeHazard(containment.reason));
+        await context.save({ hazards: context.hazards });
+      }
+    }
+    if (app.signInEnabled) log(`sign-in trusted origins: ${(await services.signInOrigins.refresh(applicationId)).join(', ')}`);
+    await services.handoff.switchTo(applicationId, release.id, log);
+    log(`release ${release.id} is live`);
+  },
+};
