@@ -9,3 +9,4 @@ export * from './pod-security/restricted.js';
 export * from './pod-security/hardening.js';
 export * from './dns-server.js';
 export * from './launched-platform.js';
+export * from './platform-http.js';

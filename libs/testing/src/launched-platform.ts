@@ -7,16 +7,15 @@
  * (tools/hostile), framework (tools/frameworks), end-to-end (tools/e2e) and fault (tools/faults)
  * suites; needs the apps built (`dist`).
  */
-import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SERVICE_ENTRIES, type RuntimeFile } from '@slipway/config';
-import pg from 'pg';
+import type pg from 'pg';
 import { ROOT } from './deploy-harness.js';
-import { freePort, startProcess, type RunningProcess } from './process.js';
-import { createEmptyDatabase, dropApplicationDatabases, type TestDatabase } from './test-database.js';
+import { deploymentTask, readyStatus, requestByHost, type EdgeRequest, type HttpResult } from './platform-http.js';
+import { freePort, runToEnd, startProcess, type CliResult, type RunningProcess } from './process.js';
+import { createEmptyDatabase, dropApplicationDatabases, queryRows, type TestDatabase } from './test-database.js';
 
 /** The built entry points of `pnpm start`'s launcher and of the `slipway` CLI. */
 export const LAUNCHER_MAIN = join(ROOT, 'tools/launcher/dist/main.js');
@@ -29,18 +28,6 @@ const OUTWARD_ENV = ['NODE_EXTRA_CA_CERTS', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PRO
  */
 export function outwardEnv(): Record<string, string> {
   return Object.fromEntries(OUTWARD_ENV.filter((name) => process.env[name]).map((name) => [name, process.env[name]!]));
-}
-
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-export interface HttpResult {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
 }
 
 export interface PlatformAccount {
@@ -82,15 +69,6 @@ export interface PlatformPorts {
 /** The services by the launcher's names for them (runtime.json's `processes`), and their ports. */
 const SERVICE_PORTS = { gateway: 'gateway', 'auth-service': 'auth', edge: 'edge', 'build-worker': 'worker' } as const satisfies Record<string, keyof PlatformPorts>;
 export type PlatformService = keyof typeof SERVICE_PORTS;
-
-/** A request through the edge; `host`: the Host header (default: the application's own name). */
-export interface EdgeRequest {
-  method?: string;
-  headers?: Record<string, string>;
-  body?: string;
-  host?: string;
-  timeoutMs?: number;
-}
 
 export interface LaunchOptions {
   /** Names the temp home and the queue prefix (`slipway-<suite>-<label>-…`). */
@@ -170,14 +148,8 @@ export class LaunchedPlatform {
   }
 
   /** Status of a service's `/health/ready` (0 when nothing answers within two seconds). */
-  async ready(service: PlatformService): Promise<number> {
-    try {
-      const response = await fetch(`http://127.0.0.1:${this.ports[SERVICE_PORTS[service]]}/health/ready`, { signal: AbortSignal.timeout(2000) });
-      await response.body?.cancel();
-      return response.status;
-    } catch {
-      return 0;
-    }
+  ready(service: PlatformService): Promise<number> {
+    return readyStatus(this.ports[SERVICE_PORTS[service]]);
   }
 
   async masterKey(): Promise<string> {
@@ -190,24 +162,8 @@ export class LaunchedPlatform {
 
   /** Runs the real `slipway` binary against this platform; killed (code null) after `timeoutMs`. */
   cli(args: string[], env: Record<string, string> = {}, timeoutMs = 15 * 60_000): Promise<CliResult> {
-    return new Promise((resolve) => {
-      const child = spawn(process.execPath, [CLI_MAIN, ...args], {
-        env: { PATH: process.env['PATH'], SLIPWAY_HOME: this.home, SLIPWAY_URL: `http://127.0.0.1:${this.ports.gateway}`, SLIPWAY_POLL_INTERVAL_MS: '200', NO_COLOR: '1', ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      const timer = setTimeout(() => {
-        stderr += `\n(killed: no result within ${timeoutMs} ms)`;
-        child.kill('SIGKILL');
-      }, timeoutMs);
-      child.stdout.on('data', (c) => (stdout += c));
-      child.stderr.on('data', (c) => (stderr += c));
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-    });
+    const base = { PATH: process.env['PATH'], SLIPWAY_HOME: this.home, SLIPWAY_URL: `http://127.0.0.1:${this.ports.gateway}`, SLIPWAY_POLL_INTERVAL_MS: '200', NO_COLOR: '1' };
+    return runToEnd(process.execPath, [CLI_MAIN, ...args], { env: { ...base, ...env }, timeoutMs });
   }
 
   /** `slipway admin bootstrap`: an owner of its own, an application, its API key and owner token. */
@@ -245,10 +201,8 @@ export class LaunchedPlatform {
   }
 
   /** A deployment's task as the API reports it (throws unless it answers 200). */
-  async task(account: Pick<PlatformAccount, 'apiKey'>, id: string): Promise<PlatformTaskState> {
-    const response = await fetch(`http://127.0.0.1:${this.ports.gateway}/api/v1/deployments/${id}`, { headers: { authorization: `Bearer ${account.apiKey}` }, signal: AbortSignal.timeout(5000) });
-    if (response.status !== 200) throw new Error(`task ${id}: ${response.status}`);
-    return (await response.json()) as PlatformTaskState;
+  task(account: Pick<PlatformAccount, 'apiKey'>, id: string): Promise<PlatformTaskState> {
+    return deploymentTask<PlatformTaskState>(this.ports.gateway, account.apiKey, id);
   }
 
   /**
@@ -257,38 +211,17 @@ export class LaunchedPlatform {
    */
   viaEdge(slug: string, path = '/', edge: number | EdgeRequest = {}, headers: Record<string, string> = {}): Promise<HttpResult> {
     const options = typeof edge === 'number' ? { timeoutMs: edge, headers } : edge;
-    return this.send(path, { ...options, host: options.host ?? `${slug}.localhost:${this.ports.edge}` });
+    return requestByHost(this.ports.edge, path, { ...options, host: options.host ?? `${slug}.localhost:${this.ports.edge}` });
   }
 
   /** The edge's own readiness (a host that is no application's). */
   edgeHealth(timeoutMs = 2000): Promise<HttpResult> {
-    return this.send('/health/ready', { host: `127.0.0.1:${this.ports.edge}`, timeoutMs });
-  }
-
-  private send(path: string, { method = 'GET', headers = {}, body, host, timeoutMs = 10_000 }: EdgeRequest): Promise<HttpResult> {
-    return new Promise((resolve) => {
-      const req = request({ host: '127.0.0.1', port: this.ports.edge, path, method, headers: { ...headers, host }, timeout: timeoutMs }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-        res.on('error', () => resolve({ status: 0, headers: {}, body: 'response aborted' }));
-      });
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-      req.on('error', (error) => resolve({ status: 0, headers: {}, body: error.message }));
-      req.end(body);
-    });
+    return requestByHost(this.ports.edge, '/health/ready', { host: `127.0.0.1:${this.ports.edge}`, timeoutMs });
   }
 
   /** SQL on the platform database, as the operator (the test), never as a tenant. */
   async query<T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> {
-    const client = new pg.Client({ connectionString: (await this.runtime()).databaseUrl });
-    await client.connect();
-    try {
-      return (await client.query<T>(sql, params)).rows;
-    } finally {
-      await client.end();
-    }
+    return queryRows<T>((await this.runtime()).databaseUrl, sql, params);
   }
 
   /** The launcher's log (every service's lines, prefixed). */

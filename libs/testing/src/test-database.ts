@@ -84,3 +84,14 @@ export async function dropApplicationDatabases(platformUrl: string): Promise<voi
     }
   });
 }
+
+/** SQL on the database at `url`, over a connection of its own (as the operator, never a tenant). */
+export async function queryRows<T extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}
