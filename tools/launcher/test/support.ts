@@ -1,7 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RuntimeFile } from '@slipway/config';
-import { freePort, type RunningProcess } from '@slipway/testing';
+import { freePort, type RunningProcess, type TestDatabase } from '@slipway/testing';
 
 export { ROOT, LAUNCHER_MAIN as LAUNCHER, CLI_MAIN as CLI } from '@slipway/testing';
 export const TEST_REDIS = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
@@ -46,8 +47,23 @@ export async function expectCleanStop(launcher: RunningProcess, home: string): P
   await expect(readFile(join(home, 'runtime.json'))).rejects.toThrow(/ENOENT/);
 }
 
+/** A scratch SLIPWAY_HOME, open to the embedded Postgres's own user (`postgres`) when we are root. */
+export async function scratchHome(): Promise<string> {
+  const home = await mkdtemp(join(tmpdir(), 'slipway-home-'));
+  await chmod(home, 0o755);
+  return home;
+}
+
+/** After a test: Ctrl-C to the launcher, whatever it left running killed, then its database and home gone. */
+export async function cleanUp(launcher: RunningProcess | undefined, home: string, db: TestDatabase | undefined): Promise<void> {
+  await launcher?.stop('SIGINT');
+  await killLeftovers(home);
+  await db?.drop();
+  await rm(home, { recursive: true, force: true });
+}
+
 /** After a failed test: whatever a killed launcher left running (its detached redis-server). */
-export async function killLeftovers(home: string): Promise<void> {
+async function killLeftovers(home: string): Promise<void> {
   const runtime = await readRuntime(home).catch(() => undefined);
   for (const pid of Object.values(runtime?.processes ?? {})) {
     try {
