@@ -131,3 +131,13 @@ export function runToEnd(command: string, args: string[], options: { env?: NodeJ
     });
   });
 }
+
+/** Whether a process with this pid still exists (signal 0 asks without sending anything). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

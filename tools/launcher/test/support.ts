@@ -2,19 +2,11 @@ import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RuntimeFile } from '@slipway/config';
-import { freePort, type RunningProcess, type TestDatabase } from '@slipway/testing';
+import { alive, freePort, type RunningProcess, type TestDatabase } from '@slipway/testing';
 
-export { ROOT, LAUNCHER_MAIN as LAUNCHER, CLI_MAIN as CLI } from '@slipway/testing';
+export { ROOT, LAUNCHER_MAIN as LAUNCHER, CLI_MAIN as CLI, alive } from '@slipway/testing';
 export const TEST_REDIS = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The launcher's environment on free ports; no REDIS_URL unless `extra` sets one (then the launcher runs its own). */
 export async function launcherEnv(home: string, extra: Record<string, string>): Promise<NodeJS.ProcessEnv> {
