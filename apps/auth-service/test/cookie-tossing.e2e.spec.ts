@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { rawRequest } from './raw-http.js';
+import { rawRequest } from '@slipway/testing';
 import { startAuthHarness, originOf, TestClient, type AuthHarness } from './harness.js';
 
 const SESSION = '__Secure-slipway.session_token';

@@ -1,4 +1,4 @@
-import { rawRequest } from './raw-http.js';
+import { rawRequest } from '@slipway/testing';
 import { startAuthHarness, originOf, TestClient, type AuthHarness } from './harness.js';
 
 /**

@@ -9,3 +9,5 @@ export * from './pod-security/restricted.js';
 export * from './pod-security/hardening.js';
 export * from './dns-server.js';
 export * from './launched-platform.js';
+export * from './platform-http.js';
+export * from './raw-http.js';

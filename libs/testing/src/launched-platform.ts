@@ -4,20 +4,22 @@
  * Redis), a fresh SLIPWAY_HOME in a temp dir, as whoever runs the suite (root in CI). Only ports
  * and the queue prefix are set (plus what a suite passes in `env`, an operator's setting such as
  * WORKER_CONCURRENCY), so it can run beside other suites on one machine. Shared by the hostile
- * (tools/hostile) and framework (tools/frameworks) suites; needs the apps built (`dist`).
+ * (tools/hostile), framework (tools/frameworks), end-to-end (tools/e2e) and fault (tools/faults)
+ * suites; needs the apps built (`dist`).
  */
-import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SERVICE_ENTRIES } from '@slipway/config';
-import pg from 'pg';
+import { SERVICE_ENTRIES, type RuntimeFile } from '@slipway/config';
+import type pg from 'pg';
 import { ROOT } from './deploy-harness.js';
-import { freePort, startProcess, type RunningProcess } from './process.js';
+import { deploymentTask, readyStatus, requestByHost, type EdgeRequest, type HttpResult } from './platform-http.js';
+import { freePort, runToEnd, startProcess, type CliResult, type RunningProcess } from './process.js';
+import { createEmptyDatabase, dropApplicationDatabases, queryRows, type TestDatabase } from './test-database.js';
 
-const LAUNCHER = join(ROOT, 'tools/launcher/dist/main.js');
-const CLI = join(ROOT, SERVICE_ENTRIES.cli);
+/** The built entry points of `pnpm start`'s launcher and of the `slipway` CLI. */
+export const LAUNCHER_MAIN = join(ROOT, 'tools/launcher/dist/main.js');
+export const CLI_MAIN = join(ROOT, SERVICE_ENTRIES.cli);
 const OUTWARD_ENV = ['NODE_EXTRA_CA_CERTS', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'no_proxy'];
 
 /**
@@ -26,18 +28,6 @@ const OUTWARD_ENV = ['NODE_EXTRA_CA_CERTS', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PRO
  */
 export function outwardEnv(): Record<string, string> {
   return Object.fromEntries(OUTWARD_ENV.filter((name) => process.env[name]).map((name) => [name, process.env[name]!]));
-}
-
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-export interface HttpResult {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
 }
 
 export interface PlatformAccount {
@@ -60,27 +50,40 @@ export interface PlatformTask {
   error?: { code?: string; message?: string; step?: string | null } | null;
 }
 
-export interface PlatformRuntimeFile {
-  databaseUrl: string;
-  redisUrl: string;
-  processes: Record<string, number>;
+/** A deployment as `GET /api/v1/deployments/:id` reports it (always with its steps). */
+export interface PlatformTaskState extends PlatformTask {
+  steps: NonNullable<PlatformTask['steps']>;
 }
+
+export type PlatformRuntimeFile = RuntimeFile;
 
 export interface PlatformPorts {
   gateway: number;
   auth: number;
   edge: number;
   worker: number;
+  /** The embedded Postgres's (unused with `database: 'test-server'`). */
   postgres: number;
 }
+
+/** The services by the launcher's names for them (runtime.json's `processes`), and their ports. */
+const SERVICE_PORTS = { gateway: 'gateway', 'auth-service': 'auth', edge: 'edge', 'build-worker': 'worker' } as const satisfies Record<string, keyof PlatformPorts>;
+export type PlatformService = keyof typeof SERVICE_PORTS;
 
 export interface LaunchOptions {
   /** Names the temp home and the queue prefix (`slipway-<suite>-<label>-…`). */
   suite?: string;
   /** A directory put first on the platform's PATH (the fail-closed test's fake bwrap). */
   pathPrefix?: string;
-  /** Operator settings added to the launcher's environment. */
-  env?: Record<string, string>;
+  /** Operator settings added to the launcher's environment (a function of the ports for those that name one). */
+  env?: Record<string, string> | ((ports: PlatformPorts) => Record<string, string>);
+  /**
+   * `test-server`: an empty database of its own on the machine's Postgres (DATABASE_URL) instead of
+   * the embedded Postgres; dropped on stop, with the applications' own databases the platform made.
+   */
+  database?: 'embedded' | 'test-server';
+  /** The plan `bootstrap` gives an owner; null: none asked for (the CLI's default, free). Default pro. */
+  plan?: string | null;
 }
 
 export class LaunchedPlatform {
@@ -88,6 +91,8 @@ export class LaunchedPlatform {
     readonly home: string,
     readonly launcher: RunningProcess,
     readonly ports: PlatformPorts,
+    private readonly db: TestDatabase | undefined,
+    private readonly plan: string | null,
   ) {}
 
   static async start(label: string, options: LaunchOptions = {}): Promise<LaunchedPlatform> {
@@ -95,17 +100,20 @@ export class LaunchedPlatform {
     const home = await mkdtemp(join(tmpdir(), `slipway-${suite}-${label}-`));
     await chmod(home, 0o755); // as `pnpm start` makes .slipway
     const [gateway, auth, edge, worker, postgres] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+    const ports: PlatformPorts = { gateway, auth, edge, worker, postgres };
     const path = [options.pathPrefix, process.env['PATH']].filter(Boolean).join(':');
     // What the operator's shell gives `pnpm start` to reach the outside world (a TLS-intercepting proxy's CA, a proxy).
     const outward = outwardEnv();
-    const launcher = startProcess(process.execPath, [LAUNCHER], {
+    const db = options.database === 'test-server' ? await createEmptyDatabase(`${suite}-${label}`) : undefined;
+    const database = db ? { DATABASE_URL: db.url } : { SLIPWAY_PG_PORT: String(postgres) };
+    const launcher = startProcess(process.execPath, [LAUNCHER_MAIN], {
       cwd: ROOT,
       env: {
         ...outward,
         PATH: path,
         HOME: process.env['HOME'],
         SLIPWAY_HOME: home,
-        SLIPWAY_PG_PORT: String(postgres),
+        ...database,
         // Other suites may run a platform on the machine's Redis at the same time: a queue of our own.
         QUEUE_PREFIX: `slipway-${suite}-${label}-${process.pid}`,
         GATEWAY_PORT: String(gateway),
@@ -115,12 +123,12 @@ export class LaunchedPlatform {
         PUBLIC_URL: `http://localhost:${gateway}`,
         AUTH_PUBLIC_URL: `http://localhost:${auth}`,
         APPS_DOMAIN: `localhost:${edge}`,
-        ...options.env,
+        ...(typeof options.env === 'function' ? options.env(ports) : options.env),
       },
     });
-    const platform = new LaunchedPlatform(home, launcher, { gateway, auth, edge, worker, postgres });
+    const platform = new LaunchedPlatform(home, launcher, ports, db, options.plan === undefined ? 'pro' : options.plan);
     try {
-      await launcher.waitForOutput(/Slipway is ready/, 150_000);
+      await launcher.waitForOutput(/Slipway is ready/, 180_000);
     } catch (error) {
       await platform.stop();
       throw error;
@@ -130,6 +138,18 @@ export class LaunchedPlatform {
 
   async runtime(): Promise<PlatformRuntimeFile> {
     return JSON.parse(await readFile(join(this.home, 'runtime.json'), 'utf8')) as PlatformRuntimeFile;
+  }
+
+  /** The pid the launcher published for one of its processes (a service, `redis`, `runtime`…). */
+  async pid(name: string): Promise<number> {
+    const pid = (await this.runtime()).processes[name];
+    if (!pid) throw new Error(`no ${name} in runtime.json`);
+    return pid;
+  }
+
+  /** Status of a service's `/health/ready` (0 when nothing answers within two seconds). */
+  ready(service: PlatformService): Promise<number> {
+    return readyStatus(this.ports[SERVICE_PORTS[service]]);
   }
 
   async masterKey(): Promise<string> {
@@ -142,35 +162,25 @@ export class LaunchedPlatform {
 
   /** Runs the real `slipway` binary against this platform; killed (code null) after `timeoutMs`. */
   cli(args: string[], env: Record<string, string> = {}, timeoutMs = 15 * 60_000): Promise<CliResult> {
-    return new Promise((resolve) => {
-      const child = spawn(process.execPath, [CLI, ...args], {
-        env: { PATH: process.env['PATH'], SLIPWAY_HOME: this.home, SLIPWAY_URL: `http://127.0.0.1:${this.ports.gateway}`, SLIPWAY_POLL_INTERVAL_MS: '250', NO_COLOR: '1', ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      const timer = setTimeout(() => {
-        stderr += `\n(killed: no result within ${timeoutMs} ms)`;
-        child.kill('SIGKILL');
-      }, timeoutMs);
-      child.stdout.on('data', (c) => (stdout += c));
-      child.stderr.on('data', (c) => (stderr += c));
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-    });
+    const base = { PATH: process.env['PATH'], SLIPWAY_HOME: this.home, SLIPWAY_URL: `http://127.0.0.1:${this.ports.gateway}`, SLIPWAY_POLL_INTERVAL_MS: '200', NO_COLOR: '1' };
+    return runToEnd(process.execPath, [CLI_MAIN, ...args], { env: { ...base, ...env }, timeoutMs });
   }
 
   /** `slipway admin bootstrap`: an owner of its own, an application, its API key and owner token. */
   async bootstrap(email: string, app: string): Promise<PlatformAccount> {
-    const result = await this.cli(['admin', 'bootstrap', '--email', email, '--app', app, '--plan', 'pro', '--json']);
+    const plan = this.plan === null ? [] : ['--plan', this.plan];
+    const result = await this.cli(['admin', 'bootstrap', '--email', email, '--app', app, ...plan, '--json']);
     if (result.code !== 0) throw new Error(`bootstrap failed (exit ${result.code}): ${result.stdout.slice(0, 2000)} ${result.stderr.slice(-2000)}`);
     return JSON.parse(result.stdout) as PlatformAccount;
   }
 
+  /** The CLI's environment for acting as the application of `account` (its API key). */
+  cliEnv(account: Pick<PlatformAccount, 'apiKey'>): Record<string, string> {
+    return { SLIPWAY_API_KEY: account.apiKey };
+  }
+
   async setSecrets(account: PlatformAccount, values: Record<string, string>): Promise<void> {
-    const result = await this.cli(['secrets', 'set', ...Object.entries(values).map(([k, v]) => `${k}=${v}`), '--json'], { SLIPWAY_API_KEY: account.apiKey });
+    const result = await this.cli(['secrets', 'set', ...Object.entries(values).map(([k, v]) => `${k}=${v}`), '--json'], this.cliEnv(account));
     if (result.code !== 0) throw new Error(`secrets set failed: ${result.stdout} ${result.stderr}`);
   }
 
@@ -182,7 +192,7 @@ export class LaunchedPlatform {
 
   /** `slipway deploy <dir> --json`: the final task, succeeded or failed (never throws for a failed deploy). */
   async deploy(account: PlatformAccount, dir: string, timeoutMs?: number): Promise<PlatformTask> {
-    const result = await this.cli(['deploy', dir, '--json'], { SLIPWAY_API_KEY: account.apiKey }, timeoutMs);
+    const result = await this.cli(['deploy', dir, '--json'], this.cliEnv(account), timeoutMs);
     try {
       return JSON.parse(result.stdout) as PlatformTask;
     } catch {
@@ -190,40 +200,33 @@ export class LaunchedPlatform {
     }
   }
 
-  /** An application's address as a browser reaches it: the edge, by Host. */
-  viaEdge(slug: string, path = '/', timeoutMs = 10_000, headers: Record<string, string> = {}): Promise<HttpResult> {
-    return this.get(this.ports.edge, path, `${slug}.localhost:${this.ports.edge}`, timeoutMs, headers);
+  /** A deployment's task as the API reports it (throws unless it answers 200). */
+  task(account: Pick<PlatformAccount, 'apiKey'>, id: string): Promise<PlatformTaskState> {
+    return deploymentTask<PlatformTaskState>(this.ports.gateway, account.apiKey, id);
+  }
+
+  /**
+   * An application's address as a browser reaches it: the edge, by Host (fetch() would drop the
+   * header). `edge`: a timeout alone, or the whole request (then `headers` is not read).
+   */
+  viaEdge(slug: string, path = '/', edge: number | EdgeRequest = {}, headers: Record<string, string> = {}): Promise<HttpResult> {
+    const options = typeof edge === 'number' ? { timeoutMs: edge, headers } : edge;
+    return requestByHost(this.ports.edge, path, { ...options, host: options.host ?? `${slug}.localhost:${this.ports.edge}` });
   }
 
   /** The edge's own readiness (a host that is no application's). */
   edgeHealth(timeoutMs = 2000): Promise<HttpResult> {
-    return this.get(this.ports.edge, '/health/ready', `127.0.0.1:${this.ports.edge}`, timeoutMs);
-  }
-
-  private get(port: number, path: string, host: string, timeoutMs: number, headers: Record<string, string> = {}): Promise<HttpResult> {
-    return new Promise((resolve) => {
-      const req = request({ host: '127.0.0.1', port, path, headers: { ...headers, host }, timeout: timeoutMs }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-        res.on('error', () => resolve({ status: 0, headers: {}, body: 'response aborted' }));
-      });
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-      req.on('error', (error) => resolve({ status: 0, headers: {}, body: error.message }));
-      req.end();
-    });
+    return requestByHost(this.ports.edge, '/health/ready', { host: `127.0.0.1:${this.ports.edge}`, timeoutMs });
   }
 
   /** SQL on the platform database, as the operator (the test), never as a tenant. */
   async query<T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> {
-    const client = new pg.Client({ connectionString: (await this.runtime()).databaseUrl });
-    await client.connect();
-    try {
-      return (await client.query<T>(sql, params)).rows;
-    } finally {
-      await client.end();
-    }
+    return queryRows<T>((await this.runtime()).databaseUrl, sql, params);
+  }
+
+  /** The launcher's log (every service's lines, prefixed). */
+  log(): string {
+    return this.launcher.output();
   }
 
   /** The last lines one service printed (launcher prefixes: `edge        | …`), for evidence. */
@@ -236,9 +239,18 @@ export class LaunchedPlatform {
       .map((line) => line.slice(14, 400));
   }
 
-  /** Ctrl-C, as an operator stops `pnpm start`; then the home goes (embedded Postgres and all). */
-  async stop(): Promise<void> {
-    await this.launcher.stop('SIGINT', 30_000);
-    await rm(this.home, { recursive: true, force: true });
+  /**
+   * Ctrl-C, as an operator stops `pnpm start` (SIGKILL of whatever is left after a minute); then
+   * the home goes (embedded Postgres and all), or the databases on the test server.
+   */
+  async stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    await this.launcher.stop('SIGINT', 60_000);
+    const exit = await this.launcher.exited;
+    if (this.db) {
+      await dropApplicationDatabases(this.db.url);
+      await this.db.drop();
+    }
+    await rm(this.home, { recursive: true, force: true }).catch(() => undefined);
+    return exit;
   }
 }

@@ -99,3 +99,45 @@ export function startProcess(command: string, args: string[], options: { cwd?: s
     },
   };
 }
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `command` to its end and collects its output; killed (code null, a note on stderr) after
+ * `timeoutMs`. Rejects only when it cannot be started at all.
+ */
+export function runToEnd(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => {
+      stderr += `\n(killed: no result within ${options.timeoutMs} ms)`;
+      child.kill('SIGKILL');
+    }, options.timeoutMs);
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Whether a process with this pid still exists (signal 0 asks without sending anything). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -66,3 +66,32 @@ export async function createEmptyDatabase(label = 'empty'): Promise<TestDatabase
     drop: () => withAdmin(async (admin) => void (await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`))),
   };
 }
+
+/**
+ * Drops what a platform on the test server made for its applications (sign-in's own databases and
+ * roles, as its `application_databases` lists them): they outlive the platform's own database.
+ */
+export async function dropApplicationDatabases(platformUrl: string): Promise<void> {
+  const platformDb = new pg.Client({ connectionString: platformUrl });
+  await platformDb.connect();
+  const { rows } = await platformDb.query<{ database_name: string; role_name: string }>('SELECT database_name, role_name FROM application_databases').catch(() => ({ rows: [] }));
+  await platformDb.end();
+  if (!rows.length) return;
+  await withAdmin(async (server) => {
+    for (const r of rows) {
+      await server.query(`DROP DATABASE IF EXISTS ${quoteIdent(r.database_name)} WITH (FORCE)`);
+      await server.query(`DROP ROLE IF EXISTS ${quoteIdent(r.role_name)}`);
+    }
+  });
+}
+
+/** SQL on the database at `url`, over a connection of its own (as the operator, never a tenant). */
+export async function queryRows<T extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}

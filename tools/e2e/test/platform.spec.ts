@@ -5,7 +5,7 @@
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FIXTURES, waitFor } from '@slipway/testing';
+import { FIXTURES, alive, waitFor } from '@slipway/testing';
 import { Platform } from './support/platform.js';
 
 describe('the platform end to end', () => {
@@ -82,17 +82,9 @@ describe('the platform end to end', () => {
   });
 
   it('stops everything on Ctrl-C', async () => {
-    const runtime = JSON.parse(await readFile(join(platform.home, 'runtime.json'), 'utf8')) as { processes: Record<string, number> };
+    const runtime = await platform.runtime();
     process.kill(platform.launcher.child.pid!, 'SIGINT');
     expect((await platform.launcher.exited).code).toBe(0);
-    const alive = Object.values(runtime.processes).filter((pid) => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    });
-    expect(alive).toEqual([]);
+    expect(Object.values(runtime.processes).filter(alive)).toEqual([]);
   });
 });

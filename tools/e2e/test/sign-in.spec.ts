@@ -70,7 +70,7 @@ describe('sign-in, switched on and used by a deployed app', () => {
     expect(record.trustedOrigins).toContain(`http://${account.slug}.localhost:${platform.ports.edge}`);
     const again = await Promise.all([enable(), enable()]);
     expect(again.map((r) => r.status)).toEqual([200, 200]);
-    const db = new pg.Client({ connectionString: platform.db.url });
+    const db = new pg.Client({ connectionString: (await platform.runtime()).databaseUrl });
     await db.connect();
     expect((await db.query('SELECT count(*)::int AS n FROM sign_in_services')).rows[0].n).toBe(1);
     expect((await db.query('SELECT count(*)::int AS n FROM application_databases')).rows[0].n).toBe(1);

@@ -30,7 +30,8 @@ describe('fault: services killed under pnpm start, with an app under steady traf
     // Fast stall detection, so the killed build worker's job is handed to its restarted self quickly.
     platform = await LaunchedPlatform.start('supervision', { JOB_LOCK_MS: '3000', STALLED_INTERVAL_MS: '1500', RECONCILE_INTERVAL_MS: '1000' });
     releases = join(platform.home, 'runtime', 'releases');
-    [steady, builder, queuedA, queuedB] = [await platform.bootstrap('Steady'), await platform.bootstrap('Builder'), await platform.bootstrap('Queued One'), await platform.bootstrap('Queued Two')];
+    const bootstrap = (app: string) => platform.bootstrap('supervision@example.com', app);
+    [steady, builder, queuedA, queuedB] = [await bootstrap('Steady'), await bootstrap('Builder'), await bootstrap('Queued One'), await bootstrap('Queued Two')];
     const source = await fixtureDir('node-server');
     dirs.push(source);
     const deployed = await platform.cli(['deploy', source, '--json'], platform.cliEnv(steady));

@@ -1,37 +1,23 @@
-import { spawn, spawnSync } from 'node:child_process';
 import { chmod, stat } from 'node:fs/promises';
 import { probeSandbox } from '@slipway/runtime';
+import { aptCommand, aptInstall, onPath } from './apt.js';
 import { StartupError } from './errors.js';
-import { log, pipeLines } from './log.js';
+import { log } from './log.js';
 
 const PACKAGES = ['bubblewrap', 'passt'];
 const OFF = 'or set BUILD_SANDBOX=off to run builds unsandboxed (every deploy then carries the unsandboxed_build hazard)';
-
-function onPath(binary: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${binary}`], { stdio: 'ignore' }).status === 0;
-}
-
-function run(file: string, args: string[]): Promise<number | null> {
-  return new Promise((resolve) => {
-    const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    pipeLines('launcher', child.stdout);
-    pipeLines('launcher', child.stderr);
-    child.on('error', () => resolve(null));
-    child.on('close', (code) => resolve(code));
-  });
-}
 
 /** bubblewrap and passt from apt when we are root on Debian/Ubuntu; the exact command otherwise. */
 async function ensurePackages(root: boolean): Promise<void> {
   const missing = [onPath('bwrap') ? null : 'bubblewrap', onPath('pasta') ? null : 'passt'].filter((p): p is string => p !== null);
   if (missing.length === 0) return;
-  const command = `apt-get install -y ${PACKAGES.join(' ')}`;
+  const command = aptCommand(PACKAGES);
   if (!root || !onPath('apt-get')) {
     const how = onPath('apt-get') ? `run \`sudo ${command}\`` : `install ${missing.join(' and ')} with your package manager`;
     throw new StartupError(`the build sandbox needs ${missing.join(' and ')}, which are not installed: ${how}, ${OFF}`);
   }
   log('launcher', `installing the build sandbox (${missing.join(', ')}): apt-get update && ${command}`);
-  const ok = (await run('apt-get', ['-o', 'DPkg::Lock::Timeout=120', 'update', '-q'])) === 0 && (await run('apt-get', ['-o', 'DPkg::Lock::Timeout=120', 'install', '-y', '-q', ...PACKAGES])) === 0;
+  const ok = await aptInstall(PACKAGES);
   if (!ok || !onPath('bwrap') || !onPath('pasta')) throw new StartupError(`could not install ${missing.join(' and ')}: run \`${command}\` yourself, ${OFF}`);
   log('launcher', `installed ${missing.join(', ')}`);
 }

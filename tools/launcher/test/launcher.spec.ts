@@ -3,28 +3,21 @@
  * (Built by the test target's `^build` dependency: the launcher lists every app as a dev dependency.)
  */
 import { spawnSync } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { createEmptyDatabase, freePort, startProcess, type RunningProcess, type TestDatabase } from '@slipway/testing';
-import { CLI, LAUNCHER, ROOT, TEST_REDIS, expectCleanStop, killLeftovers, launcherEnv, readRuntime } from './support.js';
+import { CLI, LAUNCHER, ROOT, TEST_REDIS, cleanUp, expectCleanStop, launcherEnv, readRuntime, scratchHome } from './support.js';
 
 describe('pnpm start (launcher)', () => {
   let home: string;
   let launcher: RunningProcess | undefined;
   let db: TestDatabase | undefined;
   beforeEach(async () => {
-    home = await mkdtemp(join(tmpdir(), 'slipway-home-'));
-    await chmod(home, 0o755); // the embedded Postgres runs as the `postgres` user when we are root
+    home = await scratchHome();
   });
   afterEach(async () => {
-    await launcher?.stop('SIGINT');
-    launcher = undefined;
-    await killLeftovers(home);
-    await db?.drop();
-    db = undefined;
-    await rm(home, { recursive: true, force: true });
+    await cleanUp(launcher, home, db);
+    [launcher, db] = [undefined, undefined];
   });
 
   it('starts every service against DATABASE_URL and its own Redis, serves bootstrap, and Ctrl-C leaves nothing behind', async () => {

@@ -5,13 +5,12 @@
  * Real built launcher and services, real redis-server.
  */
 import { spawnSync } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { createEmptyDatabase, startProcess, waitFor, type RunningProcess, type TestDatabase } from '@slipway/testing';
-import { CLI, LAUNCHER, ROOT, alive, expectCleanStop, killLeftovers, launcherEnv, readRuntime } from './support.js';
+import { CLI, LAUNCHER, ROOT, alive, cleanUp, expectCleanStop, launcherEnv, readRuntime, scratchHome } from './support.js';
 
 async function mode(path: string): Promise<number> {
   return (await stat(path)).mode & 0o777;
@@ -48,17 +47,12 @@ describe("pnpm start's own Redis", () => {
   let db: TestDatabase | undefined;
   const clients: Redis[] = [];
   beforeEach(async () => {
-    home = await mkdtemp(join(tmpdir(), 'slipway-home-'));
-    await chmod(home, 0o755);
+    home = await scratchHome();
   });
   afterEach(async () => {
     for (const c of clients.splice(0)) c.disconnect();
-    await launcher?.stop('SIGINT');
-    launcher = undefined;
-    await killLeftovers(home);
-    await db?.drop();
-    db = undefined;
-    await rm(home, { recursive: true, force: true });
+    await cleanUp(launcher, home, db);
+    [launcher, db] = [undefined, undefined];
   });
 
   it('requires its generated password (NOAUTH without it), keeps it out of argv and logs, and the services work with it', async () => {

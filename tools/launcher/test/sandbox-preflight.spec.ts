@@ -7,11 +7,8 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startProcess, type RunningProcess } from '@slipway/testing';
-
-const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-const LAUNCHER = join(ROOT, 'tools/launcher/dist/main.js');
+import { LAUNCHER, ROOT } from './support.js';
 
 describe('pnpm start: build sandbox preflight', () => {
   let home: string;

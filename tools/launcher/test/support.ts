@@ -1,22 +1,12 @@
-import { readFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SERVICE_ENTRIES } from '@slipway/config';
-import { fileURLToPath } from 'node:url';
-import { freePort, type RunningProcess } from '@slipway/testing';
+import type { RuntimeFile } from '@slipway/config';
+import { alive, freePort, type RunningProcess, type TestDatabase } from '@slipway/testing';
 
-export const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-export const LAUNCHER = join(ROOT, 'tools/launcher/dist/main.js');
-export const CLI = join(ROOT, SERVICE_ENTRIES.cli);
+export { ROOT, LAUNCHER_MAIN as LAUNCHER, CLI_MAIN as CLI, alive } from '@slipway/testing';
 export const TEST_REDIS = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The launcher's environment on free ports; no REDIS_URL unless `extra` sets one (then the launcher runs its own). */
 export async function launcherEnv(home: string, extra: Record<string, string>): Promise<NodeJS.ProcessEnv> {
@@ -34,14 +24,8 @@ export async function launcherEnv(home: string, extra: Record<string, string>): 
   };
 }
 
-export interface Runtime {
-  databaseUrl: string;
-  redisUrl: string;
-  processes: Record<string, number>;
-}
-
-export async function readRuntime(home: string): Promise<Runtime> {
-  return JSON.parse(await readFile(join(home, 'runtime.json'), 'utf8')) as Runtime;
+export async function readRuntime(home: string): Promise<RuntimeFile> {
+  return JSON.parse(await readFile(join(home, 'runtime.json'), 'utf8')) as RuntimeFile;
 }
 
 export async function expectCleanStop(launcher: RunningProcess, home: string): Promise<void> {
@@ -55,8 +39,23 @@ export async function expectCleanStop(launcher: RunningProcess, home: string): P
   await expect(readFile(join(home, 'runtime.json'))).rejects.toThrow(/ENOENT/);
 }
 
+/** A scratch SLIPWAY_HOME, open to the embedded Postgres's own user (`postgres`) when we are root. */
+export async function scratchHome(): Promise<string> {
+  const home = await mkdtemp(join(tmpdir(), 'slipway-home-'));
+  await chmod(home, 0o755);
+  return home;
+}
+
+/** After a test: Ctrl-C to the launcher, whatever it left running killed, then its database and home gone. */
+export async function cleanUp(launcher: RunningProcess | undefined, home: string, db: TestDatabase | undefined): Promise<void> {
+  await launcher?.stop('SIGINT');
+  await killLeftovers(home);
+  await db?.drop();
+  await rm(home, { recursive: true, force: true });
+}
+
 /** After a failed test: whatever a killed launcher left running (its detached redis-server). */
-export async function killLeftovers(home: string): Promise<void> {
+async function killLeftovers(home: string): Promise<void> {
   const runtime = await readRuntime(home).catch(() => undefined);
   for (const pid of Object.values(runtime?.processes ?? {})) {
     try {

@@ -3,26 +3,18 @@ import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createTestDatabase, freePort, startProcess, testRedisPrefix, waitFor, serviceTestEnv, type RunningProcess, type TestDatabase } from '@slipway/testing';
+import { CLI_MAIN, ROOT, createTestDatabase, freePort, startProcess, testRedisPrefix, waitFor, serviceTestEnv, type CliResult, type RunningProcess, type TestDatabase } from '@slipway/testing';
 import pg from 'pg';
 import tar from 'tar-stream';
 
-const REPO = fileURLToPath(new URL('../../../../', import.meta.url));
-export const CLI_MAIN = join(REPO, 'apps/cli/dist/main.js');
-const GATEWAY_MAIN = join(REPO, 'apps/gateway/dist/main.js');
+export { CLI_MAIN, type CliResult } from '@slipway/testing';
+const GATEWAY_MAIN = join(ROOT, 'apps/gateway/dist/main.js');
 
 export interface Bootstrapped {
   applicationId: string;
   slug: string;
   apiKey: string;
   ownerToken: string;
-}
-
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
 }
 
 export interface PlatformUnderTest {

