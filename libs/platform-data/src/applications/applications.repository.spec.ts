@@ -1,26 +1,20 @@
 import type { PrismaClient } from '@slipway/db';
-import { createTestDatabase, type TestDatabase } from '@slipway/testing';
-import { asApplicationId, asOwnerId, type ApplicationId, type OwnerId } from '../ids.js';
-import { openPlatformData, type PlatformData } from '../platform-data.module.js';
+import { scratchPlatform } from '../../test/scratch-platform.js';
+import { asApplicationId, type ApplicationId, type OwnerId } from '../ids.js';
+import type { PlatformData } from '../platform-data.module.js';
 import { SlugTakenError } from './applications.repository.js';
 
 describe('ApplicationsRepository (real Postgres)', () => {
-  let db: TestDatabase;
+  const scratch = scratchPlatform('pd-apps', { poolSize: 2 });
   let data: PlatformData;
   let prisma: PrismaClient;
   let ada: OwnerId;
   let grace: OwnerId;
 
   beforeAll(async () => {
-    db = await createTestDatabase('pd-apps');
-    data = openPlatformData({ DATABASE_URL: db.url }, { poolSize: 2 });
-    prisma = data.infrastructure.prisma;
-    ada = asOwnerId((await prisma.owner.create({ data: { email: 'ada@example.com' } })).id);
-    grace = asOwnerId((await prisma.owner.create({ data: { email: 'grace@example.com' } })).id);
-  });
-  afterAll(async () => {
-    await data.close();
-    await db.drop();
+    ({ data, platform: { prisma } } = scratch);
+    ada = await scratch.owner('ada@example.com');
+    grace = await scratch.owner('grace@example.com');
   });
 
   it('finds an application only for its owner (the :appId guard), and refuses a slug already taken', async () => {

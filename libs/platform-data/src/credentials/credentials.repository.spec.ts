@@ -1,30 +1,20 @@
 import { issueToken } from '@slipway/crypto';
-import { createTestDatabase, type TestDatabase } from '@slipway/testing';
-import { asApplicationId, asOwnerId, type ApplicationId, type OwnerId } from '../ids.js';
-import { PlatformInfrastructure } from '../infrastructure.js';
-import { CredentialsRepository } from './credentials.repository.js';
+import { scratchPlatform } from '../../test/scratch-platform.js';
+import type { ApplicationId, OwnerId } from '../ids.js';
+import type { PlatformInfrastructure } from '../infrastructure.js';
+import type { CredentialsRepository } from './credentials.repository.js';
 
 describe('CredentialsRepository (real Postgres)', () => {
-  let db: TestDatabase;
+  const scratch = scratchPlatform('pd-credentials', { poolSize: 3 });
   let platform: PlatformInfrastructure;
   let credentials: CredentialsRepository;
-
-  beforeAll(async () => {
-    db = await createTestDatabase('pd-credentials');
-    platform = PlatformInfrastructure.open({ DATABASE_URL: db.url }, { poolSize: 3 });
-    credentials = new CredentialsRepository(platform);
-  });
-  afterAll(async () => {
-    await platform.close();
-    await db.drop();
+  beforeAll(() => {
+    ({ platform, data: { credentials } } = scratch);
   });
 
-  let n = 0;
   async function application(): Promise<{ ownerId: OwnerId; applicationId: ApplicationId }> {
-    n++;
-    const owner = await platform.prisma.owner.create({ data: { email: `cred${n}@example.com` } });
-    const app = await platform.prisma.application.create({ data: { ownerId: owner.id, name: `a${n}`, slug: `cred-${n}` } });
-    return { ownerId: asOwnerId(owner.id), applicationId: asApplicationId(app.id) };
+    const ownerId = await scratch.owner();
+    return { ownerId, applicationId: await scratch.application(ownerId) };
   }
   const lastUsed = async (table: 'api_keys' | 'personal_access_tokens', id: string) =>
     (await platform.pool.query<{ last_used_at: Date | null }>(`SELECT last_used_at FROM ${table} WHERE id = $1`, [id])).rows[0]!.last_used_at;

@@ -1,24 +1,17 @@
-import { createTestDatabase, type TestDatabase } from '@slipway/testing';
 import { randomUUID } from 'node:crypto';
-import { asApplicationId, asDeploymentId, type ApplicationId } from '../ids.js';
-import { PlatformInfrastructure } from '../infrastructure.js';
-import { ActiveDeployExistsError, DeploymentsRepository, HourlyLimitReachedError } from './deployments.repository.js';
+import { scratchPlatform } from '../../test/scratch-platform.js';
+import { asDeploymentId, type ApplicationId } from '../ids.js';
+import type { PlatformInfrastructure } from '../infrastructure.js';
+import { ActiveDeployExistsError, HourlyLimitReachedError, type DeploymentsRepository } from './deployments.repository.js';
 
 describe('DeploymentsRepository (real Postgres)', () => {
-  let db: TestDatabase;
+  const scratch = scratchPlatform('deployrepo', { poolSize: 4 });
   let platform: PlatformInfrastructure;
   let repository: DeploymentsRepository;
   let applicationId: ApplicationId;
   beforeAll(async () => {
-    db = await createTestDatabase('deployrepo');
-    platform = PlatformInfrastructure.open({ DATABASE_URL: db.url }, { poolSize: 4 });
-    repository = new DeploymentsRepository(platform);
-    const owner = await platform.prisma.owner.create({ data: { email: 'repo@example.com' } });
-    applicationId = asApplicationId((await platform.prisma.application.create({ data: { ownerId: owner.id, name: 'r', slug: 'repo-app' } })).id);
-  });
-  afterAll(async () => {
-    await platform.close();
-    await db.drop();
+    ({ platform, data: { deployments: repository } } = scratch);
+    applicationId = await scratch.application(undefined, 'repo-app');
   });
   const row = () => ({ id: asDeploymentId(randomUUID()), sourceKey: 'sources/x.tar', sourceBytes: 10, deadlineAt: new Date(Date.now() + 60_000) });
 

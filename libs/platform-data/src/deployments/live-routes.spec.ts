@@ -1,24 +1,20 @@
-import { createTestDatabase, type TestDatabase } from '@slipway/testing';
 import { randomUUID } from 'node:crypto';
+import { scratchPlatform } from '../../test/scratch-platform.js';
 import { asApplicationId, asReleaseId, type ApplicationId } from '../ids.js';
-import { PlatformInfrastructure } from '../infrastructure.js';
-import { DeploymentsRepository } from './deployments.repository.js';
+import type { DeploymentsRepository } from './deployments.repository.js';
 
 describe('DeploymentsRepository: the edge routes and what builds and releases are given (real Postgres)', () => {
-  let db: TestDatabase;
-  let platform: PlatformInfrastructure;
+  const scratch = scratchPlatform('liveroutes', { poolSize: 4 });
   let repository: DeploymentsRepository;
   let applicationId: ApplicationId;
   let bareId: ApplicationId;
   let releaseId: string;
   beforeAll(async () => {
-    db = await createTestDatabase('liveroutes');
-    platform = PlatformInfrastructure.open({ DATABASE_URL: db.url }, { poolSize: 4 });
-    repository = new DeploymentsRepository(platform);
-    const prisma = platform.prisma;
-    const owner = await prisma.owner.create({ data: { email: 'routes@example.com' } });
-    applicationId = asApplicationId((await prisma.application.create({ data: { ownerId: owner.id, name: 'a', slug: 'routed' } })).id);
-    bareId = asApplicationId((await prisma.application.create({ data: { ownerId: owner.id, name: 'b', slug: 'bare' } })).id);
+    repository = scratch.data.deployments;
+    const prisma = scratch.platform.prisma;
+    const ownerId = await scratch.owner();
+    applicationId = await scratch.application(ownerId, 'routed');
+    bareId = await scratch.application(ownerId, 'bare');
     const deployment = await prisma.deployment.create({ data: { applicationId, status: 'succeeded' } });
     releaseId = (await prisma.release.create({ data: { applicationId, deploymentId: deployment.id, kind: 'node', artifactKey: 'releases/r.tar.gz', spec: { commands: { start: 'node server.js' } } } })).id;
     await prisma.application.update({ where: { id: applicationId }, data: { liveReleaseId: releaseId } });
@@ -28,11 +24,7 @@ describe('DeploymentsRepository: the edge routes and what builds and releases ar
     ] });
     await prisma.secret.create({ data: { applicationId, name: 'API_KEY', value: Buffer.from('sealed') } });
     await prisma.signInService.create({ data: { applicationId, cookieSecret: Buffer.from('cookie') } });
-    await prisma.applicationDatabase.create({ data: { applicationId, ownerId: owner.id, databaseName: 'app_db', roleName: 'app_role', password: Buffer.from('pw') } });
-  });
-  afterAll(async () => {
-    await platform.close();
-    await db.drop();
+    await prisma.applicationDatabase.create({ data: { applicationId, ownerId, databaseName: 'app_db', roleName: 'app_role', password: Buffer.from('pw') } });
   });
 
   it('routes by slug and verified domains only, to the live release', async () => {

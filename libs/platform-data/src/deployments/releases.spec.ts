@@ -1,27 +1,21 @@
 import { pendingSteps } from '@slipway/contract';
-import { createTestDatabase, type TestDatabase } from '@slipway/testing';
 import { randomUUID } from 'node:crypto';
-import { asApplicationId, asDeploymentId, asReleaseId, type ApplicationId, type DeploymentId, type ReleaseId } from '../ids.js';
-import { PlatformInfrastructure } from '../infrastructure.js';
-import { DeploymentsRepository } from './deployments.repository.js';
+import { scratchPlatform } from '../../test/scratch-platform.js';
+import { asDeploymentId, asReleaseId, type ApplicationId, type DeploymentId, type ReleaseId } from '../ids.js';
+import type { PlatformInfrastructure } from '../infrastructure.js';
+import type { DeploymentsRepository } from './deployments.repository.js';
 
 describe('DeploymentsRepository: an attempt, its release and a rollback (real Postgres)', () => {
-  let db: TestDatabase;
+  const scratch = scratchPlatform('deployreleases', { poolSize: 4 });
   let platform: PlatformInfrastructure;
   let repository: DeploymentsRepository;
   let applicationId: ApplicationId;
   let otherId: ApplicationId;
   beforeAll(async () => {
-    db = await createTestDatabase('deployreleases');
-    platform = PlatformInfrastructure.open({ DATABASE_URL: db.url }, { poolSize: 4 });
-    repository = new DeploymentsRepository(platform);
-    const owner = await platform.prisma.owner.create({ data: { email: 'releases@example.com' } });
-    applicationId = asApplicationId((await platform.prisma.application.create({ data: { ownerId: owner.id, name: 'a', slug: 'rel-app' } })).id);
-    otherId = asApplicationId((await platform.prisma.application.create({ data: { ownerId: owner.id, name: 'b', slug: 'rel-other' } })).id);
-  });
-  afterAll(async () => {
-    await platform.close();
-    await db.drop();
+    ({ platform, data: { deployments: repository } } = scratch);
+    const owner = await scratch.owner();
+    applicationId = await scratch.application(owner, 'rel-app');
+    otherId = await scratch.application(owner, 'rel-other');
   });
 
   const queued = async (app: ApplicationId): Promise<DeploymentId> => {

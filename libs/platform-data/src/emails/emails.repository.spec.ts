@@ -1,30 +1,15 @@
-import { createTestDatabase, type TestDatabase } from '@slipway/testing';
-import { asApplicationId, type ApplicationId } from '../ids.js';
-import { PlatformInfrastructure } from '../infrastructure.js';
-import { EmailsRepository } from './emails.repository.js';
+import { scratchPlatform } from '../../test/scratch-platform.js';
+import type { PlatformInfrastructure } from '../infrastructure.js';
+import { type EmailsRepository } from './emails.repository.js';
 
 describe('EmailsRepository (real Postgres)', () => {
-  let db: TestDatabase;
+  const scratch = scratchPlatform('pd-emails', { poolSize: 3 });
   let platform: PlatformInfrastructure;
   let emails: EmailsRepository;
-
-  beforeAll(async () => {
-    db = await createTestDatabase('pd-emails');
-    platform = PlatformInfrastructure.open({ DATABASE_URL: db.url }, { poolSize: 3 });
-    emails = new EmailsRepository(platform);
+  beforeAll(() => {
+    ({ platform, data: { emails } } = scratch);
   });
-  afterAll(async () => {
-    await platform.close();
-    await db.drop();
-  });
-
-  let n = 0;
-  async function application(): Promise<ApplicationId> {
-    n++;
-    const owner = await platform.prisma.owner.create({ data: { email: `emails${n}@example.com` } });
-    const app = await platform.prisma.application.create({ data: { ownerId: owner.id, name: `a${n}`, slug: `emails-${n}` } });
-    return asApplicationId(app.id);
-  }
+  const application = () => scratch.application();
   const mail = (subject: string) => ({ kind: 'password_reset', to: 'ada@example.com', subject, text: `body of ${subject}` });
 
   it('puts an email in the outbox and marks it sent or failed', async () => {

@@ -1,20 +1,14 @@
-import { createTestDatabase, type TestDatabase } from '@slipway/testing';
+import { scratchPlatform } from '../../test/scratch-platform.js';
 import { SlugTakenError } from '../applications/applications.repository.js';
-import { openPlatformData, type PlatformData } from '../platform-data.module.js';
+import type { PlatformData } from '../platform-data.module.js';
 import { EmailTakenError } from './owners.repository.js';
 
 describe('OwnersRepository (real Postgres)', () => {
-  let db: TestDatabase;
+  const scratch = scratchPlatform('pd-owners', { poolSize: 2 });
   let data: PlatformData;
   const issued = (n: number) => ({ apiKey: { prefix: `k${n}`, hash: `kh${n}` }, personalAccessToken: { prefix: `p${n}`, hash: `ph${n}` } });
-
-  beforeAll(async () => {
-    db = await createTestDatabase('pd-owners');
-    data = openPlatformData({ DATABASE_URL: db.url }, { poolSize: 2 });
-  });
-  afterAll(async () => {
-    await data.close();
-    await db.drop();
+  beforeAll(() => {
+    data = scratch.data;
   });
 
   it('bootstraps owner, application and credentials, reuses them, and the first sign-up claims the owner', async () => {

@@ -1,30 +1,13 @@
-import { createTestDatabase, type TestDatabase } from '@slipway/testing';
-import { asApplicationId, type ApplicationId } from '../ids.js';
-import { PlatformInfrastructure } from '../infrastructure.js';
-import { SecretsRepository, TooManySecretsError } from './secrets.repository.js';
+import { scratchPlatform } from '../../test/scratch-platform.js';
+import { TooManySecretsError, type SecretsRepository } from './secrets.repository.js';
 
 describe('SecretsRepository (real Postgres)', () => {
-  let db: TestDatabase;
-  let platform: PlatformInfrastructure;
+  const scratch = scratchPlatform('pd-secrets', { poolSize: 3 });
   let secrets: SecretsRepository;
-
-  beforeAll(async () => {
-    db = await createTestDatabase('pd-secrets');
-    platform = PlatformInfrastructure.open({ DATABASE_URL: db.url }, { poolSize: 3 });
-    secrets = new SecretsRepository(platform);
+  beforeAll(() => {
+    secrets = scratch.data.secrets;
   });
-  afterAll(async () => {
-    await platform.close();
-    await db.drop();
-  });
-
-  let n = 0;
-  async function application(): Promise<ApplicationId> {
-    n++;
-    const owner = await platform.prisma.owner.create({ data: { email: `secrets${n}@example.com` } });
-    const app = await platform.prisma.application.create({ data: { ownerId: owner.id, name: `a${n}`, slug: `secrets-${n}` } });
-    return asApplicationId(app.id);
-  }
+  const application = () => scratch.application();
   const sealed = (text: string) => new Uint8Array(Buffer.from(text));
 
   it('sets, replaces and deletes in one go and answers the names now set, in order', async () => {

@@ -1,25 +1,19 @@
 import type { PrismaClient } from '@slipway/db';
-import { createTestDatabase, type TestDatabase } from '@slipway/testing';
-import { asOwnerId, type ApplicationId, type OwnerId } from '../ids.js';
-import { openPlatformData, type PlatformData } from '../platform-data.module.js';
+import { scratchPlatform } from '../../test/scratch-platform.js';
+import type { ApplicationId, OwnerId } from '../ids.js';
+import type { PlatformData } from '../platform-data.module.js';
 
 describe('SignInServicesRepository (real Postgres)', () => {
-  let db: TestDatabase;
+  const scratch = scratchPlatform('pd-signin', { poolSize: 2 });
   let data: PlatformData;
   let prisma: PrismaClient;
   let owner: OwnerId;
   let app: ApplicationId;
 
   beforeAll(async () => {
-    db = await createTestDatabase('pd-signin');
-    data = openPlatformData({ DATABASE_URL: db.url }, { poolSize: 2 });
-    prisma = data.infrastructure.prisma;
-    owner = asOwnerId((await prisma.owner.create({ data: { email: 'ada@example.com' } })).id);
+    ({ data, platform: { prisma } } = scratch);
+    owner = await scratch.owner('ada@example.com');
     app = (await data.applications.create(owner, 'Shop', 'shop')).id;
-  });
-  afterAll(async () => {
-    await data.close();
-    await db.drop();
   });
 
   it('creates a service, updates its settings with allowLocalhost in one go, and lists it for its owner', async () => {
