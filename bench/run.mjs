@@ -152,7 +152,9 @@ const BENCHES = [
 
 function runScript(bench, resultFile, log) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, bench.script)], { cwd: ROOT, env: { ...process.env, ...bench.env, BENCH_RESULT_FILE: resultFile }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // BENCH_ONLY names benches here; bench/auth reads the same variable as its own row filter, so it is not passed on.
+    const { BENCH_ONLY: _only, ...inherited } = process.env;
+    const child = spawn(process.execPath, [join(ROOT, bench.script)], { cwd: ROOT, env: { ...inherited, ...bench.env, BENCH_RESULT_FILE: resultFile }, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.pipe(log, { end: false });
     child.stderr.pipe(log, { end: false });
     child.on('exit', (code) => resolve(code));
