@@ -9,7 +9,7 @@
  */
 
 import { FINGERPRINTED as FINGERPRINTED_NAMES } from '../static/fingerprinted.js';
-import { acmeLocation, renderTlsGlobal, siteTlsPlan } from './nginx-tls-sites.js';
+import { acmeLocation, renderTlsGlobal, siteTlsPlan, type TlsInput } from './nginx-tls-sites.js';
 
 export interface Address {
   host: string;
@@ -49,15 +49,7 @@ export interface StaticSite {
 
 export type Site = ProxySite | StaticSite;
 
-/**
- * HTTPS (nginx-tls-sites.ts): a certificate per set of hosts (key and certificate may be one
- * file), the port to listen on, and whether plain HTTP redirects to HTTPS for those hosts.
- */
-export interface TlsInput {
-  httpsPort: number;
-  redirectHttp: boolean;
-  certificates: { hosts: string[]; certificate: string; key: string }[];
-}
+export type { TlsInput } from './nginx-tls-sites.js';
 
 export interface NginxConfigInput {
   /** The public address (the edge's `HOST`/`PORT`). */

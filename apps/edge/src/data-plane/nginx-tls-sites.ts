@@ -1,4 +1,12 @@
-import type { TlsInput } from './nginx-config.js';
+/**
+ * HTTPS: a certificate per set of hosts (key and certificate may be one file), the port to
+ * listen on, and whether plain HTTP redirects to HTTPS for those hosts.
+ */
+export interface TlsInput {
+  httpsPort: number;
+  redirectHttp: boolean;
+  certificates: { hosts: string[]; certificate: string; key: string }[];
+}
 
 /** HTTP-01 challenges always reach the Node edge (it answers the tokens of its own orders). */
 export const ACME_CHALLENGE_PATH = '/.well-known/acme-challenge/';
