@@ -5,12 +5,12 @@
  * libs/runtime's toolchain tests).
  */
 import { request } from 'node:http';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeployHarness, FIXTURES, freePort, sourceTar } from '@slipway/testing';
+import { FIXTURES, sourceTar, type DeployHarness } from '@slipway/testing';
+import { TOOLCHAINS, startRegistryPlatform } from './registry-platform.js';
 
-const CACHE = process.env['SLIPWAY_TEST_TOOLCHAINS'] ?? '/tmp/slipway-toolchains-test';
 const SERVER = "require('node:http').createServer((q, s) => s.end(JSON.stringify({ version: process.version, execPath: process.execPath }))).listen(Number(process.env.PORT));\n";
 
 function get(port: number, host: string): Promise<{ status: number; body: string }> {
@@ -42,14 +42,7 @@ rootOnly('Node versions, deployed (real worker, edge, sandboxes, npm registry)',
   let port: number;
 
   beforeAll(async () => {
-    await mkdir(CACHE, { recursive: true, mode: 0o755 });
-    h = await DeployHarness.create('node-versions');
-    port = await freePort();
-    // Where TLS to the registry goes through an intercepting proxy, the platform's processes need its CA too.
-    const ca = process.env['NODE_EXTRA_CA_CERTS'];
-    const shared = { NODE_TOOLCHAIN_DIR: CACHE, ...(ca ? { NODE_EXTRA_CA_CERTS: ca } : {}) };
-    await h.startEdge(port, { HEALTH_TIMEOUT_MS: '30000', ...shared });
-    await h.startWorker({ EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, APPS_DOMAIN: `localhost:${port}`, ...shared });
+    ({ h, port } = await startRegistryPlatform('node-versions'));
   }, 60_000);
 
   afterAll(async () => {
@@ -99,13 +92,8 @@ rootOnly('Node versions, deployed (real worker, edge, sandboxes, npm registry)',
   }, 120_000);
 
   it('unsandboxed (BUILD_SANDBOX=off, RUNTIME_SANDBOX=off): still built and run on the declared Node, from the machine cache', async () => {
-    const off = await DeployHarness.create('node-versions-off');
+    const { h: off, port: edgePort } = await startRegistryPlatform('node-versions-off', { edge: { RUNTIME_SANDBOX: 'off' }, worker: { BUILD_SANDBOX: 'off' } });
     try {
-      const edgePort = await freePort();
-      const ca = process.env['NODE_EXTRA_CA_CERTS'];
-      const shared = { NODE_TOOLCHAIN_DIR: CACHE, ...(ca ? { NODE_EXTRA_CA_CERTS: ca } : {}) };
-      await off.startEdge(edgePort, { HEALTH_TIMEOUT_MS: '30000', RUNTIME_SANDBOX: 'off', ...shared });
-      await off.startWorker({ EDGE_INTERNAL_URL: `http://127.0.0.1:${edgePort}`, APPS_DOMAIN: `localhost:${edgePort}`, BUILD_SANDBOX: 'off', ...shared });
       const appId = await off.createApplication({ slug: 'off22' });
       const pkg = { name: 'off22', private: true, scripts: { build: 'node --version', start: 'node server.js' } };
       const row = await off.waitForFinal(await off.deploy(appId, await projectTar({ 'package.json': JSON.stringify(pkg), 'server.js': SERVER, '.node-version': '22' })), 120_000);
@@ -114,7 +102,7 @@ rootOnly('Node versions, deployed (real worker, edge, sandboxes, npm registry)',
       expect(version).toMatch(/^22\./);
       expect(row.steps.find((s) => s.name === 'build')!.log).toContain(`v${version}`);
       const body = JSON.parse((await get(edgePort, `off22.localhost:${edgePort}`)).body) as { version: string; execPath: string };
-      expect(body).toEqual({ version: `v${version}`, execPath: join(CACHE, 'node', version, 'bin', 'node') });
+      expect(body).toEqual({ version: `v${version}`, execPath: join(TOOLCHAINS, 'node', version, 'bin', 'node') });
     } finally {
       await off.close();
     }

@@ -6,12 +6,12 @@
  * build caches, the build cache kept for the next build, and the dependency cache per manager.
  */
 import { request } from 'node:http';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeployHarness, FIXTURES, freePort, sourceTar } from '@slipway/testing';
+import { FIXTURES, sourceTar, type DeployHarness } from '@slipway/testing';
+import { startRegistryPlatform } from './registry-platform.js';
 
-const CACHE = process.env['SLIPWAY_TEST_TOOLCHAINS'] ?? '/tmp/slipway-toolchains-test';
 
 function get(port: number, host: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -41,13 +41,7 @@ rootOnly('package managers, deployed (real worker, edge, sandboxes, npm registry
   let port: number;
 
   beforeAll(async () => {
-    await mkdir(CACHE, { recursive: true, mode: 0o755 });
-    h = await DeployHarness.create('package-managers');
-    port = await freePort();
-    const ca = process.env['NODE_EXTRA_CA_CERTS'];
-    const shared = { NODE_TOOLCHAIN_DIR: CACHE, ...(ca ? { NODE_EXTRA_CA_CERTS: ca } : {}) };
-    await h.startEdge(port, { HEALTH_TIMEOUT_MS: '30000', ...shared });
-    await h.startWorker({ EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, APPS_DOMAIN: `localhost:${port}`, ...shared });
+    ({ h, port } = await startRegistryPlatform('package-managers'));
   }, 60_000);
 
   afterAll(async () => {

@@ -1,10 +1,8 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { ApplicationsRepository, type ApplicationDomains } from '@slipway/platform-data';
-import { RoutesPublisher } from '../common/routes.publisher.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
-import { TenantChangedPublisher } from '../sign-in/tenant-changed.publisher.js';
 import { challengeRecord, DomainVerifier } from './domain-verifier.js';
-import { failureMessage } from './domains.service.js';
+import { DomainsService, failureMessage } from './domains.service.js';
 
 const BATCH = 20;
 
@@ -27,8 +25,7 @@ export class DomainRecheckService implements OnModuleInit, OnModuleDestroy {
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     applications: ApplicationsRepository,
     private readonly verifier: DomainVerifier,
-    private readonly tenantChanged: TenantChangedPublisher,
-    private readonly routes: RoutesPublisher,
+    private readonly claims: DomainsService,
   ) {
     this.domains = applications.domains;
   }
@@ -72,7 +69,7 @@ export class DomainRecheckService implements OnModuleInit, OnModuleDestroy {
       const changed = await this.domains.recheckFailed(claim.id, message, counts, lapse);
       if (!changed) continue;
       this.logger.warn(`${claim.hostname}: ${lapse ? 'verification lapsed' : `re-check failed (${reason}, ${failures}/${limit})`}`);
-      if (lapse) await Promise.all([this.tenantChanged.publish(claim.applicationId), this.routes.routesChanged(claim.applicationId)]);
+      if (lapse) await this.claims.announce(claim.applicationId);
     }
   }
 }

@@ -87,8 +87,8 @@ export class DomainsService {
     return { id, removed: true };
   }
 
-  /** The sign-in service caches trusted origins and the edges route by host: tell both. */
-  private async announce(...applicationIds: (string | undefined)[]): Promise<void> {
+  /** The sign-in service caches trusted origins and the edges route by host: tell both (also after a re-check lapses a claim). */
+  async announce(...applicationIds: (string | undefined)[]): Promise<void> {
     const ids = [...new Set(applicationIds.filter((a): a is string => Boolean(a)))];
     await Promise.all(ids.flatMap((a) => [this.tenantChanged.publish(a), this.routes.routesChanged(a)]));
   }

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { tenantDatabaseUrl } from '@slipway/auth-core';
 import type { OutboxEmailView, ServerView, SignInInfo, SignInUserView } from '@slipway/contract';
 import { decryptEnvelopeToString, encryptEnvelope, envelopeBinding, type Keyring } from '@slipway/crypto';
-import { ApplicationsRepository, PlatformInfrastructure, SignInServicesRepository } from '@slipway/platform-data';
+import { ApplicationsRepository, EmailsRepository, PlatformInfrastructure, SignInServicesRepository } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { GATEWAY_CONFIG, appDatabasesAdminUrl, type GatewayConfig } from '../config.js';
 import { SignInService } from './sign-in.service.js';
@@ -29,6 +29,7 @@ export class DashboardSignInService {
     private readonly repository: DashboardSignInRepository,
     private readonly signInServices: SignInServicesRepository,
     private readonly applications: ApplicationsRepository,
+    private readonly outbox: EmailsRepository,
     private readonly tenantChanged: TenantChangedPublisher,
   ) {
     this.keyring = platform.keyring;
@@ -83,7 +84,7 @@ export class DashboardSignInService {
   }
 
   async emails(app: OwnedApplication): Promise<{ emails: ServerView<OutboxEmailView>[] }> {
-    return { emails: await this.signInServices.outboxEmails(app.id, 50) };
+    return { emails: await this.outbox.latest(app.id, 50) };
   }
 }
 

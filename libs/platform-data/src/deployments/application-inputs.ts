@@ -1,5 +1,6 @@
 import type { ApplicationId } from '../ids.js';
 import type { PlatformInfrastructure } from '../infrastructure.js';
+import { SecretsRepository } from '../secrets/secrets.repository.js';
 
 /** An application's sealed values, as stored: envelopes the caller opens with the keyring. */
 export interface ApplicationEnvelopes {
@@ -15,32 +16,32 @@ export interface ApplicationEnvelopes {
  * them is the caller's (ApplicationSecrets in the worker, appEnvironment in the edge).
  */
 export class ApplicationInputs {
-  constructor(private readonly platform: PlatformInfrastructure) {}
+  private readonly secrets: SecretsRepository;
 
-  /** For the build worker; throws when the application is gone (the deployment then fails). */
-  async forBuild(applicationId: ApplicationId): Promise<ApplicationEnvelopes & { slug: string }> {
-    const app = await this.platform.prisma.application.findUniqueOrThrow({
-      where: { id: applicationId },
-      select: { slug: true, secrets: { select: { name: true, value: true } }, signInService: { select: { cookieSecret: true } }, database: { select: { databaseName: true, roleName: true, password: true } } },
-    });
-    return {
-      slug: app.slug,
-      secrets: app.secrets.map((s) => ({ name: s.name, value: Buffer.from(s.value) })),
-      cookieSecret: app.signInService ? Buffer.from(app.signInService.cookieSecret) : null,
-      database: app.database ? { ...app.database, password: Buffer.from(app.database.password) } : null,
-    };
+  constructor(private readonly platform: PlatformInfrastructure) {
+    this.secrets = new SecretsRepository(platform);
   }
 
-  /** For the edge, starting a Node release (plain pool queries, side by side). */
+  /** For the build worker: also the slug; throws when the application is gone (the deployment then fails). */
+  async forBuild(applicationId: ApplicationId): Promise<ApplicationEnvelopes & { slug: string }> {
+    const [app, envelopes] = await Promise.all([
+      this.platform.pool.query<{ slug: string }>('SELECT slug FROM applications WHERE id = $1::uuid', [applicationId]),
+      this.forRuntime(applicationId),
+    ]);
+    if (!app.rows[0]) throw new Error(`application ${applicationId} no longer exists`);
+    return { slug: app.rows[0].slug, ...envelopes };
+  }
+
+  /** For the edge, starting a Node release (side by side; the secrets as SecretsRepository reads them). */
   async forRuntime(applicationId: ApplicationId): Promise<ApplicationEnvelopes> {
     const [secrets, signIn, database] = await Promise.all([
-      this.platform.pool.query<{ name: string; value: Buffer }>('SELECT name, value FROM secrets WHERE application_id = $1::uuid', [applicationId]),
+      this.secrets.envelopes(applicationId),
       this.platform.pool.query<{ cookie_secret: Buffer }>('SELECT cookie_secret FROM sign_in_services WHERE application_id = $1::uuid', [applicationId]),
       this.platform.pool.query<{ database_name: string; role_name: string; password: Buffer }>('SELECT database_name, role_name, password FROM application_databases WHERE application_id = $1::uuid', [applicationId]),
     ]);
     const db = database.rows[0];
     return {
-      secrets: secrets.rows,
+      secrets,
       cookieSecret: signIn.rows[0]?.cookie_secret ?? null,
       database: db ? { databaseName: db.database_name, roleName: db.role_name, password: db.password } : null,
     };

@@ -32,7 +32,7 @@ describe('SignInServicesRepository (real Postgres)', () => {
     await prisma.email.createMany({
       data: [1, 2, 3].map((n) => ({ applicationId: app, kind: 'verify', toAddress: `u${n}@example.com`, subject: `s${n}`, textBody: 'b', createdAt: new Date(Date.now() + n * 1000) })),
     });
-    expect((await data.signInServices.outboxEmails(app, 2)).map((e) => e.toAddress)).toEqual(['u3@example.com', 'u2@example.com']);
+    expect((await data.emails.latest(app, 2)).map((e) => e.toAddress)).toEqual(['u3@example.com', 'u2@example.com']);
   });
 
   it('serialises work under one owner lock, on a connection outside the pool', async () => {

@@ -57,19 +57,6 @@ export class SignInServicesRepository {
     ]);
   }
 
-  /**
-   * The application's outbox (the dashboard's sign-in tab). Kept here until EmailsRepository has
-   * a method for it (emails/ belongs to another part of issue 21).
-   */
-  outboxEmails(applicationId: ApplicationId, limit: number) {
-    return this.platform.prisma.email.findMany({
-      where: { applicationId },
-      orderBy: { createdAt: 'desc' },
-      take: limit,
-      select: { id: true, kind: true, toAddress: true, subject: true, textBody: true, status: true, createdAt: true, sentAt: true },
-    });
-  }
-
   /** What provisioning reads: the owner, slug, database, whether a service exists, and domain claims. */
   findForProvisioning(applicationId: ApplicationId) {
     return this.platform.prisma.application.findUnique({
