@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { Agent, createServer, request, type Server } from 'node:http';
-import { createServer as netServer } from 'node:net';
+import { connect, createServer as netServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliCompressSync, brotliDecompressSync, gzipSync } from 'node:zlib';
@@ -99,6 +99,36 @@ describe('nginx data plane (real nginx)', () => {
     await Promise.all(rounds);
     expect((await get(port, 'v5.localhost', '/')).status).toBe(200);
     expect((await get(port, 'v0.localhost', '/')).body).toBe('fallback');
+  });
+
+  it('a slow client never makes nginx spool an app\'s response to disk: the app is held back instead', async () => {
+    // An app (a tenant's) that would send 64 MiB as fast as it is taken.
+    const total = 64 * 1024 * 1024;
+    let accepted = 0;
+    const big = createServer(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(total) });
+      const chunk = Buffer.alloc(64 * 1024, 120);
+      while (accepted < total && !res.destroyed) {
+        accepted += chunk.length;
+        if (!res.write(chunk)) await new Promise((r) => res.once('drain', r));
+      }
+      res.end();
+    });
+    await new Promise<void>((ok) => big.listen(0, '127.0.0.1', ok));
+    apps.push(big);
+    await plane.apply([{ kind: 'proxy', id: 'big', hosts: ['big.localhost'], upstream: { host: '127.0.0.1', port: (big.address() as { port: number }).port } }]);
+    // A client that reads the first bytes, then stops reading for 2 s.
+    const socket = await new Promise<Socket>((ok, fail) => {
+      const s = connect(port, '127.0.0.1', () => ok(s)).once('error', fail);
+    });
+    socket.write('GET / HTTP/1.1\r\nHost: big.localhost\r\n\r\n');
+    await new Promise((r) => socket.once('data', r));
+    socket.pause();
+    await new Promise((r) => setTimeout(r, 2000));
+    const heldBack = accepted;
+    socket.destroy();
+    // Kernel socket buffers and nginx's memory buffers hold a few MiB; a spill to a temp file takes it all.
+    expect(heldBack).toBeLessThan(total / 2);
   });
 
   it('swaps between slots by a marker file: no reload, no failed request under a keep-alive loop', async () => {
