@@ -1,4 +1,3 @@
-import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AnalyzeError, unsandboxedBuildHazard } from '@slipway/analyzer';
@@ -15,6 +14,7 @@ import { DependencyCache } from '../pipeline/dependency-cache.js';
 import { ProjectCommands } from '../pipeline/project-commands.js';
 import { Redactor } from '../pipeline/redactor.js';
 import { LostLeaseError, StepFailure, StepRecorder } from '../pipeline/step-recorder.js';
+import { WorkspaceTrash } from '../pipeline/workspace-trash.js';
 import { PIPELINE } from '../pipeline/steps/index.js';
 import type { SandboxProvider } from '../sandbox/sandbox-provider.js';
 import { ApplicationSecrets } from './application-secrets.js';
@@ -41,6 +41,8 @@ export type DeployOutcome = 'succeeded' | 'failed' | 'not-mine' | 'handed-back';
 export class DeployPipelineService {
   private readonly logger = new Logger('deploy');
   private readonly services: PipelineServices;
+  /** Finished workspaces, removed in the background (the next deployment does not wait for it). */
+  readonly trash: WorkspaceTrash;
 
   constructor(
     @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
@@ -51,6 +53,8 @@ export class DeployPipelineService {
     @Inject(PUBLISHER) private readonly publisher: Redis,
     signInOrigins: SignInOrigins,
   ) {
+    this.trash = new WorkspaceTrash(join(buildDirOf(config), 'trash'));
+    void this.trash.sweep();
     this.services = {
       config,
       logger: this.logger,
@@ -124,7 +128,7 @@ export class DeployPipelineService {
       this.logger.error(`deployment ${deploymentId}: ${(error as Error).stack ?? String(error)}`);
       return fail('internal_error', `unexpected error in ${context.currentStep ?? 'the worker'}: ${(error as Error).message}`);
     } finally {
-      await rm(root, { recursive: true, force: true }).catch(() => undefined);
+      await this.trash.dispose(root).catch(() => undefined);
     }
   }
 }

@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { chmod, lchown, lstat, mkdir, open, readdir, readlink, symlink } from 'node:fs/promises';
+import { chmod, lchown, lstat, mkdir, readdir, readlink, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CacheEntryRejected, linkStaysInTree, type Manifest, type ManifestEntry } from './cache-manifest.js';
+import { CopyBudgetExceeded, copyFilesHashed } from './tree-copier.js';
 
 export interface Owner {
   uid: number;
@@ -15,10 +14,6 @@ export class NotCacheable extends Error {
 }
 
 type Kind = 'dir' | 'file' | 'link' | 'other';
-const CHUNK = 1024 * 1024;
-const PARALLEL = 32;
-const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /** Every path under `root` (parents first, never following a link), as lstat sees it. */
 async function walk(root: string, maxEntries: number, tooMany: (count: number) => Error, check?: (path: string, kind: Kind) => void): Promise<{ path: string; kind: Kind }[]> {
@@ -38,65 +33,6 @@ async function walk(root: string, maxEntries: number, tooMany: (count: number) =
     }
   }
   return out;
-}
-
-/** Runs `fn` over `items`, a few at a time; after the first failure no new item starts, and it throws once all lanes stopped. */
-async function inParallel<T>(items: T[], fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failed = false;
-  const lane = async () => {
-    while (!failed && next < items.length) {
-      try {
-        await fn(items[next++]!);
-      } catch (error) {
-        failed = true;
-        throw error;
-      }
-    }
-  };
-  const results = await Promise.allSettled(Array.from({ length: Math.min(PARALLEL, items.length) }, lane));
-  const rejected = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-  if (rejected) throw rejected.reason;
-}
-
-/**
- * Copies one regular file without following a link at `from`, hashing what it copies. With
- * `expected`, a size or digest that differs throws CacheEntryRejected (the caller removes the copy).
- */
-async function copyHashed(from: string, to: string, mode: number, owner?: Owner, expected?: { size: number; sha256: string }): Promise<{ size: number; sha256: string; sourceMode: number }> {
-  const source = await open(from, READ_FLAGS).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ELOOP') throw new CacheEntryRejected(`${from} is a link, not a file`);
-    throw error;
-  });
-  try {
-    const info = await source.stat();
-    if (!info.isFile()) throw new CacheEntryRejected(`${from} is not a regular file`);
-    if (expected && info.size !== expected.size) throw new CacheEntryRejected(`${from} has ${info.size} bytes, the manifest says ${expected.size}`);
-    const target = await open(to, CREATE_FLAGS, 0o600);
-    const hash = createHash('sha256');
-    let size = 0;
-    try {
-      // Reads the size fstat gave (no extra read for end of file); the digest decides what it was.
-      const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(CHUNK, info.size)));
-      while (size < info.size) {
-        const { bytesRead } = await source.read(buffer, 0, Math.min(buffer.length, info.size - size), null);
-        if (bytesRead === 0) break;
-        const chunk = buffer.subarray(0, bytesRead);
-        hash.update(chunk);
-        size += bytesRead;
-        await target.write(chunk);
-      }
-      if (owner) await target.chown(owner.uid, owner.gid);
-      await target.chmod(mode);
-    } finally {
-      await target.close();
-    }
-    const sha256 = hash.digest('hex');
-    if (expected && (sha256 !== expected.sha256 || size !== expected.size)) throw new CacheEntryRejected(`${from} does not match its digest in the manifest`);
-    return { size, sha256, sourceMode: info.mode & 0o777 };
-  } finally {
-    await source.close();
-  }
 }
 
 /**
@@ -124,13 +60,14 @@ export async function snapshotTree(source: string, dest: string, limits: { maxBy
     }
   }
   const files = entries.filter((entry): entry is Extract<ManifestEntry, { type: 'file' }> => entry.type === 'file');
-  await inParallel(files, async (entry) => {
-    const { size, sha256, sourceMode } = await copyHashed(join(source, entry.path), join(dest, entry.path), 0o600).catch((error: unknown) => {
-      throw error instanceof CacheEntryRejected ? new NotCacheable(error.message) : error;
-    });
+  const copied = await copyFilesHashed(files.map((entry) => ({ from: join(source, entry.path), to: join(dest, entry.path), mode: 0o600 })), { maxBytes: limits.maxBytes }).catch((error: unknown) => {
+    if (error instanceof CopyBudgetExceeded) throw new NotCacheable(`node_modules is larger than the cache allows (${limits.maxBytes} bytes)`);
+    throw error instanceof CacheEntryRejected ? new NotCacheable(error.message) : error;
+  });
+  files.forEach((entry, i) => {
+    const { size, sha256, sourceMode } = copied[i]!;
     Object.assign(entry, { mode: sourceMode, size, sha256 });
     bytes += size;
-    if (bytes > limits.maxBytes) throw new NotCacheable(`node_modules is larger than the cache allows (${limits.maxBytes} bytes)`);
   });
   for (const entry of entries) if (entry.type === 'link') await symlink(entry.target, join(dest, entry.path));
   return { entries, bytes };
@@ -154,16 +91,15 @@ export async function restoreTree(tree: string, manifest: Manifest, dest: string
   await mkdir(dest, { mode: 0o700 });
   const dirs = manifest.entries.filter((entry) => entry.type === 'dir');
   for (const dir of dirs) await mkdir(join(dest, dir.path), { mode: 0o700 });
-  await inParallel(manifest.entries, async (entry) => {
-    if (entry.type === 'file') {
-      await copyHashed(join(tree, entry.path), join(dest, entry.path), entry.mode, owner, entry);
-    } else if (entry.type === 'link') {
-      const target = await readlink(join(tree, entry.path));
-      if (target !== entry.target) throw new CacheEntryRejected(`node_modules/${entry.path} links to ${target}, the manifest says ${entry.target}`);
-      await symlink(entry.target, join(dest, entry.path));
-      if (owner) await lchown(join(dest, entry.path), owner.uid, owner.gid);
-    }
-  });
+  const files = manifest.entries.filter((entry): entry is Extract<ManifestEntry, { type: 'file' }> => entry.type === 'file');
+  await copyFilesHashed(files.map((entry) => ({ from: join(tree, entry.path), to: join(dest, entry.path), mode: entry.mode, expected: entry })), { owner });
+  for (const entry of manifest.entries) {
+    if (entry.type !== 'link') continue;
+    const target = await readlink(join(tree, entry.path));
+    if (target !== entry.target) throw new CacheEntryRejected(`node_modules/${entry.path} links to ${target}, the manifest says ${entry.target}`);
+    await symlink(entry.target, join(dest, entry.path));
+    if (owner) await lchown(join(dest, entry.path), owner.uid, owner.gid);
+  }
   // Directory modes last (children first), so a read-only directory does not stop its own copy.
   for (const dir of [...dirs].reverse()) {
     if (owner) await lchown(join(dest, dir.path), owner.uid, owner.gid);

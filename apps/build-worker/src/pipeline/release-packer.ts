@@ -100,9 +100,9 @@ async function precompressed(body: Buffer): Promise<{ suffix: string; data: Buff
  * `options.precompress` (static releases): each compressible regular file also gets
  * `PRECOMPRESSED_DIR/<path>.br` and `.gz` (libs/contract), compressed from the same checked,
  * no-follow read that is packed; links get none (the edge uses their target's). A directory of
- * that name in the output is never packed.
+ * that name in the output is never packed. `options.level`: gzip's level (6 unless said).
  */
-export async function packRelease(blobs: BlobStore, key: string, dir: string, options: { skipNodeModules?: boolean; project?: string; precompress?: boolean; skipBuildCaches?: boolean } = {}): Promise<StoredBlob & { files: number; precompressed: number }> {
+export async function packRelease(blobs: BlobStore, key: string, dir: string, options: { skipNodeModules?: boolean; project?: string; precompress?: boolean; skipBuildCaches?: boolean; level?: number } = {}): Promise<StoredBlob & { files: number; precompressed: number }> {
   const root = await realpath(dir);
   const check: LinkCheck = { dir: root, project: await realpath(options.project ?? dir) };
   if (root !== check.project && !root.startsWith(check.project + sep)) throw new StepFailure('unsafe_output', 'the build output leads outside the project; nothing was packed');
@@ -140,7 +140,7 @@ export async function packRelease(blobs: BlobStore, key: string, dir: string, op
     pack.destroy();
     throw error;
   });
-  const compressing = pipeline(pack, createGzip({ level: 6 }), body);
+  const compressing = pipeline(pack, createGzip({ level: options.level ?? 6 }), body);
   const [stored] = await Promise.all([blobs.put(key, body), producing, compressing]);
   return { ...stored, files, precompressed: compressed };
 }
