@@ -50,7 +50,8 @@ async function timeToLive(applicationId, source) {
     const first = row.steps.find((step) => step.startedAt);
     const last = row.steps.findLast((step) => step.finishedAt);
     console.log(`  waited ${((Date.parse(first.startedAt) - wall) / 1000).toFixed(2)} s for a worker; ${((wall + ms - Date.parse(last.finishedAt)) / 1000).toFixed(2)} s from the last step to succeeded being seen`);
-    for (const step of row.steps) for (const line of (step.log ?? '').split('\n').filter((l) => /\d+(\.\d+)? ?(ms|s)\b/.test(l)).slice(-12)) console.log(`  ${step.name}: ${line.slice(0, 200)}`);
+    for (const line of (row.steps.find((step) => step.name === 'release')?.log ?? '').split('\n').filter(Boolean)) console.log(`  release: ${line.slice(0, 200)}`);
+    for (const step of row.steps) if (step.name !== 'release') for (const line of (step.log ?? '').split('\n').filter((l) => /\d+(\.\d+)? ?(ms|s)\b/.test(l)).slice(-12)) console.log(`  ${step.name}: ${line.slice(0, 200)}`);
   }
   return { ms, steps: Object.fromEntries(row.steps.map((s) => [s.name, s.durationMs ?? 0])), artifact: row.spec?.artifact ?? null };
 }

@@ -62,6 +62,8 @@ export async function openRegular(root: string, path: string, shown = path): Pro
   }
 }
 
+/** Files up to this size are read whole and packed as one entry (larger ones are streamed). */
+const WHOLE_READ_BYTES = 4 * 1024 * 1024;
 const brotliAsync = promisify(brotliCompress);
 const gzipAsync = promisify(gzip);
 /** Brotli's best quality costs ~1.5 s per MiB here: files above this get quality 9 (~15x faster, ~10% larger). */
@@ -122,6 +124,12 @@ export async function packRelease(blobs: BlobStore, key: string, dir: string, op
       if (!opened) continue;
       files += 1;
       if (!options.precompress || !isPrecompressible(file.path, opened.size)) {
+        if (opened.size <= WHOLE_READ_BYTES) {
+          // One read and one entry: a stream per file costs more than the file for most of a release.
+          const whole = await readAll(opened.handle, opened.size).finally(() => opened.handle.close());
+          await addEntry(pack, { name: file.path, mode: opened.mode }, whole);
+          continue;
+        }
         const entry = pack.entry({ name: file.path, size: opened.size, mode: opened.mode, mtime: new Date(0) });
         await pipeline(opened.handle.createReadStream(), entry);
         continue;
