@@ -55,13 +55,19 @@ describe('tenant routing, pools and cached configuration', () => {
     const tenant = await h.app.get(TenantsService).resolve('blue');
     const db = h.app.get(TenantsService).db(tenant);
 
+    // A write from outside the service reaches its session cache through service_auth's NOTIFY,
+    // which arrives a moment later (SessionCache's contract): until then the cached session answers.
+    const afterNotify = { timeoutMs: 5000, intervalMs: 50, what: 'the database change to reach the session cache (NOTIFY)' };
     await db.query(`UPDATE service_auth.sessions SET expires_at = now() + interval '5 days' WHERE id = $1`, [session.id]);
-    const slid = await c.get('/get-session');
+    const slid = await waitFor(async () => {
+      const reply = await c.get('/get-session');
+      return reply.headers.getSetCookie().length > 0 ? reply : undefined;
+    }, afterNotify);
     expect(slid.headers.getSetCookie()[0]).toMatch(/Max-Age=604800/);
     expect(new Date((await slid.json()).session.expiresAt).getTime()).toBeGreaterThan(Date.now() + 6.9 * 24 * 3600 * 1000);
 
     await db.query(`UPDATE service_auth.sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [session.id]);
-    expect(await (await c.get('/get-session')).json()).toBeNull();
+    await waitFor(async () => ((await (await c.get('/get-session')).json()) === null ? true : undefined), afterNotify);
     expect((await db.query('SELECT 1 FROM service_auth.sessions WHERE id = $1', [session.id])).rowCount).toBe(0);
   });
 
@@ -72,11 +78,16 @@ describe('tenant routing, pools and cached configuration', () => {
     const tenant = await h.app.get(TenantsService).resolve('blue');
     const db = h.app.get(TenantsService).db(tenant);
     // Near the end: a refresh may not carry it past 30 days from sign-in.
+    // As above: the cache hears of these outside writes through NOTIFY, a moment later.
+    const afterNotify = { timeoutMs: 5000, intervalMs: 50, what: 'the database change to reach the session cache (NOTIFY)' };
     await db.query(`UPDATE service_auth.sessions SET created_at = now() - interval '29 days', expires_at = now() + interval '5 days' WHERE id = $1`, [session.id]);
-    const near = await (await c.get('/get-session')).json();
+    const near = await waitFor(async () => {
+      const body = await (await c.get('/get-session')).json();
+      return body && new Date(body.session.createdAt).getTime() < Date.now() - 28 * 24 * 3600 * 1000 ? body : undefined;
+    }, afterNotify);
     expect(new Date(near.session.expiresAt).getTime()).toBeLessThanOrEqual(Date.now() + 24 * 3600 * 1000 + 5000);
     await db.query(`UPDATE service_auth.sessions SET created_at = now() - interval '30 days 1 minute', expires_at = now() + interval '6 days' WHERE id = $1`, [session.id]);
-    expect(await (await c.get('/get-session')).json()).toBeNull();
+    await waitFor(async () => ((await (await c.get('/get-session')).json()) === null ? true : undefined), afterNotify);
     expect((await c.get('/token')).status).toBe(401);
   });
 
