@@ -96,6 +96,8 @@ export class DeployPipelineService {
     const unsandboxed = this.sandboxes.unsandboxedReason;
     if (unsandboxed) context.hazards.push(unsandboxedBuildHazard(unsandboxed));
 
+    // While it runs, finished workspaces are not removed (the disk is this deployment's).
+    const releaseTrash = this.trash.hold();
     try {
       context.app = await this.secrets.load(applicationId);
       recorder.useRedactor(new Redactor(context.app.redactable));
@@ -129,6 +131,7 @@ export class DeployPipelineService {
       return fail('internal_error', `unexpected error in ${context.currentStep ?? 'the worker'}: ${(error as Error).message}`);
     } finally {
       await this.trash.dispose(root).catch(() => undefined);
+      releaseTrash();
     }
   }
 }
