@@ -1,4 +1,3 @@
-import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { CacheEntryRejected } from './cache-manifest.js';
 
@@ -24,7 +23,7 @@ export class CopyBudgetExceeded extends Error {
   override readonly name = 'CopyBudgetExceeded';
 }
 
-/** At most this many threads copy (the copy waits on the disk as much as on the CPU). */
+/** Threads that copy a big tree, whatever the cores (the copy waits on the kernel and the disk as much as on the CPU). */
 const MAX_THREADS = 4;
 
 /**
@@ -119,7 +118,8 @@ parentPort.postMessage({ done });
  */
 export async function copyFilesHashed(jobs: CopyJob[], options: { owner?: { uid: number; gid: number }; maxBytes?: number } = {}): Promise<Copied[]> {
   if (jobs.length === 0) return [];
-  const threads = Math.max(1, Math.min(MAX_THREADS, Math.max(2, availableParallelism()), Math.ceil(jobs.length / 64)));
+  // More threads than cores: much of a copy is waiting on the kernel and the disk (4 beat 2 on 2 cores here).
+  const threads = Math.max(1, Math.min(MAX_THREADS, Math.ceil(jobs.length / 64)));
   const shared = new SharedArrayBuffer(16);
   const results = new Array<Copied | undefined>(jobs.length);
   let failure: { rejected?: string; budget?: boolean; error?: string; code?: string } | undefined;
