@@ -68,7 +68,7 @@ describe('WorkspaceTrash (real files, real rm)', () => {
       for (let f = 0; f < 150; f++) writeFileSync(join(dir, `p${d}`, `f${f}.js`), 'x');
     }
     await trash.dispose(dir);
-    const removal = await waitFor(() => trash.removal ?? undefined, { timeoutMs: 5000, what: 'rm to start' });
+    const removal = await waitFor(() => trash.removal ?? undefined, { timeoutMs: 5000, intervalMs: 5, what: 'rm to start' });
     const release = trash.hold();
     expect(trash.removal).toEqual({ pid: removal.pid, stopped: true });
     // The kernel says so too: state T (stopped).
