@@ -42,7 +42,7 @@ export class DeployPipelineService {
   private readonly logger = new Logger('deploy');
   private readonly services: PipelineServices;
   /** Finished workspaces, removed in the background (the next deployment does not wait for it). */
-  readonly trash: WorkspaceTrash;
+  private readonly trash: WorkspaceTrash;
 
   constructor(
     @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,

@@ -123,19 +123,17 @@ export async function packRelease(blobs: BlobStore, key: string, dir: string, op
       const opened = await openRegular(root, file.path, relative(check.project, file.abs));
       if (!opened) continue;
       files += 1;
-      if (!options.precompress || !isPrecompressible(file.path, opened.size)) {
-        if (opened.size <= WHOLE_READ_BYTES) {
-          // One read and one entry: a stream per file costs more than the file for most of a release.
-          const whole = await readAll(opened.handle, opened.size).finally(() => opened.handle.close());
-          await addEntry(pack, { name: file.path, mode: opened.mode }, whole);
-          continue;
-        }
+      const compressible = Boolean(options.precompress) && isPrecompressible(file.path, opened.size);
+      if (!compressible && opened.size > WHOLE_READ_BYTES) {
         const entry = pack.entry({ name: file.path, size: opened.size, mode: opened.mode, mtime: new Date(0) });
         await pipeline(opened.handle.createReadStream(), entry);
         continue;
       }
+      // One read and one entry (a stream per file costs more than the file for most of a release);
+      // the same bytes are what gets precompressed.
       const body = await readAll(opened.handle, opened.size).finally(() => opened.handle.close());
       await addEntry(pack, { name: file.path, mode: opened.mode }, body);
+      if (!compressible) continue;
       for (const form of await precompressed(body)) {
         await addEntry(pack, { name: `${PRECOMPRESSED_DIR}/${file.path}${form.suffix}`, mode: 0o644 }, form.data);
         compressed += 1;

@@ -79,8 +79,7 @@ function copy(index) {
     }
     const sha256 = hash.digest('hex');
     if (job.expected && (sha256 !== job.expected.sha256 || size !== job.expected.size)) return { rejected: job.from + ' does not match its digest in the manifest' };
-    done.push(index, size, info.mode & 0o777);
-    done.push(sha256);
+    done.push(index, size, info.mode & 0o777, sha256);
     return null;
   } finally {
     fs.closeSync(source);
