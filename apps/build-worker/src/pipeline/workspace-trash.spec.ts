@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '@slipway/testing';
-import { HELD_BACKLOG, WorkspaceTrash } from './workspace-trash.js';
+import { HELD_BACKLOG, MAX_WAITING, WorkspaceTrash } from './workspace-trash.js';
 
 describe('WorkspaceTrash (real files, real rm)', () => {
   let base: string;
@@ -80,5 +80,21 @@ describe('WorkspaceTrash (real files, real rm)', () => {
     release();
     await trash.drained();
     expect(await readdir(join(base, 'trash'))).toEqual([]);
+  });
+
+  it(`never lets more than MAX_WAITING trees wait: dispose waits for removals beyond that`, async () => {
+    const trash = new WorkspaceTrash(join(base, 'trash'));
+    // A big tree first, so rm is still at it when the small ones come.
+    const big = join(base, 'workspaces', 'big-1');
+    for (let d = 0; d < 200; d++) {
+      mkdirSync(join(big, `p${d}`), { recursive: true });
+      for (let f = 0; f < 150; f++) writeFileSync(join(big, `p${d}`, `f${f}.js`), 'x');
+    }
+    await trash.dispose(big);
+    for (let i = 0; i < MAX_WAITING + 2; i++) {
+      await trash.dispose(await workspace(`s${i}-1`));
+      expect((await readdir(join(base, 'trash'))).length).toBeLessThanOrEqual(MAX_WAITING);
+    }
+    await trash.drained();
   });
 });

@@ -5,6 +5,8 @@ import { basename, join } from 'node:path';
 
 /** Trees waiting in the trash beyond which removal goes on even while deployments run (disk is bounded). */
 export const HELD_BACKLOG = 2;
+/** Trees waiting beyond which `dispose` waits for removals (deployments may not outrun `rm`). */
+export const MAX_WAITING = 4;
 
 /**
  * Where finished workspaces go. A Next.js workspace holds ~25 000 files, and removing them takes
@@ -13,7 +15,8 @@ export const HELD_BACKLOG = 2;
  * reachable by the build user from then on) and removed by `rm -rf` (a child process, so libuv's
  * thread pool stays free), one tree at a time, while no deployment runs: `hold()` (one per running
  * deployment) keeps removals from starting and stops (SIGSTOP) one under way until the last hold
- * is released (SIGCONT), unless more than `HELD_BACKLOG` trees wait. The `rm` dies with the worker
+ * is released (SIGCONT), unless more than `HELD_BACKLOG` trees wait; with more than `MAX_WAITING`,
+ * `dispose` itself waits (the trash never outgrows a few workspaces). The `rm` dies with the worker
  * (`setpriv --pdeathsig`), and whatever a killed worker left is removed when the next one starts.
  */
 export class WorkspaceTrash {
@@ -35,6 +38,8 @@ export class WorkspaceTrash {
     // Not movable (another file system, say): removed here and now, as before.
     if (moved === 'stayed') return rm(path, { recursive: true, force: true });
     this.schedule(target);
+    // Back-pressure: deployments that each leave a big tree and end faster than it goes wait here.
+    while (this.waiting > MAX_WAITING) await this.removing;
   }
 
   /** Removes what an earlier worker left in the trash. */
