@@ -21,6 +21,16 @@ describe('WorkspaceTrash (real files, real rm)', () => {
     return dir;
   }
 
+  /** 30 000 files: `rm -rf` takes a second or more on them. */
+  function bigWorkspace(): string {
+    const dir = join(base, 'workspaces', 'big-1');
+    for (let d = 0; d < 200; d++) {
+      mkdirSync(join(dir, `p${d}`), { recursive: true });
+      for (let f = 0; f < 150; f++) writeFileSync(join(dir, `p${d}`, `f${f}.js`), 'x');
+    }
+    return dir;
+  }
+
   it('takes a workspace out of the way at once (into a root-only directory), then removes it in the background', async () => {
     const trash = new WorkspaceTrash(join(base, 'trash'));
     const dir = await workspace('d1-1');
@@ -62,11 +72,7 @@ describe('WorkspaceTrash (real files, real rm)', () => {
   it('stops a removal under way when a deployment starts and lets it go on when the deployment ends', async () => {
     const trash = new WorkspaceTrash(join(base, 'trash'));
     // Big enough that rm is still at it when the hold comes.
-    const dir = join(base, 'workspaces', 'big-1');
-    for (let d = 0; d < 200; d++) {
-      mkdirSync(join(dir, `p${d}`), { recursive: true });
-      for (let f = 0; f < 150; f++) writeFileSync(join(dir, `p${d}`, `f${f}.js`), 'x');
-    }
+    const dir = bigWorkspace();
     await trash.dispose(dir);
     const removal = await waitFor(() => trash.removal ?? undefined, { timeoutMs: 5000, intervalMs: 5, what: 'rm to start' });
     const release = trash.hold();
@@ -85,11 +91,7 @@ describe('WorkspaceTrash (real files, real rm)', () => {
   it(`never lets more than MAX_WAITING trees wait: dispose waits for removals beyond that`, async () => {
     const trash = new WorkspaceTrash(join(base, 'trash'));
     // A big tree first, so rm is still at it when the small ones come.
-    const big = join(base, 'workspaces', 'big-1');
-    for (let d = 0; d < 200; d++) {
-      mkdirSync(join(big, `p${d}`), { recursive: true });
-      for (let f = 0; f < 150; f++) writeFileSync(join(big, `p${d}`, `f${f}.js`), 'x');
-    }
+    const big = bigWorkspace();
     await trash.dispose(big);
     for (let i = 0; i < MAX_WAITING + 2; i++) {
       await trash.dispose(await workspace(`s${i}-1`));
