@@ -1,11 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { BlobStore } from '@slipway/blob';
 import { UnhealthyReleaseError, type ReleaseToRun, type RunningRelease, type RuntimeDriver } from './driver.js';
+import { LogBudget } from './logs/log-budget.js';
+import { DEFAULT_LOG_LIMITS, type LogLimits } from './logs/log-limits.js';
+import { LogRing, readLogRing } from './logs/log-ring.js';
+import { ReleaseLog } from './logs/release-log.js';
 import { extractRelease } from './release-extractor.js';
 import type { AppIds } from './sandbox/app-users.js';
 import type { AppCgroup } from './sandbox/cgroups.js';
@@ -23,8 +26,10 @@ interface Confinement {
 
 export interface LocalDriverOptions {
   blobs: BlobStore;
-  /** Releases are extracted under `<dir>/releases/<id>`, logs written to `<dir>/logs/<id>.log`. */
+  /** Releases are extracted under `<dir>/releases/<id>`, logs written to `<dir>/logs/<id>.log` (+ `.1`, `.2`… rotated). */
   dir: string;
+  /** Each release's log ring and each application's log rate (default `DEFAULT_LOG_LIMITS`). */
+  logLimits?: LogLimits;
   healthTimeoutMs: number;
   /**
    * The runtime sandbox (each app as its own user, in its own namespaces, network and cgroup).
@@ -42,8 +47,6 @@ export interface LocalDriverOptions {
   backoffMs?: number;
   maxBackoffMs?: number;
 }
-
-const LOG_TAIL_CHARS = 16_000;
 
 /** `wanted` when it is free, else any free loopback port. */
 function freePort(wanted = 0): Promise<number> {
@@ -74,7 +77,6 @@ function probe(port: number): Promise<boolean> {
 class LocalRelease implements RunningRelease {
   readonly host = '127.0.0.1';
   private child?: ChildProcess;
-  private tail = '';
   private stopping = false;
   private restarts = 0;
   private restartTimer?: NodeJS.Timeout;
@@ -85,19 +87,18 @@ class LocalRelease implements RunningRelease {
     readonly port: number,
     private readonly dir: string,
     private readonly release: ReleaseToRun,
-    private readonly log: WriteStream,
+    private readonly log: ReleaseLog,
     private readonly options: LocalDriverOptions,
     private readonly confinement: Confinement | null,
     private readonly toolchain: NodeToolchain | null = null,
   ) {}
 
   logTail(): string {
-    return this.tail;
+    return this.log.tail();
   }
 
   private write(text: string): void {
-    this.tail = (this.tail + text).slice(-LOG_TAIL_CHARS);
-    this.log.write(text);
+    this.log.note(text);
   }
 
   spawn(): ChildProcess {
@@ -113,8 +114,9 @@ class LocalRelease implements RunningRelease {
           cwd: this.dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
           ...(this.options.user ? { uid: this.options.user.uid, gid: this.options.user.gid } : {}),
         });
-    child.stdout!.on('data', (c: Buffer) => this.write(c.toString('utf8')));
-    child.stderr!.on('data', (c: Buffer) => this.write(c.toString('utf8')));
+    // Read within the app's log budget: past it the pipes pause and the app's writes wait.
+    this.log.attach(child.stdout!);
+    this.log.attach(child.stderr!);
     child.on('error', (error) => this.write(`[slipway] could not start: ${error.message}\n`));
     child.on('exit', (code, signal) => {
       this.write(`[slipway] process exited (${signal ?? code})\n`);
@@ -142,7 +144,7 @@ class LocalRelease implements RunningRelease {
     while (Date.now() < deadline) {
       const child = this.child!;
       if (child.exitCode !== null || child.signalCode !== null) {
-        throw new UnhealthyReleaseError(`the release exited (${child.signalCode ?? child.exitCode}) before it answered HTTP on PORT`, this.tail);
+        throw new UnhealthyReleaseError(`the release exited (${child.signalCode ?? child.exitCode}) before it answered HTTP on PORT`, this.log.tail());
       }
       if (await probe(this.port)) {
         this.healthySince = Date.now();
@@ -150,7 +152,7 @@ class LocalRelease implements RunningRelease {
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new UnhealthyReleaseError(`the release did not answer HTTP on PORT ${this.port} within ${Math.round(this.options.healthTimeoutMs / 1000)} s`, this.tail);
+    throw new UnhealthyReleaseError(`the release did not answer HTTP on PORT ${this.port} within ${Math.round(this.options.healthTimeoutMs / 1000)} s`, this.log.tail());
   }
 
   async stop(graceMs = 5000): Promise<void> {
@@ -178,7 +180,7 @@ class LocalRelease implements RunningRelease {
       if (child?.pid) await this.confinement.sandbox.signal(child.pid, this.confinement.cgroup, 'SIGKILL');
       await this.confinement.cgroup?.remove();
     }
-    await new Promise((r) => this.log.end(r));
+    await this.log.close();
   }
 }
 
@@ -186,7 +188,13 @@ class LocalRelease implements RunningRelease {
 export class LocalDriver implements RuntimeDriver {
   readonly name = 'local' as const;
 
-  constructor(private readonly options: LocalDriverOptions) {}
+  /** Each application's log budget, shared by its running releases. */
+  private readonly budgets = new Map<string, LogBudget>();
+  private readonly logLimits: LogLimits;
+
+  constructor(private readonly options: LocalDriverOptions) {
+    this.logLimits = options.logLimits ?? DEFAULT_LOG_LIMITS;
+  }
 
   releaseDir(releaseId: string): string {
     return join(this.options.dir, 'releases', releaseId);
@@ -205,22 +213,53 @@ export class LocalDriver implements RuntimeDriver {
     return join(this.options.dir, 'logs', `${releaseId}.log`);
   }
 
+  /** The release's log across its ring, oldest first (`lastBytes`: only its end); undefined: none. */
+  readLog(releaseId: string, lastBytes?: number): Promise<string | undefined> {
+    return readLogRing(this.logFile(releaseId), this.logLimits.files, lastBytes);
+  }
+
+  private async openLog(release: ReleaseToRun): Promise<ReleaseLog> {
+    const { maxBytes, files, rateBytes, burstBytes, readRateBytes } = this.logLimits;
+    const ring = await LogRing.open(this.logFile(release.releaseId), { maxBytes, files });
+    let budget = this.budgets.get(release.applicationId);
+    if (!budget) {
+      budget = new LogBudget({ rateBytes, burstBytes, readRateBytes });
+      this.budgets.set(release.applicationId, budget);
+    }
+    const applicationId = release.applicationId;
+    const owner = budget;
+    return new ReleaseLog(ring, budget, () => {
+      // The application's last release gone: its budget goes too.
+      if (owner.size > 0 || this.budgets.get(applicationId) !== owner) return;
+      owner.dispose();
+      this.budgets.delete(applicationId);
+    });
+  }
+
   async start(release: ReleaseToRun): Promise<RunningRelease> {
     const dir = this.releaseDir(release.releaseId);
     const toolchain = await this.toolchainOf(release);
     await extractRelease(await this.options.blobs.get(release.artifactKey), dir);
     await mkdir(join(this.options.dir, 'logs'), { recursive: true, mode: 0o700 });
-    const log = createWriteStream(this.logFile(release.releaseId), { flags: 'a' });
+    const log = await this.openLog(release);
     const sandbox = this.options.sandbox;
     const began = performance.now();
-    const confinement = sandbox ? { sandbox, ...(await sandbox.prepare(release.applicationId, release.releaseId, dir)) } : null;
-    const running = new LocalRelease(release.releaseId, await freePort(release.port), dir, release, log, this.options, confinement, toolchain);
+    let confinement: Confinement | null;
+    let port: number;
+    try {
+      confinement = sandbox ? { sandbox, ...(await sandbox.prepare(release.applicationId, release.releaseId, dir)) } : null;
+      port = await freePort(release.port);
+    } catch (error) {
+      await log.close();
+      throw error;
+    }
+    const running = new LocalRelease(release.releaseId, port, dir, release, log, this.options, confinement, toolchain);
     const spawned = performance.now();
     running.spawn();
     try {
       await running.waitHealthy();
       const ms = (t: number) => Math.round(t);
-      log.write(`[slipway] healthy ${ms(performance.now() - spawned)} ms after start${confinement ? ` (sandbox as ${confinement.ids.name}, prepared in ${ms(spawned - began)} ms)` : ' (unsandboxed)'}\n`);
+      log.note(`[slipway] healthy ${ms(performance.now() - spawned)} ms after start${confinement ? ` (sandbox as ${confinement.ids.name}, prepared in ${ms(spawned - began)} ms)` : ' (unsandboxed)'}\n`);
     } catch (error) {
       await running.stop(1000);
       // A sandbox that broke since it was last probed must say so, not pass for an unhealthy app.
