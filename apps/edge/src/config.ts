@@ -1,6 +1,7 @@
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { baseServerFields, loadConfig, masterKey, port, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
+import { DEFAULT_LOG_LIMITS, type LogLimits } from '@slipway/runtime';
 import { tlsConfigFields } from './tls/tls-config.js';
 
 const ms = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -43,6 +44,17 @@ export const edgeConfigSchema = z.object({
   RUNTIME_PIDS: z.coerce.number().int().min(8).default(256),
   RUNTIME_CPUS: z.coerce.number().min(0.05).default(1),
   RUNTIME_TMP_MB: z.coerce.number().int().min(1).default(64),
+  /**
+   * The log budget (local driver): each release's log is a ring of RUNTIME_LOG_FILES files of
+   * RUNTIME_LOG_MAX_BYTES (3 × 8 MiB); each application keeps RUNTIME_LOG_RATE_BYTES a second
+   * (256 KiB, RUNTIME_LOG_BURST_BYTES at once: 1 MiB), lines beyond are dropped with a marker;
+   * past RUNTIME_LOG_READ_RATE_BYTES a second (1 MiB) its pipes are not read and its writes wait.
+   */
+  RUNTIME_LOG_MAX_BYTES: z.coerce.number().int().min(64 * 1024).default(DEFAULT_LOG_LIMITS.maxBytes),
+  RUNTIME_LOG_FILES: z.coerce.number().int().min(1).max(100).default(DEFAULT_LOG_LIMITS.files),
+  RUNTIME_LOG_RATE_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LOG_LIMITS.rateBytes),
+  RUNTIME_LOG_BURST_BYTES: z.coerce.number().int().min(16 * 1024).default(DEFAULT_LOG_LIMITS.burstBytes),
+  RUNTIME_LOG_READ_RATE_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LOG_LIMITS.readRateBytes),
   /** RUNTIME_SANDBOX=off only: run apps as this unprivileged user when the edge runs as root (skipped if it does not exist). */
   APP_USER: z.string().default('slipway-build'),
   /**
@@ -90,9 +102,23 @@ export const edgeConfigSchema = z.object({
   if (config.SLIPWAY_RUNTIME_DRIVER === 'kubernetes' && !config.SLIPWAY_RUNTIME_EDGE_URL) {
     ctx.addIssue({ code: 'custom', path: ['SLIPWAY_RUNTIME_EDGE_URL'], message: 'required when SLIPWAY_RUNTIME_DRIVER=kubernetes (this edge\'s URL as pods reach it)' });
   }
+  if (config.RUNTIME_LOG_READ_RATE_BYTES < config.RUNTIME_LOG_RATE_BYTES) {
+    ctx.addIssue({ code: 'custom', path: ['RUNTIME_LOG_READ_RATE_BYTES'], message: `must be at least RUNTIME_LOG_RATE_BYTES (${config.RUNTIME_LOG_RATE_BYTES}): what is kept is first read` });
+  }
 });
 
 export type EdgeConfig = z.output<typeof edgeConfigSchema>;
+
+/** The local driver's log budget, from RUNTIME_LOG_*. */
+export function logLimitsOf(config: EdgeConfig): LogLimits {
+  return {
+    maxBytes: config.RUNTIME_LOG_MAX_BYTES,
+    files: config.RUNTIME_LOG_FILES,
+    rateBytes: config.RUNTIME_LOG_RATE_BYTES,
+    burstBytes: config.RUNTIME_LOG_BURST_BYTES,
+    readRateBytes: config.RUNTIME_LOG_READ_RATE_BYTES,
+  };
+}
 
 /** The only place this app reads the environment. */
 export function loadEdgeConfig(env: NodeJS.ProcessEnv = process.env): EdgeConfig {

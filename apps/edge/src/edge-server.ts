@@ -12,7 +12,7 @@ import { DependencyProbe } from '@slipway/server';
 import { Redis } from 'ioredis';
 import type { EdgeConfig } from './config.js';
 import { EdgePlane } from './data-plane/edge-plane.js';
-import { handleInternal, readLogFile } from './internal/internal-api.js';
+import { handleInternal } from './internal/internal-api.js';
 import { ReverseProxy } from './proxy/proxy.js';
 import { HostRouter } from './routing/host-router.js';
 import { appEnvironment } from './runtime/app-environment.js';
@@ -220,7 +220,7 @@ export class EdgeServer {
           probe: this.probe,
           startRelease: (id) => this.startRelease(id),
           sandbox: this.sandboxStatus(),
-          logs: async (id) => this.nodeApps.logs(id) ?? (this.driver instanceof LocalDriver || this.driver instanceof RemoteRuntimeDriver ? readLogFile(this.driver.logFile(id)) : undefined),
+          logs: async (id) => this.nodeApps.logs(id) ?? (this.driver instanceof LocalDriver || this.driver instanceof RemoteRuntimeDriver ? this.driver.readLog(id) : undefined),
           artifact: (id) => this.artifact(id),
           staticCache: () => this.statics.stats(),
           tls: () => this.tls?.status() ?? { mode: 'off' },

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -108,8 +107,4 @@ export async function handleInternal(req: IncomingMessage, res: ServerResponse, 
   }
   json(res, 404, { error: 'not found' });
   return true;
-}
-
-export async function readLogFile(path: string): Promise<string | undefined> {
-  return readFile(path, 'utf8').catch(() => undefined);
 }

@@ -6,7 +6,7 @@ import { Logger } from '@nestjs/common';
 import type { BlobStore } from '@slipway/blob';
 import { LIMITS } from '@slipway/contract';
 import { LocalDriver, LocalSandbox, RELEASE_ARTIFACT_PATH, ensureDir, nodeToolchainsFor, kubernetesDriverFromEnvironment, releaseArtifactToken, type RuntimeDriver } from '@slipway/runtime';
-import type { EdgeConfig } from '../config.js';
+import { logLimitsOf, type EdgeConfig } from '../config.js';
 import { RemoteRuntimeDriver } from './supervisor/remote-driver.js';
 
 const run = promisify(execFile);
@@ -39,7 +39,7 @@ async function appUser(name: string, releasesDir: string): Promise<{ uid: number
 export async function createRuntimeDriver(config: EdgeConfig, blobs: BlobStore, runtimeDir: string, onSupervisorLost: (reason: string) => void = () => undefined): Promise<RuntimeDriver> {
   if (config.SLIPWAY_RUNTIME_DRIVER === 'local' && config.RUNTIME_SUPERVISOR_SOCKET) {
     await ensureDir(runtimeDir, 0o711);
-    return RemoteRuntimeDriver.connect(config.RUNTIME_SUPERVISOR_SOCKET, runtimeDir, config.STARTUP_TIMEOUT_MS, onSupervisorLost);
+    return RemoteRuntimeDriver.connect(config.RUNTIME_SUPERVISOR_SOCKET, runtimeDir, config.STARTUP_TIMEOUT_MS, onSupervisorLost, config.RUNTIME_LOG_FILES);
   }
   return createLocalDriver(config, blobs, runtimeDir);
 }
@@ -62,7 +62,7 @@ export async function createLocalDriver(config: EdgeConfig, blobs: BlobStore, ru
   // The same cache the build worker fills: a release runs on the Node it was built with.
   const toolchains = nodeToolchainsFor(config, LIMITS.node.supportedMajors);
   if (config.RUNTIME_SANDBOX === 'off') {
-    return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, toolchains, user: await appUser(config.APP_USER, join(runtimeDir, 'releases')) });
+    return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, toolchains, logLimits: logLimitsOf(config), user: await appUser(config.APP_USER, join(runtimeDir, 'releases')) });
   }
   const sandbox = new LocalSandbox({
     limits: { memoryBytes: config.RUNTIME_MEMORY_MB * MIB, pids: config.RUNTIME_PIDS, cpus: config.RUNTIME_CPUS },
@@ -70,7 +70,7 @@ export async function createLocalDriver(config: EdgeConfig, blobs: BlobStore, ru
     hostPorts: appHostPorts(config),
     forbiddenUids: await platformUids(config.APP_USER),
   });
-  return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, sandbox, toolchains });
+  return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, sandbox, toolchains, logLimits: logLimitsOf(config) });
 }
 
 const MIB = 1024 * 1024;

@@ -1,3 +1,4 @@
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { open, readFile, rename, stat, type FileHandle } from 'node:fs/promises';
 
 export interface LogRingOptions {
@@ -158,4 +159,31 @@ async function readEnd(name: string, bytes: number): Promise<Buffer> {
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The last `lastBytes` (a few KiB) of a release's log across its ring, synchronously (for
+ * `RunningRelease.logTail`); '' when there is none.
+ */
+export function readLogRingEndSync(file: string, files: number, lastBytes: number): string {
+  const parts: Buffer[] = [];
+  let total = 0;
+  for (const name of ringFiles(file, files)) {
+    if (total >= lastBytes) break;
+    let fd: number | undefined;
+    try {
+      fd = openSync(name, 'r');
+      const size = fstatSync(fd).size;
+      const length = Math.min(size, lastBytes - total);
+      const buffer = Buffer.alloc(length);
+      readSync(fd, buffer, 0, length, size - length);
+      parts.unshift(buffer);
+      total += length;
+    } catch {
+      /* not rotated yet, or rotated away meanwhile */
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
+  }
+  return Buffer.concat(parts).toString('utf8');
 }

@@ -1,27 +1,9 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { SandboxUnavailableError, UnhealthyReleaseError, type ReleaseToRun, type RunningRelease, type RuntimeDriver } from '@slipway/runtime';
+import { DEFAULT_LOG_LIMITS, SandboxUnavailableError, UnhealthyReleaseError, readLogRing, readLogRingEndSync, type ReleaseToRun, type RunningRelease, type RuntimeDriver } from '@slipway/runtime';
 import { readLines, send, type RunningInfo, type SupervisorAnswer, type SupervisorError, type SupervisorRequest } from './protocol.js';
 
 const LOG_TAIL_BYTES = 16_000;
-
-/** The last part of a release's log file (the supervisor writes it; the edge only reads). */
-function tailOf(file: string): string {
-  let fd: number | undefined;
-  try {
-    fd = openSync(file, 'r');
-    const size = fstatSync(fd).size;
-    const length = Math.min(size, LOG_TAIL_BYTES);
-    const buffer = Buffer.alloc(length);
-    readSync(fd, buffer, 0, length, size - length);
-    return buffer.toString('utf8');
-  } catch {
-    return '';
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
-}
 
 function toError(error: SupervisorError): Error {
   if (error.kind === 'unhealthy') return new UnhealthyReleaseError(error.message, error.logTail);
@@ -44,7 +26,7 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
 
-  private constructor(private readonly socket: Socket, private readonly dir: string) {
+  private constructor(private readonly socket: Socket, private readonly dir: string, private readonly logFiles: number) {
     readLines(socket, (message) => {
       const answer = message as SupervisorAnswer;
       const waiting = this.pending.get(answer.id);
@@ -54,7 +36,7 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
   }
 
   /** Connects, retrying while the supervisor starts (up to `timeoutMs`). */
-  static async connect(socketPath: string, dir: string, timeoutMs: number, onLost: (reason: string) => void): Promise<RemoteRuntimeDriver> {
+  static async connect(socketPath: string, dir: string, timeoutMs: number, onLost: (reason: string) => void, logFiles = DEFAULT_LOG_LIMITS.files): Promise<RemoteRuntimeDriver> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       try {
@@ -63,7 +45,7 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
           s.once('connect', () => resolve(s));
           s.once('error', reject);
         });
-        const driver = new RemoteRuntimeDriver(socket, dir);
+        const driver = new RemoteRuntimeDriver(socket, dir, logFiles);
         socket.on('error', () => undefined);
         socket.on('close', () => {
           for (const waiting of driver.pending.values()) waiting.resolve({ id: 0, ok: false, error: { kind: 'other', message: 'the runtime supervisor went away' } });
@@ -83,6 +65,11 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
     return join(this.dir, 'logs', `${releaseId}.log`);
   }
 
+  /** The release's log across its ring (the supervisor writes it; the edge only reads), oldest first. */
+  readLog(releaseId: string, lastBytes?: number): Promise<string | undefined> {
+    return readLogRing(this.logFile(releaseId), this.logFiles, lastBytes);
+  }
+
   private async call(request: Request): Promise<SupervisorAnswer & { ok: true }> {
     const id = this.nextId++;
     const answer = await new Promise<SupervisorAnswer>((resolve) => {
@@ -99,7 +86,7 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
       releaseId: info.releaseId,
       host: '127.0.0.1',
       port: info.port,
-      logTail: () => tailOf(this.logFile(info.releaseId)),
+      logTail: () => readLogRingEndSync(this.logFile(info.releaseId), this.logFiles, LOG_TAIL_BYTES),
       stop: async (graceMs?: number) => {
         await this.call({ op: 'stop', releaseId: info.releaseId, ...(graceMs === undefined ? {} : { graceMs }) }).catch(() => undefined);
       },
