@@ -6,7 +6,7 @@
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LogRing, readLogRing } from './log-ring.js';
+import { LogRing, readLogRing, readLogRingEndSync } from './log-ring.js';
 
 const line = (n: number) => `line ${String(n).padStart(7, '0')} ${'x'.repeat(40)}\n`;
 
@@ -72,6 +72,9 @@ describe('LogRing', () => {
     await ring.close();
     const end = (await readLogRing(file, 3, 60))!;
     expect(end).toBe(`${'8'.repeat(19)}\n${'9'.repeat(39)}\n`);
+    // Just after a rotation the current file is short: the tail reaches into the previous one.
+    expect(readLogRingEndSync(file, 3, 100)).toBe(`${'7'.repeat(19)}\n${'8'.repeat(39)}\n${'9'.repeat(39)}\n`);
     expect(await readLogRing(join(dir, 'other.log'), 3)).toBeUndefined();
+    expect(readLogRingEndSync(join(dir, 'other.log'), 3, 100)).toBe('');
   });
 });
