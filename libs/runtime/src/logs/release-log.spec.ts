@@ -110,8 +110,14 @@ describe('ReleaseLog within a LogBudget, fed by real processes', () => {
     const ticker = spawn(process.execPath, ['-e', "let n = 0; const t = setInterval(() => { console.log('tick ' + ++n); if (n === 10) clearInterval(t); }, 50);"], { stdio: ['ignore', 'pipe', 'pipe'] });
     quiet.attach(ticker.stdout);
     quiet.attach(ticker.stderr);
-    await waitFor(async () => ((await readFile(file, 'utf8')).includes('tick 10\n') ? true : undefined), { timeoutMs: 10_000, what: "the quiet app's tenth line" });
-    await flood;
+    const text = await waitFor(async () => {
+      const read = await readFile(file, 'utf8');
+      return read.includes('tick 10\n') ? read : undefined;
+    }, { timeoutMs: 10_000, what: "the quiet app's tenth line" });
+    expect(text.trimEnd().split('\n')).toEqual(Array.from({ length: 10 }, (_, i) => `tick ${i + 1}`));
+    // …while the flooding app was still held at its read rate.
+    const flooded = await flood;
+    expect(flooded.bytes).toBeLessThanOrEqual(16 * KIB + (64 * KIB * flooded.elapsedMs) / 1000 + 512 * KIB);
   }, 60_000);
 
   it('cuts lines into whole lines per pipe, so stdout and stderr never interleave mid-line', async () => {
