@@ -36,6 +36,7 @@ export class ReleaseLog implements Throttled {
   private drops?: Drops;
   private markerTimer?: NodeJS.Timeout;
   private closed = false;
+  private failureNoted = false;
 
   constructor(
     private readonly ring: LogRing,
@@ -123,6 +124,11 @@ export class ReleaseLog implements Throttled {
   }
 
   private emit(data: Buffer): void {
+    if (this.ring.failure && !this.failureNoted) {
+      // The disk refused (full?): what follows is read within the budget and discarded; say so where the owner looks.
+      this.failureNoted = true;
+      this.tailText += `[slipway] the log file could not be written (${this.ring.failure.message}): output is discarded\n`;
+    }
     this.tailText = (this.tailText + data.toString('utf8')).slice(-TAIL_CHARS);
     if (!this.ring.write(data) && !this.holds.has('disk')) {
       this.hold('disk');
