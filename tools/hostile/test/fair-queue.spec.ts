@@ -6,7 +6,7 @@
  *
  * The platform runs with ONE build slot (`WORKER_CONCURRENCY=1`, what `auto` gives a 2-core
  * machine anyway): the worst case, where B can only get the slot A holds. With one slot the bound
- * is "after A's current build", whatever that build's length, so the build sleeps 20 s, not the
+ * is "after A's current build", whatever that build's length, so the build sleeps 30 s, not the
  * issue's 150 s: the order of the starts is what is asserted, the duration only printed.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -16,7 +16,7 @@ import { waitFor } from '@slipway/testing';
 import { fixtureCopy } from './support/host.js';
 import { HostilePlatform, type Account } from './support/platform.js';
 
-const BUILD_SLEEP_MS = 20_000;
+const BUILD_SLEEP_MS = 30_000;
 
 interface QueuedTask {
   taskId: string;
