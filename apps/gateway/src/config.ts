@@ -45,7 +45,7 @@ export const gatewayConfigSchema = z.object({
   UPLOAD_TMP_DIR: z.string().min(1).default(tmpdir()),
   /** BullMQ key prefix in Redis; every producer and worker of one platform must agree. */
   QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),
-  /** A deployment not finished this long after it was accepted is failed by the reconciler. */
+  /** A deployment not STARTED this long after it was accepted is failed by the reconciler (`queue_timeout`); a started one has the worker's DEPLOY_TIMEOUT_MS from its start. */
   DEPLOY_DEADLINE_MINUTES: positiveInt(30),
   /** Upload limits; `GET /api/v1` publishes the values in force. */
   UPLOAD_MAX_BYTES: positiveInt(LIMITS.upload.maxUploadBytes),

@@ -25,16 +25,17 @@ export const DEPLOY_FAILURE_CODES = {
   package_manager_unavailable: 'The package manager the project uses (its lockfile, or `packageManager` with corepack semantics: exact version and hash) could not be fetched, is not published, or did not match its declared hash; nothing of the project ran.',
   install_failed: 'Installing dependencies failed; the step log shows why.',
   build_failed: 'The build script failed; the step log shows why.',
-  build_timeout: 'Install or build ran past the time limit and was stopped.',
+  build_timeout: 'Install or build ran past the time limit and was stopped: one command past `BUILD_TIMEOUT_MS`, or the deploy\'s commands together past `BUILD_TOTAL_TIMEOUT_MS`.',
   output_too_large: 'Install or build printed more output than the limit and was stopped.',
   output_missing: 'The build finished but its output directory does not exist.',
   unsafe_output: 'The build output is, or contains, a link that resolves outside the project; nothing of it was packed.',
   sandbox_unavailable: 'The sandbox that contains builds and running apps could not be made on this machine; nothing of the project ran. The message says what is missing and how to fix it.',
   release_unhealthy: 'The new release did not become healthy; the previous release keeps serving.',
   release_failed: 'The release could not be handed to the runtime.',
-  deadline_exceeded: 'The deployment did not finish before its deadline.',
+  deadline_exceeded: 'The deployment did not finish before its deadline, counted from when its build started (`DEPLOY_TIMEOUT_MS`); the running step was stopped.',
   worker_lost: 'The worker running the deployment stopped and retries were used up.',
   internal_error: 'An unexpected error inside Slipway; the deployment can be retried.',
+  queue_timeout: 'The deployment waited in the build queue past its deadline (`DEPLOY_DEADLINE_MINUTES` after it was accepted) without being started; nothing of it ran. Deploy again when the owner\'s other builds are done.',
 } as const;
 export type DeployFailureCode = keyof typeof DEPLOY_FAILURE_CODES;
 
@@ -77,4 +78,6 @@ export interface DeploymentTask<F extends DeployFinding = DeployFinding> {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** Seconds spent in the build queue: from acceptance to the build's start (so far, while still queued). */
+  queuedSeconds?: number;
 }

@@ -18,19 +18,23 @@ import { WorkspaceTrash } from '../pipeline/workspace-trash.js';
 import { PIPELINE } from '../pipeline/steps/index.js';
 import type { SandboxProvider } from '../sandbox/sandbox-provider.js';
 import { ApplicationSecrets } from './application-secrets.js';
+import { AttemptStop, AttemptStopped } from './attempt-stop.js';
 import { RuntimeHandoff } from './runtime-handoff.js';
 import { SignInOrigins } from './sign-in-origins.js';
 import { BLOBS, PUBLISHER, SANDBOX, buildDirOf } from './tokens.js';
 
 /** Attempts (first run + stall retries) before a deployment is failed with `worker_lost`. */
 export const MAX_ATTEMPTS = 3;
+/** How often a running attempt checks that its row is still its own (else its build is killed). */
+const ATTEMPT_WATCH_MS = 5_000;
 
 export interface DeployCommand {
   deploymentId: string;
   applicationId: string;
 }
 
-export type DeployOutcome = 'succeeded' | 'failed' | 'not-mine' | 'handed-back';
+/** `not-its-turn`: another owner's deployment starts first (the fair queue); the job waits a little and comes back. */
+export type DeployOutcome = 'succeeded' | 'failed' | 'not-mine' | 'handed-back' | 'not-its-turn';
 
 /**
  * One attempt at a deployment: claimed, the seven steps of `pipeline/steps/` run in order (each
@@ -78,12 +82,19 @@ export class DeployPipelineService {
   async run(command: DeployCommand, shutdown: AbortSignal): Promise<DeployOutcome> {
     const applicationId = asApplicationId(command.applicationId);
     const deploymentId = asDeploymentId(command.deploymentId);
-    const claim = await this.deployments.claim(applicationId, deploymentId);
-    if (!claim) return 'not-mine';
-    const { attempt } = claim;
+    const start = await this.deployments.queue.tryStart(applicationId, deploymentId, { order: this.config.DEPLOY_QUEUE_ORDER, perOwner: this.config.BUILDS_PER_OWNER, deadlineMs: this.config.DEPLOY_TIMEOUT_MS });
+    if (start.kind === 'gone') return 'not-mine';
+    if (start.kind === 'wait') {
+      this.logger.debug(`deployment ${deploymentId} waits for its turn: ${start.reason}`);
+      return 'not-its-turn';
+    }
+    const { attempt } = start;
+    this.logger.log(`deployment ${deploymentId} attempt ${attempt} started after ${(start.queuedMs / 1000).toFixed(1)} s in the queue`);
+    // The deadline counts from here (the build's start), never from when the deploy was queued.
+    const stop = new AttemptStop({ shutdown, deadlineMs: this.config.DEPLOY_TIMEOUT_MS, watchEveryMs: ATTEMPT_WATCH_MS, stillRunning: () => this.deployments.queue.stillRunning(applicationId, deploymentId, attempt) });
     const recorder = new StepRecorder((steps) => this.deployments.save(applicationId, deploymentId, attempt, steps));
     const root = resolve(buildDirOf(this.config), 'workspaces', `${deploymentId}-${attempt}`);
-    const context = new DeployContext({ applicationId, deploymentId, attempt, sourceKey: claim.sourceKey }, root, join(root, 'src'), recorder, shutdown, this.services);
+    const context = new DeployContext({ applicationId, deploymentId, attempt, sourceKey: start.sourceKey }, root, join(root, 'src'), recorder, stop.signal, this.services);
     const fail = async (code: DeployFailureCode, message: string) => {
       recorder.skipRemaining();
       const error: DeployError = { code, message: recorder.redact(message), step: context.currentStep };
@@ -91,7 +102,10 @@ export class DeployPipelineService {
       this.logger.log(`deployment ${deploymentId} failed at ${context.currentStep ?? 'start'}: ${code}`);
       return 'failed' as const;
     };
-    if (attempt > MAX_ATTEMPTS) return fail('worker_lost', `the worker running this deployment stopped ${attempt - 1} times; giving up`);
+    if (attempt > MAX_ATTEMPTS) {
+      stop.dispose();
+      return fail('worker_lost', `the worker running this deployment stopped ${attempt - 1} times; giving up`);
+    }
     // BUILD_SANDBOX=off is a statement about this platform: every deploy says so, whatever it runs.
     const unsandboxed = this.sandboxes.unsandboxedReason;
     if (unsandboxed) context.hazards.push(unsandboxedBuildHazard(unsandboxed));
@@ -103,10 +117,12 @@ export class DeployPipelineService {
       recorder.useRedactor(new Redactor(context.app.redactable));
       await recorder.persist();
       for (const step of PIPELINE) {
+        stop.throwIfStopped();
         if (step.enters) await context.save({ status: step.enters });
         context.currentStep = step.name;
         await recorder.run(step.name, (log) => step.run(context, log));
       }
+      stop.throwIfStopped();
       const releaseId = context.release!.id;
       const message: RoutesMessage = { applicationId };
       const live = await this.deployments.releases.commitLive(applicationId, deploymentId, attempt, releaseId, recorder.steps);
@@ -116,9 +132,12 @@ export class DeployPipelineService {
       this.logger.log(`deployment ${deploymentId} succeeded: release ${releaseId}`);
       return 'succeeded';
     } catch (error) {
-      if (error instanceof LostLeaseError) {
+      if (error instanceof LostLeaseError || stop.reason === 'lost') {
         this.logger.warn(`deployment ${deploymentId} attempt ${attempt}: another attempt owns it now; stopping`);
         return 'not-mine';
+      }
+      if (stop.reason === 'deadline') {
+        return fail('deadline_exceeded', `the deployment was still running ${duration(this.config.DEPLOY_TIMEOUT_MS)} after its build started (DEPLOY_TIMEOUT_MS); ${context.currentStep ?? 'it'} was stopped`);
       }
       if (shutdown.aborted) {
         const fresh = new StepRecorder(async () => true).steps;
@@ -127,11 +146,17 @@ export class DeployPipelineService {
         return 'handed-back';
       }
       if (error instanceof StepFailure || error instanceof AnalyzeError) return fail(error.code, error.message);
+      if (error instanceof AttemptStopped) return fail('internal_error', error.message);
       this.logger.error(`deployment ${deploymentId}: ${(error as Error).stack ?? String(error)}`);
       return fail('internal_error', `unexpected error in ${context.currentStep ?? 'the worker'}: ${(error as Error).message}`);
     } finally {
+      stop.dispose();
       await this.trash.dispose(root).catch(() => undefined);
       releaseTrash();
     }
   }
+}
+
+function duration(ms: number): string {
+  return ms >= 120_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 1000)} s`;
 }

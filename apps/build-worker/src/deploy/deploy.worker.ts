@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
 import { hostname } from 'node:os';
 import { QUEUES, WORKER_HEARTBEAT_MS, WORKER_HEARTBEAT_TTL_MS, assertIdsOnly, workerHeartbeatKey, type JobPayloads } from '@slipway/queue';
-import { UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { DeployPipelineService, type DeployOutcome } from './deploy-pipeline.service.js';
@@ -11,7 +11,10 @@ type DeployJob = Job<JobPayloads['deploy'], DeployOutcome>;
 /**
  * The `deploy` queue's consumer. At-least-once: a worker that dies stops renewing its job lock,
  * BullMQ's stalled check hands the job to another worker, and the attempt fence in the database
- * keeps the dead attempt from writing anything afterwards.
+ * keeps the dead attempt from writing anything afterwards. Each of its `WORKER_CONCURRENCY` slots
+ * starts a job only when it is its owner's turn (the fair pick in Postgres, DeploymentsRepository
+ * `queue`); otherwise the job waits `QUEUE_TURN_RETRY_MS` in BullMQ's delayed set and the slot
+ * takes the next one.
  */
 @Injectable()
 export class DeployWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -50,7 +53,7 @@ export class DeployWorker implements OnApplicationBootstrap, BeforeApplicationSh
     this.worker.on('error', (error) => this.logger.error(`queue error: ${error.message}`));
     this.worker.on('stalled', (jobId) => this.logger.warn(`job ${jobId} stalled (its worker stopped); it will be retried`));
     this.startHeartbeat();
-    this.logger.log(`consuming queue ${this.config.QUEUE_PREFIX}:${QUEUES.deploy.name} (concurrency ${this.config.WORKER_CONCURRENCY})`);
+    this.logger.log(`consuming queue ${this.config.QUEUE_PREFIX}:${QUEUES.deploy.name} (concurrency ${this.config.WORKER_CONCURRENCY}: build slots; at most ${this.config.BUILDS_PER_OWNER} per owner; order ${this.config.DEPLOY_QUEUE_ORDER})`);
   }
 
   /** While the worker runs, a key with a TTL says so (the gateway's health and the dashboard read it). */
@@ -79,6 +82,12 @@ export class DeployWorker implements OnApplicationBootstrap, BeforeApplicationSh
     if (outcome === 'handed-back') {
       await job.moveToWait(token);
       throw new WaitingError();
+    }
+    if (outcome === 'not-its-turn') {
+      // Back to the queue (behind what waits there) for a moment; the slot takes the next job,
+      // which is how another owner's deploy gets it. Not an attempt: nothing of it ran.
+      await job.moveToDelayed(Date.now() + this.config.QUEUE_TURN_RETRY_MS, token);
+      throw new DelayedError();
     }
     return outcome;
   }

@@ -55,8 +55,18 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
     report.ran = true;
     try {
       for (const row of await this.deployments.active()) {
-        if (row.deadlineAt && row.deadlineAt < now) {
-          if (await this.deployments.failActive(asApplicationId(row.applicationId), asDeploymentId(row.id), { code: 'deadline_exceeded', message: `the deployment did not finish by its deadline (${row.deadlineAt.toISOString()})`, step: null })) report.failed.push(row.id);
+        const ids = [asApplicationId(row.applicationId), asDeploymentId(row.id)] as const;
+        // A queued row's deadline says by when it must start (DEPLOY_DEADLINE_MINUTES, gateway).
+        if (row.status === 'queued' && row.deadlineAt && row.deadlineAt < now) {
+          const waited = Math.round((now.getTime() - row.createdAt.getTime()) / 60_000);
+          if (await this.deployments.failActive(...ids, { code: 'queue_timeout', message: `the deployment waited ${waited} min in the build queue without being started (its deadline was ${row.deadlineAt.toISOString()}); nothing of it ran`, step: null }, { status: 'queued', deadlineBefore: now })) report.failed.push(row.id);
+          continue;
+        }
+        // A running row's deadline counts from its build's start (DEPLOY_TIMEOUT_MS). Its worker stops
+        // it at that moment; this is the backstop for a worker that could not (a lost lease, a hung
+        // process), and the failed row then stops that worker's build (its attempt watch).
+        if (row.status !== 'queued' && row.deadlineAt && row.deadlineAt.getTime() + this.config.JOB_LOCK_MS * 2 < now.getTime()) {
+          if (await this.deployments.failActive(...ids, { code: 'deadline_exceeded', message: `the deployment did not finish by its deadline (${row.deadlineAt.toISOString()}, DEPLOY_TIMEOUT_MS after its build started)`, step: null }, { status: 'running', deadlineBefore: new Date(now.getTime() - this.config.JOB_LOCK_MS * 2) })) report.failed.push(row.id);
           continue;
         }
         const payload = { deploymentId: row.id, applicationId: row.applicationId };

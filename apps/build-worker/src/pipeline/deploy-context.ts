@@ -10,6 +10,7 @@ import type { RuntimeHandoff } from '../deploy/runtime-handoff.js';
 import type { SignInOrigins } from '../deploy/sign-in-origins.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { BuildCaches } from './build-caches.js';
+import { CommandBudget } from './command-budget.js';
 import type { DependencyCache } from './dependency-cache.js';
 import type { ProjectCommands } from './project-commands.js';
 import { LostLeaseError, type StepRecorder } from './step-recorder.js';
@@ -71,6 +72,8 @@ export class DeployContext {
   /** What is served as static files (scan), null when nothing is. */
   servedDir: string | null = null;
   release: { id: ReleaseId; artifactKey: string; kind: 'node' | 'static' } | undefined;
+  /** The time all of this deploy's commands may take together (`BUILD_TOTAL_TIMEOUT_MS`). */
+  readonly budget: CommandBudget;
   private acquired: Sandbox | undefined;
 
   constructor(
@@ -78,9 +81,12 @@ export class DeployContext {
     readonly root: string,
     readonly src: string,
     readonly recorder: StepRecorder,
+    /** Aborted when the attempt must stop: the worker shuts down, the deadline passed, or the attempt lost the row. */
     readonly shutdown: AbortSignal,
     readonly services: PipelineServices,
-  ) {}
+  ) {
+    this.budget = new CommandBudget(services.config.BUILD_TOTAL_TIMEOUT_MS);
+  }
 
   /** The spec, once analyze found it (every later step runs after it). */
   get project(): ProjectSpec {

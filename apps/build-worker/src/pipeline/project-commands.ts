@@ -7,6 +7,7 @@ import type { WorkerConfig } from '../config.js';
 import { chownTree } from '../sandbox/run-detached.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { SandboxProvider } from '../sandbox/sandbox-provider.js';
+import type { CommandBudget } from './command-budget.js';
 import { managerCacheEnv } from './manager-commands.js';
 import { StepFailure } from './step-recorder.js';
 
@@ -19,6 +20,8 @@ export interface ExecOptions {
   manager?: ManagerToolchain | null;
   failure: DeployFailureCode;
   shutdown: AbortSignal;
+  /** What is left of the deploy's time for all its commands together. */
+  budget: CommandBudget;
   log: (line: string) => void;
 }
 
@@ -67,12 +70,19 @@ export class ProjectCommands {
     // An abort that landed between two commands (say, while dependencies were being cached) stops the next one.
     if (options.shutdown.aborted) throw new StepFailure(options.failure, `\`${command}\` was not started: the worker is shutting down`);
     await mkdir(join(options.root, 'home'), { recursive: true });
+    const totalSeconds = Math.round(options.budget.totalMs / 1000);
+    if (options.budget.remainingMs <= 0) throw new StepFailure('build_timeout', `\`${command}\` was not started: this deploy's commands together already used their ${totalSeconds} s (BUILD_TOTAL_TIMEOUT_MS)`);
     options.log(`$ ${command}`);
+    // Whichever ends first: this command's own limit or what is left of the deploy's.
+    const byBudget = options.budget.remainingMs < this.config.BUILD_TIMEOUT_MS;
+    const startedAt = performance.now();
     const result = await sandbox.run({
       workspace: options.src, command, env: options.env, cacheDir: options.cacheDir, toolchainDir: options.toolchain?.dir, managerDir: options.manager?.dir,
-      timeoutMs: this.config.BUILD_TIMEOUT_MS, outputLimitBytes: this.config.BUILD_OUTPUT_LIMIT_BYTES, signal: options.shutdown,
+      timeoutMs: byBudget ? options.budget.remainingMs : this.config.BUILD_TIMEOUT_MS, outputLimitBytes: this.config.BUILD_OUTPUT_LIMIT_BYTES, signal: options.shutdown,
     });
+    options.budget.spend(performance.now() - startedAt);
     options.log(result.output);
+    if (result.timedOut && byBudget) throw new StepFailure('build_timeout', `\`${command}\` was stopped: this deploy's commands together ran longer than ${totalSeconds} s (BUILD_TOTAL_TIMEOUT_MS)`);
     if (result.timedOut) throw new StepFailure('build_timeout', `\`${command}\` ran longer than ${Math.round(this.config.BUILD_TIMEOUT_MS / 1000)} s and was stopped`);
     if (result.outputExceeded) throw new StepFailure('output_too_large', `\`${command}\` printed more than ${this.config.BUILD_OUTPUT_LIMIT_BYTES} bytes and was stopped`);
     if (result.aborted) throw new StepFailure(options.failure, `\`${command}\` was stopped: the worker is shutting down`);

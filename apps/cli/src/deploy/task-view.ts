@@ -20,6 +20,11 @@ export class TaskView {
   update(task: DeploymentTask): void {
     this.task = task;
     const { paint } = this.terminal;
+    // Once the build started: how long it waited in the queue (older gateways send no figure).
+    if (task.startedAt && typeof task.queuedSeconds === 'number' && !this.printed.has('(queued)')) {
+      this.printed.add('(queued)');
+      this.line.print(paint.dim(`· ${'queued'.padEnd(8)} ${formatDuration(task.queuedSeconds * 1000)}`));
+    }
     for (const step of task.steps) {
       if (this.printed.has(step.name) || !isSettled(step)) continue;
       this.printed.add(step.name);

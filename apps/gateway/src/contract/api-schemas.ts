@@ -56,6 +56,7 @@ export const DeploymentTask = z
     createdAt: z.iso.datetime(),
     startedAt: z.iso.datetime().nullable(),
     finishedAt: z.iso.datetime().nullable(),
+    queuedSeconds: z.number().min(0).optional().describe('Seconds the deployment waited in the build queue: from acceptance to the start of its build (so far, while it is still queued).'),
   })
   .meta({ title: 'DeploymentTask' });
 

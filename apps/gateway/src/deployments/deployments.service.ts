@@ -52,11 +52,18 @@ export class DeploymentsService {
       createdAt: row.createdAt.toISOString(),
       startedAt: row.startedAt?.toISOString() ?? null,
       finishedAt: row.finishedAt?.toISOString() ?? null,
+      queuedSeconds: queuedSeconds(row.createdAt, row.startedAt),
     };
     if (row.status === 'succeeded') task.url = `${this.config.APPS_SCHEME}://${row.application.slug}.${this.config.APPS_DOMAIN[0]}`;
     if (row.status === 'failed') task.error = (row.error ?? { code: 'internal', message: 'The deployment failed.', step: null }) as DeploymentTask['error'];
     return task;
   }
+}
+
+/** Time in the build queue, to the tenth of a second: until the build started, or until now while queued. */
+function queuedSeconds(createdAt: Date, startedAt: Date | null): number {
+  const until = startedAt ?? new Date();
+  return Math.max(0, Math.round((until.getTime() - createdAt.getTime()) / 100) / 10);
 }
 
 function countOf(entries: unknown): number {

@@ -4,6 +4,7 @@ import type { ApplicationId, DeploymentId } from '../ids.js';
 import { PlatformInfrastructure } from '../infrastructure.js';
 import { ActiveDeployExistsError, HourlyLimitReachedError } from './admission-errors.js';
 import { ApplicationInputs } from './application-inputs.js';
+import { BuildQueue } from './build-queue.js';
 import { LiveRoutes } from './live-routes.js';
 import { asJson } from './json.js';
 import { Releases } from './releases.js';
@@ -11,6 +12,7 @@ import { Releases } from './releases.js';
 // The folder's other files are exported through this one (the lib's index.ts names the repository only).
 export * from './admission-errors.js';
 export * from './application-inputs.js';
+export * from './build-queue.js';
 export * from './live-routes.js';
 export * from './releases.js';
 
@@ -18,6 +20,7 @@ export interface NewDeployment {
   id: DeploymentId;
   sourceKey: string;
   sourceBytes: number;
+  /** The latest time its build may START (a queued row past it fails with `queue_timeout`); the start sets the run's own deadline. */
   deadlineAt: Date;
 }
 
@@ -44,6 +47,7 @@ export interface ActiveDeployment {
   applicationId: string;
   status: string;
   deadlineAt: Date | null;
+  createdAt: Date;
   updatedAt: Date;
 }
 
@@ -86,8 +90,11 @@ export class DeploymentsRepository {
   readonly releases: Releases;
   readonly liveRoutes: LiveRoutes;
   readonly inputs: ApplicationInputs;
+  /** Which queued deployment may start now (the fair pick across owners) and the start itself. */
+  readonly queue: BuildQueue;
 
   constructor(private readonly platform: PlatformInfrastructure) {
+    this.queue = new BuildQueue(platform);
     this.releases = new Releases(platform);
     this.liveRoutes = new LiveRoutes(platform);
     this.inputs = new ApplicationInputs(platform);
@@ -201,14 +208,22 @@ export class DeploymentsRepository {
   // --- the reconciler (every application: it sweeps the whole platform)
 
   async active(): Promise<ActiveDeployment[]> {
-    return this.platform.prisma.deployment.findMany({ where: { status: { in: [...ACTIVE] } }, select: { id: true, applicationId: true, status: true, deadlineAt: true, updatedAt: true }, orderBy: { createdAt: 'asc' }, take: 500 });
+    return this.platform.prisma.deployment.findMany({ where: { status: { in: [...ACTIVE] } }, select: { id: true, applicationId: true, status: true, deadlineAt: true, createdAt: true, updatedAt: true }, orderBy: { createdAt: 'asc' }, take: 500 });
   }
 
-  /** Fails a deployment that is still active, whoever holds it (deadline passed, worker lost). */
-  async failActive(applicationId: ApplicationId, deploymentId: DeploymentId, error: DeployError): Promise<boolean> {
+  /**
+   * Fails a deployment that is still active, whoever holds it (deadline passed, worker lost).
+   * `onlyIf` repeats what the caller saw, so a row that moved on since (a queued row that started
+   * and got a fresh deadline) is left alone.
+   */
+  async failActive(applicationId: ApplicationId, deploymentId: DeploymentId, error: DeployError, onlyIf: { status?: 'queued' | 'running'; deadlineBefore?: Date } = {}): Promise<boolean> {
+    const statuses = onlyIf.status === 'queued' ? ['queued'] : onlyIf.status === 'running' ? ['building', 'releasing'] : [...ACTIVE];
+    const anyDeadline = onlyIf.deadlineBefore === undefined;
+    const deadlineBefore = onlyIf.deadlineBefore ?? new Date(0);
     return this.platform.prisma.$transaction(async (tx) => {
       const rows = await tx.$queryRaw<{ steps: DeployStep[] }[]>`
-        SELECT steps FROM deployments WHERE id = ${deploymentId}::uuid AND application_id = ${applicationId}::uuid AND status IN ('queued', 'building', 'releasing') FOR UPDATE SKIP LOCKED`;
+        SELECT steps FROM deployments WHERE id = ${deploymentId}::uuid AND application_id = ${applicationId}::uuid AND status::text = ANY(${statuses}::text[])
+           AND (${anyDeadline} OR deadline_at < ${deadlineBefore}) FOR UPDATE SKIP LOCKED`;
       const row = rows[0];
       if (!row) return false;
       const steps = (row.steps ?? []).map((s) => (s.status === 'running' ? { ...s, status: 'failed' as const, finishedAt: new Date().toISOString() } : s.status === 'pending' ? { ...s, status: 'skipped' as const } : s));

@@ -1,0 +1,137 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DeployHarness, FIXTURES, sourceTar, waitFor } from '@slipway/testing';
+
+/**
+ * The fair queue, the per-deploy build budget and the deadline from the build's start, with the
+ * real worker processes (sandboxed builds), Postgres and Redis. Assertions are on the order rows
+ * started and ended in (from the database), never on elapsed time.
+ */
+
+const steady = { JOB_LOCK_MS: '15000', STALLED_INTERVAL_MS: '5000', RECONCILE_INTERVAL_MS: '1000', QUEUE_TURN_RETRY_MS: '300' };
+
+interface Timeline {
+  id: string;
+  status: string;
+  started: number;
+  finished: number;
+  created: number;
+  error: { code: string; message: string } | null;
+}
+
+/** A project with no dependencies whose build sleeps `ms`, then writes dist/; `marker` names its process. */
+async function sleepyBuild(ms: number, marker: string): Promise<Buffer> {
+  const dir = await mkdtemp(join(tmpdir(), 'slipway-fq-'));
+  try {
+    await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'sleepy', private: true, scripts: { build: `node build.mjs ${marker} ${ms}` } }));
+    await writeFile(join(dir, 'build.mjs'), "import { mkdirSync, writeFileSync } from 'node:fs';\nsetTimeout(() => { mkdirSync('dist', { recursive: true }); writeFileSync('dist/index.html', '<p>slept</p>'); }, Number(process.argv[3]));\n");
+    return await sourceTar(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Processes whose command line carries the marker (the build's `node build.mjs <marker>`), on the whole machine. */
+async function processesWith(marker: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.includes(marker)) found.push(Number(entry));
+  }
+  return found;
+}
+
+describe('fair build queue (real worker processes)', () => {
+  let h: DeployHarness;
+  const source: Record<string, Buffer> = {};
+  beforeAll(async () => {
+    h = await DeployHarness.create('fair-queue');
+    source['static'] = await sourceTar(join(FIXTURES, 'static-site'));
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+  afterEach(async () => {
+    await h.stopWorkers();
+  });
+
+  /** Another application of an existing owner (the harness makes one owner per application). */
+  async function sibling(applicationId: string): Promise<string> {
+    const slug = `app-${randomBytes(3).toString('hex')}`;
+    const { rows } = await h.pg.query(`INSERT INTO applications (owner_id, name, slug) SELECT owner_id, $2, $2 FROM applications WHERE id = $1 RETURNING id`, [applicationId, slug]);
+    return rows[0].id as string;
+  }
+
+  async function timeline(ids: string[]): Promise<Timeline[]> {
+    const { rows } = await h.pg.query(
+      `SELECT id, status, error, extract(epoch FROM started_at) * 1000 AS started, extract(epoch FROM finished_at) * 1000 AS finished, extract(epoch FROM created_at) * 1000 AS created
+         FROM deployments WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
+    return ids.map((id) => {
+      const row = rows.find((r) => r.id === id)!;
+      return { id, status: row.status, error: row.error, started: Number(row.started), finished: Number(row.finished), created: Number(row.created) };
+    });
+  }
+
+  it('two workers, one build per owner: owner A never holds both slots, and owner B starts while A still builds', async () => {
+    await h.startWorker({ ...steady, WORKER_CONCURRENCY: '1', BUILDS_PER_OWNER: '1' });
+    await h.startWorker({ ...steady, WORKER_CONCURRENCY: '1', BUILDS_PER_OWNER: '1' });
+    const a1App = await h.createApplication();
+    const aApps = [a1App, await sibling(a1App), await sibling(a1App)];
+    const bApp = await h.createApplication();
+    const marker = `fq-two-${randomBytes(4).toString('hex')}`;
+    const build = await sleepyBuild(6000, marker);
+    const aIds: string[] = [];
+    for (const app of aApps) aIds.push(await h.deploy(app, build));
+    await waitFor(async () => ((await h.row(aIds[0]!)).status === 'building' ? true : undefined), { timeoutMs: 60_000, what: "A's first build to start" });
+    const bId = await h.deploy(bApp, source['static']!);
+
+    for (const id of [...aIds, bId]) await h.waitForFinal(id, 180_000);
+    const [a1, a2, a3, b] = await timeline([...aIds, bId]);
+    expect([a1, a2, a3, b].map((t) => t!.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
+    // At most one of A's at a time: each of A's started after the one before it finished.
+    const aSorted = [a1!, a2!, a3!].sort((x, y) => x.started - y.started);
+    for (let i = 1; i < aSorted.length; i++) expect(aSorted[i]!.started).toBeGreaterThanOrEqual(aSorted[i - 1]!.finished);
+    // B took the free slot while A's first still built, ahead of A's other two.
+    expect(b!.started).toBeLessThan(aSorted[0]!.finished);
+    expect(b!.started).toBeLessThan(aSorted[1]!.started);
+  }, 240_000);
+
+  it('BUILD_TOTAL_TIMEOUT_MS: a build past the deploy budget is killed, fails with build_timeout, and the slot builds the next deploy', async () => {
+    await h.startWorker({ ...steady, WORKER_CONCURRENCY: '1', BUILD_TOTAL_TIMEOUT_MS: '5000' });
+    const app = await h.createApplication();
+    const marker = `fq-budget-${randomBytes(4).toString('hex')}`;
+    const id = await h.deploy(app, await sleepyBuild(120_000, marker));
+    await waitFor(async () => ((await processesWith(marker)).length > 0 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200, what: 'the build to run' });
+    const row = await h.waitForFinal(id, 60_000);
+    expect(row).toMatchObject({ status: 'failed', error: { code: 'build_timeout', step: 'build', message: expect.stringMatching(/together ran longer than 5 s \(BUILD_TOTAL_TIMEOUT_MS\)/) } });
+    expect(await processesWith(marker)).toEqual([]);
+    const next = await h.deploy(app, source['static']!);
+    expect((await h.waitForFinal(next, 60_000)).status).toBe('succeeded');
+  }, 150_000);
+
+  it('DEPLOY_TIMEOUT_MS counts from the build start: the running build is killed at its deadline, and a deploy that waited behind it still gets its whole time', async () => {
+    const DEADLINE_MS = 15_000;
+    await h.startWorker({ ...steady, WORKER_CONCURRENCY: '1', DEPLOY_TIMEOUT_MS: String(DEADLINE_MS) });
+    const [slowApp, waitingApp] = [await h.createApplication(), await h.createApplication()];
+    const marker = `fq-deadline-${randomBytes(4).toString('hex')}`;
+    const slow = await h.deploy(slowApp, await sleepyBuild(120_000, marker));
+    await waitFor(async () => ((await processesWith(marker)).length > 0 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200, what: 'the build to run' });
+    const waiting = await h.deploy(waitingApp, await sleepyBuild(8000, `fq-after-${randomBytes(4).toString('hex')}`));
+
+    const killed = await h.waitForFinal(slow, 90_000);
+    expect(killed).toMatchObject({ status: 'failed', error: { code: 'deadline_exceeded', step: 'build', message: expect.stringMatching(/after its build started \(DEPLOY_TIMEOUT_MS\)/) } });
+    expect(killed.steps.find((s) => s.name === 'build')!.status).toBe('failed');
+    expect(await processesWith(marker)).toEqual([]);
+
+    expect((await h.waitForFinal(waiting, 90_000)).status).toBe('succeeded');
+    const [, after] = await timeline([slow, waiting]);
+    // Counted from acceptance it would have been past the deadline; from its start it was not.
+    expect(after!.started).toBeGreaterThan(after!.created);
+    expect(after!.finished - after!.created).toBeGreaterThan(DEADLINE_MS);
+  }, 200_000);
+});
