@@ -1,5 +1,5 @@
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
-import { baseServerFields, loadConfig, masterKey, port, publicUrlFields, z } from '@slipway/config';
+import { baseServerFields, loadConfig, masterKey, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
 import { tlsConfigFields } from './tls/tls-config.js';
 
@@ -43,6 +43,14 @@ export const edgeConfigSchema = z.object({
   RUNTIME_PIDS: z.coerce.number().int().min(8).default(256),
   RUNTIME_CPUS: z.coerce.number().min(0.05).default(1),
   RUNTIME_TMP_MB: z.coerce.number().int().min(1).default(64),
+  /**
+   * Where applications reach their own databases: the platform's PgBouncer (`pnpm start` sets it,
+   * `postgresql://127.0.0.1:<port>`). An app's DATABASE_URL names it, and with the local sandbox
+   * its port is forwarded into the namespace of an application that HAS a database, and of no
+   * other. Unset: DATABASE_URL names the server in DATABASE_URL, and no database port is forwarded
+   * into any sandbox (on one machine, sandboxed apps then cannot reach a database at all).
+   */
+  APP_DATABASES_POOLER_URL: postgresUrl.optional(),
   /** RUNTIME_SANDBOX=off only: run apps as this unprivileged user when the edge runs as root (skipped if it does not exist). */
   APP_USER: z.string().default('slipway-build'),
   /**
