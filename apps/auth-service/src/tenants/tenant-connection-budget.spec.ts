@@ -1,6 +1,6 @@
 import { TenantBudgetError, tenantConnectionBudget } from './tenant-connection-budget.js';
 
-const config = { AUTH_MAX_TENANT_CONNECTIONS: 50, AUTH_MAX_TENANT_POOLS: 100, AUTH_TENANT_POOL_SIZE: 5, AUTH_PLATFORM_RESERVED_CONNECTIONS: 40 };
+const config = { AUTH_MAX_TENANT_CONNECTIONS: 50, AUTH_MAX_TENANT_POOLS: 100, AUTH_TENANT_POOL_SIZE: 5, AUTH_PLATFORM_RESERVED_CONNECTIONS: 40, AUTH_SESSION_CACHE_SIZE: 0 };
 
 describe('the sign-in service\'s tenant connection budget', () => {
   it('never lets pools × pool size exceed the cap (the old 100 × 5 = 500 against max_connections 100 cannot happen)', () => {
@@ -8,6 +8,12 @@ describe('the sign-in service\'s tenant connection budget', () => {
     expect(budget).toMatchObject({ connections: 50, pools: 10 });
     expect(budget.pools * config.AUTH_TENANT_POOL_SIZE).toBeLessThanOrEqual(budget.connections);
     expect(budget.sizedDown).toMatch(/10 tenant pools at once instead of AUTH_MAX_TENANT_POOLS 100/);
+  });
+
+  it('counts each tenant\'s LISTEN connection when the session cache is on', () => {
+    const budget = tenantConnectionBudget({ ...config, AUTH_SESSION_CACHE_SIZE: 10_000 }, { maxConnections: 200, superuserReserved: 10, reserved: 0 });
+    expect(budget).toMatchObject({ connections: 50, pools: 8 });
+    expect(budget.pools * 6).toBeLessThanOrEqual(budget.connections);
   });
 
   it('sizes down to what the server leaves after the platform\'s room, and says why', () => {

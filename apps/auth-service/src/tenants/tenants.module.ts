@@ -23,6 +23,6 @@ import { TenantsService } from './tenants.service.js';
     TenantPools,
     TenantsService,
   ],
-  exports: [TenantsService],
+  exports: [TenantsService, TENANT_CONNECTION_BUDGET],
 })
 export class TenantsModule {}
