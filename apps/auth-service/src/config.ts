@@ -28,6 +28,13 @@ export const authConfigSchema = z
     AUTH_BCRYPT_COST: z.coerce.number().int().min(4).max(15).default(10),
     AUTH_MAX_TENANT_POOLS: positiveInt(100),
     AUTH_TENANT_POOL_SIZE: positiveInt(5),
+    /**
+     * All tenant connections this process may hold at once (every pool together); lowered at boot
+     * to what the server leaves (tenants/tenant-connection-budget.ts, README "Connections").
+     */
+    AUTH_MAX_TENANT_CONNECTIONS: positiveInt(50),
+    /** Connections of the server kept for the platform's own services (gateway, build worker, edge, this one's platform pool, migrations). */
+    AUTH_PLATFORM_RESERVED_CONNECTIONS: z.coerce.number().int().min(0).default(40),
     AUTH_TENANT_CACHE_SECONDS: z.coerce.number().int().min(0).default(30),
     AUTH_REDIS_PREFIX: z.string().default('slipway:auth:'),
     /** Sessions (with their user) cached per process, least recently used out first; 0 = no session cache. */

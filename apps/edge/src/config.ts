@@ -1,5 +1,5 @@
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
-import { baseServerFields, loadConfig, masterKey, port, publicUrlFields, z } from '@slipway/config';
+import { baseServerFields, loadConfig, masterKey, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
 import { DEFAULT_LOG_LIMITS, type LogLimits } from '@slipway/runtime';
 import { tlsConfigFields } from './tls/tls-config.js';
@@ -55,6 +55,14 @@ export const edgeConfigSchema = z.object({
   RUNTIME_LOG_RATE_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LOG_LIMITS.rateBytes),
   RUNTIME_LOG_BURST_BYTES: z.coerce.number().int().min(16 * 1024).default(DEFAULT_LOG_LIMITS.burstBytes),
   RUNTIME_LOG_READ_RATE_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_LOG_LIMITS.readRateBytes),
+  /**
+   * Where applications reach their own databases: the platform's PgBouncer (`pnpm start` sets it,
+   * `postgresql://127.0.0.1:<port>`). An app's DATABASE_URL names it, and with the local sandbox
+   * its port is forwarded into the namespace of an application that HAS a database, and of no
+   * other. Unset: DATABASE_URL names the server in DATABASE_URL, and no database port is forwarded
+   * into any sandbox (on one machine, sandboxed apps then cannot reach a database at all).
+   */
+  APP_DATABASES_POOLER_URL: postgresUrl.optional(),
   /** RUNTIME_SANDBOX=off only: run apps as this unprivileged user when the edge runs as root (skipped if it does not exist). */
   APP_USER: z.string().default('slipway-build'),
   /**

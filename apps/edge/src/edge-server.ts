@@ -17,7 +17,7 @@ import { ReverseProxy } from './proxy/proxy.js';
 import { HostRouter } from './routing/host-router.js';
 import { appEnvironment } from './runtime/app-environment.js';
 import { NodeApps } from './runtime/node-apps.js';
-import { createRuntimeDriver } from './runtime/runtime-driver.js';
+import { createRuntimeDriver, loopbackPort } from './runtime/runtime-driver.js';
 import { RemoteRuntimeDriver } from './runtime/supervisor/remote-driver.js';
 import { StaticSites } from './static/static-sites.js';
 import { EdgeTls } from './tls/edge-tls.js';
@@ -199,10 +199,13 @@ export class EdgeServer {
   private async describe(releaseId: string): Promise<ReleaseToRun> {
     const release = await this.routes.release(asReleaseId(releaseId));
     if (!release) throw new Error(`no release ${releaseId}`);
-    const env = await appEnvironment(this.data.deployments.inputs, this.keyring, release.applicationId, release.slug, { databaseUrl: this.config.DATABASE_URL, authPublicUrl: this.config.AUTH_PUBLIC_URL });
+    const pooler = this.config.APP_DATABASES_POOLER_URL;
+    const { env, hasDatabase } = await appEnvironment(this.data.deployments.inputs, this.keyring, release.applicationId, release.slug, { databaseUrl: pooler ?? this.config.DATABASE_URL, authPublicUrl: this.config.AUTH_PUBLIC_URL });
+    // Only an application that has a database reaches the pooler's port (never Postgres's own).
+    const hostPorts = hasDatabase && pooler ? loopbackPort(pooler) : [];
     // With nginx, the application's free slot: the swap is then a switch nginx checks per request, not a reload.
     const port = await this.plane?.portFor(release.applicationId);
-    return { releaseId, applicationId: release.applicationId, slug: release.slug, artifactKey: release.artifactKey, startCommand: release.spec.commands?.start ?? 'npm start', env, nodeVersion: typeof release.spec['nodeVersion'] === 'string' ? release.spec['nodeVersion'] : null, ...(port ? { port } : {}) };
+    return { releaseId, applicationId: release.applicationId, slug: release.slug, artifactKey: release.artifactKey, startCommand: release.spec.commands?.start ?? 'npm start', env, nodeVersion: typeof release.spec['nodeVersion'] === 'string' ? release.spec['nodeVersion'] : null, ...(port ? { port } : {}), hostPorts };
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -93,6 +93,15 @@ export const gatewayConfigSchema = z.object({
    * (switching sign-in on creates one). Default: DATABASE_URL (the platform's own server).
    */
   APP_DATABASES_ADMIN_URL: postgresUrl.optional(),
+  /** Each application role's CONNECTION LIMIT on the server (its app through PgBouncer plus the sign-in service's pool). */
+  APP_DATABASE_CONNECTION_LIMIT: positiveInt(10),
+  /**
+   * The platform's PgBouncer (set by `pnpm start`): the directory of its auth_file and databases
+   * (0700) and its admin console. Set both or neither; when set, every database provisioned is
+   * made known to PgBouncer (RELOAD) before the call answers, or the call fails.
+   */
+  APP_DATABASES_POOLER_DIR: z.string().min(1).optional(),
+  APP_DATABASES_POOLER_ADMIN_URL: postgresUrl.optional(),
   /**
    * DNS servers that check custom-domain TXT records, comma separated (`ip`, `ip:port`,
    * `[ipv6]:port`). Default: the system resolver. Tests point it at a local server.
@@ -105,7 +114,13 @@ export const gatewayConfigSchema = z.object({
   DOMAIN_RECHECK_INTERVAL_MS: positiveInt(60 * 60_000),
   /** Re-checks in a row that find the record gone or wrong before the domain is unverified (route and certificate dropped). */
   DOMAIN_RECHECK_FAILURES: positiveInt(3),
-}).superRefine(checkBlobStorage);
+})
+  .superRefine(checkBlobStorage)
+  .superRefine((config, ctx) => {
+    if (Boolean(config.APP_DATABASES_POOLER_DIR) !== Boolean(config.APP_DATABASES_POOLER_ADMIN_URL)) {
+      ctx.addIssue({ code: 'custom', path: ['APP_DATABASES_POOLER_ADMIN_URL'], message: 'APP_DATABASES_POOLER_DIR and APP_DATABASES_POOLER_ADMIN_URL go together: set both or neither' });
+    }
+  });
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
 

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { decryptEnvelopeToString, encryptEnvelope, envelopeBinding, type Keyring } from '@slipway/crypto';
 import { quoteIdent, withDatabase } from '@slipway/db';
 import { asOwnerId, type ApplicationId, type PlatformData } from '@slipway/platform-data';
+import { roleScramSecret } from './pooler/scram-secret.js';
 import { insertSigningKey } from './signing-keys.js';
 import { applicationDatabaseNames, migrateServiceAuth, tenantDatabaseUrl } from './tenant-database.js';
 import { applicationOrigins } from './trusted-origins.js';
@@ -16,7 +17,15 @@ export interface ProvisionOptions {
   appsDomains: string[];
   appsScheme: string;
   applicationId: ApplicationId;
+  /**
+   * The role's `CONNECTION LIMIT` (APP_DATABASE_CONNECTION_LIMIT): every connection of the
+   * application's role counts, through PgBouncer or the sign-in service's pool alike.
+   */
+  connectionLimit?: number;
 }
+
+/** Connections one application's role may hold on the server (its app through PgBouncer plus the sign-in service's pool). */
+export const DEFAULT_APP_DATABASE_CONNECTION_LIMIT = 10;
 
 export interface ProvisionedTenant {
   applicationId: string;
@@ -68,7 +77,7 @@ async function createApplicationDatabase(options: ProvisionOptions, ownerId: str
     // A half-finished earlier attempt may have left the role or database: adopt them.
     const role = await admin.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [roleName]);
     const verb = role.rowCount ? 'ALTER' : 'CREATE';
-    await admin.query(`${verb} ROLE ${quoteIdent(roleName)} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${quoteLiteral(password)}`);
+    await admin.query(`${verb} ROLE ${quoteIdent(roleName)} WITH ${roleAttributes(roleName, password, options.connectionLimit ?? DEFAULT_APP_DATABASE_CONNECTION_LIMIT)}`);
     const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [databaseName]);
     if (!exists.rowCount) await admin.query(`CREATE DATABASE ${quoteIdent(databaseName)} OWNER ${quoteIdent(roleName)}`);
     // Its own role alone (the owner keeps CONNECT and TEMPORARY): no other application's role,
@@ -85,6 +94,34 @@ async function createApplicationDatabase(options: ProvisionOptions, ownerId: str
     roleName,
     password: encryptEnvelope(options.keyring, password, envelopeBinding.databasePassword(options.applicationId)),
   });
+}
+
+/**
+ * What every application role is: no privilege beyond logging in, a bounded number of
+ * connections, and as its password the SCRAM secret PgBouncer also holds (pooler/scram-secret.ts).
+ */
+function roleAttributes(roleName: string, password: string, connectionLimit: number): string {
+  if (!Number.isInteger(connectionLimit) || connectionLimit < 1) throw new ProvisionError(`an application role's connection limit must be a positive integer (got ${connectionLimit})`);
+  return `LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE CONNECTION LIMIT ${connectionLimit} PASSWORD ${quoteLiteral(roleScramSecret(roleName, password))}`;
+}
+
+/**
+ * The back-fill for roles made before the limits existed (run by `pnpm start` at every start):
+ * each application role gets the connection limit and its password as the SCRAM secret PgBouncer
+ * holds (the same password, so nothing that connects with it breaks). Idempotent.
+ */
+export async function enforceApplicationRoles(adminDatabaseUrl: string, roles: { roleName: string; password: string }[], connectionLimit = DEFAULT_APP_DATABASE_CONNECTION_LIMIT): Promise<void> {
+  if (roles.length === 0) return;
+  const admin = new pg.Client({ connectionString: adminDatabaseUrl });
+  await admin.connect();
+  try {
+    for (const role of roles) {
+      const exists = await admin.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role.roleName]);
+      if (exists.rowCount) await admin.query(`ALTER ROLE ${quoteIdent(role.roleName)} WITH ${roleAttributes(role.roleName, role.password, connectionLimit)}`);
+    }
+  } finally {
+    await admin.end();
+  }
 }
 
 async function ensureSigningKey(tenantUrl: string, keyring: Keyring, applicationId: string): Promise<void> {

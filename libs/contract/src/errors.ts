@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   internal: { status: 500, meaning: 'An unexpected failure; the body carries a `correlationId` to quote when reporting it.' },
   unavailable: { status: 503, meaning: 'A dependency (Postgres or Redis) is not answering; nothing was accepted, retry shortly.' },
   sign_in_busy: { status: 503, meaning: 'Dashboard sign-in/sign-up: the server is already checking as many passwords as it allows at once; retry after `Retry-After` seconds.' },
+  database_pooler_unavailable: { status: 503, meaning: "Switching sign-in on: the application's database exists, but the platform's connection pooler (PgBouncer, the only way an application reaches its database) could not be told about it; call again." },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

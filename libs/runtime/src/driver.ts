@@ -19,6 +19,11 @@ export interface ReleaseToRun {
    * application); absent or taken by then: any free port.
    */
   port?: number;
+  /**
+   * local sandbox: host loopback ports this release may reach besides every app's (the platform's
+   * PgBouncer, for an application that has a database). Set by the platform, never by a tenant.
+   */
+  hostPorts?: number[];
 }
 
 export interface RunningRelease {

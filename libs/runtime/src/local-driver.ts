@@ -109,7 +109,7 @@ class LocalRelease implements RunningRelease {
     const env = { HOME: '/tmp', NODE_ENV: 'production', ...(t ? toolchainEnv() : {}), ...this.release.env, PATH: `${first}/usr/local/bin:/usr/bin:/bin`, PORT: String(this.port) };
     const binds = t ? [{ host: t.dir, path: TOOLCHAIN_PATH }] : [];
     const child = c
-      ? spawnSandbox(c.sandbox.command(c.ids, c.cgroup, this.dir, env, this.port, this.release.startCommand, binds).argv, env, { cwd: '/', detached: true })
+      ? spawnSandbox(c.sandbox.command(c.ids, c.cgroup, this.dir, env, this.port, this.release.startCommand, binds, this.release.hostPorts).argv, env, { cwd: '/', detached: true })
       : spawn('sh', ['-c', this.release.startCommand], {
           cwd: this.dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
           ...(this.options.user ? { uid: this.options.user.uid, gid: this.options.user.gid } : {}),

@@ -64,6 +64,8 @@ export interface PlatformPorts {
   worker: number;
   /** The embedded Postgres's (unused with `database: 'test-server'`). */
   postgres: number;
+  /** The platform's PgBouncer (applications reach their databases through it only). */
+  pgbouncer: number;
 }
 
 /** The services by the launcher's names for them (runtime.json's `processes`), and their ports. */
@@ -99,8 +101,8 @@ export class LaunchedPlatform {
     const suite = options.suite ?? 'hostile';
     const home = await mkdtemp(join(tmpdir(), `slipway-${suite}-${label}-`));
     await chmod(home, 0o755); // as `pnpm start` makes .slipway
-    const [gateway, auth, edge, worker, postgres] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
-    const ports: PlatformPorts = { gateway, auth, edge, worker, postgres };
+    const [gateway, auth, edge, worker, postgres, pgbouncer] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
+    const ports: PlatformPorts = { gateway, auth, edge, worker, postgres, pgbouncer };
     const path = [options.pathPrefix, process.env['PATH']].filter(Boolean).join(':');
     // What the operator's shell gives `pnpm start` to reach the outside world (a TLS-intercepting proxy's CA, a proxy).
     const outward = outwardEnv();
@@ -120,6 +122,7 @@ export class LaunchedPlatform {
         AUTH_PORT: String(auth),
         EDGE_PORT: String(edge),
         BUILD_WORKER_PORT: String(worker),
+        SLIPWAY_PGBOUNCER_PORT: String(pgbouncer),
         PUBLIC_URL: `http://localhost:${gateway}`,
         AUTH_PUBLIC_URL: `http://localhost:${auth}`,
         APPS_DOMAIN: `localhost:${edge}`,

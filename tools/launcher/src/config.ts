@@ -1,4 +1,4 @@
-import { httpUrl, loadConfig, port, z } from '@slipway/config';
+import { ConfigError, httpUrl, loadConfig, port, z } from '@slipway/config';
 
 /** The launcher's own environment: everything optional, embedded defaults otherwise. */
 export const launcherConfigSchema = z.object({
@@ -13,6 +13,21 @@ export const launcherConfigSchema = z.object({
   SLIPWAY_MASTER_KEY: z.string().optional(),
   SLIPWAY_HOME: z.string().optional(),
   SLIPWAY_PG_PORT: port(54329),
+  /** The embedded Postgres's max_connections and the slots of those only superusers (the platform's role) may use. */
+  SLIPWAY_PG_MAX_CONNECTIONS: z.coerce.number().int().min(20).default(200),
+  SLIPWAY_PG_SUPERUSER_RESERVED: z.coerce.number().int().min(3).default(10),
+  /** PgBouncer, in front of the applications' databases (the only way an app reaches its database). */
+  SLIPWAY_PGBOUNCER_PORT: port(54330),
+  /** Server connections one application may hold through PgBouncer (its database and its role). */
+  APP_DATABASE_POOL_SIZE: z.coerce.number().int().min(1).default(5),
+  /** Each application role's CONNECTION LIMIT on the server: its app through PgBouncer + the sign-in service's pool for it. */
+  APP_DATABASE_CONNECTION_LIMIT: z.coerce.number().int().min(1).default(10),
+  /** Client connections PgBouncer holds at once, all applications together. */
+  APP_DATABASE_POOLER_MAX_CLIENTS: z.coerce.number().int().min(10).max(15_000).default(2000),
+  /** Seconds a client of PgBouncer has to log in before it is dropped. */
+  APP_DATABASE_POOLER_LOGIN_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(60).default(5),
+  /** The sign-in service's connections per application (checked against APP_DATABASE_CONNECTION_LIMIT). */
+  AUTH_TENANT_POOL_SIZE: z.coerce.number().int().positive().default(5),
   GATEWAY_PORT: port(3000),
   AUTH_PORT: port(3001),
   EDGE_PORT: port(8080),
@@ -32,8 +47,17 @@ export const launcherConfigSchema = z.object({
     .transform((value) => (value === 'off' ? 'off' : 'on')),
 });
 
+/** An application role's limit must leave its app's PgBouncer pool and the sign-in service's pool room. */
+function checkConnectionBudget<T extends { APP_DATABASE_CONNECTION_LIMIT: number; APP_DATABASE_POOL_SIZE: number; AUTH_TENANT_POOL_SIZE: number }>(config: T): T {
+  const needed = config.APP_DATABASE_POOL_SIZE + config.AUTH_TENANT_POOL_SIZE;
+  if (config.APP_DATABASE_CONNECTION_LIMIT < needed) {
+    throw new ConfigError(`APP_DATABASE_CONNECTION_LIMIT: must be at least APP_DATABASE_POOL_SIZE + AUTH_TENANT_POOL_SIZE = ${config.APP_DATABASE_POOL_SIZE} + ${config.AUTH_TENANT_POOL_SIZE} = ${needed} (got ${config.APP_DATABASE_CONNECTION_LIMIT}), or an application's own pools would be refused by its role's limit`);
+  }
+  return config;
+}
+
 export type LauncherConfig = z.output<typeof launcherConfigSchema>;
 
 export function loadLauncherConfig(env: NodeJS.ProcessEnv = process.env): LauncherConfig {
-  return loadConfig(launcherConfigSchema, env);
+  return checkConnectionBudget(loadConfig(launcherConfigSchema, env));
 }

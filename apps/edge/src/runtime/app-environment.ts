@@ -7,7 +7,7 @@ import { asApplicationId, type ApplicationInputs } from '@slipway/platform-data'
  * `injectedEnv`: `DATABASE_URL` of the application's own database and `SERVICE_AUTH_*` while
  * sign-in is on — the project's own choices always win).
  */
-export async function appEnvironment(inputs: ApplicationInputs, keyring: Keyring, applicationId: string, slug: string, platform: { databaseUrl: string; authPublicUrl: string }): Promise<Record<string, string>> {
+export async function appEnvironment(inputs: ApplicationInputs, keyring: Keyring, applicationId: string, slug: string, platform: { databaseUrl: string; authPublicUrl: string }): Promise<{ env: Record<string, string>; hasDatabase: boolean }> {
   const row = await inputs.forRuntime(asApplicationId(applicationId));
   const secrets: Record<string, string> = {};
   for (const s of row.secrets) secrets[s.name] = decryptEnvelopeToString(keyring, s.value, envelopeBinding.secret(applicationId, s.name));
@@ -22,5 +22,5 @@ export async function appEnvironment(inputs: ApplicationInputs, keyring: Keyring
     },
     { authPublicUrl: platform.authPublicUrl, appDatabasesUrl: platform.databaseUrl },
   );
-  return { ...injected.runtime, ...secrets };
+  return { env: { ...injected.runtime, ...secrets }, hasDatabase: row.database !== null };
 }

@@ -34,7 +34,8 @@ describe('SLIPWAY_RUNTIME_DRIVER', () => {
     expect(loadEdgeConfig(base)).toMatchObject({ RUNTIME_SANDBOX: 'on', RUNTIME_MEMORY_MB: 512, RUNTIME_PIDS: 256, RUNTIME_CPUS: 1, RUNTIME_TMP_MB: 64 });
     expect(() => loadEdgeConfig({ ...base, RUNTIME_SANDBOX: 'auto' })).toThrow(/^RUNTIME_SANDBOX: .*"on".*"off"/);
     const config = loadEdgeConfig({ ...base, PORT: '8080', PUBLIC_URL: 'http://localhost:3000', AUTH_PUBLIC_URL: 'http://127.0.0.1:3001', DATABASE_URL: 'postgresql://slipway:pw@127.0.0.1:54329/slipway', REDIS_URL: 'redis://127.0.0.1:6379' });
-    expect(appHostPorts(config).sort((a, b) => a - b)).toEqual([3000, 3001, 8080, 54329]);
+    // Never the platform's Postgres (issue 27): an app with a database reaches PgBouncer instead, per release.
+    expect(appHostPorts(config).sort((a, b) => a - b)).toEqual([3000, 3001, 8080]);
     // Public addresses on other hosts are reached over the outside network, not forwarded.
     expect(appHostPorts(loadEdgeConfig({ ...base, PORT: '8080', PUBLIC_URL: 'https://slipway.example.com', AUTH_PUBLIC_URL: 'https://auth.example.com', DATABASE_URL: 'postgresql://x@db.internal:5432/slipway' }))).toEqual([8080]);
   });

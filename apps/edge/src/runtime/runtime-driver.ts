@@ -77,7 +77,7 @@ const MIB = 1024 * 1024;
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 /** The port of a loopback URL (what an app reaches at 127.0.0.1 inside its sandbox), else none. */
-function loopbackPort(url: string): number[] {
+export function loopbackPort(url: string): number[] {
   try {
     const parsed = new URL(url);
     if (!LOOPBACK.has(parsed.hostname)) return [];
@@ -88,14 +88,14 @@ function loopbackPort(url: string): number[] {
 }
 
 /**
- * The host loopback ports a sandboxed app may reach: the edge, the sign-in service and the
- * platform API (its public addresses), and the Postgres server holding the applications' own
- * databases (where each app connects with its own role to its own database alone). Nothing else
- * of the host: not Redis, not the services' other ports, not other apps' ports. They come from
- * the platform's configuration only, never from anything a tenant set.
+ * The host loopback ports every sandboxed app may reach: the edge, the sign-in service and the
+ * platform API (its public addresses). Nothing else of the host: not Redis, not Postgres, not the
+ * services' other ports, not other apps' ports. An app that has a database reaches PgBouncer's
+ * port besides (`ReleaseToRun.hostPorts`, edge-server's describe). They come from the platform's
+ * configuration only, never from anything a tenant set.
  */
 export function appHostPorts(config: EdgeConfig): number[] {
-  return [...new Set([config.PORT, ...loopbackPort(config.PUBLIC_URL), ...loopbackPort(config.AUTH_PUBLIC_URL), ...loopbackPort(config.DATABASE_URL)])];
+  return [...new Set([config.PORT, ...loopbackPort(config.PUBLIC_URL), ...loopbackPort(config.AUTH_PUBLIC_URL)])];
 }
 
 /** Uids no app may get: the platform's own and the build user's. */

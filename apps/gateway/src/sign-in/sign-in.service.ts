@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { PROJECT_OWNED_SIGN_IN_VARIABLES, envFileText, provisionSignInTenant, signInVariables } from '@slipway/auth-core';
+import { PROJECT_OWNED_SIGN_IN_VARIABLES, envFileText, provisionSignInTenant, signInVariables, syncPoolerWithPlatform } from '@slipway/auth-core';
 import { LIMITS } from '@slipway/contract';
 import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
 import { ApplicationsRepository, PlatformInfrastructure, SignInServicesRepository, asApplicationId, asOwnerId, type ApplicationId, type OwnerId } from '@slipway/platform-data';
@@ -52,11 +52,30 @@ export class SignInService {
         appsDomains: this.config.APPS_DOMAIN,
         appsScheme: this.config.APPS_SCHEME,
         applicationId: app.id,
+        connectionLimit: this.config.APP_DATABASE_CONNECTION_LIMIT,
       });
     });
+    await this.tellPooler();
     if (tenant.created) await this.tenantChanged.publish(app.id);
     const stored = await this.find(app.id);
     return { created: tenant.created, record: signInRecord(this.config.AUTH_PUBLIC_URL, app, stored!.signInService!, await this.applications.trustedOrigins.list(app.id)) };
+  }
+
+  /**
+   * The platform's PgBouncer must know the application's database before the app can reach it
+   * (apps reach their database through PgBouncer only). Done at every switch-on (idempotent), so
+   * a call that failed here is mended by calling again.
+   */
+  private async tellPooler(): Promise<void> {
+    const dir = this.config.APP_DATABASES_POOLER_DIR;
+    const adminUrl = this.config.APP_DATABASES_POOLER_ADMIN_URL;
+    if (!dir || !adminUrl) return;
+    const server = new URL(appDatabasesAdminUrl(this.config));
+    try {
+      await syncPoolerWithPlatform({ dir, adminUrl, server: { host: server.hostname, port: Number(server.port || 5432) } }, this.applications.databases, this.keyring);
+    } catch (error) {
+      throw new ApiException('database_pooler_unavailable', `The application's database was created, but the platform's connection pooler could not be told about it (${(error as Error).message.split(adminUrl).join('***')}). Try again in a moment.`);
+    }
   }
 
   /** The variables as `.env` text; holds the cookie secret. */

@@ -1,5 +1,6 @@
 import type { ApplicationId, OwnerId } from '../ids.js';
 import type { PlatformInfrastructure } from '../infrastructure.js';
+import { withAdvisoryLock } from '../sign-in-services/advisory-lock.js';
 
 /** An application's own database: its names and its role's password as an envelope (bytes). */
 export interface ApplicationDatabaseRow {
@@ -25,6 +26,19 @@ export class ApplicationDatabases {
   /** Application databases the owner holds (they count against the plan's allowance). */
   countForOwner(ownerId: OwnerId): Promise<number> {
     return this.platform.prisma.applicationDatabase.count({ where: { ownerId } });
+  }
+
+  /** Every application database with its role's password envelope (what the platform's PgBouncer must know). */
+  listAll(): Promise<(ApplicationDatabaseRow & { applicationId: string })[]> {
+    return this.platform.prisma.applicationDatabase.findMany({ select: { ...ROW, applicationId: true }, orderBy: { createdAt: 'asc' } });
+  }
+
+  /**
+   * Serialises rewriting the platform's PgBouncer configuration (each writer lists every database
+   * and writes them all: two at once could otherwise leave out the other's new one).
+   */
+  withPoolerLock<T>(fn: () => Promise<T>): Promise<T> {
+    return withAdvisoryLock(this.platform, 'slipway-app-database-pooler:', 'all', fn);
   }
 
   /** Records a database that provisioning just created on the server for the application. */

@@ -81,8 +81,11 @@ export class LocalSandbox {
     return reason;
   }
 
-  /** `extraBinds`: read-only extras (the release's Node.js toolchain at TOOLCHAIN_PATH). */
-  command(ids: AppIds, cgroup: AppCgroup | null, releaseDir: string, env: Record<string, string>, port: number, startCommand: string, extraBinds: SandboxBind[] = []): SandboxedProcess {
+  /**
+   * `extraBinds`: read-only extras (the release's Node.js toolchain at TOOLCHAIN_PATH).
+   * `extraHostPorts`: host ports this release alone may reach (its database's pooler).
+   */
+  command(ids: AppIds, cgroup: AppCgroup | null, releaseDir: string, env: Record<string, string>, port: number, startCommand: string, extraBinds: SandboxBind[] = [], extraHostPorts: number[] = []): SandboxedProcess {
     const spec = {
       uid: ids.uid,
       gid: ids.gid,
@@ -90,7 +93,7 @@ export class LocalSandbox {
       tmpBytes: this.options.tmpBytes,
       env,
       cwd: APP_ROOT,
-      network: { kind: 'outbound' as const, listenPort: port, hostPorts: this.options.hostPorts.filter((p) => p !== port) },
+      network: { kind: 'outbound' as const, listenPort: port, hostPorts: [...this.options.hostPorts, ...extraHostPorts].filter((p) => p !== port) },
       command: startCommand,
     };
     // A root shell puts itself into the cgroups (their files are its arguments: it reads no

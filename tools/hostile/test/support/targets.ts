@@ -38,7 +38,7 @@ export interface TargetInput {
   home: string;
   needles: Needles;
   redisUrl: string;
-  ports: { gateway: number; auth: number; edge: number; worker: number; postgres: number };
+  ports: { gateway: number; auth: number; edge: number; worker: number; postgres: number; pgbouncer: number };
   neighbourPort: number;
   hostAddresses: string[];
   neighbourPids: number[];
@@ -56,7 +56,9 @@ export function buildTargets(input: TargetInput): Targets {
   const ports: Omit<TcpTarget, 'host'>[] = [
     { name: 'launcher redis', port: redisPort, kind: 'redis', app: 'blocked', build: 'blocked' },
     ...(redisPort === 6379 ? [] : [{ name: 'machine redis', port: 6379, kind: 'redis' as const, app: 'blocked' as const, build: 'blocked' as const }]),
-    { name: 'embedded postgres', port: input.ports.postgres, kind: 'pg', app: 'allowed', build: 'blocked' },
+    // Apps never reach the platform's Postgres (issue 27): an app with a database reaches PgBouncer.
+    { name: 'embedded postgres', port: input.ports.postgres, kind: 'pg', app: 'blocked', build: 'blocked' },
+    { name: 'pgbouncer', port: input.ports.pgbouncer, kind: 'pg', app: 'allowed', build: 'blocked' },
     { name: 'machine postgres', port: 5432, kind: 'pg', app: 'blocked', build: 'blocked' },
     { name: 'gateway', port: input.ports.gateway, kind: 'http', app: 'public', build: 'blocked' },
     { name: 'auth-service', port: input.ports.auth, kind: 'http', app: 'public', build: 'blocked' },
