@@ -48,7 +48,7 @@ try {
   const site = await testing.sourceTar(join(testing.FIXTURES, 'static-site'));
   const build = await sleepyBuild(BUILD_SECONDS * 1000);
   for (const order of ['fair', 'fifo']) {
-    const worker = await h.startWorker({ ...edgeEnv, WORKER_CONCURRENCY: '1', DEPLOY_QUEUE_ORDER: order, QUEUE_TURN_RETRY_MS: '300', LOG_LEVEL: 'warn' });
+    const worker = await h.startWorker({ ...edgeEnv, WORKER_CONCURRENCY: '1', DEPLOY_QUEUE_ORDER: order, QUEUE_TURN_RETRY_MS: '300' });
     const first = await h.createApplication({ slug: `atk-${order}-${randomBytes(2).toString('hex')}` });
     const apps = [first];
     for (let i = 1; i < ATTACKER_APPS; i++) {

@@ -90,7 +90,9 @@ describe('POST /api/v1/deploy and GET /api/v1/deployments/{taskId} (real HTTP, P
       createdAt: expect.any(String),
       startedAt: null,
       finishedAt: null,
+      queuedSeconds: expect.any(Number),
     });
+    expect(mine.json.queuedSeconds).toBeGreaterThanOrEqual(0);
     for (const response of [await poll(b, taskId), await poll(a, '00000000-0000-4000-8000-000000000000'), await poll(a, 'not-a-uuid'), await poll(a, "1' OR '1'='1")]) {
       expect(response.status).toBe(404);
       expect(response.json).toEqual({ error: expect.any(String), code: 'not_found', documentation: `${DOC}not_found` });
