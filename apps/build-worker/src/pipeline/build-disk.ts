@@ -64,9 +64,12 @@ async function backingFile(device: string): Promise<string | null> {
   return file ? file.trim().replace(/ \(deleted\)$/, '') : null;
 }
 
-function format(bytes: number): string {
-  return bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(2)} GiB` : `${Math.round(bytes / 1024 ** 2)} MiB`;
+/** Bytes as a person reads them in a step log. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
+  return bytes >= 1024 ** 2 ? `${Math.round(bytes / 1024 ** 2)} MiB` : `${bytes} bytes`;
 }
+const format = formatBytes;
 
 /**
  * One build's disk: a fixed-size ext4 file system in a sparse image file, loop-mounted

@@ -6,6 +6,7 @@ import { MANAGER_BIN, SandboxUnavailableError, TOOLCHAIN_BIN, toolchainEnv, type
 import type { WorkerConfig } from '../config.js';
 import { chownTree } from '../sandbox/run-detached.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import { BuildDisk } from './build-disk.js';
 import type { SandboxProvider } from '../sandbox/sandbox-provider.js';
 import { managerCacheEnv } from './manager-commands.js';
 import { StepFailure } from './step-recorder.js';
@@ -19,6 +20,8 @@ export interface ExecOptions {
   manager?: ManagerToolchain | null;
   failure: DeployFailureCode;
   shutdown: AbortSignal;
+  /** The build's disk: its use goes to the step log, and a command that failed on a full disk fails with `build_disk_exceeded`. */
+  disk?: BuildDisk | null;
   log: (line: string) => void;
 }
 
@@ -68,15 +71,21 @@ export class ProjectCommands {
     if (options.shutdown.aborted) throw new StepFailure(options.failure, `\`${command}\` was not started: the worker is shutting down`);
     await mkdir(join(options.root, 'home'), { recursive: true });
     options.log(`$ ${command}`);
+    const watch = options.disk?.watch();
     const result = await sandbox.run({
       workspace: options.src, command, env: options.env, cacheDir: options.cacheDir, toolchainDir: options.toolchain?.dir, managerDir: options.manager?.dir,
       timeoutMs: this.config.BUILD_TIMEOUT_MS, outputLimitBytes: this.config.BUILD_OUTPUT_LIMIT_BYTES, signal: options.shutdown,
     });
     options.log(result.output);
+    const disk = watch && (await watch.stop());
+    if (disk) options.log(BuildDisk.describe(disk.peakBytes, disk.usage, options.disk!.sizeBytes));
     if (result.timedOut) throw new StepFailure('build_timeout', `\`${command}\` ran longer than ${Math.round(this.config.BUILD_TIMEOUT_MS / 1000)} s and was stopped`);
     if (result.outputExceeded) throw new StepFailure('output_too_large', `\`${command}\` printed more than ${this.config.BUILD_OUTPUT_LIMIT_BYTES} bytes and was stopped`);
     if (result.aborted) throw new StepFailure(options.failure, `\`${command}\` was stopped: the worker is shutting down`);
     if (result.exitCode !== 0) {
+      // The kernel said no space left (or no inode) on the build's disk: the budget, not the project's code, stopped it.
+      const full = await options.disk?.full();
+      if (full) throw new StepFailure('build_disk_exceeded', options.disk!.exceededMessage(`\`${command}\``, full));
       // A sandbox that broke since it was last probed is the machine's fault, not the project's.
       if (sandbox.mode.kind === 'bwrap') {
         this.sandboxes.forget();
