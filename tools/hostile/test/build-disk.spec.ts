@@ -3,8 +3,8 @@
  * the file system that holds the platform's own data (Postgres, blobs: SLIPWAY_HOME). Each build
  * has a fixed-size disk of its own (BUILD_DISK_MB; 512 MiB here for speed, the attack is 12× that),
  * so the kernel stops the build at its budget: the deploy fails with `build_disk_exceeded`, the
- * host never loses more than the budget, the space is back once the deploy ends (no mount, no
- * image left), and another tenant's deploy and sign-up succeed meanwhile.
+ * host never loses more than the budget, the space is back within a minute of the deploy's end (no mount,
+ * no image left), and another tenant's deploy and sign-up succeed meanwhile.
  */
 import { readFileSync } from 'node:fs';
 import { readdir, rm, statfs } from 'node:fs/promises';
@@ -75,6 +75,9 @@ describe('a build that writes 6 GiB into its workspace', () => {
       body: JSON.stringify({ email: 'visitor@victim.example', password: 'a long passphrase', name: 'Visitor' }),
     });
     const [task, victimTask] = await Promise.all([attack, victimDeploy]);
+    // The disk is released in the background as the deployment ends (unmounting writes its dirty pages back first).
+    const imagesDir = join(p.home, 'build', 'disks');
+    for (let i = 0; i < 120 && (mountsUnder(p.home).length || (await readdir(imagesDir).catch(() => [])).length); i++) await new Promise((resolve) => setTimeout(resolve, 500));
     sampling = false;
     await sampler;
     const after = await hostFree(p.home);
@@ -92,7 +95,7 @@ describe('a build that writes 6 GiB into its workspace', () => {
     if (after < before - MARGIN) violations.push(`the space did not come back: ${Math.round((before - after) / MiB)} MiB less free after the deploy than before`);
     const left = mountsUnder(p.home);
     if (left.length) violations.push(`mounts left behind: ${left.join('; ')}`);
-    const images = await readdir(join(p.home, 'build', 'disks')).catch(() => []);
+    const images = await readdir(imagesDir).catch(() => []);
     if (images.length) violations.push(`disk images left behind: ${images.join(', ')}`);
     if (victimTask.status !== 'succeeded') violations.push(`the victim's deploy ${victimTask.status}: ${JSON.stringify(victimTask.error)}`);
     if (signUp.status !== 200) violations.push(`the victim's sign-up answered ${signUp.status}: ${(await signUp.text()).slice(0, 300)}`);

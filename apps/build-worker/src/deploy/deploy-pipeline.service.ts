@@ -146,8 +146,8 @@ export class DeployPipelineService {
       this.logger.error(`deployment ${deploymentId}: ${(error as Error).stack ?? String(error)}`);
       return fail('internal_error', `unexpected error in ${context.currentStep ?? 'the worker'}: ${(error as Error).message}`);
     } finally {
-      // A build disk goes at once (unmounted, its image deleted); an unbounded workspace through the trash.
-      if (context.disk) await context.disk.release().catch((error: Error) => this.logger.error(`deployment ${deploymentId}: its build disk could not be released (the next worker start sweeps it): ${error.message}`));
+      // A build disk goes in one piece (unmounted, its image deleted), in the background; an unbounded workspace through the trash.
+      if (context.disk) await this.disks.retire(context.disk, (error) => this.logger.error(`deployment ${deploymentId}: its build disk could not be released (the next worker start sweeps it): ${error.message}`));
       else await this.trash.dispose(root).catch(() => undefined);
       releaseTrash();
     }

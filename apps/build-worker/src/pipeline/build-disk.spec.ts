@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { BuildDisk, BuildDiskUnavailable, BuildDisks } from './build-disk.js';
+import { BuildDisk, BuildDiskUnavailable, BuildDisks, MAX_RELEASING } from './build-disk.js';
 
 const MiB = 1024 * 1024;
 const root = process.getuid?.() === 0;
@@ -75,6 +75,20 @@ describeMounted('BuildDisks (real ext4 images, real loop mounts, as root)', () =
     expect(existsSync(disk.root)).toBe(false);
     // Released twice (a finally after a failure) is fine.
     await disk.release();
+  });
+
+  it('releases finished disks in the background, at most MAX_RELEASING at once', async () => {
+    const mounted = [];
+    for (let i = 0; i < MAX_RELEASING + 1; i++) {
+      const disk = await disks.mount(`r${i}-1`);
+      await writeFile(join(disk.root, 'data'), Buffer.alloc(8 * MiB, 1));
+      mounted.push(disk);
+    }
+    const errors: Error[] = [];
+    for (const disk of mounted) await disks.retire(disk, (error) => errors.push(error));
+    await disks.drained();
+    expect(errors).toEqual([]);
+    for (const disk of mounted) expect([mountedAt(disk.root), existsSync(disk.image)]).toEqual([null, false]);
   });
 
   it('counts a disk whose inodes are used up as full', async () => {

@@ -7,6 +7,8 @@ import { runDetached } from '../sandbox/run-detached.js';
 const MIN_INODES = 131_072;
 /** Below this much free space (or no free inode) the disk counts as full: a write that failed with ENOSPC leaves a few blocks. */
 const FULL_MARGIN_BYTES = 8 * 1024 * 1024;
+/** Disks being released at once beyond which `retire` waits (deployments may not outrun the releases). */
+export const MAX_RELEASING = 2;
 /** How often a running command's disk use is sampled for its peak. */
 const SAMPLE_MS = 500;
 
@@ -166,6 +168,7 @@ export interface BuildDisksOptions {
  */
 export class BuildDisks {
   private tag: Promise<string> | undefined;
+  private readonly releasing = new Set<Promise<void>>();
 
   constructor(readonly options: BuildDisksOptions) {}
 
@@ -209,6 +212,24 @@ export class BuildDisks {
       if (error instanceof BuildDiskUnavailable) throw error;
       throw new BuildDiskUnavailable((error as Error).message);
     }
+  }
+
+  /**
+   * Releases a finished deployment's disk in the background: unmounting writes the file system's
+   * dirty pages back to the image first (seconds after a big build, on a busy disk), which the
+   * deployment need not wait for; nothing of the disk is reachable by then (its processes are
+   * gone). Beyond MAX_RELEASING releases under way, waits for one. A release that fails is left
+   * to the next sweep (`onError` says so).
+   */
+  async retire(disk: BuildDisk, onError: (error: Error) => void): Promise<void> {
+    const release: Promise<void> = disk.release().catch(onError).finally(() => this.releasing.delete(release));
+    this.releasing.add(release);
+    while (this.releasing.size > MAX_RELEASING) await Promise.race(this.releasing);
+  }
+
+  /** Resolves once every release started so far has finished. */
+  async drained(): Promise<void> {
+    await Promise.all([...this.releasing]);
   }
 
   /**
