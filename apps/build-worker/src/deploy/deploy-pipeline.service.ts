@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { AnalyzeError, unboundedBuildDiskHazard, unsandboxedBuildHazard } from '@slipway/analyzer';
 import type { BlobStore } from '@slipway/blob';
 import { LIMITS, type DeployError, type DeployFailureCode } from '@slipway/contract';
@@ -39,7 +39,7 @@ export type DeployOutcome = 'succeeded' | 'failed' | 'not-mine' | 'handed-back';
  * release committed as live. A failure becomes the deployment's error; a shutdown hands it back.
  */
 @Injectable()
-export class DeployPipelineService {
+export class DeployPipelineService implements OnApplicationShutdown {
   private readonly logger = new Logger('deploy');
   private readonly services: PipelineServices;
   /** Finished workspaces, removed in the background (the next deployment does not wait for it). */
@@ -84,6 +84,11 @@ export class DeployPipelineService {
       handoff: new RuntimeHandoff(config.EDGE_INTERNAL_URL, config.SLIPWAY_MASTER_KEY, config.RELEASE_TIMEOUT_MS),
       signInOrigins,
     };
+  }
+
+  /** Finished deployments' disks are unmounted before the worker exits (else the next start sweeps them). */
+  async onApplicationShutdown(): Promise<void> {
+    await this.disks.drained();
   }
 
   async run(command: DeployCommand, shutdown: AbortSignal): Promise<DeployOutcome> {
