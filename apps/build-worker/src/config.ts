@@ -49,6 +49,20 @@ export const workerConfigSchema = z.object({
   BUILD_OUTPUT_LIMIT_BYTES: ms(8 * 1024 * 1024),
   /** Bytes the dependency cache (installed node_modules of every application) may hold; 0 switches it off. */
   DEPENDENCY_CACHE_MAX_BYTES: z.coerce.number().int().min(0).default(4 * 1024 ** 3),
+  /** Bytes one application's dependency cache entries may hold together (least recently used go first). */
+  DEPENDENCY_CACHE_APP_MAX_BYTES: z.coerce.number().int().min(0).default(1024 ** 3),
+  /** Bytes one application's kept build caches (`.next/cache`, …) may hold; a build that leaves more keeps none. */
+  BUILD_CACHE_APP_MAX_BYTES: z.coerce.number().int().min(0).default(1024 ** 3),
+  /** Bytes the kept build caches of every application may hold together (least recently used applications' go first); 0: none kept. */
+  BUILD_CACHES_MAX_BYTES: z.coerce.number().int().min(0).default(4 * 1024 ** 3),
+  /**
+   * The disk budget of one build, MiB: the workspace, the package managers' download cache and
+   * everything install and build write on disk live on a fixed-size ext4 image made for that
+   * build (loop-mounted; the worker must run as root). Where it cannot be made, the deploy fails
+   * with `sandbox_unavailable`. `0` is the operator's explicit choice of no budget: every deploy
+   * then carries the `unbounded_build_disk` hazard.
+   */
+  BUILD_DISK_MB: z.coerce.number().int().min(0).refine((mb) => mb === 0 || mb >= 64, { message: 'must be 0 (no budget) or at least 64' }).default(4096),
   /**
    * `on`: installs and builds run in pasta + bubblewrap; when that cannot be made the deploy fails
    * with `sandbox_unavailable` and nothing runs. `auto` is the old name of `on` (still accepted).

@@ -8,6 +8,7 @@ import {
   buildOutputWarnings,
   outputHazards,
   readProjectDir,
+  unboundedBuildDiskHazard,
   unsandboxedBuildHazard,
   type AnalyzeContext,
   type HazardCode,
@@ -188,5 +189,9 @@ describe('hazards: each fires on its fixture and not on the clean ones', () => {
 
   it('unsandboxed_build says why', () => {
     expect(unsandboxedBuildHazard('bwrap not found')).toEqual(expect.objectContaining({ code: 'unsandboxed_build', severity: 'medium', detail: 'bwrap not found' }));
+  });
+
+  it('unbounded_build_disk says why', () => {
+    expect(unboundedBuildDiskHazard('BUILD_DISK_MB=0')).toEqual(expect.objectContaining({ code: 'unbounded_build_disk', severity: 'medium', detail: 'BUILD_DISK_MB=0' }));
   });
 });

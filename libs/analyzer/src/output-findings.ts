@@ -74,6 +74,10 @@ export function unsandboxedBuildHazard(reason: string): Hazard {
   return { code: 'unsandboxed_build', severity: 'medium', detail: reason, message: `Builds on this platform run without a sandbox (${reason}): install and build scripts, where a project has them, get the build worker's access to this machine.` };
 }
 
+export function unboundedBuildDiskHazard(reason: string): Hazard {
+  return { code: 'unbounded_build_disk', severity: 'medium', detail: reason, message: `Builds on this platform have no disk budget (${reason}): an install or build can fill the disk the platform's own data (Postgres, blobs) lives on, for every tenant.` };
+}
+
 export function unsandboxedRuntimeHazard(reason: string): Hazard {
   return { code: 'unsandboxed_runtime', severity: 'high', detail: reason, message: `The application runs without the runtime sandbox (${reason}): its code has the edge's access to this machine, including other applications' secrets.` };
 }

@@ -96,6 +96,7 @@ export type HazardCode =
   | 'dotgit_served'
   | 'source_maps_served'
   | 'unsandboxed_build'
+  | 'unbounded_build_disk'
   | 'unsandboxed_runtime';
 
 export type Severity = 'low' | 'medium' | 'high' | 'critical';

@@ -36,6 +36,7 @@ export const DEPLOY_FAILURE_CODES = {
   worker_lost: 'The worker running the deployment stopped and retries were used up.',
   internal_error: 'An unexpected error inside Slipway; the deployment can be retried.',
   queue_timeout: 'The deployment waited in the build queue past its deadline (`DEPLOY_DEADLINE_MINUTES` after it was accepted) without being started; nothing of it ran. Deploy again when the owner\'s other builds are done.',
+  build_disk_exceeded: "Install or build wrote more than the build's disk budget (the workspace, the package managers' download cache and the build's temporary files share one fixed-size file system; BUILD_DISK_MB) and was stopped by the kernel; the message says the budget and how much was written.",
 } as const;
 export type DeployFailureCode = keyof typeof DEPLOY_FAILURE_CODES;
 

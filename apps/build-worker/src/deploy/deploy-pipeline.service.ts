@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AnalyzeError, unsandboxedBuildHazard } from '@slipway/analyzer';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { AnalyzeError, unboundedBuildDiskHazard, unsandboxedBuildHazard } from '@slipway/analyzer';
 import type { BlobStore } from '@slipway/blob';
 import { LIMITS, type DeployError, type DeployFailureCode } from '@slipway/contract';
 import { DeploymentsRepository, asApplicationId, asDeploymentId } from '@slipway/platform-data';
@@ -9,6 +9,7 @@ import { nodeToolchainsFor, packageManagersFor, type RoutesMessage } from '@slip
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { BuildCaches } from '../pipeline/build-caches.js';
+import { BuildDisks } from '../pipeline/build-disk.js';
 import { DeployContext, type PipelineServices } from '../pipeline/deploy-context.js';
 import { DependencyCache } from '../pipeline/dependency-cache.js';
 import { ProjectCommands } from '../pipeline/project-commands.js';
@@ -42,11 +43,13 @@ export type DeployOutcome = 'succeeded' | 'failed' | 'not-mine' | 'handed-back' 
  * release committed as live. A failure becomes the deployment's error; a shutdown hands it back.
  */
 @Injectable()
-export class DeployPipelineService {
+export class DeployPipelineService implements OnApplicationShutdown {
   private readonly logger = new Logger('deploy');
   private readonly services: PipelineServices;
   /** Finished workspaces, removed in the background (the next deployment does not wait for it). */
   private readonly trash: WorkspaceTrash;
+  /** Each build's fixed-size disk (BUILD_DISK_MB). */
+  private readonly disks: BuildDisks;
 
   constructor(
     @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
@@ -59,6 +62,12 @@ export class DeployPipelineService {
   ) {
     this.trash = new WorkspaceTrash(join(buildDirOf(config), 'trash'));
     void this.trash.sweep();
+    this.disks = new BuildDisks({ imagesDir: join(buildDirOf(config), 'disks'), workspacesDir: join(buildDirOf(config), 'workspaces'), sizeBytes: config.BUILD_DISK_MB * 1024 * 1024 });
+    // Disks a killed worker left mounted: unmounted and deleted (never those of a live worker sharing BUILD_DIR).
+    void this.disks.sweep().then(
+      ({ unmounted, removed }) => unmounted.length + removed.length && this.logger.log(`build disks left by stopped workers: ${unmounted.length} unmounted, ${removed.length} images deleted`),
+      (error: Error) => this.logger.error(`build disks left by stopped workers could not be swept: ${error.message}`),
+    );
     this.services = {
       config,
       logger: this.logger,
@@ -70,13 +79,20 @@ export class DeployPipelineService {
         downloads: join(buildDirOf(config), 'downloads'),
         masterKey: config.SLIPWAY_MASTER_KEY,
         maxBytes: config.DEPENDENCY_CACHE_MAX_BYTES,
+        appMaxBytes: config.DEPENDENCY_CACHE_APP_MAX_BYTES,
       }),
-      buildCaches: new BuildCaches(join(buildDirOf(config), 'build-caches')),
+      buildCaches: new BuildCaches(join(buildDirOf(config), 'build-caches'), { appMaxBytes: config.BUILD_CACHE_APP_MAX_BYTES, maxBytes: config.BUILD_CACHES_MAX_BYTES }),
+      disks: this.disks,
       toolchains: nodeToolchainsFor(config, LIMITS.node.supportedMajors, config.NODE_DEFAULT_MAJOR),
       managers: packageManagersFor(config),
       handoff: new RuntimeHandoff(config.EDGE_INTERNAL_URL, config.SLIPWAY_MASTER_KEY, config.RELEASE_TIMEOUT_MS),
       signInOrigins,
     };
+  }
+
+  /** Finished deployments' disks are unmounted before the worker exits (else the next start sweeps them). */
+  async onApplicationShutdown(): Promise<void> {
+    await this.disks.drained();
   }
 
   async run(command: DeployCommand, shutdown: AbortSignal): Promise<DeployOutcome> {
@@ -109,6 +125,8 @@ export class DeployPipelineService {
     // BUILD_SANDBOX=off is a statement about this platform: every deploy says so, whatever it runs.
     const unsandboxed = this.sandboxes.unsandboxedReason;
     if (unsandboxed) context.hazards.push(unsandboxedBuildHazard(unsandboxed));
+    // So is BUILD_DISK_MB=0.
+    if (!this.disks.bounded) context.hazards.push(unboundedBuildDiskHazard('BUILD_DISK_MB=0'));
 
     // While it runs, finished workspaces are not removed (the disk is this deployment's).
     const releaseTrash = this.trash.hold();
@@ -145,13 +163,18 @@ export class DeployPipelineService {
         this.logger.warn(`deployment ${deploymentId}: handed back on shutdown`);
         return 'handed-back';
       }
+      // Whatever a step failed with (a tar that could not be extracted, a copy into the workspace), a full build disk is why.
+      const full = error instanceof StepFailure && error.code === 'build_disk_exceeded' ? null : await context.disk?.full();
+      if (full) return fail('build_disk_exceeded', context.disk!.exceededMessage(`the ${context.currentStep ?? 'build'} step`, full));
       if (error instanceof StepFailure || error instanceof AnalyzeError) return fail(error.code, error.message);
       if (error instanceof AttemptStopped) return fail('internal_error', error.message);
       this.logger.error(`deployment ${deploymentId}: ${(error as Error).stack ?? String(error)}`);
       return fail('internal_error', `unexpected error in ${context.currentStep ?? 'the worker'}: ${(error as Error).message}`);
     } finally {
       stop.dispose();
-      await this.trash.dispose(root).catch(() => undefined);
+      // A build disk goes in one piece (unmounted, its image deleted), in the background; an unbounded workspace through the trash.
+      if (context.disk) await this.disks.retire(context.disk, (error) => this.logger.error(`deployment ${deploymentId}: its build disk could not be released (the next worker start sweeps it): ${error.message}`));
+      else await this.trash.dispose(root).catch(() => undefined);
       releaseTrash();
     }
   }

@@ -1,6 +1,8 @@
-import { chmod, lchown, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { chmod, lchown, lstat, mkdir, readFile, readdir, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { runDetached } from '../sandbox/run-detached.js';
+import { formatBytes } from './build-disk.js';
 
 /**
  * Frameworks' and tools' build caches: never part of a release (release-packer skips them), kept
@@ -26,17 +28,68 @@ export async function realDirectory(project: string, path: string): Promise<stri
   return current;
 }
 const slot = (path: string) => path.replace(/\//g, '%');
+/** Per application: the bytes its kept caches hold; its modification time is when they were last used. */
+const SIZE_FILE = '.size';
+
+/** Bytes of the regular files under `dir` (never following a link), or null once they pass `limit`. */
+export async function treeBytes(dir: string, limit: number): Promise<number | null> {
+  let total = 0;
+  const pending = [dir];
+  while (pending.length > 0) {
+    const current = pending.pop()!;
+    for (const entry of await readdir(current, { withFileTypes: true })) {
+      const path = join(current, entry.name);
+      if (entry.isDirectory()) pending.push(path);
+      else if (entry.isFile()) total += (await lstat(path)).size;
+      if (total > limit) return null;
+    }
+  }
+  return total;
+}
 
 /**
- * Build caches per application, moved (never copied, never followed) between the workspace and
- * `<root>/<applicationId>/` (root-only): after a build each cache directory is renamed out of the
- * project, before the next build of the same application renamed back. A cache only ever returns
- * to the application whose sandboxed build wrote it, so its content needs no verification; every
- * component of its path must be a real directory (no link), checked once the build's processes
- * are gone, so a project cannot make the worker move anything but its own files.
+ * Moves a tree; across file systems (the workspace on its build disk, the kept caches on the
+ * host's) copies it with `cp -a` (links stay links, nothing is followed; ownership and modes
+ * kept) and leaves the source. A copy that fails is removed; ENOSPC is passed on as such.
+ */
+async function transfer(from: string, to: string, move: boolean): Promise<void> {
+  if (move) {
+    const moved = await rename(from, to).then(() => true, (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EXDEV') throw error;
+      return false;
+    });
+    if (moved) return;
+  }
+  const { code, stderr } = await runDetached('cp', ['-a', '--no-target-directory', from, to]);
+  if (code === 0) return;
+  await rm(to, { recursive: true, force: true });
+  throw Object.assign(new Error(`cp -a failed: ${stderr || `exit ${code}`}`), /No space left|Disk quota/i.test(stderr) ? { code: 'ENOSPC' } : {});
+}
+
+export interface BuildCacheBudget {
+  /** Bytes one application's caches may hold together (BUILD_CACHE_APP_MAX_BYTES): more, and none are kept. */
+  appMaxBytes: number;
+  /** Bytes every application's caches may hold together (BUILD_CACHES_MAX_BYTES): least recently used applications' go first. */
+  maxBytes: number;
+}
+
+/**
+ * Build caches per application, between the workspace and `<root>/<applicationId>/` (root-only):
+ * after a build each cache directory is taken out of the project, before the next build of the
+ * same application put back. On one file system they are renamed; from a build disk (its own
+ * file system) they are copied with `cp -a`, which never follows a link, and the kept copy stays
+ * until the next build replaces it. A cache only ever returns to the application whose sandboxed
+ * build wrote it, so its content needs no verification; every component of its path must be a
+ * real directory (no link), checked once the build's processes are gone, so a project cannot make
+ * the worker move anything but its own files. Bounded: one application's caches at most
+ * `appMaxBytes` (a build that leaves more keeps none), all of them at most `maxBytes` (least
+ * recently used applications' go first), so one application cannot fill the host for everyone.
  */
 export class BuildCaches {
-  constructor(private readonly root: string) {}
+  constructor(
+    private readonly root: string,
+    private readonly budget: BuildCacheBudget = { appMaxBytes: 1024 ** 3, maxBytes: 4 * 1024 ** 3 },
+  ) {}
 
   private async appDir(applicationId: string): Promise<string> {
     if (!SAFE_ID.test(applicationId)) throw new Error(`unexpected application id ${JSON.stringify(applicationId)}`);
@@ -63,9 +116,14 @@ export class BuildCaches {
       }
       const target = parent ? await realDirectory(project, parent) : project;
       if (!target || (await lstat(join(project, path)).catch(() => null))) continue;
-      await rename(kept, join(project, path));
-      restored.push(path);
+      // A full build disk fails the deploy (build_disk_exceeded); anything else only costs the cache.
+      const back = await transfer(kept, join(project, path), true).then(() => true, (error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOSPC') throw error;
+        return false;
+      });
+      if (back) restored.push(path);
     }
+    if (restored.length) await this.touch(dir);
     return restored;
   }
 
@@ -83,23 +141,79 @@ export class BuildCaches {
     }
   }
 
-  /** Moves the build caches out of the project (after its build, before packing); replaces what was kept. */
-  async keep(applicationId: string, project: string): Promise<{ kept: string[] }> {
+  /**
+   * Takes the build caches out of the project (after its build, before packing) and keeps them,
+   * replacing what was kept, within the budget; `notKept` says why none were.
+   */
+  async keep(applicationId: string, project: string): Promise<{ kept: string[]; notKept?: string }> {
     const dir = await this.appDir(applicationId);
-    const kept: string[] = [];
+    const found: { path: string; source: string }[] = [];
     for (const path of BUILD_CACHE_PATHS) {
       const source = await realDirectory(project, path);
+      if (source) found.push({ path, source });
+    }
+    const limit = Math.min(this.budget.appMaxBytes, this.budget.maxBytes);
+    let bytes = 0;
+    for (const { source } of found) {
+      const size = await treeBytes(source, limit - bytes);
+      bytes = size === null ? limit + 1 : bytes + size;
+      if (size === null) break;
+    }
+    let notKept: string | undefined;
+    if (found.length && bytes > limit) {
+      notKept = `they hold more than the ${formatBytes(limit)} one application may keep (BUILD_CACHE_APP_MAX_BYTES)`;
+      found.length = 0;
+    }
+    const kept: string[] = [];
+    for (const path of BUILD_CACHE_PATHS) {
+      // A cache the build no longer made (or one over the budget) is dropped, not kept stale.
       const target = join(dir, slot(path));
-      if (!source) {
-        // A cache the build no longer made is dropped, not kept stale.
-        await this.drop(dir, target);
-        continue;
-      }
       await this.drop(dir, target);
-      await rename(source, target);
+      const source = found.find((entry) => entry.path === path)?.source;
+      if (!source) continue;
+      // Out of the project either way: the release never ships it.
+      const temp = join(dir, `.tmp-${randomBytes(6).toString('hex')}`);
+      const copied = await transfer(source, temp, true).then(() => true, async (error: Error) => {
+        notKept = `${path} could not be kept (${error.message})`;
+        return false;
+      });
+      await rm(source, { recursive: true, force: true });
+      if (!copied) continue;
+      await rename(temp, target);
       kept.push(path);
     }
-    return { kept };
+    await writeFile(join(dir, SIZE_FILE), String(kept.length ? bytes : 0), { mode: 0o600 });
+    await this.evict(applicationId);
+    return notKept ? { kept, notKept } : { kept };
+  }
+
+  /** Marks an application's caches as just used (least recently used go first). */
+  private async touch(dir: string): Promise<void> {
+    const now = new Date();
+    await utimes(join(dir, SIZE_FILE), now, now).catch(() => undefined);
+  }
+
+  /** Keeps every application's caches together under `maxBytes`: the least recently used applications' go first. */
+  async evict(current?: string): Promise<void> {
+    const apps: { dir: string; used: number; bytes: number }[] = [];
+    for (const name of await readdir(this.root).catch(() => [] as string[])) {
+      if (!SAFE_ID.test(name) || name === current) continue;
+      const dir = join(this.root, name);
+      const size = join(dir, SIZE_FILE);
+      const info = await lstat(size).catch(() => null);
+      // Caches of an older version (no size recorded) count as over any budget.
+      const bytes = info ? Number(await readFile(size, 'utf8').catch(() => 'NaN')) : NaN;
+      apps.push({ dir, used: info?.mtimeMs ?? 0, bytes: Number.isFinite(bytes) ? bytes : Infinity });
+    }
+    apps.sort((a, b) => b.used - a.used);
+    let total = current ? Number(await readFile(join(this.root, current, SIZE_FILE), 'utf8').catch(() => '0')) || 0 : 0;
+    for (const app of apps) {
+      if (total + app.bytes <= this.budget.maxBytes) {
+        total += app.bytes;
+        continue;
+      }
+      for (const name of await readdir(app.dir).catch(() => [] as string[])) await rm(join(app.dir, name), { recursive: true, force: true });
+    }
   }
 
   private async drop(dir: string, target: string): Promise<void> {

@@ -247,6 +247,22 @@ describe('dependency cache (real files, real build user)', () => {
     expect(await small.save(await small.keyFor('app-big', big, 'package-lock.json', 'npm'), big)).toEqual({ saved: false, reason: 'node_modules is larger than the cache allows (10000 bytes)' });
   });
 
+  it('keeps each application under its own byte budget, so one application cannot push the others out', async () => {
+    // ~4.2 KB per entry: one application may hold two (10 000 bytes), the whole cache 64 MiB.
+    const dir = join(base, 'per-app-cache');
+    const perApp = new DependencyCache({ root: dir, downloads: join(base, 'downloads'), masterKey, maxBytes: 64 * 1024 * 1024, appMaxBytes: 10_000 });
+    // The victim's entry is the oldest of all; the greedy application then saves three newer ones.
+    const keys = await saveAged(perApp, dir, [['app-victim', 'v'], ['app-greedy', 'g1'], ['app-greedy', 'g2'], ['app-greedy', 'g3']]);
+    await perApp.evict();
+    const hits = [];
+    for (const key of keys) hits.push((await perApp.restore(key, await workspace(), owner)).hit);
+    expect(hits).toEqual([true, false, true, true]);
+    // An install larger than one application's budget is not stored.
+    const big = await workspace('big-app');
+    await writeFile(join(big, 'node_modules', 'big.bin'), randomBytes(20_000));
+    expect(await perApp.save(await perApp.keyFor('app-greedy', big, 'package-lock.json', 'npm'), big)).toEqual({ saved: false, reason: 'node_modules is larger than the cache allows (10000 bytes)' });
+  });
+
   it('a cache root that is a link, or not the worker\'s, is not used (and says why)', async () => {
     const elsewhere = join(base, 'elsewhere');
     await mkdir(elsewhere, { mode: 0o755 });

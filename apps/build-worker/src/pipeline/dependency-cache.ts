@@ -26,6 +26,8 @@ export interface DependencyCacheOptions {
   masterKey: string;
   /** Bytes all entries together may hold (0: no cache). */
   maxBytes: number;
+  /** Bytes one application's entries may hold together (default: `maxBytes`); least recently used go first. */
+  appMaxBytes?: number;
 }
 
 /**
@@ -44,7 +46,11 @@ export class DependencyCache {
   }
 
   get enabled(): boolean {
-    return this.options.maxBytes > 0;
+    return this.options.maxBytes > 0 && this.appMaxBytes > 0;
+  }
+
+  private get appMaxBytes(): number {
+    return Math.min(this.options.appMaxBytes ?? this.options.maxBytes, this.options.maxBytes);
   }
 
   /** The application's package-manager download cache: its own, and outside the entries' tree. */
@@ -108,6 +114,8 @@ export class DependencyCache {
       return { hit: true, files: manifest.entries.filter((e) => e.type === 'file').length, bytes: manifest.bytes, ms: Date.now() - started };
     } catch (error) {
       await rm(dest, { recursive: true, force: true });
+      // The workspace's disk is full (its budget): the entry is fine, the deploy fails with build_disk_exceeded.
+      if ((error as NodeJS.ErrnoException).code === 'ENOSPC' || (error as NodeJS.ErrnoException).code === 'EDQUOT') throw error;
       await this.discard(key.applicationId, entry);
       const reason = error instanceof CacheEntryRejected ? error.message : `it could not be read (${(error as Error).message})`;
       return { hit: false, reason: this.hide(reason.replaceAll(`${join(entry, 'tree')}/`, 'node_modules/')), discarded: true };
@@ -140,7 +148,7 @@ export class DependencyCache {
     const temp = join(appDir, `.tmp-${randomBytes(6).toString('hex')}`);
     await mkdir(temp, { mode: 0o700 });
     try {
-      const { entries, bytes } = await snapshotTree(join(workspace, 'node_modules'), join(temp, 'tree'), { maxBytes: this.options.maxBytes, maxEntries: MAX_ENTRY_PATHS });
+      const { entries, bytes } = await snapshotTree(join(workspace, 'node_modules'), join(temp, 'tree'), { maxBytes: this.appMaxBytes, maxEntries: MAX_ENTRY_PATHS });
       const manifest: Manifest = { version: 1, key, createdAt: new Date().toISOString(), bytes, entries };
       await writeFile(join(temp, 'manifest'), sealManifest(this.sealKey, manifest), { mode: 0o600, flag: 'wx' });
       await mkdir(join(entry, '..'), { recursive: true, mode: 0o700 });
@@ -175,8 +183,9 @@ export class DependencyCache {
   }
 
   /**
-   * Keeps the most recent ENTRIES_PER_APPLICATION entries per application and the whole cache
-   * under `maxBytes` (least recently used go first); sweeps stale temporaries and anything that
+   * Keeps the most recent ENTRIES_PER_APPLICATION entries per application, each application's
+   * entries under `appMaxBytes` and the whole cache under `maxBytes` (least recently used go
+   * first), so one application cannot push everyone else's out; sweeps stale temporaries and anything that
    * is not an entry (including the layout of older versions).
    */
   async evict(): Promise<void> {
@@ -203,13 +212,18 @@ export class DependencyCache {
       }
     }
     entries.sort((a, b) => b.used - a.used);
-    const perApp = new Map<string, number>();
+    const perApp = new Map<string, { count: number; bytes: number }>();
     let total = 0;
     for (const entry of entries) {
-      const count = (perApp.get(entry.applicationId) ?? 0) + 1;
-      perApp.set(entry.applicationId, count);
-      if (count > ENTRIES_PER_APPLICATION || total + entry.bytes > this.options.maxBytes) await this.discard(entry.applicationId, entry.dir);
-      else total += entry.bytes;
+      const app = perApp.get(entry.applicationId) ?? { count: 0, bytes: 0 };
+      perApp.set(entry.applicationId, app);
+      if (app.count + 1 > ENTRIES_PER_APPLICATION || app.bytes + entry.bytes > this.appMaxBytes || total + entry.bytes > this.options.maxBytes) {
+        await this.discard(entry.applicationId, entry.dir);
+        continue;
+      }
+      app.count += 1;
+      app.bytes += entry.bytes;
+      total += entry.bytes;
     }
   }
 

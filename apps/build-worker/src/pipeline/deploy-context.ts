@@ -9,8 +9,11 @@ import type { ApplicationBuildContext } from '../deploy/application-secrets.js';
 import type { RuntimeHandoff } from '../deploy/runtime-handoff.js';
 import type { SignInOrigins } from '../deploy/sign-in-origins.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import { chown, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { BuildCaches } from './build-caches.js';
 import { CommandBudget } from './command-budget.js';
+import type { BuildDisk, BuildDisks } from './build-disk.js';
 import type { DependencyCache } from './dependency-cache.js';
 import type { ProjectCommands } from './project-commands.js';
 import { LostLeaseError, type StepRecorder } from './step-recorder.js';
@@ -39,6 +42,7 @@ export interface PipelineServices {
   commands: ProjectCommands;
   cache: DependencyCache;
   buildCaches: BuildCaches;
+  disks: BuildDisks;
   toolchains: NodeToolchains;
   managers: PackageManagers;
   handoff: RuntimeHandoff;
@@ -74,6 +78,8 @@ export class DeployContext {
   release: { id: ReleaseId; artifactKey: string; kind: 'node' | 'static' } | undefined;
   /** The time all of this deploy's commands may take together (`BUILD_TOTAL_TIMEOUT_MS`). */
   readonly budget: CommandBudget;
+  /** The build's fixed-size disk mounted at `root` (receive); null with BUILD_DISK_MB=0. */
+  disk: BuildDisk | null = null;
   private acquired: Sandbox | undefined;
 
   constructor(
@@ -96,6 +102,19 @@ export class DeployContext {
   /** Before the first command of the project: the sandbox, or a sandbox_unavailable failure with nothing run. */
   async codeSandbox(): Promise<Sandbox> {
     return (this.acquired ??= await this.services.commands.sandboxFor(this.root));
+  }
+
+  /**
+   * The package managers' download cache bound at `/cache`: on the build's disk (`<root>/cache`,
+   * counted in its budget and gone with it) when there is one; else the application's own
+   * directory kept between builds.
+   */
+  async downloadCacheDir(owner?: { uid: number; gid: number }): Promise<string> {
+    if (!this.disk) return this.services.cache.downloadCacheDir(this.attempt.applicationId, owner);
+    const dir = join(this.root, 'cache');
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    if (owner) await chown(dir, owner.uid, owner.gid);
+    return dir;
   }
 
   /** Saves the steps with what was found; stops the attempt once another one owns the deployment. */

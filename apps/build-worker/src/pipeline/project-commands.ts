@@ -6,6 +6,7 @@ import { MANAGER_BIN, SandboxUnavailableError, TOOLCHAIN_BIN, toolchainEnv, type
 import type { WorkerConfig } from '../config.js';
 import { chownTree } from '../sandbox/run-detached.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import { BuildDisk } from './build-disk.js';
 import type { SandboxProvider } from '../sandbox/sandbox-provider.js';
 import type { CommandBudget } from './command-budget.js';
 import { managerCacheEnv } from './manager-commands.js';
@@ -22,6 +23,8 @@ export interface ExecOptions {
   shutdown: AbortSignal;
   /** What is left of the deploy's time for all its commands together. */
   budget: CommandBudget;
+  /** The build's disk: its use goes to the step log, and a command that failed on a full disk fails with `build_disk_exceeded`. */
+  disk?: BuildDisk | null;
   log: (line: string) => void;
 }
 
@@ -76,17 +79,23 @@ export class ProjectCommands {
     // Whichever ends first: this command's own limit or what is left of the deploy's.
     const byBudget = options.budget.remainingMs < this.config.BUILD_TIMEOUT_MS;
     const startedAt = performance.now();
+    const watch = options.disk?.watch();
     const result = await sandbox.run({
       workspace: options.src, command, env: options.env, cacheDir: options.cacheDir, toolchainDir: options.toolchain?.dir, managerDir: options.manager?.dir,
       timeoutMs: byBudget ? options.budget.remainingMs : this.config.BUILD_TIMEOUT_MS, outputLimitBytes: this.config.BUILD_OUTPUT_LIMIT_BYTES, signal: options.shutdown,
     });
     options.budget.spend(performance.now() - startedAt);
     options.log(result.output);
+    const disk = watch && (await watch.stop());
+    if (disk) options.log(BuildDisk.describe(disk.peakBytes, disk.usage, options.disk!.sizeBytes));
     if (result.timedOut && byBudget) throw new StepFailure('build_timeout', `\`${command}\` was stopped: this deploy's commands together ran longer than ${totalSeconds} s (BUILD_TOTAL_TIMEOUT_MS)`);
     if (result.timedOut) throw new StepFailure('build_timeout', `\`${command}\` ran longer than ${Math.round(this.config.BUILD_TIMEOUT_MS / 1000)} s and was stopped`);
     if (result.outputExceeded) throw new StepFailure('output_too_large', `\`${command}\` printed more than ${this.config.BUILD_OUTPUT_LIMIT_BYTES} bytes and was stopped`);
     if (result.aborted) throw new StepFailure(options.failure, `\`${command}\` was stopped: the worker is shutting down`);
     if (result.exitCode !== 0) {
+      // The kernel said no space left (or no inode) on the build's disk: the budget, not the project's code, stopped it.
+      const full = await options.disk?.full();
+      if (full) throw new StepFailure('build_disk_exceeded', options.disk!.exceededMessage(`\`${command}\``, full));
       // A sandbox that broke since it was last probed is the machine's fault, not the project's.
       if (sandbox.mode.kind === 'bwrap') {
         this.sandboxes.forget();

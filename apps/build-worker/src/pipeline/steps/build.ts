@@ -16,7 +16,7 @@ export const buildStep: PipelineStep = {
   async run(context, log) {
     const { project, root, src, services, app } = context;
     const { applicationId } = context.attempt;
-    const { buildCaches, cache, commands } = services;
+    const { buildCaches, commands } = services;
     const node = context.toolchain;
     const pm = context.manager;
     // After the build, a Node release's dev dependencies go (each manager's own prune).
@@ -35,7 +35,7 @@ export const buildStep: PipelineStep = {
         // Next.js asks CI builds to "configure build caching" unless .next/cache exists: it is configured (kept per application).
         else if (project.framework === 'next') await buildCaches.prepare(src, '.next/cache', owner);
       }
-      const output = await commands.exec(sandbox, project.commands.build, { root, src, env: { ...commands.buildEnv(sandbox, app.buildVariables, root, node, pm), ...standaloneEnv }, toolchain: node, manager: pm, failure: 'build_failed', shutdown: context.shutdown, budget: context.budget, log });
+      const output = await commands.exec(sandbox, project.commands.build, { root, src, env: { ...commands.buildEnv(sandbox, app.buildVariables, root, node, pm), ...standaloneEnv }, toolchain: node, manager: pm, failure: 'build_failed', shutdown: context.shutdown, budget: context.budget, disk: context.disk, log });
       context.warnings.push(...buildOutputWarnings(context.recorder.redact(output)));
       // What the build must produce (a framework's server bundle, e.g. SvelteKit's build/), else what is served.
       const produced = project.buildOutput ?? project.outputDir;
@@ -43,8 +43,9 @@ export const buildStep: PipelineStep = {
         throw new StepFailure('output_missing', `the build finished but did not produce ${produced}/`);
       }
       if (keepCaches) {
-        const { kept } = await buildCaches.keep(applicationId, src);
+        const { kept, notKept } = await buildCaches.keep(applicationId, src);
         if (kept.length) log(`build caches kept for the next build, not shipped: ${kept.join(', ')}`);
+        if (notKept) log(`build caches not kept: ${notKept}`);
       }
     }
     if (standaloneEnv.NEXT_PRIVATE_STANDALONE && (await hasNextStandalone(src))) {
@@ -56,8 +57,8 @@ export const buildStep: PipelineStep = {
       log(`dev dependencies not pruned: ${prune.why}`);
       return;
     }
-    const downloads = await cache.downloadCacheDir(applicationId, sandbox.mode.kind === 'bwrap' ? { uid: sandbox.mode.uid, gid: sandbox.mode.gid } : undefined);
-    await commands.exec(sandbox, prune.command, { root, src, env: { ...commands.installEnv(sandbox, downloads, root, node, pm), NODE_ENV: 'production' }, cacheDir: downloads, toolchain: node, manager: pm, failure: 'build_failed', shutdown: context.shutdown, budget: context.budget, log });
+    const downloads = await context.downloadCacheDir(sandbox.mode.kind === 'bwrap' ? { uid: sandbox.mode.uid, gid: sandbox.mode.gid } : undefined);
+    await commands.exec(sandbox, prune.command, { root, src, env: { ...commands.installEnv(sandbox, downloads, root, node, pm), NODE_ENV: 'production' }, cacheDir: downloads, toolchain: node, manager: pm, failure: 'build_failed', shutdown: context.shutdown, budget: context.budget, disk: context.disk, log });
   },
 };
 
