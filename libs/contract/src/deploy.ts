@@ -35,6 +35,8 @@ export const DEPLOY_FAILURE_CODES = {
   deadline_exceeded: 'The deployment did not finish before its deadline.',
   worker_lost: 'The worker running the deployment stopped and retries were used up.',
   internal_error: 'An unexpected error inside Slipway; the deployment can be retried.',
+  build_memory_exceeded: 'An install or build command used more memory than a build may (the worker\'s BUILD_MEMORY_MB, no swap) and the kernel stopped it; the message and the step log say how much it used. Make the build use less (e.g. `NODE_OPTIONS=--max-old-space-size=…`), or ask the operator for a higher limit.',
+  build_too_many_processes: 'An install or build command tried to run more processes and threads at once than a build may (the worker\'s BUILD_PIDS) and then failed; the step log says how many it ran. Reported whenever a command that ran into the limit exits unsuccessfully.',
 } as const;
 export type DeployFailureCode = keyof typeof DEPLOY_FAILURE_CODES;
 

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AnalyzeError, unsandboxedBuildHazard } from '@slipway/analyzer';
+import { AnalyzeError, rlimitOnlyBuildHazard, unsandboxedBuildHazard } from '@slipway/analyzer';
 import type { BlobStore } from '@slipway/blob';
 import { LIMITS, type DeployError, type DeployFailureCode } from '@slipway/contract';
 import { DeploymentsRepository, asApplicationId, asDeploymentId } from '@slipway/platform-data';
@@ -95,6 +95,9 @@ export class DeployPipelineService {
     // BUILD_SANDBOX=off is a statement about this platform: every deploy says so, whatever it runs.
     const unsandboxed = this.sandboxes.unsandboxedReason;
     if (unsandboxed) context.hazards.push(unsandboxedBuildHazard(unsandboxed));
+    // So is BUILD_LIMITS=rlimit (builds not held in cgroups).
+    const rlimitOnly = this.sandboxes.rlimitOnlyReason;
+    if (rlimitOnly) context.hazards.push(rlimitOnlyBuildHazard(rlimitOnly));
 
     // While it runs, finished workspaces are not removed (the disk is this deployment's).
     const releaseTrash = this.trash.hold();

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import type { Hazard, PackageManagerRequest, ProjectSpec, Warning } from '@slipway/analyzer';
+import type { BuildResourceUse, Hazard, PackageManagerRequest, ProjectSpec, Warning } from '@slipway/analyzer';
 import type { BlobStore } from '@slipway/blob';
 import type { DeployStepName } from '@slipway/contract';
 import type { ApplicationId, DeploymentFindings, DeploymentId, DeploymentsRepository, ReleaseId } from '@slipway/platform-data';
@@ -10,6 +10,7 @@ import type { RuntimeHandoff } from '../deploy/runtime-handoff.js';
 import type { SignInOrigins } from '../deploy/sign-in-origins.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { BuildCaches } from './build-caches.js';
+import { nearLimitWarning, type UsageLedger } from './build-resources.js';
 import type { DependencyCache } from './dependency-cache.js';
 import type { ProjectCommands } from './project-commands.js';
 import { LostLeaseError, type StepRecorder } from './step-recorder.js';
@@ -56,7 +57,7 @@ export interface DeployAttempt {
  * secrets, and what each step found for the next (spec, toolchains, warnings, hazards, the
  * release). Also what a failure is recorded with.
  */
-export class DeployContext {
+export class DeployContext implements UsageLedger {
   /** Set once the application is loaded, before the first step. */
   app!: ApplicationBuildContext;
   currentStep: DeployStepName | null = null;
@@ -90,6 +91,13 @@ export class DeployContext {
   /** Before the first command of the project: the sandbox, or a sandbox_unavailable failure with nothing run. */
   async codeSandbox(): Promise<Sandbox> {
     return (this.acquired ??= await this.services.commands.sandboxFor(this.root));
+  }
+
+  /** What a sandboxed command used (spec.buildResources), and a warning when its memory came near the limit. */
+  recordUsage(use: BuildResourceUse): void {
+    if (this.spec) (this.spec.buildResources ??= []).push(use);
+    const warning = nearLimitWarning(use);
+    if (warning) this.warnings.push(warning);
   }
 
   /** Saves the steps with what was found; stops the attempt once another one owns the deployment. */

@@ -7,6 +7,7 @@ import type { WorkerConfig } from '../config.js';
 import { chownTree } from '../sandbox/run-detached.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import type { SandboxProvider } from '../sandbox/sandbox-provider.js';
+import { limitFailure, usageLine, usageRecord, type UsageLedger } from './build-resources.js';
 import { managerCacheEnv } from './manager-commands.js';
 import { StepFailure } from './step-recorder.js';
 
@@ -19,6 +20,8 @@ export interface ExecOptions {
   manager?: ManagerToolchain | null;
   failure: DeployFailureCode;
   shutdown: AbortSignal;
+  /** Where what the command used is recorded (spec.buildResources, the near-limit warning). */
+  usage?: UsageLedger & { currentStep: string | null };
   log: (line: string) => void;
 }
 
@@ -71,11 +74,23 @@ export class ProjectCommands {
     const result = await sandbox.run({
       workspace: options.src, command, env: options.env, cacheDir: options.cacheDir, toolchainDir: options.toolchain?.dir, managerDir: options.manager?.dir,
       timeoutMs: this.config.BUILD_TIMEOUT_MS, outputLimitBytes: this.config.BUILD_OUTPUT_LIMIT_BYTES, signal: options.shutdown,
+    }).catch((error: unknown) => {
+      // The command's cgroup could not be made: it did not start.
+      if (error instanceof SandboxUnavailableError) throw new StepFailure('sandbox_unavailable', `\`${command}\` was not started: ${error.message}`);
+      throw error;
     });
     options.log(result.output);
+    const use = result.usage ? usageRecord(options.usage?.currentStep ?? options.failure.replace(/_failed$/, ''), command, result.usage) : null;
+    if (use) {
+      options.log(usageLine(use));
+      options.usage?.recordUsage(use);
+    }
+    if (result.aborted) throw new StepFailure(options.failure, `\`${command}\` was stopped: the worker is shutting down`);
+    // A limit the kernel enforced explains a failure better than its symptoms (a timeout, an exit code).
+    const limited = use && result.exitCode !== 0 ? limitFailure(command, use) : null;
+    if (limited) throw limited;
     if (result.timedOut) throw new StepFailure('build_timeout', `\`${command}\` ran longer than ${Math.round(this.config.BUILD_TIMEOUT_MS / 1000)} s and was stopped`);
     if (result.outputExceeded) throw new StepFailure('output_too_large', `\`${command}\` printed more than ${this.config.BUILD_OUTPUT_LIMIT_BYTES} bytes and was stopped`);
-    if (result.aborted) throw new StepFailure(options.failure, `\`${command}\` was stopped: the worker is shutting down`);
     if (result.exitCode !== 0) {
       // A sandbox that broke since it was last probed is the machine's fault, not the project's.
       if (sandbox.mode.kind === 'bwrap') {
