@@ -14,6 +14,8 @@ export interface BuildLimitSettings {
   cpusTotal: number;
   /** cgroup v2 scale (apps: 100). */
   cpuWeight: number;
+  /** The parent cgroup's name (default `slipway-builds`; tests use their own). */
+  parent?: string;
 }
 
 /** What a finished command used, and which limit it ran into (null: rlimits only, nothing measured). */
@@ -85,7 +87,7 @@ export class BuildLimits {
   /** Throws SandboxUnavailableError (with the fix) when cgroups are asked for and cannot be made. */
   static async open(settings: BuildLimitSettings): Promise<BuildLimits> {
     if (settings.mode === 'rlimit') return new BuildLimits(settings, null);
-    const opened = await Cgroups.open({ name: PARENT, cpuWeight: settings.cpuWeight, cpus: settings.cpusTotal });
+    const opened = await Cgroups.open({ name: settings.parent ?? PARENT, cpuWeight: settings.cpuWeight, cpus: settings.cpusTotal });
     if ('reason' in opened) throw new SandboxUnavailableError(`builds cannot be held in cgroups (memory, process and CPU limits): ${opened.reason}; ${CGROUP_FIX}`);
     // Cgroups of commands whose worker was killed (their processes died with it: --pdeathsig).
     await opened.cgroups.sweep((name) => {
