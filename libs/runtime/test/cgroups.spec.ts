@@ -29,7 +29,7 @@ function inside(procs: string[], script: string) {
   return { child, output: () => out, exited: new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code))) };
 }
 
-(ROOT ? describe : describe.skip)('Cgroups (real cgroups; needs root)', () => {
+(ROOT ? describe : describe.skip)('Cgroups (real cgroups, skipped unless root: only root can create cgroups)', () => {
   let cgroups: Cgroups;
 
   beforeAll(async () => {
@@ -129,8 +129,3 @@ function inside(procs: string[], script: string) {
   });
 });
 
-if (!ROOT) {
-  describe('Cgroups', () => {
-    it.skip('need root: only root can create cgroups (run the suite as root, as CI does)', () => undefined);
-  });
-}

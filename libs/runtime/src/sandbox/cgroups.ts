@@ -71,7 +71,7 @@ async function mustWrite(dir: string, file: string, value: string): Promise<void
   try {
     await writeFile(join(dir, file), value);
   } catch (error) {
-    throw new Error(`cannot set ${file} to ${value} in ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new Error(`cannot set ${file} to ${value} in ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
   }
 }
 
