@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile, rmdir } from 'node:fs/promises';
+import { readFile, readdir, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { waitFor } from '@slipway/testing';
 import { Cgroups, cgroupEntryArgv } from '../src/index.js';
@@ -39,7 +39,11 @@ function inside(procs: string[], script: string) {
   });
 
   afterAll(async () => {
-    for (const dir of await parents()) await rmdir(dir).catch(() => undefined);
+    // Children a failed test left first, then the parent itself.
+    for (const dir of await parents()) {
+      for (const entry of await readdir(dir, { withFileTypes: true })) if (entry.isDirectory()) await rmdir(join(dir, entry.name)).catch(() => undefined);
+      await rmdir(dir).catch(() => undefined);
+    }
   });
 
   it('names its parent and gives it the weight and CPU cap of all its children together', async () => {
