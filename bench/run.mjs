@@ -122,6 +122,21 @@ const BENCHES = [
     peerName: 'nginx 1.22 by hand (1 worker, keep-alive upstream)',
   },
   {
+    // Another tenant's build with eight setsid CPU burners vs. the same burners unconfined, same run.
+    name: 'build-limits',
+    script: 'bench/build-limits/run.mjs',
+    env: { DURATION: QUICK ? '5' : '10', RUNS: QUICK ? '1' : '3' },
+    runs: 1,
+    figures: [
+      ['Build limits: victim app p50, idle', 'ms', '', (r) => r['idle.p50']],
+      ['Build limits: victim app p99, idle', 'ms', '', (r) => r['idle.p99']],
+      ["Build limits: victim app p50, 8 setsid burners in another tenant's build", 'ms', '', (r) => r['build.p50'], (r) => r['unconfined.p50'], false],
+      ["Build limits: victim app p99, 8 setsid burners in another tenant's build", 'ms', '≤ 2× idle p99', (r) => r['build.p99'], (r) => r['unconfined.p99'], false],
+      ['Build limits: victim requests failed during the build', '', '0', (r) => r['build.failures']],
+    ],
+    peerName: 'the same 8 burners unconfined (a build without limits)',
+  },
+  {
     name: 'auth',
     script: 'bench/auth/run.mjs',
     env: { BENCH_SECONDS: QUICK ? '3' : '5' },

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { baseServerFields, httpUrl, loadConfig, masterKey, port, publicUrlFields, z } from '@slipway/config';
 import { LIMITS } from '@slipway/contract';
@@ -7,6 +8,9 @@ import { MAX_BUILD_SLOTS, autoBuildSlots, autoBuildsPerOwner, thisMachine } from
 const ms = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 /** A count, or `auto` (resolved once the whole config is known). */
 const countOrAuto = (max: number) => z.union([z.literal('auto'), z.coerce.number().int().min(1).max(max)]).default('auto');
+const CORES = availableParallelism();
+/** A share of the machine's CPUs: more than 0, at most all of them. */
+const cpus = z.coerce.number().positive().max(CORES, { message: `must be at most this machine's ${CORES} CPUs` });
 
 export const workerConfigSchema = z.object({
   ...baseServerFields,
@@ -73,6 +77,23 @@ export const workerConfigSchema = z.object({
     .enum(['on', 'auto', 'off'])
     .default('on')
     .transform((value) => (value === 'off' ? 'off' : 'on')),
+  /**
+   * `cgroup`: every install/build command in a cgroup of its own (memory without swap, tasks,
+   * CPU); where none can be made the deploy fails with `sandbox_unavailable`. `rlimit`: the
+   * operator's explicit choice of per-process rlimits only (`prlimit --nproc --as`); every deploy
+   * carries the `build_limits_rlimit_only` hazard.
+   */
+  BUILD_LIMITS: z.enum(['cgroup', 'rlimit']).default('cgroup'),
+  /** Memory one command may use (no swap), MiB. */
+  BUILD_MEMORY_MB: z.coerce.number().int().min(64).default(LIMITS.build.memoryMb),
+  /** Tasks (processes and threads) one command may run at once. */
+  BUILD_PIDS: z.coerce.number().int().min(16).default(LIMITS.build.tasks),
+  /** CPUs one command may use (CFS quota); at most the machine's cores (default 1.5, less on a machine with fewer than 2). */
+  BUILD_CPUS: cpus.default(Math.min(LIMITS.build.cpus, Math.max(0.5, CORES - 0.5))),
+  /** CPUs every build of this machine together may use (default BUILD_CPUS). */
+  BUILD_CPUS_TOTAL: cpus.optional(),
+  /** CPU weight of builds on cgroup v2's scale (apps have 100): below 100, so apps come first. */
+  BUILD_CPU_WEIGHT: z.coerce.number().int().min(1).max(99).default(LIMITS.build.cpuWeight),
   /** The unprivileged user builds run as (created by the operator; see README). */
   BUILD_USER: z.string().default('slipway-build'),
   /** Where pasta and bwrap are found (the worker's own PATH). */

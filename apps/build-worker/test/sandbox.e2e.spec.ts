@@ -137,6 +137,24 @@ describe('build sandbox end to end (real worker, pasta, bubblewrap)', () => {
     expect(site.hazards.map((x) => x.code)).toEqual(['unsandboxed_build']);
   }, 120_000);
 
+  it('build limits: what the build used is in its log and spec.buildResources; near the memory limit is a warning', async () => {
+    await h.startWorker({ BUILD_MEMORY_MB: '512', EDGE_INTERNAL_URL: edgeUrl });
+    const build = "node -e \"const a = []; for (let i = 0; i < 24; i++) a.push(Buffer.alloc(16 * 1024 * 1024, 1)); require('fs').mkdirSync('dist'); require('fs').writeFileSync('dist/index.html', 'held ' + a.length * 16)\"";
+    const row = await h.waitForFinal(await h.deploy(await h.createApplication(), await projectTar({ 'package.json': JSON.stringify({ name: 'near-limit', private: true, scripts: { build } }) })), 120_000);
+    expect({ status: row.status, error: row.error }).toEqual({ status: 'succeeded', error: null });
+    expect(row.steps.find((s) => s.name === 'build')?.log).toMatch(/resources: peak memory \d+ MiB of 512 MiB \((8\d|9\d)%\), CPU [\d.]+ s, at most \d+ of 1024 tasks at once/);
+    expect(row.spec?.['buildResources']).toEqual([expect.objectContaining({ step: 'build', command: 'npm run build', memoryLimitBytes: 512 * 1024 * 1024, tasksLimit: 1024, limitHit: null })]);
+    expect(row.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'build_memory_near_limit', detail: 'build' })]));
+    expect(row.hazards.map((x) => x.code)).not.toContain('build_limits_rlimit_only');
+  }, 180_000);
+
+  it('BUILD_LIMITS=rlimit (the operator said so): every deploy carries build_limits_rlimit_only', async () => {
+    await h.startWorker({ BUILD_LIMITS: 'rlimit', EDGE_INTERNAL_URL: edgeUrl });
+    const site = await h.waitForFinal(await h.deployFixture(await h.createApplication(), 'static-site'));
+    expect(site.status).toBe('succeeded');
+    expect(site.hazards).toEqual([expect.objectContaining({ code: 'build_limits_rlimit_only', detail: 'BUILD_LIMITS=rlimit' })]);
+  }, 120_000);
+
   it('a build still running when the worker is killed (-9) dies with it', async () => {
     const worker = await h.startWorker();
     const running = () => execFileSync('sh', ['-c', 'pgrep -f "sleep 424[3]" || true'], { encoding: 'utf8' }).trim();

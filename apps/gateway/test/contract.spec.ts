@@ -1,4 +1,4 @@
-import { ERROR_CODES, LIMITS } from '@slipway/contract';
+import { DEPLOY_FAILURE_CODES, ERROR_CODES, LIMITS } from '@slipway/contract';
 import { send } from './support/http.js';
 import { startGateway, type GatewayUnderTest } from './support/platform.js';
 
@@ -38,6 +38,9 @@ describe('GET /api/v1 and /api/v1/openapi.json (generated from the validating sc
       ownerSignIn: LIMITS.ownerSignIn,
       ownerPassword: { minLength: 10, maxBytes: 72 },
     });
+    // Why a deployment fails (its task's error.code), the build limits' codes among them.
+    expect(contract.deploymentFailures).toEqual(Object.entries(DEPLOY_FAILURE_CODES).map(([code, meaning]) => ({ code, meaning })));
+    expect(contract.deploymentFailures.map((f: { code: string }) => f.code)).toEqual(expect.arrayContaining(['sandbox_unavailable', 'build_memory_exceeded', 'build_too_many_processes']));
     const deploy = contract.endpoints.find((e: { path: string }) => e.path === '/api/v1/deploy');
     expect(deploy.request.contentType).toBe('multipart/form-data');
     expect(Object.keys(deploy.request.schema.properties)).toEqual(['files', 'paths', 'archive']);

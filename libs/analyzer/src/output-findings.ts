@@ -81,3 +81,7 @@ export function unboundedBuildDiskHazard(reason: string): Hazard {
 export function unsandboxedRuntimeHazard(reason: string): Hazard {
   return { code: 'unsandboxed_runtime', severity: 'high', detail: reason, message: `The application runs without the runtime sandbox (${reason}): its code has the edge's access to this machine, including other applications' secrets.` };
 }
+
+export function rlimitOnlyBuildHazard(reason: string): Hazard {
+  return { code: 'build_limits_rlimit_only', severity: 'medium', detail: reason, message: `Builds on this platform are not held in cgroups (${reason}): only per-user process-count and address-space rlimits bound them, so a build can still take the machine's memory and CPU from other tenants and the platform.` };
+}

@@ -47,6 +47,8 @@ export interface ProjectSpec {
   packageManagerVersion?: string | null;
   /** The packed release (set by the build worker at the package step): compressed bytes and file count. */
   artifact?: { bytes: number; files: number } | null;
+  /** What each install/build command used of the build limits (set by the build worker), in the order they ran. */
+  buildResources?: BuildResourceUse[];
   /**
    * The exact Node.js version builds and the server run on (e.g. `22.23.3`), set by the build
    * worker once it has resolved `nodeVersionRequest`; null for a static site or before that.
@@ -76,6 +78,19 @@ export interface ProjectSpec {
   usesSignIn: boolean;
 }
 
+/** One sandboxed command's use of its build cgroup (null where the kernel does not say). */
+export interface BuildResourceUse {
+  step: string;
+  command: string;
+  peakMemoryBytes: number | null;
+  memoryLimitBytes: number;
+  cpuSeconds: number | null;
+  peakTasks: number | null;
+  tasksLimit: number;
+  /** The limit the command ran into, if any (`memory`: the OOM killer stopped a process; `tasks`: a fork was refused). */
+  limitHit: 'memory' | 'tasks' | null;
+}
+
 export type WarningCode =
   | 'no_lockfile'
   | 'node_modules_uploaded'
@@ -86,7 +101,8 @@ export type WarningCode =
   | 'large_files'
   | 'sign_in_not_enabled'
   | 'build_output_warnings'
-  | 'framework_adapter_replaced';
+  | 'framework_adapter_replaced'
+  | 'build_memory_near_limit';
 
 export type HazardCode =
   | 'secret_in_source'
@@ -97,7 +113,8 @@ export type HazardCode =
   | 'source_maps_served'
   | 'unsandboxed_build'
   | 'unbounded_build_disk'
-  | 'unsandboxed_runtime';
+  | 'unsandboxed_runtime'
+  | 'build_limits_rlimit_only';
 
 export type Severity = 'low' | 'medium' | 'high' | 'critical';
 

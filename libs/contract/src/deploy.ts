@@ -37,6 +37,8 @@ export const DEPLOY_FAILURE_CODES = {
   internal_error: 'An unexpected error inside Slipway; the deployment can be retried.',
   queue_timeout: 'The deployment waited in the build queue past its deadline (`DEPLOY_DEADLINE_MINUTES` after it was accepted) without being started; nothing of it ran. Deploy again when the owner\'s other builds are done.',
   build_disk_exceeded: "Install or build wrote more than the build's disk budget (the workspace, the package managers' download cache and the build's temporary files share one fixed-size file system; BUILD_DISK_MB) and was stopped by the kernel; the message says the budget and how much was written.",
+  build_memory_exceeded: 'An install or build command used more memory than a build may (the worker\'s BUILD_MEMORY_MB, no swap) and the kernel stopped it; the message and the step log say how much it used. Make the build use less (e.g. `NODE_OPTIONS=--max-old-space-size=…`), or ask the operator for a higher limit.',
+  build_too_many_processes: 'An install or build command tried to run more processes and threads at once than a build may (the worker\'s BUILD_PIDS) and then failed; the step log says how many it ran. Reported whenever a command that ran into the limit exits unsuccessfully.',
 } as const;
 export type DeployFailureCode = keyof typeof DEPLOY_FAILURE_CODES;
 

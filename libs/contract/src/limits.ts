@@ -65,6 +65,13 @@ export const LIMITS = {
    * Node 20 reached end-of-life in April 2026), its newest release from the verified toolchain cache.
    */
   node: { supportedMajors: [20, 22, 24], defaultMajor: 24 },
+  /**
+   * Every install and build command runs in a cgroup of its own (build worker: BUILD_MEMORY_MB,
+   * BUILD_PIDS, BUILD_CPUS, BUILD_CPUS_TOTAL, BUILD_CPU_WEIGHT): the defaults, for a 2-core machine.
+   * `cpuWeight` is on cgroup v2's scale, where apps have the default 100: builds yield to them.
+   * A command whose peak memory reaches `memoryWarnPercent` of the limit gets a warning.
+   */
+  build: { memoryMb: 2048, tasks: 1024, cpus: 1.5, cpuWeight: 25, memoryWarnPercent: 80 },
   /** `PUT /api/v1/secrets`. */
   secrets: {
     maxSecretsPerApplication: 200,

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import { AnalyzeError, unboundedBuildDiskHazard, unsandboxedBuildHazard } from '@slipway/analyzer';
+import { AnalyzeError, rlimitOnlyBuildHazard, unboundedBuildDiskHazard, unsandboxedBuildHazard } from '@slipway/analyzer';
 import type { BlobStore } from '@slipway/blob';
 import { LIMITS, type DeployError, type DeployFailureCode } from '@slipway/contract';
 import { DeploymentsRepository, asApplicationId, asDeploymentId } from '@slipway/platform-data';
@@ -127,6 +127,9 @@ export class DeployPipelineService implements OnApplicationShutdown {
     if (unsandboxed) context.hazards.push(unsandboxedBuildHazard(unsandboxed));
     // So is BUILD_DISK_MB=0.
     if (!this.disks.bounded) context.hazards.push(unboundedBuildDiskHazard('BUILD_DISK_MB=0'));
+    // So is BUILD_LIMITS=rlimit (builds not held in cgroups).
+    const rlimitOnly = this.sandboxes.rlimitOnlyReason;
+    if (rlimitOnly) context.hazards.push(rlimitOnlyBuildHazard(rlimitOnly));
 
     // While it runs, finished workspaces are not removed (the disk is this deployment's).
     const releaseTrash = this.trash.hold();

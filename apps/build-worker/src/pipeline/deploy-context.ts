@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import type { Hazard, PackageManagerRequest, ProjectSpec, Warning } from '@slipway/analyzer';
+import type { BuildResourceUse, Hazard, PackageManagerRequest, ProjectSpec, Warning } from '@slipway/analyzer';
 import type { BlobStore } from '@slipway/blob';
 import type { DeployStepName } from '@slipway/contract';
 import type { ApplicationId, DeploymentFindings, DeploymentId, DeploymentsRepository, ReleaseId } from '@slipway/platform-data';
@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import type { BuildCaches } from './build-caches.js';
 import { CommandBudget } from './command-budget.js';
 import type { BuildDisk, BuildDisks } from './build-disk.js';
+import { nearLimitWarning, type UsageLedger } from './build-resources.js';
 import type { DependencyCache } from './dependency-cache.js';
 import type { ProjectCommands } from './project-commands.js';
 import { LostLeaseError, type StepRecorder } from './step-recorder.js';
@@ -61,7 +62,7 @@ export interface DeployAttempt {
  * secrets, and what each step found for the next (spec, toolchains, warnings, hazards, the
  * release). Also what a failure is recorded with.
  */
-export class DeployContext {
+export class DeployContext implements UsageLedger {
   /** Set once the application is loaded, before the first step. */
   app!: ApplicationBuildContext;
   currentStep: DeployStepName | null = null;
@@ -115,6 +116,13 @@ export class DeployContext {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     if (owner) await chown(dir, owner.uid, owner.gid);
     return dir;
+  }
+
+  /** What a sandboxed command used (spec.buildResources), and a warning when its memory came near the limit. */
+  recordUsage(use: BuildResourceUse): void {
+    if (this.spec) (this.spec.buildResources ??= []).push(use);
+    const warning = nearLimitWarning(use);
+    if (warning) this.warnings.push(warning);
   }
 
   /** Saves the steps with what was found; stops the attempt once another one owns the deployment. */

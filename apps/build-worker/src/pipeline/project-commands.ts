@@ -9,6 +9,7 @@ import type { Sandbox } from '../sandbox/sandbox.js';
 import { BuildDisk } from './build-disk.js';
 import type { SandboxProvider } from '../sandbox/sandbox-provider.js';
 import type { CommandBudget } from './command-budget.js';
+import { limitFailure, usageLine, usageRecord, type UsageLedger } from './build-resources.js';
 import { managerCacheEnv } from './manager-commands.js';
 import { StepFailure } from './step-recorder.js';
 
@@ -25,6 +26,8 @@ export interface ExecOptions {
   budget: CommandBudget;
   /** The build's disk: its use goes to the step log, and a command that failed on a full disk fails with `build_disk_exceeded`. */
   disk?: BuildDisk | null;
+  /** Where what the command used is recorded (spec.buildResources, the near-limit warning). */
+  usage?: UsageLedger & { currentStep: string | null };
   log: (line: string) => void;
 }
 
@@ -83,15 +86,27 @@ export class ProjectCommands {
     const result = await sandbox.run({
       workspace: options.src, command, env: options.env, cacheDir: options.cacheDir, toolchainDir: options.toolchain?.dir, managerDir: options.manager?.dir,
       timeoutMs: byBudget ? options.budget.remainingMs : this.config.BUILD_TIMEOUT_MS, outputLimitBytes: this.config.BUILD_OUTPUT_LIMIT_BYTES, signal: options.shutdown,
+    }).catch((error: unknown) => {
+      // The command's cgroup could not be made: it did not start.
+      if (error instanceof SandboxUnavailableError) throw new StepFailure('sandbox_unavailable', `\`${command}\` was not started: ${error.message}`);
+      throw error;
     });
     options.budget.spend(performance.now() - startedAt);
     options.log(result.output);
     const disk = watch && (await watch.stop());
     if (disk) options.log(BuildDisk.describe(disk.peakBytes, disk.usage, options.disk!.sizeBytes));
+    const use = result.usage ? usageRecord(options.usage?.currentStep ?? options.failure.replace(/_failed$/, ''), command, result.usage) : null;
+    if (use) {
+      options.log(usageLine(use));
+      options.usage?.recordUsage(use);
+    }
+    if (result.aborted) throw new StepFailure(options.failure, `\`${command}\` was stopped: the worker is shutting down`);
+    // A limit the kernel enforced explains a failure better than its symptoms (a timeout, an exit code).
+    const limited = use && result.exitCode !== 0 ? limitFailure(command, use) : null;
+    if (limited) throw limited;
     if (result.timedOut && byBudget) throw new StepFailure('build_timeout', `\`${command}\` was stopped: this deploy's commands together ran longer than ${totalSeconds} s (BUILD_TOTAL_TIMEOUT_MS)`);
     if (result.timedOut) throw new StepFailure('build_timeout', `\`${command}\` ran longer than ${Math.round(this.config.BUILD_TIMEOUT_MS / 1000)} s and was stopped`);
     if (result.outputExceeded) throw new StepFailure('output_too_large', `\`${command}\` printed more than ${this.config.BUILD_OUTPUT_LIMIT_BYTES} bytes and was stopped`);
-    if (result.aborted) throw new StepFailure(options.failure, `\`${command}\` was stopped: the worker is shutting down`);
     if (result.exitCode !== 0) {
       // The kernel said no space left (or no inode) on the build's disk: the budget, not the project's code, stopped it.
       const full = await options.disk?.full();

@@ -1,3 +1,4 @@
+import { BuildLimits, DEFAULT_BUILD_LIMITS, type BuildLimitSettings } from './build-limits.js';
 import { Sandbox } from './sandbox.js';
 import { detectSandbox } from './sandbox-detect.js';
 
@@ -10,6 +11,8 @@ export interface SandboxSettings {
   path: string;
   /** How long a working sandbox is trusted before it is probed again. */
   recheckMs?: number;
+  /** The cgroup (or, by the operator's choice, rlimit) limits every command runs under (default: the contract's, in cgroups). */
+  limits?: BuildLimitSettings;
 }
 
 export const OFF_REASON = 'sandboxing is turned off (BUILD_SANDBOX=off)';
@@ -24,6 +27,8 @@ export const OFF_REASON = 'sandboxing is turned off (BUILD_SANDBOX=off)';
 export class SandboxProvider {
   private working?: { sandbox: Sandbox; until: number };
   private pending?: Promise<Sandbox>;
+  /** Build limits, once they could be set up (a failure is never remembered either). */
+  private limits?: BuildLimits;
 
   constructor(private readonly settings: SandboxSettings) {}
 
@@ -32,12 +37,15 @@ export class SandboxProvider {
     return this.settings.setting === 'off' ? OFF_REASON : null;
   }
 
+  /** Set when builds run under rlimits only, by the operator's choice (every deploy carries the hazard). */
+  get rlimitOnlyReason(): string | null {
+    return this.settings.limits?.mode === 'rlimit' ? 'BUILD_LIMITS=rlimit' : null;
+  }
+
   acquire(): Promise<Sandbox> {
-    if (this.settings.setting === 'off') return Promise.resolve(new Sandbox({ kind: 'none', reason: OFF_REASON }));
     if (this.working && this.working.until > Date.now()) return Promise.resolve(this.working.sandbox);
-    this.pending ??= detectSandbox(this.settings.buildUser, this.settings.workspacesDir, this.settings.path)
-      .then((mode) => {
-        const sandbox = new Sandbox(mode, this.settings.path);
+    this.pending ??= this.make()
+      .then((sandbox) => {
         this.working = { sandbox, until: Date.now() + (this.settings.recheckMs ?? 60_000) };
         return sandbox;
       })
@@ -45,6 +53,14 @@ export class SandboxProvider {
         this.pending = undefined;
       });
     return this.pending;
+  }
+
+  private async make(): Promise<Sandbox> {
+    // Limits first: without them nothing runs, sandboxed or not.
+    this.limits ??= await BuildLimits.open(this.settings.limits ?? DEFAULT_BUILD_LIMITS);
+    if (this.settings.setting === 'off') return new Sandbox({ kind: 'none', reason: OFF_REASON }, this.limits, this.settings.path);
+    const mode = await detectSandbox(this.settings.buildUser, this.settings.workspacesDir, this.settings.path);
+    return new Sandbox(mode, this.limits, this.settings.path);
   }
 
   /** The next acquire() probes again (after a sandboxed command failed). */

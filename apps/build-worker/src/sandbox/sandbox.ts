@@ -1,5 +1,6 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { MANAGER_PATH, TOOLCHAIN_PATH, sandboxArgv, spawnSandbox, tool } from '@slipway/runtime';
+import type { BuildLimits, CommandLimits, CommandUsage } from './build-limits.js';
 
 export interface RunOptions {
   /** Host directory of the project; it is `/workspace` inside the sandbox. */
@@ -25,6 +26,8 @@ export interface RunResult {
   timedOut: boolean;
   outputExceeded: boolean;
   aborted: boolean;
+  /** What the command used of its cgroup (null under rlimits only). */
+  usage: CommandUsage | null;
 }
 
 /** `bwrap`: sandboxed as the build user; `none`: BUILD_SANDBOX=off, the operator's explicit choice. */
@@ -42,9 +45,12 @@ export const BUILD_TMP_BYTES = 1024 * 1024 * 1024;
  * `/workspace` and the cache at `/cache`, nothing else of the host's files.
  */
 export function buildArgv(ids: { uid: number; gid: number }, options: Pick<RunOptions, 'workspace' | 'cacheDir' | 'toolchainDir' | 'managerDir' | 'env' | 'command'>, path?: string): string[] {
+  // Started as root (the worker), setpriv drops to the build user with no capability left, after
+  // the entry shell put it into its cgroup; a worker that is not root already is that user.
+  const drop = process.getuid?.() === 0 ? [`--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all'] : [];
   // pasta does not die with its parent: if the worker is killed (-9), the kernel kills pasta, and
   // bubblewrap's --die-with-parent then the build, instead of leaving it running unwatched.
-  return [tool('setpriv'), '--pdeathsig', 'SIGKILL', '--', ...sandboxArgv({
+  return [tool('setpriv', path), ...drop, '--pdeathsig', 'SIGKILL', '--', ...sandboxArgv({
     ...ids,
     binds: [
       { host: options.workspace, path: '/workspace', writable: true },
@@ -60,11 +66,15 @@ export function buildArgv(ids: { uid: number; gid: number }, options: Pick<RunOp
   }, path)];
 }
 
-/** Runs a shell command in the sandbox (or, with BUILD_SANDBOX=off, in its own process group with a clean env). */
+/**
+ * Runs a shell command in the sandbox (or, with BUILD_SANDBOX=off, in its own process group with a
+ * clean env), always inside the build limits: its own cgroup, or rlimits by the operator's choice.
+ */
 export class Sandbox {
   /** `path`: where pasta and bwrap are found (the worker's PATH). */
   constructor(
     readonly mode: SandboxMode,
+    readonly limits: BuildLimits,
     private readonly path = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
   ) {}
 
@@ -77,25 +87,33 @@ export class Sandbox {
     return stray && !result.timedOut && !result.outputExceeded && !result.aborted ? this.runOnce(options) : result;
   }
 
-  private runOnce(options: RunOptions): Promise<RunResult> {
+  /** The command's first process, inside `limits` (the entry shell joins the cgroup, then becomes the build user). */
+  private spawnLimited(options: RunOptions, limits: CommandLimits): ChildProcess {
     const mode = this.mode;
-    // pasta is started as the build user, never as root: the namespaces it makes are the build
-    // user's. The command's environment reaches bubblewrap on a pipe, never on a command line.
-    const child =
-      mode.kind === 'bwrap'
-        ? spawnSandbox(buildArgv(mode, options, this.path), options.env, { cwd: options.workspace, detached: true, uid: mode.uid, gid: mode.gid, path: this.path })
-        : spawn('sh', ['-c', options.command], { cwd: options.workspace, env: { ...options.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    // pasta is never left running as root: setpriv makes it the build user, whose namespaces it
+    // makes. The command's environment reaches bubblewrap on a pipe, never on a command line.
+    if (mode.kind === 'bwrap') return spawnSandbox(limits.wrap(buildArgv(mode, options, this.path)), options.env, { cwd: options.workspace, detached: true, path: this.path });
+    const [file, ...args] = limits.wrap(['/bin/sh', '-c', options.command]);
+    return spawn(file!, args, { cwd: options.workspace, env: { ...options.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  }
+
+  private async runOnce(options: RunOptions): Promise<RunResult> {
+    // Made before the first process of the command: nothing of it ever runs outside the limits.
+    const limits = await this.limits.forCommand();
+    const child = this.spawnLimited(options, limits);
     let output = '';
     let total = 0;
     let timedOut = false;
     let outputExceeded = false;
     let aborted = false;
-    const killGroup = () => {
+    const killAll = () => {
       try {
         if (child.pid) process.kill(-child.pid, 'SIGKILL');
       } catch {
         /* already gone */
       }
+      // The process group misses what left it (setsid); the cgroup holds everything.
+      void limits.kill();
     };
     const onData = (chunk: Buffer) => {
       total += chunk.length;
@@ -103,31 +121,42 @@ export class Sandbox {
       if (output.length > 128_000) output = output.slice(-64_000);
       if (total > options.outputLimitBytes && !outputExceeded) {
         outputExceeded = true;
-        killGroup();
+        killAll();
       }
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
     const timer = setTimeout(() => {
       timedOut = true;
-      killGroup();
+      killAll();
     }, options.timeoutMs);
     const onAbort = () => {
       aborted = true;
-      killGroup();
+      killAll();
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    return new Promise((resolve) => {
+    // The command is over when its first process exits: what it left running (a `setsid` child
+    // holding the output pipe open) is killed then, so the output closes and the step ends.
+    const exited = new Promise<{ exitCode: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+      child.on('exit', (exitCode, signal) => resolve({ exitCode, signal }));
+    });
+    const closed = new Promise<void>((resolve) => {
       child.on('error', (error) => {
         output += `\n${error.message}\n`;
+        resolve();
       });
-      child.on('close', (exitCode, signal) => {
-        clearTimeout(timer);
-        options.signal?.removeEventListener('abort', onAbort);
-        // Anything the command left running in its group goes too.
-        killGroup();
-        resolve({ exitCode, signal, output, timedOut, outputExceeded, aborted });
-      });
+      child.on('close', () => resolve());
     });
+    const { exitCode, signal } = await Promise.race([exited, closed.then(() => ({ exitCode: child.exitCode, signal: child.signalCode }))]);
+    const usage = await limits.finish();
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+    await closed;
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onAbort);
+    return { exitCode, signal, output, timedOut, outputExceeded, aborted, usage };
   }
 }

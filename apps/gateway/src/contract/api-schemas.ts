@@ -52,7 +52,7 @@ export const DeploymentTask = z
     warnings: z.array(Finding).describe('Things that went wrong or may surprise, without failing the deploy.'),
     hazards: z.array(Finding).describe('Risks the deploy may carry although it succeeded.'),
     url: z.url().optional().describe('Once succeeded: where the application answers.'),
-    error: z.object({ code: z.string(), message: z.string(), step: z.string().nullable() }).optional().describe('Once failed.'),
+    error: z.object({ code: z.string().describe('Stable code: one of `deploymentFailures` in GET /api/v1 (e.g. build_memory_exceeded, build_too_many_processes).'), message: z.string(), step: z.string().nullable() }).optional().describe('Once failed.'),
     createdAt: z.iso.datetime(),
     startedAt: z.iso.datetime().nullable(),
     finishedAt: z.iso.datetime().nullable(),

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ERROR_CODES, LIMITS, documentationUrl, type ErrorCode } from '@slipway/contract';
+import { DEPLOY_FAILURE_CODES, ERROR_CODES, LIMITS, documentationUrl, type ErrorCode } from '@slipway/contract';
 import { z } from 'zod';
 import { GATEWAY_CONFIG, ownerSignInLimits, uploadLimits, type GatewayConfig } from '../config.js';
 import { API_ENDPOINTS, type ApiEndpoint } from './api-endpoints.js';
@@ -67,6 +67,8 @@ export class ContractService {
         codes: Object.entries(ERROR_CODES).map(([code, { status, meaning }]) => ({ code, status, meaning, documentation: documentationUrl(this.config.PUBLIC_URL, code as ErrorCode) })),
       },
       limits: this.limits(),
+      /** Why a deployment failed: `error.code` of GET /api/v1/deployments/{taskId} (the build worker's limits among them). */
+      deploymentFailures: Object.entries(DEPLOY_FAILURE_CODES).map(([code, meaning]) => ({ code, meaning })),
     };
   }
 

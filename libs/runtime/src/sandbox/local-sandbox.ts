@@ -1,7 +1,7 @@
 import { chmod, chown, mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { AppUsers, type AppIds } from './app-users.js';
-import { Cgroups, type AppCgroup, type AppLimits } from './cgroups.js';
+import { Cgroups, cgroupEntryArgv, type AppCgroup, type AppLimits } from './cgroups.js';
 import { descendants, namespacePids, signal } from './process-tree.js';
 import { sandboxArgv, tool, type SandboxBind } from './sandbox-argv.js';
 import { SandboxUnavailableError, probeSandbox } from './sandbox-probe.js';
@@ -100,12 +100,11 @@ export class LocalSandbox {
     // variable), then becomes the app's user: nothing of the app ever runs outside its limits,
     // and nothing of it runs as root. Descriptor 3 (the sandbox's environment) passes through.
     const procs = cgroup ? cgroup.procsFiles : [];
-    const script = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"';
     const nproc = cgroup ? [] : [tool('prlimit'), `--nproc=${this.options.limits.pids}`, '--'];
     // --pdeathsig: if the edge dies, pasta (and with it bubblewrap and the app) goes too, instead
     // of running on unsupervised, outside any restart or stop; the restarted edge starts it again.
     const drop = [tool('setpriv'), `--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--pdeathsig', 'SIGKILL', '--'];
-    return { argv: ['/bin/sh', '-c', script, 'slipway-app', String(procs.length), ...procs, ...nproc, ...drop, ...sandboxArgv(spec)], env, cgroup };
+    return { argv: cgroupEntryArgv(procs, [...nproc, ...drop, ...sandboxArgv(spec)], 'slipway-app'), env, cgroup };
   }
 
   /**

@@ -37,7 +37,7 @@ export const installStep: PipelineStep = {
     const downloads = await context.downloadCacheDir(owner);
     const node = context.toolchain;
     const pm = context.manager;
-    await commands.exec(sandbox, project.commands.install, { root, src, env: commands.installEnv(sandbox, downloads, root, node, pm), cacheDir: downloads, toolchain: node, manager: pm, failure: 'install_failed', shutdown: context.shutdown, budget: context.budget, disk: context.disk, log });
+    await commands.exec(sandbox, project.commands.install, { root, src, env: commands.installEnv(sandbox, downloads, root, node, pm), cacheDir: downloads, toolchain: node, manager: pm, failure: 'install_failed', shutdown: context.shutdown, budget: context.budget, disk: context.disk, usage: context, log });
     if (key) {
       const saved = await cache.save(key, src);
       log(saved.saved ? `dependencies cached (${saved.files} files, ${saved.bytes} bytes)` : `dependencies not cached: ${saved.reason}`);
