@@ -116,7 +116,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
 
 /** `auto` slot counts become numbers for this machine. */
 export function resolveSlots(parsed: ParsedConfig, machine = thisMachine()): WorkerConfig {
-  const slots = parsed.WORKER_CONCURRENCY === 'auto' ? autoBuildSlots(machine) : parsed.WORKER_CONCURRENCY;
+  const slots = parsed.WORKER_CONCURRENCY === 'auto' ? autoBuildSlots(machine, parsed.BUILD_MEMORY_MB * 1024 ** 2) : parsed.WORKER_CONCURRENCY;
   const perOwner = parsed.BUILDS_PER_OWNER === 'auto' ? autoBuildsPerOwner(slots) : parsed.BUILDS_PER_OWNER;
   return { ...parsed, WORKER_CONCURRENCY: slots, BUILDS_PER_OWNER: perOwner };
 }

@@ -1,7 +1,5 @@
 import { availableParallelism, totalmem } from 'node:os';
 
-/** Memory a build may use (the build cgroup's default memory limit), counted per slot. */
-export const MEMORY_PER_BUILD_BYTES = 2 * 1024 ** 3;
 /** Kept for Postgres, Redis, the platform's services and the running apps before any build slot. */
 export const MEMORY_RESERVED_BYTES = 4 * 1024 ** 3;
 export const MAX_BUILD_SLOTS = 16;
@@ -18,11 +16,11 @@ export function thisMachine(): Machine {
 /**
  * `WORKER_CONCURRENCY=auto`: the builds this machine can afford at once. One core is kept for the
  * platform and the apps (a build may use up to its CPU cap), and every slot must fit its build's
- * whole memory limit after what the platform keeps. Always at least one.
+ * whole memory limit (`BUILD_MEMORY_MB`) after what the platform keeps. Always at least one.
  */
-export function autoBuildSlots(machine: Machine): number {
+export function autoBuildSlots(machine: Machine, memoryPerBuildBytes: number): number {
   const byCores = machine.cores - 1;
-  const byMemory = Math.floor((machine.memoryBytes - MEMORY_RESERVED_BYTES) / MEMORY_PER_BUILD_BYTES);
+  const byMemory = Math.floor((machine.memoryBytes - MEMORY_RESERVED_BYTES) / memoryPerBuildBytes);
   return Math.max(1, Math.min(byCores, byMemory, MAX_BUILD_SLOTS));
 }
 
