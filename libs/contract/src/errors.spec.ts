@@ -8,7 +8,7 @@ describe('error catalogue', () => {
     expect(byStatus(409)).toContain('deploy_in_progress');
     expect(byStatus(429)).toEqual(['rate_limited', 'too_many_uploads', 'too_many_sign_in_attempts']);
     expect(byStatus(400)).toContain('password_too_long');
-    expect(byStatus(503)).toEqual(['unavailable', 'sign_in_busy']);
+    expect(byStatus(503)).toEqual(['unavailable', 'sign_in_busy', 'database_pooler_unavailable']);
   });
 
   it('links errors back to the contract', () => {

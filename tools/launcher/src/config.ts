@@ -6,6 +6,11 @@ export const launcherConfigSchema = z.object({
     .string()
     .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// or postgresql:// URL')
     .optional(),
+  /** The server of the applications' databases (PgBouncer goes in front of it); default DATABASE_URL / the embedded one. */
+  APP_DATABASES_ADMIN_URL: z
+    .string()
+    .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// or postgresql:// URL')
+    .optional(),
   REDIS_URL: z
     .string()
     .refine((v) => /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL')

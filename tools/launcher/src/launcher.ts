@@ -135,7 +135,7 @@ export class Launcher {
    * of every application role.
    */
   private async startPgbouncer(binary: string, masterKey: string): Promise<PgbouncerHandle> {
-    const adminUrl = process.env['APP_DATABASES_ADMIN_URL'] ?? this.postgres!.url;
+    const adminUrl = this.config.APP_DATABASES_ADMIN_URL ?? this.postgres!.url;
     const server = new URL(adminUrl);
     const databases = await prepareApplicationDatabases(this.postgres!.url, adminUrl, masterKey, this.config.APP_DATABASE_CONNECTION_LIMIT);
     return startPgbouncer(this.home, binary, {

@@ -104,7 +104,10 @@ describe('PgBouncer in front of the applications\' databases', () => {
     const third = viaBouncer(shop);
     await third.connect();
     let answered = false;
-    const pending = third.query('SELECT 1 AS one').then((r) => (answered = true) && r);
+    const pending = third.query('SELECT 1 AS one').then((r) => {
+      answered = true;
+      return r;
+    });
     // While the two hold theirs: still two server connections, and the third has none.
     for (let i = 0; i < 10; i++) {
       expect(await serverConnections(shop.roleName)).toBeLessThanOrEqual(2);
