@@ -4,12 +4,13 @@ import { aptCommand, aptInstall, onPath } from './apt.js';
 import { StartupError } from './errors.js';
 import { log } from './log.js';
 
-const PACKAGES = ['bubblewrap', 'passt'];
+/** e2fsprogs: each build's fixed-size disk is an ext4 image (`mkfs.ext4`; the build worker's BUILD_DISK_MB). */
+const PACKAGES = ['bubblewrap', 'passt', 'e2fsprogs'];
 const OFF = 'or set BUILD_SANDBOX=off to run builds unsandboxed (every deploy then carries the unsandboxed_build hazard)';
 
-/** bubblewrap and passt from apt when we are root on Debian/Ubuntu; the exact command otherwise. */
+/** bubblewrap, passt and e2fsprogs from apt when we are root on Debian/Ubuntu; the exact command otherwise. */
 async function ensurePackages(root: boolean): Promise<void> {
-  const missing = [onPath('bwrap') ? null : 'bubblewrap', onPath('pasta') ? null : 'passt'].filter((p): p is string => p !== null);
+  const missing = [onPath('bwrap') ? null : 'bubblewrap', onPath('pasta') ? null : 'passt', root && !onPath('mkfs.ext4') ? 'e2fsprogs' : null].filter((p): p is string => p !== null);
   if (missing.length === 0) return;
   const command = aptCommand(PACKAGES);
   if (!root || !onPath('apt-get')) {
@@ -18,7 +19,7 @@ async function ensurePackages(root: boolean): Promise<void> {
   }
   log('launcher', `installing the build sandbox (${missing.join(', ')}): apt-get update && ${command}`);
   const ok = await aptInstall(PACKAGES);
-  if (!ok || !onPath('bwrap') || !onPath('pasta')) throw new StartupError(`could not install ${missing.join(' and ')}: run \`${command}\` yourself, ${OFF}`);
+  if (!ok || !onPath('bwrap') || !onPath('pasta') || (missing.includes('e2fsprogs') && !onPath('mkfs.ext4'))) throw new StartupError(`could not install ${missing.join(' and ')}: run \`${command}\` yourself, ${OFF}`);
   log('launcher', `installed ${missing.join(', ')}`);
 }
 
