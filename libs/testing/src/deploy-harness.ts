@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -205,6 +206,19 @@ export class DeployHarness {
     await this.cleanupRedis();
     await this.db.drop();
     await this.s3?.close();
+    // A worker a test killed leaves its build disks mounted (the next worker start sweeps them);
+    // nothing starts here again, so they go now, or the home cannot be removed (EBUSY).
+    await unmountUnder(this.home);
     await rm(this.home, { recursive: true, force: true });
   }
+}
+
+/** Detaches every mount below `dir` (deepest first; lazily, so a busy one still goes). */
+export async function unmountUnder(dir: string): Promise<void> {
+  const points = (await readFile('/proc/mounts', 'utf8'))
+    .split('\n')
+    .map((line) => line.split(' ')[1]?.replace(/\\040/g, ' '))
+    .filter((point): point is string => point !== undefined && point.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const point of points) spawnSync('umount', ['-l', point], { stdio: 'ignore' });
 }

@@ -186,8 +186,10 @@ export class BuildDisks {
     const root = join(workspacesDir, name);
     const disk = new BuildDisk(root, image, sizeBytes);
     try {
-      await mkdir(imagesDir, { recursive: true, mode: 0o700 });
+      // Workspaces first: a recursive mkdir gives every directory it makes its mode, and BUILD_DIR
+      // must stay traversable by the build user (the images' 0700 is for the images' own directory only).
       await mkdir(workspacesDir, { recursive: true, mode: 0o711 });
+      await mkdir(imagesDir, { recursive: true, mode: 0o700 });
       // An earlier try of this same attempt (same worker) may have left its workspace and image: start clean.
       await unmount(root);
       await rm(root, { recursive: true, force: true });
