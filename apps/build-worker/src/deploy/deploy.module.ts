@@ -3,6 +3,7 @@ import { Logger, Module, type DynamicModule } from '@nestjs/common';
 import { PlatformInfrastructure } from '@slipway/platform-data';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { SandboxProvider } from '../sandbox/sandbox-provider.js';
+import { StorageJanitorService } from '../storage/storage-janitor.service.js';
 import { ApplicationSecrets } from './application-secrets.js';
 import { DeployPipelineService } from './deploy-pipeline.service.js';
 import { DeployWorker } from './deploy.worker.js';
@@ -38,6 +39,7 @@ export class DeployModule {
         SignInOrigins,
         DeployWorker,
         ReconcilerService,
+        StorageJanitorService,
       ],
       exports: [ReconcilerService, SANDBOX],
     };

@@ -9,6 +9,7 @@ import type { ApplicationBuildContext } from '../deploy/application-secrets.js';
 import type { RuntimeHandoff } from '../deploy/runtime-handoff.js';
 import type { SignInOrigins } from '../deploy/sign-in-origins.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
+import type { StorageLifecycle } from '../storage/storage-lifecycle.js';
 import type { BuildCaches } from './build-caches.js';
 import type { DependencyCache } from './dependency-cache.js';
 import type { ProjectCommands } from './project-commands.js';
@@ -42,6 +43,7 @@ export interface PipelineServices {
   managers: PackageManagers;
   handoff: RuntimeHandoff;
   signInOrigins: SignInOrigins;
+  storage: StorageLifecycle;
 }
 
 export interface DeployAttempt {
@@ -70,7 +72,7 @@ export class DeployContext {
   standalone = false;
   /** What is served as static files (scan), null when nothing is. */
   servedDir: string | null = null;
-  release: { id: ReleaseId; artifactKey: string; kind: 'node' | 'static' } | undefined;
+  release: { id: ReleaseId; artifactKey: string; kind: 'node' | 'static'; artifactBytes?: number } | undefined;
   private acquired: Sandbox | undefined;
 
   constructor(

@@ -7,12 +7,14 @@ import { ApplicationInputs } from './application-inputs.js';
 import { LiveRoutes } from './live-routes.js';
 import { asJson } from './json.js';
 import { Releases } from './releases.js';
+import { StoredBytes } from './stored-bytes.js';
 
 // The folder's other files are exported through this one (the lib's index.ts names the repository only).
 export * from './admission-errors.js';
 export * from './application-inputs.js';
 export * from './live-routes.js';
 export * from './releases.js';
+export * from './stored-bytes.js';
 
 export interface NewDeployment {
   id: DeploymentId;
@@ -74,8 +76,8 @@ const findingsData = (findings: DeploymentFindings) => ({
  * Deployments (the tasks the worker runs) and the releases they produce.
  * Every query of the platform database on these tables lives here (ARCHITECTURE.md, "Data"):
  * the gateway's admission and poll, the worker's fenced writes and the reconciler's sweep here;
- * releases (`releases`), the edge's route table (`liveRoutes`) and what a build or a running
- * release is given of its application (`inputs`) in their own files.
+ * releases (`releases`), the edge's route table (`liveRoutes`), what a build or a running
+ * release is given of its application (`inputs`) and stored bytes (`storage`) in their own files.
  *
  * Every worker write after the claim is fenced by the attempt number: once another attempt has
  * claimed the row (or it reached a final status), a stale worker's writes change nothing and
@@ -86,9 +88,11 @@ export class DeploymentsRepository {
   readonly releases: Releases;
   readonly liveRoutes: LiveRoutes;
   readonly inputs: ApplicationInputs;
+  readonly storage: StoredBytes;
 
   constructor(private readonly platform: PlatformInfrastructure) {
     this.releases = new Releases(platform);
+    this.storage = new StoredBytes(platform);
     this.liveRoutes = new LiveRoutes(platform);
     this.inputs = new ApplicationInputs(platform);
   }
