@@ -37,12 +37,15 @@ describe('GET /api/v1 and /api/v1/openapi.json (generated from the validating sc
       secrets: LIMITS.secrets,
       ownerSignIn: LIMITS.ownerSignIn,
       ownerPassword: { minLength: 10, maxBytes: 72 },
+      databasesPerPlan: { free: 1, go: 1, pro: 3, scale: 5 },
+      storagePerPlan: LIMITS.storagePerPlan,
+      releasesKeptPerApplication: 10,
     });
     const deploy = contract.endpoints.find((e: { path: string }) => e.path === '/api/v1/deploy');
     expect(deploy.request.contentType).toBe('multipart/form-data');
     expect(Object.keys(deploy.request.schema.properties)).toEqual(['files', 'paths', 'archive']);
     expect(deploy.response).toMatchObject({ status: 202, schema: { properties: { taskId: { type: 'string', format: 'uuid' }, status: { const: 'queued' } } } });
-    expect(deploy.errors.map((e: { code: string }) => e.code)).toEqual(expect.arrayContaining(['empty', 'bad_request', 'bad_archive', 'paths_mismatch', 'too_large', 'upload_stalled', 'unauthorized', 'deploy_in_progress', 'rate_limited', 'too_many_uploads']));
+    expect(deploy.errors.map((e: { code: string }) => e.code)).toEqual(expect.arrayContaining(['empty', 'bad_request', 'bad_archive', 'paths_mismatch', 'too_large', 'upload_stalled', 'unauthorized', 'deploy_in_progress', 'storage_quota_exceeded', 'rate_limited', 'too_many_uploads']));
     const secrets = contract.endpoints.find((e: { method: string; path: string }) => e.method === 'PUT' && e.path === '/api/v1/secrets');
     expect(secrets.request.schema.properties.secrets.propertyNames).toMatchObject({ pattern: '^[A-Z_][A-Z0-9_]*$', maxLength: 128 });
     const poll = contract.endpoints.find((e: { path: string }) => e.path === '/api/v1/deployments/{taskId}');

@@ -1,8 +1,9 @@
 import { useState } from 'react';
 import { api } from '../api/client.js';
-import type { ApplicationDetails, DeploymentRow, Release } from '../api/types.js';
+import type { ApplicationDetails, ApplicationStorageView, DeploymentRow, Release } from '../api/types.js';
 import { useResource } from '../api/use-resource.js';
 import { DeployCommands } from '../components/deploy-commands.js';
+import { StorageCard } from '../components/storage-card.js';
 import { Button, ErrorNotice, Loading, StatusBadge } from '../components/ui.js';
 import { formatDuration, formatWhen, isTerminal } from '../format.js';
 import { Link } from '../router.js';
@@ -13,6 +14,7 @@ export function DeploymentsTab({ app }: { app: ApplicationDetails }) {
     keepPolling: (d) => d.deployments.some((row) => !isTerminal(row.status)),
   });
   const releases = useResource<{ releases: Release[] }>(`/applications/${app.id}/releases`);
+  const storage = useResource<ApplicationStorageView>(`/applications/${app.id}/storage`);
   const [rollbackError, setRollbackError] = useState<unknown>(null);
   const [switching, setSwitching] = useState<string | null>(null);
   const makeLive = async (release: Release) => {
@@ -96,6 +98,7 @@ export function DeploymentsTab({ app }: { app: ApplicationDetails }) {
           </ul>
         </div>
       ) : null}
+      <StorageCard storage={storage} />
     </div>
   );
 }

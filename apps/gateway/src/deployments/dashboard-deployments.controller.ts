@@ -24,6 +24,12 @@ export class DashboardDeploymentsController {
     return this.deployments.releases(app.id);
   }
 
+  /** What the application stores (sources, releases) and the owner's storage quota. */
+  @Get('storage')
+  storage(@CurrentApplication() app: OwnedApplication) {
+    return this.deployments.storage(app.id);
+  }
+
   /** Rollback: make an earlier release live again (no rebuild). */
   @Post('releases/:releaseId/live')
   @HttpCode(200)

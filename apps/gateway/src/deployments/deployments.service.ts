@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { DeploymentRow, ReleaseView, ServerView } from '@slipway/contract';
+import type { ApplicationStorageView, DeploymentRow, ReleaseView, ServerView } from '@slipway/contract';
 import { DeploymentsRepository, asApplicationId, asDeploymentId } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { isUuid } from '../common/ids.js';
@@ -28,6 +28,19 @@ export class DeploymentsService {
 
   async releases(applicationId: string): Promise<{ releases: ServerView<ReleaseView>[] }> {
     return { releases: await this.deployments.releases.list(asApplicationId(applicationId)) };
+  }
+
+  /** What the application stores in blob storage, and its owner's usage against the plan's quota. */
+  async storage(applicationId: string): Promise<ApplicationStorageView> {
+    const id = asApplicationId(applicationId);
+    const [app, owner] = await Promise.all([this.deployments.storage.ofApplication(id), this.deployments.storage.ofOwnerOf(id)]);
+    if (!owner) throw new ApiException('not_found', 'This application no longer exists.');
+    return {
+      sources: app.sources,
+      releases: { ...app.releases, kept: this.config.RELEASES_KEPT },
+      caches: { bytes: null },
+      owner: { plan: owner.plan, usedBytes: owner.sourcesBytes + owner.artifactsBytes, quotaBytes: this.config.STORAGE_QUOTAS[owner.plan] ?? 0 },
+    };
   }
 
   /** Rollback: an earlier release of this application becomes live again (no rebuild). */
