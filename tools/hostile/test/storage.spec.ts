@@ -116,6 +116,7 @@ describe('storage: a highly compressible upload that fails at analyze', () => {
       worker: platform!.serviceLog('build-worker', 20),
     });
     expect(attack.error).toMatchObject({ code: 'invalid_package_json', step: 'analyze' });
+    console.log(`storage: a ${(archive.length / MiB).toFixed(1)} MiB archive unpacking to ${(UNPACKED / MiB).toFixed(0)} MiB failed at analyze; blob directory ${total(before)} bytes before, ${total(after)} after (the victim's release: ${total(after) - total(before)} bytes)`);
     expect(total(after) - [...victimKeys].reduce((sum, key) => sum + (after.get(key) ?? 0), 0)).toBe(total(before));
   });
 
