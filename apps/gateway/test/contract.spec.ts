@@ -64,7 +64,8 @@ describe('GET /api/v1 and /api/v1/openapi.json (generated from the validating sc
     expect(Object.keys(doc.paths['/api/v1/secrets'])).toEqual(['put', 'get']);
     const deploy = doc.paths['/api/v1/deploy'].post;
     expect(deploy.security).toEqual([{ projectApiKey: [] }]);
-    expect(Object.keys(deploy.responses).sort()).toEqual(['202', '400', '401', '408', '409', '429', '500', '503']);
+    expect(Object.keys(deploy.responses).sort()).toEqual(['202', '400', '401', '408', '409', '413', '429', '500', '503']);
+    expect(deploy.responses['413'].description).toBe('Error: storage_quota_exceeded');
     expect(deploy.requestBody.content['multipart/form-data'].schema.properties.archive).toMatchObject({ type: 'string', format: 'binary' });
     expect(doc.paths['/api/v1'].get.security).toEqual([]);
     expect(doc.components.securitySchemes.projectApiKey).toMatchObject({ type: 'http', scheme: 'bearer' });
