@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { LocalBlobStore, isGzip, sourceKey } from '@slipway/blob';
 import { LIMITS } from '@slipway/contract';
+import { waitFor } from '@slipway/testing';
 import { filesForm, multipart, send, sendRefusable, type Part } from './support/http.js';
 import { readTar } from './support/archives.js';
 import { DashboardClient } from './support/dashboard-client.js';
@@ -17,7 +18,9 @@ const QUOTA = 2 * MiB;
 describe('storage: compressed sources and the owner storage quota (real HTTP, Postgres, blob dir)', () => {
   let gw: GatewayUnderTest;
   beforeAll(async () => {
-    gw = await startGateway('storage', { STORAGE_QUOTAS: `free=${QUOTA}` });
+    gw = await startGateway('storage', { STORAGE_QUOTAS: `free=${QUOTA}`, RELEASES_KEPT: '2' });
+    // The deploy queue's Redis connection comes up after the port: deploys wait for readiness.
+    await waitFor(async () => ((await send(`${gw.url}/health/ready`)).status === 200 ? true : undefined), { timeoutMs: 20_000, intervalMs: 100, what: 'the gateway to be ready' });
   });
   afterAll(async () => {
     await gw.close();
@@ -56,7 +59,7 @@ describe('storage: compressed sources and the owner storage quota (real HTTP, Po
   it('publishes the plans\' storage quotas and the releases kept in GET /api/v1, and the new code with its status', async () => {
     const contract = (await send(`${gw.url}/api/v1`)).json;
     expect(contract.limits.storagePerPlan).toEqual({ ...LIMITS.storagePerPlan, free: QUOTA });
-    expect(contract.limits.releasesKeptPerApplication).toBe(10);
+    expect(contract.limits.releasesKeptPerApplication).toBe(2);
     expect(contract.errors.codes).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'storage_quota_exceeded', status: 413 })]));
     const deployEndpoint = contract.endpoints.find((e: { path: string }) => e.path === '/api/v1/deploy');
     expect(deployEndpoint.errors).toEqual(expect.arrayContaining([{ code: 'storage_quota_exceeded', status: 413 }]));
@@ -94,6 +97,22 @@ describe('storage: compressed sources and the owner storage quota (real HTTP, Po
     expect((await deploy(otherApp, filesForm({ 'index.html': '<h1>hi</h1>' }))).status).toBe(202);
   });
 
+  it('lets an owner at its quota replace its oldest release: what the deploy will prune does not count', async () => {
+    const owner = await gw.sql.query<{ id: string }>(`INSERT INTO owners (email) VALUES ($1) RETURNING id`, [`full-${Date.now()}@example.com`]);
+    const [replacing, nothingToPrune] = [await gw.createApplication(), await gw.createApplication()];
+    await gw.sql.query('UPDATE applications SET owner_id = $1 WHERE id = ANY($2::uuid[])', [owner.rows[0]!.id, [replacing.id, nothingToPrune.id]]);
+    // 1.5 MiB in two kept releases (RELEASES_KEPT 2: the next success prunes the older, 0.75 MiB)…
+    await keptRelease(replacing, 0.75 * MiB);
+    await keptRelease(replacing, 0.75 * MiB);
+    // …and 0.5 MiB in the other application: the owner stores its whole 2 MiB.
+    await keptRelease(nothingToPrune, 0.5 * MiB);
+    expect((await deploy(replacing, filesForm({ 'index.html': '<h1>new</h1>' }))).status).toBe(202);
+    // The other application's deploy would prune nothing: refused before the upload.
+    const refused = await deploy(nothingToPrune, filesForm({ 'index.html': '<h1>new</h1>' }));
+    expect(refused.status).toBe(413);
+    expect(refused.json).toMatchObject({ code: 'storage_quota_exceeded', quotaBytes: QUOTA });
+  });
+
   it('the owners\' API says what an application stores (sources, releases, the owner\'s quota); another owner sees nothing', async () => {
     const ada = new DashboardClient(gw.url);
     const eve = new DashboardClient(gw.url);
@@ -112,7 +131,7 @@ describe('storage: compressed sources and the owner storage quota (real HTTP, Po
     expect(storage.status).toBe(200);
     expect(storage.json).toEqual({
       sources: { count: 1, bytes: 700 },
-      releases: { count: 2, bytes: 8000, kept: 10 },
+      releases: { count: 2, bytes: 8000, kept: 2 },
       caches: { bytes: null },
       owner: { plan: 'free', usedBytes: 8700, quotaBytes: QUOTA },
     });

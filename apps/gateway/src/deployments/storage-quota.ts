@@ -6,7 +6,8 @@ import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 
 /**
  * The owner's storage quota (LIMITS.storagePerPlan, `STORAGE_QUOTAS`) on the deploy path: an owner
- * already at its quota is refused before a byte of the body is read; a source that would take it
+ * already at its quota (not counting the releases this deploy will prune) is refused before a
+ * byte of the body is read; a source that would take it
  * over is refused once its compressed size is known (and not kept). Concurrent deploys of one
  * owner's applications are each judged against what is stored, so they may overshoot by what
  * they upload at once (at most `UPLOADS_PER_APPLICATION` per application); the build worker
@@ -29,18 +30,24 @@ export class StorageQuota {
     await this.assertFits(applicationId, sourceBytes);
   }
 
+  /**
+   * Judged as the build worker judges the release: against what the owner stores minus the
+   * releases this deploy's success will prune, so an owner at its quota can still replace its
+   * oldest release by a new one.
+   */
   private async assertFits(applicationId: ApplicationId, adding: number): Promise<void> {
-    const usage = await this.deployments.storage.ofOwnerOf(applicationId);
+    const [usage, pruned] = await Promise.all([this.deployments.storage.ofOwnerOf(applicationId), this.deployments.storage.prunedAfterNextRelease(applicationId, this.config.RELEASES_KEPT)]);
     if (!usage) throw new ApiException('not_found', 'This application no longer exists.');
     const quota = this.config.STORAGE_QUOTAS[usage.plan];
     const used = usage.sourcesBytes + usage.artifactsBytes;
+    const kept = used - pruned;
     // No quota known for the plan: refused, never stored without one (fail closed).
-    if (quota === undefined || (adding === 0 ? used >= quota : used + adding > quota)) throw quotaExceeded(usage, used, adding, quota ?? 0);
+    if (quota === undefined || (adding === 0 ? kept >= quota : kept + adding > quota)) throw quotaExceeded(usage, used, kept, adding, quota ?? 0);
   }
 }
 
-function quotaExceeded(usage: OwnerStorage, used: number, adding: number, quota: number): ApiException {
-  const what = adding > 0 ? `This source (${formatBytes(adding)} compressed) would take your applications' storage to ${formatBytes(used + adding)}` : `Your applications already store ${formatBytes(used)}`;
+function quotaExceeded(usage: OwnerStorage, used: number, kept: number, adding: number, quota: number): ApiException {
+  const what = adding > 0 ? `This source (${formatBytes(adding)} compressed) would take your applications' storage to ${formatBytes(kept + adding)}` : `Your applications already store ${formatBytes(used)}`;
   return new ApiException(
     'storage_quota_exceeded',
     `${what}, over the ${usage.plan} plan's storage quota of ${formatBytes(quota)} (${formatBytes(usage.artifactsBytes)} in kept releases, ${formatBytes(usage.sourcesBytes)} in sources of deployments in progress). Older releases are removed as new ones succeed; the dashboard shows what each application stores.`,
