@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { LocalBlobStore, isGzip, sourceKey } from '@slipway/blob';
 import { LIMITS } from '@slipway/contract';
 import { waitFor } from '@slipway/testing';
@@ -136,5 +137,18 @@ describe('storage: compressed sources and the owner storage quota (real HTTP, Po
       owner: { plan: 'free', usedBytes: 8700, quotaBytes: QUOTA },
     });
     expect((await eve.get(`/applications/${appId}/storage`)).status).toBe(404);
+
+    // Making room: a release that is not live can be deleted (its artifact goes); the live one cannot.
+    const [first, second] = (await gw.sql.query<{ id: string; artifact_key: string }>(`SELECT id, artifact_key FROM releases WHERE application_id = $1 ORDER BY created_at`, [appId])).rows;
+    await gw.sql.query('UPDATE applications SET live_release_id = $1 WHERE id = $2', [second!.id, appId]);
+    await blobs().put(first!.artifact_key, Readable.from([Buffer.alloc(3000)]));
+    expect((await eve.delete(`/applications/${appId}/releases/${first!.id}`)).status).toBe(404);
+    expect((await ada.delete(`/applications/${appId}/releases/${second!.id}`)).json).toMatchObject({ code: 'bad_request', error: expect.stringMatching(/live/) });
+    const removed = await ada.delete(`/applications/${appId}/releases/${first!.id}`);
+    expect(removed.status).toBe(200);
+    expect(removed.json.releases.map((r: { id: string }) => r.id)).toEqual([second!.id]);
+    expect(await blobs().exists(first!.artifact_key)).toBe(false);
+    expect((await ada.get(`/applications/${appId}/storage`)).json.releases).toEqual({ count: 1, bytes: 5000, kept: 2 });
+    expect((await ada.delete(`/applications/${appId}/releases/${first!.id}`)).status).toBe(404);
   });
 });

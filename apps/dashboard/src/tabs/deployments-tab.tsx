@@ -30,6 +30,19 @@ export function DeploymentsTab({ app }: { app: ApplicationDetails }) {
       setSwitching(null);
     }
   };
+  const remove = async (release: Release) => {
+    if (!window.confirm(`Delete release ${release.id.slice(0, 8)}? Its artifact is deleted and it can no longer be made live.`)) return;
+    setSwitching(release.id);
+    setRollbackError(null);
+    try {
+      await api.delete(`/applications/${app.id}/releases/${release.id}`);
+      await Promise.all([releases.reload(), storage.reload()]);
+    } catch (error) {
+      setRollbackError(error);
+    } finally {
+      setSwitching(null);
+    }
+  };
   if (list.loading) return <Loading what="deployments" />;
   const rows = list.data?.deployments ?? [];
   return (
@@ -88,9 +101,14 @@ export function DeploymentsTab({ app }: { app: ApplicationDetails }) {
                 {r.live ? (
                   <StatusBadge status="live" />
                 ) : (
-                  <Button variant="secondary" busy={switching === r.id} disabled={switching !== null} onClick={() => void makeLive(r)}>
-                    {switching === r.id ? 'Switching…' : 'Make live'}
-                  </Button>
+                  <>
+                    <Button variant="secondary" busy={switching === r.id} disabled={switching !== null} onClick={() => void makeLive(r)}>
+                      {switching === r.id ? 'Working…' : 'Make live'}
+                    </Button>{' '}
+                    <Button variant="danger" disabled={switching !== null} onClick={() => void remove(r)}>
+                      Delete
+                    </Button>
+                  </>
                 )}{' '}
                 <Link to={`/apps/${app.id}/deployments/${r.deploymentId}`}>deployment</Link>
               </li>

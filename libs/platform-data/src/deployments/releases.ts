@@ -103,6 +103,27 @@ export class Releases {
     });
   }
 
+  /**
+   * The owner deletes a release it no longer wants (to make room under its storage quota): never
+   * the live one, never one of a deployment in progress. Under the application's lock, as
+   * `switchLive`. 'removed' with the artifact key (the caller deletes the blob), or why not.
+   */
+  async remove(applicationId: ApplicationId, releaseId: ReleaseId): Promise<{ outcome: 'removed'; artifactKey: string } | { outcome: 'not_found' | 'live' | 'in_progress' }> {
+    return this.platform.prisma.$transaction(async (tx) => {
+      const app = await tx.$queryRaw<{ live_release_id: string | null }[]>`SELECT live_release_id FROM applications WHERE id = ${applicationId}::uuid FOR UPDATE`;
+      if (app.length === 0) return { outcome: 'not_found' as const };
+      if (app[0]!.live_release_id === releaseId) return { outcome: 'live' as const };
+      const rows = await tx.$queryRaw<{ artifact_key: string; active: boolean }[]>`
+        SELECT r.artifact_key, d.status IN ('queued', 'building', 'releasing') AS active FROM releases r JOIN deployments d ON d.id = r.deployment_id
+        WHERE r.id = ${releaseId}::uuid AND r.application_id = ${applicationId}::uuid`;
+      const row = rows[0];
+      if (!row) return { outcome: 'not_found' as const };
+      if (row.active) return { outcome: 'in_progress' as const };
+      await tx.$executeRaw`DELETE FROM releases WHERE id = ${releaseId}::uuid AND application_id = ${applicationId}::uuid`;
+      return { outcome: 'removed' as const, artifactKey: row.artifact_key };
+    });
+  }
+
   /** A failed deployment's release row (never the live one): removed, its artifact the caller's to delete. */
   async removeFailed(applicationId: ApplicationId, deploymentId: DeploymentId): Promise<RemovedRelease[]> {
     const rows = await this.platform.prisma.$queryRaw<{ id: string; artifact_key: string }[]>`
