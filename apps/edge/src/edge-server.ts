@@ -17,11 +17,15 @@ import { ReverseProxy } from './proxy/proxy.js';
 import { HostRouter } from './routing/host-router.js';
 import { appEnvironment } from './runtime/app-environment.js';
 import { NodeApps } from './runtime/node-apps.js';
+import { ReleaseTrees } from './runtime/release-trees.js';
 import { createRuntimeDriver, loopbackPort } from './runtime/runtime-driver.js';
 import { RemoteRuntimeDriver } from './runtime/supervisor/remote-driver.js';
 import { StaticSites } from './static/static-sites.js';
 import { EdgeTls } from './tls/edge-tls.js';
 
+/** How often the edge looks for unpacked trees of pruned releases, and how long one must have been unused. */
+const RELEASE_TREES_SWEEP_MS = 5 * 60_000;
+const RELEASE_TREES_IDLE_MS = 10 * 60_000;
 const NOT_FOUND_PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>Not found</title></head><body><h1>404</h1><p>There is no application at this address.</p></body></html>\n';
 
 /**
@@ -30,6 +34,9 @@ const NOT_FOUND_PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>
  */
 export class EdgeServer {
   private readonly logger = new Logger('edge');
+  /** Unpacked trees of pruned releases, removed every RELEASE_TREES_SWEEP_MS (runtime/release-trees.ts). */
+  private releaseTrees?: ReleaseTrees;
+  private releaseTreesTimer?: NodeJS.Timeout;
   private readonly router: HostRouter;
   /** The table nginx is given; `router` (what this process answers by) follows once nginx applied it. */
   private readonly planeRouter: HostRouter;
@@ -106,6 +113,7 @@ export class EdgeServer {
     // Resubscribing on reconnect can miss messages: reload everything when Redis comes back.
     this.subscriber.on('ready', () => void this.reloadAll().catch((error: Error) => this.logger.error(`route reload failed: ${error.message}`)));
     await this.reloadAll();
+    this.sweepReleaseTrees();
     this.server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => void this.handle(req, res));
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgrade(req, socket, head));
     if (this.plane) {
@@ -115,6 +123,23 @@ export class EdgeServer {
     } else await new Promise<void>((ok) => this.server!.listen(this.config.PORT, this.config.HOST, ok));
     const behind = this.plane ? `; nginx data plane in front, this process on 127.0.0.1:${this.internalPort}` : '';
     this.logger.log(`edge listening on http://${this.config.HOST}:${this.port} (apps at *.${this.config.APPS_DOMAIN.join(', *.')}${behind}; ${Math.round(process.uptime() * 1000)} ms after the process started)`);
+  }
+
+  private sweepReleaseTrees(): void {
+    const trees = new ReleaseTrees(
+      this.runtimeDir,
+      {
+        existing: (ids) => this.data.deployments.releases.existing(ids),
+        inUse: () => [...this.applied.values(), ...this.statics.stats().sites, ...this.nodeApps.releaseIds()],
+      },
+      RELEASE_TREES_IDLE_MS,
+      this.logger,
+    );
+    this.releaseTrees = trees;
+    this.releaseTreesTimer = setInterval(() => {
+      trees.sweep().catch((error: Error) => this.logger.warn(`could not remove pruned releases' trees: ${error.message}`));
+    }, RELEASE_TREES_SWEEP_MS);
+    this.releaseTreesTimer.unref();
   }
 
   private async onRoutesMessage(message: string): Promise<void> {
@@ -160,6 +185,8 @@ export class EdgeServer {
 
   /** Static: unpack first, then switch. Node: the old process serves until the new one is healthy. */
   private async reload(applicationId: string, releaseOverride?: NonNullable<LiveRoute['release']>): Promise<void> {
+    // What it serves until now is in use until now: a Node release draining after this swap keeps its tree.
+    this.releaseTrees?.touch();
     const [found] = await this.routes.routes(asApplicationId(applicationId));
     const route = found && releaseOverride ? { ...found, release: releaseOverride } : found;
     if (!route) {
@@ -287,6 +314,7 @@ export class EdgeServer {
 
   async close(): Promise<void> {
     this.closing = true;
+    clearInterval(this.releaseTreesTimer);
     await new Promise<void>((ok) => {
       this.server?.close(() => ok());
       this.server?.closeIdleConnections();

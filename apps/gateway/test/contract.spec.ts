@@ -37,6 +37,9 @@ describe('GET /api/v1 and /api/v1/openapi.json (generated from the validating sc
       secrets: LIMITS.secrets,
       ownerSignIn: LIMITS.ownerSignIn,
       ownerPassword: { minLength: 10, maxBytes: 72 },
+      databasesPerPlan: { free: 1, go: 1, pro: 3, scale: 5 },
+      storagePerPlan: LIMITS.storagePerPlan,
+      releasesKeptPerApplication: 10,
     });
     // Why a deployment fails (its task's error.code), the build limits' codes among them.
     expect(contract.deploymentFailures).toEqual(Object.entries(DEPLOY_FAILURE_CODES).map(([code, meaning]) => ({ code, meaning })));
@@ -45,7 +48,7 @@ describe('GET /api/v1 and /api/v1/openapi.json (generated from the validating sc
     expect(deploy.request.contentType).toBe('multipart/form-data');
     expect(Object.keys(deploy.request.schema.properties)).toEqual(['files', 'paths', 'archive']);
     expect(deploy.response).toMatchObject({ status: 202, schema: { properties: { taskId: { type: 'string', format: 'uuid' }, status: { const: 'queued' } } } });
-    expect(deploy.errors.map((e: { code: string }) => e.code)).toEqual(expect.arrayContaining(['empty', 'bad_request', 'bad_archive', 'paths_mismatch', 'too_large', 'upload_stalled', 'unauthorized', 'deploy_in_progress', 'rate_limited', 'too_many_uploads']));
+    expect(deploy.errors.map((e: { code: string }) => e.code)).toEqual(expect.arrayContaining(['empty', 'bad_request', 'bad_archive', 'paths_mismatch', 'too_large', 'upload_stalled', 'unauthorized', 'deploy_in_progress', 'storage_quota_exceeded', 'rate_limited', 'too_many_uploads']));
     const secrets = contract.endpoints.find((e: { method: string; path: string }) => e.method === 'PUT' && e.path === '/api/v1/secrets');
     expect(secrets.request.schema.properties.secrets.propertyNames).toMatchObject({ pattern: '^[A-Z_][A-Z0-9_]*$', maxLength: 128 });
     const poll = contract.endpoints.find((e: { path: string }) => e.path === '/api/v1/deployments/{taskId}');
@@ -64,7 +67,8 @@ describe('GET /api/v1 and /api/v1/openapi.json (generated from the validating sc
     expect(Object.keys(doc.paths['/api/v1/secrets'])).toEqual(['put', 'get']);
     const deploy = doc.paths['/api/v1/deploy'].post;
     expect(deploy.security).toEqual([{ projectApiKey: [] }]);
-    expect(Object.keys(deploy.responses).sort()).toEqual(['202', '400', '401', '408', '409', '429', '500', '503']);
+    expect(Object.keys(deploy.responses).sort()).toEqual(['202', '400', '401', '408', '409', '413', '429', '500', '503']);
+    expect(deploy.responses['413'].description).toBe('Error: storage_quota_exceeded');
     expect(deploy.requestBody.content['multipart/form-data'].schema.properties.archive).toMatchObject({ type: 'string', format: 'binary' });
     expect(doc.paths['/api/v1'].get.security).toEqual([]);
     expect(doc.components.securitySchemes.projectApiKey).toMatchObject({ type: 'http', scheme: 'bearer' });

@@ -57,7 +57,7 @@ describe('LocalBlobStore directory fsync shared by concurrent puts', () => {
 
 describe('source format helpers', () => {
   it('names the source blob of a deployment and normalises modes', () => {
-    expect(sourceKey('3f1c0e2a-0000-4000-8000-000000000000')).toBe('sources/3f1c0e2a-0000-4000-8000-000000000000.tar');
+    expect(sourceKey('3f1c0e2a-0000-4000-8000-000000000000')).toBe('sources/3f1c0e2a-0000-4000-8000-000000000000.tar.gz');
     expect(sourceFileMode(0o100755)).toBe(0o755);
     expect(sourceFileMode(0o4744)).toBe(0o755);
     expect(sourceFileMode(0o600)).toBe(0o644);

@@ -70,6 +70,18 @@ export interface FindingView extends DeployFinding {
 
 export type DeploymentTaskView = DeploymentTask<FindingView>;
 
+/** What one application stores (`GET /dashboard/api/applications/:appId/storage`), and its owner's quota. */
+export interface ApplicationStorageView {
+  /** Compressed sources of this application's deployments in progress (deleted when each ends). */
+  sources: { count: number; bytes: number };
+  /** Kept releases' artifacts (the live one and the newest `kept`; older ones are pruned). */
+  releases: { count: number; bytes: number; kept: number };
+  /** Build caches are kept on the build workers' disks and not counted here (null: not measured by the gateway). */
+  caches: { bytes: number | null };
+  /** Everything the owner's applications store, against its plan's quota (`storage_quota_exceeded` beyond). */
+  owner: { plan: string; usedBytes: number; quotaBytes: number };
+}
+
 export interface ReleaseView {
   id: string;
   deploymentId: string;

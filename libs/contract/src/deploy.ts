@@ -30,6 +30,7 @@ export const DEPLOY_FAILURE_CODES = {
   output_missing: 'The build finished but its output directory does not exist.',
   unsafe_output: 'The build output is, or contains, a link that resolves outside the project; nothing of it was packed.',
   sandbox_unavailable: 'The sandbox that contains builds and running apps could not be made on this machine; nothing of the project ran. The message says what is missing and how to fix it.',
+  storage_quota_exceeded: "The packed release would take the owner's stored bytes (sources in progress and kept releases' artifacts) over its plan's storage quota; nothing of it was kept. The message names usage and quota.",
   release_unhealthy: 'The new release did not become healthy; the previous release keeps serving.',
   release_failed: 'The release could not be handed to the runtime.',
   deadline_exceeded: 'The deployment did not finish before its deadline, counted from when its build started (`DEPLOY_TIMEOUT_MS`); the running step was stopped.',

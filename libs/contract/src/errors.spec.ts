@@ -1,4 +1,4 @@
-import { ERROR_CODES, LIMITS, documentationUrl } from './index.js';
+import { ERROR_CODES, LIMITS, documentationUrl, formatBytes, parseStorageQuotas } from './index.js';
 
 describe('error catalogue', () => {
   it('carries every code and status the contract names', () => {
@@ -18,5 +18,15 @@ describe('error catalogue', () => {
   it('publishes the contract limits', () => {
     expect(LIMITS.deploysPerHourPerApplication).toBe(20);
     expect(LIMITS.databasesPerPlan).toEqual({ free: 1, go: 1, pro: 3, scale: 5 });
+  });
+
+  it('publishes storage quotas by plan, and reads STORAGE_QUOTAS overrides', () => {
+    expect(ERROR_CODES.storage_quota_exceeded.status).toBe(413);
+    expect(LIMITS.storagePerPlan.free).toBe(1024 ** 3);
+    expect(parseStorageQuotas(undefined)).toEqual(LIMITS.storagePerPlan);
+    expect(parseStorageQuotas('free=2GiB, pro = 512MiB,scale=1073741824')).toEqual({ ...LIMITS.storagePerPlan, free: 2 * 1024 ** 3, pro: 512 * 1024 ** 2, scale: 1024 ** 3 });
+    expect(() => parseStorageQuotas('gold=1GiB')).toThrow(/plan=size with a plan of free, go, pro, scale/);
+    expect(() => parseStorageQuotas('free=lots')).toThrow(/"free=lots"/);
+    expect(formatBytes(1536 * 1024 * 1024)).toBe('1.5 GiB');
   });
 });

@@ -20,6 +20,10 @@ export const ERROR_CODES = {
   deploy_in_progress: { status: 409, meaning: 'A deploy of this application is already queued, building or releasing; the body carries its `taskId`.' },
   email_taken: { status: 409, meaning: 'Dashboard: an owner account with this email already exists.' },
   domain_taken: { status: 409, meaning: 'Dashboard: this domain is verified by another application whose TXT record is still in place, or this application already claims it.' },
+  storage_quota_exceeded: {
+    status: 413,
+    meaning: "The owner's applications already store as much as its plan allows (`storagePerPlan`: compressed sources of deployments in progress plus the artifacts of kept releases), or this upload would take it over; the body carries `usedBytes` and `quotaBytes`. Nothing of the upload is kept. A deploy whose built artifact would exceed it fails with the same code.",
+  },
   domain_unverified: { status: 422, meaning: 'Dashboard: the TXT record `_slipway-challenge.<domain>` = `slipway-verify=<token>` of this claim was not found (missing, wrong value, or the DNS lookup failed); the body carries the expected `record` and the values `found`.' },
   auth_owned_by_project: { status: 409, meaning: 'The project set its own SERVICE_AUTH_BASE_URL or DATABASE_URL, so the platform leaves sign-in alone.' },
   rate_limited: { status: 429, meaning: 'The hourly deploy limit is exceeded; the body carries `retryAfterSeconds`.' },

@@ -6,3 +6,4 @@ export * from './deploy.js';
 export * from './static-release.js';
 export * from './api-error.js';
 export * from './api-views.js';
+export * from './format-bytes.js';

@@ -28,6 +28,20 @@ export const LIMITS = {
   /** Owner passwords: UTF-8 bytes at most (bcrypt's input limit; longer is refused, never cut). */
   ownerPassword: { minLength: 10, maxBytes: 72 },
   databasesPerPlan: { free: 1, go: 1, pro: 3, scale: 5 },
+  /**
+   * Bytes one owner may store, by plan: the compressed sources of deployments in progress and the
+   * artifacts of every kept release of all its applications. A deploy that would exceed it is
+   * refused with `storage_quota_exceeded` (the gateway before and after the upload, the build
+   * worker once the artifact is packed). The defaults; the operator changes them with
+   * `STORAGE_QUOTAS` (`free=2GiB,pro=50GiB`), and the gateway publishes the values in force.
+   */
+  storagePerPlan: { free: 1024 * MiB, go: 5 * 1024 * MiB, pro: 20 * 1024 * MiB, scale: 100 * 1024 * MiB },
+  /**
+   * Releases kept per application (their artifacts in blob storage, their unpacked trees on the
+   * edges), the live one and the newest successful ones; older ones are removed after each
+   * successful release and can no longer be rolled back to. `RELEASES_KEPT` changes it.
+   */
+  releasesKeptPerApplication: 10,
   /** `POST /api/v1/deploy`: the defaults; the gateway publishes the values it enforces. */
   upload: {
     /** Bytes of the whole multipart request (files or archive, as sent). */
@@ -84,6 +98,27 @@ export const LIMITS = {
 
 export type PlanName = keyof typeof LIMITS.databasesPerPlan;
 export const PLANS = Object.keys(LIMITS.databasesPerPlan) as PlanName[];
+export type StorageQuotas = Record<PlanName, number>;
+
+const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kib: 1024, mib: MiB, gib: 1024 * MiB, tib: 1024 * 1024 * MiB };
+
+/**
+ * `STORAGE_QUOTAS`: `plan=size` pairs, comma separated (`free=2GiB,pro=50GiB`; sizes in bytes or
+ * B/KiB/MiB/GiB/TiB); plans not named keep their default. Throws a message naming what is wrong.
+ */
+export function parseStorageQuotas(text: string | undefined): StorageQuotas {
+  const quotas: StorageQuotas = { ...LIMITS.storagePerPlan };
+  for (const pair of (text ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+    const match = /^([a-z]+)\s*=\s*(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(pair);
+    const plan = match?.[1]?.toLowerCase() as PlanName | undefined;
+    const unit = SIZE_UNITS[match?.[3]?.toLowerCase() ?? ''];
+    if (!match || !plan || !PLANS.includes(plan) || unit === undefined) {
+      throw new Error(`"${pair}" is not plan=size with a plan of ${PLANS.join(', ')} and a size such as 1073741824 or 1GiB`);
+    }
+    quotas[plan] = Math.floor(Number(match[2]) * unit);
+  }
+  return quotas;
+}
 export type UploadLimits = { -readonly [K in keyof typeof LIMITS.upload]: number };
 export type SecretLimits = { -readonly [K in keyof typeof LIMITS.secrets]: number };
 export type OwnerSignInLimits = { -readonly [K in keyof typeof LIMITS.ownerSignIn]: number };

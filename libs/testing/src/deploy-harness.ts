@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
+import { gzipSync } from 'node:zlib';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SERVICE_ENTRIES } from '@slipway/config';
 import { PassThrough, Readable } from 'node:stream';
-import { createBlobStore, sourceFileMode, sourceKey, type BlobStore } from '@slipway/blob';
+import { SOURCE_GZIP_LEVEL, createBlobStore, sourceFileMode, sourceKey, type BlobStore } from '@slipway/blob';
 import { pendingSteps } from '@slipway/contract';
 import { encryptEnvelope, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
 import { QUEUES } from '@slipway/queue';
@@ -166,7 +167,8 @@ export class DeployHarness {
   async deploy(applicationId: string, source: Buffer, options: { deadlineMs?: number; enqueue?: boolean } = {}): Promise<string> {
     const deploymentId = randomUUID();
     const key = sourceKey(deploymentId);
-    const stored = await this.blobs.put(key, Readable.from([source]));
+    // Stored as the gateway stores it (libs/blob source format): a gzip-compressed tar.
+    const stored = await this.blobs.put(key, Readable.from([gzipSync(source, { level: SOURCE_GZIP_LEVEL })]));
     await this.pg.query(
       `INSERT INTO deployments (id, application_id, status, steps, source_key, source_bytes, deadline_at) VALUES ($1, $2, 'queued', $3, $4, $5, now() + ($6 || ' milliseconds')::interval)`,
       [deploymentId, applicationId, JSON.stringify(pendingSteps()), key, stored.bytes, String(options.deadlineMs ?? 15 * 60_000)],

@@ -11,3 +11,4 @@ export * from './dns-server.js';
 export * from './launched-platform.js';
 export * from './platform-http.js';
 export * from './raw-http.js';
+export * from './tar-gz.js';

@@ -17,6 +17,7 @@ import { Redactor } from '../pipeline/redactor.js';
 import { LostLeaseError, StepFailure, StepRecorder } from '../pipeline/step-recorder.js';
 import { WorkspaceTrash } from '../pipeline/workspace-trash.js';
 import { PIPELINE } from '../pipeline/steps/index.js';
+import { StorageLifecycle } from '../storage/storage-lifecycle.js';
 import type { SandboxProvider } from '../sandbox/sandbox-provider.js';
 import { ApplicationSecrets } from './application-secrets.js';
 import { AttemptStop, AttemptStopped } from './attempt-stop.js';
@@ -87,6 +88,7 @@ export class DeployPipelineService implements OnApplicationShutdown {
       managers: packageManagersFor(config),
       handoff: new RuntimeHandoff(config.EDGE_INTERNAL_URL, config.SLIPWAY_MASTER_KEY, config.RELEASE_TIMEOUT_MS),
       signInOrigins,
+      storage: new StorageLifecycle(deployments, blobs, { releasesKept: config.RELEASES_KEPT, quotas: config.STORAGE_QUOTAS }, new Logger('storage')),
     };
   }
 
@@ -116,6 +118,8 @@ export class DeployPipelineService implements OnApplicationShutdown {
       const error: DeployError = { code, message: recorder.redact(message), step: context.currentStep };
       await this.deployments.fail(applicationId, deploymentId, attempt, recorder.steps, error, { spec: context.spec, warnings: context.warnings, hazards: context.hazards });
       this.logger.log(`deployment ${deploymentId} failed at ${context.currentStep ?? 'start'}: ${code}`);
+      // Ended: its source and whatever it packed go (only once the row is final: see StorageLifecycle).
+      await this.services.storage.afterFailure(applicationId, deploymentId, context.release?.artifactKey);
       return 'failed' as const;
     };
     if (attempt > MAX_ATTEMPTS) {
@@ -151,6 +155,7 @@ export class DeployPipelineService implements OnApplicationShutdown {
       await this.publisher.publish(routesChannel(this.config.QUEUE_PREFIX), JSON.stringify(message));
       if (!live) throw new LostLeaseError('lost');
       this.logger.log(`deployment ${deploymentId} succeeded: release ${releaseId}`);
+      await this.services.storage.afterSuccess(applicationId, deploymentId);
       return 'succeeded';
     } catch (error) {
       if (error instanceof LostLeaseError || stop.reason === 'lost') {

@@ -4,6 +4,7 @@ import { PlatformInfrastructure } from '@slipway/platform-data';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { buildLimitSettings } from '../sandbox/build-limits.js';
 import { SandboxProvider } from '../sandbox/sandbox-provider.js';
+import { StorageJanitorService } from '../storage/storage-janitor.service.js';
 import { ApplicationSecrets } from './application-secrets.js';
 import { DeployPipelineService } from './deploy-pipeline.service.js';
 import { DeployWorker } from './deploy.worker.js';
@@ -43,6 +44,7 @@ export class DeployModule {
         SignInOrigins,
         DeployWorker,
         ReconcilerService,
+        StorageJanitorService,
       ],
       exports: [ReconcilerService, SANDBOX],
     };

@@ -11,6 +11,7 @@ import type { SignInOrigins } from '../deploy/sign-in-origins.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { StorageLifecycle } from '../storage/storage-lifecycle.js';
 import type { BuildCaches } from './build-caches.js';
 import { CommandBudget } from './command-budget.js';
 import type { BuildDisk, BuildDisks } from './build-disk.js';
@@ -48,6 +49,7 @@ export interface PipelineServices {
   managers: PackageManagers;
   handoff: RuntimeHandoff;
   signInOrigins: SignInOrigins;
+  storage: StorageLifecycle;
 }
 
 export interface DeployAttempt {
@@ -76,7 +78,7 @@ export class DeployContext implements UsageLedger {
   standalone = false;
   /** What is served as static files (scan), null when nothing is. */
   servedDir: string | null = null;
-  release: { id: ReleaseId; artifactKey: string; kind: 'node' | 'static' } | undefined;
+  release: { id: ReleaseId; artifactKey: string; kind: 'node' | 'static'; artifactBytes?: number } | undefined;
   /** The time all of this deploy's commands may take together (`BUILD_TOTAL_TIMEOUT_MS`). */
   readonly budget: CommandBudget;
   /** The build's fixed-size disk mounted at `root` (receive); null with BUILD_DISK_MB=0. */

@@ -1,9 +1,10 @@
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { SOURCE_DIRECTORY_MODE, SOURCE_EXECUTABLE_MODE, SOURCE_FILE_MODE } from '@slipway/blob';
+import { createGunzip } from 'node:zlib';
+import { SOURCE_DIRECTORY_MODE, SOURCE_EXECUTABLE_MODE, SOURCE_FILE_MODE, isGzip } from '@slipway/blob';
 import tarStream from 'tar-stream';
 import { StepFailure } from './step-recorder.js';
 
@@ -22,14 +23,41 @@ function checkedPath(root: string, name: string): string {
 }
 
 /**
- * Extracts a source tar (libs/blob source format) into `root`, which must be a fresh empty
+ * The stored source's tar bytes: gunzipped when the blob is gzip (every source the gateway stores
+ * now), as they are otherwise (a `.tar` stored before sources were compressed and still queued).
+ */
+async function* tarBytes(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  const chunks = source[Symbol.asyncIterator]();
+  let head = Buffer.alloc(0);
+  while (head.length < 2) {
+    const next = await chunks.next();
+    if (next.done) {
+      if (head.length > 0) yield head;
+      return;
+    }
+    head = Buffer.concat([head, next.value]);
+  }
+  const rest = (async function* () {
+    yield head;
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
+  })();
+  if (!isGzip(head)) return yield* rest;
+  const gunzip = createGunzip();
+  const inflating = pipeline(Readable.from(rest), gunzip);
+  inflating.catch(() => undefined);
+  for await (const chunk of gunzip) yield chunk as Buffer;
+  await inflating;
+}
+
+/**
+ * Extracts a source tar (gzip-compressed or not) (libs/blob source format) into `root`, which must be a fresh empty
  * directory. Refuses anything outside the format: absolute or `..` paths, links, devices, FIFOs,
  * duplicate names. Files get 0644 or 0755 only.
  */
 export async function extractSource(source: Readable, root: string): Promise<{ files: number; bytes: number }> {
   const absoluteRoot = resolve(root);
   const extract = tarStream.extract();
-  const feeding = pipeline(source, extract);
+  const feeding = pipeline(source, tarBytes, extract);
   let files = 0;
   let bytes = 0;
   try {

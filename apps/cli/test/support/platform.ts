@@ -1,3 +1,4 @@
+import { createGunzip } from 'node:zlib';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -123,10 +124,10 @@ export async function startPlatform(label: string): Promise<PlatformUnderTest> {
   };
 }
 
-/** What the gateway stored for a task: `sources/<taskId>.tar` in its BLOB_DIR, name → mode and content. */
+/** What the gateway stored for a task: `sources/<taskId>.tar.gz` in its BLOB_DIR, name → mode and content. */
 export async function storedSource(blobDir: string, taskId: string): Promise<Map<string, { mode: number; content: string }>> {
   const extract = tar.extract();
-  createReadStream(join(blobDir, 'sources', `${taskId}.tar`)).pipe(extract as unknown as NodeJS.WritableStream);
+  createReadStream(join(blobDir, 'sources', `${taskId}.tar.gz`)).pipe(createGunzip()).pipe(extract as unknown as NodeJS.WritableStream);
   const entries = new Map<string, { mode: number; content: string }>();
   for await (const entry of extract) {
     const chunks: Buffer[] = [];

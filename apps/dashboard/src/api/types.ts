@@ -11,6 +11,7 @@ export type {
   OutboxEmailView as OutboxEmail,
   OwnerView as Owner,
   ReleaseView as Release,
+  ApplicationStorageView,
   SignInInfo,
   SignInServiceView,
   SignInUserView as SignInUser,

@@ -1,8 +1,9 @@
 import { useState } from 'react';
 import { api } from '../api/client.js';
-import type { ApplicationDetails, DeploymentRow, Release } from '../api/types.js';
+import type { ApplicationDetails, ApplicationStorageView, DeploymentRow, Release } from '../api/types.js';
 import { useResource } from '../api/use-resource.js';
 import { DeployCommands } from '../components/deploy-commands.js';
+import { StorageCard } from '../components/storage-card.js';
 import { Button, ErrorNotice, Loading, StatusBadge } from '../components/ui.js';
 import { formatDuration, formatWhen, isTerminal } from '../format.js';
 import { Link } from '../router.js';
@@ -13,6 +14,7 @@ export function DeploymentsTab({ app }: { app: ApplicationDetails }) {
     keepPolling: (d) => d.deployments.some((row) => !isTerminal(row.status)),
   });
   const releases = useResource<{ releases: Release[] }>(`/applications/${app.id}/releases`);
+  const storage = useResource<ApplicationStorageView>(`/applications/${app.id}/storage`);
   const [rollbackError, setRollbackError] = useState<unknown>(null);
   const [switching, setSwitching] = useState<string | null>(null);
   const makeLive = async (release: Release) => {
@@ -22,6 +24,19 @@ export function DeploymentsTab({ app }: { app: ApplicationDetails }) {
     try {
       await api.post(`/applications/${app.id}/releases/${release.id}/live`);
       await releases.reload();
+    } catch (error) {
+      setRollbackError(error);
+    } finally {
+      setSwitching(null);
+    }
+  };
+  const remove = async (release: Release) => {
+    if (!window.confirm(`Delete release ${release.id.slice(0, 8)}? Its artifact is deleted and it can no longer be made live.`)) return;
+    setSwitching(release.id);
+    setRollbackError(null);
+    try {
+      await api.delete(`/applications/${app.id}/releases/${release.id}`);
+      await Promise.all([releases.reload(), storage.reload()]);
     } catch (error) {
       setRollbackError(error);
     } finally {
@@ -86,9 +101,14 @@ export function DeploymentsTab({ app }: { app: ApplicationDetails }) {
                 {r.live ? (
                   <StatusBadge status="live" />
                 ) : (
-                  <Button variant="secondary" busy={switching === r.id} disabled={switching !== null} onClick={() => void makeLive(r)}>
-                    {switching === r.id ? 'Switching…' : 'Make live'}
-                  </Button>
+                  <>
+                    <Button variant="secondary" busy={switching === r.id} disabled={switching !== null} onClick={() => void makeLive(r)}>
+                      {switching === r.id ? 'Working…' : 'Make live'}
+                    </Button>{' '}
+                    <Button variant="danger" disabled={switching !== null} onClick={() => void remove(r)}>
+                      Delete
+                    </Button>
+                  </>
                 )}{' '}
                 <Link to={`/apps/${app.id}/deployments/${r.deploymentId}`}>deployment</Link>
               </li>
@@ -96,6 +116,7 @@ export function DeploymentsTab({ app }: { app: ApplicationDetails }) {
           </ul>
         </div>
       ) : null}
+      <StorageCard storage={storage} />
     </div>
   );
 }

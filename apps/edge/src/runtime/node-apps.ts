@@ -152,6 +152,11 @@ export class NodeApps {
     return this.live.get(applicationId)?.release.releaseId;
   }
 
+  /** The releases this edge runs or has prepared (their unpacked trees must stay). */
+  releaseIds(): string[] {
+    return [...[...this.live.values()].map((l) => l.release.releaseId), ...this.prepared.keys()];
+  }
+
   logs(releaseId: string): string | undefined {
     for (const live of this.live.values()) if (live.release.releaseId === releaseId) return live.release.logTail();
     return undefined;

@@ -43,7 +43,7 @@ export const API_ENDPOINTS: ApiEndpoint[] = [
     auth: true,
     request: { contentType: 'multipart/form-data', schema: DeployRequest },
     response: { status: 202, contentType: 'application/json', schema: DeployAccepted },
-    errors: ['empty', 'bad_request', 'bad_archive', 'paths_mismatch', 'too_large', 'upload_stalled', 'deploy_in_progress', 'rate_limited', 'too_many_uploads', 'unavailable', ...KEYED],
+    errors: ['empty', 'bad_request', 'bad_archive', 'paths_mismatch', 'too_large', 'upload_stalled', 'deploy_in_progress', 'storage_quota_exceeded', 'rate_limited', 'too_many_uploads', 'unavailable', ...KEYED],
   },
   {
     method: 'GET',

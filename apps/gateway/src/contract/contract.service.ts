@@ -35,6 +35,10 @@ export class ContractService {
       /** The dashboard's owner sign-in (not part of this API, but its error codes are in the catalogue). */
       ownerSignIn: ownerSignInLimits(this.config),
       ownerPassword: LIMITS.ownerPassword,
+      databasesPerPlan: LIMITS.databasesPerPlan,
+      /** Bytes an owner may store (sources in progress + kept releases' artifacts); over it: `storage_quota_exceeded`. */
+      storagePerPlan: this.config.STORAGE_QUOTAS,
+      releasesKeptPerApplication: this.config.RELEASES_KEPT,
     };
   }
 

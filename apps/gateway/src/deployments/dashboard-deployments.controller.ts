@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { CurrentApplication } from '../dashboard/common/current-owner.decorator.js';
 import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
 import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
@@ -22,6 +22,19 @@ export class DashboardDeploymentsController {
   @Get('releases')
   releases(@CurrentApplication() app: OwnedApplication) {
     return this.deployments.releases(app.id);
+  }
+
+  /** What the application stores (sources, releases) and the owner's storage quota. */
+  @Get('storage')
+  storage(@CurrentApplication() app: OwnedApplication) {
+    return this.deployments.storage(app.id);
+  }
+
+  /** Deletes a release that is not live (room under the storage quota); it can no longer be rolled back to. */
+  @Delete('releases/:releaseId')
+  @HttpCode(200)
+  removeRelease(@CurrentApplication() app: OwnedApplication, @Param('releaseId') releaseId: string) {
+    return this.deployments.removeRelease(app.id, releaseId);
   }
 
   /** Rollback: make an earlier release live again (no rebuild). */

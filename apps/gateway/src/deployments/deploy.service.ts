@@ -11,6 +11,7 @@ import { GATEWAY_CONFIG, uploadLimits, type GatewayConfig } from '../config.js';
 import { DeployQueue } from './deploy-queue.js';
 import { SourceIntakeService } from './source/source-intake.service.js';
 import { ClientGoneError } from './source/upload-receiver.js';
+import { StorageQuota } from './storage-quota.js';
 import { UploadSlots } from './upload-slots.js';
 
 const HOUR_MS = 3_600_000;
@@ -36,16 +37,18 @@ export class DeployService {
     private readonly deployments: DeploymentsRepository,
     private readonly intake: SourceIntakeService,
     private readonly slots: UploadSlots,
+    private readonly quota: StorageQuota,
   ) {}
 
   async accept(principal: ApiPrincipal, req: Request, res: Response): Promise<DeployAccepted> {
     const applicationId = asApplicationId(principal.applicationId);
     const timing = new AcceptTiming(req);
     this.assertUploadShape(req);
-    // Both before a byte of the body is read, side by side; Redis being away answers first.
-    const [reachable, admitted] = await Promise.allSettled([this.queue.assertReachable(), this.assertMayDeploy(applicationId)]);
+    // All before a byte of the body is read, side by side; Redis being away answers first.
+    const [reachable, admitted, room] = await Promise.allSettled([this.queue.assertReachable(), this.assertMayDeploy(applicationId), this.quota.assertRoomLeft(applicationId)]);
     if (reachable.status === 'rejected') throw reachable.reason;
     if (admitted.status === 'rejected') throw admitted.reason;
+    if (room.status === 'rejected') throw room.reason;
 
     // Last of the cheap refusals: the uploads this application and key may have in progress.
     const slot = await this.slots.acquire(principal);
@@ -63,6 +66,7 @@ export class DeployService {
       .finally(() => void slot.release());
     timing.mark('store');
     try {
+      await this.quota.assertSourceFits(applicationId, source.bytes);
       await this.deployments.insertQueued(
         applicationId,
         { id: asDeploymentId(taskId), sourceKey: key, sourceBytes: source.bytes, deadlineAt: new Date(Date.now() + this.config.DEPLOY_DEADLINE_MINUTES * 60_000) },

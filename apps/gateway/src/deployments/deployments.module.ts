@@ -8,6 +8,7 @@ import { DeployService } from './deploy.service.js';
 import { DeploymentsController } from './deployments.controller.js';
 import { DeploymentsService } from './deployments.service.js';
 import { SourceIntakeService } from './source/source-intake.service.js';
+import { StorageQuota } from './storage-quota.js';
 import { UploadSlots } from './upload-slots.js';
 
 /**
@@ -17,6 +18,6 @@ import { UploadSlots } from './upload-slots.js';
 @Module({
   imports: [AuthModule, DashboardAccessModule],
   controllers: [DeployController, DeploymentsController, DashboardDeploymentsController],
-  providers: [DeployService, DeployQueue, SourceIntakeService, UploadSlots, DeploymentsService],
+  providers: [DeployService, DeployQueue, SourceIntakeService, UploadSlots, StorageQuota, DeploymentsService],
 })
 export class DeploymentsModule {}

@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { DeploymentRow, ReleaseView, ServerView } from '@slipway/contract';
-import { DeploymentsRepository, asApplicationId, asDeploymentId } from '@slipway/platform-data';
+import type { ApplicationStorageView, DeploymentRow, ReleaseView, ServerView } from '@slipway/contract';
+import type { BlobStore } from '@slipway/blob';
+import { DeploymentsRepository, asApplicationId, asDeploymentId, asReleaseId } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
+import { BLOB_STORE } from '../common/blob-store.provider.js';
 import { isUuid } from '../common/ids.js';
 import { RoutesPublisher } from '../common/routes.publisher.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
@@ -17,6 +19,7 @@ export class DeploymentsService {
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly deployments: DeploymentsRepository,
     private readonly routes: RoutesPublisher,
+    @Inject(BLOB_STORE) private readonly blobs: BlobStore,
   ) {}
 
   async list(applicationId: string): Promise<{ deployments: ServerView<DeploymentRow>[] }> {
@@ -28,6 +31,35 @@ export class DeploymentsService {
 
   async releases(applicationId: string): Promise<{ releases: ServerView<ReleaseView>[] }> {
     return { releases: await this.deployments.releases.list(asApplicationId(applicationId)) };
+  }
+
+  /** What the application stores in blob storage, and its owner's usage against the plan's quota. */
+  async storage(applicationId: string): Promise<ApplicationStorageView> {
+    const id = asApplicationId(applicationId);
+    const [app, owner] = await Promise.all([this.deployments.storage.ofApplication(id), this.deployments.storage.ofOwnerOf(id)]);
+    if (!owner) throw new ApiException('not_found', 'This application no longer exists.');
+    return {
+      sources: app.sources,
+      releases: { ...app.releases, kept: this.config.RELEASES_KEPT },
+      caches: { bytes: null },
+      owner: { plan: owner.plan, usedBytes: owner.sourcesBytes + owner.artifactsBytes, quotaBytes: this.config.STORAGE_QUOTAS[owner.plan] ?? 0 },
+    };
+  }
+
+  /** The owner deletes a release that is not live (its artifact goes; each edge removes its unpacked copy). */
+  async removeRelease(applicationId: string, releaseId: string) {
+    const result = isUuid(releaseId) ? await this.deployments.releases.remove(asApplicationId(applicationId), asReleaseId(releaseId)) : { outcome: 'not_found' as const };
+    switch (result.outcome) {
+      case 'not_found':
+        throw new ApiException('not_found', 'This application has no such release.');
+      case 'live':
+        throw new ApiException('bad_request', 'This release is live: make another release live before deleting it.');
+      case 'in_progress':
+        throw new ApiException('bad_request', 'This release belongs to a deployment still in progress.');
+      case 'removed':
+        await this.blobs.delete(result.artifactKey);
+    }
+    return this.releases(applicationId);
   }
 
   /** Rollback: an earlier release of this application becomes live again (no rebuild). */

@@ -1,4 +1,4 @@
-import { deflateRawSync, gzipSync } from 'node:zlib';
+import { createGunzip, deflateRawSync, gzipSync } from 'node:zlib';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import tar from 'tar-stream';
@@ -98,10 +98,10 @@ function crc32(data: Buffer): number {
   return (crc ^ 0xffffffff) >>> 0;
 }
 
-/** Lists a stored source tar: name → {mode, content}. */
+/** Lists a stored source (a gzip-compressed tar, libs/blob source format): name → {mode, content}. */
 export async function readTar(stream: Readable): Promise<Map<string, { mode: number; type: string; content: string }>> {
   const extract = tar.extract();
-  stream.pipe(extract as unknown as NodeJS.WritableStream);
+  stream.pipe(createGunzip()).pipe(extract as unknown as NodeJS.WritableStream);
   const entries = new Map<string, { mode: number; type: string; content: string }>();
   for await (const entry of extract) {
     const chunks: Buffer[] = [];

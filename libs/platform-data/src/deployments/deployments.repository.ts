@@ -8,6 +8,7 @@ import { BuildQueue } from './build-queue.js';
 import { LiveRoutes } from './live-routes.js';
 import { asJson } from './json.js';
 import { Releases } from './releases.js';
+import { StoredBytes } from './stored-bytes.js';
 
 // The folder's other files are exported through this one (the lib's index.ts names the repository only).
 export * from './admission-errors.js';
@@ -15,6 +16,7 @@ export * from './application-inputs.js';
 export * from './build-queue.js';
 export * from './live-routes.js';
 export * from './releases.js';
+export * from './stored-bytes.js';
 
 export interface NewDeployment {
   id: DeploymentId;
@@ -78,8 +80,8 @@ const findingsData = (findings: DeploymentFindings) => ({
  * Deployments (the tasks the worker runs) and the releases they produce.
  * Every query of the platform database on these tables lives here (ARCHITECTURE.md, "Data"):
  * the gateway's admission and poll, the worker's fenced writes and the reconciler's sweep here;
- * releases (`releases`), the edge's route table (`liveRoutes`) and what a build or a running
- * release is given of its application (`inputs`) in their own files.
+ * releases (`releases`), the edge's route table (`liveRoutes`), what a build or a running
+ * release is given of its application (`inputs`) and stored bytes (`storage`) in their own files.
  *
  * Every worker write after the claim is fenced by the attempt number: once another attempt has
  * claimed the row (or it reached a final status), a stale worker's writes change nothing and
@@ -92,10 +94,13 @@ export class DeploymentsRepository {
   readonly inputs: ApplicationInputs;
   /** Which queued deployment may start now (the fair pick across owners) and the start itself. */
   readonly queue: BuildQueue;
+  /** What each owner stores (sources in flight, kept releases' artifacts). */
+  readonly storage: StoredBytes;
 
   constructor(private readonly platform: PlatformInfrastructure) {
     this.queue = new BuildQueue(platform);
     this.releases = new Releases(platform);
+    this.storage = new StoredBytes(platform);
     this.liveRoutes = new LiveRoutes(platform);
     this.inputs = new ApplicationInputs(platform);
   }

@@ -65,7 +65,7 @@ describe('DeploymentsRepository: an attempt, its release and a rollback (real Po
     for (const n of [1, 2]) {
       const id = await queued(applicationId);
       const { attempt } = (await repository.claim(applicationId, id))!;
-      const release = { id: asReleaseId(randomUUID()), kind: 'static', artifactKey: `releases/${n}.tar.gz`, spec: { kind: 'static' } };
+      const release = { id: asReleaseId(randomUUID()), kind: 'static', artifactKey: `releases/${n}.tar.gz`, artifactBytes: 10, spec: { kind: 'static' } };
       expect(await repository.releases.create(applicationId, id, attempt, release)).toBe(false);
       expect(await repository.save(applicationId, id, attempt, pendingSteps(), { status: 'releasing' })).toBe(true);
       expect(await repository.releases.create(applicationId, id, attempt + 1, release)).toBe(false);

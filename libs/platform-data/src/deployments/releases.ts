@@ -8,7 +8,15 @@ export interface NewRelease {
   id: ReleaseId;
   kind: string;
   artifactKey: string;
+  /** Size of the artifact blob, counted against the owner's storage quota. */
+  artifactBytes: number;
   spec: unknown;
+}
+
+/** A release row removed by `prune` or `removeFailed`: its artifact blob is the caller's to delete. */
+export interface RemovedRelease {
+  id: ReleaseId;
+  artifactKey: string;
 }
 
 const PAGE = 50;
@@ -32,7 +40,7 @@ export class Releases {
       if (owned.length === 0) return false;
       await tx.$executeRaw`
         DELETE FROM releases r WHERE r.deployment_id = ${deploymentId}::uuid AND NOT EXISTS (SELECT 1 FROM applications a WHERE a.live_release_id = r.id)`;
-      await tx.release.create({ data: { id: release.id, applicationId, deploymentId, kind: release.kind, artifactKey: release.artifactKey, spec: asJson(release.spec) } });
+      await tx.release.create({ data: { id: release.id, applicationId, deploymentId, kind: release.kind, artifactKey: release.artifactKey, artifactBytes: BigInt(release.artifactBytes), spec: asJson(release.spec) } });
       return true;
     });
   }
@@ -54,13 +62,93 @@ export class Releases {
 
   /**
    * Rollback (or roll forward): an existing release of the application becomes live again.
-   * False when the application has no such release (another application's included).
+   * False when the application has no such release (another application's included, or one
+   * pruned). The application row is locked first, as `prune` locks it: a release is either
+   * pruned before (no such release) or made live before (then never pruned).
    */
   async switchLive(applicationId: ApplicationId, releaseId: ReleaseId): Promise<boolean> {
-    const count = await this.platform.prisma.$executeRaw`
-    UPDATE applications SET live_release_id = ${releaseId}::uuid, updated_at = now()
-    WHERE id = ${applicationId}::uuid AND EXISTS (SELECT 1 FROM releases WHERE id = ${releaseId}::uuid AND application_id = ${applicationId}::uuid)`;
-    return count > 0;
+    return this.platform.prisma.$transaction(async (tx) => {
+      const app = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM applications WHERE id = ${applicationId}::uuid FOR UPDATE`;
+      if (app.length === 0) return false;
+      const count = await tx.$executeRaw`
+      UPDATE applications SET live_release_id = ${releaseId}::uuid, updated_at = now()
+      WHERE id = ${applicationId}::uuid AND EXISTS (SELECT 1 FROM releases WHERE id = ${releaseId}::uuid AND application_id = ${applicationId}::uuid)`;
+      return count > 0;
+    });
+  }
+
+  /**
+   * Removes the application's releases beyond the `keep` newest of succeeded deployments: never
+   * the live one (a rollback target made live stays), never one of a deployment still in progress
+   * (its worker is about to release it). Releases of failed deployments that are not live go too.
+   * Under the application row's lock (as `switchLive`), so a concurrent rollback and prune never
+   * leave a live release pruned; several workers pruning at once remove each row once. The rows
+   * are gone when this returns; their artifact blobs are the caller's to delete (idempotent).
+   */
+  async prune(applicationId: ApplicationId, keep: number): Promise<RemovedRelease[]> {
+    return this.platform.prisma.$transaction(async (tx) => {
+      const app = await tx.$queryRaw<{ live_release_id: string | null }[]>`SELECT live_release_id FROM applications WHERE id = ${applicationId}::uuid FOR UPDATE`;
+      if (app.length === 0) return [];
+      const rows = await tx.$queryRaw<{ id: string; artifact_key: string }[]>`
+        DELETE FROM releases r
+        WHERE r.application_id = ${applicationId}::uuid
+          AND r.id IS DISTINCT FROM ${app[0]!.live_release_id}::uuid
+          AND NOT EXISTS (SELECT 1 FROM deployments d WHERE d.id = r.deployment_id AND d.status IN ('queued', 'building', 'releasing'))
+          AND r.id NOT IN (
+            SELECT k.id FROM releases k JOIN deployments d ON d.id = k.deployment_id
+            WHERE k.application_id = ${applicationId}::uuid AND d.status = 'succeeded'
+            ORDER BY k.created_at DESC, k.id DESC LIMIT ${keep})
+        RETURNING r.id, r.artifact_key`;
+      return rows.map((r) => ({ id: r.id as ReleaseId, artifactKey: r.artifact_key }));
+    });
+  }
+
+  /**
+   * The owner deletes a release it no longer wants (to make room under its storage quota): never
+   * the live one, never one of a deployment in progress. Under the application's lock, as
+   * `switchLive`. 'removed' with the artifact key (the caller deletes the blob), or why not.
+   */
+  async remove(applicationId: ApplicationId, releaseId: ReleaseId): Promise<{ outcome: 'removed'; artifactKey: string } | { outcome: 'not_found' | 'live' | 'in_progress' }> {
+    return this.platform.prisma.$transaction(async (tx) => {
+      const app = await tx.$queryRaw<{ live_release_id: string | null }[]>`SELECT live_release_id FROM applications WHERE id = ${applicationId}::uuid FOR UPDATE`;
+      if (app.length === 0) return { outcome: 'not_found' as const };
+      if (app[0]!.live_release_id === releaseId) return { outcome: 'live' as const };
+      const rows = await tx.$queryRaw<{ artifact_key: string; active: boolean }[]>`
+        SELECT r.artifact_key, d.status IN ('queued', 'building', 'releasing') AS active FROM releases r JOIN deployments d ON d.id = r.deployment_id
+        WHERE r.id = ${releaseId}::uuid AND r.application_id = ${applicationId}::uuid`;
+      const row = rows[0];
+      if (!row) return { outcome: 'not_found' as const };
+      if (row.active) return { outcome: 'in_progress' as const };
+      await tx.$executeRaw`DELETE FROM releases WHERE id = ${releaseId}::uuid AND application_id = ${applicationId}::uuid`;
+      return { outcome: 'removed' as const, artifactKey: row.artifact_key };
+    });
+  }
+
+  /** A failed deployment's release row (never the live one): removed, its artifact the caller's to delete. */
+  async removeFailed(applicationId: ApplicationId, deploymentId: DeploymentId): Promise<RemovedRelease[]> {
+    const rows = await this.platform.prisma.$queryRaw<{ id: string; artifact_key: string }[]>`
+      DELETE FROM releases r
+      WHERE r.application_id = ${applicationId}::uuid AND r.deployment_id = ${deploymentId}::uuid
+        AND EXISTS (SELECT 1 FROM deployments d WHERE d.id = r.deployment_id AND d.status = 'failed')
+        AND NOT EXISTS (SELECT 1 FROM applications a WHERE a.live_release_id = r.id)
+      RETURNING r.id, r.artifact_key`;
+    return rows.map((r) => ({ id: r.id as ReleaseId, artifactKey: r.artifact_key }));
+  }
+
+  /** Which of these release ids still exist (the edges remove the unpacked trees of the others). */
+  async existing(releaseIds: string[]): Promise<Set<string>> {
+    const ids = releaseIds.filter((id) => /^[0-9a-f-]{36}$/i.test(id));
+    if (ids.length === 0) return new Set();
+    const rows = await this.platform.prisma.$queryRaw<{ id: string }[]>`SELECT id::text FROM releases WHERE id = ANY(${ids}::uuid[])`;
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /** The artifact keys release rows name: all of them, or those of `among` (the janitor deletes artifact blobs no row names). */
+  async artifactKeys(among?: string[]): Promise<Set<string>> {
+    const rows = among
+      ? await this.platform.prisma.$queryRaw<{ artifact_key: string }[]>`SELECT artifact_key FROM releases WHERE artifact_key = ANY(${among}::text[])`
+      : await this.platform.prisma.$queryRaw<{ artifact_key: string }[]>`SELECT artifact_key FROM releases`;
+    return new Set(rows.map((r) => r.artifact_key));
   }
 
   /** The latest releases of the application, newest first, each saying whether it is the live one. */

@@ -24,6 +24,9 @@ export const packageStep: PipelineStep = {
     // fastest level (a Next.js standalone tree of 52 MiB here: 0.6 s and 16 MB instead of 1.4 s
     // and 14 MB at level 6; unpacking is no slower). Static releases keep 6: they are small.
     const packed = await packRelease(context.services.blobs, artifactKey, dir, { skipNodeModules: kind === 'static', precompress: kind === 'static', project: src, skipBuildCaches: kind === 'node', level: kind === 'node' ? 1 : 6 });
+    context.release.artifactBytes = packed.bytes;
+    // Refused here, before the release row exists: the failure path deletes the artifact.
+    await context.services.storage.assertArtifactFits(context.attempt.applicationId, packed.bytes);
     project.artifact = { bytes: packed.bytes, files: packed.files };
     await context.save({ spec: project });
     log(`${artifactKey}: ${packed.files} files (${packed.precompressed} precompressed forms), ${packed.bytes} bytes, sha256 ${packed.sha256}`);

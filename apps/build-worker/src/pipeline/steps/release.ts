@@ -19,7 +19,7 @@ export const releaseStep: PipelineStep = {
       project.commands.start = `npm run ${viaNpm[2]}`;
       project.reasons.push(`the release starts with npm run ${viaNpm[2]} (the ${viaNpm[1]} script, run by the npm of its Node)`);
     }
-    if (!(await services.deployments.releases.create(applicationId, deploymentId, attempt, { id: release.id, kind: release.kind, artifactKey: release.artifactKey, spec: project }))) throw new LostLeaseError('lost');
+    if (!(await services.deployments.releases.create(applicationId, deploymentId, attempt, { id: release.id, kind: release.kind, artifactKey: release.artifactKey, artifactBytes: release.artifactBytes ?? 0, spec: project }))) throw new LostLeaseError('lost');
     if (release.kind === 'node') {
       const containment = await services.handoff.start(release.id, log);
       if (containment.status === 'off') {

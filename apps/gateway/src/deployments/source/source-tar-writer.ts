@@ -2,7 +2,8 @@ import type { Readable } from 'node:stream';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, StoredBlob } from '@slipway/blob';
-import { sourceFileMode } from '@slipway/blob';
+import { createGzip } from 'node:zlib';
+import { SOURCE_GZIP_LEVEL, sourceFileMode } from '@slipway/blob';
 import type { UploadLimits } from '@slipway/contract';
 import { ApiException } from '@slipway/server';
 import tar from 'tar-stream';
@@ -51,11 +52,13 @@ export type CompressedSize = () => number | undefined;
 
 /**
  * Streams validated files into the normalised source tar (libs/blob README: regular files only,
- * modes 0644/0755, uid/gid 0, mtime 0) and into the blob store. Enforces the file-count, file-size,
+ * modes 0644/0755, uid/gid 0, mtime 0), gzip-compressed, and into the blob store. Enforces the file-count, file-size,
  * unpacked-size and compression-ratio limits while the bytes flow, so a bomb is stopped early.
  */
 export class SourceTarWriter {
   private readonly pack = tar.pack();
+  /** The stored source is compressed (libs/blob source format): its size is what an owner stores. */
+  private readonly gzip = createGzip({ level: SOURCE_GZIP_LEVEL });
   private readonly output = new WriteBatcher();
   private readonly stored: Promise<StoredBlob>;
   private files = 0;
@@ -71,8 +74,9 @@ export class SourceTarWriter {
     // The store reads a plain Node stream: abort() destroys it with an error, which fails the
     // put (and so keeps nothing) even when the put has not started reading yet.
     this.pack.on('error', () => undefined);
+    this.gzip.on('error', () => undefined);
     this.output.on('error', () => undefined);
-    this.pack.pipe(this.output);
+    this.pack.pipe(this.gzip).pipe(this.output);
     this.stored = blobs.put(key, this.output, { digest: false });
     // Observed by finish()/abort(); this handler only keeps an early failure from going unhandled.
     this.stored.catch(() => undefined);
@@ -128,6 +132,7 @@ export class SourceTarWriter {
   /** Stops writing; the blob store keeps nothing of it. */
   async abort(reason: Error): Promise<void> {
     this.output.destroy(reason);
+    this.gzip.destroy();
     this.pack.destroy();
     await this.stored.catch(() => undefined);
   }
