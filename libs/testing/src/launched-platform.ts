@@ -193,6 +193,23 @@ export class LaunchedPlatform {
     if (result.code !== 0) throw new Error(`auth enable failed: ${result.stdout} ${result.stderr}`);
   }
 
+  /**
+   * One end user signs up on the application's sign-in service, from the application's own
+   * origin, as a browser would. Never throws: a refusal or a network error is a status (0 for the
+   * latter) and the start of the body, for the caller to report.
+   */
+  async signUp(account: PlatformAccount, email: string, timeoutMs = 30_000): Promise<{ status: number; body: string }> {
+    return fetch(`http://127.0.0.1:${this.ports.auth}/a/${account.slug}/sign-up/email`, {
+      method: 'POST',
+      headers: { origin: account.appUrl, 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: 'a long passphrase', name: 'Visitor' }),
+      signal: AbortSignal.timeout(timeoutMs),
+    }).then(
+      async (response) => ({ status: response.status, body: (await response.text()).slice(0, 300) }),
+      (error: Error) => ({ status: 0, body: error.message }),
+    );
+  }
+
   /** `slipway deploy <dir> --json`: the final task, succeeded or failed (never throws for a failed deploy). */
   async deploy(account: PlatformAccount, dir: string, timeoutMs?: number): Promise<PlatformTask> {
     const result = await this.cli(['deploy', dir, '--json'], this.cliEnv(account), timeoutMs);

@@ -69,11 +69,7 @@ describe('a build that writes 6 GiB into its workspace', () => {
     const attack = p.deploy(attacker, source);
     // Meanwhile, another tenant: a deploy and a sign-up of one of its users.
     const victimDeploy = p.deploy(victim, join(HOSTILE_FIXTURES, 'static-site'));
-    const signUp = await fetch(`http://127.0.0.1:${p.ports.auth}/a/${victim.slug}/sign-up/email`, {
-      method: 'POST',
-      headers: { origin: `http://${victim.slug}.localhost:${p.ports.edge}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'visitor@victim.example', password: 'a long passphrase', name: 'Visitor' }),
-    });
+    const signUp = await p.signUp(victim, 'visitor@victim.example');
     const [task, victimTask] = await Promise.all([attack, victimDeploy]);
     // The disk is released in the background as the deployment ends (unmounting writes its dirty pages back first).
     const imagesDir = join(p.home, 'build', 'disks');
@@ -98,7 +94,7 @@ describe('a build that writes 6 GiB into its workspace', () => {
     const images = await readdir(imagesDir).catch(() => []);
     if (images.length) violations.push(`disk images left behind: ${images.join(', ')}`);
     if (victimTask.status !== 'succeeded') violations.push(`the victim's deploy ${victimTask.status}: ${JSON.stringify(victimTask.error)}`);
-    if (signUp.status !== 200) violations.push(`the victim's sign-up answered ${signUp.status}: ${(await signUp.text()).slice(0, 300)}`);
+    if (signUp.status !== 200) violations.push(`the victim's sign-up answered ${signUp.status}: ${signUp.body}`);
     expectNone('a build filled the platform\'s disk', violations, { attack: outcome(task), victim: outcome(victimTask), freeMiB: { before: before / MiB, lowest: lowest / MiB, after: after / MiB } });
   }, 600_000);
 });

@@ -133,13 +133,8 @@ describe('build limits (a tenant\'s build against the machine)', () => {
     })();
     const stillBurning = () => holding(marker).length > 0;
     await platform!.enableSignIn(victim);
-    const signUp = await fetch(`http://127.0.0.1:${platform!.ports.auth}/a/${victim.slug}/sign-up/email`, {
-      method: 'POST',
-      headers: { origin: victim.appUrl, 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'patient@victim.example', password: 'a long passphrase', name: 'Patient' }),
-    });
-    const signUpBody = await signUp.text();
-    if (signUp.status !== 200) violations.push(`the victim's sign-up answered ${signUp.status}: ${signUpBody.slice(0, 300)}`);
+    const signUp = await platform!.signUp(victim, 'patient@victim.example');
+    if (signUp.status !== 200) violations.push(`the victim's sign-up answered ${signUp.status}: ${signUp.body}`);
     const signUpDuringAttack = stillBurning();
     const victimDir2 = await fixtureCopy('victim', {}, { 'package.json': ['VICTIM_VERSION', 'v2'] });
     cleanup.push(victimDir2);

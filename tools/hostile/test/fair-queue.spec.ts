@@ -2,7 +2,8 @@
  * One owner must not starve the build queue (issue 27). Owner A, with three applications, deploys
  * a build that sleeps; while it builds, A queues two more builds, then owner B deploys a static
  * site. B's deploy must start right after A's current build (one build of delay at most), before
- * A's other two, and succeed; the task reports how long B waited in the queue.
+ * A's other two, and succeed, and one of B's users signs up meanwhile; the task reports how long B
+ * waited in the queue.
  *
  * The platform runs with ONE build slot (`WORKER_CONCURRENCY=1`, what `auto` gives a 2-core
  * machine anyway): the worst case, where B can only get the slot A holds. With one slot the bound
@@ -69,6 +70,10 @@ describe('fair queue: one owner\'s long builds ahead of another owner\'s static 
     await waitFor(async () => (await p.task(attacker[0]!, first)).steps.find((s) => s.name === 'build')?.status === 'running', { timeoutMs: 120_000, intervalMs: 250, what: "A's first build to run" });
     const queuedBehind = [await noWait(attacker[1]!, sleepy), await noWait(attacker[2]!, sleepy)];
 
+    // While A's builds hold the queue, the victim's end users still sign up (sign-in never waits on builds).
+    await p.enableSignIn(victim);
+    const signUp = await p.signUp(victim, 'visitor@fairqueue.example');
+    expect(signUp).toMatchObject({ status: 200 });
     // The victim deploys as a tenant does, and waits for the outcome.
     const result = await p.cli(['deploy', site, '--json'], p.cliEnv(victim));
     const b = JSON.parse(result.stdout) as QueuedTask;

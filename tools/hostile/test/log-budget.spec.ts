@@ -91,12 +91,7 @@ describe('an app writing a 1 GiB burst to stdout', () => {
       }
     })();
     const deploy = p.deploy(victim, join(HOSTILE_FIXTURES, 'plain-node'));
-    const signUp = fetch(`http://127.0.0.1:${p.ports.auth}/a/${victim.slug}/sign-up/email`, {
-      method: 'POST',
-      headers: { origin: `http://${victim.slug}.localhost:${p.ports.edge}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'visitor@hostile.example', password: 'a long passphrase', name: 'Visitor' }),
-      signal: AbortSignal.timeout(30_000),
-    }).then(async (r) => ({ status: r.status, body: (await r.text()).slice(0, 300) }), (e: Error) => ({ status: 0, body: e.message }));
+    const signUp = p.signUp(victim, 'visitor@hostile.example');
 
     const flood = await waitFor(async () => {
       const status = await p.viaEdge(attacker.slug, '/flood/status', 5000);

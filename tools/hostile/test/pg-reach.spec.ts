@@ -98,12 +98,8 @@ describe('an app floods every Postgres port it can reach with connections that n
     }
     try {
       await p.enableSignIn(victim);
-      const signUp = await fetch(`http://127.0.0.1:${p.ports.auth}/a/${victim.slug}/sign-up/email`, {
-        method: 'POST',
-        headers: { origin: `http://${victim.slug}.localhost:${p.ports.edge}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ email: 'visitor@example.com', password: 'a long passphrase', name: 'Visitor' }),
-      });
-      if (signUp.status !== 200) violations.push(`the victim's sign-up answered ${signUp.status}: ${(await signUp.text()).slice(0, 300)}`);
+      const signUp = await p.signUp(victim, 'visitor@example.com');
+      if (signUp.status !== 200) violations.push(`the victim's sign-up answered ${signUp.status}: ${signUp.body}`);
     } catch (error) {
       violations.push(`the victim could not switch sign-in on during the flood: ${(error as Error).message.slice(0, 500)}`);
     }

@@ -3,7 +3,8 @@
  * about 500 MiB, within the upload limits (UPLOAD_MAX_UNPACKED_BYTES 1 GiB, compression ratio
  * under 100) — whose deploy fails at analyze. Before sources were compressed and deleted, such an
  * upload stayed in blob storage as a 500 MiB tar for good. Now: nothing of it is left in the blob
- * directory once the deploy ended, and a victim's deploy (another owner) succeeds meanwhile. With
+ * directory once the deploy ended, and a victim's deploy (another owner) and a sign-up of one of its
+ * users succeed meanwhile. With
  * a plan whose storage quota is smaller than the source, the same upload is refused at once with
  * `413 storage_quota_exceeded` naming usage and quota, and nothing of it is kept either.
  */
@@ -88,7 +89,8 @@ describe('storage: a highly compressible upload that fails at analyze', () => {
     expect(UNPACKED / archive.length).toBeLessThan(100);
     const before = await blobListing(blobs);
 
-    const [accepted, victimTask] = await Promise.all([deployArchive(platform!.ports.gateway, attacker, archive), platform!.deploy(victim, victimDir)]);
+    await platform!.enableSignIn(victim);
+    const [accepted, victimTask, signUp] = await Promise.all([deployArchive(platform!.ports.gateway, attacker, archive), platform!.deploy(victim, victimDir), platform!.signUp(victim, 'visitor@storage.example')]);
     expect(accepted).toMatchObject({ status: 202 });
     const taskId = String(accepted.body['taskId']);
     const attack = await waitFor(async () => {
@@ -107,6 +109,7 @@ describe('storage: a highly compressible upload that fails at analyze', () => {
     const violations: string[] = [];
     if (attack.status !== 'failed') violations.push(`the compressible deploy ${attack.status} (expected failed at analyze)`);
     if (!settled) for (const [key, bytes] of await leftOver()) violations.push(`left in blob storage after the deploy ended: ${key} (${bytes} bytes)`);
+    if (signUp.status !== 200) violations.push(`the victim's sign-up answered ${signUp.status}: ${signUp.body}`);
     if ((victimTask as Task).status !== 'succeeded') violations.push(`the victim's deploy ${(victimTask as Task).status}: ${JSON.stringify((victimTask as Task).error)}`);
     expectNone('the compressible upload', violations, {
       archiveBytes: archive.length,
