@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
-import { baseServerFields, httpUrl, loadConfig, masterKey, port, publicUrlFields, z } from '@slipway/config';
+import { baseServerFields, httpUrl, loadConfig, masterKey, parsedBy, port, publicUrlFields, z } from '@slipway/config';
 import { LIMITS, parseStorageQuotas } from '@slipway/contract';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
 import { MAX_BUILD_SLOTS, autoBuildSlots, autoBuildsPerOwner, thisMachine } from './deploy/build-slots.js';
@@ -107,17 +107,7 @@ export const workerConfigSchema = z.object({
   /** Releases kept per application besides the live one; older ones are pruned after each successful release (README "Storage lifecycle"). */
   RELEASES_KEPT: z.coerce.number().int().min(1, 'must keep at least 1 release').max(1000).default(LIMITS.releasesKeptPerApplication),
   /** Storage quota per plan, `plan=size` pairs (`free=2GiB,pro=50GiB`); unnamed plans keep LIMITS.storagePerPlan. */
-  STORAGE_QUOTAS: z
-    .string()
-    .optional()
-    .transform((text, ctx) => {
-      try {
-        return parseStorageQuotas(text);
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as Error).message });
-        return z.NEVER;
-      }
-    }),
+  STORAGE_QUOTAS: parsedBy(parseStorageQuotas),
   /** How often each worker looks for sources of ended deployments and blobs no row names. */
   STORAGE_JANITOR_INTERVAL_MS: ms(10 * 60_000),
   /** A blob no row names is deleted once it is this old (never one whose row is about to be written). */

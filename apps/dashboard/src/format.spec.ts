@@ -12,8 +12,8 @@ describe('dashboard formatting', () => {
 
   it('formats sizes with binary units', () => {
     expect(formatBytes(512)).toBe('512 B');
-    expect(formatBytes(1536)).toBe('1.5 KB');
-    expect(formatBytes(200 * 1024 * 1024)).toBe('200 MB');
+    expect(formatBytes(1536)).toBe('1.5 KiB');
+    expect(formatBytes(200 * 1024 * 1024)).toBe('200 MiB');
   });
 
   it('knows which statuses end polling', () => {

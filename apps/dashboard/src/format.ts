@@ -12,16 +12,8 @@ export function formatDuration(ms: number | null | undefined): string {
   return `${minutes} min ${Math.round(seconds - minutes * 60)} s`;
 }
 
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${unit === 0 ? value : value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
-}
+/** Sizes as the platform's messages say them (binary units, named as such: KiB, MiB, GiB). */
+export { formatBytes } from '@slipway/contract';
 
 export function isTerminal(status: DeploymentStatus): boolean {
   return status === 'succeeded' || status === 'failed';

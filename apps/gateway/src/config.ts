@@ -3,7 +3,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { LIMITS, parseStorageQuotas, type OwnerSignInLimits, type UploadLimits } from '@slipway/contract';
-import { baseServerFields, loadConfig, masterKey, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
+import { baseServerFields, loadConfig, masterKey, parsedBy, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
 
 const dnsServers = z
@@ -61,17 +61,7 @@ export const gatewayConfigSchema = z.object({
   /** An upload that sends no byte for this long is dropped (`408 upload_stalled`). */
   UPLOAD_IDLE_TIMEOUT_SECONDS: positiveInt(LIMITS.upload.idleTimeoutSeconds),
   /** Storage quota per plan, `plan=size` pairs (`free=2GiB,pro=50GiB`); the build worker takes the same value. */
-  STORAGE_QUOTAS: z
-    .string()
-    .optional()
-    .transform((text, ctx) => {
-      try {
-        return parseStorageQuotas(text);
-      } catch (error) {
-        ctx.addIssue({ code: 'custom', message: (error as Error).message });
-        return z.NEVER;
-      }
-    }),
+  STORAGE_QUOTAS: parsedBy(parseStorageQuotas),
   /** Releases kept per application (the build worker prunes by its own RELEASES_KEPT: give both the same); published and shown. */
   RELEASES_KEPT: z.coerce.number().int().min(1, 'must keep at least 1 release').max(1000).default(LIMITS.releasesKeptPerApplication),
   /** The built dashboard served at `/` (default: apps/dashboard/dist beside this app). */

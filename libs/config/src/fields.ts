@@ -57,3 +57,20 @@ export const publicUrlFields = {
   /** Scheme used for application addresses under the publishing domains. */
   APPS_SCHEME: z.enum(['http', 'https']).default('http'),
 };
+
+/**
+ * A variable read by a parser of its own (`plan=size` pairs, …): the parser's error becomes the
+ * variable's message. Unset reaches the parser as `undefined` (its defaults).
+ */
+export const parsedBy = <T>(parse: (text: string | undefined) => T) =>
+  z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      try {
+        return parse(text);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    });

@@ -1,4 +1,4 @@
-import { ConfigError, baseServerFields, loadConfig, masterKey, z } from './index.js';
+import { ConfigError, baseServerFields, loadConfig, masterKey, parsedBy, z } from './index.js';
 
 const schema = z.object({ ...baseServerFields, SLIPWAY_MASTER_KEY: masterKey });
 const good = {
@@ -17,6 +17,19 @@ describe('loadConfig', () => {
     expect(() => loadConfig(schema, { ...good, REDIS_URL: 'nope' })).toThrow(
       new ConfigError('REDIS_URL: must be a redis:// or rediss:// URL (got "nope")'),
     );
+  });
+
+  it('a field read by its own parser: the parsed value, its defaults when unset, its error under the variable', () => {
+    const pairs = (text: string | undefined) => {
+      if (text === undefined) return { free: 1 };
+      if (!/^\w+=\d+$/.test(text)) throw new Error('must be plan=size pairs');
+      const [plan, size] = text.split('=');
+      return { [plan!]: Number(size) };
+    };
+    const withPairs = z.object({ ...baseServerFields, QUOTAS: parsedBy(pairs) });
+    expect(loadConfig(withPairs, { ...good, QUOTAS: 'pro=20' }).QUOTAS).toEqual({ pro: 20 });
+    expect(loadConfig(withPairs, good).QUOTAS).toEqual({ free: 1 });
+    expect(() => loadConfig(withPairs, { ...good, QUOTAS: 'lots' })).toThrow(/^QUOTAS: must be plan=size pairs/);
   });
 
   it('reports a missing required variable', () => {
