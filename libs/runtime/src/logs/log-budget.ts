@@ -61,9 +61,19 @@ export class LogBudget {
     const wait = this.read.waitMs();
     if (wait === 0) return;
     for (const member of this.members) member.hold('rate');
+    this.wakeAfter(wait);
+  }
+
+  /**
+   * Releases the members once one look at the clock finds the debt paid. One look decides: a
+   * second one (through `throttle`) could find it paid after the first found it not, and return
+   * without releasing anyone, leaving the app's pipes unread and its writes waiting for good.
+   */
+  private wakeAfter(wait: number): void {
     this.timer = setTimeout(() => {
+      const left = this.read.waitMs();
+      if (left > 0) return this.wakeAfter(left);
       this.timer = undefined;
-      if (this.read.waitMs() > 0) return this.throttle();
       for (const member of this.members) member.release('rate');
     }, wait);
   }
