@@ -121,8 +121,10 @@ describe("pnpm start's own Redis", () => {
 
     process.kill(launcher.child.pid!, 'SIGKILL');
     await launcher.exited;
-    const { redis: leftRedis, ...services } = first.processes;
+    // Redis and PgBouncer are detached (they outlive a killed launcher; the next one stops them).
+    const { redis: leftRedis, pgbouncer: leftPgbouncer, ...services } = first.processes;
     expect(alive(leftRedis!)).toBe(true);
+    expect(alive(leftPgbouncer!)).toBe(true);
     // Services notice the launcher is gone and exit by themselves; their ports free up.
     await waitFor(() => Object.values(services).every((pid) => !alive(pid)), { timeoutMs: 20_000, what: 'services to exit' });
 
@@ -130,6 +132,8 @@ describe("pnpm start's own Redis", () => {
     await launcher.waitForOutput(/Slipway is ready/, 120_000);
     expect(launcher.output()).toMatch(/stopped the redis-server an earlier launcher left running on 127\.0\.0\.1:\d+/);
     expect(alive(leftRedis!)).toBe(false);
+    expect(launcher.output()).toMatch(new RegExp(`stopped the PgBouncer an earlier launcher left running \\(pid ${leftPgbouncer}\\)`));
+    expect(alive(leftPgbouncer!)).toBe(false);
     const second = await readRuntime(home);
     expect(new URL(second.redisUrl).password).toBe(new URL(first.redisUrl).password);
     const again = client(second.redisUrl);
