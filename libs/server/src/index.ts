@@ -4,3 +4,4 @@ export * from './bootstrap.js';
 export * from './dependencies.js';
 export * from './dependency.probe.js';
 export * from './health.module.js';
+export * from './listen-fds.js';
