@@ -40,6 +40,16 @@ export interface RunningProcess {
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<void>;
 }
 
+/**
+ * The lines of a process's output that usually say why it stopped (a launcher's own lines, "cannot
+ * start", crash loops, addresses in use), first in a failure message: CI prints the start of long
+ * messages, and the tail is mostly other services' start-up chatter.
+ */
+function whyLines(output: string): string {
+  const lines = output.split('\n').filter((line) => /launcher\s*\||cannot start|crash|EADDRINUSE|address already in use|stopping everything|error/i.test(line)).slice(-15);
+  return lines.length ? `lines that may say why:\n${lines.map((l) => `  ${l.slice(0, 400)}`).join('\n')}\n` : '';
+}
+
 /** Starts a real process (own process group) and captures its output. */
 export function startProcess(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): RunningProcess {
   const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -69,7 +79,7 @@ export function startProcess(command: string, args: string[], options: { cwd?: s
         const check = () => {
           const match = pattern.exec(output);
           if (match) finish(undefined, match[0]);
-          else if (done || child.exitCode !== null) finish(new Error(`process exited (${child.exitCode}) before ${pattern}; output:\n${output.slice(-4000)}`));
+          else if (done || child.exitCode !== null) finish(new Error(`process exited (${child.exitCode}) before ${pattern}; ${whyLines(output)}output:\n${output.slice(-4000)}`));
         };
         const finish = (error?: Error, value?: string) => {
           clearTimeout(timer);
