@@ -2,16 +2,33 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 
 /** A TCP port nobody listens on right now (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Whether `port` can be listened on (all addresses) right now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '0.0.0.0', () => server.close(() => resolve(true)));
   });
+}
+
+/** Ports handed out by this process already (each at most once). */
+const handedOut = new Set<number>();
+
+/**
+ * A port nothing listens on, BELOW the kernel's ephemeral range (32768–60999 by default): a port
+ * from that range (what `listen(0)` returns) can be taken as the source port of any outgoing
+ * connection on the machine between this check and the service's own listen, and the service then
+ * fails with EADDRINUSE — seen as a launched platform exiting at start in CI now and then.
+ */
+export async function freePort(): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const port = 15_000 + Math.floor(Math.random() * 17_000);
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error('no free port between 15000 and 32000 after 200 tries');
 }
 
 /** Polls `check` until it returns a value other than undefined/false, or the deadline passes. */
