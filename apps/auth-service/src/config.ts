@@ -36,6 +36,8 @@ export const authConfigSchema = z
     /** Connections of the server kept for the platform's own services (gateway, build worker, edge, this one's platform pool, migrations). */
     AUTH_PLATFORM_RESERVED_CONNECTIONS: z.coerce.number().int().min(0).default(40),
     AUTH_TENANT_CACHE_SECONDS: z.coerce.number().int().min(0).default(30),
+    /** How long a session read (get-session, token) waits for a restarting database server before it fails; 0 = fail at once. */
+    AUTH_DB_RESTART_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
     AUTH_REDIS_PREFIX: z.string().default('slipway:auth:'),
     /** Sessions (with their user) cached per process, least recently used out first; 0 = no session cache. */
     AUTH_SESSION_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
