@@ -143,7 +143,10 @@ export class NginxKeeper {
   }
 
   private closeHeldSockets(): void {
-    for (const socket of this.sockets) if (socket.origin === 'held') socket.held?.close();
+    for (const socket of this.sockets) {
+      socket.held?.close();
+      socket.held = undefined;
+    }
   }
 
   private listenAddresses(): ListenAddress[] {
