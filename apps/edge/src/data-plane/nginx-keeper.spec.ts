@@ -300,7 +300,13 @@ describe('nginx keeper (real nginx, real sockets)', () => {
     // Still exactly the launcher's two sockets listening on those ports (nginx bound none of its own).
     expect([...(await listeningOn(port)), ...(await listeningOn(httpsPort))]).toEqual(held);
     expect(await get(port, 'one.localhost')).toMatchObject({ status: 200, body: 't1' });
-    await new Promise<void>((resolve, reject) => connect(httpsPort, '127.0.0.1', resolve).on('error', reject).unref());
+    // The HTTPS port accepts (the handshake-refusing default server answers there).
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(httpsPort, '127.0.0.1', () => {
+        socket.destroy();
+        resolve();
+      }).on('error', reject);
+    });
     await edge.close(1000);
   }, 60_000);
 

@@ -6,7 +6,7 @@ import { planeDirs } from './edge-plane.js';
 import { renderNginxConfig } from './nginx-config.js';
 import { baseInput } from './nginx-plane.js';
 import { alive, nginxFiles, nginxMissing, nginxProcesses, processGroupOf, retireNginx, runningMaster, spawnNginx, stopNginx, validateConfig } from './nginx-process.js';
-import { holdSocket, listeningOn, openListenSockets, socketInodesOf, type ListenAddress, type ListenSocket } from './nginx-sockets.js';
+import { holdWhenFree, listeningOn, openListenSockets, socketInodesOf, type ListenAddress, type ListenSocket } from './nginx-sockets.js';
 
 /** What the keeper reads of the edge's configuration. */
 export type NginxKeeperConfig = Pick<EdgeConfig, 'NGINX_BIN' | 'HOST' | 'PORT' | 'EDGE_INTERNAL_PORT' | 'APPS_SCHEME' | 'NGINX_WORKERS' | 'DRAIN_GRACE_MS' | 'EDGE_HTTPS' | 'EDGE_HTTPS_PORT'>;
@@ -105,8 +105,8 @@ export class NginxKeeper {
     }
     const leftovers = await this.leftovers();
     if (leftovers.length) this.logger.warn(`nginx processes of an earlier instance still hold the port (pids ${leftovers.join(', ')}): retiring them`);
-    const retired = this.retire(leftovers);
-    if (this.missing.length) await this.acquireMissing(retired);
+    if (this.missing.length) await this.acquireMissing(leftovers);
+    else void this.retire(leftovers);
     await this.installStartConfig();
     await this.launch();
     this.logger.log(`nginx data plane: master ${this.master!.pid} on ${this.describe(this.sockets)} (kept by the runtime supervisor; sockets: ${this.sockets.map((s) => `${s.role} ${s.origin}`).join(', ')})`);
@@ -207,24 +207,21 @@ export class NginxKeeper {
   }
 
   /**
-   * Holds the sockets only a retiring instance held: they close their listening sockets on SIGQUIT
-   * at once, so the bind is retried for a while; still in use after they are gone is an error.
+   * Holds the sockets only an old instance held, then retires it (`pids`): a helper already
+   * retrying the bind when the old workers get SIGQUIT (they close their listening sockets at
+   * once) takes the port within milliseconds. Still in use after they are gone is an error.
    */
-  private async acquireMissing(retired: Promise<void>): Promise<void> {
-    let gone = false;
-    void retired.then(() => (gone = true));
-    for (;;) {
-      const wasGone = gone;
-      for (const address of [...this.missing]) {
-        const socket = await holdSocket(address);
-        if (!socket) continue;
-        this.sockets.push(socket);
-        this.missing = this.missing.filter((m) => m !== address);
-      }
-      if (!this.missing.length) return;
-      if (wasGone) throw new Error(`${this.describe(this.missing)} is in use by another process: nginx cannot listen there`);
-      await sleep(10);
-    }
+  private async acquireMissing(pids: number[]): Promise<{ retired: Promise<void> }> {
+    let retiring: Promise<void> | undefined;
+    const retireOnce = () => (retiring ??= this.retire(pids));
+    const taken = await Promise.allSettled(this.missing.map((address) => holdWhenFree(address, this.config.DRAIN_GRACE_MS + 3_000, retireOnce)));
+    // The port may have been free already: what is left of the old instance goes all the same.
+    const retired = retireOnce();
+    for (const result of taken) if (result.status === 'fulfilled') this.sockets.push(result.value);
+    const failed = taken.flatMap((result, i) => (result.status === 'rejected' ? [this.missing[i]!] : []));
+    this.missing = failed;
+    if (failed.length) throw new Error(`${this.describe(failed)} is in use by another process: nginx cannot listen there`);
+    return { retired };
   }
 
   /**
@@ -291,8 +288,8 @@ export class NginxKeeper {
       if (delay) await sleep(delay);
       if (this.closed) return;
       try {
-        // Without a socket of its own the keeper must wait for the old workers to close the port.
-        if (this.missing.length) await this.acquireMissing((retired ??= this.retire(await this.groupMembers(dead.pgrp))));
+        // Without a socket of its own the keeper must have the old workers close the port first.
+        if (this.missing.length) ({ retired } = await this.acquireMissing(await this.groupMembers(dead.pgrp)));
         await this.launch();
         break;
       } catch (error) {

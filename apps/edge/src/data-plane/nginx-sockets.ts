@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { holdListeningSocket, inheritedListenFds, type HeldSocket } from '@slipway/server';
@@ -131,4 +132,57 @@ export async function holdSocket(want: ListenAddress): Promise<ListenSocket | un
   const inode = await socketInode(held.fd);
   if (inode === undefined) throw new Error(`could not find the socket held for ${want.host}:${want.port}`);
   return { ...want, fd: held.fd, inode, origin: 'held', held };
+}
+
+interface RawHandle {
+  fd: number;
+  close(callback?: () => void): void;
+}
+
+/**
+ * Holds a socket for `want` the moment its port is free: a helper (as in holdListeningSocket)
+ * retries listen() every 2 ms while the port is busy, for at most `timeoutMs`, and `onBusy` is
+ * called once it is retrying — the caller frees the port then (e.g. SIGQUIT to old nginx workers,
+ * which close their listening sockets at once), so at most a few milliseconds pass with nobody
+ * listening. Rejects when the port did not come free in time.
+ */
+export function holdWhenFree(want: ListenAddress, timeoutMs: number, onBusy: () => void): Promise<ListenSocket> {
+  const script = `
+    const net = require('node:net');
+    const deadline = Date.now() + ${Number(timeoutMs)};
+    let told = false;
+    const server = net.createServer();
+    const attempt = () => server.listen({ port: ${Number(want.port)}, host: ${JSON.stringify(want.host)}, backlog: 511 });
+    server.on('error', (error) => {
+      if (error.code === 'EADDRINUSE' && Date.now() < deadline) {
+        if (!told) process.send({ busy: true });
+        told = true;
+        return setTimeout(attempt, 2);
+      }
+      process.send({ error: error.code || error.message }, () => process.exit(0));
+    });
+    server.on('listening', () => process.send({ port: server.address().port }, server._handle, () => process.exit(0)));
+    attempt();`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    let settled = false;
+    child.on('message', (message: { busy?: boolean; port?: number; error?: string }, handle?: RawHandle) => {
+      if (message.busy) return onBusy();
+      settled = true;
+      if (message.error || !handle || typeof handle.fd !== 'number' || handle.fd < 0) {
+        handle?.close();
+        reject(new Error(message.error === 'EADDRINUSE' ? `${want.host}:${want.port} is still in use after ${timeoutMs} ms` : `could not listen on ${want.host}:${want.port}: ${message.error ?? 'no socket came back'}`));
+        return;
+      }
+      void socketInode(handle.fd).then((inode) => {
+        if (inode === undefined) return reject(new Error(`could not find the socket held for ${want.host}:${want.port}`));
+        resolve({ ...want, fd: handle.fd, inode, origin: 'held', held: { fd: handle.fd, host: want.host, port: want.port, close: () => handle.close() } });
+      });
+    });
+    child.once('exit', (code) => {
+      if (!settled) reject(new Error(`could not listen on ${want.host}:${want.port}: the helper exited (${code}) ${stderr.trim().slice(-300)}`));
+    });
+  });
 }
