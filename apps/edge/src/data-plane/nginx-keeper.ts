@@ -5,7 +5,7 @@ import type { EdgeConfig } from '../config.js';
 import { planeDirs } from './edge-plane.js';
 import { renderNginxConfig } from './nginx-config.js';
 import { baseInput } from './nginx-plane.js';
-import { alive, nginxFiles, nginxMissing, nginxProcesses, processGroupOf, retireNginx, runningMaster, spawnNginx, stopNginx, validateConfig } from './nginx-process.js';
+import { alive, isMasterOf, nginxFiles, nginxMissing, nginxProcesses, processGroupOf, retireNginx, runningMaster, spawnNginx, stopNginx, validateConfig } from './nginx-process.js';
 import { holdWhenFree, listeningOn, openListenSockets, socketInodesOf, type ListenAddress, type ListenSocket } from './nginx-sockets.js';
 
 /** What the keeper reads of the edge's configuration. */
@@ -171,8 +171,9 @@ export class NginxKeeper {
   /**
    * nginx processes left by an earlier instance: those holding the keeper's sockets (or listening
    * on the ports it could not get), and every nginx process of their groups (workers already
-   * shutting down hold the port no more). A live master among them that is not of this state
-   * directory is someone else's nginx: that is an error, not ours to stop.
+   * shutting down hold the port no more; a master of this state directory the pid file no longer
+   * names goes too). A live master of another state directory is someone else's nginx: that is an
+   * error, not ours to stop.
    */
   private async leftovers(): Promise<number[]> {
     const inodes = new Set(this.sockets.map((s) => s.inode));
@@ -182,7 +183,7 @@ export class NginxKeeper {
     for (const p of all) {
       const holds = await socketInodesOf(p.pid);
       if (![...inodes].some((inode) => holds.has(inode))) continue;
-      if (p.title.startsWith('nginx: master process')) throw new Error(`another nginx (master ${p.pid}: ${p.title}) listens on ${this.describe(this.listenAddresses())}: stop it, or give Slipway another PORT`);
+      if (p.title.startsWith('nginx: master process') && !(await isMasterOf(p.pid, this.stateDir))) throw new Error(`another nginx (master ${p.pid}: ${p.title}) listens on ${this.describe(this.listenAddresses())}: stop it, or give Slipway another PORT`);
       groups.add(p.pgrp);
     }
     return all.filter((p) => groups.has(p.pgrp)).map((p) => p.pid);
