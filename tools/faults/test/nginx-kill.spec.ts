@@ -151,6 +151,17 @@ describe('fault: nginx killed under pnpm start, with an app under steady traffic
     expect(failed).toBe(0);
   }, 60_000);
 
+  it('kill -9 of the runtime supervisor: nginx keeps running and the restarted supervisor adopts its master (no new one, no bind error)', async () => {
+    const pid = await master();
+    const supervisor = await platform.pid('runtime');
+    process.kill(supervisor, 'SIGKILL');
+    await waitFor(async () => ((await platform.pid('runtime').catch(() => supervisor)) !== supervisor ? true : undefined), { timeoutMs: 60_000, intervalMs: 100, what: 'the runtime supervisor to be restarted' });
+    await platform.launcher.waitForOutput(new RegExp(`nginx data plane: adopted the running master ${pid}`), 60_000);
+    process.stdout.write(`nginx-kill: runtime supervisor kill -9 → nginx master ${pid} adopted by the restarted supervisor\n`);
+    expect(await master()).toBe(pid);
+    expect(platform.log()).not.toMatch(/Address already in use/);
+  }, 90_000);
+
   it('Ctrl-C stops nginx too: nothing of it is left', async () => {
     const pid = await master();
     await loop.stop();
