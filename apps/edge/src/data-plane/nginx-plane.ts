@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import mime from 'mime-types';
 import { renderNginxConfig, type Address, type NginxConfigInput, type Site, type TlsInput } from './nginx-config.js';
-import { brotliModule, nginxFiles, reloadNginx, runningMaster, spawnNginx, stopNginx, validateConfig, waitExited } from './nginx-process.js';
+import { alive, brotliModule, nginxFiles, reloadNginx, runningMaster, spawnNginx, stopNginx, validateConfig, waitExited } from './nginx-process.js';
 
 export interface NginxPlaneOptions {
   bin: string;
@@ -145,9 +145,34 @@ export class NginxPlane {
     // Same text as the running config (a swap between slots, a message that changed nothing): no
     // reload, so no client connection is touched.
     if (!(await this.install(sites))) return { oldWorkers: [] };
-    const master = this.master ?? (await runningMaster(this.options.stateDir));
-    if (!master) throw new Error('nginx is not running');
-    return { oldWorkers: await reloadNginx(master, 10_000) };
+    const master = await this.liveMaster();
+    try {
+      return { oldWorkers: await reloadNginx(master, 10_000) };
+    } catch (error) {
+      // The master died under the reload: the runtime supervisor's new one started on the file
+      // just installed, or is about to; a SIGHUP to it makes sure.
+      if (this.options.owner !== 'supervisor' || alive(master)) throw error;
+      return { oldWorkers: await reloadNginx(await this.liveMaster(), 10_000) };
+    }
+  }
+
+  /**
+   * The master to reload. Owner `supervisor`: whichever the pid file names now (the runtime
+   * supervisor replaces a master that dies, on the same sockets), waiting for it a little while
+   * it does.
+   */
+  private async liveMaster(): Promise<number> {
+    if (this.options.owner === 'edge') {
+      if (!this.master || !alive(this.master)) throw new Error('nginx is not running');
+      return this.master;
+    }
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const master = await runningMaster(this.options.stateDir);
+      if (master) return (this.master = master);
+      if (Date.now() > deadline) throw new Error(`no nginx master running for ${this.options.stateDir} (the runtime supervisor restarts it)`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 
   /**
