@@ -82,8 +82,10 @@ export class PostgresSupervisor {
     return child.exitCode === null && child.signalCode === null;
   }
 
+  /** Its last FATAL or PANIC line (else its last line), without the timestamp and pid prefix. */
   private lastLine(): string {
-    return this.output.at(-1) ?? '';
+    const line = this.output.findLast((l) => /\b(FATAL|PANIC):/.test(l)) ?? this.output.at(-1) ?? '';
+    return line.replace(/^\d{4}-\d\d-\d\d [\d:.]+ \S+ \[\d+\] /, '').replace(/\s+/g, ' ');
   }
 
   private launch(): ChildProcess {

@@ -69,7 +69,10 @@ export async function startPostgres(home: string, databaseUrl: string | undefine
   // slots only the platform's own role (a superuser) may take: tenants filling every other slot
   // never lock the platform out. authentication_timeout: a client that does not log in is gone
   // after 10 s (nothing of a tenant reaches this server; this is the second wall).
-  const flags = ['-c', `max_connections=${connections.maxConnections}`, '-c', `superuser_reserved_connections=${connections.superuserReserved}`, '-c', 'authentication_timeout=10s'];
+  // recovery_init_sync_method=syncfs: after a crash Postgres first makes the data directory
+  // durable; one syncfs() instead of an fsync of every file (seconds on a busy disk) keeps a
+  // restart after kill -9 well under a second of its own.
+  const flags = ['-c', `max_connections=${connections.maxConnections}`, '-c', `superuser_reserved_connections=${connections.superuserReserved}`, '-c', 'authentication_timeout=10s', '-c', 'recovery_init_sync_method=syncfs'];
   const server = await PostgresSupervisor.start({ binary: await embeddedBinary(), dataDir, port, flags, user: postgresUser(), url: serverUrl }, supervision);
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
