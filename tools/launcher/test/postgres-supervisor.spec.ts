@@ -17,7 +17,7 @@ import { alive, scratchHome } from './support.js';
 
 const APP = { databaseName: 'app_heal', roleName: 'app_heal', password: 'app-heal-password' };
 
-/** Processes whose command line names `needle` (the data directory: the postmaster), or that are its backends (`postgres: …` whose parent is gone too). */
+/** Which of `pids` still run (zombies aside), plus the postmaster `postmaster.pid` names if it runs. */
 async function processesOf(dataDir: string, pids: number[]): Promise<number[]> {
   const left: number[] = [];
   for (const pid of pids) if (alive(pid) && !(await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')).includes(') Z ')) left.push(pid);
