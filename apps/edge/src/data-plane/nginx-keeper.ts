@@ -33,7 +33,7 @@ export class NginxKeeper {
     await mkdir(this.stateDir, { recursive: true, mode: 0o700 });
     const stale = await runningMaster(this.stateDir);
     if (stale) await stopNginx(stale, 2_000);
-    const base = await baseInput({ stateDir: this.stateDir, listen: { host: this.config.HOST, port: this.config.PORT }, fallback: { host: '127.0.0.1', port: this.config.EDGE_INTERNAL_PORT }, scheme: this.config.APPS_SCHEME, workers: this.config.NGINX_WORKERS });
+    const base = await baseInput({ stateDir: this.stateDir, listen: { host: this.config.HOST, port: this.config.PORT }, fallback: { host: '127.0.0.1', port: this.config.EDGE_INTERNAL_PORT }, scheme: this.config.APPS_SCHEME, workers: this.config.NGINX_WORKERS, workerUser: this.config.NGINX_USER });
     const { conf, candidate } = nginxFiles(this.stateDir);
     await writeFile(candidate, renderNginxConfig({ ...base, sites: [] }), { mode: 0o600 });
     const refused = await validateConfig(this.config.NGINX_BIN, candidate);
