@@ -105,7 +105,7 @@ export function parseResponses(text: string): Reply[] {
     rest = rest.slice(end + 4);
     let body = '';
     if (headers['transfer-encoding'] === 'chunked') {
-      for (let size = parseInt(rest, 16); size > 0 && Number.isFinite(size); size = parseInt(rest, 16)) {
+      for (let size = parseInt(rest, 16), n = 0; size > 0 && Number.isFinite(size) && n < 10_000; size = parseInt(rest, 16), n++) {
         const line = rest.indexOf('\r\n');
         body += rest.slice(line + 2, line + 2 + size);
         rest = rest.slice(line + 2 + size + 2);
