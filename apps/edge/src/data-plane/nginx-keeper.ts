@@ -232,7 +232,7 @@ export class NginxKeeper {
    * during this run, and a restarted edge would not install the same table again.
    */
   private async installStartConfig(): Promise<void> {
-    const base = await baseInput({ stateDir: this.stateDir, listen: { host: this.config.HOST, port: this.config.PORT }, fallback: { host: '127.0.0.1', port: this.config.EDGE_INTERNAL_PORT }, scheme: this.config.APPS_SCHEME, workers: this.config.NGINX_WORKERS });
+    const base = await baseInput({ stateDir: this.stateDir, listen: { host: this.config.HOST, port: this.config.PORT }, fallback: { host: '127.0.0.1', port: this.config.EDGE_INTERNAL_PORT }, scheme: this.config.APPS_SCHEME, workers: this.config.NGINX_WORKERS, workerUser: this.config.NGINX_USER });
     const tls = this.config.EDGE_HTTPS === 'acme' ? { httpsPort: this.config.EDGE_HTTPS_PORT, redirectHttp: true, certificates: [] } : undefined;
     const text = renderNginxConfig({ ...base, tls, sites: [] });
     const { conf, candidate } = nginxFiles(this.stateDir);

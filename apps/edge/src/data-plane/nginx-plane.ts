@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import mime from 'mime-types';
 import { renderNginxConfig, type Address, type NginxConfigInput, type Site, type TlsInput } from './nginx-config.js';
+import { DEFAULT_NGINX_USER, assertWorkersReach, grantWorkers, nginxWorker } from './nginx-user.js';
 import { alive, brotliModule, nginxFiles, reloadNginx, runningMaster, spawnNginx, stopNginx, validateConfig, waitExited } from './nginx-process.js';
 
 export interface NginxPlaneOptions {
@@ -19,6 +20,8 @@ export interface NginxPlaneOptions {
    * runtime supervisor runs nginx (it outlives the edge), this edge adopts it from its pid file.
    */
   owner: 'edge' | 'supervisor';
+  /** NGINX_USER: the unprivileged user the workers run as when the edge is root (nginx-user.ts); default `slipway-edge`. */
+  workerUser?: string;
 }
 
 /** What a reload left behind: the old workers, which finish their requests and exit. */
@@ -34,7 +37,13 @@ interface Round {
 
 /** The fixed part of the config from the options; the sites vary. */
 export async function baseInput(options: Omit<NginxPlaneOptions, 'owner' | 'bin'>): Promise<Omit<NginxConfigInput, 'sites'>> {
-  const root = process.getuid?.() === 0;
+  // As root, the workers run as NGINX_USER, let into the state directory (slot markers, temp
+  // paths); otherwise they run as the edge's own user (nginx cannot switch users).
+  const worker = process.getuid?.() === 0 ? await nginxWorker(options.workerUser ?? DEFAULT_NGINX_USER) : null;
+  if (worker) {
+    await assertWorkersReach(options.stateDir, worker);
+    await grantWorkers(options.stateDir, worker);
+  }
   return {
     listen: options.listen,
     fallback: options.fallback,
@@ -42,8 +51,7 @@ export async function baseInput(options: Omit<NginxPlaneOptions, 'owner' | 'bin'
     scheme: options.scheme,
     workers: options.workers,
     brotliModule: await brotliModule(),
-    // Workers read the static trees and connect to the apps as the edge does (root only when the edge is).
-    user: root ? { name: 'root', group: 'root' } : null,
+    user: worker && { name: worker.name, group: worker.group },
     contentTypes: { byExtension: mime.types, withCharset: [...new Set(Object.values(mime.types))].filter((type) => mime.charset(type)) },
   };
 }
