@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer, request, type Server } from 'node:http';
 import { connect, createServer as netServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -114,8 +114,10 @@ describe('nginx keeper (real nginx, real sockets)', () => {
   });
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'slipway-nginx-keeper-'));
+    // Traversable, as `pnpm start` makes its home: nginx's workers run as their own user.
+    await chmod(dir, 0o711);
     port = await freePort();
-    config = { NGINX_BIN: 'nginx', HOST: '127.0.0.1', PORT: port, EDGE_INTERNAL_PORT: (fallback.address() as { port: number }).port, APPS_SCHEME: 'http', NGINX_WORKERS: 2, DRAIN_GRACE_MS, EDGE_HTTPS: 'off', EDGE_HTTPS_PORT: 443 };
+    config = { NGINX_BIN: 'nginx', HOST: '127.0.0.1', PORT: port, EDGE_INTERNAL_PORT: (fallback.address() as { port: number }).port, APPS_SCHEME: 'http', NGINX_WORKERS: 2, DRAIN_GRACE_MS, EDGE_HTTPS: 'off', EDGE_HTTPS_PORT: 443, NGINX_USER: 'slipway-edge' };
   });
   afterEach(async () => {
     for (const keeper of keepers.splice(0)) await keeper.close();

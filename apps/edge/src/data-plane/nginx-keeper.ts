@@ -9,7 +9,7 @@ import { alive, isMasterOf, nginxFiles, nginxMissing, nginxProcesses, processGro
 import { holdWhenFree, listeningOn, openListenSockets, socketInodesOf, type ListenAddress, type ListenSocket } from './nginx-sockets.js';
 
 /** What the keeper reads of the edge's configuration. */
-export type NginxKeeperConfig = Pick<EdgeConfig, 'NGINX_BIN' | 'HOST' | 'PORT' | 'EDGE_INTERNAL_PORT' | 'APPS_SCHEME' | 'NGINX_WORKERS' | 'DRAIN_GRACE_MS' | 'EDGE_HTTPS' | 'EDGE_HTTPS_PORT'>;
+export type NginxKeeperConfig = Pick<EdgeConfig, 'NGINX_BIN' | 'HOST' | 'PORT' | 'EDGE_INTERNAL_PORT' | 'APPS_SCHEME' | 'NGINX_WORKERS' | 'DRAIN_GRACE_MS' | 'EDGE_HTTPS' | 'EDGE_HTTPS_PORT' | 'NGINX_USER'>;
 
 /** How often a master that is not this process's child is looked at (it sends no 'exit' event here). */
 export const MASTER_POLL_MS = 200;
