@@ -13,14 +13,18 @@ const STRIKES_TTL_MS = 24 * 3600 * 1000;
  * Reserves an attempt before any password is hashed, so parallel requests cannot all slip in
  * before the first failure is counted (the reservation is the failure unless the password
  * matches). Refuses with the ms to wait: 1 = account locked or out of failures, 2 = address.
- * KEYS: account failures, account lock, address failures. ARGV: account max, account window ms,
- * address max, address window ms. The approach of the owners' door (apps/gateway SignInLimiter).
+ * Out of failures but not locked yet means the last verdicts are still being reached: the wait is
+ * the lock they are about to set (not the failure window's end, up to 15 minutes away).
+ * KEYS: account failures, account lock, address failures, account strikes. ARGV: account max,
+ * account window ms, address max, address window ms, first lock ms, longest lock ms.
+ * The approach of the owners' door (apps/gateway SignInLimiter).
  */
 const BEGIN = `
 local lock = redis.call('PTTL', KEYS[2])
 if lock > 0 then return {1, lock} end
 if tonumber(redis.call('GET', KEYS[1]) or '0') >= tonumber(ARGV[1]) then
-  local t = redis.call('PTTL', KEYS[1]); if t <= 0 then t = 1000 end; return {1, t}
+  local strikes = tonumber(redis.call('GET', KEYS[4]) or '0')
+  return {1, math.floor(math.min(tonumber(ARGV[5]) * 2 ^ strikes, tonumber(ARGV[6])))}
 end
 if tonumber(redis.call('GET', KEYS[3]) or '0') >= tonumber(ARGV[3]) then
   local t = redis.call('PTTL', KEYS[3]); if t <= 0 then t = 1000 end; return {2, t}
@@ -92,14 +96,17 @@ export class SignInAttempts {
     const c = this.config;
     const [refused, waitMs] = (await this.redis.eval(
       BEGIN,
-      3,
+      4,
       keys.failures,
       keys.lock,
       keys.address,
+      keys.strikes,
       c.AUTH_SIGN_IN_ACCOUNT_MAX_FAILURES,
       c.AUTH_SIGN_IN_ACCOUNT_WINDOW_SECONDS * 1000,
       c.AUTH_SIGN_IN_ADDRESS_MAX_FAILURES,
       c.AUTH_SIGN_IN_ADDRESS_WINDOW_SECONDS * 1000,
+      c.AUTH_SIGN_IN_ACCOUNT_LOCK_SECONDS * 1000,
+      this.longestLockMs(),
     )) as [number, number];
     if (refused) throw tooManyAttempts(waitMs);
     return { keys };
@@ -110,7 +117,7 @@ export class SignInAttempts {
     const { failures, lock, strikes } = attempt.keys;
     const c = this.config;
     const lockMs = Number(
-      await this.redis.eval(FAILED, 3, failures, lock, strikes, c.AUTH_SIGN_IN_ACCOUNT_MAX_FAILURES, c.AUTH_SIGN_IN_ACCOUNT_LOCK_SECONDS * 1000, Math.max(c.AUTH_SIGN_IN_ACCOUNT_MAX_LOCK_SECONDS, c.AUTH_SIGN_IN_ACCOUNT_LOCK_SECONDS) * 1000, STRIKES_TTL_MS),
+      await this.redis.eval(FAILED, 3, failures, lock, strikes, c.AUTH_SIGN_IN_ACCOUNT_MAX_FAILURES, c.AUTH_SIGN_IN_ACCOUNT_LOCK_SECONDS * 1000, this.longestLockMs(), STRIKES_TTL_MS),
     );
     if (lockMs > 0) this.logger.warn(`An account was locked for ${Math.ceil(lockMs / 1000)} s after ${c.AUTH_SIGN_IN_ACCOUNT_MAX_FAILURES} failed sign-ins.`);
   }
@@ -128,6 +135,10 @@ export class SignInAttempts {
   async clearAccount(applicationId: string, email: string): Promise<void> {
     const account = this.accountKey(applicationId, email);
     await this.redis.del(`${account}:failures`, `${account}:lock`, `${account}:strikes`);
+  }
+
+  private longestLockMs(): number {
+    return Math.max(this.config.AUTH_SIGN_IN_ACCOUNT_MAX_LOCK_SECONDS, this.config.AUTH_SIGN_IN_ACCOUNT_LOCK_SECONDS) * 1000;
   }
 
   private accountKey(applicationId: string, email: string): string {
