@@ -48,6 +48,7 @@ describe('redirect targets (callbackURL, redirectTo, errorCallbackURL, newUserCa
       fc.property(fc.array(pieces, { maxLength: 8 }).map((p) => p.join('')), (raw) => {
         const result = verdict(raw);
         if (!('target' in result)) return;
+        // eslint-disable-next-line no-control-regex -- matching control characters is the point
         expect([raw, /[\u0000-\u001f\u007f-\u009f\\]/.test(raw)]).toEqual([raw, false]);
         // Node's URL is the WHATWG parser browsers use: tabs and newlines removed, `\` read as `/`.
         expect([raw, trustedByBrowser(new URL(raw, PAGE).origin)]).toEqual([raw, true]);

@@ -16,6 +16,7 @@ export const REDIRECT_FIELD_NAMES = Object.keys(REDIRECT_FIELDS) as RedirectFiel
  * C0 and C1 controls (Better Auth's set). Browsers delete tab, CR and LF anywhere in a URL before
  * parsing it, so `/\t/evil.example` — a path to us — is `//evil.example`, another host, to them.
  */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
 /** Browsers read `\` as `/` in http(s) URLs: `/\evil.example` is `//evil.example`. */
 const BACKSLASH = '\\';
