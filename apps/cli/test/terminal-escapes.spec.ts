@@ -19,6 +19,7 @@ const C1 = '\x9b2J\x9d0;c1 title\x9c\x85'; // 8-bit CSI (erase screen), OSC, ST,
 const COLOUR = '\x1b[31mred\x1b[0m';
 const HOSTILE = `${OSC52}${OSC8}${OSC0}${CURSOR}${C1}${COLOUR}fake\rreal\x07\x08\x7f`;
 /** How it must read on the terminal: every control character as its JSON escape. */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what is replaced
 const SHOWN = HOSTILE.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 const FAILED: TaskPatch = {

@@ -1,6 +1,7 @@
 import { mapStrings, terminalJson, visibleControls, visibleStrings } from './terminal-text.js';
 
 /** Every character a terminal may act on: C0 but newline and tab, DEL, C1. */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what is looked for
 const DANGEROUS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 const EVERY_CONTROL = Array.from({ length: 0xa0 }, (_, code) => String.fromCharCode(code)).filter((c) => DANGEROUS.test(c)).join('');
 
