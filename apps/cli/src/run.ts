@@ -1,3 +1,4 @@
+import { terminalJson, visibleControls } from '@slipway/contract';
 import { BootstrapError } from './admin/bootstrap.service.js';
 import { BOOTSTRAP_USAGE, bootstrapCommand } from './admin/bootstrap.command.js';
 import { ApiError, detailsOf, exitCodeOf, UnreachableError } from './api/api-error.js';
@@ -63,22 +64,28 @@ export async function run(
   }
 }
 
-function reportError(error: unknown, argv: string[], env: NodeJS.ProcessEnv, { out, err }: CommandIo): number {
+/**
+ * An error's lines and JSON: every text in them may come from the platform (its message, a
+ * proxy's page, a task id) and goes through `visibleControls` / `terminalJson` on its way out.
+ */
+function reportError(error: unknown, argv: string[], env: NodeJS.ProcessEnv, io: CommandIo): number {
+  const err = { write: (text: string) => io.err.write(visibleControls(text)) };
+  const out = { write: (value: unknown) => io.out.write(`${terminalJson(value)}\n`) };
   if (error instanceof UsageError || error instanceof BootstrapError) {
     err.write(`slipway: ${error.message}\n`);
     return 2;
   }
-  const json = argv.includes('--json') || !isTty(out);
+  const json = argv.includes('--json') || !isTty(io.out);
   if (error instanceof ApiError) {
     err.write(`slipway: ${error.line()}\n`);
     if (error.hint) err.write(`  ${error.hint}\n`);
     if (argv.includes('--verbose')) for (const line of detailsOf(error)) err.write(`  ${line}\n`);
-    if (json) out.write(`${JSON.stringify({ ...error.body, error: error.message, code: error.code, status: error.status })}\n`);
+    if (json) out.write({ ...error.body, error: error.message, code: error.code, status: error.status });
     return exitCodeOf(error);
   }
   if (error instanceof UnreachableError) {
     err.write(`slipway: ${error.message}\n`);
-    if (json) out.write(`${JSON.stringify({ error: error.message, code: 'unreachable' })}\n`);
+    if (json) out.write({ error: error.message, code: 'unreachable' });
     return 1;
   }
   err.write(`slipway: ${(error as Error).message?.split('\n')[0] ?? String(error)}\n`);

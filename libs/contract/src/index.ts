@@ -7,3 +7,4 @@ export * from './static-release.js';
 export * from './api-error.js';
 export * from './api-views.js';
 export * from './format-bytes.js';
+export * from './terminal-text.js';

@@ -12,3 +12,4 @@ export * from './launched-platform.js';
 export * from './platform-http.js';
 export * from './raw-http.js';
 export * from './tar-gz.js';
+export * from './terminal-bytes.js';

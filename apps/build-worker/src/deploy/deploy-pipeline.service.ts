@@ -115,8 +115,9 @@ export class DeployPipelineService implements OnApplicationShutdown {
     const context = new DeployContext({ applicationId, deploymentId, attempt, sourceKey: start.sourceKey }, root, join(root, 'src'), recorder, stop.signal, this.services);
     const fail = async (code: DeployFailureCode, message: string) => {
       recorder.skipRemaining();
-      const error: DeployError = { code, message: recorder.redact(message), step: context.currentStep };
-      await this.deployments.fail(applicationId, deploymentId, attempt, recorder.steps, error, { spec: context.spec, warnings: context.warnings, hazards: context.hazards });
+      // The message may quote the build (its failure lines, its command): kept plain and redacted, as the log is.
+      const error: DeployError = { code, message: recorder.plain(message), step: context.currentStep };
+      await this.deployments.fail(applicationId, deploymentId, attempt, recorder.steps, error, { spec: context.spec, ...context.plainFindings() });
       this.logger.log(`deployment ${deploymentId} failed at ${context.currentStep ?? 'start'}: ${code}`);
       // Ended: its source and whatever it packed go (only once the row is final: see StorageLifecycle).
       await this.services.storage.afterFailure(applicationId, deploymentId, context.release?.artifactKey);

@@ -16,11 +16,12 @@ import type { BuildCaches } from './build-caches.js';
 import { CommandBudget } from './command-budget.js';
 import type { BuildDisk, BuildDisks } from './build-disk.js';
 import { nearLimitWarning, type UsageLedger } from './build-resources.js';
+import { plainFindings } from './plain-log-text.js';
 import type { DependencyCache } from './dependency-cache.js';
 import type { ProjectCommands } from './project-commands.js';
 import { LostLeaseError, type StepRecorder } from './step-recorder.js';
 
-/** One line of a step's log (redacted and kept as the step's tail by the StepRecorder). */
+/** One line of a step's log (made plain, redacted and kept as the step's tail by the StepRecorder). */
 export type StepLog = (line: string) => void;
 
 /**
@@ -127,9 +128,18 @@ export class DeployContext implements UsageLedger {
     if (warning) this.warnings.push(warning);
   }
 
+  /**
+   * The warnings and hazards as they are stored: plain text (see plain-log-text.ts), since they
+   * quote the build (`build_output_warnings` detail) and name the tenant's files.
+   */
+  plainFindings(): { warnings: Warning[]; hazards: Hazard[] } {
+    return { warnings: plainFindings(this.warnings), hazards: plainFindings(this.hazards) };
+  }
+
   /** Saves the steps with what was found; stops the attempt once another one owns the deployment. */
   async save(findings: DeploymentFindings & { status?: 'releasing' }): Promise<void> {
     const { applicationId, deploymentId, attempt } = this.attempt;
-    if (!(await this.services.deployments.save(applicationId, deploymentId, attempt, this.recorder.steps, findings))) throw new LostLeaseError('lost');
+    const plain = { ...findings, ...(findings.warnings ? { warnings: plainFindings(findings.warnings) } : {}), ...(findings.hazards ? { hazards: plainFindings(findings.hazards) } : {}) };
+    if (!(await this.services.deployments.save(applicationId, deploymentId, attempt, this.recorder.steps, plain))) throw new LostLeaseError('lost');
   }
 }

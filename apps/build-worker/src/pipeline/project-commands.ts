@@ -11,6 +11,7 @@ import type { SandboxProvider } from '../sandbox/sandbox-provider.js';
 import type { CommandBudget } from './command-budget.js';
 import { limitFailure, usageLine, usageRecord, type UsageLedger } from './build-resources.js';
 import { managerCacheEnv } from './manager-commands.js';
+import { plainLogText } from './plain-log-text.js';
 import { StepFailure } from './step-recorder.js';
 
 export interface ExecOptions {
@@ -92,7 +93,9 @@ export class ProjectCommands {
       throw error;
     });
     options.budget.spend(performance.now() - startedAt);
-    options.log(result.output);
+    // As the log keeps it: the warnings and the failure lines below are read from this, never from the raw output.
+    const output = plainLogText(result.output);
+    options.log(output);
     const disk = watch && (await watch.stop());
     if (disk) options.log(BuildDisk.describe(disk.peakBytes, disk.usage, options.disk!.sizeBytes));
     const use = result.usage ? usageRecord(options.usage?.currentStep ?? options.failure.replace(/_failed$/, ''), command, result.usage) : null;
@@ -117,9 +120,9 @@ export class ProjectCommands {
         await this.acquireSandbox('the command may not have started');
       }
       // What the tool said about why (a framework's `Error:` line, a fetch that failed); fail() redacts it as the log is.
-      const why = buildFailureLines(result.output);
+      const why = buildFailureLines(output);
       throw new StepFailure(options.failure, `\`${command}\` exited with ${result.exitCode ?? result.signal}${why ? `:\n${why}` : ''}`);
     }
-    return result.output;
+    return output;
   }
 }

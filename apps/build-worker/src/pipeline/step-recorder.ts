@@ -1,4 +1,5 @@
 import { DEPLOY_STEPS, type DeployFailureCode, type DeployStep, type DeployStepName } from '@slipway/contract';
+import { plainLogText } from './plain-log-text.js';
 import { Redactor, tail } from './redactor.js';
 
 /** A failure of one step, with the deployment `error.code` it maps to. */
@@ -38,6 +39,15 @@ export class StepRecorder {
     return this.redactor.redact(text);
   }
 
+  /**
+   * Text from a build as the deployment keeps it (log, error message): made plain first (escape
+   * sequences out, controls shown; see plain-log-text.ts), then redacted, so that a secret a
+   * colour code split in two is whole again when the redactor looks for it.
+   */
+  plain(text: string): string {
+    return this.redactor.redact(plainLogText(text));
+  }
+
   private step(name: DeployStepName): DeployStep {
     return this.steps.find((s) => s.name === name)!;
   }
@@ -51,8 +61,10 @@ export class StepRecorder {
     const step = this.step(name);
     const started = Date.now();
     let output = '';
+    // Made plain as it comes (each command's output whole), so that keeping only the tail never cuts a sequence in two.
     const log = (line: string) => {
-      output = tail(output + (line.endsWith('\n') ? line : `${line}\n`), 64_000);
+      const plain = plainLogText(line);
+      output = tail(output + (plain.endsWith('\n') ? plain : `${plain}\n`), 64_000);
     };
     Object.assign(step, { status: 'running', startedAt: new Date(started).toISOString(), finishedAt: null, durationMs: null, log: '' });
     await this.persist();
@@ -71,7 +83,7 @@ export class StepRecorder {
 
   private finish(step: DeployStep, started: number, status: DeployStep['status'], output: string): void {
     const finished = Date.now();
-    Object.assign(step, { status, finishedAt: new Date(finished).toISOString(), durationMs: finished - started, log: tail(this.redactor.redact(output)) });
+    Object.assign(step, { status, finishedAt: new Date(finished).toISOString(), durationMs: finished - started, log: tail(this.plain(output)) });
   }
 
   /** After a failure: every step that never ran is `skipped`. */

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { readRuntimeFile, z } from '@slipway/config';
-import { PLANS, type PlanName } from '@slipway/contract';
+import { PLANS, terminalJson, visibleControls, type PlanName } from '@slipway/contract';
 import { openPlatformData } from '@slipway/platform-data';
 import { UsageError, parseFlags } from '../args.js';
 import { bootstrap, type BootstrapResult } from './bootstrap.service.js';
@@ -62,9 +62,10 @@ export async function bootstrapCommand(args: string[], env: NodeJS.ProcessEnv, o
   }
   if (values.json) {
     const { created: _created, plan: _plan, ...json } = result;
-    out.write(`${JSON.stringify(json)}\n`);
+    out.write(`${terminalJson(json)}\n`);
   } else {
-    out.write(
+    // Read back from the database and runtime.json: shown with any control character visible, as every text the CLI prints.
+    out.write(visibleControls(
       [
         `Owner        ${values.email.toLowerCase()} (${result.plan})${result.created.owner ? ' — created' : ''}`,
         `Application  ${result.slug} (${result.applicationId})${result.created.application ? ' — created' : ''}`,
@@ -77,7 +78,7 @@ export async function bootstrapCommand(args: string[], env: NodeJS.ProcessEnv, o
         `  SLIPWAY_URL=${result.baseUrl} SLIPWAY_API_KEY=${result.apiKey} slipway deploy ./my-site`,
         '',
       ].join('\n'),
-    );
+    ));
   }
   return 0;
 }

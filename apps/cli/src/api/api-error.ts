@@ -1,4 +1,4 @@
-import { ApiError } from '@slipway/contract';
+import { ApiError, terminalJson } from '@slipway/contract';
 
 /** The platform's error answer: one class for every client (libs/contract). */
 export { ApiError };
@@ -13,7 +13,7 @@ export function detailsOf(error: ApiError): string[] {
   const lines = [`HTTP ${error.status}`];
   if (error.documentation) lines.push(`documentation: ${error.documentation}`);
   if (error.correlationId) lines.push(`correlationId: ${error.correlationId}`);
-  lines.push(`body: ${JSON.stringify(error.body)}`);
+  lines.push(`body: ${terminalJson(error.body)}`);
   return lines;
 }
 

@@ -1,5 +1,6 @@
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { terminalJson, visibleControls } from '@slipway/contract';
 import { ApiClient } from '../api/api-client.js';
 import { UsageError, parseFlags } from '../args.js';
 import type { CommandIo } from '../command-io.js';
@@ -37,10 +38,10 @@ export async function authCommand(sub: string | undefined, args: string[], env: 
 
   if (sub === 'enable') {
     const service = await client.json<Record<string, unknown>>('POST', '/api/v1/auth', request);
-    if (terminal.json) io.out.write(`${JSON.stringify(service)}\n`);
+    if (terminal.json) io.out.write(`${terminalJson(service)}\n`);
     else {
       const url = service['baseUrl'] ?? service['url'] ?? service['SERVICE_AUTH_BASE_URL'];
-      io.out.write(`${terminal.paint.green('✓')} Sign-in is on${typeof url === 'string' ? ` at ${terminal.paint.cyan(url)}` : ''}\n`);
+      io.out.write(`${terminal.paint.green('✓')} Sign-in is on${typeof url === 'string' ? ` at ${terminal.paint.cyan(visibleControls(url))}` : ''}\n`);
       io.out.write('Get its variables with: slipway auth env --write .env\n');
     }
     return 0;
@@ -49,7 +50,7 @@ export async function authCommand(sub: string | undefined, args: string[], env: 
   const text = await client.text('GET', '/api/v1/auth/env', request);
   if (!values.write) {
     // Holds the cookie secret: printed only when asked for, never in a summary.
-    io.out.write(text.endsWith('\n') ? text : `${text}\n`);
+    io.out.write(visibleControls(text.endsWith('\n') ? text : `${text}\n`));
     return 0;
   }
   const path = resolve(values.write);
@@ -61,7 +62,7 @@ export async function authCommand(sub: string | undefined, args: string[], env: 
   await writeFile(path, merged.text, { mode: 0o600 });
   if (existing === null) await chmod(path, 0o600);
   const summary = { file: path, added: merged.added, replaced: merged.replaced };
-  if (terminal.json) io.out.write(`${JSON.stringify(summary)}\n`);
-  else io.out.write(`${terminal.paint.green('✓')} ${path}: ${merged.added.length} added, ${merged.replaced.length} replaced (${[...parseEnvLines(text).keys()].join(', ')})\n`);
+  if (terminal.json) io.out.write(`${terminalJson(summary)}\n`);
+  else io.out.write(`${terminal.paint.green('✓')} ${visibleControls(`${path}: ${merged.added.length} added, ${merged.replaced.length} replaced (${[...parseEnvLines(text).keys()].join(', ')})`)}\n`);
   return 0;
 }

@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { terminalJson, visibleControls } from '@slipway/contract';
 import { ApiClient, uploadStream } from '../api/api-client.js';
 import { ApiError } from '../api/api-error.js';
 import { UsageError, parseFlags } from '../args.js';
@@ -43,7 +44,8 @@ export async function deployCommand(args: string[], env: NodeJS.ProcessEnv, io: 
   if (!apiKey) throw new UsageError('no API key: pass --api-key, set SLIPWAY_API_KEY, or put "apiKey" in .slipway.json');
 
   const listing = await listSourceFiles(dir, values.include ?? []);
-  if (terminal.verbose) for (const skipped of listing.skipped) io.err.write(`slipway: not sent: ${skipped}\n`);
+  // A cloned folder may hold file names with control characters: shown, never interpreted.
+  if (terminal.verbose) for (const skipped of listing.skipped) io.err.write(`slipway: not sent: ${visibleControls(skipped)}\n`);
   if (listing.files.length === 0) throw new UsageError(`nothing to deploy in ${dir}: every file is ignored`);
 
   const client = new ApiClient(config.url);
@@ -53,12 +55,13 @@ export async function deployCommand(args: string[], env: NodeJS.ProcessEnv, io: 
     taskId = await upload(client, apiKey, listing, terminal);
   } catch (error) {
     if (error instanceof ApiError && error.code === 'deploy_in_progress' && error.taskId) {
-      const running = error.taskId;
+      // Shown (asked about, hinted at) as text; followed by the id as the platform sent it.
+      const running = visibleControls(error.taskId);
       const accept = values.follow || (terminal.live && isInteractive(io) && (await confirm(io, `A deploy of this application is already running (task ${running}). Follow it?`)));
       if (accept) {
         if (terminal.json) io.err.write(`slipway: a deploy of this application is already running (task ${running})\n`);
         else io.out.write(`Following the running deploy ${terminal.paint.dim(`(task ${running})`)}\n`);
-        return follow(running);
+        return follow(error.taskId);
       }
       error.hint = `follow it with: slipway deploy --follow, or slipway status ${running} --wait`;
     }
@@ -70,11 +73,11 @@ export async function deployCommand(args: string[], env: NodeJS.ProcessEnv, io: 
   }
 
   if (values['no-wait']) {
-    if (terminal.json) io.out.write(`${JSON.stringify({ taskId, status: 'queued', files: listing.files.length, bytes: listing.totalBytes })}\n`);
-    else io.out.write(`Queued: task ${taskId}\nFollow it with: slipway status ${taskId} --wait\n`);
+    if (terminal.json) io.out.write(`${terminalJson({ taskId, status: 'queued', files: listing.files.length, bytes: listing.totalBytes })}\n`);
+    else io.out.write(visibleControls(`Queued: task ${taskId}\nFollow it with: slipway status ${taskId} --wait\n`));
     return 0;
   }
-  if (!terminal.json) io.out.write(`Deploying ${terminal.paint.dim(`(task ${taskId})`)}\n`);
+  if (!terminal.json) io.out.write(`Deploying ${terminal.paint.dim(`(task ${visibleControls(taskId)})`)}\n`);
   return follow(taskId);
 }
 

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { terminalJson, visibleControls } from '@slipway/contract';
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError, UnreachableError } from '../api/api-error.js';
 import { isFinished, taskPath, type DeploymentTask } from '../api/deployment-task.js';
@@ -23,15 +24,17 @@ export interface FollowOptions {
  */
 export async function followTask(options: FollowOptions, extra: Record<string, unknown> = {}): Promise<number> {
   const { terminal } = options;
+  // The id came from the platform (the upload's answer, a 409's body) or the command line.
+  const taskId = visibleControls(options.taskId);
   // Ctrl-C stops watching, not the deploy: say how to pick it up again.
   const onInterrupt = () => {
     terminal.out.write(`${terminal.live ? '\r\x1b[2K' : ''}`);
-    terminal.err.write(`slipway: stopped following; the deploy goes on. Follow it again with: slipway status ${options.taskId} --wait\n`);
+    terminal.err.write(`slipway: stopped following; the deploy goes on. Follow it again with: slipway status ${taskId} --wait\n`);
     process.exit(130);
   };
   process.once('SIGINT', onInterrupt);
   // stdout carries one JSON document at the end; stderr says meanwhile what is being waited for.
-  if (terminal.json) terminal.err.write(`slipway: following task ${options.taskId} until it succeeds or fails\n`);
+  if (terminal.json) terminal.err.write(`slipway: following task ${taskId} until it succeeds or fails\n`);
   try {
     const task = await pollUntilFinished(options, terminal.json ? undefined : new TaskView(terminal));
     return reportTask(task, terminal, extra);
@@ -40,9 +43,10 @@ export async function followTask(options: FollowOptions, extra: Record<string, u
   }
 }
 
+/** The task as the platform sent it: exact in JSON (`terminalJson` escapes every control character), shown plain otherwise (TaskView). */
 export function reportTask(task: DeploymentTask, terminal: Terminal, extra: Record<string, unknown> = {}, view = new TaskView(terminal)): number {
   if (terminal.json) {
-    terminal.out.write(`${JSON.stringify({ ...task, ...extra })}\n`);
+    terminal.out.write(`${terminalJson({ ...task, ...extra })}\n`);
     // CI logs show stderr: the reason and the log tail belong there too, not only in the JSON.
     if (task.status === 'failed') terminal.err.write(`slipway: ${failureLines(task).join('\n')}\n`);
   } else view.summary(task);
@@ -62,7 +66,7 @@ async function pollUntilFinished(options: FollowOptions, view?: TaskView): Promi
         view?.clear();
         throw error;
       }
-      view?.note(options.terminal.paint.yellow(`polling failed (${error instanceof ApiError ? error.line() : error.message}); retrying`));
+      view?.note(options.terminal.paint.yellow(`polling failed (${visibleControls(error instanceof ApiError ? error.line() : error.message)}); retrying`));
     }
     if (task) {
       view?.update(task);

@@ -1,3 +1,4 @@
+import { visibleStrings } from '@slipway/contract';
 import type { DeploymentStep, DeploymentTask, Finding } from '../api/deployment-task.js';
 import { LiveLine, SPINNER, formatDuration, type Terminal } from '../output/terminal.js';
 
@@ -6,6 +7,9 @@ const LOG_TAIL_LINES = 30;
 /**
  * Human rendering of a deployment task: each finished step once, with its duration; the
  * running step on a live line with a spinner; then warnings, hazards and the outcome.
+ * Every entry point first passes the task through `visibleStrings` (contract): each text in it
+ * (step names and logs, findings, the error, the URL) came from the platform or a build, and
+ * reaches the terminal with its control characters shown as `\u00xx`, never interpreted.
  */
 export class TaskView {
   private readonly printed = new Set<string>();
@@ -17,7 +21,8 @@ export class TaskView {
     this.line = new LiveLine(terminal);
   }
 
-  update(task: DeploymentTask): void {
+  update(received: DeploymentTask): void {
+    const task = visibleStrings(received);
     this.task = task;
     const { paint } = this.terminal;
     // Once the build started: how long it waited in the queue (older gateways send no figure).
@@ -55,7 +60,8 @@ export class TaskView {
   }
 
   /** Findings and the outcome, once the task has finished (or as a snapshot for `status`). */
-  summary(task: DeploymentTask): void {
+  summary(received: DeploymentTask): void {
+    const task = visibleStrings(received);
     const { paint } = this.terminal;
     const lines: string[] = [];
     if (task.warnings.length) {
@@ -83,7 +89,8 @@ export class TaskView {
   }
 
   /** Every step as a settled or pending line (for `status` without --wait). */
-  snapshot(task: DeploymentTask): void {
+  snapshot(received: DeploymentTask): void {
+    const task = visibleStrings(received);
     const { paint } = this.terminal;
     for (const step of task.steps) {
       if (isSettled(step)) this.terminal.out.write(`${stepLine(step, paint)}\n`);
@@ -136,8 +143,9 @@ function severityColour(finding: Finding, paint: Terminal['paint']): (text: stri
   }
 }
 
-/** "Deploy failed at <step>: code: message", then the failing step's log tail. */
-export function failureLines(task: DeploymentTask, paint?: Terminal['paint']): string[] {
+/** "Deploy failed at <step>: code: message", then the failing step's log tail (its control characters shown, as everywhere). */
+export function failureLines(received: DeploymentTask, paint?: Terminal['paint']): string[] {
+  const task = visibleStrings(received);
   const error = task.error;
   const lines = [`Deploy failed${error?.step ? ` at ${error.step}` : ''}: ${error ? `${error.code}: ${error.message}` : 'no reason given'}`];
   const step = task.steps.find((s) => s.name === error?.step) ?? task.steps.find((s) => s.status === 'failed');

@@ -1,3 +1,4 @@
+import { terminalJson, visibleControls } from '@slipway/contract';
 import { ApiClient } from '../api/api-client.js';
 import { UsageError, parseFlags } from '../args.js';
 import type { CommandIo } from '../command-io.js';
@@ -44,12 +45,12 @@ export async function secretsCommand(sub: string | undefined, args: string[], en
     ? await client.json<{ names: string[] }>('PUT', '/api/v1/secrets', { bearer: apiKey, body })
     : await client.json<{ names: string[] }>('GET', '/api/v1/secrets', { bearer: apiKey });
   if (terminal.json) {
-    io.out.write(`${JSON.stringify({ names })}\n`);
+    io.out.write(`${terminalJson({ names })}\n`);
     return 0;
   }
   if (sub === 'set') io.out.write(`${terminal.paint.green('✓')} Set ${Object.keys(body!.secrets).join(', ')}; takes effect on the next deploy\n`);
   if (sub === 'unset') io.out.write(`${terminal.paint.green('✓')} Removed ${Object.keys(body!.secrets).join(', ')}; takes effect on the next deploy\n`);
-  if (sub === 'list') io.out.write(names.length ? `${names.join('\n')}\n` : `${terminal.paint.dim('no secrets set')}\n`);
+  if (sub === 'list') io.out.write(names.length ? visibleControls(`${names.join('\n')}\n`) : `${terminal.paint.dim('no secrets set')}\n`);
   return 0;
 }
 

@@ -1,3 +1,4 @@
+import { visibleControls } from '@slipway/contract';
 import { ApiClient } from '../api/api-client.js';
 import { taskPath, type DeploymentTask } from '../api/deployment-task.js';
 import { UsageError, parseFlags } from '../args.js';
@@ -32,7 +33,7 @@ export async function statusCommand(args: string[], env: NodeJS.ProcessEnv, io: 
   const task = await client.json<DeploymentTask>('GET', taskPath(taskId), { bearer: apiKey });
   const view = new TaskView(terminal);
   if (!terminal.json) {
-    io.out.write(`Task ${task.taskId}: ${terminal.paint.bold(task.status)}\n`);
+    io.out.write(`Task ${visibleControls(task.taskId)}: ${terminal.paint.bold(visibleControls(task.status))}\n`);
     view.snapshot(task);
   }
   return reportTask(task, terminal, {}, view);
