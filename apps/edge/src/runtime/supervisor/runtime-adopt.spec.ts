@@ -143,11 +143,15 @@ rootOnly('runtime supervisor killed with SIGKILL: its apps keep running and the 
     await createBlobStore({ BLOB_DIR: join(home, 'blobs') }).put('releases/app.tar.gz', createReadStream(join(home, 'app.tar.gz')));
   });
 
-  afterAll(async () => {
+  // Whatever a test left (a failed one included) stops before the next: SIGTERM stops a supervisor's apps.
+  afterEach(async () => {
     await loop?.stop();
     edge?.close();
-    for (const s of supervisors) await s.stop('SIGTERM', 15_000);
+    for (const s of supervisors.splice(0)) await s.stop('SIGTERM', 15_000);
     launcher?.kill('SIGKILL');
+  });
+
+  afterAll(async () => {
     await removeAppUser(applicationId);
     await rm(home, { recursive: true, force: true });
   });
