@@ -66,6 +66,8 @@ export interface Adoption {
   adopted: AdoptedRelease[];
   /** Recorded but no longer running: their cgroups and FIFOs are gone now. */
   cleaned: string[];
+  /** Could not be taken over (why): killed (their process group) rather than left unsupervised. */
+  failed: { releaseId: string; reason: string }[];
 }
 
 /** The `local` runtime driver: releases run as child processes of the edge host. */
@@ -178,21 +180,29 @@ export class LocalDriver implements RuntimeDriver {
    * killed, the cgroup and the FIFOs removed). Needs `records`.
    */
   async adopt(): Promise<Adoption> {
-    const found: Adoption = { adopted: [], cleaned: [] };
+    const found: Adoption = { adopted: [], cleaned: [], failed: [] };
     if (!this.records) return found;
     for (const record of this.records.readPrevious()) {
-      const confinement = await this.reattach(record);
-      if (!isSameProcess(record.pid, record.startTime)) {
-        await this.cleanUp(record, confinement);
-        found.cleaned.push(record.releaseId);
-        continue;
+      try {
+        const confinement = await this.reattach(record);
+        if (!isSameProcess(record.pid, record.startTime)) {
+          await this.cleanUp(record, confinement);
+          found.cleaned.push(record.releaseId);
+          continue;
+        }
+        const log = await this.openLog(record);
+        const supervision = await this.supervision(record.releaseId);
+        const release = this.release(record.releaseId, record.applicationId, record.port, undefined, log, confinement, null, supervision);
+        release.adopt(record.pid, record.startTime);
+        log.note(`[slipway] taken over by a restarted runtime supervisor (pid ${process.pid}): still running as pid ${record.pid}\n`);
+        found.adopted.push(release);
+      } catch (error) {
+        // One record this supervisor cannot take over must not keep it from starting (a crash
+        // loop would stop every app): that app is killed instead of left running unsupervised.
+        if (isSameProcess(record.pid, record.startTime)) killGroup(record.pid);
+        this.records.remove(record.releaseId);
+        found.failed.push({ releaseId: record.releaseId, reason: (error as Error).message });
       }
-      const log = await this.openLog(record);
-      const supervision = await this.supervision(record.releaseId);
-      const release = this.release(record.releaseId, record.applicationId, record.port, undefined, log, confinement, null, supervision);
-      release.adopt(record.pid, record.startTime);
-      log.note(`[slipway] taken over by a restarted runtime supervisor (pid ${process.pid}): still running as pid ${record.pid}\n`);
-      found.adopted.push(release);
     }
     return found;
   }
@@ -209,12 +219,20 @@ export class LocalDriver implements RuntimeDriver {
     log.note(`[slipway] no longer running when the runtime supervisor restarted (pid ${record.pid} gone): cleaned up\n`);
     await this.release(record.releaseId, record.applicationId, record.port, undefined, log, confinement, null, await this.supervision(record.releaseId)).stop(0);
     // Without a cgroup, what is left of it is its process group (the group's id stays its own while it has members).
-    if (!confinement?.cgroup) {
-      try {
-        process.kill(-record.pid, 'SIGKILL');
-      } catch {
-        /* none left */
-      }
-    }
+    if (!confinement?.cgroup) killGroup(record.pid);
+  }
+}
+
+/**
+ * SIGKILL to a release's process group: its root was started in a session of its own, so the
+ * group is the sandbox's set-up processes (pasta, bubblewrap: the app's pid namespace ends with
+ * them) or the unsandboxed app's tree.
+ */
+function killGroup(pid: number): void {
+  if (!Number.isInteger(pid) || pid <= 1) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    /* none left */
   }
 }

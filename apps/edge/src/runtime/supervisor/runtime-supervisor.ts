@@ -75,7 +75,7 @@ export class RuntimeSupervisor {
   /** The previous supervisor's releases that still run, held as unclaimed (the edge claims them within the grace). */
   private async adoptPrevious(): Promise<void> {
     if (!adopting(this.driver)) return;
-    const { adopted, cleaned } = await this.driver.adopt();
+    const { adopted, cleaned, failed } = await this.driver.adopt();
     const now = Date.now();
     for (const release of adopted) {
       const held: Held = { applicationId: release.applicationId, release: Promise.resolve(release), unclaimedSince: now, adopted: release };
@@ -89,6 +89,7 @@ export class RuntimeSupervisor {
     }
     if (adopted.length) this.logger.log(`took over ${adopted.length} running release(s) from the previous runtime supervisor (pids ${adopted.map((r) => r.pid).join(', ')}); waiting ${Math.round(this.options.adoptGraceMs / 1000)} s for the edge to claim them`);
     if (cleaned.length) this.logger.log(`${cleaned.length} recorded release(s) no longer running: cleaned up (${cleaned.join(', ')})`);
+    for (const { releaseId, reason } of failed) this.logger.error(`release ${releaseId} could not be taken over from the previous runtime supervisor (${reason}): killed instead; the edge's claim starts it afresh`);
   }
 
   private accept(socket: Socket): void {
