@@ -23,6 +23,15 @@ export const authConfigSchema = z
     AUTH_RATE_LIMIT_SESSION_WINDOW_SECONDS: positiveInt(10),
     /** Visitors whose session-read count a process holds in memory (least recently used dropped first): bounds the limiter's memory. */
     AUTH_RATE_LIMIT_SESSION_KEYS: positiveInt(100_000),
+    /** End users' failed sign-ins per application and account (email) within the window before the account locks (README "Sign-in limits"). */
+    AUTH_SIGN_IN_ACCOUNT_MAX_FAILURES: positiveInt(5),
+    AUTH_SIGN_IN_ACCOUNT_WINDOW_SECONDS: positiveInt(900),
+    /** The first lock; each further lock within 24 h doubles, up to the longest. */
+    AUTH_SIGN_IN_ACCOUNT_LOCK_SECONDS: positiveInt(60),
+    AUTH_SIGN_IN_ACCOUNT_MAX_LOCK_SECONDS: positiveInt(3600),
+    /** Failed sign-ins per application and client address (IPv4, or IPv6 /64) over any accounts within the window, then 429 until it ends. */
+    AUTH_SIGN_IN_ADDRESS_MAX_FAILURES: positiveInt(50),
+    AUTH_SIGN_IN_ADDRESS_WINDOW_SECONDS: positiveInt(900),
     /** A session ends this many days after sign-in however active it is (it also ends after 7 days unused). */
     AUTH_SESSION_ABSOLUTE_DAYS: positiveInt(30),
     AUTH_BCRYPT_COST: z.coerce.number().int().min(4).max(15).default(10),
@@ -36,6 +45,8 @@ export const authConfigSchema = z
     /** Connections of the server kept for the platform's own services (gateway, build worker, edge, this one's platform pool, migrations). */
     AUTH_PLATFORM_RESERVED_CONNECTIONS: z.coerce.number().int().min(0).default(40),
     AUTH_TENANT_CACHE_SECONDS: z.coerce.number().int().min(0).default(30),
+    /** How long a session read (get-session, token) waits for a restarting database server before it fails; 0 = fail at once. */
+    AUTH_DB_RESTART_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
     AUTH_REDIS_PREFIX: z.string().default('slipway:auth:'),
     /** Sessions (with their user) cached per process, least recently used out first; 0 = no session cache. */
     AUTH_SESSION_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),

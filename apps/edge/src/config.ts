@@ -95,6 +95,11 @@ export const edgeConfigSchema = z.object({
   /** nginx plane: the nginx binary and its worker processes. */
   NGINX_BIN: z.string().min(1).default('nginx'),
   NGINX_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
+  /**
+   * nginx plane, edge running as root: the unprivileged user nginx's workers run as (created as a
+   * system user when missing; never root). See README "nginx's user".
+   */
+  NGINX_USER: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/, 'a Unix user name').default('slipway-edge'),
   /** kubernetes driver: the namespace releases run in. */
   SLIPWAY_RUNTIME_NAMESPACE: z.string().min(1).default('slipway-apps'),
   /** kubernetes driver: the image apps run in (Node and a shell). */

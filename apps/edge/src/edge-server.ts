@@ -13,6 +13,7 @@ import { Redis } from 'ioredis';
 import type { EdgeConfig } from './config.js';
 import { EdgePlane } from './data-plane/edge-plane.js';
 import { handleInternal } from './internal/internal-api.js';
+import { EDGE_HTTP_OPTIONS, framingRefusal, refusalBytes, refusalHead } from './proxy/framing.js';
 import { ReverseProxy } from './proxy/proxy.js';
 import { HostRouter } from './routing/host-router.js';
 import { appEnvironment } from './runtime/app-environment.js';
@@ -114,7 +115,7 @@ export class EdgeServer {
     this.subscriber.on('ready', () => void this.reloadAll().catch((error: Error) => this.logger.error(`route reload failed: ${error.message}`)));
     await this.reloadAll();
     this.sweepReleaseTrees();
-    this.server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => void this.handle(req, res));
+    this.server = createServer(EDGE_HTTP_OPTIONS, (req, res) => void this.handle(req, res));
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgrade(req, socket, head));
     if (this.plane) {
       // Behind nginx: this process answers on the loopback only, nginx on the public address.
@@ -236,6 +237,12 @@ export class EdgeServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Framing Node's parser accepts and RFC 9112 does not: refused before anything reads the body.
+    const refusal = framingRefusal(req);
+    if (refusal) {
+      res.writeHead(refusal.status, refusalHead(refusal)).end(refusal.message);
+      return;
+    }
     try {
       // ACME HTTP-01: answered for the tokens of this edge's own orders, on any host, before routing.
       const keyAuthorization = this.tls?.challenges.answer(req.url);
@@ -277,6 +284,11 @@ export class EdgeServer {
   }
 
   private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
+    const refusal = framingRefusal(req);
+    if (refusal) {
+      socket.end(refusalBytes(refusal));
+      return;
+    }
     const route = this.router.resolve(req.headers.host);
     const upstream = route?.release?.kind === 'node' ? this.nodeApps.upstream(route.applicationId) : undefined;
     if (!upstream) {

@@ -196,12 +196,20 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
     await waitFor(async () => (await hostStatus(host)) === undefined, { timeoutMs: 10_000, what: 'the host to be forgotten' });
   }, 90_000);
 
-  it('keeps keys and certificates root-only (0700 directories, 0600 files); another user cannot read them', async () => {
+  it('keeps keys and certificates root-only (0700 directories, 0600 files; with the plane, only nginx\'s workers\' group also reads bundle.pem); another user cannot read them', async () => {
     await waitFor(async () => (await hostStatus(SITE))?.state === 'valid', { timeoutMs: 60_000, what: SITE });
     const paths = { dir: tlsDir, certs: join(tlsDir, 'certs'), host: join(tlsDir, 'certs', SITE) };
-    for (const [what, path] of Object.entries(paths)) expect([what, (await stat(path)).mode & 0o777]).toEqual([what, 0o700]);
+    // The plane's workers run as NGINX_USER (slipway-edge) and load bundle.pem at each handshake: its group may pass and read that file alone.
+    const workers = mode === 'plane' ? Number((await run('id', ['-g', 'slipway-edge'])).stdout.trim()) : 0;
+    const dirMode = mode === 'plane' ? 0o710 : 0o700;
+    for (const [what, path] of Object.entries(paths)) {
+      const info = await stat(path);
+      expect([what, info.mode & 0o777, info.uid, info.gid]).toEqual([what, dirMode, 0, workers]);
+    }
     for (const file of [join(tlsDir, 'account.key'), join(paths.host, 'key.pem'), join(paths.host, 'cert.pem'), join(paths.host, 'bundle.pem')]) {
-      expect([file, (await stat(file)).mode & 0o777]).toEqual([file, 0o600]);
+      const bundle = mode === 'plane' && file.endsWith('bundle.pem');
+      const info = await stat(file);
+      expect([file, info.mode & 0o777, info.uid, info.gid]).toEqual([file, bundle ? 0o640 : 0o600, 0, bundle ? workers : 0]);
       // As an application's user would try (any uid that is not root).
       const attempt = await run('setpriv', ['--reuid=200777', '--regid=200777', '--clear-groups', 'cat', file]).then(() => 'read', (error: { stderr?: string }) => error.stderr ?? 'failed');
       expect(attempt).toMatch(/Permission denied/);

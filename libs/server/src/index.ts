@@ -1,3 +1,4 @@
+export * from './address-bucket.js';
 export * from './all-exceptions.filter.js';
 export * from './api.exception.js';
 export * from './bootstrap.js';

@@ -2,16 +2,33 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 
 /** A TCP port nobody listens on right now (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** Whether `port` can be listened on (all addresses) right now. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '0.0.0.0', () => server.close(() => resolve(true)));
   });
+}
+
+/** Ports handed out by this process already (each at most once). */
+const handedOut = new Set<number>();
+
+/**
+ * A port nothing listens on, BELOW the kernel's ephemeral range (32768–60999 by default): a port
+ * from that range (what `listen(0)` returns) can be taken as the source port of any outgoing
+ * connection on the machine between this check and the service's own listen, and the service then
+ * fails with EADDRINUSE — seen as a launched platform exiting at start in CI now and then.
+ */
+export async function freePort(): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const port = 15_000 + Math.floor(Math.random() * 17_000);
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error('no free port between 15000 and 32000 after 200 tries');
 }
 
 /** Polls `check` until it returns a value other than undefined/false, or the deadline passes. */
@@ -38,6 +55,16 @@ export interface RunningProcess {
   waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<string>;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<void>;
+}
+
+/**
+ * The lines of a process's output that usually say why it stopped (a launcher's own lines, "cannot
+ * start", crash loops, addresses in use), first in a failure message: CI prints the start of long
+ * messages, and the tail is mostly other services' start-up chatter.
+ */
+function whyLines(output: string): string {
+  const lines = output.split('\n').filter((line) => /launcher\s*\||cannot start|crash|EADDRINUSE|address already in use|stopping everything|error/i.test(line)).slice(-15);
+  return lines.length ? `lines that may say why:\n${lines.map((l) => `  ${l.slice(0, 400)}`).join('\n')}\n` : '';
 }
 
 /** Starts a real process (own process group) and captures its output. */
@@ -69,7 +96,7 @@ export function startProcess(command: string, args: string[], options: { cwd?: s
         const check = () => {
           const match = pattern.exec(output);
           if (match) finish(undefined, match[0]);
-          else if (done || child.exitCode !== null) finish(new Error(`process exited (${child.exitCode}) before ${pattern}; output:\n${output.slice(-4000)}`));
+          else if (done || child.exitCode !== null) finish(new Error(`process exited (${child.exitCode}) before ${pattern}; ${whyLines(output)}output:\n${output.slice(-4000)}`));
         };
         const finish = (error?: Error, value?: string) => {
           clearTimeout(timer);

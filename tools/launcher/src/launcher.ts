@@ -67,7 +67,8 @@ export class Launcher {
     await chmod(this.home, 0o711);
     const masterKey = await resolveMasterKey(this.home, this.config.SLIPWAY_MASTER_KEY);
     this.redis = await startRedis(this.home, this.config.REDIS_URL, { onRestart: () => this.writeRuntime(), onCrashLoop: (line) => this.crashLoop(line) });
-    this.postgres = await startPostgres(this.home, this.config.DATABASE_URL, this.config.SLIPWAY_PG_PORT, { maxConnections: this.config.SLIPWAY_PG_MAX_CONNECTIONS, superuserReserved: this.config.SLIPWAY_PG_SUPERUSER_RESERVED });
+    const connections = { maxConnections: this.config.SLIPWAY_PG_MAX_CONNECTIONS, superuserReserved: this.config.SLIPWAY_PG_SUPERUSER_RESERVED };
+    this.postgres = await startPostgres(this.home, this.config.DATABASE_URL, this.config.SLIPWAY_PG_PORT, connections, { onRestart: () => this.writeRuntime(), onCrashLoop: (line) => this.crashLoop(line) });
     const migrated = await applyMigrations(this.postgres.url);
     log('launcher', migrated.applied.length ? `applied migrations: ${migrated.applied.join(', ')}` : `database schema up to date (${migrated.alreadyApplied.length} migrations)`);
     this.pgbouncer = await this.startPgbouncer(pgbouncerBinary, masterKey);

@@ -6,3 +6,4 @@ export { emailField } from './email-field.js';
 export { newId } from './ids.js';
 export { optionalUrl, parseBody } from './validation.js';
 export { withQuery } from './with-query.js';
+export { serverUnavailable, throughRestart } from './database-restart.js';

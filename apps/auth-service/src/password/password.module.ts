@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { MailModule } from '../mail/index.js';
+import { PipelineModule } from '../pipeline/index.js';
 import { SessionsModule } from '../sessions/index.js';
 import { TenantsModule } from '../tenants/index.js';
 import { UsersModule } from '../users/index.js';
@@ -10,7 +11,7 @@ import { PasswordService } from './password.service.js';
 
 /** Password reset and change; PasswordHasher (bcrypt, length rules) is exported for sign-in and sign-up. */
 @Module({
-  imports: [TenantsModule, UsersModule, VerificationsModule, MailModule, SessionsModule],
+  imports: [TenantsModule, UsersModule, VerificationsModule, MailModule, SessionsModule, PipelineModule],
   controllers: [PasswordController],
   providers: [PasswordHasher, PasswordService],
   exports: [PasswordHasher],

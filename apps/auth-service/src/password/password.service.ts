@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomAlphanumeric } from '@slipway/crypto';
 import { AuthErrors, newId, withQuery, type AuthResult } from '../common/index.js';
 import { MailerService } from '../mail/index.js';
-import type { RequestMeta } from '../pipeline/index.js';
+import { SignInAttempts, type RequestMeta } from '../pipeline/index.js';
 import { SessionsService } from '../sessions/index.js';
 import { TenantsService, type Tenant } from '../tenants/index.js';
 import { UsersRepository, userView } from '../users/index.js';
@@ -22,6 +22,7 @@ export class PasswordService {
     private readonly sessions: SessionsService,
     private readonly verifications: VerificationsRepository,
     private readonly mailer: MailerService,
+    private readonly attempts: SignInAttempts,
   ) {}
 
   /** Same answer whether or not the email has an account. */
@@ -45,13 +46,17 @@ export class PasswordService {
     return { redirect: valid ? withQuery(callbackURL, 'token', token) : withQuery(callbackURL, 'error', 'INVALID_TOKEN') };
   }
 
-  /** Sets the new password and signs the user out everywhere. */
+  /**
+   * Sets the new password and signs the user out everywhere (always, stronger than Better Auth's
+   * opt-in `revokeSessionsOnPasswordReset`: a reset is how a user takes an account back).
+   */
   async reset(tenant: Tenant, token: string, newPassword: string): Promise<AuthResult> {
     this.hasher.assertAcceptable(newPassword);
     const db = this.tenants.db(tenant);
     const userId = await this.verifications.consume(db, PURPOSE, token);
     if (!userId) throw AuthErrors.invalidToken();
     await this.users.setPassword(db, userId, newId(), await this.hasher.hash(newPassword));
+    await this.afterPasswordSet(tenant, userId);
     await this.sessions.revokeAllOfUser(tenant, userId);
     return { body: { status: true } };
   }
@@ -64,7 +69,20 @@ export class PasswordService {
     const hash = await this.users.passwordHashOf(db, current.user.id);
     if (!(await this.hasher.verify(currentPassword, hash))) throw AuthErrors.invalidPassword();
     await this.users.setPassword(db, current.user.id, newId(), await this.hasher.hash(newPassword));
+    await this.afterPasswordSet(tenant, current.user.id, current.user.email);
     await this.sessions.revokeAllOfUser(tenant, current.user.id, current.session.id);
     return { body: { token: null, user: userView(current.user) } };
+  }
+
+  /**
+   * A new password ends what was issued for the old one: every outstanding reset link of the user
+   * (an older email, or one an attacker requested, must not set the password again), and the sign-in
+   * lock a stranger may be holding on the account (the user proved control another way).
+   */
+  private async afterPasswordSet(tenant: Tenant, userId: string, email?: string): Promise<void> {
+    const db = this.tenants.db(tenant);
+    await this.verifications.deleteAllFor(db, PURPOSE, userId);
+    const address = email ?? (await this.users.findById(db, userId))?.email;
+    if (address) await this.attempts.clearAccount(tenant.applicationId, address);
   }
 }

@@ -8,7 +8,8 @@ import { canonicalPath } from '../routing/index.js';
 import { TenantsService } from '../tenants/index.js';
 import type { AuthRequest } from './auth-request.js';
 import { clientAddress } from './client-address.js';
-import { assertSafeRedirects, assertTrustedOrigin, isTrustedOrigin } from './origin-check.js';
+import { assertTrustedOrigin, isTrustedOrigin } from './origin-check.js';
+import { checkedRedirectTargets } from './redirect-targets.js';
 import { RateLimitService, bucketFor } from './rate-limit.service.js';
 
 const TENANT_PATH = /^\/a\/([a-z0-9-]{1,63})(\/.*)?$/;
@@ -17,7 +18,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /**
  * Runs before every `/a/{slug}/…` route: resolves the tenant, answers CORS for its trusted
  * origins, rate limits (before the origin check, as Better Auth does), then refuses changes
- * from untrusted origins and redirect targets outside the tenant.
+ * from untrusted origins and redirect targets outside the tenant (normalised in place for the handlers).
  */
 @Injectable()
 export class AuthPipelineMiddleware implements NestMiddleware {
@@ -74,9 +75,18 @@ export class AuthPipelineMiddleware implements NestMiddleware {
     await this.rateLimit.consume(bucketFor(match[2] ?? '/'), tenant.applicationId, req.clientIp);
     if (!SAFE_METHODS.has(req.method)) {
       assertTrustedOrigin(tenant, origin);
-      if (req.body && typeof req.body === 'object') assertSafeRedirects(tenant, req.body as Record<string, unknown>);
+      if (req.body && typeof req.body === 'object') Object.assign(req.body, checkedRedirectTargets(tenant, req.body as Record<string, unknown>));
     }
-    if (req.method === 'GET' && req.query) assertSafeRedirects(tenant, req.query as Record<string, unknown>);
+    if (req.method === 'GET' && req.query) replaceQuery(req, checkedRedirectTargets(tenant, req.query as Record<string, unknown>));
     return true;
   }
+}
+
+/**
+ * Handlers read the normalised targets, never the raw ones. Express 5's `req.query` is a getter
+ * that parses the URL again on every read, so the checked copy is set as the request's own property.
+ */
+function replaceQuery(req: AuthRequest, targets: Record<string, string>): void {
+  if (Object.keys(targets).length === 0) return;
+  Object.defineProperty(req, 'query', { value: { ...req.query, ...targets }, writable: true, configurable: true, enumerable: true });
 }

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { originCases } from '../../test/origin-arbitrary.js';
 import type { Tenant } from '../tenants/index.js';
-import { assertSafeRedirects, isTrustedOrigin } from './origin-check.js';
+import { isTrustedOrigin } from './origin-check.js';
+import { checkedRedirectTargets } from './redirect-targets.js';
 
 const tenant = (allowLocalhost: boolean) => ({ trustedOrigins: new Set(['http://victim.localhost:8080']), allowLocalhost }) as unknown as Tenant;
 
@@ -32,6 +33,6 @@ describe('isTrustedOrigin (property: only the tenant’s exact origins and the t
     for (const value of ['http://localhost:5173', 'http://127.0.0.1:3000/x', 'http://[::1]:8080', 'https://localhost', 'http://victim.localhost:8080/reset']) {
       expect([value, isTrustedOrigin(tenant(true), value)]).toEqual([value, true]);
     }
-    expect(() => assertSafeRedirects(tenant(true), { redirectTo: 'http://b.localhost:8080/reset' })).toThrow(expect.objectContaining({ status: 403, code: 'INVALID_REDIRECT_URL' }));
+    expect(() => checkedRedirectTargets(tenant(true), { redirectTo: 'http://b.localhost:8080/reset' })).toThrow(expect.objectContaining({ status: 403, code: 'INVALID_REDIRECT_URL' }));
   });
 });

@@ -34,25 +34,3 @@ export function assertTrustedOrigin(tenant: Tenant, origin: string | undefined):
   if (!origin || origin === 'null') throw new AuthError(403, 'MISSING_OR_NULL_ORIGIN', 'Missing or null Origin');
   if (!isTrustedOrigin(tenant, origin)) throw new AuthError(403, 'INVALID_ORIGIN', 'Invalid origin');
 }
-
-const REDIRECT_FIELDS: Record<string, string> = {
-  callbackURL: 'INVALID_CALLBACK_URL',
-  redirectTo: 'INVALID_REDIRECT_URL',
-  errorCallbackURL: 'INVALID_ERROR_CALLBACK_URL',
-  newUserCallbackURL: 'INVALID_NEW_USER_CALLBACK_URL',
-};
-
-/** Redirect targets must be relative paths or trusted origins, so no one can bounce users (or tokens) elsewhere. */
-export function assertSafeRedirects(tenant: Tenant, values: Record<string, unknown>): void {
-  for (const [field, code] of Object.entries(REDIRECT_FIELDS)) {
-    const value = values[field];
-    if (value === undefined || value === null || value === '') continue;
-    if (typeof value === 'string' && isSafeRedirect(tenant, value)) continue;
-    throw new AuthError(403, code, `Invalid ${field}`);
-  }
-}
-
-function isSafeRedirect(tenant: Tenant, value: string): boolean {
-  if (value.startsWith('/') && !value.startsWith('//') && !value.startsWith('/\\')) return true;
-  return isTrustedOrigin(tenant, value);
-}

@@ -2,9 +2,10 @@ import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
-import { AuthError } from '../common/index.js';
+import { addressBucket } from '@slipway/server';
 import { REDIS } from '../platform/index.js';
 import { BatchedWindowLimiter } from './batched-window-limiter.js';
+import { tooManyAttempts } from './sign-in-attempts.service.js';
 
 // Sliding window log in one round trip, shared by every replica: refused attempts are not counted.
 const SLIDING_WINDOW = `
@@ -53,20 +54,18 @@ export class RateLimitService implements OnModuleDestroy {
     await this.sessionReads.close();
   }
 
-  /** Throws 429 `{message}` with X-Retry-After and Retry-After when the address used its allowance. */
+  /** Throws 429 `{message}` with X-Retry-After and Retry-After when the address (IPv4, or IPv6 /64) used its allowance. */
   async consume(bucket: RateLimitBucket, applicationId: string, address: string): Promise<void> {
     const [max, windowSeconds] =
       bucket === 'sign-in'
         ? [this.config.AUTH_RATE_LIMIT_SIGN_IN_MAX, this.config.AUTH_RATE_LIMIT_SIGN_IN_WINDOW_SECONDS]
         : [this.config.AUTH_RATE_LIMIT_SESSION_MAX, this.config.AUTH_RATE_LIMIT_SESSION_WINDOW_SECONDS];
-    const key = `${this.config.AUTH_REDIS_PREFIX}rl:${bucket}:${applicationId}:${address}`;
+    // An IPv6 client is its /64: it can rotate through the rest of it freely.
+    const key = `${this.config.AUTH_REDIS_PREFIX}rl:${bucket}:${applicationId}:${addressBucket(address)}`;
     const waitMs =
       bucket === 'session'
         ? await this.sessionReads.consume(key, max, windowSeconds * 1000)
         : Number(await this.redis.slidingWindow(key, Date.now(), windowSeconds * 1000, max, `${Date.now()}:${randomBytes(6).toString('hex')}`));
-    if (waitMs > 0) {
-      const seconds = String(Math.max(1, Math.ceil(waitMs / 1000)));
-      throw new AuthError(429, 'TOO_MANY_REQUESTS', 'Too many requests. Please try again later.', { 'X-Retry-After': seconds, 'Retry-After': seconds }, { message: 'Too many requests. Please try again later.' });
-    }
+    if (waitMs > 0) throw tooManyAttempts(waitMs);
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { sha256Hex } from '@slipway/crypto';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
-import { AuthErrors, newId, type AuthResult } from '../common/index.js';
+import { AuthErrors, newId, throughRestart, type AuthResult } from '../common/index.js';
 import { SESSION_MAX_AGE_SECONDS, clearedSessionCookie, sessionCookie, tokenFromCookieHeader } from '../cookies/index.js';
 import type { RequestMeta } from '../pipeline/index.js';
 import { TenantsService, type Tenant } from '../tenants/index.js';
@@ -89,6 +89,10 @@ export class SessionsService {
 
   /** `GET /get-session`: `{session, user}` + `set-auth-jwt`, or JSON `null`. */
   async getSession(tenant: Tenant, meta: RequestMeta): Promise<AuthResult> {
+    return throughRestart(() => this.readSession(tenant, meta), this.config.AUTH_DB_RESTART_WAIT_MS);
+  }
+
+  private async readSession(tenant: Tenant, meta: RequestMeta): Promise<AuthResult> {
     const headers: Record<string, string> = { 'Cache-Control': 'no-store' };
     const current = await this.current(tenant, meta);
     if (!current) {
@@ -115,8 +119,10 @@ export class SessionsService {
   }
 
   async token(tenant: Tenant, meta: RequestMeta): Promise<AuthResult> {
-    const current = await this.require(tenant, meta);
-    return { body: { token: await this.jwt(tenant, current) }, headers: { 'Cache-Control': 'no-store' } };
+    return throughRestart(async () => {
+      const current = await this.require(tenant, meta);
+      return { body: { token: await this.jwt(tenant, current) }, headers: { 'Cache-Control': 'no-store' } };
+    }, this.config.AUTH_DB_RESTART_WAIT_MS);
   }
 
   async signOut(tenant: Tenant, meta: RequestMeta): Promise<AuthResult> {

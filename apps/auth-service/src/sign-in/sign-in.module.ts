@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { EmailVerificationModule } from '../email-verification/index.js';
 import { PasswordModule } from '../password/index.js';
+import { PipelineModule } from '../pipeline/index.js';
 import { SessionsModule } from '../sessions/index.js';
 import { TenantsModule } from '../tenants/index.js';
 import { UsersModule } from '../users/index.js';
@@ -8,7 +9,7 @@ import { SignInController } from './sign-in.controller.js';
 import { SignInService } from './sign-in.service.js';
 
 @Module({
-  imports: [TenantsModule, UsersModule, PasswordModule, SessionsModule, EmailVerificationModule],
+  imports: [TenantsModule, UsersModule, PasswordModule, SessionsModule, EmailVerificationModule, PipelineModule],
   controllers: [SignInController],
   providers: [SignInService],
 })

@@ -2,10 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { AuthErrors, type AuthResult } from '../common/index.js';
 import { EmailVerificationService } from '../email-verification/index.js';
 import { PasswordHasher } from '../password/index.js';
-import type { RequestMeta } from '../pipeline/index.js';
+import { SignInAttempts, type RequestMeta } from '../pipeline/index.js';
 import { SessionsService } from '../sessions/index.js';
 import { TenantsService, type Tenant } from '../tenants/index.js';
-import { UsersRepository, userView } from '../users/index.js';
+import { UsersRepository, userView, type UserRow } from '../users/index.js';
 import type { SignInInput } from './dto/sign-in.dto.js';
 
 @Injectable()
@@ -16,13 +16,26 @@ export class SignInService {
     private readonly hasher: PasswordHasher,
     private readonly sessions: SessionsService,
     private readonly verification: EmailVerificationService,
+    private readonly attempts: SignInAttempts,
   ) {}
 
-  /** Unknown email and wrong password answer alike, after the same bcrypt work. */
+  /**
+   * Unknown email and wrong password answer alike, after the same bcrypt work. Order: the
+   * account's and the address's failure limits (429, nothing hashed) → one compare → the outcome
+   * is recorded (a failure may lock the account; a success clears its failures).
+   */
   async signIn(tenant: Tenant, input: SignInInput, meta: RequestMeta): Promise<AuthResult> {
-    const credential = await this.users.findCredential(this.tenants.db(tenant), input.email);
-    const ok = await this.hasher.verify(input.password, credential?.passwordHash ?? null);
-    if (!ok || !credential) throw AuthErrors.invalidCredentials();
+    const attempt = await this.attempts.begin(tenant.applicationId, input.email, meta.ip);
+    const credential = await this.checkPassword(tenant, input).catch(async (error: unknown) => {
+      // No verdict (database away): the attempt is given back, not counted as a failure.
+      await this.attempts.cancelled(attempt);
+      throw error;
+    });
+    if (!credential) {
+      await this.attempts.failed(attempt);
+      throw AuthErrors.invalidCredentials();
+    }
+    await this.attempts.succeeded(attempt);
     const { user } = credential;
     if (tenant.settings.requireEmailVerification && !user.email_verified) {
       await this.verification.sendFor(tenant, user, input.callbackURL);
@@ -31,5 +44,12 @@ export class SignInService {
     const session = await this.sessions.start(tenant, user, meta, input.rememberMe ?? true);
     const body = { redirect: Boolean(input.callbackURL), token: session.token, url: input.callbackURL, user: userView(user) };
     return { body, cookies: [session.cookie], headers: input.callbackURL ? { Location: input.callbackURL } : {} };
+  }
+
+  /** The user whose password this is, or null (unknown email or wrong password). */
+  private async checkPassword(tenant: Tenant, input: SignInInput): Promise<{ user: UserRow } | null> {
+    const credential = await this.users.findCredential(this.tenants.db(tenant), input.email);
+    const ok = await this.hasher.verify(input.password, credential?.passwordHash ?? null);
+    return ok && credential ? credential : null;
   }
 }

@@ -5,7 +5,7 @@ import { TENANT_CHANGED_CHANNEL } from '@slipway/queue';
 import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
 import { SignInServicesRepository } from '@slipway/platform-data';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
-import { AuthErrors } from '../common/index.js';
+import { AuthErrors, throughRestart } from '../common/index.js';
 import { KEYRING } from '../platform/index.js';
 import { TenantPools } from './tenant-pools.js';
 import type { SignInSettings, Tenant, TenantDb } from './tenant.js';
@@ -63,7 +63,8 @@ export class TenantsService implements OnModuleInit, OnModuleDestroy {
     if (cached && cached.until > Date.now()) return cached.tenant;
     let pending = this.loading.get(slug);
     if (!pending) {
-      pending = this.load(slug).finally(() => this.loading.delete(slug));
+      // Every request resolves its tenant (mostly from the cache): a restarting server is waited out.
+      pending = throughRestart(() => this.load(slug), this.config.AUTH_DB_RESTART_WAIT_MS).finally(() => this.loading.delete(slug));
       this.loading.set(slug, pending);
     }
     const tenant = await pending;

@@ -26,6 +26,16 @@ export class VerificationsRepository {
     return row && !row.expired ? row.value : null;
   }
 
+  /**
+   * Deletes every outstanding token of one purpose for one value (a user's reset tokens once their
+   * password changed by whatever means), so an older emailed link cannot set the password again.
+   * Returns how many went.
+   */
+  async deleteAllFor(db: TenantDb, purpose: string, value: string): Promise<number> {
+    const { rowCount } = await db.query(`DELETE FROM service_auth.verifications WHERE identifier LIKE $1 AND value = $2`, [`${purpose}:%`, value]);
+    return rowCount ?? 0;
+  }
+
   /** Whether a token is still valid, without using it up. */
   async peek(db: TenantDb, purpose: string, token: string): Promise<boolean> {
     const { rowCount } = await db.query(`SELECT 1 FROM service_auth.verifications WHERE identifier = $1 AND expires_at > now()`, [`${purpose}:${sha256Hex(token)}`]);

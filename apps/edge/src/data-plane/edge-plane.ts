@@ -59,6 +59,7 @@ export class EdgePlane {
       scheme: config.APPS_SCHEME,
       workers: config.NGINX_WORKERS,
       owner: config.EDGE_NGINX_OWNER,
+      workerUser: config.NGINX_USER,
     });
   }
 

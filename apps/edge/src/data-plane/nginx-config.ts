@@ -96,8 +96,15 @@ function typesBlock(contentTypes: NginxConfigInput['contentTypes']): { types: st
 /** Fingerprinted asset names (the Node plane's rule, static/fingerprinted.ts): cached for a year, immutable. */
 const FINGERPRINTED = FINGERPRINTED_NAMES.source;
 
-/** Hop-by-hop request headers nginx would otherwise pass on (it drops Connection/TE-framing itself). */
-const CLEARED_REQUEST_HEADERS = ['Keep-Alive', 'Proxy-Connection', 'TE', 'Trailer', 'Proxy-Authorization', 'Expect', 'Transfer-Encoding'];
+/**
+ * Hop-by-hop request headers nginx would otherwise pass on. Never `Transfer-Encoding` or
+ * `Content-Length`: nginx sets the framing of what it sends upstream itself (`Content-Length` when
+ * it read the whole body before connecting, else `Transfer-Encoding: chunked` and its own chunks,
+ * through its `$proxy_internal_chunked`). Clearing `Transfer-Encoding` here once sent a body that
+ * arrived in several packets chunk-encoded with no header saying so: the app read the chunks as
+ * the next request (RFC 9112 §6).
+ */
+const CLEARED_REQUEST_HEADERS = ['Keep-Alive', 'Proxy-Connection', 'TE', 'Trailer', 'Proxy-Authorization', 'Expect'];
 /** Hop-by-hop response headers an app may send (Connection, Transfer-Encoding, Upgrade nginx handles). */
 const HIDDEN_RESPONSE_HEADERS = ['Keep-Alive', 'Proxy-Connection', 'Trailer', 'Proxy-Authenticate'];
 

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { Agent, createServer, request, type Server } from 'node:http';
 import { connect, createServer as netServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,6 +9,7 @@ import { NginxPlane } from './nginx-plane.js';
 import { workersOf } from './nginx-process.js';
 import { materializeStaticTree } from './static-tree.js';
 import { SLOT_SWITCH_MS, type Site } from './nginx-config.js';
+import { AFTER, AMBIGUOUS, exchange, framingEcho } from '../../test/support/framing-client.js';
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -55,6 +56,8 @@ describe('nginx data plane (real nginx)', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'slipway-nginx-plane-'));
+    // As `pnpm start` makes SLIPWAY_HOME: the unprivileged workers pass through, nobody lists it.
+    await chmod(dir, 0o711);
     port = await freePort();
     await new Promise<void>((ok) => fallback.listen(0, '127.0.0.1', ok));
     plane = new NginxPlane({ bin: 'nginx', stateDir: join(dir, 'state'), listen: { host: '127.0.0.1', port }, fallback: { host: '127.0.0.1', port: (fallback.address() as { port: number }).port }, scheme: 'http', workers: 1, owner: 'edge' });
@@ -194,5 +197,61 @@ describe('nginx data plane (real nginx)', () => {
       expect({ path, status: (await get(port, 'site.localhost', path)).status }).toEqual({ path, status: 404 });
     }
     expect((await get(port, 'site.localhost', '/', { accept: 'text/html' })).headers['cache-control']).toBe('no-cache');
+  });
+  it('forwards request bodies exactly as received, chunked or not, however many packets they come in', async () => {
+    const echo = await framingEcho();
+    apps.push(echo.server);
+    const release = join(dir, 'release-framing');
+    await mkdir(release, { recursive: true });
+    await writeFile(join(release, 'index.html'), '<h1>static</h1>');
+    const tree = (await materializeStaticTree(release, join(dir, 'trees'), 'framing'))!;
+    await plane.apply([
+      { kind: 'proxy', id: 'echo', hosts: ['echo.localhost'], upstream: { host: '127.0.0.1', port: echo.port } },
+      { kind: 'static', id: 'stat', hosts: ['stat.localhost'], root: tree.root, ownCompressedRoot: tree.ownCompressedRoot, spaFallback: false },
+    ]);
+    const body = Buffer.alloc(48 * 1024, 'b');
+    const pieces = [body.subarray(0, 9000), body.subarray(9000, 30000), body.subarray(30000)];
+    const head = (host: string, method: string, framing: string, path = '/upload') => `${method} ${path} HTTP/1.1\r\nHost: ${host}\r\n${framing}\r\n`;
+    const chunked = [head('echo.localhost', 'POST', 'Transfer-Encoding: chunked\r\n'), ...pieces.map((p) => Buffer.concat([Buffer.from(`${p.length.toString(16)}\r\n`), p, Buffer.from('\r\n')])), '0\r\n\r\n', AFTER('echo.localhost')];
+    const replies = await exchange(port, chunked, 150);
+    expect(replies.map((r) => r.status)).toEqual([200, 200]);
+    expect(JSON.parse(replies[0]!.body)).toMatchObject({ url: '/upload', bytes: body.length, te: 'chunked' });
+    expect(JSON.parse(replies[1]!.body)).toMatchObject({ url: '/after', bytes: 0 });
+    const sized = [head('echo.localhost', 'POST', `Content-Length: ${body.length}\r\n`), ...pieces, AFTER('echo.localhost')];
+    const sizedReplies = await exchange(port, sized, 150);
+    expect(sizedReplies.map((r) => r.status)).toEqual([200, 200]);
+    expect(JSON.parse(sizedReplies[0]!.body)).toMatchObject({ bytes: body.length, cl: String(body.length) });
+    // A static release reads the body to its end too (405 for a POST, 200 for a GET with a body): the next request on the connection is the client's next request.
+    for (const method of ['POST', 'GET']) {
+      const toStatic = [head('stat.localhost', method, 'Transfer-Encoding: chunked\r\n', '/'), ...chunked.slice(1, -1), AFTER('stat.localhost')];
+      expect({ method, statuses: (await exchange(port, toStatic, 150)).map((r) => r.status) }).toEqual({ method, statuses: [method === 'POST' ? 405 : 200, 404] });
+    }
+    expect(echo.errors).toEqual([]);
+  });
+
+  it('refuses requests whose framing is ambiguous before they reach an app', async () => {
+    const echo = await framingEcho();
+    apps.push(echo.server);
+    await plane.apply([{ kind: 'proxy', id: 'echo', hosts: ['echo.localhost'], upstream: { host: '127.0.0.1', port: echo.port } }]);
+    const answers: Record<string, number> = {};
+    for (const [name, request] of Object.entries(AMBIGUOUS('echo.localhost'))) {
+      answers[name] = (await exchange(port, [request], 0))[0]?.status ?? 0;
+    }
+    const expected = Object.fromEntries(Object.keys(answers).map((name) => [name, name.startsWith('unknown coding') ? 501 : 400]));
+    expect(answers).toEqual(expected);
+    expect(echo.seen.filter((r) => r.url.startsWith('/ambiguous'))).toEqual([]);
+  });
+
+  it('runs its workers unprivileged when the edge is root', async () => {
+    if (process.getuid?.() !== 0) return;
+    const master = Number((await readFile(join(dir, 'state', 'nginx.pid'), 'utf8')).trim());
+    const workers = await workersOf(master);
+    expect(workers.length).toBeGreaterThan(0);
+    for (const { pid } of workers) {
+      const status = await readFile(`/proc/${pid}/status`, 'utf8');
+      // Real, effective, saved and file-system uid and gid: none of them root, no capability left.
+      const ids = [/^Uid:\s+(.*)$/m, /^Gid:\s+(.*)$/m].flatMap((line) => line.exec(status)![1]!.trim().split(/\s+/).map(Number));
+      expect({ pid, rootIds: ids.filter((id) => id === 0).length, capEff: /^CapEff:\s+(\w+)/m.exec(status)![1] }).toEqual({ pid, rootIds: 0, capEff: '0000000000000000' });
+    }
   });
 });

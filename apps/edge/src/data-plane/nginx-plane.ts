@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import mime from 'mime-types';
 import { renderNginxConfig, type Address, type NginxConfigInput, type Site, type TlsInput } from './nginx-config.js';
-import { brotliModule, nginxFiles, reloadNginx, runningMaster, spawnNginx, stopNginx, validateConfig, waitExited } from './nginx-process.js';
+import { DEFAULT_NGINX_USER, assertWorkersReach, grantWorkers, nginxWorker } from './nginx-user.js';
+import { alive, brotliModule, nginxFiles, reloadNginx, runningMaster, spawnNginx, stopNginx, validateConfig, waitExited } from './nginx-process.js';
 
 export interface NginxPlaneOptions {
   bin: string;
@@ -19,6 +20,8 @@ export interface NginxPlaneOptions {
    * runtime supervisor runs nginx (it outlives the edge), this edge adopts it from its pid file.
    */
   owner: 'edge' | 'supervisor';
+  /** NGINX_USER: the unprivileged user the workers run as when the edge is root (nginx-user.ts); default `slipway-edge`. */
+  workerUser?: string;
 }
 
 /** What a reload left behind: the old workers, which finish their requests and exit. */
@@ -34,7 +37,13 @@ interface Round {
 
 /** The fixed part of the config from the options; the sites vary. */
 export async function baseInput(options: Omit<NginxPlaneOptions, 'owner' | 'bin'>): Promise<Omit<NginxConfigInput, 'sites'>> {
-  const root = process.getuid?.() === 0;
+  // As root, the workers run as NGINX_USER, let into the state directory (slot markers, temp
+  // paths); otherwise they run as the edge's own user (nginx cannot switch users).
+  const worker = process.getuid?.() === 0 ? await nginxWorker(options.workerUser ?? DEFAULT_NGINX_USER) : null;
+  if (worker) {
+    await assertWorkersReach(options.stateDir, worker);
+    await grantWorkers(options.stateDir, worker);
+  }
   return {
     listen: options.listen,
     fallback: options.fallback,
@@ -42,8 +51,7 @@ export async function baseInput(options: Omit<NginxPlaneOptions, 'owner' | 'bin'
     scheme: options.scheme,
     workers: options.workers,
     brotliModule: await brotliModule(),
-    // Workers read the static trees and connect to the apps as the edge does (root only when the edge is).
-    user: root ? { name: 'root', group: 'root' } : null,
+    user: worker && { name: worker.name, group: worker.group },
     contentTypes: { byExtension: mime.types, withCharset: [...new Set(Object.values(mime.types))].filter((type) => mime.charset(type)) },
   };
 }
@@ -145,9 +153,34 @@ export class NginxPlane {
     // Same text as the running config (a swap between slots, a message that changed nothing): no
     // reload, so no client connection is touched.
     if (!(await this.install(sites))) return { oldWorkers: [] };
-    const master = this.master ?? (await runningMaster(this.options.stateDir));
-    if (!master) throw new Error('nginx is not running');
-    return { oldWorkers: await reloadNginx(master, 10_000) };
+    const master = await this.liveMaster();
+    try {
+      return { oldWorkers: await reloadNginx(master, 10_000) };
+    } catch (error) {
+      // The master died under the reload: the runtime supervisor's new one started on the file
+      // just installed, or is about to; a SIGHUP to it makes sure.
+      if (this.options.owner !== 'supervisor' || alive(master)) throw error;
+      return { oldWorkers: await reloadNginx(await this.liveMaster(), 10_000) };
+    }
+  }
+
+  /**
+   * The master to reload. Owner `supervisor`: whichever the pid file names now (the runtime
+   * supervisor replaces a master that dies, on the same sockets), waiting for it a little while
+   * it does.
+   */
+  private async liveMaster(): Promise<number> {
+    if (this.options.owner === 'edge') {
+      if (!this.master || !alive(this.master)) throw new Error('nginx is not running');
+      return this.master;
+    }
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const master = await runningMaster(this.options.stateDir);
+      if (master) return (this.master = master);
+      if (Date.now() > deadline) throw new Error(`no nginx master running for ${this.options.stateDir} (the runtime supervisor restarts it)`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 
   /**

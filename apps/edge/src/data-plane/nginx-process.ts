@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
@@ -23,11 +24,60 @@ async function processTitle(pid: number): Promise<string> {
   return (await readFile(`/proc/${pid}/cmdline`, 'latin1').catch(() => '')).replace(/\0+$/, '').replace(/\0/g, ' ');
 }
 
-/** The running master named by the pid file, if it is still an nginx master. */
+/**
+ * Whether `pid` is the master of the nginx started on this state directory's config (its title
+ * names `-c <stateDir>/nginx.conf`): another nginx on the machine, or a pid the kernel gave to
+ * something else since, never is.
+ */
+export async function isMasterOf(pid: number, stateDir: string): Promise<boolean> {
+  const title = await processTitle(pid);
+  return title.startsWith('nginx: master process') && title.includes(` -c ${nginxFiles(stateDir).conf}`) && alive(pid);
+}
+
+/** The running master named by the pid file, if it is still the nginx master of this state directory. */
 export async function runningMaster(stateDir: string): Promise<number | undefined> {
   const pid = Number((await readFile(nginxFiles(stateDir).pid, 'utf8').catch(() => '')).trim());
   if (!Number.isInteger(pid) || pid <= 0) return undefined;
-  return (await processTitle(pid)).startsWith('nginx: master process') ? pid : undefined;
+  return (await isMasterOf(pid, stateDir)) ? pid : undefined;
+}
+
+/** `/proc/<pid>/stat`: state letter, parent and process group; undefined when the process is gone. */
+function procStat(pid: number): { state: string; ppid: number; pgrp: number } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  const [state, ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { state: state!, ppid: Number(ppid), pgrp: Number(pgrp) };
+}
+
+export interface NginxProcessInfo {
+  pid: number;
+  ppid: number;
+  /** The process group: a master started detached leads its own, and its workers stay in it. */
+  pgrp: number;
+  title: string;
+}
+
+/** Every live nginx process on the machine (title `nginx: …`). */
+export async function nginxProcesses(): Promise<NginxProcessInfo[]> {
+  const out: NginxProcessInfo[] = [];
+  for (const entry of await readdir('/proc').catch(() => [] as string[])) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    const title = await processTitle(pid);
+    if (!title.startsWith('nginx: ')) continue;
+    const stat = procStat(pid);
+    if (stat && stat.state !== 'Z' && stat.state !== 'X') out.push({ pid, ppid: stat.ppid, pgrp: stat.pgrp, title });
+  }
+  return out;
+}
+
+/** The process group of a live process (undefined when it is gone). */
+export function processGroupOf(pid: number): number | undefined {
+  return procStat(pid)?.pgrp;
 }
 
 /** The master's worker processes (read from /proc: `ppid` = master, title `nginx: worker process…`). */
@@ -44,13 +94,13 @@ export async function workersOf(master: number): Promise<{ pid: number; shutting
   return out;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+/**
+ * A process that exists and is not a zombie (a dead master whose parent has not reaped it yet —
+ * an adopted one's parent is whatever the old supervisor's death reparented it to — is gone).
+ */
+export function alive(pid: number): boolean {
+  const stat = procStat(pid);
+  return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X';
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -66,13 +116,30 @@ export function validateConfig(bin: string, path: string): Promise<string | null
   });
 }
 
+export interface SpawnOptions {
+  /**
+   * Listening sockets nginx takes over instead of binding (nginx's binary-upgrade hand-over: they
+   * become its descriptors 3, 4, … and `NGINX=3;4;` names them); each must match a `listen`
+   * directive's address exactly.
+   */
+  listenFds?: number[];
+  /**
+   * In a process group (and session) of its own, so that killing the caller's group leaves it
+   * serving; its workers stay in its group, which is how they are found once it is gone.
+   */
+  detached?: boolean;
+}
+
 /**
- * Starts nginx in the foreground (`daemon off`) on the config file, as a child in the caller's
- * process group (it goes when the caller's group is killed); resolves with its pid once the
- * master wrote its pid file. Its output lines go to the log.
+ * Starts nginx in the foreground (`daemon off`) on the config file; resolves with its pid once the
+ * master wrote its pid file. Its output lines go to the log (while this process reads them).
  */
-export async function spawnNginx(bin: string, stateDir: string, logger: Logger): Promise<{ child: ChildProcess; master: number }> {
-  const child = spawn(bin, ['-c', nginxFiles(stateDir).conf, '-g', 'daemon off;'], { stdio: ['ignore', 'pipe', 'pipe'] });
+export async function spawnNginx(bin: string, stateDir: string, logger: Logger, options: SpawnOptions = {}): Promise<{ child: ChildProcess; master: number }> {
+  const fds = options.listenFds ?? [];
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env['NGINX'];
+  if (fds.length) env['NGINX'] = fds.map((_, i) => `${i + 3};`).join('');
+  const child = spawn(bin, ['-c', nginxFiles(stateDir).conf, '-g', 'daemon off;'], { stdio: ['ignore', 'pipe', 'pipe', ...fds], env, detached: options.detached ?? false });
   let tail = '';
   const onLine = (chunk: Buffer) => {
     const text = chunk.toString('utf8');
@@ -139,4 +206,25 @@ export async function stopNginx(master: number, graceMs: number): Promise<void> 
     /* gone */
   }
   await waitExited([master], 2_000);
+}
+
+/**
+ * Retires what is left of an nginx instance: `pids` get SIGQUIT (nginx's graceful shutdown: a
+ * worker closes its listening sockets at once, finishes the requests it is serving and exits),
+ * and whatever still runs after `graceMs` gets SIGKILL. Resolves with the pids that had to be killed.
+ */
+export async function retireNginx(pids: number[], graceMs: number): Promise<number[]> {
+  const signal = (pid: number, name: NodeJS.Signals) => {
+    try {
+      process.kill(pid, name);
+    } catch {
+      /* gone */
+    }
+  };
+  for (const pid of pids) signal(pid, 'SIGQUIT');
+  if (await waitExited(pids, graceMs)) return [];
+  const left = pids.filter(alive);
+  for (const pid of left) signal(pid, 'SIGKILL');
+  await waitExited(left, 2_000);
+  return left;
 }

@@ -1,6 +1,7 @@
 import { randomBytes, X509Certificate, createPrivateKey } from 'node:crypto';
-import { chmod, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { chmod, chown, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { grantWorkers, type NginxWorker } from '../data-plane/nginx-user.js';
 
 /** A certificate on disk, as nginx is pointed at it. */
 export interface StoredCertificate {
@@ -24,18 +25,43 @@ export function isCertifiableHost(host: string): boolean {
 /**
  * The ACME account key and one key + certificate per host, under a root-only directory:
  * `<dir>` and `<dir>/certs/<host>` are 0700, every file 0600 (applications run as users of their
- * own and must not read them). Files are written whole under a temporary name and renamed into
- * place, so nginx never reads half a file; a pair whose key does not match its certificate (a
- * crash between the two renames) is treated as missing.
+ * own and must not read them). With `worker` (the nginx plane's unprivileged workers, which load
+ * `bundle.pem` at each handshake) the directories are 0710 root:<its group> and `bundle.pem`
+ * 0640 root:<its group>: the workers read the bundle, nobody else gets in, and the account key,
+ * `key.pem` and `cert.pem` stay root's alone. Files are written whole under a temporary name and
+ * renamed into place, so nginx never reads half a file; a pair whose key does not match its
+ * certificate (a crash between the two renames) is treated as missing.
  */
 export class CertStore {
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    private readonly worker?: NginxWorker,
+  ) {}
 
   async init(): Promise<void> {
     await mkdir(join(this.dir, 'certs'), { recursive: true, mode: 0o700 });
     // mkdir keeps an existing directory's mode: make sure, every start.
-    await chmod(this.dir, 0o700);
-    await chmod(join(this.dir, 'certs'), 0o700);
+    await this.protect(this.dir);
+    await this.protect(join(this.dir, 'certs'));
+    // Certificates kept before the workers ran unprivileged (0700/0600 root): let the workers read their bundles.
+    if (this.worker) {
+      for (const host of await this.hosts()) {
+        await this.protect(this.hostDir(host));
+        await this.shareBundle(join(this.hostDir(host), 'bundle.pem')).catch(() => undefined);
+      }
+    }
+  }
+
+  /** 0700 root, or 0710 root:<workers' group> when nginx's workers must get through. */
+  private async protect(dir: string): Promise<void> {
+    if (this.worker) await grantWorkers(dir, this.worker);
+    else await chmod(dir, 0o700);
+  }
+
+  private async shareBundle(file: string): Promise<void> {
+    if (!this.worker) return;
+    await chown(file, 0, this.worker.gid);
+    await chmod(file, 0o640);
   }
 
   /** The account key, made once (`create` is called only when there is none). */
@@ -54,11 +80,11 @@ export class CertStore {
   async save(host: string, key: Buffer, certificatePem: string): Promise<StoredCertificate> {
     const dir = this.hostDir(host);
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    await chmod(dir, 0o700);
+    await this.protect(dir);
     const parsed = describe(host, dir, certificatePem);
     await writePrivate(join(dir, 'key.pem'), key);
     await writePrivate(join(dir, 'cert.pem'), Buffer.from(certificatePem));
-    await writePrivate(join(dir, 'bundle.pem'), Buffer.concat([key, Buffer.from(key.at(-1) === 10 ? '' : '\n'), Buffer.from(certificatePem)]));
+    await writePrivate(join(dir, 'bundle.pem'), Buffer.concat([key, Buffer.from(key.at(-1) === 10 ? '' : '\n'), Buffer.from(certificatePem)]), this.worker?.gid);
     return parsed;
   }
 
@@ -99,12 +125,16 @@ function describe(host: string, dir: string, pem: string): StoredCertificate {
   return { host, certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem'), bundleFile: join(dir, 'bundle.pem'), notBefore: new Date(leaf.validFrom), notAfter: new Date(leaf.validTo), serial: leaf.serialNumber };
 }
 
-/** 0600 from the first byte (O_EXCL on a fresh name), then renamed over the old file. */
-async function writePrivate(file: string, data: Buffer): Promise<void> {
+/** 0600 from the first byte (O_EXCL on a fresh name), then renamed over the old file; `readerGid`: 0640, that group may read it. */
+async function writePrivate(file: string, data: Buffer, readerGid?: number): Promise<void> {
   const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
   const handle = await open(temporary, 'wx', 0o600);
   try {
     await handle.chmod(0o600);
+    if (readerGid !== undefined) {
+      await handle.chown(0, readerGid);
+      await handle.chmod(0o640);
+    }
     await handle.writeFile(data);
     await handle.sync();
   } catch (error) {

@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import type { LiveRoute } from '@slipway/platform-data';
 import type { EdgeConfig } from '../config.js';
 import type { TlsInput } from '../data-plane/nginx-config.js';
+import { nginxWorker } from '../data-plane/nginx-user.js';
 import { AcmeIssuer, ChallengeResponder } from './acme-issuer.js';
 import { CertStore, isCertifiableHost } from './cert-store.js';
 import { CertificateManager, type HostTlsStatus } from './certificate-manager.js';
@@ -36,7 +37,8 @@ export class EdgeTls {
   static async start(config: EdgeConfig, plane?: { setTls(tls: TlsInput | undefined): Promise<void> }): Promise<EdgeTls> {
     const tls = new EdgeTls(config);
     const dir = resolve(config.TLS_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'tls'));
-    const store = new CertStore(dir);
+    // The nginx plane's workers (unprivileged when the edge is root) load each bundle at the handshake.
+    const store = new CertStore(dir, plane && process.getuid?.() === 0 ? await nginxWorker(config.NGINX_USER) : undefined);
     await store.init();
     const accountKey = await store.accountKey(() => AcmeIssuer.createAccountKey());
     const issuer = await AcmeIssuer.create({ directoryUrl: config.ACME_DIRECTORY_URL, email: config.ACME_EMAIL, caFile: config.ACME_CA_FILE, accountKey }, tls.challenges);

@@ -1,5 +1,3 @@
-import { isIPv6 } from 'node:net';
-
 /**
  * The client's address for rate limits: the TCP peer, unless the peer is a trusted proxy, in which
  * case the right-most X-Forwarded-For entry that is not itself a trusted proxy. Entries a client
@@ -24,16 +22,5 @@ export function normaliseIp(ip: string): string {
   return plain.startsWith('::ffff:') && plain.includes('.') ? plain.slice(7) : plain;
 }
 
-/**
- * What one client is counted as: an IPv4 address, or an IPv6 /64 (one subscriber's usual
- * allocation, which an attacker can rotate through freely).
- */
-export function addressBucket(address: string): string {
-  if (!isIPv6(address)) return address;
-  const [head = '', tail] = address.split('::');
-  const groups = (part: string) => (part ? part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])) : []);
-  const left = groups(head);
-  const right = tail === undefined ? [] : groups(tail);
-  const full = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return `${full.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
-}
+/** IPv4 address or IPv6 /64: shared with the applications' sign-in service (@slipway/server). */
+export { addressBucket } from '@slipway/server';
