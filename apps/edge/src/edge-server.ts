@@ -100,7 +100,7 @@ export class EdgeServer {
   private async listen(): Promise<void> {
     this.driver = await createRuntimeDriver(this.config, this.blobs, this.runtimeDir, (reason) => {
       if (this.closing) return;
-      // The supervisor and every app with it are gone: a fresh edge (the launcher restarts it) starts them again.
+      // No runtime supervisor came back in time (the driver reconnects by itself first), or one came back without a release as it was: a fresh edge starts or claims the apps anew.
       this.logger.error(`${reason}: exiting so that the restarted edge starts the apps again`);
       process.exit(1);
     });
