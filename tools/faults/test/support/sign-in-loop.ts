@@ -11,6 +11,8 @@ import { randomBytes } from 'node:crypto';
 /** One sign-in request's outcome: when it was sent, what it was, and its status (0: no answer). */
 export interface SignInSample {
   at: number;
+  /** Until the answer (or the failure), ms. */
+  ms: number;
   kind: 'sign-up' | 'session';
   status: number;
   /** A session read answered 200 for the user it was made for; a sign-up answered 200 with a session cookie. */
@@ -22,6 +24,8 @@ export interface SignInLoopOptions {
   clients?: number;
   /** Session reads after each sign-up. */
   readsPerSignUp?: number;
+  /** A request without an answer after this long failed (default 5 s, as RequestLoop's app requests). */
+  timeoutMs?: number;
   maxMs?: number;
   maxRequests?: number;
 }
@@ -43,10 +47,12 @@ export class SignInLoop {
   private stopped = false;
   private readonly done: Promise<void>;
   private readonly run = randomBytes(3).toString('hex');
+  private readonly timeoutMs: number;
 
   /** `port`: the sign-in service's; `slug`: the application's; `origin`: one of its trusted origins (its own address). */
   constructor(private readonly port: number, private readonly slug: string, private readonly origin: string, options: SignInLoopOptions = {}) {
-    const { clients = 4, readsPerSignUp = 4, maxMs = 10 * 60_000, maxRequests = 100_000 } = options;
+    const { clients = 4, readsPerSignUp = 4, maxMs = 10 * 60_000, maxRequests = 100_000, timeoutMs = 5000 } = options;
+    this.timeoutMs = timeoutMs;
     const end = Date.now() + maxMs;
     const more = () => !this.stopped && Date.now() < end && this.samples.length < maxRequests;
     this.done = Promise.all(Array.from({ length: clients }, (_, i) => this.client(i, readsPerSignUp, more))).then(() => undefined);
@@ -59,14 +65,14 @@ export class SignInLoop {
       const signUp = await this.send('POST', '/sign-up/email', { email, password: PASSWORD, name: `Client ${index}` });
       const cookie = signUp.cookies.find((c) => c.startsWith(`${SESSION_COOKIE}=`));
       const acknowledged = signUp.status === 200 && cookie !== undefined;
-      this.samples.push({ at, kind: 'sign-up', status: signUp.status, ok: acknowledged, ...(acknowledged ? {} : { detail: signUp.error ?? signUp.body.slice(0, 200) }) });
+      this.samples.push({ at, ms: Date.now() - at, kind: 'sign-up', status: signUp.status, ok: acknowledged, ...(acknowledged ? {} : { detail: signUp.error ?? signUp.body.slice(0, 200) }) });
       if (acknowledged) this.acknowledged.push(email);
       await pause();
       for (let r = 0; acknowledged && r < readsPerSignUp && more(); r++) {
         const readAt = Date.now();
         const read = await this.send('GET', '/get-session', undefined, cookie);
         const ok = read.status === 200 && sessionOf(read.body) === email;
-        this.samples.push({ at: readAt, kind: 'session', status: read.status, ok, ...(ok ? {} : { detail: read.error ?? read.body.slice(0, 200) }) });
+        this.samples.push({ at: readAt, ms: Date.now() - readAt, kind: 'session', status: read.status, ok, ...(ok ? {} : { detail: read.error ?? read.body.slice(0, 200) }) });
         await pause();
       }
     }
@@ -93,7 +99,7 @@ export class SignInLoop {
     if (payload) headers['content-type'] = 'application/json';
     if (cookie) headers['cookie'] = cookie;
     return new Promise((resolve) => {
-      const req = request({ host: '127.0.0.1', port: this.port, method, path: `/a/${this.slug}${path}`, headers, agent: false, timeout: 10_000 }, (res) => {
+      const req = request({ host: '127.0.0.1', port: this.port, method, path: `/a/${this.slug}${path}`, headers, agent: false, timeout: this.timeoutMs }, (res) => {
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => (text += chunk));
@@ -101,7 +107,7 @@ export class SignInLoop {
         res.on('error', (error) => resolve({ status: 0, body: '', cookies: [], error: error.message }));
       });
       req.on('error', (error) => resolve({ status: 0, body: '', cookies: [], error: (error as NodeJS.ErrnoException).code ?? error.message }));
-      req.on('timeout', () => req.destroy(new Error('no answer within 10 s')));
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${this.timeoutMs / 1000} s`)));
       req.end(payload);
     });
   }
@@ -122,6 +128,7 @@ export class SignInLoop {
       sessionReads: of('session').length,
       failedSessionReads: of('session').filter((s) => !s.ok).length,
       // The first two failures of each kind.
+      slowestMs: Math.max(0, ...window.map((s) => s.ms)),
       examples: [...failed.filter((s) => s.kind === 'sign-up').slice(0, 2), ...failed.filter((s) => s.kind === 'session').slice(0, 2)].map((s) => `${s.kind} ${s.status}${s.detail ? ` ${s.detail}` : ''}`),
     };
   }
@@ -137,12 +144,14 @@ export interface SignInSummary {
   failedSignUps: number;
   sessionReads: number;
   failedSessionReads: number;
+  /** The longest a request of the stretch waited for its answer. */
+  slowestMs: number;
   examples: string[];
 }
 
 /** `2 of 31 sign-ups, 0 of 120 session reads failed` (plus the first failures). */
 export function formatSignInSummary(summary: SignInSummary): string {
-  const base = `${summary.failedSignUps} of ${summary.signUps} sign-ups, ${summary.failedSessionReads} of ${summary.sessionReads} session reads failed`;
+  const base = `${summary.failedSignUps} of ${summary.signUps} sign-ups, ${summary.failedSessionReads} of ${summary.sessionReads} session reads failed, slowest ${(summary.slowestMs / 1000).toFixed(1)} s`;
   return summary.examples.length ? `${base} (${summary.examples.join('; ')})` : base;
 }
 
