@@ -121,6 +121,11 @@ export const gatewayConfigSchema = z.object({
 })
   .superRefine(checkBlobStorage)
   .superRefine((config, ctx) => {
+    // Under `pnpm start` the launcher runs GATEWAY_PROCESSES independent processes on a socket it
+    // holds; a node:cluster primary on top of that would be a second, weaker supervisor.
+    if (config.GATEWAY_WORKERS > 1 && config.SLIPWAY_LISTEN_FDS) {
+      ctx.addIssue({ code: 'custom', path: ['GATEWAY_WORKERS'], message: 'cannot be above 1 on a socket handed down by the launcher (SLIPWAY_LISTEN_FDS): set GATEWAY_PROCESSES for `pnpm start` instead' });
+    }
     if (Boolean(config.APP_DATABASES_POOLER_DIR) !== Boolean(config.APP_DATABASES_POOLER_ADMIN_URL)) {
       ctx.addIssue({ code: 'custom', path: ['APP_DATABASES_POOLER_ADMIN_URL'], message: 'APP_DATABASES_POOLER_DIR and APP_DATABASES_POOLER_ADMIN_URL go together: set both or neither' });
     }
