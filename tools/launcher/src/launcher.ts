@@ -6,6 +6,7 @@ import { applyMigrations } from '@slipway/db';
 import { holdListeningSocket, type HeldSocket } from '@slipway/server';
 import { gatewayProcesses, type LauncherConfig } from './config.js';
 import { log } from './log.js';
+import { stopLeftoverNginx } from './nginx-leftovers.js';
 import { resolveMasterKey } from './master-key.js';
 import { sandboxPreflight } from './sandbox-preflight.js';
 import { nginxPreflight } from './nginx-preflight.js';
@@ -159,6 +160,8 @@ export class Launcher {
   private async startServices(specs: ServiceSpec[], env: NodeJS.ProcessEnv): Promise<void> {
     const onCrashLoop = (line: string) => this.crashLoop(line);
     const sockets = new Map<string, HeldSocket[]>();
+    // An nginx an earlier run left behind (its supervisor gone) would hold the edge's port.
+    if (specs.some((spec) => spec.name === 'runtime' && spec.sockets?.length)) await stopLeftoverNginx(this.home);
     for (const spec of specs) {
       const held: HeldSocket[] = [];
       for (const socket of spec.sockets ?? []) {
@@ -285,6 +288,8 @@ export class Launcher {
     this.stopping ??= (async () => {
       clearInterval(this.watch);
       await Promise.all(this.running.map((s) => s.stop()));
+      // The runtime supervisor stops nginx; if it was gone already (a crash loop), nothing else would.
+      await stopLeftoverNginx(this.home).catch((e: unknown) => log('launcher', `nginx stop: ${String(e)}`));
       await this.writing;
       await this.pgbouncer?.stop();
       await this.postgres?.stop().catch((e: unknown) => log('launcher', `postgres stop: ${String(e)}`));
