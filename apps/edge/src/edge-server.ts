@@ -211,7 +211,7 @@ export class EdgeServer {
   private async switchTo(applicationId: string, releaseId: string): Promise<boolean> {
     const release = await this.routes.release(asReleaseId(releaseId));
     if (!release || release.applicationId !== applicationId) return false;
-    this.usage.deployed(applicationId);
+    void this.usage.deployed(applicationId).catch((error: Error) => this.logger.warn(`usage counts not written: ${error.message}`));
     await this.reload(applicationId, { id: release.id, kind: release.kind, artifactKey: release.artifactKey, spec: release.spec });
     return this.applied.get(applicationId) === releaseId;
   }

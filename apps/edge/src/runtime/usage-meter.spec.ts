@@ -103,10 +103,14 @@ describe('UsageMeter', () => {
     await usage.load();
     usage.count(A, 3);
     await usage.fold();
-    usage.deployed(B);
+    await usage.deployed(B);
     now += 10;
-    usage.deployed(C);
+    await usage.deployed(C);
     expect([B, C, A].sort(usage.compare)).toEqual([A, C, B]);
+    // Written down at the deploy: a restart right after keeps the order.
+    const restarted = new UsageMeter(dir, { halfLifeMs: DAY, now: () => now });
+    await restarted.load();
+    expect([B, C, A].sort(restarted.compare)).toEqual([A, C, B]);
     usage.keepOnly(new Set([B]));
     expect(usage.score(A)).toBe(0);
     expect([A, B, C].sort(usage.compare)).toEqual([B, A, C]);

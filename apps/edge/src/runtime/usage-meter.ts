@@ -65,9 +65,10 @@ export class UsageMeter {
     this.pending.set(applicationId, (this.pending.get(applicationId) ?? 0) + requests);
   }
 
-  /** A deploy switched the application to a new release (the order among apps never requested). */
-  deployed(applicationId: string): void {
+  /** A deploy switched the application to a new release (the order among apps never requested); written down at once. */
+  deployed(applicationId: string): Promise<void> {
     this.deployedAt.set(applicationId, this.now());
+    return this.fold();
   }
 
   /** Forgets applications that are gone (nothing else would remove them from the kept table). */
@@ -117,8 +118,10 @@ export class UsageMeter {
 
   /** Counts and empties nginx's files, decays the scores to now, adds the new requests, and writes them down. */
   fold(): Promise<void> {
-    this.folding ??= this.foldOnce().finally(() => (this.folding = undefined));
-    return this.folding;
+    // One at a time, each after the last (two would count the same bytes or write in either order).
+    const next = (this.folding ?? Promise.resolve()).catch(() => undefined).then(() => this.foldOnce());
+    this.folding = next;
+    return next;
   }
 
   private async foldOnce(): Promise<void> {
