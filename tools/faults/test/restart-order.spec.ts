@@ -82,16 +82,20 @@ describe('restart of the whole platform: releases come back a bounded number at 
   beforeAll(async () => {
     platform = await LaunchedPlatform.start('restart-order');
     source = await fixtureDir('node-server', { 'server.js': SERVER, 'package.json': PACKAGE, 'package-lock.json': LOCK });
-    // Several applications of one owner, deployed one after the other (deploy order = the tie-break among unused apps).
-    for (let i = 0; i < APPS; i++) {
-      const name = `Order ${String.fromCharCode(97 + i)}`;
-      const account = await platform.bootstrap('restart-order@example.com', name);
+    // Several applications of one owner. The first is deployed before the others (the last in line
+    // among unused apps: the most recently deployed come first); the others at once.
+    const accounts: Account[] = [];
+    for (let i = 0; i < APPS; i++) accounts.push(await platform.bootstrap('restart-order@example.com', `Order ${String.fromCharCode(97 + i)}`));
+    const deploy = async (account: Account, index: number): Promise<App> => {
+      const name = `Order ${String.fromCharCode(97 + index)}`;
       await platform.setSecrets(account, { APP_NAME: name });
-      const task = await platform.deploy(account, source, 5 * 60_000);
+      const task = await platform.deploy(account, source, 10 * 60_000);
       if (task.status !== 'succeeded') throw new Error(`deploy of ${name} ended ${task.status}: ${JSON.stringify(task.error)}`);
       const [row] = await platform.query<{ live_release_id: string }>('SELECT live_release_id FROM applications WHERE id = $1', [account.applicationId]);
-      apps.push({ account, name, releaseId: row!.live_release_id });
-    }
+      return { account, name, releaseId: row!.live_release_id };
+    };
+    apps.push(await deploy(accounts[0]!, 0));
+    apps.push(...(await Promise.all(accounts.slice(1).map((account, i) => deploy(account, i + 1)))));
   }, 15 * 60_000);
 
   afterAll(async () => {
