@@ -192,7 +192,7 @@ export class EdgeServer {
     if (bringUp === undefined || !nodes.length) return;
     void reportBringUp(
       activations.filter((a) => a.route.release?.kind === 'node').map((a) => a.answered),
-      { startedAt: bringUp, adopted, queue: this.starts, logger: this.logger },
+      { startedAt: bringUp, adopted, queue: this.starts, logger: this.logger, stopped: () => this.closing },
     );
   }
 
@@ -257,7 +257,8 @@ export class EdgeServer {
       else this.applied.delete(route.applicationId);
       return true;
     } catch (error) {
-      this.logger.error(`${route.slug}: release ${route.release?.id} could not be started; the previous one keeps serving: ${(error as Error).message}`);
+      // Stopping: the starts still waiting their turn were dropped, not failed.
+      if (!this.closing) this.logger.error(`${route.slug}: release ${route.release?.id} could not be started; the previous one keeps serving: ${(error as Error).message}`);
       return false;
     }
   }

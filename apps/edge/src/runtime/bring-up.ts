@@ -12,6 +12,8 @@ export interface BringUpContext {
   queue: Pick<StartQueue, 'concurrency' | 'active' | 'queued'>;
   logger: Pick<LoggerService, 'log' | 'warn'>;
   progressEveryMs?: number;
+  /** True once the edge is stopping: no final line then (the waiting starts were dropped). */
+  stopped?: () => boolean;
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -38,6 +40,7 @@ export async function reportBringUp(answered: Promise<boolean>[], context: Bring
   } finally {
     clearInterval(progress);
   }
+  if (context.stopped?.()) return;
   const cold = total - context.adopted;
   const how = context.adopted
     ? `${context.adopted} already running, adopted; ${cold} started ${context.queue.concurrency} at a time, most used first`
