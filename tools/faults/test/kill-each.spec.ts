@@ -80,6 +80,8 @@ describe('fault: kill -9 of every process of pnpm start, one at a time, under ap
       AUTH_RATE_LIMIT_SIGN_IN_MAX: '100000',
       AUTH_RATE_LIMIT_SESSION_MAX: '1000000',
       AUTH_BCRYPT_COST: '4',
+      // A mechanism switched off for a check, e.g. FAULTS_KILL_EACH_ENV='{"AUTH_DB_RESTART_WAIT_MS":"0"}'.
+      ...(JSON.parse(process.env['FAULTS_KILL_EACH_ENV'] ?? '{}') as Record<string, string>),
     });
     stateDir = join(platform.home, 'runtime', 'nginx');
     releases = join(platform.home, 'runtime', 'releases');
@@ -122,6 +124,9 @@ describe('fault: kill -9 of every process of pnpm start, one at a time, under ap
     const cut = users.samples.filter((s) => s.at < killedAt && s.at + s.ms >= killedAt && !s.ok).length;
     const row = { label: target.label, appFailed: during.filter((s) => s.status !== 200).length, appTotal: during.length, signIn: formatSignInSummary(summary), failedSessionReads: summary.failedSessionReads, cutByKill: cut, readyMs: readyAt - killedAt };
     rows.push(row);
+    // What the services logged for the failures the clients saw (their correlation ids).
+    const ids = new Set(users.between(killedAt, end).flatMap((s) => [...(s.detail ?? '').matchAll(/correlation id ([0-9a-f-]{36})/g)].map((m) => m[1]!)));
+    for (const line of platform.log().split('\n').filter((l) => [...ids].some((id) => l.includes(id))).slice(0, 6)) process.stdout.write(`kill-each: logged: ${line.slice(0, 600)}\n`);
     process.stdout.write(`kill-each: ${row.label} kill -9 → ${row.appFailed} of ${row.appTotal} app requests failed; sign-in: ${row.signIn}; every /health/ready 200 again after ${(row.readyMs / 1000).toFixed(1)} s\n`);
     return row;
   }
