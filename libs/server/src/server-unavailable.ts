@@ -26,15 +26,21 @@ const SERVER_GONE_CODES = new Set([
   'P1017',
 ]);
 
-const SERVER_GONE_MESSAGE = /Connection terminated|connection timeout|Can't reach database server|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command|Client has encountered a connection error/i;
+/** What `@prisma/adapter-pg` calls a socket error (refused, reset, timed out) in `meta.driverAdapterError.cause.kind`. */
+const SERVER_GONE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout']);
+
+const SERVER_GONE_MESSAGE = /Connection terminated|connection timeout|Can't reach database server|Server has closed the connection|server closed the connection unexpectedly|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command|Client has encountered a connection error/i;
 
 export function serverUnavailable(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && SERVER_GONE_CODES.has(code)) return true;
-    const message = (e as { message?: unknown }).message;
-    if (typeof message === 'string' && SERVER_GONE_MESSAGE.test(message)) return true;
+  // The error itself, what caused it, and what Prisma's driver adapter says under `meta`.
+  const pending: unknown[] = [error];
+  for (let seen = 0; pending.length && seen < 8; seen++) {
+    const e = pending.shift() as { code?: unknown; message?: unknown; kind?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } } | null | undefined;
+    if (!e || typeof e !== 'object') continue;
+    if (typeof e.code === 'string' && SERVER_GONE_CODES.has(e.code)) return true;
+    if (typeof e.kind === 'string' && SERVER_GONE_KINDS.has(e.kind)) return true;
+    if (typeof e.message === 'string' && SERVER_GONE_MESSAGE.test(e.message)) return true;
+    pending.push(e.cause, e.meta?.driverAdapterError);
   }
   return false;
 }
-

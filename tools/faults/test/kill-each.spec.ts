@@ -126,7 +126,10 @@ describe('fault: kill -9 of every process of pnpm start, one at a time, under ap
     rows.push(row);
     // What the services logged for the failures the clients saw (their correlation ids).
     const ids = new Set(users.between(killedAt, end).flatMap((s) => [...(s.detail ?? '').matchAll(/correlation id ([0-9a-f-]{36})/g)].map((m) => m[1]!)));
-    for (const line of platform.log().split('\n').filter((l) => [...ids].some((id) => l.includes(id))).slice(0, 6)) process.stdout.write(`kill-each: logged: ${line.slice(0, 600)}\n`);
+    const lines = platform.log().split('\n');
+    const hits = lines.flatMap((l, i) => ([...ids].some((id) => l.includes(id)) ? [i] : [])).slice(0, 3);
+    // Each with the lines after it (a stack, Prisma's multi-line message).
+    for (const i of hits) process.stdout.write(`kill-each: logged:\n${lines.slice(i, i + 8).map((l) => `  ${l.slice(0, 400)}`).join('\n')}\n`);
     process.stdout.write(`kill-each: ${row.label} kill -9 → ${row.appFailed} of ${row.appTotal} app requests failed; sign-in: ${row.signIn}; every /health/ready 200 again after ${(row.readyMs / 1000).toFixed(1)} s\n`);
     return row;
   }
