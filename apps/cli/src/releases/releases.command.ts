@@ -76,8 +76,7 @@ export async function releasesCommand(command: keyof typeof USAGE, args: string[
     return 0;
   }
   const was = result.previousReleaseId && result.previousReleaseId !== result.liveReleaseId ? ` (was ${result.previousReleaseId})` : ' (it already was)';
-  io.out.write(`${terminal.paint.green('✓')} ${visibleControls(`Release ${result.liveReleaseId} is live${was}`)}
-`);
+  io.out.write(`${terminal.paint.green('✓')} ${visibleControls(`Release ${result.liveReleaseId} is live${was}`)}\n`);
   return 0;
 }
 
@@ -104,6 +103,5 @@ function printReleases(releases: ReleaseView[], terminal: Terminal): void {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
   terminal.out.write(`${terminal.paint.bold(line(header))}\n`);
-  for (const row of rows) terminal.out.write(`${row[3] === 'live' ? terminal.paint.green(line(row)) : line(row)}
-`);
+  for (const row of rows) terminal.out.write(`${row[3] === 'live' ? terminal.paint.green(line(row)) : line(row)}\n`);
 }
