@@ -3,7 +3,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { LIMITS, parseStorageQuotas, type OwnerSignInLimits, type UploadLimits } from '@slipway/contract';
-import { baseServerFields, loadConfig, masterKey, parsedBy, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
+import { baseServerFields, httpUrl, loadConfig, masterKey, parsedBy, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
 
 const dnsServers = z
@@ -118,6 +118,13 @@ export const gatewayConfigSchema = z.object({
   DOMAIN_RECHECK_INTERVAL_MS: positiveInt(60 * 60_000),
   /** Re-checks in a row that find the record gone or wrong before the domain is unverified (route and certificate dropped). */
   DOMAIN_RECHECK_FAILURES: positiveInt(3),
+  /**
+   * The edge's internal API (as the build worker's EDGE_INTERNAL_URL): a rollback or promote asks
+   * it to start the release and waits until it is healthy before the release becomes live.
+   */
+  EDGE_INTERNAL_URL: httpUrl('http://127.0.0.1:8080'),
+  /** How long a rollback/promote waits for the edge to report the release healthy (as the worker's RELEASE_TIMEOUT_MS). */
+  RELEASE_TIMEOUT_MS: positiveInt(60_000),
 })
   .superRefine(checkBlobStorage)
   .superRefine((config, ctx) => {
