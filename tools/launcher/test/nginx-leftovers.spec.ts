@@ -47,7 +47,7 @@ describe('stopLeftoverNginx', () => {
     await stopLeftoverNginx(home, 3_000);
     await waitFor(() => !alive(pid), { timeoutMs: 5_000, what: 'the master to be gone' });
     // No worker of its group is left (they would hold the edge's port).
-    await waitFor(() => {
+    const groupGone = await waitFor(() => {
       try {
         process.kill(-pid, 0);
         return false;
@@ -55,6 +55,8 @@ describe('stopLeftoverNginx', () => {
         return true;
       }
     }, { timeoutMs: 5_000, what: 'its workers to be gone' });
+    expect(groupGone).toBe(true);
+    expect(alive(pid)).toBe(false);
   });
 
   it('leaves alone an nginx of another state directory, even if this home\'s pid file names it', async () => {
