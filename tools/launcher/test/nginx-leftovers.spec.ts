@@ -2,17 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, waitFor } from '@slipway/testing';
+import { alive, freePort, waitFor } from '@slipway/testing';
 import { nginxStateDir, stopLeftoverNginx } from '../src/nginx-leftovers.js';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** A real nginx master (detached, its own group) on `<dir>/nginx.conf`, as the runtime supervisor's keeper starts it. */
 async function startNginx(dir: string): Promise<{ child: ChildProcess; pid: number }> {
