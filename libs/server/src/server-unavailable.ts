@@ -29,7 +29,10 @@ const SERVER_GONE_CODES = new Set([
 /** What `@prisma/adapter-pg` calls a socket error (refused, reset, timed out) in `meta.driverAdapterError.cause.kind`. */
 const SERVER_GONE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout']);
 
-const SERVER_GONE_MESSAGE = /Connection terminated|connection timeout|Can't reach database server|Server has closed the connection|server closed the connection unexpectedly|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command|Client has encountered a connection error/i;
+/** ioredis: a command given up on while the connection is down (its retries per request spent), or sent on a closed connection. */
+const REDIS_GONE_NAMES = new Set(['MaxRetriesPerRequestError']);
+
+const SERVER_GONE_MESSAGE = /Reached the max retries per request limit|Connection is closed\.|Stream isn't writeable|Connection terminated|connection timeout|Can't reach database server|Server has closed the connection|server closed the connection unexpectedly|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command|Client has encountered a connection error/i;
 
 export function serverUnavailable(error: unknown): boolean {
   // The error itself, what caused it, and what Prisma's driver adapter says under `meta`.
@@ -39,6 +42,7 @@ export function serverUnavailable(error: unknown): boolean {
     if (!e || typeof e !== 'object') continue;
     if (typeof e.code === 'string' && SERVER_GONE_CODES.has(e.code)) return true;
     if (typeof e.kind === 'string' && SERVER_GONE_KINDS.has(e.kind)) return true;
+    if (typeof (e as { name?: unknown }).name === 'string' && REDIS_GONE_NAMES.has((e as { name: string }).name)) return true;
     if (typeof e.message === 'string' && SERVER_GONE_MESSAGE.test(e.message)) return true;
     pending.push(e.cause, e.meta?.driverAdapterError);
   }

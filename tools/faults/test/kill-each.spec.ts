@@ -65,7 +65,15 @@ describe('fault: kill -9 of every process of pnpm start, one at a time, under ap
 
   const everyReady = async () => (await Promise.all(SERVICES.map((name) => platform.ready(name)))).every((status) => status === 200);
   const published = (name: string) => async () => platform.pid(name);
-  const republished = (name: string) => async (killed: number) => (await platform.pid(name).catch(() => killed)) !== killed;
+  /**
+   * A new process named in runtime.json, and the launcher's own word that it is back (for a
+   * service: it answers its /health/ready itself — a sibling answering on the shared socket is
+   * not enough, or the next kill would hit the only process serving).
+   */
+  const announced = (name: string, logName = name) => async (killed: number) => {
+    const now = await platform.pid(name).catch(() => killed);
+    return now !== killed && new RegExp(`launcher\\s+\\| ${logName} is back \\(pid ${now}\\)`).test(platform.log());
+  };
 
   /** The nginx master this platform's pid file names (checked to be the nginx of its state directory). */
   const nginxMaster = async (): Promise<number> => {
@@ -157,7 +165,7 @@ describe('fault: kill -9 of every process of pnpm start, one at a time, under ap
     const row = await killAndMeasure({
       label: name,
       pid: published(name),
-      back: republished(name),
+      back: announced(name, name === 'redis' ? 'redis-server' : name),
       // The killed gateway process's sibling takes the upload: a deploy is never refused.
       ...(uploader ? { meanwhile: async () => void (upload = await platform.cli(['deploy', uploadSource, '--no-wait', '--json'], platform.cliEnv(uploader))) } : {}),
     });
@@ -191,7 +199,7 @@ describe('fault: kill -9 of every process of pnpm start, one at a time, under ap
     const before = (await processesNaming(releases)).map((p) => p.pid).sort();
     expect(before.length).toBeGreaterThan(0);
     const master = await nginxMaster();
-    const row = await killAndMeasure({ label: 'runtime supervisor', pid: published('runtime'), back: republished('runtime') });
+    const row = await killAndMeasure({ label: 'runtime supervisor', pid: published('runtime'), back: announced('runtime') });
     expectUnnoticed(row);
     expect((await processesNaming(releases)).map((p) => p.pid).sort()).toEqual(before);
     // nginx too: the restarted supervisor adopted the running master (no bind error, no new one).
@@ -200,7 +208,7 @@ describe('fault: kill -9 of every process of pnpm start, one at a time, under ap
   }, 150_000);
 
   it('the embedded Postgres: back by itself, every service ready within 10 s, no app request and no session read failed', async () => {
-    const row = await killAndMeasure({ label: 'postgres', pid: published('postgres'), back: republished('postgres') });
+    const row = await killAndMeasure({ label: 'postgres', pid: published('postgres'), back: announced('postgres') });
     expectUnnoticed(row);
     expect(row.readyMs).toBeLessThan(POSTGRES_READY_BOUND_MS);
   }, 150_000);
