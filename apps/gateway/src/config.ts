@@ -3,7 +3,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { LIMITS, parseStorageQuotas, type OwnerSignInLimits, type UploadLimits } from '@slipway/contract';
-import { baseServerFields, loadConfig, masterKey, parsedBy, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
+import { baseServerFields, httpUrl, loadConfig, masterKey, parsedBy, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
 
 const dnsServers = z
@@ -35,6 +35,8 @@ export const gatewayConfigSchema = z.object({
     .refine((v) => v === 'auto' || /^[1-9]\d{0,2}$/.test(v), 'must be a whole number from 1 to 999, or auto')
     .transform((v) => (v === 'auto' ? availableParallelism() : Number(v))),
   SLIPWAY_MASTER_KEY: masterKey,
+  /** The edge's internal API (`pnpm start` passes it): where the owners' API reads the apps' runtime logs. */
+  EDGE_INTERNAL_URL: httpUrl('http://127.0.0.1:8080'),
   /** Local state of `pnpm start`; blobs default to `<SLIPWAY_HOME>/blobs`. */
   SLIPWAY_HOME: z.string().min(1).optional(),
   /** BLOB_DIR (local store, default `<SLIPWAY_HOME or .slipway>/blobs`) or S3_* (see libs/blob). */

@@ -42,7 +42,7 @@ export function stampLines(block: Buffer, stream: LogStream, now = new Date()): 
  * lines were stamped (or cut by a rotation mid-way) has no stamp: it is taken as stdout with no
  * time, and time searches skip it.
  */
-export function parseLogLine(line: string, releaseId: string): LogLine & { time: string | null } {
+export function parseLogLine(line: string, releaseId: string): Omit<LogLine, 'time'> & { time: string | null } {
   const space = line.indexOf(' ', ISO_LENGTH + 1);
   if (line.length > ISO_LENGTH && line[ISO_LENGTH] === ' ' && line[10] === 'T' && line[ISO_LENGTH - 1] === 'Z' && space > ISO_LENGTH) {
     const stream = line.slice(ISO_LENGTH + 1, space);
