@@ -6,6 +6,7 @@ import { UsageError } from './args.js';
 import { authCommand } from './auth/auth.command.js';
 import type { CommandIo } from './command-io.js';
 import { deployCommand } from './deploy/deploy.command.js';
+import { logsCommand } from './logs/logs.command.js';
 import { isTty } from './output/terminal.js';
 import { secretsCommand } from './secrets/secrets.command.js';
 import { statusCommand } from './status/status.command.js';
@@ -15,6 +16,7 @@ const USAGE = `Usage: slipway <command> [options]   (slipway <command> --help fo
 Commands:
   deploy [dir]                  deploy a folder and follow the build
   status <taskId>               show a deployment task (--wait to follow it)
+  logs [--follow] [--since 15m] the application's runtime logs (--release <id>, --json)
   secrets set NAME=value...     set environment variables of the application
   secrets unset NAME...         remove them
   secrets list                  list their names (values are never shown)
@@ -50,6 +52,8 @@ export async function run(
         return await deployCommand(argv.slice(1), env, io);
       case 'status':
         return await statusCommand(argv.slice(1), env, io);
+      case 'logs':
+        return await logsCommand(argv.slice(1), env, io);
       case 'secrets':
         return await secretsCommand(sub, rest, env, io);
       case 'auth':

@@ -1,12 +1,14 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../credentials/api-auth.module.js';
 import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
+import { LogsAccessGuard } from './logs-access.guard.js';
 import { RuntimeLogsController } from './runtime-logs.controller.js';
 import { RuntimeLogsService } from './runtime-logs.service.js';
 
 /** The owners' API's logs: runtime logs (from the edge) and live build output (from Redis). */
 @Module({
-  imports: [DashboardAccessModule],
+  imports: [AuthModule, DashboardAccessModule],
   controllers: [RuntimeLogsController],
-  providers: [RuntimeLogsService],
+  providers: [RuntimeLogsService, LogsAccessGuard],
 })
 export class LogsModule {}

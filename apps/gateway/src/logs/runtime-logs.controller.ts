@@ -1,8 +1,8 @@
-import { Controller, Get, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Query, Req, Res, UseGuards } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CurrentApplication } from '../dashboard/common/current-owner.decorator.js';
-import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
 import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
+import { LogsAccessGuard } from './logs-access.guard.js';
 import { instant, lineLimit, releaseParam } from './log-params.js';
 import { openEventStream } from './sse.js';
 import { RuntimeLogsService } from './runtime-logs.service.js';
@@ -17,7 +17,8 @@ type LogQueryParams = { since?: string; until?: string; release?: string; limit?
  * dashboard renders it as text).
  */
 @Controller('dashboard/api/applications/:appId')
-@OwnedApplicationRoute()
+// OwnedApplicationRoute() once it takes bearer credentials (h30-owners-api); meanwhile the same check plus a project key.
+@UseGuards(LogsAccessGuard)
 export class RuntimeLogsController {
   constructor(private readonly logs: RuntimeLogsService) {}
 
