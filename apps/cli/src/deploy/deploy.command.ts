@@ -19,6 +19,9 @@ Honours .gitignore and .slipwayignore; never sends node_modules, .git or .env* u
 --include names them (gitignore-style pattern, repeatable: --include .env.production).
   --no-wait           print the task id and return once the upload is accepted
   --follow            when a deploy is already running, follow it instead (asked on a terminal)
+  --application <id>  the application's id (SLIPWAY_APPLICATION_ID, "applicationId" in .slipway.json):
+                      with it, the install and build output is shown as it is produced
+                      (on stderr with --json), redacted as the step logs are
 
 ${CONNECTION_USAGE}`;
 
@@ -30,6 +33,7 @@ export async function deployCommand(args: string[], env: NodeJS.ProcessEnv, io: 
     'no-wait': { type: 'boolean', default: false },
     follow: { type: 'boolean', default: false },
     include: { type: 'string', multiple: true },
+    application: { type: 'string' },
   });
   if (values.help) {
     io.out.write(`${DEPLOY_USAGE}\n`);
@@ -49,7 +53,7 @@ export async function deployCommand(args: string[], env: NodeJS.ProcessEnv, io: 
   if (listing.files.length === 0) throw new UsageError(`nothing to deploy in ${dir}: every file is ignored`);
 
   const client = new ApiClient(config.url);
-  const follow = (taskId: string) => followTask({ client, apiKey, taskId, terminal, pollIntervalMs: config.pollIntervalMs });
+  const follow = (taskId: string) => followTask({ client, apiKey, taskId, terminal, pollIntervalMs: config.pollIntervalMs, applicationId: config.applicationId });
   let taskId: string;
   try {
     taskId = await upload(client, apiKey, listing, terminal);

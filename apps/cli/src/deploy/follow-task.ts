@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { terminalJson, visibleControls } from '@slipway/contract';
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError, UnreachableError } from '../api/api-error.js';
+import { eventStream } from '../api/event-stream.js';
 import { isFinished, taskPath, type DeploymentTask } from '../api/deployment-task.js';
 import type { Terminal } from '../output/terminal.js';
 import { TaskView, failureLines } from './task-view.js';
@@ -16,6 +17,8 @@ export interface FollowOptions {
   taskId: string;
   terminal: Terminal;
   pollIntervalMs: number;
+  /** With it, the install and build output is shown as it is produced (the owners' API's live feed). */
+  applicationId?: string;
 }
 
 /**
@@ -35,11 +38,39 @@ export async function followTask(options: FollowOptions, extra: Record<string, u
   process.once('SIGINT', onInterrupt);
   // stdout carries one JSON document at the end; stderr says meanwhile what is being waited for.
   if (terminal.json) terminal.err.write(`slipway: following task ${taskId} until it succeeds or fails\n`);
+  const view = terminal.json ? undefined : new TaskView(terminal);
+  const output = new AbortController();
+  const streaming = options.applicationId ? showBuildOutput(options, options.applicationId, output.signal, view) : Promise.resolve();
   try {
-    const task = await pollUntilFinished(options, terminal.json ? undefined : new TaskView(terminal));
+    const task = await pollUntilFinished(options, view);
     return reportTask(task, terminal, extra);
   } finally {
+    output.abort();
+    await streaming;
     process.off('SIGINT', onInterrupt);
+  }
+}
+
+/**
+ * The deploy's install and build output as the worker produces it (server-sent events; plain and
+ * redacted by the worker, controls made visible here): above the live status line on a terminal,
+ * on stderr with --json (stdout keeps its one JSON document). Best effort: without the feed, the
+ * step logs still come with the task.
+ */
+async function showBuildOutput(options: FollowOptions, applicationId: string, signal: AbortSignal, view?: TaskView): Promise<void> {
+  const { terminal } = options;
+  const path = `/dashboard/api/applications/${encodeURIComponent(applicationId)}/deployments/${encodeURIComponent(options.taskId)}/log/stream`;
+  try {
+    const response = await options.client.request('GET', path, { bearer: options.apiKey, headers: { accept: 'text/event-stream' } }, { signal });
+    for await (const { data } of eventStream<{ step: string; text: string }>(response)) {
+      for (const line of data.text.replace(/\n$/, '').split('\n')) {
+        const shown = `${terminal.paint.dim(`${visibleControls(data.step)} │`)} ${visibleControls(line)}`;
+        if (view) view.note(shown);
+        else terminal.err.write(`${shown}\n`);
+      }
+    }
+  } catch {
+    /* aborted once the task finished, or no feed here: the task's step logs remain */
   }
 }
 
