@@ -7,6 +7,9 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { join } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { chromium } from 'playwright-core';
 import { CLI_MAIN, waitFor } from '@slipway/testing';
 import { Platform, type Account } from './support/platform.js';
 
@@ -149,7 +152,8 @@ describe('runtime logs and live build output', () => {
   });
 
   it("shows the app's control characters, never sends them to the terminal", async () => {
-    expect((await platform.viaEdge(alice.slug, '/evil')).status).toBe(200);
+    // The crash above: the app is back after its restart backoff (about 1 s).
+    await waitFor(async () => (await platform.viaEdge(alice.slug, '/evil')).status === 200, { timeoutMs: 15_000, intervalMs: 250, what: 'the app back after its crash' });
     const human = await waitFor(async () => {
       const run = await platform.cli(['logs', '--since', '1m'], env());
       return run.stdout.includes('evil') ? run : undefined;
@@ -169,4 +173,40 @@ describe('runtime logs and live build output', () => {
     const anonymous = await fetch(`http://127.0.0.1:${platform.ports.gateway}/dashboard/api/applications/${alice.applicationId}/logs`);
     expect(anonymous.status).toBe(401);
   });
+
+  it('the dashboard Logs tab follows the lines live in a real browser', async () => {
+    const profile = await mkdtemp(join(tmpdir(), 'slipway-chromium-'));
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    });
+    try {
+      const page = context.pages()[0] ?? (await context.newPage());
+      const base = `http://localhost:${platform.ports.gateway}`;
+      await page.goto(base);
+      await page.getByRole('link', { name: 'Create an account' }).click();
+      await page.getByLabel('Your name').fill('Carol');
+      await page.getByLabel('Email').fill('carol@example.com');
+      await page.getByLabel('Password').fill('correct horse battery');
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await page.getByRole('heading', { name: 'Applications', level: 1 }).waitFor();
+      // Set-up: the bootstrapped application (an owner without a password) becomes Carol's.
+      await platform.query('UPDATE applications SET owner_id = (SELECT id FROM owners WHERE email = $1) WHERE id = $2', ['carol@example.com', alice.applicationId]);
+      await page.goto(`${base}/apps/${alice.applicationId}/logs`);
+      await page.getByTestId('logs-state').getByText('following live').waitFor({ timeout: 15_000 });
+      // The backlog (the last hour) is there, and a new request's line arrives while the page stays open.
+      await page.getByTestId('runtime-log').getByText('request GET /hello first').waitFor({ timeout: 10_000 });
+      const id = `browser-${Date.now()}`;
+      const sent = performance.now();
+      await platform.viaEdge(alice.slug, `/hello?id=${id}`);
+      await page.getByTestId('runtime-log').getByText(`request GET /hello ${id}`).waitFor({ timeout: 5000 });
+      process.stdout.write(`dashboard Logs tab: the request's line shown ${Math.round(performance.now() - sent)} ms after the request was sent\n`);
+      // The app's terminal escapes shown as text.
+      await page.getByTestId('runtime-log').getByText('evil \\u001b]0;owned').waitFor({ timeout: 5000 });
+    } finally {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
