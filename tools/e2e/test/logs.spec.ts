@@ -183,6 +183,9 @@ describe('runtime logs and live build output', () => {
     });
     try {
       const page = context.pages()[0] ?? (await context.newPage());
+      // For whoever reads a failure: what the page said.
+      page.on('console', (message) => process.stdout.write(`browser console: ${message.text()}\n`));
+      page.on('response', (response) => response.url().includes('/logs') && process.stdout.write(`browser: ${response.status()} ${response.url()}\n`));
       const base = `http://localhost:${platform.ports.gateway}`;
       await page.goto(base);
       await page.getByRole('link', { name: 'Create an account' }).click();
