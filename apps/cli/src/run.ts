@@ -8,6 +8,7 @@ import type { CommandIo } from './command-io.js';
 import { deployCommand } from './deploy/deploy.command.js';
 import { logsCommand } from './logs/logs.command.js';
 import { isTty } from './output/terminal.js';
+import { releasesCommand } from './releases/releases.command.js';
 import { secretsCommand } from './secrets/secrets.command.js';
 import { statusCommand } from './status/status.command.js';
 
@@ -17,6 +18,9 @@ Commands:
   deploy [dir]                  deploy a folder and follow the build
   status <taskId>               show a deployment task (--wait to follow it)
   logs [--follow] [--since 15m] the application's runtime logs (--release <id>, --json)
+  releases                      list the application's releases (live one marked)
+  rollback [releaseId]          make the previous (or the given) release live again
+  promote <releaseId>           make any kept release live, without rebuilding
   secrets set NAME=value...     set environment variables of the application
   secrets unset NAME...         remove them
   secrets list                  list their names (values are never shown)
@@ -54,6 +58,10 @@ export async function run(
         return await statusCommand(argv.slice(1), env, io);
       case 'logs':
         return await logsCommand(argv.slice(1), env, io);
+      case 'releases':
+      case 'rollback':
+      case 'promote':
+        return await releasesCommand(command, argv.slice(1), env, io);
       case 'secrets':
         return await secretsCommand(sub, rest, env, io);
       case 'auth':

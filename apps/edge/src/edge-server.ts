@@ -10,7 +10,7 @@ import { routesChannel } from '@slipway/queue';
 import { LocalDriver, type ReleaseToRun, type RoutesMessage, type RuntimeDriver } from '@slipway/runtime';
 import { DependencyProbe } from '@slipway/server';
 import { Redis } from 'ioredis';
-import type { EdgeConfig } from './config.js';
+import { startConcurrency, type EdgeConfig } from './config.js';
 import { EdgePlane } from './data-plane/edge-plane.js';
 import { AppLogs } from './internal/app-logs.js';
 import { handleInternal } from './internal/internal-api.js';
@@ -20,6 +20,9 @@ import { HostRouter } from './routing/host-router.js';
 import { appEnvironment } from './runtime/app-environment.js';
 import { NodeApps } from './runtime/node-apps.js';
 import { ReleaseTrees } from './runtime/release-trees.js';
+import { reportBringUp } from './runtime/bring-up.js';
+import { StartQueue } from './runtime/start-queue.js';
+import { UsageMeter } from './runtime/usage-meter.js';
 import { createRuntimeDriver, loopbackPort } from './runtime/runtime-driver.js';
 import { RemoteRuntimeDriver } from './runtime/supervisor/remote-driver.js';
 import { StaticSites } from './static/static-sites.js';
@@ -28,6 +31,9 @@ import { EdgeTls } from './tls/edge-tls.js';
 /** How often the edge looks for unpacked trees of pruned releases, and how long one must have been unused. */
 const RELEASE_TREES_SWEEP_MS = 5 * 60_000;
 const RELEASE_TREES_IDLE_MS = 10 * 60_000;
+/** How often request counts are folded into the kept usage scores, and how fast old requests fade. */
+const USAGE_FOLD_MS = 60_000;
+const USAGE_HALF_LIFE_MS = 24 * 3600_000;
 const NOT_FOUND_PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>Not found</title></head><body><h1>404</h1><p>There is no application at this address.</p></body></html>\n';
 
 /**
@@ -60,6 +66,12 @@ export class EdgeServer {
   private readonly applied = new Map<string, string>();
   /** nginx in front (EDGE_DATA_PLANE=nginx); this process is then its control plane and fallback. */
   private readonly plane?: EdgePlane;
+  /** Requests per application, kept across restarts: the order releases come back in. */
+  private readonly usage: UsageMeter;
+  /** Cold starts of Node releases, RUNTIME_START_CONCURRENCY at a time, most used first. */
+  private readonly starts: StartQueue;
+  /** Releases the runtime supervisor already ran when this edge started: claimed at once, outside the start queue. */
+  private adoptable = new Set<string>();
 
   private constructor(
     private readonly config: EdgeConfig,
@@ -76,10 +88,13 @@ export class EdgeServer {
     this.runtimeDir = resolve(config.RUNTIME_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'runtime'));
     this.statics = new StaticSites(blobs, this.runtimeDir, Math.floor(config.STATIC_CACHE_MB * 1024 * 1024));
     if (config.SLIPWAY_RUNTIME_DRIVER === 'local') this.appLogs = new AppLogs(join(this.runtimeDir, 'logs'), config.RUNTIME_LOG_FILES, (appId, ids) => this.releasesOf(appId, ids));
-    if (config.EDGE_DATA_PLANE === 'nginx') this.plane = new EdgePlane(config, this.runtimeDir, { router: this.planeRouter, upstream: (id) => this.nodeApps.upstream(id) });
+    this.usage = new UsageMeter(join(this.runtimeDir, 'usage'), { halfLifeMs: USAGE_HALF_LIFE_MS });
+    this.starts = new StartQueue({ concurrency: startConcurrency(config), compare: this.usage.compare });
+    if (config.EDGE_DATA_PLANE === 'nginx') this.plane = new EdgePlane(config, this.runtimeDir, { router: this.planeRouter, upstream: (id) => this.nodeApps.upstream(id), usageLog: (id) => this.usage.logFor(id) });
   }
 
   static async start(config: EdgeConfig): Promise<EdgeServer> {
+    const startedAt = performance.now();
     if (config.EDGE_DATA_PLANE === 'nginx') EdgePlane.check(config);
     // Routes, releases and what a Node release is given (the edge's Redis is its own subscriber).
     const data = openPlatformData(config, { poolSize: 4, blobs: true });
@@ -88,7 +103,7 @@ export class EdgeServer {
     data.infrastructure.pool.on('error', (error) => new Logger('edge').warn(`Postgres: ${error.message}`));
     const probe = new DependencyProbe({ service: 'edge', postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL });
     const edge = new EdgeServer(config, data, probe);
-    await edge.listen();
+    await edge.listen(startedAt);
     return edge;
   }
 
@@ -101,7 +116,7 @@ export class EdgeServer {
     return (this.server!.address() as { port: number }).port;
   }
 
-  private async listen(): Promise<void> {
+  private async listen(startedAt: number): Promise<void> {
     this.driver = await createRuntimeDriver(this.config, this.blobs, this.runtimeDir, (reason) => {
       if (this.closing) return;
       // No runtime supervisor came back in time (the driver reconnects by itself first), or one came back without a release as it was: a fresh edge starts or claims the apps anew.
@@ -110,14 +125,18 @@ export class EdgeServer {
     });
     const plane = this.plane;
     const switched = plane ? { switched: () => plane.sync(), drained: (r: unknown, old: { port: number }, graceMs: number) => plane.drained(r as Awaited<ReturnType<EdgePlane['sync']>>, old.port, graceMs) } : undefined;
-    this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port), switched);
+    this.adoptable = await this.alreadyRunning();
+    const turns = { queue: this.starts, running: (releaseId: string) => this.adoptable.delete(releaseId) };
+    this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port), switched, turns);
+    await this.usage.load().catch((error: Error) => this.logger.warn(`usage counts not read (releases start in database order): ${error.message}`));
+    this.usage.start(USAGE_FOLD_MS);
     if (this.config.EDGE_HTTPS === 'acme') this.tls = await EdgeTls.start(this.config, this.plane);
     this.subscriber = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
     this.subscriber.on('message', (_channel, message) => void this.onRoutesMessage(message));
     await this.subscriber.subscribe(routesChannel(this.config.QUEUE_PREFIX));
     // Resubscribing on reconnect can miss messages: reload everything when Redis comes back.
     this.subscriber.on('ready', () => void this.reloadAll().catch((error: Error) => this.logger.error(`route reload failed: ${error.message}`)));
-    await this.reloadAll();
+    await this.reloadAll(startedAt);
     this.sweepReleaseTrees();
     this.server = createServer(EDGE_HTTP_OPTIONS, (req, res) => void this.handle(req, res));
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgrade(req, socket, head));
@@ -157,8 +176,13 @@ export class EdgeServer {
     }
   }
 
-  private async reloadAll(): Promise<void> {
+  /**
+   * Every route from the database. `bringUp` (this edge's start, at that time): its Node releases
+   * come up in the start queue's order and the time until all answer is logged.
+   */
+  private async reloadAll(bringUp?: number): Promise<void> {
     const all = await this.routes.routes();
+    this.usage.keepOnly(new Set(all.map((r) => r.applicationId)));
     const statics = all.filter((r) => r.release?.kind === 'static');
     await Promise.all(statics.map((r) => this.prepareStatic(r.release!).catch(() => undefined)));
     this.planeRouter.replaceAll(all);
@@ -166,7 +190,15 @@ export class EdgeServer {
     this.router.replaceAll(all);
     this.tls?.routesChanged(this.router.routes());
     this.statics.replaceLive(new Map(statics.map((r) => [r.applicationId, r.release!.id])));
-    for (const route of all) void this.activateNode(route);
+    const nodes = all.filter((r) => r.release?.kind === 'node');
+    const adopted = nodes.filter((r) => this.adoptable.has(r.release!.id)).length;
+    // In one loop: the queue orders them all (most used first) before the first one starts.
+    const activations = all.map((route) => ({ route, answered: this.activateNode(route, true) }));
+    if (bringUp === undefined || !nodes.length) return;
+    void reportBringUp(
+      activations.filter((a) => a.route.release?.kind === 'node').map((a) => a.answered),
+      { startedAt: bringUp, adopted, queue: this.starts, logger: this.logger, stopped: () => this.closing },
+    );
   }
 
   /** Unpacked (and, with nginx, its nginx tree built) before any route points at it. */
@@ -184,6 +216,7 @@ export class EdgeServer {
   private async switchTo(applicationId: string, releaseId: string): Promise<boolean> {
     const release = await this.routes.release(asReleaseId(releaseId));
     if (!release || release.applicationId !== applicationId) return false;
+    void this.usage.deployed(applicationId).catch((error: Error) => this.logger.warn(`usage counts not written: ${error.message}`));
     await this.reload(applicationId, { id: release.id, kind: release.kind, artifactKey: release.artifactKey, spec: release.spec });
     return this.applied.get(applicationId) === releaseId;
   }
@@ -216,15 +249,22 @@ export class EdgeServer {
     await this.activateNode(route);
   }
 
-  /** Node releases once switched to, static ones once routed: what `appliedRelease` answers (the worker waits for it). */
-  private async activateNode(route: LiveRoute): Promise<void> {
+  /**
+   * Node releases once switched to, static ones once routed: what `appliedRelease` answers (the
+   * worker waits for it). `background`: nobody waits for this start yet (the edge's own start).
+   * False when the release could not be started.
+   */
+  private async activateNode(route: LiveRoute, background = false): Promise<boolean> {
     try {
-      if (route.release?.kind === 'node') await this.nodeApps.activate(route.applicationId, route.release.id);
+      if (route.release?.kind === 'node') await this.nodeApps.activate(route.applicationId, route.release.id, { background });
       else await this.nodeApps.retire(route.applicationId);
       if (route.release) this.applied.set(route.applicationId, route.release.id);
       else this.applied.delete(route.applicationId);
+      return true;
     } catch (error) {
-      this.logger.error(`${route.slug}: release ${route.release?.id} could not be started; the previous one keeps serving: ${(error as Error).message}`);
+      // Stopping: the starts still waiting their turn were dropped, not failed.
+      if (!this.closing) this.logger.error(`${route.slug}: release ${route.release?.id} could not be started; the previous one keeps serving: ${(error as Error).message}`);
+      return false;
     }
   }
 
@@ -232,6 +272,16 @@ export class EdgeServer {
   private async releasesOf(applicationId: string, releaseIds: string[]): Promise<string[]> {
     const { rows } = await this.data.infrastructure.pool.query<{ id: string }>('SELECT id FROM releases WHERE application_id = $1::uuid AND id = ANY($2::uuid[])', [applicationId, releaseIds]);
     return rows.map((r) => r.id);
+  }
+
+  /** What the runtime supervisor runs already (an edge restarted beside it): those are adopted, not started. */
+  private async alreadyRunning(): Promise<Set<string>> {
+    if (!(this.driver instanceof RemoteRuntimeDriver)) return new Set();
+    const running = await this.driver.list().catch((error: Error) => {
+      this.logger.warn(`could not list the runtime's releases (each is claimed in its turn): ${error.message}`);
+      return [];
+    });
+    return new Set(running.map((r) => r.releaseId));
   }
 
   private async describe(releaseId: string): Promise<ReleaseToRun> {
@@ -281,8 +331,12 @@ export class EdgeServer {
       const release = route.release;
       if (!release) return this.notFound(res);
       if (release.kind === 'static') return await (await this.statics.site(release)).serve(req, res);
+      // Requests nginx did not proxy itself (none in front, or the app not running yet) count here.
+      this.usage.count(route.applicationId);
       const upstream = this.nodeApps.upstream(route.applicationId);
       if (!upstream) {
+        // Waiting its turn after a restart: someone wants it now, so it starts next.
+        this.starts.bump(route.applicationId);
         res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': '1' }).end('The application is starting.\n');
         return;
       }
@@ -344,6 +398,8 @@ export class EdgeServer {
     });
     this.statics.close();
     this.tls?.close();
+    this.starts.cancelWaiting('the edge is stopping');
+    await this.usage.close();
     await this.plane?.close();
     await this.nodeApps.stopAll();
     await this.proxy.close();

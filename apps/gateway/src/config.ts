@@ -35,8 +35,6 @@ export const gatewayConfigSchema = z.object({
     .refine((v) => v === 'auto' || /^[1-9]\d{0,2}$/.test(v), 'must be a whole number from 1 to 999, or auto')
     .transform((v) => (v === 'auto' ? availableParallelism() : Number(v))),
   SLIPWAY_MASTER_KEY: masterKey,
-  /** The edge's internal API (`pnpm start` passes it): where the owners' API reads the apps' runtime logs. */
-  EDGE_INTERNAL_URL: httpUrl('http://127.0.0.1:8080'),
   /** Local state of `pnpm start`; blobs default to `<SLIPWAY_HOME>/blobs`. */
   SLIPWAY_HOME: z.string().min(1).optional(),
   /** BLOB_DIR (local store, default `<SLIPWAY_HOME or .slipway>/blobs`) or S3_* (see libs/blob). */
@@ -120,9 +118,22 @@ export const gatewayConfigSchema = z.object({
   DOMAIN_RECHECK_INTERVAL_MS: positiveInt(60 * 60_000),
   /** Re-checks in a row that find the record gone or wrong before the domain is unverified (route and certificate dropped). */
   DOMAIN_RECHECK_FAILURES: positiveInt(3),
+  /**
+   * The edge's internal API (as the build worker's EDGE_INTERNAL_URL): a rollback or promote asks
+   * it to start the release and waits until it is healthy before the release becomes live, and the
+   * owners' API reads the apps' runtime logs from it.
+   */
+  EDGE_INTERNAL_URL: httpUrl('http://127.0.0.1:8080'),
+  /** How long a rollback/promote waits for the edge to report the release healthy (as the worker's RELEASE_TIMEOUT_MS). */
+  RELEASE_TIMEOUT_MS: positiveInt(60_000),
 })
   .superRefine(checkBlobStorage)
   .superRefine((config, ctx) => {
+    // Under `pnpm start` the launcher runs GATEWAY_PROCESSES independent processes on a socket it
+    // holds; a node:cluster primary on top of that would be a second, weaker supervisor.
+    if (config.GATEWAY_WORKERS > 1 && config.SLIPWAY_LISTEN_FDS) {
+      ctx.addIssue({ code: 'custom', path: ['GATEWAY_WORKERS'], message: 'cannot be above 1 on a socket handed down by the launcher (SLIPWAY_LISTEN_FDS): set GATEWAY_PROCESSES for `pnpm start` instead' });
+    }
     if (Boolean(config.APP_DATABASES_POOLER_DIR) !== Boolean(config.APP_DATABASES_POOLER_ADMIN_URL)) {
       ctx.addIssue({ code: 'custom', path: ['APP_DATABASES_POOLER_ADMIN_URL'], message: 'APP_DATABASES_POOLER_DIR and APP_DATABASES_POOLER_ADMIN_URL go together: set both or neither' });
     }

@@ -33,6 +33,11 @@ export interface ProxySite {
    * close idle keep-alive connections under clients that are about to reuse them).
    */
   alternate?: { upstream: Address; whenFileExists: string };
+  /**
+   * A file nginx appends one byte to per request (buffered; runtime/usage-meter.ts counts them):
+   * how much the application is used, to start the most used first after a restart.
+   */
+  usageLog?: string;
 }
 
 /** A static release, served from the trees the edge materialized for nginx (static-tree.ts). */
@@ -206,7 +211,7 @@ function proxyServer(site: ProxySite, listen: string, scheme: string, extra = ''
   server {
     listen ${listen};
     server_name ${hosts(site)};
-${extra}    location / {
+${site.usageLog ? `    access_log ${path(site.usageLog)} slipway_usage buffer=4k flush=5s;\n` : ''}${extra}    location / {
 ${alternate ? `      # The slot switch: nginx looks at the marker at most once a second per worker (a stat on
       # every request cost ~1 µs of nginx's ~18), so a flip applies within SLOT_SWITCH_MS.
       open_file_cache max=64 inactive=60s;
@@ -334,6 +339,8 @@ ${types}
   types_hash_max_size 4096;
   default_type application/octet-stream;
   access_log off;
+  # An empty line, one byte, per request in an application's usage file (ProxySite.usageLog).
+  log_format slipway_usage '';
   server_tokens off;
   sendfile on;
   tcp_nopush on;
