@@ -59,7 +59,9 @@ describe('runtime logs and live build output', () => {
   let alice: Account;
   let bob: Account;
   let releaseId: string;
-  const env = () => ({ SLIPWAY_API_KEY: alice.apiKey, SLIPWAY_APPLICATION_ID: alice.applicationId });
+  let taskId: string;
+  // No application id: the CLI asks the owners' API which application the key reaches.
+  const env = () => ({ SLIPWAY_API_KEY: alice.apiKey });
 
   beforeAll(async () => {
     platform = await Platform.start('e2e-logs');
@@ -78,8 +80,9 @@ describe('runtime logs and live build output', () => {
     const second = await deploy.find('err', 'build: second half done', 60_000);
     expect(await deploy.exited).toBe(0);
     const ended = performance.now();
-    const task = JSON.parse(deploy.out.map((l) => l.line).join('\n')) as { status: string; releaseId?: string; release?: { id: string } };
+    const task = JSON.parse(deploy.out.map((l) => l.line).join('\n')) as { taskId: string; status: string };
     expect(task.status).toBe('succeeded');
+    taskId = task.taskId;
     process.stdout.write(`build output: first line ${Math.round(first.at - began)} ms after the deploy began, second ${Math.round(second.at - first.at)} ms later, the deploy ended ${Math.round(ended - first.at)} ms after the first\n`);
     // The build sleeps 6 s between its two lines: the first arrived while it still ran.
     expect(second.at - first.at).toBeGreaterThan(4000);
@@ -169,8 +172,18 @@ describe('runtime logs and live build output', () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ code: 'not_found', status: 404 });
     const follow = await platform.cli(['logs', '--follow', '--json'], { SLIPWAY_API_KEY: bob.apiKey, SLIPWAY_APPLICATION_ID: alice.applicationId }, 20_000);
     expect(JSON.parse(follow.stdout)).toMatchObject({ code: 'not_found', status: 404 });
+    // The live build output of alice's deployment: 404 too (and the answer comes at once, not as a stream).
+    const api = `http://127.0.0.1:${platform.ports.gateway}/dashboard/api/applications/${alice.applicationId}`;
+    const build = await fetch(`${api}/deployments/${taskId}/log/stream`, { headers: { authorization: `Bearer ${bob.apiKey}` }, signal: AbortSignal.timeout(20_000) });
+    expect(build.status).toBe(404);
+    expect(await build.json()).toMatchObject({ code: 'not_found' });
+    // alice's own key reaches it (the stream opens).
+    const own = new AbortController();
+    const stream = await fetch(`${api}/deployments/${taskId}/log/stream`, { headers: { authorization: `Bearer ${alice.apiKey}` }, signal: own.signal });
+    expect([stream.status, stream.headers.get('content-type')]).toEqual([200, 'text/event-stream; charset=utf-8']);
+    own.abort();
     // Without any credential: 401.
-    const anonymous = await fetch(`http://127.0.0.1:${platform.ports.gateway}/dashboard/api/applications/${alice.applicationId}/logs`);
+    const anonymous = await fetch(`${api}/logs`);
     expect(anonymous.status).toBe(401);
   });
 
@@ -185,7 +198,9 @@ describe('runtime logs and live build output', () => {
       const page = context.pages()[0] ?? (await context.newPage());
       // For whoever reads a failure: what the page said.
       page.on('console', (message) => process.stdout.write(`browser console: ${message.text()}\n`));
-      page.on('response', (response) => response.url().includes('/logs') && process.stdout.write(`browser: ${response.status()} ${response.url()}\n`));
+      page.on('response', (response) => response.url().includes('/logs') && process.stdout.write(`browser: ${response.status()} ${response.headers()['content-type']} ${response.url()}\n`));
+      // An exception in the page (a React render or effect) leaves it blank: say so, with where.
+      page.on('pageerror', (error) => process.stdout.write(`browser page error: ${error.stack ?? error.message}\n`));
       const base = `http://localhost:${platform.ports.gateway}`;
       await page.goto(base);
       await page.getByRole('link', { name: 'Create an account' }).click();
@@ -203,8 +218,12 @@ describe('runtime logs and live build output', () => {
       const id = `browser-${Date.now()}`;
       const sent = performance.now();
       await platform.viaEdge(alice.slug, `/hello?id=${id}`);
-      await page.getByTestId('runtime-log').getByText(`request GET /hello ${id}`).waitFor({ timeout: 5000 });
+      const shown = page.getByTestId('runtime-log').getByText(`request GET /hello ${id}`);
+      await shown.waitFor({ timeout: 5000 });
       process.stdout.write(`dashboard Logs tab: the request's line shown ${Math.round(performance.now() - sent)} ms after the request was sent\n`);
+      // Still following (no reconnect on the way), the line as its own row with its stream.
+      await expect(page.getByTestId('logs-state').textContent()).resolves.toBe('following live');
+      expect(await page.getByTestId('runtime-log').locator('[data-stream="stdout"]', { hasText: `request GET /hello ${id}` }).count()).toBe(1);
       // The app's terminal escapes shown as text.
       await page.getByTestId('runtime-log').getByText('evil \\u001b]0;owned').waitFor({ timeout: 5000 });
     } finally {

@@ -15,13 +15,11 @@ export const DEPLOY_USAGE = `Usage: slipway deploy [dir] [--no-wait] [--follow] 
 
 Packs the folder (default: the current one) as a streamed tar.gz and deploys it, then follows
 the build step by step until it succeeds (exit 0) or fails (exit 1, with the failing step's log).
-Honours .gitignore and .slipwayignore; never sends node_modules, .git or .env* unless
---include names them (gitignore-style pattern, repeatable: --include .env.production).
+The install and build output is shown as it is produced (on stderr with --json), redacted as the
+step logs are. Honours .gitignore and .slipwayignore; never sends node_modules, .git or .env*
+unless --include names them (gitignore-style pattern, repeatable: --include .env.production).
   --no-wait           print the task id and return once the upload is accepted
   --follow            when a deploy is already running, follow it instead (asked on a terminal)
-  --application <id>  the application's id (SLIPWAY_APPLICATION_ID, "applicationId" in .slipway.json):
-                      with it, the install and build output is shown as it is produced
-                      (on stderr with --json), redacted as the step logs are
 
 ${CONNECTION_USAGE}`;
 

@@ -4,6 +4,7 @@ import type { ApiClient } from '../api/api-client.js';
 import { ApiError, UnreachableError } from '../api/api-error.js';
 import { eventStream } from '../api/event-stream.js';
 import { isFinished, taskPath, type DeploymentTask } from '../api/deployment-task.js';
+import { OWNERS_API, resolveApplication } from '../api/owners-api.js';
 import type { Terminal } from '../output/terminal.js';
 import { TaskView, failureLines } from './task-view.js';
 
@@ -17,7 +18,10 @@ export interface FollowOptions {
   taskId: string;
   terminal: Terminal;
   pollIntervalMs: number;
-  /** With it, the install and build output is shown as it is produced (the owners' API's live feed). */
+  /**
+   * The task's application, for the install and build output as it is produced (the owners' API's
+   * live feed); without it, the one the API key reaches (`GET /dashboard/api/applications`).
+   */
   applicationId?: string;
 }
 
@@ -40,7 +44,7 @@ export async function followTask(options: FollowOptions, extra: Record<string, u
   if (terminal.json) terminal.err.write(`slipway: following task ${taskId} until it succeeds or fails\n`);
   const view = terminal.json ? undefined : new TaskView(terminal);
   const output = new AbortController();
-  const streaming = options.applicationId ? showBuildOutput(options, options.applicationId, output.signal, view) : Promise.resolve();
+  const streaming = showBuildOutput(options, output.signal, view);
   try {
     const task = await pollUntilFinished(options, view);
     return reportTask(task, terminal, extra);
@@ -57,10 +61,11 @@ export async function followTask(options: FollowOptions, extra: Record<string, u
  * on stderr with --json (stdout keeps its one JSON document). Best effort: without the feed, the
  * step logs still come with the task.
  */
-async function showBuildOutput(options: FollowOptions, applicationId: string, signal: AbortSignal, view?: TaskView): Promise<void> {
+async function showBuildOutput(options: FollowOptions, signal: AbortSignal, view?: TaskView): Promise<void> {
   const { terminal } = options;
-  const path = `/dashboard/api/applications/${encodeURIComponent(applicationId)}/deployments/${encodeURIComponent(options.taskId)}/log/stream`;
   try {
+    const applicationId = await resolveApplication(options.client, options.apiKey, options.applicationId);
+    const path = `${OWNERS_API}/applications/${encodeURIComponent(applicationId)}/deployments/${encodeURIComponent(options.taskId)}/log/stream`;
     const response = await options.client.request('GET', path, { bearer: options.apiKey, headers: { accept: 'text/event-stream' } }, { signal });
     for await (const { data } of eventStream<{ step: string; text: string }>(response)) {
       for (const line of data.text.replace(/\n$/, '').split('\n')) {

@@ -1,6 +1,7 @@
 import { terminalJson, visibleControls } from '@slipway/contract';
 import { ApiClient } from '../api/api-client.js';
 import { eventStream } from '../api/event-stream.js';
+import { OWNERS_API, resolveApplication } from '../api/owners-api.js';
 import { UsageError, parseFlags } from '../args.js';
 import type { CommandIo } from '../command-io.js';
 import { CONNECTION_OPTIONS, CONNECTION_USAGE, resolveConfig } from '../config.js';
@@ -17,7 +18,9 @@ platform's own notes: start, exit, restart, dropped lines), with time, stream an
   --release <id>      one release only (default: all of the application's releases)
   --limit <n>         the newest n lines of the window (1-5000, default 200; with --follow, the
                       backlog printed first, default none without --since)
-  --application <id>  the application (SLIPWAY_APPLICATION_ID, "applicationId" in .slipway.json)
+  --application <id>  the application (SLIPWAY_APPLICATION_ID, "applicationId" in .slipway.json);
+                      not needed with a project API key (it reaches its own) or with an owner
+                      token that reaches one application
   --json              one JSON object per line: {"time","stream","text","releaseId"}
 
 The text is the app's own output: control characters are shown as \\u00xx, never sent to the terminal.
@@ -52,12 +55,12 @@ export async function logsCommand(args: string[], env: NodeJS.ProcessEnv, io: Co
   const config = resolveConfig(values, env, process.cwd());
   const bearer = config.apiKey ?? config.token;
   if (!bearer) throw new UsageError('no credential: pass --api-key (or --token), set SLIPWAY_API_KEY, or put "apiKey" in .slipway.json');
-  if (!config.applicationId) throw new UsageError('no application: pass --application, set SLIPWAY_APPLICATION_ID, or put "applicationId" in .slipway.json');
   const terminal = createTerminal(io.out, io.err, { json: values.json, verbose: values.verbose, noColor: config.noColor });
   const query: Record<string, string> = {};
   for (const name of ['since', 'until', 'release', 'limit'] as const) if (values[name] !== undefined) query[name] = values[name];
   const client = new ApiClient(config.url);
-  const path = `/dashboard/api/applications/${encodeURIComponent(config.applicationId)}/logs`;
+  const applicationId = await resolveApplication(client, bearer, config.applicationId);
+  const path = `${OWNERS_API}/applications/${encodeURIComponent(applicationId)}/logs`;
   const print = (line: LogLine) => io.out.write(format(line, terminal));
   if (!values.follow) {
     const { lines } = await client.json<{ lines: LogLine[] }>('GET', path, { bearer, query });

@@ -31,7 +31,11 @@ export function LogsTab({ app }: { app: ApplicationDetails }) {
     };
     return () => source.close();
   }, [app.id]);
-  useEffect(() => bottom.current?.scrollIntoView({ block: 'nearest' }), [lines]);
+  // A block body: recent Chromium's scrollIntoView returns a promise, and an effect that returns
+  // anything but a function makes React call it as the cleanup (a TypeError that unmounts the page).
+  useEffect(() => {
+    bottom.current?.scrollIntoView({ block: 'nearest' });
+  }, [lines]);
   return (
     <div className="card stack">
       <div className="page-head">

@@ -1,12 +1,13 @@
-import { Controller, Get, Param, Req, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DeploymentsRepository, asApplicationId, asDeploymentId } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { isUuid } from '../common/ids.js';
 import { CurrentApplication } from '../dashboard/common/current-owner.decorator.js';
+import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
 import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
+import { OwnersApi } from '../owners-api/owners-api-doc.js';
 import { BuildLogsService } from './build-logs.service.js';
-import { LogsAccessGuard } from './logs-access.guard.js';
 import { openEventStream } from './sse.js';
 
 /** A follower is closed after this long (a build never runs longer than DEPLOY_TIMEOUT_MS; the client reconnects if it must). */
@@ -20,8 +21,7 @@ const MAX_FOLLOW_MS = 60 * 60_000;
  * (which it polls) is final.
  */
 @Controller('dashboard/api/applications/:appId/deployments/:deploymentId')
-// OwnedApplicationRoute() once it takes bearer credentials (h30-owners-api).
-@UseGuards(LogsAccessGuard)
+@OwnedApplicationRoute()
 export class BuildLogsController {
   constructor(
     private readonly logs: BuildLogsService,
@@ -29,6 +29,7 @@ export class BuildLogsController {
   ) {}
 
   @Get('log/stream')
+  @OwnersApi({ summary: "A deployment's install and build output as server-sent events while it is produced: one `data:` event per batch of whole lines, `{attempt, seq, step, text}`, redacted as the step log. `slipway deploy`, the deployment page.", errors: ['not_found', 'unavailable'] })
   async stream(@CurrentApplication() app: OwnedApplication, @Param('deploymentId') deploymentId: string, @Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     const id = deploymentId.toLowerCase();
     const row = isUuid(id) ? await this.deployments.findForApplication(asApplicationId(app.id), asDeploymentId(id)) : null;
