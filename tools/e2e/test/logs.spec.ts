@@ -45,8 +45,15 @@ class Watched {
     this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
   }
 
+  /** The first line matching `pattern`; fails once the process has exited without printing it (not only at the timeout). */
   find(into: 'out' | 'err', pattern: RegExp | string, timeoutMs = 10_000): Promise<{ at: number; line: string }> {
-    return waitFor(() => this[into].find((l) => (typeof pattern === 'string' ? l.line.includes(pattern) : pattern.test(l.line))), { timeoutMs, intervalMs: 5, what: `${pattern} on ${into}` });
+    const match = () => this[into].find((l) => (typeof pattern === 'string' ? l.line.includes(pattern) : pattern.test(l.line)));
+    const found = waitFor(match, { timeoutMs, intervalMs: 5, what: `${pattern} on ${into}` });
+    const exited = this.exited.then(async (code) => {
+      await new Promise((r) => setTimeout(r, 500)); // the last output still on its way
+      return match() ?? Promise.reject(new Error(`the CLI exited (${code}) without printing ${pattern} on ${into}`));
+    });
+    return Promise.race([found, exited]);
   }
 
   stop(): void {
