@@ -6,6 +6,7 @@ import { UsageError } from './args.js';
 import { authCommand } from './auth/auth.command.js';
 import type { CommandIo } from './command-io.js';
 import { deployCommand } from './deploy/deploy.command.js';
+import { logsCommand } from './logs/logs.command.js';
 import { isTty } from './output/terminal.js';
 import { releasesCommand } from './releases/releases.command.js';
 import { secretsCommand } from './secrets/secrets.command.js';
@@ -16,6 +17,7 @@ const USAGE = `Usage: slipway <command> [options]   (slipway <command> --help fo
 Commands:
   deploy [dir]                  deploy a folder and follow the build
   status <taskId>               show a deployment task (--wait to follow it)
+  logs [--follow] [--since 15m] the application's runtime logs (--release <id>, --json)
   releases                      list the application's releases (live one marked)
   rollback [releaseId]          make the previous (or the given) release live again
   promote <releaseId>           make any kept release live, without rebuilding
@@ -54,6 +56,8 @@ export async function run(
         return await deployCommand(argv.slice(1), env, io);
       case 'status':
         return await statusCommand(argv.slice(1), env, io);
+      case 'logs':
+        return await logsCommand(argv.slice(1), env, io);
       case 'releases':
       case 'rollback':
       case 'promote':

@@ -12,6 +12,7 @@ import { DependencyProbe } from '@slipway/server';
 import { Redis } from 'ioredis';
 import { startConcurrency, type EdgeConfig } from './config.js';
 import { EdgePlane } from './data-plane/edge-plane.js';
+import { AppLogs } from './internal/app-logs.js';
 import { handleInternal } from './internal/internal-api.js';
 import { EDGE_HTTP_OPTIONS, framingRefusal, refusalBytes, refusalHead } from './proxy/framing.js';
 import { ReverseProxy } from './proxy/proxy.js';
@@ -59,6 +60,8 @@ export class EdgeServer {
   private driver!: RuntimeDriver;
   private tls?: EdgeTls;
   private closing = false;
+  /** The apps' runtime logs (local driver: the rings under `<runtime dir>/logs`). */
+  private appLogs?: AppLogs;
   /** Per application, the release requests reach now (route and data plane applied, Node release switched to). */
   private readonly applied = new Map<string, string>();
   /** nginx in front (EDGE_DATA_PLANE=nginx); this process is then its control plane and fallback. */
@@ -84,6 +87,7 @@ export class EdgeServer {
     this.keyring = data.infrastructure.keyring;
     this.runtimeDir = resolve(config.RUNTIME_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'runtime'));
     this.statics = new StaticSites(blobs, this.runtimeDir, Math.floor(config.STATIC_CACHE_MB * 1024 * 1024));
+    if (config.SLIPWAY_RUNTIME_DRIVER === 'local') this.appLogs = new AppLogs(join(this.runtimeDir, 'logs'), config.RUNTIME_LOG_FILES, (appId, ids) => this.releasesOf(appId, ids));
     this.usage = new UsageMeter(join(this.runtimeDir, 'usage'), { halfLifeMs: USAGE_HALF_LIFE_MS });
     this.starts = new StartQueue({ concurrency: startConcurrency(config), compare: this.usage.compare });
     if (config.EDGE_DATA_PLANE === 'nginx') this.plane = new EdgePlane(config, this.runtimeDir, { router: this.planeRouter, upstream: (id) => this.nodeApps.upstream(id), usageLog: (id) => this.usage.logFor(id) });
@@ -264,6 +268,12 @@ export class EdgeServer {
     }
   }
 
+  /** Which of `releaseIds` are releases of the application (whose logs its owner may read). */
+  private async releasesOf(applicationId: string, releaseIds: string[]): Promise<string[]> {
+    const { rows } = await this.data.infrastructure.pool.query<{ id: string }>('SELECT id FROM releases WHERE application_id = $1::uuid AND id = ANY($2::uuid[])', [applicationId, releaseIds]);
+    return rows.map((r) => r.id);
+  }
+
   /** What the runtime supervisor runs already (an edge restarted beside it): those are adopted, not started. */
   private async alreadyRunning(): Promise<Set<string>> {
     if (!(this.driver instanceof RemoteRuntimeDriver)) return new Set();
@@ -313,6 +323,7 @@ export class EdgeServer {
           tls: () => this.tls?.status() ?? { mode: 'off' },
           appliedRelease: (id) => this.applied.get(id) ?? null,
           switchRelease: (appId, releaseId) => this.switchTo(appId, releaseId),
+          appLogs: this.appLogs,
         });
         if (!handled) this.notFound(res);
         return;

@@ -13,6 +13,7 @@ import { DashboardModule } from './dashboard/dashboard.module.js';
 import { DashboardSiteModule } from './dashboard/site/dashboard-site.module.js';
 import { DeploymentsModule } from './deployments/deployments.module.js';
 import { DomainsModule } from './domains/domains.module.js';
+import { LogsModule } from './logs/logs.module.js';
 import { OwnersApiModule } from './owners-api/owners-api.module.js';
 import { SecretsModule } from './secrets/secrets.module.js';
 import { SignInModule } from './sign-in/sign-in.module.js';
@@ -41,6 +42,7 @@ export class AppModule {
         SignInModule,
         CredentialsModule,
         DomainsModule,
+        LogsModule,
         ApplicationsModule,
         DashboardModule,
         OwnersApiModule,

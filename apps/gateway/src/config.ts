@@ -120,7 +120,8 @@ export const gatewayConfigSchema = z.object({
   DOMAIN_RECHECK_FAILURES: positiveInt(3),
   /**
    * The edge's internal API (as the build worker's EDGE_INTERNAL_URL): a rollback or promote asks
-   * it to start the release and waits until it is healthy before the release becomes live.
+   * it to start the release and waits until it is healthy before the release becomes live, and the
+   * owners' API reads the apps' runtime logs from it.
    */
   EDGE_INTERNAL_URL: httpUrl('http://127.0.0.1:8080'),
   /** How long a rollback/promote waits for the edge to report the release healthy (as the worker's RELEASE_TIMEOUT_MS). */

@@ -20,3 +20,24 @@ export function sessionCacheChannel(prefix: string): string {
 export function sessionCacheReplicaChannel(prefix: string, replicaId: string): string {
   return `${prefix}session-cache:replica:${replicaId}`;
 }
+
+/**
+ * Build worker → owners' API: a deployment's install and build output as it is produced, made
+ * plain and redacted by the worker (never raw text), one JSON `BuildLogChunk` per message; the
+ * same chunks are kept in the list `buildLogList` (capped, expiring) for a follower that comes late.
+ */
+export function buildLogChannel(prefix: string, deploymentId: string): string {
+  return `${prefix}:build-log:${deploymentId}`;
+}
+
+export function buildLogList(prefix: string, deploymentId: string): string {
+  return `${prefix}:build-log:${deploymentId}:lines`;
+}
+
+/** One batch of a deployment's live build output (whole lines). `seq` grows within an attempt. */
+export interface BuildLogChunk {
+  attempt: number;
+  seq: number;
+  step: string;
+  text: string;
+}

@@ -6,6 +6,7 @@ export * from './logs/log-budget.js';
 export * from './logs/log-limits.js';
 export * from './logs/log-ring.js';
 export * from './logs/release-log.js';
+export * from './logs/log-lines.js';
 export * from './release-extractor.js';
 export * from './release-switch.js';
 export * from './tree-links.js';

@@ -95,7 +95,10 @@ export class LocalRelease implements AdoptedRelease {
     private readonly toolchainOf: (spec: ReleaseToRun) => Promise<NodeToolchain | null> = async () => null,
   ) {
     // One reader per FIFO for the release's whole life: the app's restarts write to the same pipes.
-    if (supervision) for (const fifo of [supervision.fifos.stdout, supervision.fifos.stderr]) log.attach(fifo.reader());
+    if (supervision) {
+      log.attach(supervision.fifos.stdout.reader(), 'stdout');
+      log.attach(supervision.fifos.stderr.reader(), 'stderr');
+    }
   }
 
   get pid(): number | undefined {
@@ -135,8 +138,8 @@ export class LocalRelease implements AdoptedRelease {
     }
     // Read within the app's log budget: past it the pipes pause and the app's writes wait.
     if (!out) {
-      this.log.attach(child.stdout!);
-      this.log.attach(child.stderr!);
+      this.log.attach(child.stdout!, 'stdout');
+      this.log.attach(child.stderr!, 'stderr');
     }
     child.on('error', (error) => this.write(`[slipway] could not start: ${error.message}\n`));
     this.watch(AppProcess.child(child));

@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { BuildCaches } from '../pipeline/build-caches.js';
 import { BuildDisks } from '../pipeline/build-disk.js';
+import { BuildLogFeed } from '../pipeline/build-log-feed.js';
 import { DeployContext, type PipelineServices } from '../pipeline/deploy-context.js';
 import { DependencyCache } from '../pipeline/dependency-cache.js';
 import { ProjectCommands } from '../pipeline/project-commands.js';
@@ -110,7 +111,9 @@ export class DeployPipelineService implements OnApplicationShutdown {
     this.logger.log(`deployment ${deploymentId} attempt ${attempt} started after ${(start.queuedMs / 1000).toFixed(1)} s in the queue`);
     // The deadline counts from here (the build's start), never from when the deploy was queued.
     const stop = new AttemptStop({ shutdown, deadlineMs: this.config.DEPLOY_TIMEOUT_MS, watchEveryMs: ATTEMPT_WATCH_MS, stillRunning: () => this.deployments.queue.stillRunning(applicationId, deploymentId, attempt) });
-    const recorder = new StepRecorder((steps) => this.deployments.save(applicationId, deploymentId, attempt, steps));
+    // Install and build output as it is produced, redacted as the step log is, to whoever follows the deploy (Redis, not Postgres).
+    const feed: BuildLogFeed = new BuildLogFeed(this.publisher, this.config.QUEUE_PREFIX, deploymentId, attempt, (text: string): string => recorder.plain(text));
+    const recorder: StepRecorder = new StepRecorder((steps) => this.deployments.save(applicationId, deploymentId, attempt, steps), feed);
     const root = resolve(buildDirOf(this.config), 'workspaces', `${deploymentId}-${attempt}`);
     const context = new DeployContext({ applicationId, deploymentId, attempt, sourceKey: start.sourceKey }, root, join(root, 'src'), recorder, stop.signal, this.services);
     const fail = async (code: DeployFailureCode, message: string) => {

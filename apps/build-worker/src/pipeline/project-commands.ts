@@ -12,7 +12,7 @@ import type { CommandBudget } from './command-budget.js';
 import { limitFailure, usageLine, usageRecord, type UsageLedger } from './build-resources.js';
 import { managerCacheEnv } from './manager-commands.js';
 import { plainLogText } from './plain-log-text.js';
-import { StepFailure } from './step-recorder.js';
+import { StepFailure, type StepLog } from './step-recorder.js';
 
 export interface ExecOptions {
   root: string;
@@ -29,7 +29,7 @@ export interface ExecOptions {
   disk?: BuildDisk | null;
   /** Where what the command used is recorded (spec.buildResources, the near-limit warning). */
   usage?: UsageLedger & { currentStep: string | null };
-  log: (line: string) => void;
+  log: StepLog;
 }
 
 /**
@@ -80,13 +80,16 @@ export class ProjectCommands {
     const totalSeconds = Math.round(options.budget.totalMs / 1000);
     if (options.budget.remainingMs <= 0) throw new StepFailure('build_timeout', `\`${command}\` was not started: this deploy's commands together already used their ${totalSeconds} s (BUILD_TOTAL_TIMEOUT_MS)`);
     options.log(`$ ${command}`);
+    // Followers see the command and its output as it runs (the feed redacts it); the step log gets it whole below.
+    const live = options.log.live?.();
+    live?.(`$ ${command}\n`);
     // Whichever ends first: this command's own limit or what is left of the deploy's.
     const byBudget = options.budget.remainingMs < this.config.BUILD_TIMEOUT_MS;
     const startedAt = performance.now();
     const watch = options.disk?.watch();
     const result = await sandbox.run({
       workspace: options.src, command, env: options.env, cacheDir: options.cacheDir, toolchainDir: options.toolchain?.dir, managerDir: options.manager?.dir,
-      timeoutMs: byBudget ? options.budget.remainingMs : this.config.BUILD_TIMEOUT_MS, outputLimitBytes: this.config.BUILD_OUTPUT_LIMIT_BYTES, signal: options.shutdown,
+      timeoutMs: byBudget ? options.budget.remainingMs : this.config.BUILD_TIMEOUT_MS, outputLimitBytes: this.config.BUILD_OUTPUT_LIMIT_BYTES, signal: options.shutdown, onOutput: live,
     }).catch((error: unknown) => {
       // The command's cgroup could not be made: it did not start.
       if (error instanceof SandboxUnavailableError) throw new StepFailure('sandbox_unavailable', `\`${command}\` was not started: ${error.message}`);

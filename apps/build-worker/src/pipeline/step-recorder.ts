@@ -1,4 +1,5 @@
 import { DEPLOY_STEPS, type DeployFailureCode, type DeployStep, type DeployStepName } from '@slipway/contract';
+import type { BuildLogFeed } from './build-log-feed.js';
 import { plainLogText } from './plain-log-text.js';
 import { Redactor, tail } from './redactor.js';
 
@@ -20,6 +21,13 @@ export class LostLeaseError extends Error {
 }
 
 /**
+ * A step's log: lines for the step log (kept, plain and redacted, when the step ends), and, where
+ * the deploy is followed live, `live()` — a sink for one command's raw output as it is produced
+ * (the feed cuts it into lines, makes them plain and redacts them before they leave the worker).
+ */
+export type StepLog = ((line: string) => void) & { live?: () => (chunk: Buffer | string) => void };
+
+/**
  * Holds the deployment's step list and persists every change through `save`, which must be
  * fenced (it resolves false once another attempt owns the deployment).
  */
@@ -27,7 +35,11 @@ export class StepRecorder {
   readonly steps: DeployStep[];
   private redactor: Redactor = new Redactor([]);
 
-  constructor(private readonly save: (steps: DeployStep[]) => Promise<boolean>) {
+  constructor(
+    private readonly save: (steps: DeployStep[]) => Promise<boolean>,
+    /** Where a running command's output goes as it is produced (whoever follows the deploy); none: only the step log at the end. */
+    private readonly feed?: BuildLogFeed,
+  ) {
     this.steps = DEPLOY_STEPS.map((name) => ({ name, status: 'pending', startedAt: null, finishedAt: null, durationMs: null, log: '' }));
   }
 
@@ -57,19 +69,22 @@ export class StepRecorder {
   }
 
   /** Runs one step: running → succeeded (or skipped when `fn` returns 'skipped') | failed. */
-  async run(name: DeployStepName, fn: (log: (line: string) => void) => Promise<void | 'skipped'>): Promise<void> {
+  async run(name: DeployStepName, fn: (log: StepLog) => Promise<void | 'skipped'>): Promise<void> {
     const step = this.step(name);
     const started = Date.now();
     let output = '';
     // Made plain as it comes (each command's output whole), so that keeping only the tail never cuts a sequence in two.
-    const log = (line: string) => {
-      const plain = plainLogText(line);
-      output = tail(output + (plain.endsWith('\n') ? plain : `${plain}\n`), 64_000);
-    };
+    const log: StepLog = Object.assign(
+      (line: string) => {
+        const plain = plainLogText(line);
+        output = tail(output + (plain.endsWith('\n') ? plain : `${plain}\n`), 64_000);
+      },
+      { live: this.feed ? () => this.feed!.sink(name) : undefined },
+    );
     Object.assign(step, { status: 'running', startedAt: new Date(started).toISOString(), finishedAt: null, durationMs: null, log: '' });
     await this.persist();
     try {
-      const result = await fn(log);
+      const result = await fn(log).finally(() => this.feed?.flush());
       this.finish(step, started, result === 'skipped' ? 'skipped' : 'succeeded', output);
     } catch (error) {
       if (error instanceof LostLeaseError) throw error;

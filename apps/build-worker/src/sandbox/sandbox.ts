@@ -17,6 +17,8 @@ export interface RunOptions {
   timeoutMs: number;
   outputLimitBytes: number;
   signal?: AbortSignal;
+  /** Each chunk of output as it arrives (a live feed), besides the tail kept in `output`. */
+  onOutput?: (chunk: Buffer) => void;
 }
 
 export interface RunResult {
@@ -118,6 +120,7 @@ export class Sandbox {
     const onData = (chunk: Buffer) => {
       total += chunk.length;
       output += chunk.toString('utf8');
+      if (!outputExceeded) options.onOutput?.(chunk);
       if (output.length > 128_000) output = output.slice(-64_000);
       if (total > options.outputLimitBytes && !outputExceeded) {
         outputExceeded = true;

@@ -15,8 +15,9 @@ export const DEPLOY_USAGE = `Usage: slipway deploy [dir] [--no-wait] [--follow] 
 
 Packs the folder (default: the current one) as a streamed tar.gz and deploys it, then follows
 the build step by step until it succeeds (exit 0) or fails (exit 1, with the failing step's log).
-Honours .gitignore and .slipwayignore; never sends node_modules, .git or .env* unless
---include names them (gitignore-style pattern, repeatable: --include .env.production).
+The install and build output is shown as it is produced (on stderr with --json), redacted as the
+step logs are. Honours .gitignore and .slipwayignore; never sends node_modules, .git or .env*
+unless --include names them (gitignore-style pattern, repeatable: --include .env.production).
   --no-wait           print the task id and return once the upload is accepted
   --follow            when a deploy is already running, follow it instead (asked on a terminal)
 
@@ -30,6 +31,7 @@ export async function deployCommand(args: string[], env: NodeJS.ProcessEnv, io: 
     'no-wait': { type: 'boolean', default: false },
     follow: { type: 'boolean', default: false },
     include: { type: 'string', multiple: true },
+    application: { type: 'string' },
   });
   if (values.help) {
     io.out.write(`${DEPLOY_USAGE}\n`);
@@ -49,7 +51,7 @@ export async function deployCommand(args: string[], env: NodeJS.ProcessEnv, io: 
   if (listing.files.length === 0) throw new UsageError(`nothing to deploy in ${dir}: every file is ignored`);
 
   const client = new ApiClient(config.url);
-  const follow = (taskId: string) => followTask({ client, apiKey, taskId, terminal, pollIntervalMs: config.pollIntervalMs });
+  const follow = (taskId: string) => followTask({ client, apiKey, taskId, terminal, pollIntervalMs: config.pollIntervalMs, applicationId: config.applicationId });
   let taskId: string;
   try {
     taskId = await upload(client, apiKey, listing, terminal);

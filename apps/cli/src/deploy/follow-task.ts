@@ -2,7 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { terminalJson, visibleControls } from '@slipway/contract';
 import type { ApiClient } from '../api/api-client.js';
 import { ApiError, UnreachableError } from '../api/api-error.js';
+import { eventStream } from '../api/event-stream.js';
 import { isFinished, taskPath, type DeploymentTask } from '../api/deployment-task.js';
+import { OWNERS_API, resolveApplication } from '../api/owners-api.js';
 import type { Terminal } from '../output/terminal.js';
 import { TaskView, failureLines } from './task-view.js';
 
@@ -16,6 +18,11 @@ export interface FollowOptions {
   taskId: string;
   terminal: Terminal;
   pollIntervalMs: number;
+  /**
+   * The task's application, for the install and build output as it is produced (the owners' API's
+   * live feed); without it, the one the API key reaches (`GET /dashboard/api/applications`).
+   */
+  applicationId?: string;
 }
 
 /**
@@ -35,11 +42,40 @@ export async function followTask(options: FollowOptions, extra: Record<string, u
   process.once('SIGINT', onInterrupt);
   // stdout carries one JSON document at the end; stderr says meanwhile what is being waited for.
   if (terminal.json) terminal.err.write(`slipway: following task ${taskId} until it succeeds or fails\n`);
+  const view = terminal.json ? undefined : new TaskView(terminal);
+  const output = new AbortController();
+  const streaming = showBuildOutput(options, output.signal, view);
   try {
-    const task = await pollUntilFinished(options, terminal.json ? undefined : new TaskView(terminal));
+    const task = await pollUntilFinished(options, view);
     return reportTask(task, terminal, extra);
   } finally {
+    output.abort();
+    await streaming;
     process.off('SIGINT', onInterrupt);
+  }
+}
+
+/**
+ * The deploy's install and build output as the worker produces it (server-sent events; plain and
+ * redacted by the worker, controls made visible here): above the live status line on a terminal,
+ * on stderr with --json (stdout keeps its one JSON document). Best effort: without the feed, the
+ * step logs still come with the task.
+ */
+async function showBuildOutput(options: FollowOptions, signal: AbortSignal, view?: TaskView): Promise<void> {
+  const { terminal } = options;
+  try {
+    const applicationId = await resolveApplication(options.client, options.apiKey, options.applicationId);
+    const path = `${OWNERS_API}/applications/${encodeURIComponent(applicationId)}/deployments/${encodeURIComponent(options.taskId)}/log/stream`;
+    const response = await options.client.request('GET', path, { bearer: options.apiKey, headers: { accept: 'text/event-stream' } }, { signal });
+    for await (const { data } of eventStream<{ step: string; text: string }>(response)) {
+      for (const line of data.text.replace(/\n$/, '').split('\n')) {
+        const shown = `${terminal.paint.dim(`${visibleControls(data.step)} │`)} ${visibleControls(line)}`;
+        if (view) view.note(shown);
+        else terminal.err.write(`${shown}\n`);
+      }
+    }
+  } catch {
+    /* aborted once the task finished, or no feed here: the task's step logs remain */
   }
 }
 

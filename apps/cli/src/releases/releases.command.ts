@@ -1,12 +1,10 @@
 import { formatBytes, terminalJson, visibleControls, type ReleaseSwitchView, type ReleaseView } from '@slipway/contract';
 import { ApiClient } from '../api/api-client.js';
+import { OWNERS_API, resolveApplication } from '../api/owners-api.js';
 import { UsageError, parseFlags } from '../args.js';
 import type { CommandIo } from '../command-io.js';
-import { CONNECTION_OPTIONS, CONNECTION_USAGE, resolveConfig, type CliConfig } from '../config.js';
+import { CONNECTION_OPTIONS, CONNECTION_USAGE, resolveConfig } from '../config.js';
 import { createTerminal, type Terminal } from '../output/terminal.js';
-
-/** The owners' API (README "The owners' API"); the CLI reaches it with the project API key or the owner token. */
-const OWNERS_API = '/dashboard/api';
 
 const CREDENTIALS = `Authenticates with the project API key (--api-key, SLIPWAY_API_KEY: its own application)
 or the owner token (--token, SLIPWAY_TOKEN: any of the owner's applications; name it with
@@ -57,7 +55,7 @@ export async function releasesCommand(command: keyof typeof USAGE, args: string[
   if (!bearer) throw new UsageError('no credential: pass --api-key (or set SLIPWAY_API_KEY), or --token (SLIPWAY_TOKEN)');
   const terminal = createTerminal(io.out, io.err, { json: values.json, verbose: values.verbose, noColor: config.noColor });
   const client = new ApiClient(config.url);
-  const applicationId = await resolveApplication(client, bearer, config);
+  const applicationId = await resolveApplication(client, bearer, config.applicationId);
   const base = `${OWNERS_API}/applications/${encodeURIComponent(applicationId)}`;
   if (command === 'releases') {
     const list = await client.json<{ releases: ReleaseView[] }>('GET', `${base}/releases`, { bearer });
@@ -78,19 +76,6 @@ export async function releasesCommand(command: keyof typeof USAGE, args: string[
   const was = result.previousReleaseId && result.previousReleaseId !== result.liveReleaseId ? ` (was ${result.previousReleaseId})` : ' (it already was)';
   io.out.write(`${terminal.paint.green('✓')} ${visibleControls(`Release ${result.liveReleaseId} is live${was}`)}\n`);
   return 0;
-}
-
-/**
- * The application the command is about: --application / SLIPWAY_APPLICATION_ID / .slipway.json,
- * else the one the credential reaches (a project key reaches exactly one; a token, all the owner's).
- */
-async function resolveApplication(client: ApiClient, bearer: string, config: CliConfig): Promise<string> {
-  if (config.applicationId) return config.applicationId;
-  const { applications } = await client.json<{ applications: { id: string; slug: string }[] }>('GET', `${OWNERS_API}/applications`, { bearer });
-  if (applications.length === 1) return applications[0]!.id;
-  if (applications.length === 0) throw new UsageError('this credential reaches no application');
-  const names = applications.map((a) => `${a.slug} (${a.id})`).join(', ');
-  throw new UsageError(visibleControls(`the token reaches several applications: pass --application <id> (one of ${names})`));
 }
 
 function printReleases(releases: ReleaseView[], terminal: Terminal): void {

@@ -4,6 +4,33 @@ import { FindingCard } from '../components/finding-card.js';
 import { ErrorNotice, Loading, StatusBadge } from '../components/ui.js';
 import { formatDuration, formatWhen, isTerminal } from '../format.js';
 import { Link } from '../router.js';
+import { useEffect, useState } from 'react';
+import { visibleControls } from '@slipway/contract';
+
+/**
+ * The install and build output while the deploy runs (server-sent events of the worker's
+ * redacted lines); closed once the task is final — the steps' logs below keep it then.
+ */
+function LiveBuildOutput({ appId, deploymentId }: { appId: string; deploymentId: string }) {
+  const [text, setText] = useState('');
+  useEffect(() => {
+    const source = new EventSource(`/dashboard/api/applications/${appId}/deployments/${deploymentId}/log/stream`);
+    source.onmessage = (event: MessageEvent<string>) => {
+      const chunk = JSON.parse(event.data) as { step: string; text: string };
+      setText((all) => (all + chunk.text).slice(-64_000));
+    };
+    return () => source.close();
+  }, [appId, deploymentId]);
+  if (!text) return null;
+  return (
+    <div className="card">
+      <h2>Build output</h2>
+      <pre className="log" data-testid="live-build-output">
+        {visibleControls(text)}
+      </pre>
+    </div>
+  );
+}
 
 /** Polls the task every 1.5 s until it succeeds or fails, like any API client would. */
 const POLL_MS = 1500;
@@ -51,6 +78,7 @@ export function DeploymentPage({ appId, deploymentId }: { appId: string; deploym
           <strong>Failed{t.error.step ? ` at ${t.error.step}` : ''}:</strong> {t.error.message}
         </div>
       ) : null}
+      {running ? <LiveBuildOutput appId={appId} deploymentId={deploymentId} /> : null}
       <Findings title="Hazards" kind="hazard" items={t.hazards} />
       <Findings title="Warnings" kind="warning" items={t.warnings} />
       <div className="card">

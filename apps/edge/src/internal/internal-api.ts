@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { DependencyProbe } from '@slipway/server';
 import { BlobNotFoundError } from '@slipway/blob';
+import type { AppLogs } from './app-logs.js';
 import { APPLIED_RELEASE_PATTERN, SWITCH_RELEASE_PATTERN, RELEASE_ARTIFACT_PATTERN, RELEASE_START_PATTERN, SandboxUnavailableError, UnhealthyReleaseError, isEdgeInternalToken, isReleaseArtifactToken } from '@slipway/runtime';
 
 export interface InternalApiDeps {
@@ -23,9 +24,30 @@ export interface InternalApiDeps {
   switchRelease(applicationId: string, releaseId: string): Promise<boolean>;
   /** HTTPS: the mode and, with ACME, each host's certificate state (issued, renewing, retrying and why). */
   tls(): unknown;
+  /** Applications' runtime logs on this host (local driver); undefined: this edge holds none (kubernetes). */
+  appLogs?: AppLogs;
 }
 
 const LOGS_PATTERN = /^\/_slipway\/releases\/([0-9a-f-]{36})\/logs$/;
+const APP_LOGS_PATTERN = /^\/_slipway\/applications\/([0-9a-f-]{36})\/logs(\/follow)?$/;
+const UUID = /^[0-9a-f-]{36}$/;
+
+/** `since`/`until` (ms since the epoch), `release` (a uuid), `limit`/`backlog` (whole numbers) of a logs request; a string: what is wrong. */
+function logParams(url: string): { since?: number; until?: number; release?: string; limit: number } | string {
+  const params = new URL(url, 'http://edge').searchParams;
+  const number = (name: string) => {
+    const raw = params.get(name);
+    if (raw === null) return undefined;
+    return /^\d{1,16}$/.test(raw) ? Number(raw) : NaN;
+  };
+  const since = number('since');
+  const until = number('until');
+  const limit = number('limit') ?? 200;
+  const release = params.get('release') ?? undefined;
+  if ([since, until, limit].some((n) => Number.isNaN(n))) return 'since, until and limit are whole numbers (ms since the epoch; lines)';
+  if (release !== undefined && !UUID.test(release)) return 'release is a release id';
+  return { since, until, release, limit };
+}
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
@@ -94,6 +116,18 @@ export async function handleInternal(req: IncomingMessage, res: ServerResponse, 
   }
   if (path === '/_slipway/tls' && req.method === 'GET') {
     json(res, 200, deps.tls());
+    return true;
+  }
+  const appLogs = APP_LOGS_PATTERN.exec(path);
+  if (appLogs && req.method === 'GET') {
+    if (!deps.appLogs) {
+      json(res, 501, { error: 'this edge keeps no runtime logs (kubernetes driver: the cluster keeps them; kubectl logs)' });
+      return true;
+    }
+    const params = logParams(req.url ?? '/');
+    if (typeof params === 'string') json(res, 400, { error: params });
+    else if (appLogs[2]) await deps.appLogs.follow(appLogs[1]!, { release: params.release, since: params.since, backlog: params.limit }, res);
+    else json(res, 200, { lines: await deps.appLogs.query(appLogs[1]!, params) });
     return true;
   }
   const logs = LOGS_PATTERN.exec(path);

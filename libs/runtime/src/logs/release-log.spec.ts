@@ -9,7 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '@slipway/testing';
 import { LogBudget, type LogBudgetOptions } from './log-budget.js';
+import { parseLogLine } from './log-lines.js';
 import { LogRing, readLogRing } from './log-ring.js';
+
+/** The ring's lines as the app wrote them (time and stream stamps off). */
+function texts(stored: string): string {
+  return stored.split('\n').map((l) => (l ? parseLogLine(l, 'r').text : l)).join('\n');
+}
 import { ReleaseLog } from './release-log.js';
 
 const KIB = 1024;
@@ -92,7 +98,7 @@ describe('ReleaseLog within a LogBudget, fed by real processes', () => {
     const written = await write(log, 60, lines);
     expect(written.bytes).toBe(lines * 100);
     await log.close();
-    const text = (await readLogRing(file, 2))!;
+    const text = texts((await readLogRing(file, 2))!);
     const markers = [...text.matchAll(/^\[slipway\] log rate limit: dropped (\d+) lines \((\d+) bytes\) in the last (\d+) s$/gm)];
     const kept = text.split('\n').filter((l) => l.startsWith('xxx'));
     expect(markers.length).toBeGreaterThan(0);
@@ -111,7 +117,7 @@ describe('ReleaseLog within a LogBudget, fed by real processes', () => {
     quiet.attach(ticker.stdout);
     quiet.attach(ticker.stderr);
     const text = await waitFor(async () => {
-      const read = await readFile(file, 'utf8');
+      const read = texts(await readFile(file, 'utf8'));
       return read.includes('tick 10\n') ? read : undefined;
     }, { timeoutMs: 10_000, what: "the quiet app's tenth line" });
     expect(text.trimEnd().split('\n')).toEqual(Array.from({ length: 10 }, (_, i) => `tick ${i + 1}`));
@@ -125,12 +131,14 @@ describe('ReleaseLog within a LogBudget, fed by real processes', () => {
     const script = "for (let i = 0; i < 200; i++) { process.stdout.write('out-' + i + '-'); process.stderr.write('err-' + i + '-'); process.stdout.write('end\\n'); process.stderr.write('end\\n'); }";
     const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
     const closed = Promise.all([child.stdout, child.stderr].map((s) => new Promise((r) => s.once('close', r))));
-    log.attach(child.stdout);
-    log.attach(child.stderr);
+    log.attach(child.stdout, 'stdout');
+    log.attach(child.stderr, 'stderr');
     await closed;
     await log.close();
-    const lines = (await readFile(file, 'utf8')).trimEnd().split('\n');
+    const lines = (await readFile(file, 'utf8')).trimEnd().split('\n').map((l) => parseLogLine(l, 'r'));
     expect(lines).toHaveLength(400);
-    expect(lines.every((l) => /^(out|err)-\d+-end$/.test(l))).toBe(true);
+    expect(lines.every((l) => /^(out|err)-\d+-end$/.test(l.text))).toBe(true);
+    // Each line stamped with its pipe and a time.
+    expect(lines.every((l) => l.stream === (l.text.startsWith('out') ? 'stdout' : 'stderr') && l.time !== null && Math.abs(Date.parse(l.time) - Date.now()) < 60_000)).toBe(true);
   });
 });

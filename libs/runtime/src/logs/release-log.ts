@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { LogBudget, Throttled } from './log-budget.js';
 import type { LogRing } from './log-ring.js';
+import { stampLines, type LogStream } from './log-lines.js';
 
 /** A line longer than this is cut (and each piece taken as a line): a newline-less flood stays bounded. */
 const MAX_LINE_BYTES = 16 * 1024;
@@ -11,6 +12,8 @@ const MARKER_EVERY_MS = 1000;
 
 interface Source {
   stream: Readable;
+  /** Which of the app's pipes: each kept line is stamped with it. */
+  name: LogStream;
   /** The start of a line not yet ended. */
   carry: Buffer;
 }
@@ -27,7 +30,9 @@ interface Drops {
  * Lines over the budget are dropped and a marker line says how many (Heroku's L10):
  * `[slipway] log rate limit: dropped N lines (M bytes) in the last S s`. Past the budget's read
  * rate, or while the disk is behind, the pipes are paused: the app's writes wait, not this process.
- * The platform's own lines (`note`) are never dropped.
+ * The platform's own lines (`note`) are never dropped. Each line is kept stamped with its time
+ * and stream (`<ISO time> <stdout|stderr|slipway> <text>`, log-lines.ts) — one clock reading per
+ * block read, not per line; the in-memory tail (an unhealthy start's report) stays as the app wrote it.
  */
 export class ReleaseLog implements Throttled {
   private readonly sources = new Set<Source>();
@@ -52,15 +57,15 @@ export class ReleaseLog implements Throttled {
     return this.tailText;
   }
 
-  /** Reads `stream` (an app's stdout or stderr) into the log until it ends. */
-  attach(stream: Readable): void {
-    const source: Source = { stream, carry: Buffer.alloc(0) };
+  /** Reads `stream` (an app's stdout or stderr, `name`) into the log until it ends. */
+  attach(stream: Readable, name: LogStream = 'stdout'): void {
+    const source: Source = { stream, name, carry: Buffer.alloc(0) };
     this.sources.add(source);
     stream.on('data', (chunk: Buffer) => this.onChunk(source, chunk));
     stream.on('error', () => undefined);
     stream.once('close', () => {
       if (!this.sources.delete(source)) return;
-      if (source.carry.length) this.offer(Buffer.concat([source.carry, NEWLINE]));
+      if (source.carry.length) this.offer(Buffer.concat([source.carry, NEWLINE]), source.name);
     });
     if (this.holds.size) stream.pause();
   }
@@ -68,7 +73,7 @@ export class ReleaseLog implements Throttled {
   /** A line of the platform's own (start, exit, restart): outside the budget. */
   note(line: string): void {
     this.flushDrops();
-    this.emit(Buffer.from(line.endsWith('\n') ? line : `${line}\n`, 'utf8'));
+    this.emit(Buffer.from(line.endsWith('\n') ? line : `${line}\n`, 'utf8'), 'slipway');
   }
 
   hold(reason: 'rate' | 'disk'): void {
@@ -88,17 +93,17 @@ export class ReleaseLog implements Throttled {
     if (data.length - end > MAX_LINE_BYTES) end = data.length;
     // A copy: the carry must not keep the whole chunk alive.
     source.carry = Buffer.from(data.subarray(end));
-    this.offer(data.subarray(0, end));
+    this.offer(data.subarray(0, end), source.name);
   }
 
   /** Keeps the whole lines of `block` the budget allows, drops (and counts) the rest. */
-  private offer(block: Buffer): void {
+  private offer(block: Buffer, name: LogStream): void {
     if (block.length === 0 || this.closed) return;
     const can = this.budget.keepable();
     const keep = block.length <= can ? block.length : can > 0 ? block.lastIndexOf(0x0a, can - 1) + 1 : 0;
     if (keep > 0) {
       this.budget.spend(keep);
-      this.emit(block.subarray(0, keep));
+      this.emit(block.subarray(0, keep), name);
     }
     if (keep < block.length) this.drop(block.subarray(keep));
   }
@@ -120,17 +125,17 @@ export class ReleaseLog implements Throttled {
     this.drops = undefined;
     clearTimeout(this.markerTimer);
     const seconds = Math.max(1, Math.round((performance.now() - drops.since) / 1000));
-    this.emit(Buffer.from(`[slipway] log rate limit: dropped ${drops.lines} lines (${drops.bytes} bytes) in the last ${seconds} s\n`, 'utf8'));
+    this.emit(Buffer.from(`[slipway] log rate limit: dropped ${drops.lines} lines (${drops.bytes} bytes) in the last ${seconds} s\n`, 'utf8'), 'slipway');
   }
 
-  private emit(data: Buffer): void {
+  private emit(data: Buffer, name: LogStream): void {
     if (this.ring.failure && !this.failureNoted) {
       // The disk refused (full?): what follows is read within the budget and discarded; say so where the owner looks.
       this.failureNoted = true;
       this.tailText += `[slipway] the log file could not be written (${this.ring.failure.message}): output is discarded\n`;
     }
     this.tailText = (this.tailText + data.toString('utf8')).slice(-TAIL_CHARS);
-    if (!this.ring.write(data) && !this.holds.has('disk')) {
+    if (!this.ring.write(stampLines(data, name)) && !this.holds.has('disk')) {
       this.hold('disk');
       void this.ring.drained().then(() => this.release('disk'));
     }

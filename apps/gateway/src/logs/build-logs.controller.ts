@@ -1,0 +1,44 @@
+import { Controller, Get, Param, Req, Res } from '@nestjs/common';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DeploymentsRepository, asApplicationId, asDeploymentId } from '@slipway/platform-data';
+import { ApiException } from '@slipway/server';
+import { isUuid } from '../common/ids.js';
+import { CurrentApplication } from '../dashboard/common/current-owner.decorator.js';
+import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
+import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
+import { OwnersApi } from '../owners-api/owners-api-doc.js';
+import { BuildLogsService } from './build-logs.service.js';
+import { openEventStream } from './sse.js';
+
+/** A follower is closed after this long (a build never runs longer than DEPLOY_TIMEOUT_MS; the client reconnects if it must). */
+const MAX_FOLLOW_MS = 60 * 60_000;
+
+/**
+ * Live build output (owners' API): a deployment's install and build output as server-sent
+ * events while it is produced — one `data:` event per batch of whole lines,
+ * `{"attempt","seq","step","text"}`, plain and redacted by the worker exactly as the step log is.
+ * The stream does not end with the deployment: the client stops following once the task's status
+ * (which it polls) is final.
+ */
+@Controller('dashboard/api/applications/:appId/deployments/:deploymentId')
+@OwnedApplicationRoute()
+export class BuildLogsController {
+  constructor(
+    private readonly logs: BuildLogsService,
+    private readonly deployments: DeploymentsRepository,
+  ) {}
+
+  @Get('log/stream')
+  @OwnersApi({ summary: "A deployment's install and build output as server-sent events while it is produced: one `data:` event per batch of whole lines, `{attempt, seq, step, text}`, redacted as the step log. `slipway deploy`, the deployment page.", errors: ['not_found', 'unavailable'] })
+  async stream(@CurrentApplication() app: OwnedApplication, @Param('deploymentId') deploymentId: string, @Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    const id = deploymentId.toLowerCase();
+    const row = isUuid(id) ? await this.deployments.findForApplication(asApplicationId(app.id), asDeploymentId(id)) : null;
+    if (!row) throw new ApiException('not_found', `No deployment task ${deploymentId.slice(0, 64)} for this application.`);
+    const events = openEventStream(req, res);
+    const stop = await this.logs.follow(id, (chunk) => events.send(chunk));
+    const timer = setTimeout(() => events.end(), MAX_FOLLOW_MS);
+    await events.closed;
+    clearTimeout(timer);
+    await stop();
+  }
+}

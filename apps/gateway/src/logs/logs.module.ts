@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
+import { BuildLogsController } from './build-logs.controller.js';
+import { BuildLogsService } from './build-logs.service.js';
+import { RuntimeLogsController } from './runtime-logs.controller.js';
+import { RuntimeLogsService } from './runtime-logs.service.js';
+
+/** The owners' API's logs: runtime logs (from the edge) and live build output (from Redis). */
+@Module({
+  imports: [DashboardAccessModule],
+  controllers: [RuntimeLogsController, BuildLogsController],
+  providers: [RuntimeLogsService, BuildLogsService],
+})
+export class LogsModule {}

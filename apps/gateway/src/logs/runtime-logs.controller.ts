@@ -1,0 +1,56 @@
+import { Controller, Get, Query, Req, Res } from '@nestjs/common';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { CurrentApplication } from '../dashboard/common/current-owner.decorator.js';
+import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
+import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
+import { OwnersApi } from '../owners-api/owners-api-doc.js';
+import { instant, lineLimit, releaseParam } from './log-params.js';
+import { openEventStream } from './sse.js';
+import { RuntimeLogsService } from './runtime-logs.service.js';
+
+type LogQueryParams = { since?: string; until?: string; release?: string; limit?: string };
+
+/**
+ * Runtime logs of an application (owners' API): every line its releases wrote to stdout or
+ * stderr, with `time`, `stream` (`stdout`, `stderr`, or `slipway` for the platform's own notes:
+ * start, exit, restart, dropped lines) and `releaseId`. The text is the app's own output as it
+ * wrote it: a client shows it with control characters neutralised (the CLI's terminal rule; the
+ * dashboard renders it as text).
+ */
+@Controller('dashboard/api/applications/:appId')
+@OwnedApplicationRoute()
+export class RuntimeLogsController {
+  constructor(private readonly logs: RuntimeLogsService) {}
+
+  /** `?since=15m|ISO&until=…&release=<id>&limit=200`: the newest `limit` lines in the window, oldest first. */
+  @Get('logs')
+  @OwnersApi({ summary: 'Runtime log lines (`time`, `stream`, `text`, `releaseId`), oldest first: the newest `limit` (default 200) in `since`..`until` (15m, 2h, 1d or ISO time), of one `release` or all. `slipway logs`.', errors: ['bad_request', 'not_found', 'unavailable'] })
+  history(@CurrentApplication() app: OwnedApplication, @Query() query: LogQueryParams) {
+    return this.logs.history(app.id, { since: instant('since', query.since), until: instant('until', query.until), release: releaseParam(query.release), limit: lineLimit(query.limit) });
+  }
+
+  /**
+   * Live tail as server-sent events: the newest `limit` lines since `since` first (default none),
+   * then each line as it is written; one `data:` event per line (the same JSON object).
+   */
+  @Get('logs/stream')
+  @OwnersApi({ summary: 'Live tail as server-sent events (text/event-stream): the newest `limit` lines since `since` (default none), then each line as it is written, one `data:` event (the same JSON object) per line. `slipway logs --follow`, the Logs tab.', errors: ['bad_request', 'not_found', 'unavailable'] })
+  async stream(@CurrentApplication() app: OwnedApplication, @Query() query: LogQueryParams, @Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    const params = { since: instant('since', query.since), release: releaseParam(query.release), limit: query.limit === undefined && query.since === undefined ? 0 : lineLimit(query.limit) };
+    const abort = new AbortController();
+    res.once('close', () => abort.abort());
+    let events: ReturnType<typeof openEventStream> | undefined;
+    try {
+      await this.logs.follow(app.id, params, abort.signal, (line) => {
+        events ??= openEventStream(req, res);
+        events.send(line);
+      }, () => {
+        events ??= openEventStream(req, res);
+      });
+    } catch (error) {
+      // Before the stream opened: the contract's error shape; after: the stream ends (EventSource reconnects).
+      if (!events) throw error;
+    }
+    (events ?? openEventStream(req, res)).end();
+  }
+}
