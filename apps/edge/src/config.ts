@@ -30,6 +30,12 @@ export const edgeConfigSchema = z.object({
   QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),
   /** How long a new Node release has to answer HTTP on its PORT. */
   HEALTH_TIMEOUT_MS: ms(30_000),
+  /**
+   * The first minute watched: for this long after a Node release goes live, its crashes and
+   * restarts, 5xx answers and stderr error lines are counted, then put on its deployment as
+   * hazards (`runtime_crashed`, `runtime_5xx`, `runtime_errors`). 0: not watched.
+   */
+  RELEASE_WATCH_MS: z.coerce.number().int().min(0).default(60_000),
   /** After a swap, the previous process keeps serving in-flight requests this long before SIGTERM. */
   DRAIN_GRACE_MS: ms(5_000),
   /**

@@ -23,6 +23,8 @@ import { createRuntimeDriver, loopbackPort } from './runtime/runtime-driver.js';
 import { RemoteRuntimeDriver } from './runtime/supervisor/remote-driver.js';
 import { StaticSites } from './static/static-sites.js';
 import { EdgeTls } from './tls/edge-tls.js';
+import { FirstMinuteWatch } from './watch/first-minute-watch.js';
+import { NginxStatusFeed } from './watch/nginx-status-feed.js';
 
 /** How often the edge looks for unpacked trees of pruned releases, and how long one must have been unused. */
 const RELEASE_TREES_SWEEP_MS = 5 * 60_000;
@@ -57,6 +59,10 @@ export class EdgeServer {
   private readonly applied = new Map<string, string>();
   /** nginx in front (EDGE_DATA_PLANE=nginx); this process is then its control plane and fallback. */
   private readonly plane?: EdgePlane;
+  /** The first minute of each release switched to here (watch/first-minute-watch.ts). */
+  private readonly watch: FirstMinuteWatch;
+  /** nginx's 5xx answers, for the watch (nginx plane only). */
+  private statusFeed?: NginxStatusFeed;
 
   private constructor(
     private readonly config: EdgeConfig,
@@ -72,6 +78,11 @@ export class EdgeServer {
     this.keyring = data.infrastructure.keyring;
     this.runtimeDir = resolve(config.RUNTIME_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'runtime'));
     this.statics = new StaticSites(blobs, this.runtimeDir, Math.floor(config.STATIC_CACHE_MB * 1024 * 1024));
+    this.watch = new FirstMinuteWatch({
+      windowMs: config.RELEASE_WATCH_MS,
+      environment: (releaseId) => this.environmentOf(releaseId),
+      addHazards: (applicationId, releaseId, hazards) => this.data.deployments.releases.addLateHazards(asApplicationId(applicationId), asReleaseId(releaseId), hazards),
+    });
     if (config.EDGE_DATA_PLANE === 'nginx') this.plane = new EdgePlane(config, this.runtimeDir, { router: this.planeRouter, upstream: (id) => this.nodeApps.upstream(id) });
   }
 
@@ -120,6 +131,10 @@ export class EdgeServer {
     if (this.plane) {
       // Behind nginx: this process answers on the loopback only, nginx on the public address.
       await new Promise<void>((ok) => this.server!.listen(this.config.EDGE_INTERNAL_PORT, '127.0.0.1', ok));
+      if (this.config.RELEASE_WATCH_MS > 0) {
+        this.statusFeed = await NginxStatusFeed.open(this.plane.stateDir, (applicationId, status, method, path) => this.watch.answered(applicationId, status, method, path));
+        this.plane.setStatusFeed(this.statusFeed.address);
+      }
       await this.plane.start(this.internalPort);
     } else await new Promise<void>((ok) => this.server!.listen(this.config.PORT, this.config.HOST, ok));
     const behind = this.plane ? `; nginx data plane in front, this process on 127.0.0.1:${this.internalPort}` : '';
@@ -181,7 +196,17 @@ export class EdgeServer {
     const release = await this.routes.release(asReleaseId(releaseId));
     if (!release || release.applicationId !== applicationId) return false;
     await this.reload(applicationId, { id: release.id, kind: release.kind, artifactKey: release.artifactKey, spec: release.spec });
-    return this.applied.get(applicationId) === releaseId;
+    const switched = this.applied.get(applicationId) === releaseId;
+    if (switched && release.kind === 'node' && this.config.RELEASE_WATCH_MS > 0) this.watch.begin(applicationId, releaseId, this.nodeApps.running(applicationId));
+    return switched;
+  }
+
+  /** A release's environment as it runs (secret values among it): what its first-minute hazards are redacted with. */
+  private async environmentOf(releaseId: string): Promise<Record<string, string>> {
+    const release = await this.routes.release(asReleaseId(releaseId));
+    if (!release) return {};
+    const { env } = await appEnvironment(this.data.deployments.inputs, this.keyring, release.applicationId, release.slug, { databaseUrl: this.config.APP_DATABASES_POOLER_URL ?? this.config.DATABASE_URL, authPublicUrl: this.config.AUTH_PUBLIC_URL });
+    return env;
   }
 
   /** Static: unpack first, then switch. Node: the old process serves until the new one is healthy. */
@@ -275,12 +300,18 @@ export class EdgeServer {
         res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': '1' }).end('The application is starting.\n');
         return;
       }
+      if (this.watch.watching(route.applicationId)) this.countAnswer(route.applicationId, req, res);
       this.proxy.forward(req, res, upstream);
     } catch (error) {
       this.logger.error(`request failed: ${(error as Error).message}`);
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('Internal Server Error\n');
       else res.destroy();
     }
+  }
+
+  /** An answer of an application in its first minute live, as this process proxied it (with nginx, nginx reports its own). */
+  private countAnswer(applicationId: string, req: IncomingMessage, res: ServerResponse): void {
+    res.once('finish', () => this.watch.answered(applicationId, res.statusCode, req.method ?? '', (req.url ?? '/').split('?')[0]!));
   }
 
   private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
@@ -327,6 +358,8 @@ export class EdgeServer {
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.releaseTreesTimer);
+    this.watch.close();
+    this.statusFeed?.close();
     await new Promise<void>((ok) => {
       this.server?.close(() => ok());
       this.server?.closeIdleConnections();

@@ -15,6 +15,7 @@ import type { AppCgroup } from './sandbox/cgroups.js';
 import type { LocalSandbox } from './sandbox/local-sandbox.js';
 import { spawnSandbox } from './sandbox/sandbox-argv.js';
 import { SandboxUnavailableError } from './sandbox/sandbox-probe.js';
+import { ReleaseWatch, type RuntimeReport } from './watch/release-watch.js';
 import { TOOLCHAIN_BIN, TOOLCHAIN_PATH, toolchainEnv, type NodeToolchain, type NodeToolchains } from './toolchain/node-toolchains.js';
 
 /** What `LocalSandbox.prepare` made for a release: its user and its cgroup. */
@@ -81,6 +82,8 @@ class LocalRelease implements RunningRelease {
   private restarts = 0;
   private restartTimer?: NodeJS.Timeout;
   private healthySince = 0;
+  /** Crashes, restarts and stderr error lines, for the edge's first-minute watch. */
+  private readonly watch = new ReleaseWatch();
 
   constructor(
     readonly releaseId: string,
@@ -95,6 +98,10 @@ class LocalRelease implements RunningRelease {
 
   logTail(): string {
     return this.log.tail();
+  }
+
+  report(): RuntimeReport {
+    return this.watch.report();
   }
 
   private write(text: string): void {
@@ -117,10 +124,13 @@ class LocalRelease implements RunningRelease {
     // Read within the app's log budget: past it the pipes pause and the app's writes wait.
     this.log.attach(child.stdout!);
     this.log.attach(child.stderr!);
+    child.stderr!.on('data', (chunk: Buffer) => this.watch.stderr(chunk));
     child.on('error', (error) => this.write(`[slipway] could not start: ${error.message}\n`));
     child.on('exit', (code, signal) => {
       this.write(`[slipway] process exited (${signal ?? code})\n`);
-      if (this.child === child && !this.stopping && this.healthySince > 0) this.scheduleRestart();
+      if (this.child !== child || this.stopping || this.healthySince === 0) return;
+      this.watch.crashed(String(signal ?? code), () => this.log.tail());
+      this.scheduleRestart();
     });
     this.child = child;
     return child;
@@ -135,6 +145,7 @@ class LocalRelease implements RunningRelease {
     this.restartTimer = setTimeout(() => {
       if (this.stopping) return;
       this.spawn();
+      this.watch.restarted();
       this.healthySince = Date.now();
     }, delay);
   }

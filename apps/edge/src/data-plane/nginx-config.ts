@@ -72,6 +72,29 @@ export interface NginxConfigInput {
    * (the Node edge's `mime-types` table, so both planes answer alike). Absent: nginx's mime.types.
    */
   contentTypes?: { byExtension: Record<string, string>; withCharset: string[] };
+  /**
+   * Where nginx sends its 5xx answers (the edge's first-minute watch, watch/nginx-status-feed.ts):
+   * a loopback UDP port and the token each line starts with. Absent: no access log at all.
+   */
+  statusFeed?: { port: number; token: string };
+}
+
+const TOKEN = /^[0-9a-f]{16,64}$/;
+
+/**
+ * nginx's access log, off but for 5xx answers, which go as syslog datagrams to the edge: a line
+ * per 5xx (healthy traffic sends nothing; the map is looked at once per request), never a file
+ * to rotate, and nginx never waits for the reader.
+ */
+function statusFeed(feed: NginxConfigInput['statusFeed']): string {
+  if (!feed) return '  access_log off;';
+  check(TOKEN.test(feed.token), 'status feed token must be hex');
+  return `  map $status $slipway_server_error {
+    ~^5 1;
+    default 0;
+  }
+  log_format slipway_status '${feed.token} $proxy_host $status $request_method $uri';
+  access_log syslog:server=${address({ host: '127.0.0.1', port: feed.port })},tag=slipway,nohostname slipway_status if=$slipway_server_error;`;
 }
 
 /** Names nginx accepts as `server_name` literally (lower-case DNS names; no spaces, quotes, `;`, `{`, `$`). */
@@ -333,7 +356,7 @@ http {
 ${types}
   types_hash_max_size 4096;
   default_type application/octet-stream;
-  access_log off;
+${statusFeed(input.statusFeed)}
   server_tokens off;
   sendfile on;
   tcp_nopush on;

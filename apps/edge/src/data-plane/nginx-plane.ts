@@ -67,6 +67,7 @@ export class NginxPlane {
   private readonly logger = new Logger('edge');
   private base!: Omit<NginxConfigInput, 'sites'>;
   private tls?: TlsInput;
+  private statusFeed?: NginxConfigInput['statusFeed'];
   private master?: number;
   private child?: ChildProcess;
   private pending?: Round[];
@@ -107,6 +108,11 @@ export class NginxPlane {
       await this.apply(sites);
     }
     this.logger.log(`nginx data plane: master ${this.master} on ${this.options.listen.host}:${this.options.listen.port}, fallback to this edge on ${fallback.host}:${fallback.port}`);
+  }
+
+  /** Where nginx sends its 5xx answers, from the next render on (the first-minute watch). */
+  setStatusFeed(feed: NginxConfigInput['statusFeed']): void {
+    this.statusFeed = feed;
   }
 
   /** HTTPS servers from the next render on (the edge's certificates; see nginx-tls-sites.ts). */
@@ -188,7 +194,7 @@ export class NginxPlane {
    * Throws (live file untouched) when nginx refuses it.
    */
   private async install(sites: Site[]): Promise<boolean> {
-    const text = renderNginxConfig({ ...this.base, tls: this.tls, sites });
+    const text = renderNginxConfig({ ...this.base, tls: this.tls, statusFeed: this.statusFeed, sites });
     if (text === this.installed) return false;
     const { conf, candidate } = this.files;
     await writeFile(candidate, text, { mode: 0o600 });

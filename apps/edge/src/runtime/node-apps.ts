@@ -148,6 +148,11 @@ export class NodeApps {
     return this.live.get(applicationId)?.upstream;
   }
 
+  /** The application's live release (the first-minute watch asks it for its crashes and errors). */
+  running(applicationId: string): RunningRelease | undefined {
+    return this.live.get(applicationId)?.release;
+  }
+
   releaseOf(applicationId: string): string | undefined {
     return this.live.get(applicationId)?.release.releaseId;
   }

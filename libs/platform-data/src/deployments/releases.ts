@@ -159,4 +159,22 @@ export class Releases {
     ]);
     return rows.map((r) => ({ ...r, live: r.id === app?.liveReleaseId }));
   }
+
+  /**
+   * Hazards found after the release's deploy finished (the edge's watch of its first minute live),
+   * put on the deployment that made it: its status stays as it is. Hazards of the same codes
+   * already there are replaced (a release watched again, by a second edge or a later switch, is
+   * not reported twice). False: no such release of this application.
+   */
+  async addLateHazards(applicationId: ApplicationId, releaseId: ReleaseId, hazards: { code: string }[]): Promise<boolean> {
+    const codes = [...new Set(hazards.map((h) => h.code))];
+    const changed = await this.platform.prisma.$executeRaw`
+      UPDATE deployments d SET hazards = (
+          SELECT coalesce(jsonb_agg(h ORDER BY n), '[]'::jsonb) FROM jsonb_array_elements(d.hazards) WITH ORDINALITY AS e(h, n)
+           WHERE NOT (h->>'code' = ANY(${codes}::text[]))
+        ) || ${JSON.stringify(hazards)}::jsonb
+        FROM releases r
+       WHERE r.id = ${releaseId}::uuid AND r.application_id = ${applicationId}::uuid AND d.id = r.deployment_id AND d.application_id = ${applicationId}::uuid`;
+    return changed > 0;
+  }
 }

@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { DEFAULT_LOG_LIMITS, SandboxUnavailableError, UnhealthyReleaseError, readLogRing, readLogRingEndSync, type ReleaseToRun, type RunningRelease, type RuntimeDriver } from '@slipway/runtime';
+import { DEFAULT_LOG_LIMITS, SandboxUnavailableError, UnhealthyReleaseError, readLogRing, readLogRingEndSync, type ReleaseToRun, type RunningRelease, type RuntimeDriver, type RuntimeReport } from '@slipway/runtime';
 import { readLines, send, type RunningInfo, type SupervisorAnswer, type SupervisorError, type SupervisorRequest } from './protocol.js';
 
 const LOG_TAIL_BYTES = 16_000;
@@ -87,6 +87,7 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
       host: '127.0.0.1',
       port: info.port,
       logTail: () => readLogRingEndSync(this.logFile(info.releaseId), this.logFiles, LOG_TAIL_BYTES),
+      report: async () => ((await this.call({ op: 'report', releaseId: info.releaseId })).result as RuntimeReport | null) ?? undefined,
       stop: async (graceMs?: number) => {
         await this.call({ op: 'stop', releaseId: info.releaseId, ...(graceMs === undefined ? {} : { graceMs }) }).catch(() => undefined);
       },
