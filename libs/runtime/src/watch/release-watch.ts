@@ -34,13 +34,14 @@ const CRASH_OUTPUT_SETTLE_MS = 200;
 /**
  * A stderr line that says something went wrong: not blank, not a stack frame continuing the
  * line before (`    at f (file.js:1:2)`: the error is counted once, by its first line), not one
- * of Node's own process warnings (`(node:12) [DEP0005] DeprecationWarning: …`), which are
- * advice rather than failures.
+ * of Node's own process warnings (`(node:12) [DEP0005] DeprecationWarning: …` and the
+ * `(Use \`node --trace-warnings …\`)` line after it), which are advice rather than failures.
  */
 export function isErrorLine(line: string): boolean {
   if (line.trim() === '') return false;
   if (/^\s+at\s/.test(line) || /^\s*\.\.\. \d+ more/.test(line)) return false;
   if (/^\(node:\d+\) (\[\w+\] )?\w*Warning\b/.test(line)) return false;
+  if (/^\(Use `node --trace-/.test(line)) return false;
   return true;
 }
 
