@@ -9,7 +9,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor, type PlatformAccount } from '@slipway/testing';
+import { CLI_MAIN, CLI_OWN_SEQUENCES, PTY_LINE_ENDINGS, runForBytes, terminalControls, waitFor, type PlatformAccount } from '@slipway/testing';
 import { Platform } from './support/platform.js';
 
 type Hazard = { code: string; message?: string; detail?: string; count?: number; restarts?: number };
@@ -37,7 +37,7 @@ http.createServer((req, res) => {
 http.createServer((req, res) => res.end('ok')).listen(process.env.PORT);
 console.log('stdout is not an error: ' + process.env.PAYMENT_KEY.length);
 console.error('error: payments refused the key ' + process.env.PAYMENT_KEY);
-console.error('error: retrying in 5 s');
+console.error('\\u001b[31merror: retrying in 5 s\\u001b[0m');
 console.error(new Error('payments unreachable'));
 process.emitWarning('a warning is not an error');
 `,
@@ -86,8 +86,9 @@ describe('the first minute after release', () => {
     const paths = Object.fromEntries(await Promise.all((Object.keys(SERVERS) as Kind[]).map(async (k) => [k, await project(k)] as const))) as Record<Kind, string>;
     dirs.push(...Object.values(paths));
 
-    // --watch for the 500s: the CLI waits for the minute while requests hit /boom three times.
-    const watched = platform.cli(['deploy', paths.fivexx, '--watch'], platform.cliEnv(accounts.fivexx));
+    // --watch for the 500s, on a terminal (a pty): the CLI waits for the minute while requests hit /boom three times.
+    const cliEnv = { PATH: process.env['PATH'], HOME: process.env['HOME'], SLIPWAY_HOME: platform.home, SLIPWAY_URL: `http://127.0.0.1:${platform.ports.gateway}`, SLIPWAY_POLL_INTERVAL_MS: '200', NO_COLOR: '1', TERM: 'xterm', ...platform.cliEnv(accounts.fivexx) };
+    const watched = runForBytes([process.execPath, CLI_MAIN, 'deploy', paths.fivexx, '--watch'], { env: cliEnv, pty: true, timeoutMs: 600_000 });
     const [crash, errors, healthy] = await Promise.all([platform.deploy(accounts.crash, paths.crash), platform.deploy(accounts.errors, paths.errors), platform.deploy(accounts.healthy, paths.healthy)]);
     for (const task of [crash, errors, healthy]) expect(task).toMatchObject({ status: 'succeeded' });
     await waitFor(async () => (await platform.viaEdge(accounts.fivexx.slug, '/')).body === 'fine', { timeoutMs: 300_000, what: 'the 500s app live' });
@@ -98,7 +99,8 @@ describe('the first minute after release', () => {
     const crashed = await settled(accounts.crash, crash.taskId!, 'runtime_crashed');
     const stderr = await settled(accounts.errors, errors.taskId!, 'runtime_errors');
     const quiet = await settled(accounts.healthy, healthy.taskId!);
-    const cli = await watched;
+    const run = await watched;
+    const cli = { code: run.code, stdout: run.stdout.toString('utf8') };
     console.log(`hazards read ${Math.round((Date.now() - started) / 1000)} s after the start:\n${JSON.stringify({ crashed: crashed.hazards, stderr: stderr.hazards, quiet: quiet.hazards }, null, 1)}\n--- deploy --watch:\n${cli.stdout}`);
 
     // A crash 5 s after going live: runtime_crashed, the task still succeeded, its last output quoted.
@@ -107,12 +109,13 @@ describe('the first minute after release', () => {
     expect(crashHazard).toMatchObject({ severity: 'high' });
     expect(crashHazard!.count).toBeGreaterThanOrEqual(1);
     expect(crashHazard!.detail).toContain('about to fail: the queue is gone');
+    expect(crashHazard!.detail).not.toMatch(/^npm /m);
 
     // stderr error lines, counted without stdout, stack frames or Node's warnings; the secret redacted.
     expect(stderr.status).toBe('succeeded');
     const errorHazard = stderr.hazards.find((h) => h.code === 'runtime_errors');
     expect(errorHazard).toMatchObject({ count: 3 });
-    expect(errorHazard!.detail).toContain('error: payments refused the key [redacted:PAYMENT_KEY]');
+    expect(errorHazard!.detail).toBe('error: payments refused the key [redacted:PAYMENT_KEY]\nerror: retrying in 5 s\nError: payments unreachable');
     expect(JSON.stringify(stderr.hazards)).not.toContain(PAYMENT_KEY);
     expect(stderr.hazards.map((h) => h.code)).not.toContain('runtime_crashed');
 
@@ -122,8 +125,10 @@ describe('the first minute after release', () => {
 
     // deploy --watch waited for the minute and printed the 500s, their count and the path (the query, with its secret, left out).
     expect(cli.code).toBe(0);
+    expect(cli.stdout).toMatch(/watching its first 60 s for crashes, 5xx answers and errors/);
     expect(cli.stdout).toMatch(/runtime_5xx: The application answered 3 requests with a 5xx status/);
-    expect(cli.stdout).toContain('GET /boom → 500 (3×)');
+    expect(cli.stdout).toContain('detail: GET /boom → 500 (3×)');
+    expect(terminalControls(run.stdout, [...CLI_OWN_SEQUENCES, ...PTY_LINE_ENDINGS])).toEqual([]);
     expect(cli.stdout).not.toContain(PAYMENT_KEY);
     expect(cli.stdout).not.toContain('runtime_crashed');
   }, 900_000);

@@ -32,16 +32,24 @@ const MAX_CARRY = 4096;
 const CRASH_OUTPUT_SETTLE_MS = 200;
 
 /**
+ * What npm, which starts most releases (`npm run start`), writes of its own: its update notice,
+ * and its account of a script that exited non-zero, which a crash already reports.
+ */
+const NPM_LINE = /^npm (notice|warn|WARN|error|ERR!)( |$)/;
+
+/**
  * A stderr line that says something went wrong: not blank, not a stack frame continuing the
  * line before (`    at f (file.js:1:2)`: the error is counted once, by its first line), not one
  * of Node's own process warnings (`(node:12) [DEP0005] DeprecationWarning: …` and the
- * `(Use \`node --trace-warnings …\`)` line after it), which are advice rather than failures.
+ * `(Use \`node --trace-warnings …\`)` line after it), which are advice rather than failures, not
+ * npm's own (NPM_LINE).
  */
 export function isErrorLine(line: string): boolean {
   if (line.trim() === '') return false;
   if (/^\s+at\s/.test(line) || /^\s*\.\.\. \d+ more/.test(line)) return false;
   if (/^\(node:\d+\) (\[\w+\] )?\w*Warning\b/.test(line)) return false;
   if (/^\(Use `node --trace-/.test(line)) return false;
+  if (NPM_LINE.test(line)) return false;
   return true;
 }
 
@@ -49,7 +57,7 @@ export function isErrorLine(line: string): boolean {
 function lastLines(text: string, lines: number): string {
   return text
     .split('\n')
-    .filter((l) => l.trim() !== '' && !l.startsWith('[slipway]'))
+    .filter((l) => l.trim() !== '' && !l.startsWith('[slipway]') && !NPM_LINE.test(l) && !/^> /.test(l))
     .slice(-lines)
     .map((l) => l.slice(0, EXCERPT_LINE_CHARS))
     .join('\n');
