@@ -36,6 +36,12 @@ export const edgeConfigSchema = z.object({
    * hazards (`runtime_crashed`, `runtime_5xx`, `runtime_errors`). 0: not watched.
    */
   RELEASE_WATCH_MS: z.coerce.number().int().min(0).default(60_000),
+  /**
+   * Per-application metrics (requests, classes, latency, CPU, memory, restarts; README
+   * "Metrics"): `on` counts each answer (nginx: a buffered access log this edge reads) and adds
+   * them to Redis every 10 s; `off` counts nothing (the bench's comparison).
+   */
+  EDGE_METRICS: z.enum(['on', 'off']).default('on'),
   /** After a swap, the previous process keeps serving in-flight requests this long before SIGTERM. */
   DRAIN_GRACE_MS: ms(5_000),
   /**

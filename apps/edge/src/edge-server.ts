@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { Logger } from '@nestjs/common';
 import type { BlobStore } from '@slipway/blob';
 import type { Keyring } from '@slipway/crypto';
-import { asApplicationId, asReleaseId, openPlatformData, type LiveRoute, type LiveRoutes, type PlatformData } from '@slipway/platform-data';
+import { AppMetrics, asApplicationId, asReleaseId, openPlatformData, type LiveRoute, type LiveRoutes, type PlatformData } from '@slipway/platform-data';
 import { routesChannel } from '@slipway/queue';
 import { LocalDriver, type ReleaseToRun, type RoutesMessage, type RuntimeDriver } from '@slipway/runtime';
 import { DependencyProbe } from '@slipway/server';
@@ -23,6 +23,9 @@ import { createRuntimeDriver, loopbackPort } from './runtime/runtime-driver.js';
 import { RemoteRuntimeDriver } from './runtime/supervisor/remote-driver.js';
 import { StaticSites } from './static/static-sites.js';
 import { EdgeTls } from './tls/edge-tls.js';
+import { runningMaster } from './data-plane/nginx-process.js';
+import { EdgeMetrics } from './metrics/edge-metrics.js';
+import { NginxAccessLog, metricsLogFile } from './metrics/nginx-access-log.js';
 import { FirstMinuteWatch } from './watch/first-minute-watch.js';
 import { NginxStatusFeed } from './watch/nginx-status-feed.js';
 
@@ -63,6 +66,9 @@ export class EdgeServer {
   private readonly watch: FirstMinuteWatch;
   /** nginx's 5xx answers, for the watch (nginx plane only). */
   private statusFeed?: NginxStatusFeed;
+  /** Per-application metrics (EDGE_METRICS=on); with nginx, read from its metrics log. */
+  private metrics?: EdgeMetrics;
+  private metricsLog?: NginxAccessLog;
 
   private constructor(
     private readonly config: EdgeConfig,
@@ -89,7 +95,8 @@ export class EdgeServer {
   static async start(config: EdgeConfig): Promise<EdgeServer> {
     if (config.EDGE_DATA_PLANE === 'nginx') EdgePlane.check(config);
     // Routes, releases and what a Node release is given (the edge's Redis is its own subscriber).
-    const data = openPlatformData(config, { poolSize: 4, blobs: true });
+    // Redis for metrics only: a command fails at once while Redis is away (that interval's counts are lost; no request waits).
+    const data = openPlatformData(config, { poolSize: 4, blobs: true, redis: { enableOfflineQueue: false, maxRetriesPerRequest: 0 } });
     // An idle client whose server went away (Postgres restarted) is not fatal: the edge keeps
     // serving routes from memory; said once per event, as before.
     data.infrastructure.pool.on('error', (error) => new Logger('edge').warn(`Postgres: ${error.message}`));
@@ -118,6 +125,10 @@ export class EdgeServer {
     const plane = this.plane;
     const switched = plane ? { switched: () => plane.sync(), drained: (r: unknown, old: { port: number }, graceMs: number) => plane.drained(r as Awaited<ReturnType<EdgePlane['sync']>>, old.port, graceMs) } : undefined;
     this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port), switched);
+    if (this.config.EDGE_METRICS === 'on') {
+      this.metrics = new EdgeMetrics(new AppMetrics(this.data.infrastructure, this.config.QUEUE_PREFIX), () => this.nodeApps.liveReleases());
+      this.metrics.start();
+    }
     if (this.config.EDGE_HTTPS === 'acme') this.tls = await EdgeTls.start(this.config, this.plane);
     this.subscriber = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
     this.subscriber.on('message', (_channel, message) => void this.onRoutesMessage(message));
@@ -131,11 +142,17 @@ export class EdgeServer {
     if (this.plane) {
       // Behind nginx: this process answers on the loopback only, nginx on the public address.
       await new Promise<void>((ok) => this.server!.listen(this.config.EDGE_INTERNAL_PORT, '127.0.0.1', ok));
+      if (this.metrics) {
+        const stateDir = this.plane.stateDir;
+        this.plane.setMetricsLog(metricsLogFile(stateDir));
+        this.metricsLog = new NginxAccessLog(metricsLogFile(stateDir), () => runningMaster(stateDir), (applicationId, status, ms) => this.metrics!.record(applicationId, status, ms));
+      }
       if (this.config.RELEASE_WATCH_MS > 0) {
         this.statusFeed = await NginxStatusFeed.open(this.plane.stateDir, (applicationId, status, method, path) => this.watch.answered(applicationId, status, method, path));
         this.plane.setStatusFeed(this.statusFeed.address);
       }
       await this.plane.start(this.internalPort);
+      this.metricsLog?.start();
     } else await new Promise<void>((ok) => this.server!.listen(this.config.PORT, this.config.HOST, ok));
     const behind = this.plane ? `; nginx data plane in front, this process on 127.0.0.1:${this.internalPort}` : '';
     this.logger.log(`edge listening on http://${this.config.HOST}:${this.port} (apps at *.${this.config.APPS_DOMAIN.join(', *.')}${behind}; ${Math.round(process.uptime() * 1000)} ms after the process started)`);
@@ -294,13 +311,13 @@ export class EdgeServer {
       }
       const release = route.release;
       if (!release) return this.notFound(res);
+      this.observe(route.applicationId, req, res);
       if (release.kind === 'static') return await (await this.statics.site(release)).serve(req, res);
       const upstream = this.nodeApps.upstream(route.applicationId);
       if (!upstream) {
         res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': '1' }).end('The application is starting.\n');
         return;
       }
-      if (this.watch.watching(route.applicationId)) this.countAnswer(route.applicationId, req, res);
       this.proxy.forward(req, res, upstream);
     } catch (error) {
       this.logger.error(`request failed: ${(error as Error).message}`);
@@ -309,9 +326,20 @@ export class EdgeServer {
     }
   }
 
-  /** An answer of an application in its first minute live, as this process proxied it (with nginx, nginx reports its own). */
-  private countAnswer(applicationId: string, req: IncomingMessage, res: ServerResponse): void {
-    res.once('finish', () => this.watch.answered(applicationId, res.statusCode, req.method ?? '', (req.url ?? '/').split('?')[0]!));
+  /**
+   * An answer of an application as this process gives it (with nginx in front, nginx counts what
+   * it answers itself and this process what it is given: nothing twice): for the metrics, and
+   * for the first-minute watch while the application is in its window.
+   */
+  private observe(applicationId: string, req: IncomingMessage, res: ServerResponse): void {
+    const watched = this.watch.watching(applicationId);
+    const metrics = this.metrics;
+    if (!watched && !metrics) return;
+    const started = performance.now();
+    res.once('finish', () => {
+      metrics?.record(applicationId, res.statusCode, performance.now() - started);
+      if (watched) this.watch.answered(applicationId, res.statusCode, req.method ?? '', (req.url ?? '/').split('?')[0]!);
+    });
   }
 
   private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
@@ -360,6 +388,9 @@ export class EdgeServer {
     clearInterval(this.releaseTreesTimer);
     this.watch.close();
     this.statusFeed?.close();
+    this.metrics?.close();
+    await this.metrics?.flush();
+    await this.metricsLog?.close();
     await new Promise<void>((ok) => {
       this.server?.close(() => ok());
       this.server?.closeIdleConnections();

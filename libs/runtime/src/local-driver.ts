@@ -100,8 +100,9 @@ class LocalRelease implements RunningRelease {
     return this.log.tail();
   }
 
-  report(): RuntimeReport {
-    return this.watch.report();
+  async report(): Promise<RuntimeReport> {
+    const usage = await this.confinement?.cgroup?.stats().catch(() => undefined);
+    return { ...this.watch.report(), ...(usage ? { cpuSeconds: usage.cpuSeconds, memoryBytes: usage.memoryBytes } : {}) };
   }
 
   private write(text: string): void {

@@ -96,6 +96,11 @@ export class EdgePlane {
     this.plane.setStatusFeed(feed);
   }
 
+  /** nginx writes each application's answers to this file (metrics/nginx-access-log.ts); set before `start`. */
+  setMetricsLog(file: string): void {
+    this.plane.setMetricsLog(file);
+  }
+
   /** Starts or adopts nginx once this edge listens on its internal port. */
   async start(internalPort: number): Promise<void> {
     await mkdir(join(this.dirs.state, 'slot-b'), { recursive: true, mode: 0o755 });

@@ -77,6 +77,12 @@ export interface NginxConfigInput {
    * a loopback UDP port and the token each line starts with. Absent: no access log at all.
    */
   statusFeed?: { port: number; token: string };
+  /**
+   * The per-application metrics log (metrics/nginx-access-log.ts): every answer of an
+   * application's server as `<id> <status> <request_time>`, buffered (64 KiB, flushed each second).
+   * Absent: none.
+   */
+  metricsLog?: string;
 }
 
 const TOKEN = /^[0-9a-f]{16,64}$/;
@@ -86,8 +92,21 @@ const TOKEN = /^[0-9a-f]{16,64}$/;
  * per 5xx (healthy traffic sends nothing; the map is looked at once per request), never a file
  * to rotate, and nginx never waits for the reader.
  */
-function statusFeed(feed: NginxConfigInput['statusFeed']): string {
-  if (!feed) return '  access_log off;';
+function accessLogs(feed: NginxConfigInput['statusFeed'], metricsLog: string | undefined): string {
+  if (!feed && !metricsLog) return '  access_log off;';
+  return [feed ? statusFeed(feed) : '', metricsLog ? metricsAccessLog(metricsLog) : ''].filter(Boolean).join('\n');
+}
+
+/**
+ * Each application's server sets $slipway_app (its id); the fallback server sets it empty, so the
+ * variable exists with no site at all. Written in nginx's buffer, one write per 64 KiB or second.
+ */
+function metricsAccessLog(file: string): string {
+  return `  log_format slipway_metrics '$slipway_app $status $request_time';
+  access_log ${path(file)} slipway_metrics buffer=64k flush=1s if=$slipway_app;`;
+}
+
+function statusFeed(feed: NonNullable<NginxConfigInput['statusFeed']>): string {
   check(TOKEN.test(feed.token), 'status feed token must be hex');
   return `  map $status $slipway_server_error {
     ~^5 1;
@@ -334,8 +353,10 @@ export function renderNginxConfig(input: NginxConfigInput): string {
     // HTTPS: hosts with a certificate get a server on the HTTPS port (HTTP redirects them);
     // the others stay on HTTP, where the ACME challenges reach the Node edge.
     const plan = siteTlsPlan(input.tls, free);
-    const server = (hostsOf: string[], on: string, scheme: 'http' | 'https', extra: string) => {
+    const server = (hostsOf: string[], on: string, scheme: 'http' | 'https', directives: string) => {
       const s = { ...site, hosts: hostsOf };
+      // First in the server: its server-level `if`s and `return`s come after, so every answer is counted.
+      const extra = `${input.metricsLog ? `    set $slipway_app ${site.id};\n` : ''}${directives}`;
       return s.kind === 'proxy' ? proxyServer(s, on, scheme, extra) : withBrotli(staticServer(s, on, charsetTypes, extra), input.brotliModule !== null);
     };
     if (site.kind === 'proxy') sites.push(proxyUpstreams(site));
@@ -356,7 +377,7 @@ http {
 ${types}
   types_hash_max_size 4096;
   default_type application/octet-stream;
-${statusFeed(input.statusFeed)}
+${accessLogs(input.statusFeed, input.metricsLog)}
   server_tokens off;
   sendfile on;
   tcp_nopush on;
@@ -404,7 +425,7 @@ ${statusFeed(input.statusFeed)}
   server {
     listen ${listen} default_server;
     server_name _;
-    location / {
+${input.metricsLog ? '    set $slipway_app "";\n' : ''}    location / {
       proxy_pass http://slipway_edge;
 ${FALLBACK_HEADERS}
     }

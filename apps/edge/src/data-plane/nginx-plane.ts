@@ -68,6 +68,7 @@ export class NginxPlane {
   private base!: Omit<NginxConfigInput, 'sites'>;
   private tls?: TlsInput;
   private statusFeed?: NginxConfigInput['statusFeed'];
+  private metricsLog?: string;
   private master?: number;
   private child?: ChildProcess;
   private pending?: Round[];
@@ -113,6 +114,11 @@ export class NginxPlane {
   /** Where nginx sends its 5xx answers, from the next render on (the first-minute watch). */
   setStatusFeed(feed: NginxConfigInput['statusFeed']): void {
     this.statusFeed = feed;
+  }
+
+  /** The per-application metrics log, from the next render on. */
+  setMetricsLog(file: string | undefined): void {
+    this.metricsLog = file;
   }
 
   /** HTTPS servers from the next render on (the edge's certificates; see nginx-tls-sites.ts). */
@@ -194,7 +200,7 @@ export class NginxPlane {
    * Throws (live file untouched) when nginx refuses it.
    */
   private async install(sites: Site[]): Promise<boolean> {
-    const text = renderNginxConfig({ ...this.base, tls: this.tls, statusFeed: this.statusFeed, sites });
+    const text = renderNginxConfig({ ...this.base, tls: this.tls, statusFeed: this.statusFeed, metricsLog: this.metricsLog, sites });
     if (text === this.installed) return false;
     const { conf, candidate } = this.files;
     await writeFile(candidate, text, { mode: 0o600 });

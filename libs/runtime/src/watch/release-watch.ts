@@ -21,6 +21,10 @@ export interface RuntimeReport {
   errorLines: number;
   /** The first few of them. */
   errorExcerpt: string[];
+  /** CPU time of the release's processes since it started (its cgroup), when the runtime knows it. */
+  cpuSeconds?: number | null;
+  /** Memory its processes hold now (its cgroup), when the runtime knows it. */
+  memoryBytes?: number | null;
 }
 
 /** Lines kept in an excerpt, and characters of each. */
