@@ -126,7 +126,7 @@ export class EdgeServer {
     const switched = plane ? { switched: () => plane.sync(), drained: (r: unknown, old: { port: number }, graceMs: number) => plane.drained(r as Awaited<ReturnType<EdgePlane['sync']>>, old.port, graceMs) } : undefined;
     this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port), switched);
     if (this.config.EDGE_METRICS === 'on') {
-      this.metrics = new EdgeMetrics(new AppMetrics(this.data.infrastructure, this.config.QUEUE_PREFIX), () => this.nodeApps.liveReleases());
+      this.metrics = new EdgeMetrics(new AppMetrics(this.data.infrastructure.redis, this.config.QUEUE_PREFIX), () => this.nodeApps.liveReleases());
       this.metrics.start();
     }
     if (this.config.EDGE_HTTPS === 'acme') this.tls = await EdgeTls.start(this.config, this.plane);

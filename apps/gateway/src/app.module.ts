@@ -12,6 +12,7 @@ import { DashboardModule } from './dashboard/dashboard.module.js';
 import { DashboardSiteModule } from './dashboard/site/dashboard-site.module.js';
 import { DeploymentsModule } from './deployments/deployments.module.js';
 import { DomainsModule } from './domains/domains.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { SecretsModule } from './secrets/secrets.module.js';
 import { SignInModule } from './sign-in/sign-in.module.js';
 
@@ -36,6 +37,7 @@ export class AppModule {
         SignInModule,
         CredentialsModule,
         DomainsModule,
+        MetricsModule,
         ApplicationsModule,
         DashboardModule,
         DashboardSiteModule,

@@ -1,5 +1,5 @@
 import type { ApplicationId } from '../ids.js';
-import type { PlatformInfrastructure } from '../infrastructure.js';
+import type { Redis } from 'ioredis';
 
 /** Upper bounds (ms) of the latency histogram's buckets; one more bucket holds everything slower. */
 export const LATENCY_BOUNDS_MS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000] as const;
@@ -101,7 +101,7 @@ function point(t: Totals, seconds: number): Omit<MetricsPoint, 'time'> {
  */
 export class AppMetrics {
   constructor(
-    private readonly platform: PlatformInfrastructure,
+    private readonly redis: Redis,
     private readonly prefix: string,
   ) {}
 
@@ -112,7 +112,7 @@ export class AppMetrics {
   /** Adds an edge's counts to the application's minute (`minute`: epoch minutes). */
   async add(applicationId: ApplicationId, minute: number, delta: MetricsDelta): Promise<void> {
     const key = this.key(applicationId, minute);
-    const multi = this.platform.redis.multi();
+    const multi = this.redis.multi();
     const incr = (field: string, n: number) => {
       if (n) multi.hincrbyfloat(key, field, n);
     };
@@ -132,7 +132,7 @@ export class AppMetrics {
     const step = range === 'hour' ? 1 : 10;
     const last = Math.floor(nowMs / 60_000);
     const first = last - minutes + 1;
-    const pipeline = this.platform.redis.pipeline();
+    const pipeline = this.redis.pipeline();
     for (let m = first; m <= last; m++) pipeline.hgetall(this.key(applicationId, m));
     const rows = ((await pipeline.exec()) ?? []).map(([, value]) => (value ?? {}) as Record<string, string>);
     const whole = empty();
