@@ -70,6 +70,23 @@ describe('the first minute after release', () => {
     await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
   });
 
+  /** A dashboard session of the account's owner (`admin bootstrap`'s owner claims the account by signing up with its email). */
+  async function session(kind: Kind): Promise<string> {
+    const response = await fetch(`http://127.0.0.1:${platform.ports.gateway}/dashboard/api/session/sign-up`, {
+      method: 'POST',
+      headers: { origin: `http://localhost:${platform.ports.gateway}`, 'x-slipway-csrf': '1', 'content-type': 'application/json' },
+      body: JSON.stringify({ email: `watch-${kind}@example.com`, password: 'correct horse battery', name: kind }),
+    });
+    expect(response.status).toBeLessThan(300);
+    return response.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  }
+
+  type Series = { summary: { requests: number; byClass: Record<string, number>; latencyMs: Record<string, number | null>; cpu: number; memoryBytes: number | null; restarts: number }; points: unknown[] };
+  async function metrics(cookie: string, kind: Kind, range = 'hour'): Promise<{ status: number; body: Series }> {
+    const response = await fetch(`http://127.0.0.1:${platform.ports.gateway}/dashboard/api/applications/${accounts[kind].applicationId}/metrics?range=${range}`, { headers: { cookie } });
+    return { status: response.status, body: (await response.json()) as Series };
+  }
+
   /** The task's hazards once its window is over (a runtime hazard landing earlier ends the wait). */
   async function settled(account: PlatformAccount, taskId: string, expect?: string): Promise<Task> {
     const first = (await platform.task(account, taskId)) as unknown as Task;
@@ -131,5 +148,25 @@ describe('the first minute after release', () => {
     expect(terminalControls(run.stdout, [...CLI_OWN_SEQUENCES, ...PTY_LINE_ENDINGS])).toEqual([]);
     expect(cli.stdout).not.toContain(PAYMENT_KEY);
     expect(cli.stdout).not.toContain('runtime_crashed');
+
+    // Metrics, as the edge counted them (nginx's metrics log → Redis → the owners' API).
+    const fivexxOwner = await session('fivexx');
+    const counted = await metrics(fivexxOwner, 'fivexx');
+    const day = await metrics(fivexxOwner, 'fivexx', 'day');
+    const crashOwner = await session('crash');
+    const crashMetrics = await metrics(crashOwner, 'crash');
+    console.log(`metrics: ${JSON.stringify({ fivexx: counted.body.summary, fivexxDay: day.body.summary, crash: crashMetrics.body.summary })}`);
+    expect(counted.status).toBe(200);
+    expect(counted.body.points).toHaveLength(60);
+    expect(counted.body.summary.byClass['5xx']).toBe(3);
+    expect(counted.body.summary.byClass['2xx']).toBeGreaterThanOrEqual(1);
+    expect(counted.body.summary.latencyMs['p50']).not.toBeNull();
+    expect(counted.body.summary.memoryBytes).toBeGreaterThan(0);
+    expect(day.body.points).toHaveLength(144);
+    expect(day.body.summary.requests).toBe(counted.body.summary.requests);
+    expect(crashMetrics.body.summary.restarts).toBeGreaterThanOrEqual(1);
+    expect(crashMetrics.body.summary.cpu).toBeGreaterThan(0);
+    // Another owner's application: 404, as for everything of it.
+    expect((await metrics(crashOwner, 'fivexx')).status).toBe(404);
   }, 900_000);
 });
