@@ -54,9 +54,9 @@ function wrk(port, host, path, pids) {
 const rows = [];
 const h = await testing.DeployHarness.create('bench-metrics');
 try {
-  const env = { RUNTIME_SANDBOX: 'off', LOG_LEVEL: 'warn' };
+  const env = { RUNTIME_SANDBOX: 'off' };
   const port = await testing.freePort();
-  let edge = await h.startEdge(port, { ...env, EDGE_DATA_PLANE: 'nginx', EDGE_METRICS: 'on' });
+  let edge = await h.startEdge(port, { ...env, LOG_LEVEL: 'warn', EDGE_DATA_PLANE: 'nginx', EDGE_METRICS: 'on' });
   await h.startWorker({ ...env, EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, APPS_DOMAIN: `localhost:${port}` });
   const applicationId = await h.createApplication({ slug: 'bench-metrics' });
   const row = await h.waitForFinal(await h.deploy(applicationId, await sourceTar(join(FIXTURES, 'node-echo'))), 180_000);
@@ -67,7 +67,7 @@ try {
     for (let run = 0; run < RUNS; run++) {
       for (const metrics of ['on', 'off']) {
         await edge.stop();
-        edge = await h.startEdge(port, { ...env, EDGE_DATA_PLANE: plane, EDGE_METRICS: metrics });
+        edge = await h.startEdge(port, { ...env, LOG_LEVEL: 'warn', EDGE_DATA_PLANE: plane, EDGE_METRICS: metrics });
         await testing.waitFor(serving, { timeoutMs: 60_000, what: `the ${plane} plane serving` });
         const state = join(h.home, 'runtime', 'nginx');
         const pids = () => (plane === 'nginx' ? [...workersOf(Number(readFileSync(join(state, 'nginx.pid'), 'utf8').trim())), edge.child.pid] : [edge.child.pid]);

@@ -6,11 +6,12 @@
  * minute is over. The 500s one is deployed with `slipway deploy --watch`, which waits for the
  * minute and prints what was seen.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI_MAIN, CLI_OWN_SEQUENCES, PTY_LINE_ENDINGS, runForBytes, terminalControls, waitFor, type PlatformAccount } from '@slipway/testing';
-import { Platform } from './support/platform.js';
+import { chromium } from 'playwright-core';
+import { Platform, ROOT } from './support/platform.js';
 
 type Hazard = { code: string; message?: string; detail?: string; count?: number; restarts?: number };
 type Task = { taskId: string; status: string; finishedAt: string | null; hazards: Hazard[] };
@@ -168,5 +169,35 @@ describe('the first minute after release', () => {
     expect(crashMetrics.body.summary.cpu).toBeGreaterThan(0);
     // Another owner's application: 404, as for everything of it.
     expect((await metrics(crashOwner, 'fivexx')).status).toBe(404);
+
+    // The dashboard's Metrics tab in Chromium: the summary and a chart with the requests.
+    await lookInBrowser(fivexxOwner, accounts.fivexx.applicationId);
   }, 900_000);
+
+  async function lookInBrowser(cookie: string, applicationId: string): Promise<void> {
+    const base = `http://localhost:${platform.ports.gateway}`;
+    const profile = await mkdtemp(join(tmpdir(), 'slipway-chromium-'));
+    dirs.push(profile);
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      viewport: { width: 1280, height: 1100 },
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    });
+    try {
+      await context.addCookies(cookie.split('; ').map((pair) => ({ name: pair.slice(0, pair.indexOf('=')), value: pair.slice(pair.indexOf('=') + 1), url: base })));
+      const page = context.pages()[0] ?? (await context.newPage());
+      await page.goto(`${base}/apps/${applicationId}/metrics`);
+      const summary = page.getByTestId('metrics-summary');
+      await summary.waitFor({ timeout: 30_000 });
+      expect(await summary.textContent()).toContain('5xx 3');
+      await expect(page.getByRole('img', { name: /^Requests per minute: [1-9]\d* requests$/ }).count()).resolves.toBe(1);
+      expect(await page.locator('figure.chart svg rect').count()).toBeGreaterThan(0);
+      const shots = join(ROOT, 'test-output/screenshots/e2e');
+      await mkdir(shots, { recursive: true });
+      await page.screenshot({ path: join(shots, 'metrics-tab.png'), fullPage: true });
+    } finally {
+      await context.close();
+    }
+  }
 });

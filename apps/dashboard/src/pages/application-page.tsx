@@ -6,12 +6,14 @@ import { ApiKeysTab } from '../tabs/api-keys-tab.js';
 import { DatabaseTab } from '../tabs/database-tab.js';
 import { DeploymentsTab } from '../tabs/deployments-tab.js';
 import { DomainsTab } from '../tabs/domains-tab.js';
+import { MetricsTab } from '../tabs/metrics-tab.js';
 import { SecretsTab } from '../tabs/secrets-tab.js';
 import { SignInTab } from '../tabs/sign-in-tab.js';
 import { TokensTab } from '../tabs/tokens-tab.js';
 
 export const TABS = [
   { id: 'deployments', label: 'Deployments' },
+  { id: 'metrics', label: 'Metrics' },
   { id: 'keys', label: 'API keys' },
   { id: 'tokens', label: 'Access tokens' },
   { id: 'domains', label: 'Domains' },
@@ -59,6 +61,8 @@ function renderTab(tab: TabId, app: ApplicationDetails) {
   switch (tab) {
     case 'deployments':
       return <DeploymentsTab app={app} />;
+    case 'metrics':
+      return <MetricsTab app={app} />;
     case 'keys':
       return <ApiKeysTab app={app} />;
     case 'tokens':
