@@ -58,6 +58,8 @@ function LineChart({ title, values, format }: { title: string; values: (number |
       <figcaption>{title} <span className="muted">(max {known.length ? format(max) : '–'})</span></figcaption>
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${title}: ${known.length ? `up to ${format(max)}` : 'no data'}`}>
         <polyline points={path} fill="none" stroke="#2f5bd3" strokeWidth="1.5" />
+        {/* A dot per interval with data: a lone minute shows too. */}
+        {values.map((v, i) => (v === null ? null : <circle key={i} cx={i * step} cy={H - 2 - (v / max) * (H - 6)} r="2.5" fill="#2f5bd3" />))}
       </svg>
     </figure>
   );

@@ -34,10 +34,11 @@ export class NginxAccessLog {
     /** The nginx master to signal for a reopen. */
     private readonly master: () => Promise<number | undefined>,
     private readonly onLine: (applicationId: string, status: number, ms: number) => void,
+    private readonly options: { readMs?: number; rotateBytes?: number } = {},
   ) {}
 
   start(): void {
-    this.timer = setInterval(() => void this.tick(), READ_MS);
+    this.timer = setInterval(() => void this.tick(), this.options.readMs ?? READ_MS);
     this.timer.unref();
   }
 
@@ -59,7 +60,7 @@ export class NginxAccessLog {
         this.first = false;
       }
       this.offset = await this.drain(this.handle, this.offset);
-      if (this.offset >= ROTATE_BYTES) await this.rotate();
+      if (this.offset >= (this.options.rotateBytes ?? ROTATE_BYTES)) await this.rotate();
     } catch (error) {
       this.logger.warn(`nginx metrics log: ${(error as Error).message}`);
     } finally {
