@@ -166,7 +166,7 @@ export class Releases {
    * already there are replaced (a release watched again, by a second edge or a later switch, is
    * not reported twice). False: no such release of this application.
    */
-  async addLateHazards(applicationId: ApplicationId, releaseId: ReleaseId, hazards: { code: string }[]): Promise<boolean> {
+  async addLateHazards(applicationId: ApplicationId, releaseId: ReleaseId, hazards: { code: string; [field: string]: unknown }[]): Promise<boolean> {
     const codes = [...new Set(hazards.map((h) => h.code))];
     const changed = await this.platform.prisma.$executeRaw`
       UPDATE deployments d SET hazards = (
