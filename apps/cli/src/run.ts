@@ -8,6 +8,7 @@ import type { CommandIo } from './command-io.js';
 import { deployCommand } from './deploy/deploy.command.js';
 import { metricsCommand } from './metrics/metrics.command.js';
 import { isTty } from './output/terminal.js';
+import { releasesCommand } from './releases/releases.command.js';
 import { secretsCommand } from './secrets/secrets.command.js';
 import { statusCommand } from './status/status.command.js';
 
@@ -16,6 +17,9 @@ const USAGE = `Usage: slipway <command> [options]   (slipway <command> --help fo
 Commands:
   deploy [dir]                  deploy a folder and follow the build
   status <taskId>               show a deployment task (--wait to follow it)
+  releases                      list the application's releases (live one marked)
+  rollback [releaseId]          make the previous (or the given) release live again
+  promote <releaseId>           make any kept release live, without rebuilding
   secrets set NAME=value...     set environment variables of the application
   secrets unset NAME...         remove them
   secrets list                  list their names (values are never shown)
@@ -52,6 +56,10 @@ export async function run(
         return await deployCommand(argv.slice(1), env, io);
       case 'status':
         return await statusCommand(argv.slice(1), env, io);
+      case 'releases':
+      case 'rollback':
+      case 'promote':
+        return await releasesCommand(command, argv.slice(1), env, io);
       case 'secrets':
         return await secretsCommand(sub, rest, env, io);
       case 'metrics':

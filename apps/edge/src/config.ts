@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { baseServerFields, loadConfig, masterKey, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
@@ -42,6 +43,12 @@ export const edgeConfigSchema = z.object({
    * them to Redis every 10 s; `off` counts nothing (the bench's comparison).
    */
   EDGE_METRICS: z.enum(['on', 'off']).default('on'),
+  /**
+   * Node releases started at once, at most (a whole-platform restart brings them back this many at
+   * a time, most used first; README "Restart of the whole platform"). `auto`: one per CPU core,
+   * at least 2, at most 16. Re-adopting a release the runtime already runs does not count.
+   */
+  RUNTIME_START_CONCURRENCY: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(256)]).default('auto'),
   /** After a swap, the previous process keeps serving in-flight requests this long before SIGTERM. */
   DRAIN_GRACE_MS: ms(5_000),
   /**
@@ -143,6 +150,11 @@ export function logLimitsOf(config: EdgeConfig): LogLimits {
     burstBytes: config.RUNTIME_LOG_BURST_BYTES,
     readRateBytes: config.RUNTIME_LOG_READ_RATE_BYTES,
   };
+}
+
+/** RUNTIME_START_CONCURRENCY as a number: `auto` is one start per core, at least 2, at most 16. */
+export function startConcurrency(config: Pick<EdgeConfig, 'RUNTIME_START_CONCURRENCY'>, cores = availableParallelism()): number {
+  return config.RUNTIME_START_CONCURRENCY === 'auto' ? Math.max(2, Math.min(cores, 16)) : config.RUNTIME_START_CONCURRENCY;
 }
 
 /** The only place this app reads the environment. */

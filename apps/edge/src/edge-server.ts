@@ -10,7 +10,7 @@ import { routesChannel } from '@slipway/queue';
 import { LocalDriver, type ReleaseToRun, type RoutesMessage, type RuntimeDriver } from '@slipway/runtime';
 import { DependencyProbe } from '@slipway/server';
 import { Redis } from 'ioredis';
-import type { EdgeConfig } from './config.js';
+import { startConcurrency, type EdgeConfig } from './config.js';
 import { EdgePlane } from './data-plane/edge-plane.js';
 import { handleInternal } from './internal/internal-api.js';
 import { EDGE_HTTP_OPTIONS, framingRefusal, refusalBytes, refusalHead } from './proxy/framing.js';
@@ -19,6 +19,9 @@ import { HostRouter } from './routing/host-router.js';
 import { appEnvironment } from './runtime/app-environment.js';
 import { NodeApps } from './runtime/node-apps.js';
 import { ReleaseTrees } from './runtime/release-trees.js';
+import { reportBringUp } from './runtime/bring-up.js';
+import { StartQueue } from './runtime/start-queue.js';
+import { UsageMeter } from './runtime/usage-meter.js';
 import { createRuntimeDriver, loopbackPort } from './runtime/runtime-driver.js';
 import { RemoteRuntimeDriver } from './runtime/supervisor/remote-driver.js';
 import { StaticSites } from './static/static-sites.js';
@@ -32,6 +35,9 @@ import { NginxStatusFeed } from './watch/nginx-status-feed.js';
 /** How often the edge looks for unpacked trees of pruned releases, and how long one must have been unused. */
 const RELEASE_TREES_SWEEP_MS = 5 * 60_000;
 const RELEASE_TREES_IDLE_MS = 10 * 60_000;
+/** How often request counts are folded into the kept usage scores, and how fast old requests fade. */
+const USAGE_FOLD_MS = 60_000;
+const USAGE_HALF_LIFE_MS = 24 * 3600_000;
 const NOT_FOUND_PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>Not found</title></head><body><h1>404</h1><p>There is no application at this address.</p></body></html>\n';
 
 /**
@@ -69,6 +75,12 @@ export class EdgeServer {
   /** Per-application metrics (EDGE_METRICS=on); with nginx, read from its metrics log. */
   private metrics?: EdgeMetrics;
   private metricsLog?: NginxAccessLog;
+  /** Requests per application, kept across restarts: the order releases come back in. */
+  private readonly usage: UsageMeter;
+  /** Cold starts of Node releases, RUNTIME_START_CONCURRENCY at a time, most used first. */
+  private readonly starts: StartQueue;
+  /** Releases the runtime supervisor already ran when this edge started: claimed at once, outside the start queue. */
+  private adoptable = new Set<string>();
 
   private constructor(
     private readonly config: EdgeConfig,
@@ -89,10 +101,13 @@ export class EdgeServer {
       environment: (releaseId) => this.environmentOf(releaseId),
       addHazards: (applicationId, releaseId, hazards) => this.data.deployments.releases.addLateHazards(asApplicationId(applicationId), asReleaseId(releaseId), hazards),
     });
-    if (config.EDGE_DATA_PLANE === 'nginx') this.plane = new EdgePlane(config, this.runtimeDir, { router: this.planeRouter, upstream: (id) => this.nodeApps.upstream(id) });
+    this.usage = new UsageMeter(join(this.runtimeDir, 'usage'), { halfLifeMs: USAGE_HALF_LIFE_MS });
+    this.starts = new StartQueue({ concurrency: startConcurrency(config), compare: this.usage.compare });
+    if (config.EDGE_DATA_PLANE === 'nginx') this.plane = new EdgePlane(config, this.runtimeDir, { router: this.planeRouter, upstream: (id) => this.nodeApps.upstream(id), usageLog: (id) => this.usage.logFor(id) });
   }
 
   static async start(config: EdgeConfig): Promise<EdgeServer> {
+    const startedAt = performance.now();
     if (config.EDGE_DATA_PLANE === 'nginx') EdgePlane.check(config);
     // Routes, releases and what a Node release is given (the edge's Redis is its own subscriber).
     // Redis for metrics only: a command fails at once while Redis is away (that interval's counts are lost; no request waits).
@@ -102,7 +117,7 @@ export class EdgeServer {
     data.infrastructure.pool.on('error', (error) => new Logger('edge').warn(`Postgres: ${error.message}`));
     const probe = new DependencyProbe({ service: 'edge', postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL });
     const edge = new EdgeServer(config, data, probe);
-    await edge.listen();
+    await edge.listen(startedAt);
     return edge;
   }
 
@@ -115,16 +130,20 @@ export class EdgeServer {
     return (this.server!.address() as { port: number }).port;
   }
 
-  private async listen(): Promise<void> {
+  private async listen(startedAt: number): Promise<void> {
     this.driver = await createRuntimeDriver(this.config, this.blobs, this.runtimeDir, (reason) => {
       if (this.closing) return;
-      // The supervisor and every app with it are gone: a fresh edge (the launcher restarts it) starts them again.
+      // No runtime supervisor came back in time (the driver reconnects by itself first), or one came back without a release as it was: a fresh edge starts or claims the apps anew.
       this.logger.error(`${reason}: exiting so that the restarted edge starts the apps again`);
       process.exit(1);
     });
     const plane = this.plane;
     const switched = plane ? { switched: () => plane.sync(), drained: (r: unknown, old: { port: number }, graceMs: number) => plane.drained(r as Awaited<ReturnType<EdgePlane['sync']>>, old.port, graceMs) } : undefined;
-    this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port), switched);
+    this.adoptable = await this.alreadyRunning();
+    const turns = { queue: this.starts, running: (releaseId: string) => this.adoptable.delete(releaseId) };
+    this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port), switched, turns);
+    await this.usage.load().catch((error: Error) => this.logger.warn(`usage counts not read (releases start in database order): ${error.message}`));
+    this.usage.start(USAGE_FOLD_MS);
     if (this.config.EDGE_METRICS === 'on') {
       this.metrics = new EdgeMetrics(new AppMetrics(this.data.infrastructure.redis, this.config.QUEUE_PREFIX), () => this.nodeApps.liveReleases());
       this.metrics.start();
@@ -135,7 +154,7 @@ export class EdgeServer {
     await this.subscriber.subscribe(routesChannel(this.config.QUEUE_PREFIX));
     // Resubscribing on reconnect can miss messages: reload everything when Redis comes back.
     this.subscriber.on('ready', () => void this.reloadAll().catch((error: Error) => this.logger.error(`route reload failed: ${error.message}`)));
-    await this.reloadAll();
+    await this.reloadAll(startedAt);
     this.sweepReleaseTrees();
     this.server = createServer(EDGE_HTTP_OPTIONS, (req, res) => void this.handle(req, res));
     this.server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.upgrade(req, socket, head));
@@ -185,8 +204,13 @@ export class EdgeServer {
     }
   }
 
-  private async reloadAll(): Promise<void> {
+  /**
+   * Every route from the database. `bringUp` (this edge's start, at that time): its Node releases
+   * come up in the start queue's order and the time until all answer is logged.
+   */
+  private async reloadAll(bringUp?: number): Promise<void> {
     const all = await this.routes.routes();
+    this.usage.keepOnly(new Set(all.map((r) => r.applicationId)));
     const statics = all.filter((r) => r.release?.kind === 'static');
     await Promise.all(statics.map((r) => this.prepareStatic(r.release!).catch(() => undefined)));
     this.planeRouter.replaceAll(all);
@@ -194,7 +218,15 @@ export class EdgeServer {
     this.router.replaceAll(all);
     this.tls?.routesChanged(this.router.routes());
     this.statics.replaceLive(new Map(statics.map((r) => [r.applicationId, r.release!.id])));
-    for (const route of all) void this.activateNode(route);
+    const nodes = all.filter((r) => r.release?.kind === 'node');
+    const adopted = nodes.filter((r) => this.adoptable.has(r.release!.id)).length;
+    // In one loop: the queue orders them all (most used first) before the first one starts.
+    const activations = all.map((route) => ({ route, answered: this.activateNode(route, true) }));
+    if (bringUp === undefined || !nodes.length) return;
+    void reportBringUp(
+      activations.filter((a) => a.route.release?.kind === 'node').map((a) => a.answered),
+      { startedAt: bringUp, adopted, queue: this.starts, logger: this.logger, stopped: () => this.closing },
+    );
   }
 
   /** Unpacked (and, with nginx, its nginx tree built) before any route points at it. */
@@ -212,6 +244,7 @@ export class EdgeServer {
   private async switchTo(applicationId: string, releaseId: string): Promise<boolean> {
     const release = await this.routes.release(asReleaseId(releaseId));
     if (!release || release.applicationId !== applicationId) return false;
+    void this.usage.deployed(applicationId).catch((error: Error) => this.logger.warn(`usage counts not written: ${error.message}`));
     await this.reload(applicationId, { id: release.id, kind: release.kind, artifactKey: release.artifactKey, spec: release.spec });
     const switched = this.applied.get(applicationId) === releaseId;
     if (switched && release.kind === 'node' && this.config.RELEASE_WATCH_MS > 0) this.watch.begin(applicationId, releaseId, this.nodeApps.running(applicationId));
@@ -254,16 +287,33 @@ export class EdgeServer {
     await this.activateNode(route);
   }
 
-  /** Node releases once switched to, static ones once routed: what `appliedRelease` answers (the worker waits for it). */
-  private async activateNode(route: LiveRoute): Promise<void> {
+  /**
+   * Node releases once switched to, static ones once routed: what `appliedRelease` answers (the
+   * worker waits for it). `background`: nobody waits for this start yet (the edge's own start).
+   * False when the release could not be started.
+   */
+  private async activateNode(route: LiveRoute, background = false): Promise<boolean> {
     try {
-      if (route.release?.kind === 'node') await this.nodeApps.activate(route.applicationId, route.release.id);
+      if (route.release?.kind === 'node') await this.nodeApps.activate(route.applicationId, route.release.id, { background });
       else await this.nodeApps.retire(route.applicationId);
       if (route.release) this.applied.set(route.applicationId, route.release.id);
       else this.applied.delete(route.applicationId);
+      return true;
     } catch (error) {
-      this.logger.error(`${route.slug}: release ${route.release?.id} could not be started; the previous one keeps serving: ${(error as Error).message}`);
+      // Stopping: the starts still waiting their turn were dropped, not failed.
+      if (!this.closing) this.logger.error(`${route.slug}: release ${route.release?.id} could not be started; the previous one keeps serving: ${(error as Error).message}`);
+      return false;
     }
+  }
+
+  /** What the runtime supervisor runs already (an edge restarted beside it): those are adopted, not started. */
+  private async alreadyRunning(): Promise<Set<string>> {
+    if (!(this.driver instanceof RemoteRuntimeDriver)) return new Set();
+    const running = await this.driver.list().catch((error: Error) => {
+      this.logger.warn(`could not list the runtime's releases (each is claimed in its turn): ${error.message}`);
+      return [];
+    });
+    return new Set(running.map((r) => r.releaseId));
   }
 
   private async describe(releaseId: string): Promise<ReleaseToRun> {
@@ -313,8 +363,12 @@ export class EdgeServer {
       if (!release) return this.notFound(res);
       this.observe(route.applicationId, req, res);
       if (release.kind === 'static') return await (await this.statics.site(release)).serve(req, res);
+      // Requests nginx did not proxy itself (none in front, or the app not running yet) count here.
+      this.usage.count(route.applicationId);
       const upstream = this.nodeApps.upstream(route.applicationId);
       if (!upstream) {
+        // Waiting its turn after a restart: someone wants it now, so it starts next.
+        this.starts.bump(route.applicationId);
         res.writeHead(503, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': '1' }).end('The application is starting.\n');
         return;
       }
@@ -397,6 +451,8 @@ export class EdgeServer {
     });
     this.statics.close();
     this.tls?.close();
+    this.starts.cancelWaiting('the edge is stopping');
+    await this.usage.close();
     await this.plane?.close();
     await this.nodeApps.stopAll();
     await this.proxy.close();

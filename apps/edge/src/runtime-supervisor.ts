@@ -16,7 +16,8 @@ runMain('runtime', async () => {
   const config = loadEdgeConfig();
   if (!config.RUNTIME_SUPERVISOR_SOCKET) throw new Error('RUNTIME_SUPERVISOR_SOCKET is required: the socket the edge reaches this supervisor at');
   const runtimeDir = resolve(config.RUNTIME_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'runtime'));
-  const driver = await createLocalDriver(config, createBlobStore(config), runtimeDir);
+  // Its state (what runs, the apps' log FIFOs) under the runtime dir: its successor adopts the apps.
+  const driver = await createLocalDriver(config, createBlobStore(config), runtimeDir, join(runtimeDir, 'supervisor'));
   const supervisor = new RuntimeSupervisor(driver, { socketPath: config.RUNTIME_SUPERVISOR_SOCKET, adoptGraceMs: config.RUNTIME_ADOPT_GRACE_MS });
   // The nginx data plane lives here, beside the apps: an edge restart does not interrupt their traffic.
   const nginx = config.EDGE_DATA_PLANE === 'nginx' && config.EDGE_NGINX_OWNER === 'supervisor' ? new NginxKeeper(config, runtimeDir) : undefined;

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { processShare } from '@slipway/config';
 import { workerHeartbeatPattern } from '@slipway/queue';
 import { PlatformDataModule } from '@slipway/platform-data';
 import { HealthModule } from '@slipway/server';
@@ -13,8 +14,12 @@ import { DashboardSiteModule } from './dashboard/site/dashboard-site.module.js';
 import { DeploymentsModule } from './deployments/deployments.module.js';
 import { DomainsModule } from './domains/domains.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { OwnersApiModule } from './owners-api/owners-api.module.js';
 import { SecretsModule } from './secrets/secrets.module.js';
 import { SignInModule } from './sign-in/sign-in.module.js';
+
+/** The gateway's Postgres connections (one pool per process; processes on the launcher's socket divide it). */
+const GATEWAY_PG_CONNECTIONS = 10;
 
 @Module({})
 export class AppModule {
@@ -23,7 +28,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         GatewayConfigModule.forRoot(config),
-        PlatformDataModule.register(config, { poolSize: 10, blobs: true }),
+        PlatformDataModule.register(config, { poolSize: processShare(GATEWAY_PG_CONNECTIONS, config.SLIPWAY_SERVICE_PROCESSES, 2), blobs: true }),
         CommonModule,
         HealthModule.forRoot({
           service: 'gateway',
@@ -40,6 +45,7 @@ export class AppModule {
         MetricsModule,
         ApplicationsModule,
         DashboardModule,
+        OwnersApiModule,
         DashboardSiteModule,
       ],
     };

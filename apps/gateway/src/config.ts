@@ -3,7 +3,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { LIMITS, parseStorageQuotas, type OwnerSignInLimits, type UploadLimits } from '@slipway/contract';
-import { baseServerFields, loadConfig, masterKey, parsedBy, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
+import { baseServerFields, httpUrl, loadConfig, masterKey, parsedBy, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
 
 const dnsServers = z
@@ -118,9 +118,21 @@ export const gatewayConfigSchema = z.object({
   DOMAIN_RECHECK_INTERVAL_MS: positiveInt(60 * 60_000),
   /** Re-checks in a row that find the record gone or wrong before the domain is unverified (route and certificate dropped). */
   DOMAIN_RECHECK_FAILURES: positiveInt(3),
+  /**
+   * The edge's internal API (as the build worker's EDGE_INTERNAL_URL): a rollback or promote asks
+   * it to start the release and waits until it is healthy before the release becomes live.
+   */
+  EDGE_INTERNAL_URL: httpUrl('http://127.0.0.1:8080'),
+  /** How long a rollback/promote waits for the edge to report the release healthy (as the worker's RELEASE_TIMEOUT_MS). */
+  RELEASE_TIMEOUT_MS: positiveInt(60_000),
 })
   .superRefine(checkBlobStorage)
   .superRefine((config, ctx) => {
+    // Under `pnpm start` the launcher runs GATEWAY_PROCESSES independent processes on a socket it
+    // holds; a node:cluster primary on top of that would be a second, weaker supervisor.
+    if (config.GATEWAY_WORKERS > 1 && config.SLIPWAY_LISTEN_FDS) {
+      ctx.addIssue({ code: 'custom', path: ['GATEWAY_WORKERS'], message: 'cannot be above 1 on a socket handed down by the launcher (SLIPWAY_LISTEN_FDS): set GATEWAY_PROCESSES for `pnpm start` instead' });
+    }
     if (Boolean(config.APP_DATABASES_POOLER_DIR) !== Boolean(config.APP_DATABASES_POOLER_ADMIN_URL)) {
       ctx.addIssue({ code: 'custom', path: ['APP_DATABASES_POOLER_ADMIN_URL'], message: 'APP_DATABASES_POOLER_DIR and APP_DATABASES_POOLER_ADMIN_URL go together: set both or neither' });
     }

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { Logger } from '@nestjs/common';
-import { exitWithParent, logLevelsFrom, runMain, startHttpApp, waitForDependencies } from '@slipway/server';
+import { exitWithParent, inheritedHttpFd, logLevelsFrom, runMain, startHttpApp, waitForDependencies } from '@slipway/server';
 import { loadGatewayConfig } from './config.js';
 import { runPrimary, stopOnceOnRequest } from './workers.js';
 
@@ -20,6 +20,7 @@ runMain('gateway', async () => {
     module: AppModule.register(config),
     port: config.PORT,
     host: config.HOST,
+    listenFd: inheritedHttpFd(config),
     logLevel: config.LOG_LEVEL,
     baseUrl: config.PUBLIC_URL,
     shutdownHooks: !worker,

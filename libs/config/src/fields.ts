@@ -41,7 +41,23 @@ export const baseServerFields = {
   STARTUP_TIMEOUT_MS: startupTimeoutMs,
   /** Set by `pnpm start`: a service exits when its launcher is gone, so nothing is left behind. */
   SLIPWAY_LAUNCHER_PID: z.coerce.number().int().positive().optional(),
+  /**
+   * Set by `pnpm start`: listening sockets the launcher holds and handed to this process, by role
+   * (`http=3`); the process accepts on the inherited descriptor instead of binding PORT itself
+   * (libs/server listen-fds.ts).
+   */
+  SLIPWAY_LISTEN_FDS: z.string().optional(),
+  /**
+   * Set by `pnpm start`: how many processes of this service serve its socket side by side. Budgets
+   * sized for the service (database connections) are divided by it, so N processes hold what one did.
+   */
+  SLIPWAY_SERVICE_PROCESSES: z.coerce.number().int().min(1).max(64).default(1),
 };
+
+/** This process's share of a budget sized for the whole service: ⌊total / processes⌋, at least `min`. */
+export function processShare(total: number, processes: number, min = 1): number {
+  return Math.max(min, Math.floor(total / processes));
+}
 
 export const publicUrlFields = {
   /** The platform address `{base_url}` as users see it. */

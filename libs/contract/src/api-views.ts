@@ -82,12 +82,26 @@ export interface ApplicationStorageView {
   owner: { plan: string; usedBytes: number; quotaBytes: number };
 }
 
+/** One kept release (`GET /dashboard/api/applications/:appId/releases`, `slipway releases`). */
 export interface ReleaseView {
   id: string;
   deploymentId: string;
+  /** `static` or `node`. */
   kind: string;
   createdAt: string;
+  /** Bytes of the release's artifact (counted against the owner's storage quota). */
+  sizeBytes: number;
+  /** Status of the deployment that built it: only a `succeeded` one is a default rollback target. */
+  deploymentStatus: string;
+  /** The release the application's address serves. (Previews, when they come, are not live.) */
   live: boolean;
+}
+
+/** What a rollback or promote answers: the release now live, the one it replaced, and the list. */
+export interface ReleaseSwitchView {
+  liveReleaseId: string;
+  previousReleaseId: string | null;
+  releases: ReleaseView[];
 }
 
 /** A claim of a custom domain: served and trusted only once its TXT record is verified. */

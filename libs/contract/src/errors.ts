@@ -25,6 +25,7 @@ export const ERROR_CODES = {
     meaning: "The owner's applications already store as much as its plan allows (`storagePerPlan`: compressed sources of deployments in progress plus the artifacts of kept releases), or this upload would take it over; the body carries `usedBytes` and `quotaBytes`. Nothing of the upload is kept. A deploy whose built artifact would exceed it fails with the same code.",
   },
   domain_unverified: { status: 422, meaning: 'Dashboard: the TXT record `_slipway-challenge.<domain>` = `slipway-verify=<token>` of this claim was not found (missing, wrong value, or the DNS lookup failed); the body carries the expected `record` and the values `found`.' },
+  release_unhealthy: { status: 422, meaning: "Owners' API (rollback, promote): the release did not become healthy when the edge started it; the live release keeps serving. The message carries the start's log tail." },
   auth_owned_by_project: { status: 409, meaning: 'The project set its own SERVICE_AUTH_BASE_URL or DATABASE_URL, so the platform leaves sign-in alone.' },
   rate_limited: { status: 429, meaning: 'The hourly deploy limit is exceeded; the body carries `retryAfterSeconds`.' },
   too_many_uploads: {

@@ -1,6 +1,7 @@
 export * from './driver.js';
 export * from './handoff.js';
 export * from './local-driver.js';
+export * from './release-records.js';
 export * from './logs/log-budget.js';
 export * from './logs/log-limits.js';
 export * from './logs/log-ring.js';

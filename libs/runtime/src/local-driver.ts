@@ -1,29 +1,21 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
-import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { BlobStore } from '@slipway/blob';
 import { UnhealthyReleaseError, type ReleaseToRun, type RunningRelease, type RuntimeDriver } from './driver.js';
+import { LocalRelease, type AdoptedRelease, type Confinement, type Supervision } from './local-release.js';
 import { LogBudget } from './logs/log-budget.js';
 import { DEFAULT_LOG_LIMITS, type LogLimits } from './logs/log-limits.js';
 import { LogRing, readLogRing } from './logs/log-ring.js';
 import { ReleaseLog } from './logs/release-log.js';
 import { extractRelease } from './release-extractor.js';
-import type { AppIds } from './sandbox/app-users.js';
-import type { AppCgroup } from './sandbox/cgroups.js';
-import type { LocalSandbox } from './sandbox/local-sandbox.js';
-import { spawnSandbox } from './sandbox/sandbox-argv.js';
+import { ReleaseRecords, type ReleaseRecord } from './release-records.js';
+import { isSameProcess } from './sandbox/process-tree.js';
 import { SandboxUnavailableError } from './sandbox/sandbox-probe.js';
-import { ReleaseWatch, type RuntimeReport } from './watch/release-watch.js';
-import { TOOLCHAIN_BIN, TOOLCHAIN_PATH, toolchainEnv, type NodeToolchain, type NodeToolchains } from './toolchain/node-toolchains.js';
+import type { LocalSandbox } from './sandbox/local-sandbox.js';
+import type { NodeToolchain, NodeToolchains } from './toolchain/node-toolchains.js';
 
-/** What `LocalSandbox.prepare` made for a release: its user and its cgroup. */
-interface Confinement {
-  sandbox: LocalSandbox;
-  ids: AppIds;
-  cgroup: AppCgroup | null;
-}
+export type { AdoptedRelease } from './local-release.js';
 
 export interface LocalDriverOptions {
   blobs: BlobStore;
@@ -47,6 +39,13 @@ export interface LocalDriverOptions {
   /** Crash restarts: first delay, doubled each time up to `maxBackoffMs`. */
   backoffMs?: number;
   maxBackoffMs?: number;
+  /**
+   * A runtime supervisor's directory of its own (made 0700): with it, apps outlive this process —
+   * no parent-death signal, their output through named FIFOs there — and what runs is recorded
+   * there (`releases.json`, no secrets) so that the next supervisor's `adopt()` takes it over.
+   * Without it (an edge running its apps itself), apps die with this process.
+   */
+  records?: string;
 }
 
 /** `wanted` when it is free, else any free loopback port. */
@@ -61,139 +60,14 @@ function freePort(wanted = 0): Promise<number> {
   });
 }
 
-/** One HTTP request to `/`; any answer below 500 counts as healthy. */
-function probe(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path: '/', method: 'GET', timeout: 1000, headers: { 'user-agent': 'slipway-health' } }, (res) => {
-      res.resume();
-      resolve((res.statusCode ?? 500) < 500);
-    });
-    req.on('error', () => resolve(false));
-    req.on('timeout', () => req.destroy());
-    req.end();
-  });
-}
-
-/** A Node release as a child process of the edge: health-gated start, crash restarts with backoff. */
-class LocalRelease implements RunningRelease {
-  readonly host = '127.0.0.1';
-  private child?: ChildProcess;
-  private stopping = false;
-  private restarts = 0;
-  private restartTimer?: NodeJS.Timeout;
-  private healthySince = 0;
-  /** Crashes, restarts and stderr error lines, for the edge's first-minute watch. */
-  private readonly watch = new ReleaseWatch();
-
-  constructor(
-    readonly releaseId: string,
-    readonly port: number,
-    private readonly dir: string,
-    private readonly release: ReleaseToRun,
-    private readonly log: ReleaseLog,
-    private readonly options: LocalDriverOptions,
-    private readonly confinement: Confinement | null,
-    private readonly toolchain: NodeToolchain | null = null,
-  ) {}
-
-  logTail(): string {
-    return this.log.tail();
-  }
-
-  async report(): Promise<RuntimeReport> {
-    const usage = await this.confinement?.cgroup?.stats().catch(() => undefined);
-    return { ...this.watch.report(), ...(usage ? { cpuSeconds: usage.cpuSeconds, memoryBytes: usage.memoryBytes } : {}) };
-  }
-
-  private write(text: string): void {
-    this.log.note(text);
-  }
-
-  spawn(): ChildProcess {
-    const c = this.confinement;
-    const t = this.toolchain;
-    // The release's own Node first on PATH (the app cannot set PATH past it: it comes last).
-    const first = t ? `${c ? TOOLCHAIN_BIN : join(t.dir, 'bin')}:` : '';
-    const env = { HOME: '/tmp', NODE_ENV: 'production', ...(t ? toolchainEnv() : {}), ...this.release.env, PATH: `${first}/usr/local/bin:/usr/bin:/bin`, PORT: String(this.port) };
-    const binds = t ? [{ host: t.dir, path: TOOLCHAIN_PATH }] : [];
-    const child = c
-      ? spawnSandbox(c.sandbox.command(c.ids, c.cgroup, this.dir, env, this.port, this.release.startCommand, binds, this.release.hostPorts).argv, env, { cwd: '/', detached: true })
-      : spawn('sh', ['-c', this.release.startCommand], {
-          cwd: this.dir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
-          ...(this.options.user ? { uid: this.options.user.uid, gid: this.options.user.gid } : {}),
-        });
-    // Read within the app's log budget: past it the pipes pause and the app's writes wait.
-    this.log.attach(child.stdout!);
-    this.log.attach(child.stderr!);
-    child.stderr!.on('data', (chunk: Buffer) => this.watch.stderr(chunk));
-    child.on('error', (error) => this.write(`[slipway] could not start: ${error.message}\n`));
-    child.on('exit', (code, signal) => {
-      this.write(`[slipway] process exited (${signal ?? code})\n`);
-      if (this.child !== child || this.stopping || this.healthySince === 0) return;
-      this.watch.crashed(String(signal ?? code), () => this.log.tail());
-      this.scheduleRestart();
-    });
-    this.child = child;
-    return child;
-  }
-
-  private scheduleRestart(): void {
-    // A process that stayed up a minute starts its backoff afresh.
-    if (Date.now() - this.healthySince > 60_000) this.restarts = 0;
-    const delay = Math.min((this.options.backoffMs ?? 1000) * 2 ** this.restarts, this.options.maxBackoffMs ?? 30_000);
-    this.restarts += 1;
-    this.write(`[slipway] restarting in ${delay} ms (restart ${this.restarts})\n`);
-    this.restartTimer = setTimeout(() => {
-      if (this.stopping) return;
-      this.spawn();
-      this.watch.restarted();
-      this.healthySince = Date.now();
-    }, delay);
-  }
-
-  async waitHealthy(): Promise<void> {
-    const deadline = Date.now() + this.options.healthTimeoutMs;
-    while (Date.now() < deadline) {
-      const child = this.child!;
-      if (child.exitCode !== null || child.signalCode !== null) {
-        throw new UnhealthyReleaseError(`the release exited (${child.signalCode ?? child.exitCode}) before it answered HTTP on PORT`, this.log.tail());
-      }
-      if (await probe(this.port)) {
-        this.healthySince = Date.now();
-        return;
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new UnhealthyReleaseError(`the release did not answer HTTP on PORT ${this.port} within ${Math.round(this.options.healthTimeoutMs / 1000)} s`, this.log.tail());
-  }
-
-  async stop(graceMs = 5000): Promise<void> {
-    this.stopping = true;
-    clearTimeout(this.restartTimer);
-    const child = this.child;
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      const c = this.confinement;
-      const kill = (signal: NodeJS.Signals) => {
-        if (c) return void c.sandbox.signal(child.pid!, c.cgroup, signal);
-        try {
-          process.kill(-child.pid!, signal);
-        } catch {
-          /* gone */
-        }
-      };
-      kill('SIGTERM');
-      const timer = setTimeout(() => kill('SIGKILL'), graceMs);
-      await exited;
-      clearTimeout(timer);
-    }
-    if (this.confinement) {
-      // Whatever of the app outlived its sandbox's set-up processes goes with them.
-      if (child?.pid) await this.confinement.sandbox.signal(child.pid, this.confinement.cgroup, 'SIGKILL');
-      await this.confinement.cgroup?.remove();
-    }
-    await this.log.close();
-  }
+/** What `adopt()` found of the previous supervisor's releases. */
+export interface Adoption {
+  /** Still running: watched and logged again, waiting for the edge's claim. */
+  adopted: AdoptedRelease[];
+  /** Recorded but no longer running: their cgroups and FIFOs are gone now. */
+  cleaned: string[];
+  /** Could not be taken over (why): killed (their process group) rather than left unsupervised. */
+  failed: { releaseId: string; reason: string }[];
 }
 
 /** The `local` runtime driver: releases run as child processes of the edge host. */
@@ -203,9 +77,11 @@ export class LocalDriver implements RuntimeDriver {
   /** Each application's log budget, shared by its running releases. */
   private readonly budgets = new Map<string, LogBudget>();
   private readonly logLimits: LogLimits;
+  private readonly records?: ReleaseRecords;
 
   constructor(private readonly options: LocalDriverOptions) {
     this.logLimits = options.logLimits ?? DEFAULT_LOG_LIMITS;
+    if (options.records) this.records = new ReleaseRecords(options.records);
   }
 
   releaseDir(releaseId: string): string {
@@ -230,8 +106,9 @@ export class LocalDriver implements RuntimeDriver {
     return readLogRing(this.logFile(releaseId), this.logLimits.files, lastBytes);
   }
 
-  private async openLog(release: ReleaseToRun): Promise<ReleaseLog> {
+  private async openLog(release: Pick<ReleaseToRun, 'releaseId' | 'applicationId'>): Promise<ReleaseLog> {
     const { maxBytes, files, rateBytes, burstBytes, readRateBytes } = this.logLimits;
+    await mkdir(join(this.options.dir, 'logs'), { recursive: true, mode: 0o700 });
     const ring = await LogRing.open(this.logFile(release.releaseId), { maxBytes, files });
     let budget = this.budgets.get(release.applicationId);
     if (!budget) {
@@ -248,27 +125,40 @@ export class LocalDriver implements RuntimeDriver {
     });
   }
 
+  /** The release's FIFOs (made if missing) and the records, when this is a runtime supervisor's driver. */
+  private async supervision(releaseId: string): Promise<Supervision | null> {
+    if (!this.records) return null;
+    const fifos = this.records.fifos(releaseId);
+    await Promise.all([fifos.stdout.ensure(), fifos.stderr.ensure()]);
+    return { records: this.records, fifos };
+  }
+
+  private release(releaseId: string, applicationId: string, port: number, spec: ReleaseToRun | undefined, log: ReleaseLog, confinement: Confinement | null, toolchain: NodeToolchain | null, supervision: Supervision | null): LocalRelease {
+    return new LocalRelease(releaseId, applicationId, port, this.releaseDir(releaseId), spec, log, this.options, confinement, toolchain, supervision, (s) => this.toolchainOf(s));
+  }
+
   async start(release: ReleaseToRun): Promise<RunningRelease> {
     const dir = this.releaseDir(release.releaseId);
     const toolchain = await this.toolchainOf(release);
     await extractRelease(await this.options.blobs.get(release.artifactKey), dir);
-    await mkdir(join(this.options.dir, 'logs'), { recursive: true, mode: 0o700 });
     const log = await this.openLog(release);
     const sandbox = this.options.sandbox;
     const began = performance.now();
     let confinement: Confinement | null;
     let port: number;
+    let supervision: Supervision | null;
     try {
       confinement = sandbox ? { sandbox, ...(await sandbox.prepare(release.applicationId, release.releaseId, dir)) } : null;
       port = await freePort(release.port);
+      supervision = await this.supervision(release.releaseId);
     } catch (error) {
       await log.close();
       throw error;
     }
-    const running = new LocalRelease(release.releaseId, port, dir, release, log, this.options, confinement, toolchain);
+    const running = this.release(release.releaseId, release.applicationId, port, release, log, confinement, toolchain, supervision);
     const spawned = performance.now();
-    running.spawn();
     try {
+      running.spawn();
       await running.waitHealthy();
       const ms = (t: number) => Math.round(t);
       log.note(`[slipway] healthy ${ms(performance.now() - spawned)} ms after start${confinement ? ` (sandbox as ${confinement.ids.name}, prepared in ${ms(spawned - began)} ms)` : ' (unsandboxed)'}\n`);
@@ -280,5 +170,69 @@ export class LocalDriver implements RuntimeDriver {
       throw error;
     }
     return running;
+  }
+
+  /**
+   * Takes over what the previous runtime supervisor recorded (call once, before anything is
+   * started): each release whose root process is still the same one (pid and start time) is
+   * watched again and its log read again, until the edge claims it (`AdoptedRelease.claim`) or
+   * the caller stops it; what is no longer running is cleaned up (anything left in its cgroup
+   * killed, the cgroup and the FIFOs removed). Needs `records`.
+   */
+  async adopt(): Promise<Adoption> {
+    const found: Adoption = { adopted: [], cleaned: [], failed: [] };
+    if (!this.records) return found;
+    for (const record of this.records.readPrevious()) {
+      try {
+        const confinement = await this.reattach(record);
+        if (!isSameProcess(record.pid, record.startTime)) {
+          await this.cleanUp(record, confinement);
+          found.cleaned.push(record.releaseId);
+          continue;
+        }
+        const log = await this.openLog(record);
+        const supervision = await this.supervision(record.releaseId);
+        const release = this.release(record.releaseId, record.applicationId, record.port, undefined, log, confinement, null, supervision);
+        release.adopt(record.pid, record.startTime);
+        log.note(`[slipway] taken over by a restarted runtime supervisor (pid ${process.pid}): still running as pid ${record.pid}\n`);
+        found.adopted.push(release);
+      } catch (error) {
+        // One record this supervisor cannot take over must not keep it from starting (a crash
+        // loop would stop every app): that app is killed instead of left running unsupervised.
+        if (isSameProcess(record.pid, record.startTime)) killGroup(record.pid);
+        this.records.remove(record.releaseId);
+        found.failed.push({ releaseId: record.releaseId, reason: (error as Error).message });
+      }
+    }
+    return found;
+  }
+
+  /** A recorded release's sandbox again (its user, its cgroup if still there). */
+  private async reattach(record: ReleaseRecord): Promise<Confinement | null> {
+    const sandbox = this.options.sandbox;
+    if (!record.sandboxed || !sandbox) return null;
+    return { sandbox, ...(await sandbox.reattach(record.applicationId, record.cgroup)) };
+  }
+
+  private async cleanUp(record: ReleaseRecord, confinement: Confinement | null): Promise<void> {
+    const log = await this.openLog(record);
+    log.note(`[slipway] no longer running when the runtime supervisor restarted (pid ${record.pid} gone): cleaned up\n`);
+    await this.release(record.releaseId, record.applicationId, record.port, undefined, log, confinement, null, await this.supervision(record.releaseId)).stop(0);
+    // Without a cgroup, what is left of it is its process group (the group's id stays its own while it has members).
+    if (!confinement?.cgroup) killGroup(record.pid);
+  }
+}
+
+/**
+ * SIGKILL to a release's process group: its root was started in a session of its own, so the
+ * group is the sandbox's set-up processes (pasta, bubblewrap: the app's pid namespace ends with
+ * them) or the unsandboxed app's tree.
+ */
+function killGroup(pid: number): void {
+  if (!Number.isInteger(pid) || pid <= 1) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    /* none left */
   }
 }

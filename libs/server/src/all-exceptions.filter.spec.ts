@@ -30,6 +30,12 @@ class ProbeController {
     throw new BadRequestException('Unexpected token \'s\', "s3cret-value" is not valid JSON', { cause: new SyntaxError('Unexpected token') });
   }
 
+  @Get('restarting')
+  async restarting() {
+    // What node-postgres throws while the server restarts (its own message names the address).
+    throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+  }
+
   @Get('boom')
   boom() {
     throw new Error('database password is hunter2');
@@ -91,6 +97,16 @@ describe('AllExceptionsFilter over real HTTP', () => {
     const badJson = await fetch(`${url}/bad-json`);
     expect(badJson.status).toBe(400);
     expect(await badJson.json()).toEqual({ error: 'The body is not valid JSON.', code: 'bad_request', documentation: 'http://platform.test/api/v1#error-bad_request' });
+  });
+
+  it('answers 503 unavailable with Retry-After while a dependency is not answering (a restart), not 500', async () => {
+    const response = await fetch(`${url}/restarting`);
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('2');
+    const body = (await response.json()) as { code: string; correlationId: string; error: string };
+    expect(body.code).toBe('unavailable');
+    expect(body.correlationId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(body.error).not.toContain('5432');
   });
 
   it('turns an unexpected failure into a 500 with a correlation id, no stack and no secret', async () => {

@@ -3,6 +3,7 @@ import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter 
 import { ERROR_CODES, documentationUrl, type ErrorCode } from '@slipway/contract';
 import type { Request, Response } from 'express';
 import { ApiException } from './api.exception.js';
+import { serverUnavailable } from './server-unavailable.js';
 
 const STATUS_CODES: Record<number, ErrorCode> = {
   400: 'bad_request',
@@ -53,6 +54,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return;
     }
     const correlationId = randomUUID();
+    if (serverUnavailable(exception)) {
+      // Postgres or Redis restarting: nothing was accepted, and a retry in a moment will do.
+      this.logger.warn(`[${correlationId}] ${request.method} ${request.path}: a dependency is not answering (${describe(exception).split('\n')[0]})`);
+      response.status(503).set({ 'x-correlation-id': correlationId, 'retry-after': '2' }).json(unavailableBody(this.baseUrl, correlationId));
+      return;
+    }
     this.logger.error(`[${correlationId}] ${request.method} ${request.path} failed: ${describe(exception)}`);
     response.status(500).set('x-correlation-id', correlationId).json({
       error: `Something went wrong on our side. Quote correlation id ${correlationId} when reporting it.`,
@@ -61,6 +68,16 @@ export class AllExceptionsFilter implements ExceptionFilter {
       correlationId,
     });
   }
+}
+
+/** The contract's 503 `unavailable` body for a dependency that is not answering. */
+export function unavailableBody(baseUrl: string, correlationId: string): Record<string, string> {
+  return {
+    error: 'A service the platform depends on (its database or Redis) is not answering right now; nothing was accepted. Retry in a few seconds.',
+    code: 'unavailable',
+    documentation: documentationUrl(baseUrl, 'unavailable'),
+    correlationId,
+  };
 }
 
 function httpMessage(exception: HttpException): string {

@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { ConfigError } from '@slipway/config';
 import { AllExceptionsFilter } from './all-exceptions.filter.js';
 import { StartupError, oneLine, waitForDependencies } from './dependencies.js';
+import { inheritedListenFds } from './listen-fds.js';
 
 const LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
 
@@ -17,6 +18,12 @@ export interface HttpAppOptions {
   module: unknown;
   port: number;
   host: string;
+  /**
+   * A listening socket handed down by the supervisor (`SLIPWAY_LISTEN_FDS=http=3`): the app
+   * accepts on it instead of binding `host:port`, so its siblings on the same socket and the
+   * connections waiting in its backlog outlive this process.
+   */
+  listenFd?: number | undefined;
   logLevel: string;
   /** Public base URL used in error `documentation` links. */
   baseUrl: string;
@@ -36,8 +43,15 @@ export async function startHttpApp(options: HttpAppOptions): Promise<INestApplic
   const express = app.getHttpAdapter().getInstance() as { disable(setting: string): void; set(setting: string, value: unknown): void };
   express.disable('x-powered-by');
   await options.configure?.(app);
-  await app.listen(options.port, options.host);
-  new Logger(options.name).log(`listening on http://${options.host}:${options.port}`);
+  if (options.listenFd === undefined) {
+    await app.listen(options.port, options.host);
+    new Logger(options.name).log(`listening on http://${options.host}:${options.port}`);
+  } else {
+    // Express's adapter passes the first argument to http.Server#listen, which takes a handle
+    // (`{fd}`) as well as a port; Nest's type only names the port.
+    await app.listen({ fd: options.listenFd } as unknown as number);
+    new Logger(options.name).log(`listening on the inherited socket (fd ${options.listenFd}) for http://${options.host}:${options.port}`);
+  }
   return app;
 }
 
@@ -66,6 +80,12 @@ export interface ServiceConfig {
   STARTUP_TIMEOUT_MS: number;
   PUBLIC_URL: string;
   SLIPWAY_LAUNCHER_PID?: number | undefined;
+  SLIPWAY_LISTEN_FDS?: string | undefined;
+}
+
+/** The descriptor of the inherited `http` socket (`SLIPWAY_LISTEN_FDS=http=3`), if the supervisor handed one down. */
+export function inheritedHttpFd(config: Pick<ServiceConfig, 'SLIPWAY_LISTEN_FDS'>): number | undefined {
+  return inheritedListenFds({ SLIPWAY_LISTEN_FDS: config.SLIPWAY_LISTEN_FDS }).get('http');
 }
 
 /**
@@ -77,7 +97,7 @@ export function serviceMain<C extends ServiceConfig>(name: string, loadConfig: (
     const config = loadConfig();
     if (config.SLIPWAY_LAUNCHER_PID) exitWithParent(name, config.SLIPWAY_LAUNCHER_PID);
     await waitForDependencies({ postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL }, config.STARTUP_TIMEOUT_MS);
-    await startHttpApp({ name, module: module(config), port: config.PORT, host: config.HOST, logLevel: config.LOG_LEVEL, baseUrl: config.PUBLIC_URL });
+    await startHttpApp({ name, module: module(config), port: config.PORT, host: config.HOST, listenFd: inheritedHttpFd(config), logLevel: config.LOG_LEVEL, baseUrl: config.PUBLIC_URL });
   });
 }
 

@@ -6,3 +6,4 @@ export * from './dependencies.js';
 export * from './dependency.probe.js';
 export * from './health.module.js';
 export * from './listen-fds.js';
+export * from './server-unavailable.js';

@@ -13,3 +13,4 @@ export * from './platform-http.js';
 export * from './raw-http.js';
 export * from './tar-gz.js';
 export * from './terminal-bytes.js';
+export * from './raw-exchange.js';

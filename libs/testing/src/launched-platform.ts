@@ -91,10 +91,13 @@ export interface LaunchOptions {
 export class LaunchedPlatform {
   private constructor(
     readonly home: string,
-    readonly launcher: RunningProcess,
+    /** The running launcher (a new one after `restart`). */
+    public launcher: RunningProcess,
     readonly ports: PlatformPorts,
     private readonly db: TestDatabase | undefined,
     private readonly plan: string | null,
+    /** The launcher's environment, for `restart`. */
+    private readonly env: NodeJS.ProcessEnv,
   ) {}
 
   static async start(label: string, options: LaunchOptions = {}): Promise<LaunchedPlatform> {
@@ -108,28 +111,26 @@ export class LaunchedPlatform {
     const outward = outwardEnv();
     const db = options.database === 'test-server' ? await createEmptyDatabase(`${suite}-${label}`) : undefined;
     const database = db ? { DATABASE_URL: db.url } : { SLIPWAY_PG_PORT: String(postgres) };
-    const launcher = startProcess(process.execPath, [LAUNCHER_MAIN], {
-      cwd: ROOT,
-      env: {
-        ...outward,
-        PATH: path,
-        HOME: process.env['HOME'],
-        SLIPWAY_HOME: home,
-        ...database,
-        // Other suites may run a platform on the machine's Redis at the same time: a queue of our own.
-        QUEUE_PREFIX: `slipway-${suite}-${label}-${process.pid}`,
-        GATEWAY_PORT: String(gateway),
-        AUTH_PORT: String(auth),
-        EDGE_PORT: String(edge),
-        BUILD_WORKER_PORT: String(worker),
-        SLIPWAY_PGBOUNCER_PORT: String(pgbouncer),
-        PUBLIC_URL: `http://localhost:${gateway}`,
-        AUTH_PUBLIC_URL: `http://localhost:${auth}`,
-        APPS_DOMAIN: `localhost:${edge}`,
-        ...(typeof options.env === 'function' ? options.env(ports) : options.env),
-      },
-    });
-    const platform = new LaunchedPlatform(home, launcher, ports, db, options.plan === undefined ? 'pro' : options.plan);
+    const env: NodeJS.ProcessEnv = {
+      ...outward,
+      PATH: path,
+      HOME: process.env['HOME'],
+      SLIPWAY_HOME: home,
+      ...database,
+      // Other suites may run a platform on the machine's Redis at the same time: a queue of our own.
+      QUEUE_PREFIX: `slipway-${suite}-${label}-${process.pid}`,
+      GATEWAY_PORT: String(gateway),
+      AUTH_PORT: String(auth),
+      EDGE_PORT: String(edge),
+      BUILD_WORKER_PORT: String(worker),
+      SLIPWAY_PGBOUNCER_PORT: String(pgbouncer),
+      PUBLIC_URL: `http://localhost:${gateway}`,
+      AUTH_PUBLIC_URL: `http://localhost:${auth}`,
+      APPS_DOMAIN: `localhost:${edge}`,
+      ...(typeof options.env === 'function' ? options.env(ports) : options.env),
+    };
+    const launcher = startProcess(process.execPath, [LAUNCHER_MAIN], { cwd: ROOT, env });
+    const platform = new LaunchedPlatform(home, launcher, ports, db, options.plan === undefined ? 'pro' : options.plan, env);
     try {
       await launcher.waitForOutput(/Slipway is ready/, 180_000);
     } catch (error) {
@@ -137,6 +138,20 @@ export class LaunchedPlatform {
       throw error;
     }
     return platform;
+  }
+
+  /**
+   * Ctrl-C, then `pnpm start` again on the same home and ports (what an operator's restart of
+   * the whole platform is), with `env` changed; resolves once it is ready. The first launcher's
+   * exit is returned (its output stays readable there).
+   */
+  async restart(env: Record<string, string> = {}): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
+    const previous = this.launcher;
+    await previous.stop('SIGINT', 60_000);
+    const exit = await previous.exited;
+    this.launcher = startProcess(process.execPath, [LAUNCHER_MAIN], { cwd: ROOT, env: { ...this.env, ...env } });
+    await this.launcher.waitForOutput(/Slipway is ready/, 180_000);
+    return { ...exit, output: previous.output() };
   }
 
   async runtime(): Promise<PlatformRuntimeFile> {

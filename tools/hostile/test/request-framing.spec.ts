@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { expectNone } from './support/evidence.js';
 import { HOSTILE_FIXTURES } from './support/host.js';
 import { HostilePlatform, type Account, type Task } from './support/platform.js';
-import { chunk, exchange, type RawReply } from './support/raw-exchange.js';
+import { chunk, exchange, type RawReply } from '@slipway/testing';
 
 const BODY_BYTES = 256 * 1024;
 const PACKETS = 8;

@@ -1,4 +1,11 @@
-import { ConfigError, httpUrl, loadConfig, port, z } from '@slipway/config';
+import { availableParallelism } from 'node:os';
+import { ConfigError, host, httpUrl, loadConfig, port, processShare, z } from '@slipway/config';
+
+/** A number of processes, 1–64, or `auto` (one per available CPU). */
+const processCount = z
+  .string()
+  .refine((v) => v === 'auto' || /^[1-9]\d?$/.test(v), 'must be a whole number from 1 to 64, or auto')
+  .transform((v) => Math.min(64, v === 'auto' ? availableParallelism() : Number(v)));
 
 /** The launcher's own environment: everything optional, embedded defaults otherwise. */
 export const launcherConfigSchema = z.object({
@@ -33,7 +40,18 @@ export const launcherConfigSchema = z.object({
   APP_DATABASE_POOLER_LOGIN_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(60).default(5),
   /** The sign-in service's connections per application (checked against APP_DATABASE_CONNECTION_LIMIT). */
   AUTH_TENANT_POOL_SIZE: z.coerce.number().int().positive().default(5),
+  /** The address every service listens on (the launcher holds the gateway's, the sign-in service's and nginx's sockets on it). */
+  HOST: host,
   GATEWAY_PORT: port(3000),
+  /**
+   * Independent gateway processes on the one socket the launcher holds for GATEWAY_PORT: a kill -9
+   * of one costs no request. Unset: GATEWAY_WORKERS when the operator set it (its old meaning under
+   * `pnpm start`), else 2. Each process runs without node:cluster (GATEWAY_WORKERS=1).
+   */
+  GATEWAY_PROCESSES: processCount.optional(),
+  GATEWAY_WORKERS: processCount.optional(),
+  /** Independent sign-in service processes on the one socket the launcher holds for AUTH_PORT. */
+  AUTH_PROCESSES: processCount.default(2),
   AUTH_PORT: port(3001),
   EDGE_PORT: port(8080),
   BUILD_WORKER_PORT: port(3003),
@@ -43,6 +61,9 @@ export const launcherConfigSchema = z.object({
   APPS_SCHEME: z.enum(['http', 'https']).default('http'),
   READY_TIMEOUT_MS: z.coerce.number().int().min(1000).default(90_000),
   LOG_LEVEL: z.string().default('log'),
+  /** The edge's HTTPS (`acme`): nginx then listens on EDGE_HTTPS_PORT too, a socket the launcher holds as well. */
+  EDGE_HTTPS: z.enum(['off', 'acme']).default('off'),
+  EDGE_HTTPS_PORT: port(443),
   /** Who serves the apps on EDGE_PORT: `nginx` (the default; run by the runtime supervisor, programmed by the edge) or `node` (the Node edge alone). */
   EDGE_DATA_PLANE: z.enum(['nginx', 'node']).default('nginx'),
   /** The build worker's setting, checked before anything starts (`auto` = `on`). */
@@ -52,13 +73,23 @@ export const launcherConfigSchema = z.object({
     .transform((value) => (value === 'off' ? 'off' : 'on')),
 });
 
-/** An application role's limit must leave its app's PgBouncer pool and the sign-in service's pool room. */
-function checkConnectionBudget<T extends { APP_DATABASE_CONNECTION_LIMIT: number; APP_DATABASE_POOL_SIZE: number; AUTH_TENANT_POOL_SIZE: number }>(config: T): T {
-  const needed = config.APP_DATABASE_POOL_SIZE + config.AUTH_TENANT_POOL_SIZE;
+/**
+ * An application role's limit must leave its app's PgBouncer pool and the sign-in service's pools
+ * room: AUTH_PROCESSES processes each hold ⌊AUTH_TENANT_POOL_SIZE / AUTH_PROCESSES⌋ (at least 1).
+ */
+function checkConnectionBudget<T extends { APP_DATABASE_CONNECTION_LIMIT: number; APP_DATABASE_POOL_SIZE: number; AUTH_TENANT_POOL_SIZE: number; AUTH_PROCESSES: number }>(config: T): T {
+  const auth = config.AUTH_PROCESSES * processShare(config.AUTH_TENANT_POOL_SIZE, config.AUTH_PROCESSES);
+  const needed = config.APP_DATABASE_POOL_SIZE + auth;
   if (config.APP_DATABASE_CONNECTION_LIMIT < needed) {
-    throw new ConfigError(`APP_DATABASE_CONNECTION_LIMIT: must be at least APP_DATABASE_POOL_SIZE + AUTH_TENANT_POOL_SIZE = ${config.APP_DATABASE_POOL_SIZE} + ${config.AUTH_TENANT_POOL_SIZE} = ${needed} (got ${config.APP_DATABASE_CONNECTION_LIMIT}), or an application's own pools would be refused by its role's limit`);
+    const authTerm = config.AUTH_PROCESSES > 1 ? `the sign-in service's ${auth} (AUTH_TENANT_POOL_SIZE ${config.AUTH_TENANT_POOL_SIZE} over AUTH_PROCESSES ${config.AUTH_PROCESSES}, at least 1 each)` : `AUTH_TENANT_POOL_SIZE ${config.AUTH_TENANT_POOL_SIZE}`;
+    throw new ConfigError(`APP_DATABASE_CONNECTION_LIMIT: must be at least APP_DATABASE_POOL_SIZE ${config.APP_DATABASE_POOL_SIZE} + ${authTerm} = ${needed} (got ${config.APP_DATABASE_CONNECTION_LIMIT}), or an application's own pools would be refused by its role's limit`);
   }
   return config;
+}
+
+/** Gateway processes under `pnpm start`: GATEWAY_PROCESSES, else the operator's GATEWAY_WORKERS, else 2. */
+export function gatewayProcesses(config: Pick<LauncherConfig, 'GATEWAY_PROCESSES' | 'GATEWAY_WORKERS'>): number {
+  return config.GATEWAY_PROCESSES ?? config.GATEWAY_WORKERS ?? 2;
 }
 
 export type LauncherConfig = z.output<typeof launcherConfigSchema>;

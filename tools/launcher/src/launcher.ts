@@ -3,8 +3,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SERVICE_ENTRIES, type RuntimeFile } from '@slipway/config';
 import { applyMigrations } from '@slipway/db';
-import type { LauncherConfig } from './config.js';
+import { holdListeningSocket, type HeldSocket } from '@slipway/server';
+import { gatewayProcesses, type LauncherConfig } from './config.js';
 import { log } from './log.js';
+import { stopLeftoverNginx } from './nginx-leftovers.js';
 import { resolveMasterKey } from './master-key.js';
 import { sandboxPreflight } from './sandbox-preflight.js';
 import { nginxPreflight } from './nginx-preflight.js';
@@ -15,18 +17,34 @@ import { pgbouncerPreflight, startPgbouncer, type PgbouncerHandle } from './pgbo
 import { writePrivateFile } from './private-files.js';
 import { startRedis, type RedisHandle } from './redis.js';
 import { readiness, supervisorReady, type ServiceSpec } from './services.js';
-import { DEFAULT_SUPERVISION, SupervisedService } from './supervisor.js';
+import { CrashWindow, DEFAULT_SUPERVISION, SupervisedService } from './supervisor.js';
 import { StartupError } from './errors.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
-function services(config: LauncherConfig, runtimeSocket: string | undefined): ServiceSpec[] {
+/** What startHttpApp prints once it accepts on a socket handed down by the launcher. */
+const LISTENING_ON_HELD_SOCKET = /listening on the inherited socket/;
+
+/** The public ports of the nginx data plane, held by the launcher for the runtime supervisor (which hands them to nginx). */
+function edgeSockets(config: LauncherConfig): ServiceSpec['sockets'] {
+  return [
+    { name: 'edge', host: config.HOST, port: config.EDGE_PORT },
+    ...(config.EDGE_HTTPS === 'acme' ? [{ name: 'edge-https', host: config.HOST, port: config.EDGE_HTTPS_PORT }] : []),
+  ];
+}
+
+function services(config: LauncherConfig, runtimeSocket: string | undefined, nginxPlane: boolean): ServiceSpec[] {
   // The runtime supervisor owns the apps' processes (so an edge crash does not end them); it
   // gets the edge's environment and PORT (apps may reach the edge's port from their sandbox).
-  const runtime: ServiceSpec[] = runtimeSocket ? [{ name: 'runtime', port: config.EDGE_PORT, entry: SERVICE_ENTRIES.runtime, ready: () => supervisorReady(runtimeSocket) }] : [];
+  // With the nginx data plane it also gets nginx's listening sockets, so that a restart of nginx
+  // or of the supervisor itself never leaves the port closed or held by an orphan.
+  const runtime: ServiceSpec[] = runtimeSocket ? [{ name: 'runtime', port: config.EDGE_PORT, entry: SERVICE_ENTRIES.runtime, ready: () => supervisorReady(runtimeSocket), ...(nginxPlane ? { sockets: edgeSockets(config) } : {}) }] : [];
+  // The gateway and the sign-in service: several independent processes accepting on one socket
+  // the launcher holds, so a kill -9 of one leaves the others serving the same backlog.
+  const http = (port: number) => [{ name: 'http', host: config.HOST, port }];
   return [
-    { name: 'gateway', port: config.GATEWAY_PORT, entry: SERVICE_ENTRIES.gateway },
-    { name: 'auth-service', port: config.AUTH_PORT, entry: SERVICE_ENTRIES['auth-service'] },
+    { name: 'gateway', port: config.GATEWAY_PORT, entry: SERVICE_ENTRIES.gateway, sockets: http(config.GATEWAY_PORT), processes: gatewayProcesses(config), listening: LISTENING_ON_HELD_SOCKET },
+    { name: 'auth-service', port: config.AUTH_PORT, entry: SERVICE_ENTRIES['auth-service'], sockets: http(config.AUTH_PORT), processes: config.AUTH_PROCESSES, listening: LISTENING_ON_HELD_SOCKET },
     ...runtime,
     // A standby edge (modules loaded) takes over at once when the edge dies: routing is back in
     // well under a second instead of a whole process start (only with the runtime supervisor,
@@ -47,6 +65,8 @@ export class Launcher {
   private redis?: RedisHandle;
   private pgbouncer?: PgbouncerHandle;
   private running: SupervisedService[] = [];
+  /** Listening sockets held for the services (closed after they stopped). */
+  private held: HeldSocket[] = [];
   private runtime?: RuntimeFile;
   private watch?: NodeJS.Timeout;
   private stopping?: Promise<void>;
@@ -107,11 +127,13 @@ export class Launcher {
       GATEWAY_INTERNAL_URL: `http://127.0.0.1:${this.config.GATEWAY_PORT}`,
       AUTH_INTERNAL_URL: `http://127.0.0.1:${this.config.AUTH_PORT}`,
       EDGE_INTERNAL_URL: `http://127.0.0.1:${this.config.EDGE_PORT}`,
+      // The launcher's GATEWAY_PROCESSES replace node:cluster workers under `pnpm start`.
+      GATEWAY_WORKERS: '1',
     };
-    const onCrashLoop = (line: string) => this.crashLoop(line);
-    for (const spec of services(this.config, runtimeSocket)) {
-      this.running.push(new SupervisedService(REPO_ROOT, spec, env, DEFAULT_SUPERVISION, onCrashLoop, () => this.writeRuntime()));
+    if (this.config.GATEWAY_WORKERS !== undefined && this.config.GATEWAY_PROCESSES === undefined) {
+      log('launcher', `GATEWAY_WORKERS=${this.config.GATEWAY_WORKERS}: under pnpm start that many gateway processes share its port (GATEWAY_PROCESSES), each without node:cluster`);
     }
+    await this.startServices(services(this.config, runtimeSocket, nginxPlane), env);
     await this.waitUntilReady();
     this.runtime = {
       pid: process.pid,
@@ -128,6 +150,39 @@ export class Launcher {
     this.watch = setInterval(() => void this.watchHealth(), 5000);
     log('launcher', `all services healthy in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     process.stdout.write(`Slipway is ready: ${this.config.PUBLIC_URL}\n`);
+  }
+
+  /**
+   * Holds each service's listening sockets, then starts its processes (`spec.processes`, the
+   * first named after the service, the others `name-2`, …), each supervised on its own but
+   * counting its crashes with its siblings'.
+   */
+  private async startServices(specs: ServiceSpec[], env: NodeJS.ProcessEnv): Promise<void> {
+    const onCrashLoop = (line: string) => this.crashLoop(line);
+    const sockets = new Map<string, HeldSocket[]>();
+    // An nginx an earlier run left behind (its supervisor gone) would hold the edge's port.
+    if (specs.some((spec) => spec.name === 'runtime' && spec.sockets?.length)) await stopLeftoverNginx(this.home);
+    for (const spec of specs) {
+      const held: HeldSocket[] = [];
+      for (const socket of spec.sockets ?? []) {
+        try {
+          held.push(await holdListeningSocket(socket.port, socket.host));
+        } catch (error) {
+          throw new StartupError(`${spec.name}: ${(error as Error).message}`);
+        }
+      }
+      this.held.push(...held);
+      sockets.set(spec.name, held);
+    }
+    for (const spec of specs) {
+      const processes = spec.processes ?? 1;
+      const crashes = new CrashWindow(spec.name, DEFAULT_SUPERVISION.windowMs);
+      for (let i = 0; i < processes; i++) {
+        const member = i === 0 ? spec : { ...spec, name: `${spec.name}-${i + 1}` };
+        this.running.push(new SupervisedService(REPO_ROOT, member, env, DEFAULT_SUPERVISION, onCrashLoop, () => this.writeRuntime(), { crashes, sockets: sockets.get(spec.name)!, processes }));
+      }
+      if (processes > 1) log('launcher', `${spec.name}: ${processes} processes on :${spec.port}`);
+    }
   }
 
   /**
@@ -184,8 +239,14 @@ export class Launcher {
 
   /** Every 5 s: a running service whose /health/ready turns bad (or good again) is logged with what it reports down. */
   private async watchHealth(): Promise<void> {
+    const checked = new Set<number>();
     for (const service of this.running) {
       if (this.stopping || service.recovering) continue;
+      // Processes sharing a port answer for each other: one look per port.
+      if (service.spec.sockets?.length) {
+        if (checked.has(service.spec.port)) continue;
+        checked.add(service.spec.port);
+      }
       const ready = await readiness(service.spec);
       const siblings = this.siblingsDown.get(service.name);
       if (ready.ok && (ready.siblingsDown ?? '') !== (siblings ?? '')) {
@@ -211,7 +272,7 @@ export class Launcher {
     while (pending.size) {
       if (this.stopping) throw new StartupError('a service stopped during start-up');
       for (const service of [...pending.keys()]) {
-        const ready = await readiness(service.spec);
+        const ready = await service.readiness();
         if (ready.ok) pending.delete(service);
         else pending.set(service, ready.detail ?? '');
       }
@@ -227,10 +288,13 @@ export class Launcher {
     this.stopping ??= (async () => {
       clearInterval(this.watch);
       await Promise.all(this.running.map((s) => s.stop()));
+      // The runtime supervisor stops nginx; if it was gone already (a crash loop), nothing else would.
+      await stopLeftoverNginx(this.home).catch((e: unknown) => log('launcher', `nginx stop: ${String(e)}`));
       await this.writing;
       await this.pgbouncer?.stop();
       await this.postgres?.stop().catch((e: unknown) => log('launcher', `postgres stop: ${String(e)}`));
       await this.redis?.stop();
+      for (const socket of this.held.splice(0)) socket.close();
       await rm(join(this.home, 'runtime.json'), { force: true });
     })();
     return this.stopping;

@@ -1,5 +1,6 @@
+import type { HeldSocket } from '@slipway/server';
 import { log } from './log.js';
-import { readiness, startService, stopService, type RunningService, type ServiceSpec } from './services.js';
+import { killProcessGroup, readiness, startService, stopService, type Readiness, type RunningService, type ServiceSpec } from './services.js';
 
 export interface SupervisionOptions {
   /** First restart delay; doubled for each further crash inside the window, up to `maxDelayMs`. */
@@ -20,13 +21,44 @@ export function exitReason(code: number | null, signal: NodeJS.Signals | null): 
 }
 
 /**
+ * Unexpected exits of one service within the window — all its processes together, so N
+ * processes of a service that cannot run make one crash loop, not N slow ones.
+ */
+export class CrashWindow {
+  private readonly at: number[] = [];
+
+  constructor(readonly service: string, private readonly windowMs: number) {}
+
+  /** Records a crash; how many there were within the window, this one included. */
+  add(now = Date.now()): number {
+    this.at.push(now);
+    while (this.at.length && now - this.at[0]! > this.windowMs) this.at.shift();
+    return this.at.length;
+  }
+
+  get count(): number {
+    return this.at.length;
+  }
+}
+
+/** What several processes of one service share (`ServiceSpec.processes`). */
+export interface ProcessGroupOptions {
+  /** The service's crash count (default: this process's own). */
+  crashes?: CrashWindow;
+  /** The listening sockets the launcher holds for the service, handed to every process. */
+  sockets?: readonly HeldSocket[];
+  /** How many processes serve the sockets (each gets SLIPWAY_SERVICE_PROCESSES). */
+  processes?: number;
+}
+
+/**
  * One service under the launcher's watch: an unexpected exit is restarted after a backoff
  * (logged with the reason), and it is announced again once it answers /health/ready. A crash
  * loop — more than `maxCrashes` exits within `windowMs` — calls `onCrashLoop` with one line.
  */
 export class SupervisedService {
   current: RunningService;
-  private readonly crashes: number[] = [];
+  private readonly crashes: CrashWindow;
   private stopping = false;
   private timer?: NodeJS.Timeout;
   private restarting?: Promise<void>;
@@ -44,7 +76,9 @@ export class SupervisedService {
     private readonly onCrashLoop: (line: string) => void,
     /** Called with the new process after each restart; resolves once runtime.json names it. */
     private readonly onRestart: () => Promise<void>,
+    private readonly group: ProcessGroupOptions = {},
   ) {
+    this.crashes = group.crashes ?? new CrashWindow(spec.name, options.windowMs);
     this.current = this.launch();
     if (spec.standby) void this.standbyOnceReady(this.current);
   }
@@ -58,16 +92,37 @@ export class SupervisedService {
   }
 
   private launch(standby = false): RunningService {
-    const service = startService(this.root, this.spec, this.env, { standby });
-    void service.exited.then(({ code, signal }) => (service === this.standby ? this.onStandbyExit(code, signal) : this.onExit(service, code, signal)));
+    const service = startService(this.root, this.spec, this.env, { standby, ...(this.group.sockets ? { sockets: this.group.sockets } : {}), ...(this.group.processes ? { processes: this.group.processes } : {}) });
+    void service.exited.then(({ code, signal }) => {
+      this.clearGroup(service);
+      return service === this.standby ? this.onStandbyExit(code, signal) : this.onExit(service, code, signal);
+    });
     return service;
+  }
+
+  /**
+   * Before anything is restarted, nothing of the old instance is left: SIGKILL to the exited
+   * process's whole group (its own, it was started detached), so no child it started — a worker,
+   * a helper, a stray shell — survives it and holds a port or a file. The runtime supervisor's
+   * apps and nginx are meant to outlive it; they run in process groups (and cgroups) of their
+   * own, so this never reaches them.
+   */
+  private clearGroup(service: RunningService): void {
+    if (this.stopping || service.child.pid === undefined) return;
+    if (killProcessGroup(service.child.pid)) log('launcher', `${this.name}: killed what was left of its old process group (pgid ${service.child.pid})`);
+  }
+
+  /** /health/ready of the service's port, and — when the port is shared — whether this very process accepts on it yet. */
+  async readiness(service: RunningService = this.current): Promise<Readiness> {
+    if (!service.listened()) return { ok: false, detail: 'not accepting on the shared socket yet' };
+    return readiness(this.spec);
   }
 
   /** Starts the standby once `service` is ready (not before: it would compete with start-up for the CPU). */
   private async standbyOnceReady(service: RunningService): Promise<void> {
     const deadline = Date.now() + 5 * 60_000;
     while (!this.stopping && service === this.current && Date.now() < deadline) {
-      if ((await readiness(this.spec)).ok) return this.startStandby();
+      if ((await this.readiness(service)).ok) return this.startStandby();
       await new Promise((r) => setTimeout(r, 500));
     }
   }
@@ -88,11 +143,9 @@ export class SupervisedService {
     this.standbyLoaded = false;
     if (this.stopping) return;
     // A standby that keeps dying means the edge cannot start either: it counts towards the crash loop.
-    const now = Date.now();
-    this.crashes.push(now);
-    while (this.crashes.length && now - this.crashes[0]! > this.options.windowMs) this.crashes.shift();
-    if (this.crashes.length > this.options.maxCrashes) {
-      this.onCrashLoop(`the standby ${this.name} crashed ${this.crashes.length} times within ${Math.round(this.options.windowMs / 1000)} s (last: ${exitReason(code, signal)}): stopping everything`);
+    const crashes = this.crashes.add();
+    if (crashes > this.options.maxCrashes) {
+      this.onCrashLoop(`the standby ${this.name} crashed ${crashes} times within ${Math.round(this.options.windowMs / 1000)} s (last: ${exitReason(code, signal)}): stopping everything`);
       return;
     }
     log('launcher', `the standby ${this.name} exited (${exitReason(code, signal)}); starting another in 5 s`);
@@ -108,7 +161,7 @@ export class SupervisedService {
     this.standbyLoaded = false;
     next.child.kill('SIGUSR2');
     this.current = next;
-    log('launcher', `${this.name} exited unexpectedly (${reason}); its standby (pid ${next.child.pid}) takes over (crash ${this.crashes.length} of at most ${this.options.maxCrashes} per ${Math.round(this.options.windowMs / 1000)} s)`);
+    log('launcher', `${this.name} exited unexpectedly (${reason}); its standby (pid ${next.child.pid}) takes over (crash ${this.crashes.count} of at most ${this.options.maxCrashes} per ${Math.round(this.options.windowMs / 1000)} s)`);
     const published = this.onRestart();
     this.restarting = this.announceReady(next, downSince, published).then(() => this.startStandby());
     return true;
@@ -118,16 +171,16 @@ export class SupervisedService {
     if (this.stopping || service !== this.current) return;
     const now = Date.now();
     const reason = exitReason(code, signal);
-    this.crashes.push(now);
-    while (this.crashes.length && now - this.crashes[0]! > this.options.windowMs) this.crashes.shift();
-    if (this.crashes.length > this.options.maxCrashes) {
-      this.onCrashLoop(`${this.name} crashed ${this.crashes.length} times within ${Math.round(this.options.windowMs / 1000)} s (last: ${reason}); not restarting it again: stopping everything`);
+    const crashes = this.crashes.add(now);
+    if (crashes > this.options.maxCrashes) {
+      const last = this.crashes.service === this.name ? reason : `${this.name}, ${reason}`;
+      this.onCrashLoop(`${this.crashes.service} crashed ${crashes} times within ${Math.round(this.options.windowMs / 1000)} s (last: ${last}); not restarting it again: stopping everything`);
       return;
     }
     this.recovering = true;
     if (this.promoteStandby(reason, now)) return;
-    const delay = Math.min(this.options.firstDelayMs * 2 ** (this.crashes.length - 1), this.options.maxDelayMs);
-    log('launcher', `${this.name} exited unexpectedly (${reason}); restarting in ${delay} ms (crash ${this.crashes.length} of at most ${this.options.maxCrashes} per ${Math.round(this.options.windowMs / 1000)} s)`);
+    const delay = Math.min(this.options.firstDelayMs * 2 ** (crashes - 1), this.options.maxDelayMs);
+    log('launcher', `${this.name} exited unexpectedly (${reason}); restarting in ${delay} ms (crash ${crashes} of at most ${this.options.maxCrashes} per ${Math.round(this.options.windowMs / 1000)} s)`);
     this.timer = setTimeout(() => {
       if (this.stopping) return;
       this.current = this.launch();
@@ -141,7 +194,7 @@ export class SupervisedService {
     let lastReport = '';
     let reportedAt = Date.now();
     while (!this.stopping && service === this.current && service.child.exitCode === null && service.child.signalCode === null) {
-      const ready = await readiness(this.spec);
+      const ready = await this.readiness(service);
       if (ready.ok) {
         this.recovering = false;
         await published;

@@ -1,5 +1,6 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import pg from 'pg';
+import { createPrismaClient } from '@slipway/db';
 import { serverUnavailable, throughRestart } from './database-restart.js';
 
 /** The machine's Postgres (tests' own), reached through a TCP relay this test opens and closes as a restarting server would appear. */
@@ -87,5 +88,26 @@ describe('throughRestart: a read waits out a database server that is restarting'
     expect(tries).toBe(1);
     expect(serverUnavailable(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
     expect(serverUnavailable(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(true);
+  });
+
+  it('Prisma (over @prisma/adapter-pg) too: a refused server is waited out, a backend terminated mid-query counts as the server going away', async () => {
+    const prisma = createPrismaClient(`postgresql://postgres@127.0.0.1:${relay.port}/postgres`, { max: 1 });
+    try {
+      setTimeout(() => void relay.open(), 600);
+      const rows = await throughRestart(() => prisma.$queryRaw<{ one: number }[]>`SELECT 1 AS one`, 5000);
+      expect(rows[0]!.one).toBe(1);
+      const [{ pid }] = await prisma.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+      const sleeping = prisma.$queryRaw`SELECT pg_sleep(5)`.then(() => undefined, (error: unknown) => error);
+      await new Promise((r) => setTimeout(r, 300));
+      const admin = new pg.Client({ host: '127.0.0.1', port: 5432, user: 'postgres', database: 'postgres' });
+      await admin.connect();
+      await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      await admin.end();
+      const error = await sleeping;
+      expect(error).toBeDefined();
+      expect(serverUnavailable(error)).toBe(true);
+    } finally {
+      await prisma.$disconnect();
+    }
   });
 });

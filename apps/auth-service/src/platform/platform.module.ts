@@ -1,9 +1,12 @@
 import { Global, Module } from '@nestjs/common';
+import { processShare } from '@slipway/config';
 import { PlatformDataModule, PlatformInfrastructure } from '@slipway/platform-data';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 
 export const KEYRING = Symbol('KEYRING');
 export const REDIS = Symbol('REDIS');
+/** The platform database's connections of the service (processes on the launcher's socket divide them). */
+const AUTH_PLATFORM_PG_CONNECTIONS = 5;
 
 /**
  * The service's infrastructure: its configuration (AUTH_CONFIG), and — from PlatformDataModule,
@@ -22,6 +25,6 @@ export class PlatformModule {
       { provide: KEYRING, useFactory: (platform: PlatformInfrastructure) => platform.keyring, inject: [PlatformInfrastructure] },
       { provide: REDIS, useFactory: (platform: PlatformInfrastructure) => platform.redis, inject: [PlatformInfrastructure] },
     ];
-    return { module: PlatformModule, global: true, imports: [PlatformDataModule.register(config, { poolSize: 5, redis: { maxRetriesPerRequest: 1, enableOfflineQueue: true } })], providers, exports: providers.map((p) => p.provide) };
+    return { module: PlatformModule, global: true, imports: [PlatformDataModule.register(config, { poolSize: processShare(AUTH_PLATFORM_PG_CONNECTIONS, config.SLIPWAY_SERVICE_PROCESSES, 2), redis: { maxRetriesPerRequest: 1, enableOfflineQueue: true } })], providers, exports: providers.map((p) => p.provide) };
   }
 }

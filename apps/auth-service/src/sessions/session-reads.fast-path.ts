@@ -5,7 +5,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { documentationUrl } from '@slipway/contract';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
-import { AuthError } from '../common/index.js';
+import { AuthError, serverUnavailable } from '../common/index.js';
+import { unavailableBody } from '@slipway/server';
 import { AuthPipelineMiddleware, requestMeta, type AuthRequest } from '../pipeline/index.js';
 import { SessionsService } from './sessions.service.js';
 
@@ -79,6 +80,13 @@ export class SessionReadsFastPath implements OnApplicationBootstrap {
       return;
     }
     const correlationId = randomUUID();
+    if (serverUnavailable(error)) {
+      this.logger.warn(`[${correlationId}] ${req.method} ${req.url}: a dependency is not answering (${error instanceof Error ? error.message : String(error)})`);
+      res.setHeader('x-correlation-id', correlationId);
+      res.setHeader('retry-after', '2');
+      send(res, 503, JSON.stringify(unavailableBody(this.config.PUBLIC_URL, correlationId)));
+      return;
+    }
     this.logger.error(`[${correlationId}] ${req.method} ${req.url} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     res.setHeader('x-correlation-id', correlationId);
     const body = {

@@ -24,6 +24,17 @@ describe('the sign-in service\'s tenant connection budget', () => {
     expect(small.sizedDown).toContain('max_connections 80 − superuser_reserved_connections 3 − reserved_connections 0 − AUTH_PLATFORM_RESERVED_CONNECTIONS 40 = 37');
   });
 
+  it('divides everything among the processes of one service (pnpm start: SLIPWAY_SERVICE_PROCESSES), so together they hold what one process was sized for', () => {
+    const one = tenantConnectionBudget({ ...config, AUTH_SESSION_CACHE_SIZE: 10_000 }, { maxConnections: 200, superuserReserved: 10, reserved: 0 });
+    const each = tenantConnectionBudget({ ...config, AUTH_SESSION_CACHE_SIZE: 10_000, SLIPWAY_SERVICE_PROCESSES: 2 }, { maxConnections: 200, superuserReserved: 10, reserved: 0 });
+    expect(each).toMatchObject({ connections: 25, poolSize: 2, pools: 8 });
+    expect(2 * each.connections).toBeLessThanOrEqual(one.connections);
+    // An application's role: both processes' pools together stay within one process's pool.
+    expect(2 * each.poolSize).toBeLessThanOrEqual(config.AUTH_TENANT_POOL_SIZE);
+    // The server's room is shared too: 37 left on an 80-connection server → 18 per process.
+    expect(tenantConnectionBudget({ ...config, SLIPWAY_SERVICE_PROCESSES: 2 }, { maxConnections: 80, superuserReserved: 3, reserved: 0 }).connections).toBe(18);
+  });
+
   it('refuses to start when not even one pool fits', () => {
     expect(() => tenantConnectionBudget(config, { maxConnections: 45, superuserReserved: 3, reserved: 0 })).toThrow(TenantBudgetError);
     expect(() => tenantConnectionBudget(config, { maxConnections: 45, superuserReserved: 3, reserved: 0 })).toThrow(/^AUTH_MAX_TENANT_CONNECTIONS: .* room for 2 sign-in connections/);

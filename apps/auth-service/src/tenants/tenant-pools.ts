@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import pg from 'pg';
-import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { TENANT_CONNECTION_BUDGET, type TenantConnectionBudget } from './tenant-connection-budget.js';
 import type { Tenant } from './tenant.js';
 
@@ -16,7 +15,6 @@ export class TenantPools implements OnModuleDestroy {
   private readonly pools = new Map<string, { url: string; pool: pg.Pool }>();
 
   constructor(
-    @Inject(AUTH_CONFIG) private readonly config: AuthConfig,
     @Inject(TENANT_CONNECTION_BUDGET) private readonly budget: TenantConnectionBudget,
   ) {}
 
@@ -29,7 +27,7 @@ export class TenantPools implements OnModuleDestroy {
       return entry.pool;
     }
     if (entry) this.close(tenant.applicationId);
-    const pool = new pg.Pool({ connectionString: tenant.databaseUrl, max: this.config.AUTH_TENANT_POOL_SIZE, idleTimeoutMillis: 30_000 });
+    const pool = new pg.Pool({ connectionString: tenant.databaseUrl, max: this.budget.poolSize, idleTimeoutMillis: 30_000 });
     pool.on('error', (error) => this.logger.warn(`idle connection of ${tenant.slug} failed: ${error.message}`));
     this.pools.set(tenant.applicationId, { url: tenant.databaseUrl, pool });
     while (this.pools.size > this.budget.pools) this.close(this.pools.keys().next().value!);

@@ -1,5 +1,6 @@
 import { formatBytes, terminalJson, visibleControls } from '@slipway/contract';
 import { ApiClient } from '../api/api-client.js';
+import { CREDENTIALS, OWNERS_API, ownersCredential, resolveApplication } from '../api/owners-api.js';
 import { UsageError, parseFlags } from '../args.js';
 import type { CommandIo } from '../command-io.js';
 import { CONNECTION_OPTIONS, CONNECTION_USAGE, resolveConfig } from '../config.js';
@@ -10,8 +11,8 @@ export const METRICS_USAGE = `Usage: slipway metrics [--range hour|day] [--appli
 The application's requests per second, answers by class (2xx/3xx/4xx/5xx), p50/p95/p99
 latency, CPU, memory and restarts over the last hour (by the minute) or day (by 10 minutes),
 as the edge counted them. --json: the whole series (summary and points).
-Authenticates with the owner token (--token, SLIPWAY_TOKEN); the application id comes from
---application, SLIPWAY_APPLICATION_ID or "applicationId" in .slipway.json.
+
+${CREDENTIALS}
 
 ${CONNECTION_USAGE}`;
 
@@ -37,10 +38,11 @@ export async function metricsCommand(args: string[], env: NodeJS.ProcessEnv, io:
   if (positionals.length) throw new UsageError('metrics takes no arguments');
   if (values.range !== 'hour' && values.range !== 'day') throw new UsageError(`--range is hour or day, not ${values.range}`);
   const config = resolveConfig(values, env, process.cwd());
-  if (!config.token) throw new UsageError('no owner token: pass --token, set SLIPWAY_TOKEN, or put "token" in .slipway.json');
-  if (!config.applicationId) throw new UsageError('no application: pass --application, set SLIPWAY_APPLICATION_ID, or put "applicationId" in .slipway.json');
+  const bearer = ownersCredential(config);
   const terminal = createTerminal(io.out, io.err, { json: values.json, verbose: values.verbose, noColor: config.noColor });
-  const series = await new ApiClient(config.url).json<{ summary: Point; points: Point[] }>('GET', `/dashboard/api/applications/${encodeURIComponent(config.applicationId)}/metrics`, { bearer: config.token, query: { range: values.range } });
+  const client = new ApiClient(config.url);
+  const applicationId = await resolveApplication(client, bearer, config);
+  const series = await client.json<{ summary: Point; points: Point[] }>('GET', `${OWNERS_API}/applications/${encodeURIComponent(applicationId)}/metrics`, { bearer, query: { range: values.range } });
   if (terminal.json) {
     io.out.write(`${terminalJson(series)}\n`);
     return 0;

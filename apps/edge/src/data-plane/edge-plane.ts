@@ -12,6 +12,8 @@ import { materializeStaticTree, type StaticTree } from './static-tree.js';
 export interface PlaneSources {
   router: HostRouter;
   upstream(applicationId: string): Upstream | undefined;
+  /** The file nginx counts the application's requests in (runtime/usage-meter.ts), if any. */
+  usageLog?(applicationId: string): string | undefined;
 }
 
 /** What a sync did: a reload (old workers to wait for) and/or slot switches (old ports to drain). */
@@ -157,7 +159,8 @@ export class EdgePlane {
         const slots = await this.slots.slotsFor(route.applicationId, upstream.port);
         const marker = join(this.dirs.state, 'slot-b', id);
         switches.push(() => this.setMarker(marker, upstream.port === slots.b));
-        sites.push({ kind: 'proxy', id, hosts: names, upstream: { host: '127.0.0.1', port: slots.a }, alternate: { upstream: { host: '127.0.0.1', port: slots.b }, whenFileExists: marker } });
+        const usageLog = this.sources.usageLog?.(route.applicationId);
+        sites.push({ kind: 'proxy', id, hosts: names, upstream: { host: '127.0.0.1', port: slots.a }, alternate: { upstream: { host: '127.0.0.1', port: slots.b }, whenFileExists: marker }, ...(usageLog ? { usageLog } : {}) });
         continue;
       }
       const tree = await this.trees.get(release.id)?.catch(() => null);

@@ -33,6 +33,11 @@ export interface ProxySite {
    * close idle keep-alive connections under clients that are about to reuse them).
    */
   alternate?: { upstream: Address; whenFileExists: string };
+  /**
+   * A file nginx appends one byte to per request (buffered; runtime/usage-meter.ts counts them):
+   * how much the application is used, to start the most used first after a restart.
+   */
+  usageLog?: string;
 }
 
 /** A static release, served from the trees the edge materialized for nginx (static-tree.ts). */
@@ -88,32 +93,38 @@ export interface NginxConfigInput {
 const TOKEN = /^[0-9a-f]{16,64}$/;
 
 /**
- * nginx's access log, off but for 5xx answers, which go as syslog datagrams to the edge: a line
- * per 5xx (healthy traffic sends nothing; the map is looked at once per request), never a file
- * to rotate, and nginx never waits for the reader.
+ * nginx's access logs, off but for two: the 5xx answers, which go as syslog datagrams to the
+ * edge (a line per 5xx: healthy traffic sends nothing; the map is looked at once per request;
+ * never a file to rotate, and nginx never waits for the reader), and the metrics log. Their
+ * formats (and the 5xx map) at the `http` level; the usage format beside them.
  */
-function accessLogs(feed: NginxConfigInput['statusFeed'], metricsLog: string | undefined): string {
-  if (!feed && !metricsLog) return '  access_log off;';
-  return [feed ? statusFeed(feed) : '', metricsLog ? metricsAccessLog(metricsLog) : ''].filter(Boolean).join('\n');
-}
-
-/**
- * Each application's server sets $slipway_app (its id); the fallback server sets it empty, so the
- * variable exists with no site at all. Written in nginx's buffer, one write per 64 KiB or second.
- */
-function metricsAccessLog(file: string): string {
-  return `  log_format slipway_metrics '$slipway_app $status $request_time';
-  access_log ${path(file)} slipway_metrics buffer=64k flush=1s if=$slipway_app;`;
-}
-
-function statusFeed(feed: NonNullable<NginxConfigInput['statusFeed']>): string {
-  check(TOKEN.test(feed.token), 'status feed token must be hex');
-  return `  map $status $slipway_server_error {
+function logFormats(feed: NginxConfigInput['statusFeed'], metricsLog: string | undefined): string {
+  if (feed) check(TOKEN.test(feed.token), 'status feed token must be hex');
+  return [
+    // An empty line, one byte, per request in an application's usage file (ProxySite.usageLog).
+    `  log_format slipway_usage '';`,
+    feed ? `  map $status $slipway_server_error {
     ~^5 1;
     default 0;
   }
-  log_format slipway_status '${feed.token} $proxy_host $status $request_method $uri';
-  access_log syslog:server=${address({ host: '127.0.0.1', port: feed.port })},tag=slipway,nohostname slipway_status if=$slipway_server_error;`;
+  log_format slipway_status '${feed.token} $proxy_host $status $request_method $uri';` : '',
+    // Each application's server sets $slipway_app (its id); the fallback server sets it empty, so
+    // the variable exists with no site at all.
+    metricsLog ? `  log_format slipway_metrics '$slipway_app $status $request_time';` : '',
+  ].filter(Boolean).join('\n');
+}
+
+/**
+ * The shared `access_log` directives (none: `off`), indented by `indent`. A server with an
+ * `access_log` of its own (the usage log) inherits none of the `http` level's: it repeats these.
+ * The metrics log is written in nginx's buffer, one write per 64 KiB or second.
+ */
+function sharedAccessLogs(feed: NginxConfigInput['statusFeed'], metricsLog: string | undefined, indent: string): string {
+  const lines = [
+    feed ? `access_log syslog:server=${address({ host: '127.0.0.1', port: feed.port })},tag=slipway,nohostname slipway_status if=$slipway_server_error;` : '',
+    metricsLog ? `access_log ${path(metricsLog)} slipway_metrics buffer=64k flush=1s if=$slipway_app;` : '',
+  ].filter(Boolean);
+  return (lines.length ? lines : ['access_log off;']).map((l) => `${indent}${l}`).join('\n');
 }
 
 /** Names nginx accepts as `server_name` literally (lower-case DNS names; no spaces, quotes, `;`, `{`, `$`). */
@@ -248,7 +259,7 @@ function proxyServer(site: ProxySite, listen: string, scheme: string, extra = ''
   server {
     listen ${listen};
     server_name ${hosts(site)};
-${extra}    location / {
+${site.usageLog ? `    access_log ${path(site.usageLog)} slipway_usage buffer=4k flush=5s;\n` : ''}${extra}    location / {
 ${alternate ? `      # The slot switch: nginx looks at the marker at most once a second per worker (a stat on
       # every request cost ~1 µs of nginx's ~18), so a flip applies within SLOT_SWITCH_MS.
       open_file_cache max=64 inactive=60s;
@@ -356,7 +367,8 @@ export function renderNginxConfig(input: NginxConfigInput): string {
     const server = (hostsOf: string[], on: string, scheme: 'http' | 'https', directives: string) => {
       const s = { ...site, hosts: hostsOf };
       // First in the server: its server-level `if`s and `return`s come after, so every answer is counted.
-      const extra = `${input.metricsLog ? `    set $slipway_app ${site.id};\n` : ''}${directives}`;
+      const ownLog = s.kind === 'proxy' && s.usageLog && (input.statusFeed || input.metricsLog);
+      const extra = `${input.metricsLog ? `    set $slipway_app ${site.id};\n` : ''}${ownLog ? `${sharedAccessLogs(input.statusFeed, input.metricsLog, '    ')}\n` : ''}${directives}`;
       return s.kind === 'proxy' ? proxyServer(s, on, scheme, extra) : withBrotli(staticServer(s, on, charsetTypes, extra), input.brotliModule !== null);
     };
     if (site.kind === 'proxy') sites.push(proxyUpstreams(site));
@@ -377,7 +389,8 @@ http {
 ${types}
   types_hash_max_size 4096;
   default_type application/octet-stream;
-${accessLogs(input.statusFeed, input.metricsLog)}
+${logFormats(input.statusFeed, input.metricsLog)}
+${sharedAccessLogs(input.statusFeed, input.metricsLog, '  ')}
   server_tokens off;
   sendfile on;
   tcp_nopush on;

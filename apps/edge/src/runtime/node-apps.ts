@@ -1,5 +1,6 @@
 import type { RunningRelease, RuntimeDriver } from '@slipway/runtime';
 import type { Upstream } from '../proxy/proxy.js';
+import type { StartQueue } from './start-queue.js';
 
 interface Live {
   release: RunningRelease;
@@ -31,6 +32,13 @@ function live(release: RunningRelease): Live {
 /** A prepared release that never went live is stopped after this long. */
 const PREPARED_TTL_MS = 10 * 60_000;
 
+interface Prepared {
+  applicationId: string;
+  release: Promise<RunningRelease>;
+  /** Set once it runs: stops it if it never goes live (PREPARED_TTL_MS). */
+  timer?: NodeJS.Timeout;
+}
+
 /**
  * A data plane in front of this edge (nginx): told after every switch, it resolves once it routes
  * by the new table (rejects when it cannot: the switch is undone); `drained` resolves once what it
@@ -42,13 +50,27 @@ export interface SwitchedPlane<R = unknown> {
 }
 
 /**
+ * Cold starts wait their turn in `queue` (bounded concurrency, most used first); a release
+ * `running` says the runtime already runs (adopted after an edge restart) is claimed at once.
+ */
+export interface StartTurns {
+  queue: StartQueue;
+  running: (releaseId: string) => boolean;
+}
+
+/** `background`: a start nobody is waiting for right now (the edge bringing every live release up at its start). */
+export interface StartOptions {
+  background?: boolean;
+}
+
+/**
  * The Node releases this edge runs. `prepare` starts a release next to the live one and resolves
  * once it is healthy; `activate` swaps the application's upstream in one assignment, then drains
  * the previous process (in-flight requests finish, SIGTERM after the grace period).
  */
 export class NodeApps {
   private readonly live = new Map<string, Live>();
-  private readonly prepared = new Map<string, { applicationId: string; release: Promise<RunningRelease>; timer: NodeJS.Timeout }>();
+  private readonly prepared = new Map<string, Prepared>();
   private readonly activating = new Map<string, Promise<void>>();
 
   constructor(
@@ -58,43 +80,55 @@ export class NodeApps {
     /** Called after a release's process was stopped (the proxy closes its connections to it). */
     private readonly stopped: (release: RunningRelease) => void = () => undefined,
     private readonly plane?: SwitchedPlane,
+    private readonly turns?: StartTurns,
   ) {}
 
-  /** Starts the release (once) and resolves when it is healthy. */
-  prepare(applicationId: string, releaseId: string): Promise<RunningRelease> {
+  /** Starts the release (once, in its turn) and resolves when it is healthy. */
+  prepare(applicationId: string, releaseId: string, options: StartOptions = {}): Promise<RunningRelease> {
     const current = this.live.get(applicationId);
     if (current?.release.releaseId === releaseId) return Promise.resolve(current.release);
     const existing = this.prepared.get(releaseId);
-    if (existing) return existing.release;
-    const release = this.describe(releaseId).then((spec) => this.driver.start(spec));
-    const timer = setTimeout(() => {
-      if (this.prepared.get(releaseId)?.release === release) {
-        this.prepared.delete(releaseId);
-        void release.then((r) => r.stop(), () => undefined);
-      }
-    }, PREPARED_TTL_MS);
-    timer.unref();
-    this.prepared.set(releaseId, { applicationId, release, timer });
-    release.catch(() => {
-      clearTimeout(timer);
-      this.prepared.delete(releaseId);
-    });
+    if (existing) {
+      // Waiting its turn in the background, and now someone waits for it: to the front.
+      if (!options.background) this.turns?.queue.bump(applicationId);
+      return existing.release;
+    }
+    const start = () => this.describe(releaseId).then((spec) => this.driver.start(spec));
+    const turns = this.turns;
+    const release = turns ? turns.queue.run(applicationId, start, { urgent: !options.background, immediate: turns.running(releaseId) }) : start();
+    const entry: Prepared = { applicationId, release };
+    this.prepared.set(releaseId, entry);
+    // The clock starts once it is running (not while it waits its turn).
+    release.then(
+      (running) => {
+        if (this.prepared.get(releaseId) !== entry) return;
+        entry.timer = setTimeout(() => {
+          if (this.prepared.get(releaseId) !== entry) return;
+          this.prepared.delete(releaseId);
+          void running.stop();
+        }, PREPARED_TTL_MS);
+        entry.timer.unref();
+      },
+      () => {
+        if (this.prepared.get(releaseId) === entry) this.prepared.delete(releaseId);
+      },
+    );
     return release;
   }
 
   /** Makes `releaseId` the application's upstream (starting it first if needed). */
-  activate(applicationId: string, releaseId: string): Promise<void> {
+  activate(applicationId: string, releaseId: string, options: StartOptions = {}): Promise<void> {
     const key = `${applicationId}:${releaseId}`;
     let running = this.activating.get(key);
     if (!running) {
-      running = this.swap(applicationId, releaseId).finally(() => this.activating.delete(key));
+      running = this.swap(applicationId, releaseId, options).finally(() => this.activating.delete(key));
       this.activating.set(key, running);
     }
     return running;
   }
 
-  private async swap(applicationId: string, releaseId: string): Promise<void> {
-    const next = await this.prepare(applicationId, releaseId);
+  private async swap(applicationId: string, releaseId: string, options: StartOptions): Promise<void> {
+    const next = await this.prepare(applicationId, releaseId, options);
     const entry = this.prepared.get(releaseId);
     if (entry) {
       clearTimeout(entry.timer);

@@ -44,8 +44,11 @@ export async function createRuntimeDriver(config: EdgeConfig, blobs: BlobStore, 
   return createLocalDriver(config, blobs, runtimeDir);
 }
 
-/** The driver that starts apps as children of this process (the edge's, or the runtime supervisor's). */
-export async function createLocalDriver(config: EdgeConfig, blobs: BlobStore, runtimeDir: string): Promise<RuntimeDriver> {
+/**
+ * The driver that starts apps as children of this process (the edge's, or the runtime
+ * supervisor's: `records`, its state directory, lets its apps outlive it for its successor).
+ */
+export async function createLocalDriver(config: EdgeConfig, blobs: BlobStore, runtimeDir: string, records?: string): Promise<RuntimeDriver> {
   if (config.SLIPWAY_RUNTIME_DRIVER === 'kubernetes') {
     const base = config.SLIPWAY_RUNTIME_EDGE_URL!.replace(/\/+$/, '');
     return kubernetesDriverFromEnvironment({
@@ -62,7 +65,7 @@ export async function createLocalDriver(config: EdgeConfig, blobs: BlobStore, ru
   // The same cache the build worker fills: a release runs on the Node it was built with.
   const toolchains = nodeToolchainsFor(config, LIMITS.node.supportedMajors);
   if (config.RUNTIME_SANDBOX === 'off') {
-    return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, toolchains, logLimits: logLimitsOf(config), user: await appUser(config.APP_USER, join(runtimeDir, 'releases')) });
+    return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, toolchains, logLimits: logLimitsOf(config), user: await appUser(config.APP_USER, join(runtimeDir, 'releases')), records });
   }
   const sandbox = new LocalSandbox({
     limits: { memoryBytes: config.RUNTIME_MEMORY_MB * MIB, pids: config.RUNTIME_PIDS, cpus: config.RUNTIME_CPUS },
@@ -70,7 +73,7 @@ export async function createLocalDriver(config: EdgeConfig, blobs: BlobStore, ru
     hostPorts: appHostPorts(config),
     forbiddenUids: await platformUids(config.APP_USER),
   });
-  return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, sandbox, toolchains, logLimits: logLimitsOf(config) });
+  return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, sandbox, toolchains, logLimits: logLimitsOf(config), records });
 }
 
 const MIB = 1024 * 1024;

@@ -4,13 +4,10 @@
  * says what it received. Shared by the nginx plane's and the Node edge's specs.
  */
 import { createServer, type Server } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
+import { exchange as rawExchange, type RawReply } from '@slipway/testing';
 
-export interface Reply {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
+export type Reply = RawReply;
 
 /** The next request on the same connection (closing it), after the one under test. */
 export const AFTER = (host: string) => `GET /after HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`;
@@ -67,56 +64,7 @@ export async function framingEcho(): Promise<{ server: Server; port: number; see
   return { server, port: (server.address() as { port: number }).port, seen, errors };
 }
 
-/**
- * Writes `parts` on one connection with `pauseMs` between them (each its own packet, as a slow
- * client sends), reads to the close (5 s at most) and splits what came back into responses.
- */
-export async function exchange(port: number, parts: (string | Buffer)[], pauseMs: number): Promise<Reply[]> {
-  const socket = connect(port, '127.0.0.1');
-  socket.setNoDelay(true);
-  const chunks: Buffer[] = [];
-  socket.on('data', (c: Buffer) => chunks.push(c));
-  const closed = new Promise<void>((ok) => {
-    socket.on('close', () => ok());
-    socket.on('error', () => ok());
-  });
-  const timer = setTimeout(() => socket.destroy(), 5000);
-  await new Promise((ok) => socket.once('connect', ok));
-  for (const part of parts) {
-    if (socket.destroyed) break;
-    socket.write(part);
-    if (pauseMs) await new Promise((r) => setTimeout(r, pauseMs));
-  }
-  await closed;
-  clearTimeout(timer);
-  return parseResponses(Buffer.concat(chunks).toString('latin1'));
-}
-
-/** Responses one after the other (Content-Length or chunked bodies, as nginx sends them). */
-export function parseResponses(text: string): Reply[] {
-  const out: Reply[] = [];
-  let rest = text;
-  for (let i = 0; i < 10 && rest.startsWith('HTTP/1.'); i++) {
-    const end = rest.indexOf('\r\n\r\n');
-    if (end < 0) break;
-    const [statusLine, ...lines] = rest.slice(0, end).split('\r\n');
-    const headers: Record<string, string> = {};
-    for (const line of lines) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
-    rest = rest.slice(end + 4);
-    let body = '';
-    if (headers['transfer-encoding'] === 'chunked') {
-      for (let size = parseInt(rest, 16), n = 0; size > 0 && Number.isFinite(size) && n < 10_000; size = parseInt(rest, 16), n++) {
-        const line = rest.indexOf('\r\n');
-        body += rest.slice(line + 2, line + 2 + size);
-        rest = rest.slice(line + 2 + size + 2);
-      }
-      rest = rest.slice(rest.indexOf('\r\n\r\n') + 4);
-    } else {
-      const length = Number(headers['content-length'] ?? 0);
-      body = rest.slice(0, length);
-      rest = rest.slice(length);
-    }
-    out.push({ status: Number(statusLine!.split(' ')[1]), headers, body });
-  }
-  return out;
+/** Writes `parts` on one connection with `pauseMs` between them, reads to the close (5 s at most), split into responses. */
+export function exchange(port: number, parts: (string | Buffer)[], pauseMs: number): Promise<Reply[]> {
+  return rawExchange(port, parts, pauseMs, 5000);
 }

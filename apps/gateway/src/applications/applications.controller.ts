@@ -1,17 +1,18 @@
 import { Body, Controller, Get, Post } from '@nestjs/common';
-import { CurrentApplication, CurrentOwner } from '../dashboard/common/current-owner.decorator.js';
+import { CurrentApplication, CurrentCaller, CurrentOwner } from '../dashboard/common/current-owner.decorator.js';
 import { OwnedApplicationRoute, OwnerRoute } from '../dashboard/common/owner-guards.js';
-import type { OwnedApplication, OwnerPrincipal } from '../dashboard/common/owner-principal.js';
+import type { OwnedApplication, OwnerPrincipal, OwnersApiCaller } from '../dashboard/common/owner-principal.js';
 import { ApplicationsService } from './applications.service.js';
 
 @Controller('dashboard/api/applications')
 export class ApplicationsController {
   constructor(private readonly applications: ApplicationsService) {}
 
+  /** The owner's applications; for a project API key, its one application (how the CLI learns its id). */
   @Get()
-  @OwnerRoute()
-  list(@CurrentOwner() owner: OwnerPrincipal) {
-    return this.applications.list(owner.id);
+  @OwnerRoute({ projectKeys: 'own-application' })
+  list(@CurrentOwner() owner: OwnerPrincipal, @CurrentCaller() caller: OwnersApiCaller) {
+    return this.applications.list(owner.id, caller.kind === 'project-key' ? caller.applicationId : undefined);
   }
 
   @Post()

@@ -17,8 +17,9 @@ export class ApplicationsService {
     private readonly applications: ApplicationsRepository,
   ) {}
 
-  async list(ownerId: OwnerId): Promise<{ applications: ServerView<ApplicationSummary>[] }> {
-    const rows = await this.applications.listOwned(ownerId);
+  /** The owner's applications, or only `only` (a project API key's own application). */
+  async list(ownerId: OwnerId, only?: string): Promise<{ applications: ServerView<ApplicationSummary>[] }> {
+    const rows = (await this.applications.listOwned(ownerId)).filter((app) => only === undefined || app.id === only);
     return {
       applications: rows.map((app) => ({
         id: app.id,

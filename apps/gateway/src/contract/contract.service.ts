@@ -48,6 +48,11 @@ export class ContractService {
       version: 'v1',
       baseUrl: `${this.config.PUBLIC_URL}/api/v1`,
       openApi: `${this.config.PUBLIC_URL}/api/v1/openapi.json`,
+      /** Everything beyond this contract (releases, rollback, domains, …): a separate API, not part of v1's surface. */
+      ownersApi: {
+        openApi: `${this.config.PUBLIC_URL}/dashboard/api/openapi.json`,
+        description: "The owners' API (dashboard and CLI): dashboard session, personal access token, or project API key (its own application only).",
+      },
       authentication:
         'Every endpoint except GET /api/v1 and GET /api/v1/openapi.json needs `Authorization: Bearer <project API key>` (slw_key_…), scoped to one application. The sign-in calls (/api/v1/auth…) also accept the owner\'s personal access token (slw_pat_…).',
       endpoints: API_ENDPOINTS.map((e) => ({

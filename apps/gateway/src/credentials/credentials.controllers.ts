@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, Inject, Param, Patch, Post, type Type } from '@nestjs/common';
 import { CurrentApplication, CurrentOwner } from '../dashboard/common/current-owner.decorator.js';
-import { OwnedApplicationRoute, OwnerRoute } from '../dashboard/common/owner-guards.js';
+import { OwnedApplicationRoute, SessionRoute } from '../dashboard/common/owner-guards.js';
 import type { CredentialLifecycle } from './credential-lifecycle.js';
 
 export const API_KEY_LIFECYCLE = Symbol('API_KEY_LIFECYCLE');
@@ -44,7 +44,10 @@ function credentialsController(path: string, route: () => ClassDecorator, scope:
   return CredentialsController;
 }
 
-/** Project API keys of one of the owner's applications. */
-export const ApiKeysController = credentialsController('dashboard/api/applications/:appId/api-keys', OwnedApplicationRoute, CurrentApplication, API_KEY_LIFECYCLE);
-/** The owner's personal access tokens. */
-export const TokensController = credentialsController('dashboard/api/tokens', OwnerRoute, CurrentOwner, TOKEN_LIFECYCLE);
+/**
+ * Project API keys of one of the owner's applications: the session or a personal access token,
+ * never a project key (a leaked key must not mint keys that outlive its revocation).
+ */
+export const ApiKeysController = credentialsController('dashboard/api/applications/:appId/api-keys', () => OwnedApplicationRoute({ projectKeys: 'refused' }), CurrentApplication, API_KEY_LIFECYCLE);
+/** The owner's personal access tokens: the dashboard session only (a token must not mint tokens that outlive its expiry). */
+export const TokensController = credentialsController('dashboard/api/tokens', SessionRoute, CurrentOwner, TOKEN_LIFECYCLE);

@@ -1,11 +1,8 @@
-import { Injectable, Logger, type CanActivate, type ExecutionContext } from '@nestjs/common';
-import { digestsEqual, parseToken } from '@slipway/crypto';
-import { CredentialsRepository } from '@slipway/platform-data';
+import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
 import { ApiKeysService, unauthorized } from './api-key-verifier.service.js';
+import { PersonalAccessTokensService } from './personal-access-tokens.service.js';
 import type { SignInPrincipal } from '../sign-in/sign-in-principal.js';
-
-const TOUCH_INTERVAL_MS = 60_000;
 
 /**
  * The sign-in platform calls accept the owner's personal access token (`slw_pat_…`) or a
@@ -14,11 +11,9 @@ const TOUCH_INTERVAL_MS = 60_000;
  */
 @Injectable()
 export class SignInTokenGuard implements CanActivate {
-  private readonly logger = new Logger('SignInToken');
-
   constructor(
     private readonly apiKeys: ApiKeysService,
-    private readonly credentials: CredentialsRepository,
+    private readonly tokens: PersonalAccessTokensService,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -30,22 +25,7 @@ export class SignInTokenGuard implements CanActivate {
     const presented = match[1]!;
     request.signInPrincipal = presented.startsWith('slw_key_')
       ? { kind: 'application', applicationId: (await this.apiKeys.authenticate(presented)).applicationId }
-      : { kind: 'owner', ownerId: await this.authenticateOwner(presented) };
+      : { kind: 'owner', ownerId: await this.tokens.authenticate(presented) };
     return true;
-  }
-
-  private async authenticateOwner(presented: string): Promise<string> {
-    const parsed = parseToken('personal_access_token', presented);
-    if (!parsed) throw unauthorized('The token is malformed; owner tokens look like slw_pat_…, project API keys like slw_key_….');
-    const token = await this.credentials.findPersonalAccessTokenByPrefix(parsed.prefix);
-    const matches = digestsEqual(parsed.hash, token?.tokenHash ?? '0'.repeat(64)) && token !== null;
-    if (!token || !matches) throw unauthorized('The token is not valid.');
-    if (token.revokedAt) throw unauthorized('The token has been revoked.');
-    const now = new Date();
-    if (token.expiresAt && token.expiresAt <= now) throw unauthorized('The token has expired.');
-    if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
-      void this.credentials.personalAccessTokens.touchLastUsed([token.id]).catch((error: unknown) => this.logger.warn(`could not record use of token ${token.id}: ${(error as Error).message}`));
-    }
-    return token.ownerId;
   }
 }

@@ -1,8 +1,15 @@
-import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { z } from 'zod';
+import { parseBody } from '../common/body.js';
+import { OwnersApi } from '../owners-api/owners-api-doc.js';
+import { Releases, ReleaseSwitch, RollbackRequest } from '../owners-api/owners-api-schemas.js';
 import { CurrentApplication } from '../dashboard/common/current-owner.decorator.js';
 import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
 import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
 import { DeploymentsService } from './deployments.service.js';
+
+/** `POST …/rollback`: an empty body or `{"releaseId"}`. */
+export const RollbackBody = z.strictObject({ releaseId: z.string().max(64).optional() });
 
 @Controller('dashboard/api/applications/:appId')
 @OwnedApplicationRoute()
@@ -20,6 +27,7 @@ export class DashboardDeploymentsController {
   }
 
   @Get('releases')
+  @OwnersApi({ summary: 'The kept releases, newest first: id, deployment, kind, size, whether live. `slipway releases`.', response: Releases })
   releases(@CurrentApplication() app: OwnedApplication) {
     return this.deployments.releases(app.id);
   }
@@ -37,10 +45,29 @@ export class DashboardDeploymentsController {
     return this.deployments.removeRelease(app.id, releaseId);
   }
 
-  /** Rollback: make an earlier release live again (no rebuild). */
+  /** Promote: make any kept release live (no rebuild; health-gated like a deploy). `slipway promote`. */
   @Post('releases/:releaseId/live')
   @HttpCode(200)
+  @OwnersApi({
+    summary: 'Promote: makes a kept release live without rebuilding, health-gated like a deploy (the edge starts it and finds it healthy before it takes traffic). `slipway promote <releaseId>`.',
+    response: ReleaseSwitch,
+    errors: ['bad_request', 'release_unhealthy', 'unavailable'],
+  })
   makeLive(@CurrentApplication() app: OwnedApplication, @Param('releaseId') releaseId: string) {
     return this.deployments.makeLive(app.id, releaseId);
+  }
+
+  /** Rollback: `{"releaseId"}`, or by default the previous release, becomes live. `slipway rollback`. */
+  @Post('rollback')
+  @HttpCode(200)
+  @OwnersApi({
+    summary: 'Rollback: the given release, or by default the previous one (newest succeeded release older than the live one), becomes live as in promote. `slipway rollback [releaseId]`.',
+    request: RollbackRequest,
+    response: ReleaseSwitch,
+    errors: ['bad_request', 'release_unhealthy', 'unavailable'],
+  })
+  rollback(@CurrentApplication() app: OwnedApplication, @Body() body: unknown) {
+    const { releaseId } = parseBody(RollbackBody, body ?? {}, 'Send {} (the previous release) or {"releaseId": "<id>"}.');
+    return this.deployments.rollback(app.id, releaseId);
   }
 }

@@ -7,6 +7,7 @@ import { DeployQueue } from './deploy-queue.js';
 import { DeployService } from './deploy.service.js';
 import { DeploymentsController } from './deployments.controller.js';
 import { DeploymentsService } from './deployments.service.js';
+import { EdgeReleaseStart } from './edge-release-start.js';
 import { SourceIntakeService } from './source/source-intake.service.js';
 import { StorageQuota } from './storage-quota.js';
 import { UploadSlots } from './upload-slots.js';
@@ -18,6 +19,6 @@ import { UploadSlots } from './upload-slots.js';
 @Module({
   imports: [AuthModule, DashboardAccessModule],
   controllers: [DeployController, DeploymentsController, DashboardDeploymentsController],
-  providers: [DeployService, DeployQueue, SourceIntakeService, UploadSlots, StorageQuota, DeploymentsService],
+  providers: [DeployService, DeployQueue, SourceIntakeService, UploadSlots, StorageQuota, DeploymentsService, EdgeReleaseStart],
 })
 export class DeploymentsModule {}

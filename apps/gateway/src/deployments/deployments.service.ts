@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { ApplicationStorageView, DeploymentRow, ReleaseView, ServerView } from '@slipway/contract';
+import type { ApplicationStorageView, DeploymentRow, ReleaseSwitchView, ReleaseView, ServerView } from '@slipway/contract';
 import type { BlobStore } from '@slipway/blob';
 import { DeploymentsRepository, asApplicationId, asDeploymentId, asReleaseId } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
@@ -8,6 +8,9 @@ import { isUuid } from '../common/ids.js';
 import { RoutesPublisher } from '../common/routes.publisher.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import { TaskId, type DeploymentTask } from '../contract/api-schemas.js';
+import { EdgeReleaseStart } from './edge-release-start.js';
+
+const IN_PROGRESS = new Set(['queued', 'building', 'releasing']);
 
 /**
  * Deployments and releases of one application: the API's poll and the dashboard's lists,
@@ -20,6 +23,7 @@ export class DeploymentsService {
     private readonly deployments: DeploymentsRepository,
     private readonly routes: RoutesPublisher,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
+    private readonly edge: EdgeReleaseStart,
   ) {}
 
   async list(applicationId: string): Promise<{ deployments: ServerView<DeploymentRow>[] }> {
@@ -62,11 +66,39 @@ export class DeploymentsService {
     return this.releases(applicationId);
   }
 
-  /** Rollback: an earlier release of this application becomes live again (no rebuild). */
-  async makeLive(applicationId: string, releaseId: string) {
-    if (!isUuid(releaseId)) throw new ApiException('not_found', 'This application has no such release.');
-    await this.routes.makeLive(applicationId, releaseId);
-    return this.releases(applicationId);
+  /**
+   * Promote (or the dashboard's rollback button): a kept release of this application becomes
+   * live, without a rebuild. Health-gated exactly as a deploy's release step: the edge starts it
+   * and reports it healthy, is asked to serve it, and only then is it committed as live and every
+   * edge told — the address never routes to a release that has not started and passed its check.
+   * Refused, with the live release still serving: a release that does not become healthy
+   * (`release_unhealthy`), one whose deployment is still in progress, an edge that does not answer.
+   */
+  async makeLive(applicationId: string, releaseId: string): Promise<ServerView<ReleaseSwitchView>> {
+    const releases = await this.deployments.releases.list(asApplicationId(applicationId));
+    const target = isUuid(releaseId) ? releases.find((r) => r.id === releaseId) : undefined;
+    if (!target) throw new ApiException('not_found', 'This application has no such release.');
+    if (IN_PROGRESS.has(target.deploymentStatus)) throw new ApiException('bad_request', 'This release belongs to a deployment still in progress; it goes live when that deployment succeeds.');
+    const previous = releases.find((r) => r.live)?.id ?? null;
+    if (previous !== target.id) {
+      await this.edge.start(target.id);
+      await this.edge.switchTo(applicationId, target.id);
+      await this.routes.makeLive(applicationId, target.id);
+    }
+    return { liveReleaseId: target.id, previousReleaseId: previous, releases: (await this.releases(applicationId)).releases };
+  }
+
+  /**
+   * Rollback: `releaseId`, or by default the newest release of a succeeded deployment older than
+   * the live one, becomes live (as `makeLive`).
+   */
+  async rollback(applicationId: string, releaseId?: string): Promise<ServerView<ReleaseSwitchView>> {
+    if (releaseId !== undefined) return this.makeLive(applicationId, releaseId);
+    const releases = await this.deployments.releases.list(asApplicationId(applicationId));
+    const liveAt = releases.findIndex((r) => r.live);
+    const earlier = releases.slice(liveAt + 1).find((r) => r.deploymentStatus === 'succeeded');
+    if (!earlier) throw new ApiException('not_found', liveAt < 0 ? 'This application has no live release to roll back from.' : 'There is no earlier release of a succeeded deployment to roll back to (older ones may have been pruned).');
+    return this.makeLive(applicationId, earlier.id);
   }
 
   /** The task as its application sees it; another application's task does not exist. */

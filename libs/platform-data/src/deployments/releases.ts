@@ -155,9 +155,14 @@ export class Releases {
   async list(applicationId: ApplicationId) {
     const [app, rows] = await Promise.all([
       this.platform.prisma.application.findUnique({ where: { id: applicationId }, select: { liveReleaseId: true } }),
-      this.platform.prisma.release.findMany({ where: { applicationId }, orderBy: { createdAt: 'desc' }, take: PAGE, select: { id: true, deploymentId: true, kind: true, createdAt: true } }),
+      this.platform.prisma.release.findMany({
+        where: { applicationId },
+        orderBy: { createdAt: 'desc' },
+        take: PAGE,
+        select: { id: true, deploymentId: true, kind: true, createdAt: true, artifactBytes: true, deployment: { select: { status: true } } },
+      }),
     ]);
-    return rows.map((r) => ({ ...r, live: r.id === app?.liveReleaseId }));
+    return rows.map(({ artifactBytes, deployment, ...r }) => ({ ...r, sizeBytes: Number(artifactBytes), deploymentStatus: deployment.status, live: r.id === app?.liveReleaseId }));
   }
 
   /**

@@ -35,6 +35,18 @@ export class OwnersRepository {
     this.sessions = new OwnerSessions(platform);
   }
 
+  /** The owner a personal access token belongs to, as an owners'-API principal (no password hash). */
+  async findById(ownerId: OwnerId): Promise<Omit<StoredOwner, 'passwordHash'> | null> {
+    const row = await this.platform.prisma.owner.findUnique({ where: { id: ownerId }, select: { id: true, email: true, name: true, plan: true } });
+    return row ? { ...row, id: asOwnerId(row.id) } : null;
+  }
+
+  /** The owner of an application (a project API key acts for its application's owner, on that application only). */
+  async findByApplication(applicationId: string): Promise<Omit<StoredOwner, 'passwordHash'> | null> {
+    const row = await this.platform.prisma.application.findUnique({ where: { id: applicationId }, select: { owner: { select: { id: true, email: true, name: true, plan: true } } } });
+    return row ? { ...row.owner, id: asOwnerId(row.owner.id) } : null;
+  }
+
   async findByEmail(email: string): Promise<StoredOwner | null> {
     const row = await this.platform.prisma.owner.findUnique({ where: { email }, select: OWNER_FIELDS });
     return row ? stored(row) : null;

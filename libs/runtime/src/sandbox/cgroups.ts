@@ -183,6 +183,16 @@ export class Cgroups {
     }
   }
 
+  /**
+   * The cgroup `name` a previous process made (a restarted runtime supervisor taking over a
+   * running release): its limits stay as they were set; null when it is not there any more.
+   */
+  existing(name: string, limits: AppLimits): AppCgroup | null {
+    const dirs = new Map([...this.parents].map(([controller, parent]) => [controller, join(parent, name)]));
+    if (![...dirs.values()].every((dir) => existsSync(join(dir, 'cgroup.procs')))) return null;
+    return new Cgroup(name, this.version, dirs, limits);
+  }
+
   async create(name: string, limits: AppLimits): Promise<AppCgroup> {
     const dirs = new Map<string, string>();
     try {

@@ -82,10 +82,25 @@ export class LocalSandbox {
   }
 
   /**
+   * A running release's user and cgroup again, for a process that takes over releases a previous
+   * one started (a restarted runtime supervisor): nothing is created or changed, except the
+   * application's user, looked up. The cgroup is null when it is gone (or there were none).
+   */
+  async reattach(applicationId: string, cgroupName: string | null): Promise<{ ids: AppIds; cgroup: AppCgroup | null }> {
+    const ids = await this.users.ensure(applicationId);
+    if (cgroupName === null) return { ids, cgroup: null };
+    this.cgroups ??= Cgroups.detect();
+    const groups = await this.cgroups;
+    return { ids, cgroup: groups?.existing(cgroupName, this.options.limits) ?? null };
+  }
+
+  /**
    * `extraBinds`: read-only extras (the release's Node.js toolchain at TOOLCHAIN_PATH).
    * `extraHostPorts`: host ports this release alone may reach (its database's pooler).
+   * `outliveParent`: the sandbox is not tied to the process that starts it (a runtime supervisor
+   * that records it and whose successor takes it over); otherwise it is killed when that process dies.
    */
-  command(ids: AppIds, cgroup: AppCgroup | null, releaseDir: string, env: Record<string, string>, port: number, startCommand: string, extraBinds: SandboxBind[] = [], extraHostPorts: number[] = []): SandboxedProcess {
+  command(ids: AppIds, cgroup: AppCgroup | null, releaseDir: string, env: Record<string, string>, port: number, startCommand: string, extraBinds: SandboxBind[] = [], extraHostPorts: number[] = [], outliveParent = false): SandboxedProcess {
     const spec = {
       uid: ids.uid,
       gid: ids.gid,
@@ -101,9 +116,11 @@ export class LocalSandbox {
     // and nothing of it runs as root. Descriptor 3 (the sandbox's environment) passes through.
     const procs = cgroup ? cgroup.procsFiles : [];
     const nproc = cgroup ? [] : [tool('prlimit'), `--nproc=${this.options.limits.pids}`, '--'];
-    // --pdeathsig: if the edge dies, pasta (and with it bubblewrap and the app) goes too, instead
-    // of running on unsupervised, outside any restart or stop; the restarted edge starts it again.
-    const drop = [tool('setpriv'), `--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--pdeathsig', 'SIGKILL', '--'];
+    // --pdeathsig: if the edge running its apps itself dies, pasta (and with it bubblewrap and the
+    // app) goes too, instead of running on unsupervised, outside any restart or stop; the restarted
+    // edge starts it again. A runtime supervisor's apps outlive it instead: its successor adopts them.
+    const tie = outliveParent ? [] : ['--pdeathsig', 'SIGKILL'];
+    const drop = [tool('setpriv'), `--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', ...tie, '--'];
     return { argv: cgroupEntryArgv(procs, [...nproc, ...drop, ...sandboxArgv(spec)], 'slipway-app'), env, cgroup };
   }
 

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 
 async function parentOf(pid: number): Promise<number | null> {
@@ -46,4 +47,28 @@ export function signal(pids: number[], name: NodeJS.Signals): void {
       /* already gone */
     }
   }
+}
+
+/**
+ * When the process started (`/proc/<pid>/stat` field 22, clock ticks since boot): with the pid it
+ * names one process for good, since a pid is reused but never with the same start time. Null when
+ * no such process runs (gone, or a zombie: it has exited and only waits to be reaped).
+ */
+export function processStartTime(pid: number): number | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // Fields start after the command name's closing ')': field 3 (state) is the first, 22 the 20th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  if (fields[0] === 'Z' || fields[0] === 'X') return null;
+  const started = Number(fields[19]);
+  return Number.isFinite(started) ? started : null;
+}
+
+/** Whether `pid` is still the very process that started at `startTime` (and has not exited). */
+export function isSameProcess(pid: number, startTime: number): boolean {
+  return pid > 1 && processStartTime(pid) === startTime;
 }

@@ -113,15 +113,18 @@ export function sandboxEnvArgs(env: Record<string, string>): Buffer {
   return Buffer.from(args.map((a) => `${a}\0`).join(''), 'utf8');
 }
 
+/** Where the sandbox's stdout or stderr goes: a pipe to the caller, nowhere, or a descriptor the caller opened (a FIFO). */
+export type SandboxOutput = 'pipe' | 'ignore' | number;
+
 /**
  * Starts `argv` (a `sandboxArgv`, optionally behind wrappers that keep descriptor 3 open) with the
  * set-up environment, and hands the sandbox its environment on descriptor 3.
  */
-export function spawnSandbox(argv: string[], env: Record<string, string>, options: Omit<SpawnOptions, 'env' | 'stdio'> & { stdout?: 'pipe' | 'ignore'; /** PATH of the set-up processes (the platform's). */ path?: string }): ChildProcess {
+export function spawnSandbox(argv: string[], env: Record<string, string>, options: Omit<SpawnOptions, 'env' | 'stdio'> & { stdout?: SandboxOutput; /** Default: where stdout goes. */ stderr?: SandboxOutput; /** PATH of the set-up processes (the platform's). */ path?: string }): ChildProcess {
   const data = sandboxEnvArgs(env);
-  const { stdout, path, ...spawnOptions } = options;
+  const { stdout, stderr, path, ...spawnOptions } = options;
   const out = stdout ?? 'pipe';
-  const child = spawn(argv[0]!, argv.slice(1), { ...spawnOptions, env: { ...SETUP_ENV, ...(path ? { PATH: path } : {}) }, stdio: ['ignore', out, out, 'pipe'] });
+  const child = spawn(argv[0]!, argv.slice(1), { ...spawnOptions, env: { ...SETUP_ENV, ...(path ? { PATH: path } : {}) }, stdio: ['ignore', out, stderr ?? out, 'pipe'] });
   const pipe = child.stdio[ARGS_FD] as Writable | null;
   pipe?.on('error', () => undefined);
   pipe?.end(data);

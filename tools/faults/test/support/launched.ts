@@ -84,3 +84,25 @@ export async function processesNaming(needle: string): Promise<{ pid: number; pp
   }
   return found;
 }
+
+/** A process as /proc shows it. */
+export interface LiveProcess {
+  pid: number;
+  ppid: number;
+  pgrp: number;
+  title: string;
+}
+
+/** Live (non-zombie) processes whose command line starts with `prefix` (nginx's titles: `nginx: master process …`). */
+export async function liveProcesses(prefix: string): Promise<LiveProcess[]> {
+  const out: LiveProcess[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const title = (await readFile(`/proc/${name}/cmdline`, 'latin1').catch(() => '')).replace(/\0+$/, '').replace(/\0/g, ' ');
+    if (!title.startsWith(prefix)) continue;
+    const stat = await readFile(`/proc/${name}/stat`, 'latin1').catch(() => '');
+    const [state, ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (stat && state !== 'Z') out.push({ pid: Number(name), ppid: Number(ppid), pgrp: Number(pgrp), title });
+  }
+  return out;
+}

@@ -1,10 +1,37 @@
-import { applyDecorators, UseGuards } from '@nestjs/common';
-import { CsrfGuard } from './csrf.guard.js';
+import { applyDecorators, SetMetadata, UseGuards } from '@nestjs/common';
 import { OwnedApplicationGuard } from './owned-application.guard.js';
 import { OwnerSessionGuard } from './owner-session.guard.js';
 
-/** Signed-in owner, CSRF-checked writes. */
-export const OwnerRoute = () => applyDecorators(UseGuards(CsrfGuard, OwnerSessionGuard));
+/**
+ * Who may use an owners'-API route (README "The owners' API"):
+ * - `bearer`: false → the dashboard session cookie only (owner sign-out, personal access tokens).
+ * - `projectKeys`: 'own-application' → a project API key may call it; on an application route
+ *   only for its own application (any other → 404), on an owner route the controller scopes the
+ *   answer to the key's application. 'refused' → 403 for a project key (after the 404 of an
+ *   application route that is not the key's).
+ */
+export interface OwnersApiAccess {
+  bearer: boolean;
+  projectKeys: 'own-application' | 'refused';
+}
 
-/** As OwnerRoute, and `:appId` must be one of the owner's applications. */
-export const OwnedApplicationRoute = () => applyDecorators(UseGuards(CsrfGuard, OwnerSessionGuard, OwnedApplicationGuard));
+export const OWNERS_API_ACCESS = 'slipway:owners-api-access';
+
+const access = (value: OwnersApiAccess) => SetMetadata(OWNERS_API_ACCESS, value);
+
+/**
+ * Any of the owner's credentials: session cookie (CSRF-checked writes) or a personal access
+ * token; project API keys are refused (403) unless `projectKeys: 'own-application'`.
+ */
+export const OwnerRoute = (options: Partial<OwnersApiAccess> = {}) =>
+  applyDecorators(access({ bearer: true, projectKeys: 'refused', ...options }), UseGuards(OwnerSessionGuard));
+
+/**
+ * As OwnerRoute, and `:appId` must be one of the owner's applications — for a project API key,
+ * its own application (any other answers 404, exactly like one that does not exist).
+ */
+export const OwnedApplicationRoute = (options: Partial<OwnersApiAccess> = {}) =>
+  applyDecorators(access({ bearer: true, projectKeys: 'own-application', ...options }), UseGuards(OwnerSessionGuard, OwnedApplicationGuard));
+
+/** The dashboard session only (CSRF-checked writes): no bearer credential may call it. */
+export const SessionRoute = () => applyDecorators(access({ bearer: false, projectKeys: 'refused' }), UseGuards(OwnerSessionGuard));

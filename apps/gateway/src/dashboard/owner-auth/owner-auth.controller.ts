@@ -3,7 +3,7 @@ import type { Response } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../../config.js';
 import { CsrfGuard } from '../common/csrf.guard.js';
 import { CurrentOwner } from '../common/current-owner.decorator.js';
-import { OwnerRoute } from '../common/owner-guards.js';
+import { OwnerRoute, SessionRoute } from '../common/owner-guards.js';
 import type { OwnerPrincipal } from '../common/owner-principal.js';
 import { clearSessionCookie, writeSessionCookie } from '../common/session-cookie.js';
 import { LocalAuthGuard } from './local-auth.guard.js';
@@ -37,7 +37,7 @@ export class OwnerAuthController {
 
   @Post('sign-out')
   @HttpCode(200)
-  @OwnerRoute()
+  @SessionRoute()
   async signOut(@CurrentOwner() owner: OwnerPrincipal, @Res({ passthrough: true }) response: Response) {
     await this.sessions.end(owner);
     clearSessionCookie(response, this.secureCookie);

@@ -7,11 +7,14 @@ import { OwnerAuthService } from './owner-auth.service.js';
 import { OwnerSessionsService } from './owner-sessions.service.js';
 import { OwnerPasswords } from './owner-passwords.js';
 import { SignInLimiter } from '../../rate-limit/sign-in-limiter.js';
+import { AuthModule } from '../../credentials/api-auth.module.js';
+import { CsrfGuard } from '../common/csrf.guard.js';
 
 @Module({
-  imports: [PassportModule],
+  imports: [PassportModule, AuthModule],
   controllers: [OwnerAuthController],
-  providers: [OwnerSessionsService, OwnerAuthService, OwnerPasswords, SignInLimiter, OwnerLocalStrategy, LocalAuthGuard],
+  // CsrfGuard and AuthModule: the owner routes' guard (OwnerSessionGuard) is built in this module too.
+  providers: [OwnerSessionsService, OwnerAuthService, OwnerPasswords, SignInLimiter, OwnerLocalStrategy, LocalAuthGuard, CsrfGuard],
   exports: [OwnerSessionsService],
 })
 export class OwnerAuthModule {}

@@ -27,7 +27,8 @@ export class OwnerSessionsService {
     return this.owners.sessions.findLive(sha256Hex(token), new Date());
   }
 
-  end(owner: OwnerPrincipal): Promise<void> {
-    return this.owners.sessions.delete(owner.id, owner.sessionId);
+  /** Ends the caller's dashboard session (a bearer credential has none: nothing to end). */
+  async end(owner: OwnerPrincipal): Promise<void> {
+    if (owner.sessionId) await this.owners.sessions.delete(owner.id, owner.sessionId);
   }
 }

@@ -1,0 +1,299 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { AppProcess } from './app-process.js';
+import { UnhealthyReleaseError, type ReleaseToRun, type RunningRelease } from './driver.js';
+import { LogFifo } from './logs/log-fifos.js';
+import type { ReleaseLog } from './logs/release-log.js';
+import type { ReleaseRecords } from './release-records.js';
+import type { AppIds } from './sandbox/app-users.js';
+import type { AppCgroup } from './sandbox/cgroups.js';
+import type { LocalSandbox } from './sandbox/local-sandbox.js';
+import { isSameProcess } from './sandbox/process-tree.js';
+import { spawnSandbox } from './sandbox/sandbox-argv.js';
+import { TOOLCHAIN_BIN, TOOLCHAIN_PATH, toolchainEnv, type NodeToolchain } from './toolchain/node-toolchains.js';
+import { ReleaseWatch, type RuntimeReport } from './watch/release-watch.js';
+
+/** What `LocalSandbox.prepare` made for a release: its user and its cgroup. */
+export interface Confinement {
+  sandbox: LocalSandbox;
+  ids: AppIds;
+  cgroup: AppCgroup | null;
+}
+
+export interface LocalReleaseOptions {
+  healthTimeoutMs: number;
+  /** Unsandboxed only: run apps as this user when the edge runs as root. */
+  user?: { uid: number; gid: number };
+  backoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+/**
+ * A supervised release (a runtime supervisor's): its processes outlive this one, its output goes
+ * through FIFOs, and what runs is recorded for the next supervisor.
+ */
+export interface Supervision {
+  records: ReleaseRecords;
+  fifos: { stdout: LogFifo; stderr: LogFifo };
+}
+
+/** A release a previous runtime supervisor started, taken over by this one. */
+export interface AdoptedRelease extends RunningRelease {
+  readonly applicationId: string;
+  readonly pid: number | undefined;
+  /**
+   * The edge claims it with its ReleaseToRun (its environment: crash restarts can start it again);
+   * resolves once it answers HTTP, rejects (UnhealthyReleaseError) when it does not in time.
+   */
+  claim(spec: ReleaseToRun): Promise<void>;
+  /** Resolves when it ended before anyone claimed it (it has been cleaned up by then). */
+  readonly gone: Promise<void>;
+}
+
+/** One HTTP request to `/`; any answer below 500 counts as healthy. */
+function probe(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path: '/', method: 'GET', timeout: 1000, headers: { 'user-agent': 'slipway-health' } }, (res) => {
+      res.resume();
+      resolve((res.statusCode ?? 500) < 500);
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}
+
+/**
+ * A Node release as a process tree of this runtime (health-gated start, crash restarts with
+ * backoff), or adopted from the runtime supervisor that ran it before this one: then it is only
+ * watched until the edge claims it again with its ReleaseToRun, and restarted after a crash from then on.
+ */
+export class LocalRelease implements AdoptedRelease {
+  readonly host = '127.0.0.1';
+  private process?: AppProcess;
+  private lastExit = '';
+  private stopping = false;
+  private restarts = 0;
+  private restartTimer?: NodeJS.Timeout;
+  private healthySince = 0;
+  private stopped?: Promise<void>;
+  private markGone!: () => void;
+  readonly gone = new Promise<void>((resolve) => (this.markGone = resolve));
+  /**
+   * Crashes, restarts and stderr error lines, for the edge's first-minute watch. Kept in this
+   * process: a release taken over from a previous supervisor counts afresh from its adoption.
+   */
+  private readonly releaseWatch = new ReleaseWatch();
+
+  constructor(
+    readonly releaseId: string,
+    readonly applicationId: string,
+    readonly port: number,
+    private readonly dir: string,
+    /** Undefined: adopted, not claimed yet (its environment is not known here). */
+    private spec: ReleaseToRun | undefined,
+    private readonly log: ReleaseLog,
+    private readonly options: LocalReleaseOptions,
+    private readonly confinement: Confinement | null,
+    private toolchain: NodeToolchain | null,
+    private readonly supervision: Supervision | null,
+    private readonly toolchainOf: (spec: ReleaseToRun) => Promise<NodeToolchain | null> = async () => null,
+  ) {
+    // One reader per FIFO for the release's whole life: the app's restarts write to the same pipes.
+    if (supervision) {
+      log.attach(supervision.fifos.stdout.reader());
+      this.readStderr(supervision.fifos.stderr.reader());
+    }
+  }
+
+  /** The app's stderr: into its log (within the budget), and its error lines counted. */
+  private readStderr(stream: Readable): void {
+    this.log.attach(stream);
+    stream.on('data', (chunk: Buffer) => this.releaseWatch.stderr(chunk));
+  }
+
+  get pid(): number | undefined {
+    return this.process?.pid;
+  }
+
+  logTail(): string {
+    return this.log.tail();
+  }
+
+  async report(): Promise<RuntimeReport> {
+    const usage = await this.confinement?.cgroup?.stats().catch(() => undefined);
+    return { ...this.releaseWatch.report(), ...(usage ? { cpuSeconds: usage.cpuSeconds, memoryBytes: usage.memoryBytes } : {}) };
+  }
+
+  private write(text: string): void {
+    this.log.note(text);
+  }
+
+  spawn(): void {
+    const spec = this.spec;
+    if (!spec) throw new Error(`release ${this.releaseId} cannot be started again before the edge claims it`);
+    const c = this.confinement;
+    const t = this.toolchain;
+    // The release's own Node first on PATH (the app cannot set PATH past it: it comes last).
+    const first = t ? `${c ? TOOLCHAIN_BIN : join(t.dir, 'bin')}:` : '';
+    const env = { HOME: '/tmp', NODE_ENV: 'production', ...(t ? toolchainEnv() : {}), ...spec.env, PATH: `${first}/usr/local/bin:/usr/bin:/bin`, PORT: String(this.port) };
+    const binds = t ? [{ host: t.dir, path: TOOLCHAIN_PATH }] : [];
+    const fifos = this.supervision?.fifos;
+    const out = fifos ? [fifos.stdout.appEnd(), fifos.stderr.appEnd()] : undefined;
+    let child: ChildProcess;
+    try {
+      child = c
+        ? spawnSandbox(c.sandbox.command(c.ids, c.cgroup, this.dir, env, this.port, spec.startCommand, binds, spec.hostPorts, fifos !== undefined).argv, env, { cwd: '/', detached: true, ...(out ? { stdout: out[0], stderr: out[1] } : {}) })
+        : spawn('sh', ['-c', spec.startCommand], {
+            cwd: this.dir, env, detached: true, stdio: ['ignore', out?.[0] ?? 'pipe', out?.[1] ?? 'pipe'],
+            ...(this.options.user ? { uid: this.options.user.uid, gid: this.options.user.gid } : {}),
+          });
+    } finally {
+      // The app holds its ends now; this process reads through its own.
+      for (const fd of out ?? []) LogFifo.closeAppEnd(fd);
+    }
+    // Read within the app's log budget: past it the pipes pause and the app's writes wait.
+    if (!out) {
+      this.log.attach(child.stdout!);
+      this.readStderr(child.stderr!);
+    }
+    child.on('error', (error) => this.write(`[slipway] could not start: ${error.message}\n`));
+    this.watch(AppProcess.child(child));
+    this.record();
+  }
+
+  /** Takes over the running process a previous supervisor started (`pid` as it recorded it). */
+  adopt(pid: number, startTime: number): void {
+    this.healthySince = Date.now();
+    this.watch(AppProcess.adopted(pid, startTime));
+  }
+
+  private watch(process: AppProcess): void {
+    this.process = process;
+    void process.exited.then((reason) => this.onExit(process, reason));
+  }
+
+  private record(): void {
+    const process = this.process;
+    if (!this.supervision || !process?.pid) return;
+    const { records, fifos } = this.supervision;
+    records.put({
+      releaseId: this.releaseId, applicationId: this.applicationId, pid: process.pid, startTime: process.startTime, port: this.port,
+      cgroup: this.confinement?.cgroup?.name ?? null, sandboxed: this.confinement !== null, stdout: fifos.stdout.path, stderr: fifos.stderr.path,
+    });
+  }
+
+  private onExit(process: AppProcess, reason: string): void {
+    this.lastExit = reason;
+    if (this.process !== process || this.stopping) return;
+    this.write(process.adopted ? '[slipway] process exited (taken over from a previous runtime supervisor: its status is not known)\n' : `[slipway] process exited (${reason})\n`);
+    if (this.healthySince === 0) return; // still starting: waitHealthy reports it
+    if (this.spec) {
+      this.releaseWatch.crashed(reason, () => this.log.tail());
+      return this.scheduleRestart();
+    }
+    // Adopted and not claimed: without its environment it cannot be started again; the edge's
+    // claim (if one comes) starts it afresh.
+    void this.stop(0).then(() => this.markGone());
+  }
+
+  private scheduleRestart(): void {
+    // A process that stayed up a minute starts its backoff afresh.
+    if (Date.now() - this.healthySince > 60_000) this.restarts = 0;
+    const delay = Math.min((this.options.backoffMs ?? 1000) * 2 ** this.restarts, this.options.maxBackoffMs ?? 30_000);
+    this.restarts += 1;
+    this.write(`[slipway] restarting in ${delay} ms (restart ${this.restarts})\n`);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      if (this.stopping) return;
+      this.spawn();
+      this.releaseWatch.restarted();
+      this.healthySince = Date.now();
+    }, delay);
+  }
+
+  /** The edge claims an adopted release (see AdoptedRelease). */
+  async claim(spec: ReleaseToRun): Promise<void> {
+    if (!this.spec) {
+      this.toolchain = await this.toolchainOf(spec);
+      this.spec = spec;
+      // It died between its adoption and now: start it again, as after any crash.
+      if (!this.process?.running && !this.restartTimer && !this.stopping) this.scheduleRestart();
+    }
+    await this.waitHealthy();
+  }
+
+  async waitHealthy(): Promise<void> {
+    const deadline = Date.now() + this.options.healthTimeoutMs;
+    while (Date.now() < deadline) {
+      if (this.stopping || (!this.process?.running && !this.restartTimer)) {
+        throw new UnhealthyReleaseError(`the release exited (${this.lastExit || 'stopped'}) before it answered HTTP on PORT`, this.log.tail());
+      }
+      if (this.process?.running && (await probe(this.port))) {
+        this.healthySince ||= Date.now();
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new UnhealthyReleaseError(`the release did not answer HTTP on PORT ${this.port} within ${Math.round(this.options.healthTimeoutMs / 1000)} s`, this.log.tail());
+  }
+
+  private kill(process: AppProcess, signal: NodeJS.Signals): Promise<void> {
+    // Never a pid that is now someone else's: an adopted process is checked by its start time.
+    if (!process.running || (process.adopted && !isSameProcess(process.pid, process.startTime))) return Promise.resolve();
+    const c = this.confinement;
+    if (c) return c.sandbox.signal(process.pid, c.cgroup, signal);
+    try {
+      globalThis.process.kill(-process.pid, signal);
+    } catch {
+      /* gone */
+    }
+    return Promise.resolve();
+  }
+
+  /**
+   * Whatever of the app outlived its root process goes with it: everything in its cgroup
+   * (`setsid` and double forks included), else its process group (its leader's pid cannot have
+   * been reused while the group still has members).
+   */
+  private async sweep(process: AppProcess | undefined): Promise<void> {
+    const cgroup = this.confinement?.cgroup;
+    if (cgroup) {
+      await cgroup.killAll();
+      await cgroup.remove();
+    } else if (process?.pid) {
+      try {
+        globalThis.process.kill(-process.pid, 'SIGKILL');
+      } catch {
+        /* none left */
+      }
+    }
+  }
+
+  /** SIGTERM, SIGKILL after `graceMs`, then the cleanup; once (a second call waits for the first). */
+  stop(graceMs = 5000): Promise<void> {
+    this.stopped ??= this.stopOnce(graceMs);
+    return this.stopped;
+  }
+
+  private async stopOnce(graceMs: number): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+    const process = this.process;
+    if (process?.running) {
+      await this.kill(process, 'SIGTERM');
+      const timer = setTimeout(() => void this.kill(process, 'SIGKILL'), graceMs);
+      await process.exited;
+      clearTimeout(timer);
+    }
+    await this.sweep(process);
+    await this.log.close();
+    if (this.supervision) {
+      await Promise.all([this.supervision.fifos.stdout.remove(), this.supervision.fifos.stderr.remove()]);
+      this.supervision.records.remove(this.releaseId);
+    }
+  }
+}
