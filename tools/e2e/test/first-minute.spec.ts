@@ -170,6 +170,16 @@ describe('the first minute after release', () => {
     // Another owner's application: 404, as for everything of it.
     expect((await metrics(crashOwner, 'fivexx')).status).toBe(404);
 
+    // slipway metrics with the application's project API key (the CLI learns the application from
+    // the key); another application's key gets 404.
+    const byKey = await platform.cli(['metrics', '--json'], { SLIPWAY_API_KEY: accounts.fivexx.apiKey });
+    expect(byKey.code).toBe(0);
+    const keySeries = JSON.parse(byKey.stdout) as Series;
+    expect(keySeries.summary.byClass['5xx']).toBe(3);
+    expect(keySeries.summary.requests).toBeGreaterThanOrEqual(counted.body.summary.requests);
+    const refused = await platform.cli(['metrics', '--json', '--application', accounts.fivexx.applicationId], { SLIPWAY_API_KEY: accounts.crash.apiKey });
+    expect([refused.code, JSON.parse(refused.stdout)]).toEqual([1, expect.objectContaining({ code: 'not_found', status: 404 })]);
+
     // The dashboard's Metrics tab in Chromium: the summary and a chart with the requests.
     await lookInBrowser(fivexxOwner, accounts.fivexx.applicationId);
   }, 900_000);

@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { createServer, request, type Server } from 'node:http';
 import { createServer as netServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,9 @@ import { NginxStatusFeed } from './nginx-status-feed.js';
 
 const APP_ID = '01234567-89ab-cdef-0123-456789abcdef';
 const SITE_ID = APP_ID.replace(/-/g, '');
+
+let dir: string;
+const usageLog = () => join(dir, 'usage', `${APP_ID}.requests`);
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -43,7 +46,6 @@ async function until(condition: () => boolean, ms: number): Promise<boolean> {
  * then rotated with SIGUSR1 without losing a line).
  */
 describe('nginx status feed and metrics log (real nginx)', () => {
-  let dir: string;
   let port: number;
   let plane: NginxPlane;
   let feed: NginxStatusFeed;
@@ -66,7 +68,9 @@ describe('nginx status feed and metrics log (real nginx)', () => {
     plane.setStatusFeed(feed.address);
     plane.setMetricsLog(metricsLogFile(state));
     log = new NginxAccessLog(metricsLogFile(state), () => runningMaster(state), (applicationId, status) => applicationId === APP_ID && counted.push(status), { readMs: 100, rotateBytes: 4096 });
-    await plane.start([{ kind: 'proxy', id: SITE_ID, hosts: ['app.localhost'], upstream: { host: '127.0.0.1', port: (app.address() as { port: number }).port } }]);
+    // With its usage log, as under `pnpm start`: a server's own access_log must not shadow the shared ones.
+    await mkdir(join(dir, 'usage'));
+    await plane.start([{ kind: 'proxy', id: SITE_ID, hosts: ['app.localhost'], upstream: { host: '127.0.0.1', port: (app.address() as { port: number }).port }, usageLog: usageLog() }]);
     log.start();
   });
   afterAll(async () => {
@@ -98,5 +102,9 @@ describe('nginx status feed and metrics log (real nginx)', () => {
     expect(counted.length - before).toBe(total);
     expect(counted.slice(before).filter((s) => s === 500)).toHaveLength(20);
     expect((await readdir(join(dir, 'state'))).filter((f) => f.startsWith('metrics.log'))).toEqual(expect.arrayContaining(['metrics.log', 'metrics.log.1']));
+    // The usage meter's log beside it: a byte per request (flushed within 5 s).
+    const usageEnd = Date.now() + 8000;
+    while (((await stat(usageLog()).catch(() => undefined))?.size ?? 0) < total && Date.now() < usageEnd) await new Promise((r) => setTimeout(r, 200));
+    expect((await stat(usageLog())).size).toBeGreaterThanOrEqual(total);
   }, 30_000);
 });
