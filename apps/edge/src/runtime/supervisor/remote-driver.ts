@@ -15,8 +15,12 @@ function toError(error: SupervisorError): Error {
 type Request = SupervisorRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 type Pending = { request: Request; resolve: (answer: SupervisorAnswer) => void };
 
-/** `start` and `stop` mean the same to a restarted supervisor: asked again, not failed, across a reconnect. */
-const resendable = (request: Request) => request.op === 'start' || request.op === 'stop';
+/**
+ * `start` and `stop` mean the same to a restarted supervisor, and `report` only reads (the
+ * first-minute watch's read at the end of its window is not lost to a reconnect): asked again,
+ * not failed, across a reconnect.
+ */
+const resendable = (request: Request) => request.op === 'start' || request.op === 'stop' || request.op === 'report';
 
 /** Connects, retrying every 100 ms while nobody listens yet (the supervisor starting), until `deadline`. */
 async function open(socketPath: string, deadline: number): Promise<Socket> {
