@@ -3,7 +3,7 @@
  * scores that decay (an injected clock) and survive a new meter (a restart), and the order they
  * give (more used first, then last deployed).
  */
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, request } from 'node:http';
 import { createServer as netServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -40,6 +40,8 @@ describe('UsageMeter', () => {
   let dir: string;
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'slipway-usage-'));
+    // nginx's workers (NGINX_USER when root) pass through it to the usage log, as RUNTIME_DIR.
+    await chmod(dir, 0o711);
   });
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
