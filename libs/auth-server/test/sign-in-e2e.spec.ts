@@ -121,7 +121,9 @@ describe('switching sign-in on, end to end: platform calls → a Node app using 
   });
 
   it('two visitors behind the one app server get separate rate-limit allowances; an unsigned or forged address is ignored', async () => {
-    const attempt = (v: Visitor) => v.fetch('POST', '/api/auth/sign-in/email', { email: 'grace@example.com', password: 'wrong password!' });
+    // A different account each time: the per-account lock (5 failures) is not what this measures.
+    let tries = 0;
+    const attempt = (v: Visitor) => v.fetch('POST', '/api/auth/sign-in/email', { email: `nobody-${tries++}@example.com`, password: 'wrong password!' });
     const first = new Visitor(app!, '203.0.113.10');
     const statuses: number[] = [];
     for (let i = 0; i < 10; i++) statuses.push((await attempt(first)).status);
@@ -140,7 +142,7 @@ describe('switching sign-in on, end to end: platform calls → a Node app using 
       const res = await fetch(`${baseUrl}/sign-in/email`, {
         method: 'POST',
         headers: { origin: app!.origin, 'content-type': 'application/json', 'x-slipway-client-address': `192.0.2.${i};${Math.floor(Date.now() / 1000)};forged` },
-        body: JSON.stringify({ email: 'grace@example.com', password: 'wrong password!' }),
+        body: JSON.stringify({ email: `direct-${i}@example.com`, password: 'wrong password!' }),
       });
       direct.push(res.status);
     }

@@ -83,11 +83,12 @@ function inside(procs: string[], script: string) {
 
   it('stats: peak memory, CPU time, tasks, and the limits a process ran into', async () => {
     const group = await cgroups.create('stats', { memoryBytes: 96 * MiB, pids: 16, cpus: 1 });
-    // 160 MiB in a 96 MiB cgroup, busy for a moment, then more forks than pids.max allows.
+    // 160 MiB in a 96 MiB cgroup, busy for a moment (1–2 s of wall time: until the second after
+    // next; "+ 1" could be a few milliseconds), then more forks than pids.max allows.
     const run = inside(group.procsFiles, `
       node -e "const a = []; for (let i = 0; i < 10; i++) a.push(Buffer.alloc(16 * 1024 * 1024, 1)); console.log('held')"
       echo "node: $?"
-      end=$(( $(date +%s) + 1 )); while [ $(date +%s) -lt $end ]; do :; done
+      end=$(( $(date +%s) + 2 )); while [ $(date +%s) -lt $end ]; do :; done
       (i=0; while [ $i -lt 40 ]; do sleep 5 & i=$((i + 1)); done) 2>/dev/null || true`);
     expect(await run.exited).toBe(0);
     expect(run.output()).toMatch(/node: (137|1)/);
