@@ -122,6 +122,19 @@ const BENCHES = [
     peerName: 'nginx 1.22 by hand (1 worker, keep-alive upstream)',
   },
   {
+    // Metrics collection on vs off (EDGE_METRICS), both data planes, interleaved in the same run.
+    name: 'edge-metrics',
+    script: 'bench/edge/metrics.mjs',
+    env: { DURATION: QUICK ? '3' : '5', RUNS: QUICK ? '1' : '3' },
+    runs: 1,
+    figures: ['nginx', 'node'].flatMap((plane) => [
+      [`Edge metrics (${plane} plane): proxied req/s, collection on`, 'req/s', '≈ off', (r) => r.result[`${plane}|on`]?.rps, (r) => r.result[`${plane}|off`]?.rps],
+      [`Edge metrics (${plane} plane): proxied p99, collection on`, 'ms', '≈ off', (r) => r.result[`${plane}|on`]?.p99, (r) => r.result[`${plane}|off`]?.p99, false],
+      [`Edge metrics (${plane} plane): proxy CPU per request, collection on`, 'µs', '', (r) => r.result[`${plane}|on`]?.cpuUs, (r) => r.result[`${plane}|off`]?.cpuUs, false],
+    ]),
+    peerName: 'the same edge with EDGE_METRICS=off',
+  },
+  {
     // Another tenant's build with eight setsid CPU burners vs. the same burners unconfined, same run.
     name: 'build-limits',
     script: 'bench/build-limits/run.mjs',

@@ -7,6 +7,7 @@ import { authCommand } from './auth/auth.command.js';
 import type { CommandIo } from './command-io.js';
 import { deployCommand } from './deploy/deploy.command.js';
 import { logsCommand } from './logs/logs.command.js';
+import { metricsCommand } from './metrics/metrics.command.js';
 import { isTty } from './output/terminal.js';
 import { releasesCommand } from './releases/releases.command.js';
 import { secretsCommand } from './secrets/secrets.command.js';
@@ -26,6 +27,7 @@ Commands:
   secrets list                  list their names (values are never shown)
   auth enable                   switch on the sign-in service for the application's users
   auth env [--write .env]       its variables, or merge them into an env file
+  metrics [--range hour|day]    requests/s, answers by class, latency, CPU, memory, restarts
 
 Operator commands:
   admin bootstrap               create an owner, an application, an API key and an owner token
@@ -64,6 +66,8 @@ export async function run(
         return await releasesCommand(command, argv.slice(1), env, io);
       case 'secrets':
         return await secretsCommand(sub, rest, env, io);
+      case 'metrics':
+        return await metricsCommand(argv.slice(1), env, io);
       case 'auth':
         return await authCommand(sub, rest, env, io);
       case 'admin':

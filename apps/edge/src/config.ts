@@ -32,6 +32,18 @@ export const edgeConfigSchema = z.object({
   /** How long a new Node release has to answer HTTP on its PORT. */
   HEALTH_TIMEOUT_MS: ms(30_000),
   /**
+   * The first minute watched: for this long after a Node release goes live, its crashes and
+   * restarts, 5xx answers and stderr error lines are counted, then put on its deployment as
+   * hazards (`runtime_crashed`, `runtime_5xx`, `runtime_errors`). 0: not watched.
+   */
+  RELEASE_WATCH_MS: z.coerce.number().int().min(0).default(60_000),
+  /**
+   * Per-application metrics (requests, classes, latency, CPU, memory, restarts; README
+   * "Metrics"): `on` counts each answer (nginx: a buffered access log this edge reads) and adds
+   * them to Redis every 10 s; `off` counts nothing (the bench's comparison).
+   */
+  EDGE_METRICS: z.enum(['on', 'off']).default('on'),
+  /**
    * Node releases started at once, at most (a whole-platform restart brings them back this many at
    * a time, most used first; README "Restart of the whole platform"). `auto`: one per CPU core,
    * at least 2, at most 16. Re-adopting a release the runtime already runs does not count.

@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { Logger } from '@nestjs/common';
 import type { BlobStore } from '@slipway/blob';
 import type { Keyring } from '@slipway/crypto';
-import { asApplicationId, asReleaseId, openPlatformData, type LiveRoute, type LiveRoutes, type PlatformData } from '@slipway/platform-data';
+import { AppMetrics, asApplicationId, asReleaseId, openPlatformData, type LiveRoute, type LiveRoutes, type PlatformData } from '@slipway/platform-data';
 import { routesChannel } from '@slipway/queue';
 import { LocalDriver, type ReleaseToRun, type RoutesMessage, type RuntimeDriver } from '@slipway/runtime';
 import { DependencyProbe } from '@slipway/server';
@@ -27,6 +27,11 @@ import { createRuntimeDriver, loopbackPort } from './runtime/runtime-driver.js';
 import { RemoteRuntimeDriver } from './runtime/supervisor/remote-driver.js';
 import { StaticSites } from './static/static-sites.js';
 import { EdgeTls } from './tls/edge-tls.js';
+import { runningMaster } from './data-plane/nginx-process.js';
+import { EdgeMetrics } from './metrics/edge-metrics.js';
+import { NginxAccessLog, metricsLogFile } from './metrics/nginx-access-log.js';
+import { FirstMinuteWatch } from './watch/first-minute-watch.js';
+import { NginxStatusFeed } from './watch/nginx-status-feed.js';
 
 /** How often the edge looks for unpacked trees of pruned releases, and how long one must have been unused. */
 const RELEASE_TREES_SWEEP_MS = 5 * 60_000;
@@ -66,6 +71,13 @@ export class EdgeServer {
   private readonly applied = new Map<string, string>();
   /** nginx in front (EDGE_DATA_PLANE=nginx); this process is then its control plane and fallback. */
   private readonly plane?: EdgePlane;
+  /** The first minute of each release switched to here (watch/first-minute-watch.ts). */
+  private readonly watch: FirstMinuteWatch;
+  /** nginx's 5xx answers, for the watch (nginx plane only). */
+  private statusFeed?: NginxStatusFeed;
+  /** Per-application metrics (EDGE_METRICS=on); with nginx, read from its metrics log. */
+  private metrics?: EdgeMetrics;
+  private metricsLog?: NginxAccessLog;
   /** Requests per application, kept across restarts: the order releases come back in. */
   private readonly usage: UsageMeter;
   /** Cold starts of Node releases, RUNTIME_START_CONCURRENCY at a time, most used first. */
@@ -88,6 +100,11 @@ export class EdgeServer {
     this.runtimeDir = resolve(config.RUNTIME_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'runtime'));
     this.statics = new StaticSites(blobs, this.runtimeDir, Math.floor(config.STATIC_CACHE_MB * 1024 * 1024));
     if (config.SLIPWAY_RUNTIME_DRIVER === 'local') this.appLogs = new AppLogs(join(this.runtimeDir, 'logs'), config.RUNTIME_LOG_FILES, (appId, ids) => this.releasesOf(appId, ids));
+    this.watch = new FirstMinuteWatch({
+      windowMs: config.RELEASE_WATCH_MS,
+      environment: (releaseId) => this.environmentOf(releaseId),
+      addHazards: (applicationId, releaseId, hazards) => this.data.deployments.releases.addLateHazards(asApplicationId(applicationId), asReleaseId(releaseId), hazards),
+    });
     this.usage = new UsageMeter(join(this.runtimeDir, 'usage'), { halfLifeMs: USAGE_HALF_LIFE_MS });
     this.starts = new StartQueue({ concurrency: startConcurrency(config), compare: this.usage.compare });
     if (config.EDGE_DATA_PLANE === 'nginx') this.plane = new EdgePlane(config, this.runtimeDir, { router: this.planeRouter, upstream: (id) => this.nodeApps.upstream(id), usageLog: (id) => this.usage.logFor(id) });
@@ -97,7 +114,8 @@ export class EdgeServer {
     const startedAt = performance.now();
     if (config.EDGE_DATA_PLANE === 'nginx') EdgePlane.check(config);
     // Routes, releases and what a Node release is given (the edge's Redis is its own subscriber).
-    const data = openPlatformData(config, { poolSize: 4, blobs: true });
+    // Redis for metrics only: a command fails at once while Redis is away (that interval's counts are lost; no request waits).
+    const data = openPlatformData(config, { poolSize: 4, blobs: true, redis: { enableOfflineQueue: false, maxRetriesPerRequest: 0 } });
     // An idle client whose server went away (Postgres restarted) is not fatal: the edge keeps
     // serving routes from memory; said once per event, as before.
     data.infrastructure.pool.on('error', (error) => new Logger('edge').warn(`Postgres: ${error.message}`));
@@ -130,6 +148,10 @@ export class EdgeServer {
     this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port), switched, turns);
     await this.usage.load().catch((error: Error) => this.logger.warn(`usage counts not read (releases start in database order): ${error.message}`));
     this.usage.start(USAGE_FOLD_MS);
+    if (this.config.EDGE_METRICS === 'on') {
+      this.metrics = new EdgeMetrics(new AppMetrics(this.data.infrastructure.redis, this.config.QUEUE_PREFIX), () => this.nodeApps.liveReleases());
+      this.metrics.start();
+    }
     if (this.config.EDGE_HTTPS === 'acme') this.tls = await EdgeTls.start(this.config, this.plane);
     this.subscriber = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
     this.subscriber.on('message', (_channel, message) => void this.onRoutesMessage(message));
@@ -143,7 +165,17 @@ export class EdgeServer {
     if (this.plane) {
       // Behind nginx: this process answers on the loopback only, nginx on the public address.
       await new Promise<void>((ok) => this.server!.listen(this.config.EDGE_INTERNAL_PORT, '127.0.0.1', ok));
+      if (this.metrics) {
+        const stateDir = this.plane.stateDir;
+        this.plane.setMetricsLog(metricsLogFile(stateDir));
+        this.metricsLog = new NginxAccessLog(metricsLogFile(stateDir), () => runningMaster(stateDir), (applicationId, status, ms) => this.metrics!.record(applicationId, status, ms));
+      }
+      if (this.config.RELEASE_WATCH_MS > 0) {
+        this.statusFeed = await NginxStatusFeed.open(this.plane.stateDir, (applicationId, status, method, path) => this.watch.answered(applicationId, status, method, path));
+        this.plane.setStatusFeed(this.statusFeed.address);
+      }
       await this.plane.start(this.internalPort);
+      this.metricsLog?.start();
     } else await new Promise<void>((ok) => this.server!.listen(this.config.PORT, this.config.HOST, ok));
     const behind = this.plane ? `; nginx data plane in front, this process on 127.0.0.1:${this.internalPort}` : '';
     this.logger.log(`edge listening on http://${this.config.HOST}:${this.port} (apps at *.${this.config.APPS_DOMAIN.join(', *.')}${behind}; ${Math.round(process.uptime() * 1000)} ms after the process started)`);
@@ -218,7 +250,17 @@ export class EdgeServer {
     if (!release || release.applicationId !== applicationId) return false;
     void this.usage.deployed(applicationId).catch((error: Error) => this.logger.warn(`usage counts not written: ${error.message}`));
     await this.reload(applicationId, { id: release.id, kind: release.kind, artifactKey: release.artifactKey, spec: release.spec });
-    return this.applied.get(applicationId) === releaseId;
+    const switched = this.applied.get(applicationId) === releaseId;
+    if (switched && release.kind === 'node' && this.config.RELEASE_WATCH_MS > 0) this.watch.begin(applicationId, releaseId, this.nodeApps.running(applicationId));
+    return switched;
+  }
+
+  /** A release's environment as it runs (secret values among it): what its first-minute hazards are redacted with. */
+  private async environmentOf(releaseId: string): Promise<Record<string, string>> {
+    const release = await this.routes.release(asReleaseId(releaseId));
+    if (!release) return {};
+    const { env } = await appEnvironment(this.data.deployments.inputs, this.keyring, release.applicationId, release.slug, { databaseUrl: this.config.APP_DATABASES_POOLER_URL ?? this.config.DATABASE_URL, authPublicUrl: this.config.AUTH_PUBLIC_URL });
+    return env;
   }
 
   /** Static: unpack first, then switch. Node: the old process serves until the new one is healthy. */
@@ -270,8 +312,7 @@ export class EdgeServer {
 
   /** Which of `releaseIds` are releases of the application (whose logs its owner may read). */
   private async releasesOf(applicationId: string, releaseIds: string[]): Promise<string[]> {
-    const { rows } = await this.data.infrastructure.pool.query<{ id: string }>('SELECT id FROM releases WHERE application_id = $1::uuid AND id = ANY($2::uuid[])', [applicationId, releaseIds]);
-    return rows.map((r) => r.id);
+    return this.data.deployments.releases.ofApplication(applicationId, releaseIds);
   }
 
   /** What the runtime supervisor runs already (an edge restarted beside it): those are adopted, not started. */
@@ -330,6 +371,7 @@ export class EdgeServer {
       }
       const release = route.release;
       if (!release) return this.notFound(res);
+      this.observe(route.applicationId, req, res);
       if (release.kind === 'static') return await (await this.statics.site(release)).serve(req, res);
       // Requests nginx did not proxy itself (none in front, or the app not running yet) count here.
       this.usage.count(route.applicationId);
@@ -346,6 +388,22 @@ export class EdgeServer {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('Internal Server Error\n');
       else res.destroy();
     }
+  }
+
+  /**
+   * An answer of an application as this process gives it (with nginx in front, nginx counts what
+   * it answers itself and this process what it is given: nothing twice): for the metrics, and
+   * for the first-minute watch while the application is in its window.
+   */
+  private observe(applicationId: string, req: IncomingMessage, res: ServerResponse): void {
+    const watched = this.watch.watching(applicationId);
+    const metrics = this.metrics;
+    if (!watched && !metrics) return;
+    const started = performance.now();
+    res.once('finish', () => {
+      metrics?.record(applicationId, res.statusCode, performance.now() - started);
+      if (watched) this.watch.answered(applicationId, res.statusCode, req.method ?? '', (req.url ?? '/').split('?')[0]!);
+    });
   }
 
   private upgrade(req: IncomingMessage, socket: Socket, head: Buffer): void {
@@ -392,6 +450,11 @@ export class EdgeServer {
   async close(): Promise<void> {
     this.closing = true;
     clearInterval(this.releaseTreesTimer);
+    this.watch.close();
+    this.statusFeed?.close();
+    this.metrics?.close();
+    await this.metrics?.flush();
+    await this.metricsLog?.close();
     await new Promise<void>((ok) => {
       this.server?.close(() => ok());
       this.server?.closeIdleConnections();

@@ -14,6 +14,7 @@ import { DashboardSiteModule } from './dashboard/site/dashboard-site.module.js';
 import { DeploymentsModule } from './deployments/deployments.module.js';
 import { DomainsModule } from './domains/domains.module.js';
 import { LogsModule } from './logs/logs.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
 import { OwnersApiModule } from './owners-api/owners-api.module.js';
 import { SecretsModule } from './secrets/secrets.module.js';
 import { SignInModule } from './sign-in/sign-in.module.js';
@@ -43,6 +44,7 @@ export class AppModule {
         CredentialsModule,
         DomainsModule,
         LogsModule,
+        MetricsModule,
         ApplicationsModule,
         DashboardModule,
         OwnersApiModule,

@@ -62,6 +62,7 @@ describe("owners' API: session, personal access token or project API key (real H
     expect(document.paths['/dashboard/api/applications/{appId}/releases']!['get']!.security).toEqual([{ session: [] }, { ownerToken: [] }, { projectApiKey: [] }]);
     expect(document.paths['/dashboard/api/applications/{appId}/rollback']!['post']).toMatchObject({ requestBody: expect.anything(), responses: { '200': expect.anything(), '422': expect.anything() } });
     expect(document.paths['/dashboard/api/applications/{appId}/releases/{releaseId}/live']!['post']).toBeDefined();
+    expect(document.paths['/dashboard/api/applications/{appId}/metrics']!['get']).toMatchObject({ summary: expect.stringContaining('`slipway metrics`'), security: [{ session: [] }, { ownerToken: [] }, { projectApiKey: [] }] });
     expect(document.paths['/dashboard/api/tokens']!['post']!.security).toEqual([{ session: [] }]);
     expect(document.paths['/dashboard/api/applications/{appId}/api-keys']!['get']!.security).toEqual([{ session: [] }, { ownerToken: [] }]);
     // A route count far from the one written here means the discovery broke, not that routes moved.

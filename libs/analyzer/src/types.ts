@@ -114,7 +114,11 @@ export type HazardCode =
   | 'unsandboxed_build'
   | 'unbounded_build_disk'
   | 'unsandboxed_runtime'
-  | 'build_limits_rlimit_only';
+  | 'build_limits_rlimit_only'
+  // Added after the deploy succeeded, by the edge's watch of the release's first minute live (apps/edge/src/watch).
+  | 'runtime_crashed'
+  | 'runtime_5xx'
+  | 'runtime_errors';
 
 export type Severity = 'low' | 'medium' | 'high' | 'critical';
 

@@ -8,3 +8,5 @@ export * from './api-error.js';
 export * from './api-views.js';
 export * from './format-bytes.js';
 export * from './terminal-text.js';
+export * from './plain-log-text.js';
+export * from './redactor.js';

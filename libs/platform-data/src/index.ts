@@ -8,3 +8,4 @@ export * from './emails/emails.repository.js';
 export * from './owners/owners.repository.js';
 export * from './secrets/secrets.repository.js';
 export * from './sign-in-services/sign-in-services.repository.js';
+export * from './metrics/app-metrics.js';

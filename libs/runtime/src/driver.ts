@@ -1,3 +1,5 @@
+import type { RuntimeReport } from './watch/release-watch.js';
+
 /** What a runtime needs to run one Node release. */
 export interface ReleaseToRun {
   releaseId: string;
@@ -33,6 +35,8 @@ export interface RunningRelease {
   port: number;
   /** The last part of the release's output (stdout and stderr). */
   logTail(): string;
+  /** Its crashes, restarts and stderr error lines so far (raw text); absent: this runtime does not watch them. */
+  report?(): RuntimeReport | undefined | Promise<RuntimeReport | undefined>;
   /** SIGTERM, then SIGKILL after `graceMs`. */
   stop(graceMs?: number): Promise<void>;
 }

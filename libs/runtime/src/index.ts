@@ -10,6 +10,7 @@ export * from './logs/log-lines.js';
 export * from './release-extractor.js';
 export * from './release-switch.js';
 export * from './tree-links.js';
+export * from './watch/release-watch.js';
 // Types only: the driver itself (and @kubernetes/client-node) loads when chosen (from-environment.ts).
 export type { KubernetesDriver, KubernetesDriverOptions } from './kubernetes/kubernetes-driver.js';
 export * from './kubernetes/from-environment.js';

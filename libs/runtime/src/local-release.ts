@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { AppProcess } from './app-process.js';
 import { UnhealthyReleaseError, type ReleaseToRun, type RunningRelease } from './driver.js';
 import { LogFifo } from './logs/log-fifos.js';
@@ -12,6 +13,7 @@ import type { LocalSandbox } from './sandbox/local-sandbox.js';
 import { isSameProcess } from './sandbox/process-tree.js';
 import { spawnSandbox } from './sandbox/sandbox-argv.js';
 import { TOOLCHAIN_BIN, TOOLCHAIN_PATH, toolchainEnv, type NodeToolchain } from './toolchain/node-toolchains.js';
+import { ReleaseWatch, type RuntimeReport } from './watch/release-watch.js';
 
 /** What `LocalSandbox.prepare` made for a release: its user and its cgroup. */
 export interface Confinement {
@@ -79,6 +81,11 @@ export class LocalRelease implements AdoptedRelease {
   private stopped?: Promise<void>;
   private markGone!: () => void;
   readonly gone = new Promise<void>((resolve) => (this.markGone = resolve));
+  /**
+   * Crashes, restarts and stderr error lines, for the edge's first-minute watch. Kept in this
+   * process: a release taken over from a previous supervisor counts afresh from its adoption.
+   */
+  private readonly releaseWatch = new ReleaseWatch();
 
   constructor(
     readonly releaseId: string,
@@ -97,8 +104,14 @@ export class LocalRelease implements AdoptedRelease {
     // One reader per FIFO for the release's whole life: the app's restarts write to the same pipes.
     if (supervision) {
       log.attach(supervision.fifos.stdout.reader(), 'stdout');
-      log.attach(supervision.fifos.stderr.reader(), 'stderr');
+      this.readStderr(supervision.fifos.stderr.reader());
     }
+  }
+
+  /** The app's stderr: into its log (stamped as stderr, within the budget), and its error lines counted. */
+  private readStderr(stream: Readable): void {
+    this.log.attach(stream, 'stderr');
+    stream.on('data', (chunk: Buffer) => this.releaseWatch.stderr(chunk));
   }
 
   get pid(): number | undefined {
@@ -107,6 +120,11 @@ export class LocalRelease implements AdoptedRelease {
 
   logTail(): string {
     return this.log.tail();
+  }
+
+  async report(): Promise<RuntimeReport> {
+    const usage = await this.confinement?.cgroup?.stats().catch(() => undefined);
+    return { ...this.releaseWatch.report(), ...(usage ? { cpuSeconds: usage.cpuSeconds, memoryBytes: usage.memoryBytes } : {}) };
   }
 
   private write(text: string): void {
@@ -139,7 +157,7 @@ export class LocalRelease implements AdoptedRelease {
     // Read within the app's log budget: past it the pipes pause and the app's writes wait.
     if (!out) {
       this.log.attach(child.stdout!, 'stdout');
-      this.log.attach(child.stderr!, 'stderr');
+      this.readStderr(child.stderr!);
     }
     child.on('error', (error) => this.write(`[slipway] could not start: ${error.message}\n`));
     this.watch(AppProcess.child(child));
@@ -172,7 +190,10 @@ export class LocalRelease implements AdoptedRelease {
     if (this.process !== process || this.stopping) return;
     this.write(process.adopted ? '[slipway] process exited (taken over from a previous runtime supervisor: its status is not known)\n' : `[slipway] process exited (${reason})\n`);
     if (this.healthySince === 0) return; // still starting: waitHealthy reports it
-    if (this.spec) return this.scheduleRestart();
+    if (this.spec) {
+      this.releaseWatch.crashed(reason, () => this.log.tail());
+      return this.scheduleRestart();
+    }
     // Adopted and not claimed: without its environment it cannot be started again; the edge's
     // claim (if one comes) starts it afresh.
     void this.stop(0).then(() => this.markGone());
@@ -188,6 +209,7 @@ export class LocalRelease implements AdoptedRelease {
       this.restartTimer = undefined;
       if (this.stopping) return;
       this.spawn();
+      this.releaseWatch.restarted();
       this.healthySince = Date.now();
     }, delay);
   }

@@ -11,7 +11,7 @@ import { followTask } from './follow-task.js';
 import { multipartArchive, sourceArchive } from './source-archive.js';
 import { listSourceFiles, type SourceListing } from './source-files.js';
 
-export const DEPLOY_USAGE = `Usage: slipway deploy [dir] [--no-wait] [--follow] [--include <pattern>]... [--json] [--verbose]
+export const DEPLOY_USAGE = `Usage: slipway deploy [dir] [--no-wait] [--follow] [--watch] [--include <pattern>]... [--json] [--verbose]
 
 Packs the folder (default: the current one) as a streamed tar.gz and deploys it, then follows
 the build step by step until it succeeds (exit 0) or fails (exit 1, with the failing step's log).
@@ -20,16 +20,22 @@ step logs are. Honours .gitignore and .slipwayignore; never sends node_modules, 
 unless --include names them (gitignore-style pattern, repeatable: --include .env.production).
   --no-wait           print the task id and return once the upload is accepted
   --follow            when a deploy is already running, follow it instead (asked on a terminal)
+  --watch             after success, wait out the release's first minute live and print what
+                      the platform saw in it as hazards: runtime_crashed (crashes, restarts),
+                      runtime_5xx (5xx answers), runtime_errors (error lines on stderr)
 
 ${CONNECTION_USAGE}`;
 
 const REDRAW_MS = 80;
+/** The edge's watch of a release's first minute live (its RELEASE_WATCH_MS default). */
+const FIRST_MINUTE_MS = 60_000;
 
 export async function deployCommand(args: string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<number> {
   const { values, positionals } = parseFlags(args, {
     ...CONNECTION_OPTIONS,
     'no-wait': { type: 'boolean', default: false },
     follow: { type: 'boolean', default: false },
+    watch: { type: 'boolean', default: false },
     include: { type: 'string', multiple: true },
     application: { type: 'string' },
   });
@@ -51,7 +57,7 @@ export async function deployCommand(args: string[], env: NodeJS.ProcessEnv, io: 
   if (listing.files.length === 0) throw new UsageError(`nothing to deploy in ${dir}: every file is ignored`);
 
   const client = new ApiClient(config.url);
-  const follow = (taskId: string) => followTask({ client, apiKey, taskId, terminal, pollIntervalMs: config.pollIntervalMs, applicationId: config.applicationId });
+  const follow = (taskId: string) => followTask({ client, apiKey, taskId, terminal, pollIntervalMs: config.pollIntervalMs, applicationId: config.applicationId, ...(values.watch ? { watchMs: FIRST_MINUTE_MS } : {}) });
   let taskId: string;
   try {
     taskId = await upload(client, apiKey, listing, terminal);

@@ -23,7 +23,16 @@ export interface FollowOptions {
    * live feed); without it, the one the API key reaches (`GET /dashboard/api/applications`).
    */
   applicationId?: string;
+  /**
+   * `deploy --watch`: after success, wait this long past the task's end (the edge watches the
+   * release's first minute live, then adds runtime hazards to the task) and report the task as it
+   * is then.
+   */
+  watchMs?: number;
 }
+
+/** How long after the window the edge's hazards are taken as written (it writes them as its window ends). */
+const WATCH_SLACK_MS = 5_000;
 
 /**
  * Polls the task until it is `succeeded` or `failed`, drawing it live on a terminal, and
@@ -46,7 +55,11 @@ export async function followTask(options: FollowOptions, extra: Record<string, u
   const output = new AbortController();
   const streaming = showBuildOutput(options, output.signal, view);
   try {
-    const task = await pollUntilFinished(options, view);
+    let task = await pollUntilFinished(options, view);
+    // The build is over: its output stops before the first-minute watch draws its countdown.
+    output.abort();
+    await streaming;
+    if (options.watchMs && task.status === 'succeeded') task = await watchFirstMinute(options, task, view);
     return reportTask(task, terminal, extra);
   } finally {
     output.abort();
@@ -110,6 +123,36 @@ async function pollUntilFinished(options: FollowOptions, view?: TaskView): Promi
     }
     await wait(options.pollIntervalMs * (failures ? 2 : 1), view);
   }
+}
+
+/**
+ * Waits out the release's first minute live (counted from the task's end) with a countdown, then
+ * reads the task again: what the edge saw (crashes, 5xx answers, stderr errors) is in its hazards by then.
+ */
+async function watchFirstMinute(options: FollowOptions, task: DeploymentTask, view?: TaskView): Promise<DeploymentTask> {
+  const finished = task.finishedAt ? Date.parse(task.finishedAt) : Date.now();
+  const until = Math.max(finished, Date.now() - options.watchMs!) + options.watchMs! + WATCH_SLACK_MS;
+  const seconds = Math.round(options.watchMs! / 1000);
+  if (options.terminal.json) options.terminal.err.write(`slipway: deployed; watching its first ${seconds} s live for crashes, 5xx answers and errors\n`);
+  else view?.note(`${options.terminal.paint.green('✓')} Live; watching its first ${seconds} s for crashes, 5xx answers and errors`);
+  while (Date.now() < until) {
+    if (view) drawCountdown(options.terminal, view, until);
+    await sleep(Math.min(1000, Math.max(0, until - Date.now())));
+  }
+  view?.clear();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await options.client.json<DeploymentTask>('GET', taskPath(options.taskId), { bearer: options.apiKey });
+    } catch (error) {
+      const transient = error instanceof UnreachableError || (error instanceof ApiError && error.status >= 500);
+      if (!transient || attempt >= MAX_POLL_FAILURES) throw error;
+      await sleep(options.pollIntervalMs);
+    }
+  }
+}
+
+function drawCountdown(terminal: Terminal, view: TaskView, until: number): void {
+  view.draw(`${terminal.paint.cyan('…')} watching ${terminal.paint.dim(`${Math.max(0, Math.ceil((until - Date.now()) / 1000))} s left`)}`);
 }
 
 async function wait(ms: number, view?: TaskView): Promise<void> {

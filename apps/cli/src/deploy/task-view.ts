@@ -51,6 +51,11 @@ export class TaskView {
     }
   }
 
+  /** A transient live line (the --watch countdown). */
+  draw(text: string): void {
+    this.line.draw(text);
+  }
+
   note(text: string): void {
     this.line.print(text);
   }

@@ -1,7 +1,7 @@
 import { terminalJson, visibleControls } from '@slipway/contract';
 import { ApiClient } from '../api/api-client.js';
 import { eventStream } from '../api/event-stream.js';
-import { OWNERS_API, resolveApplication } from '../api/owners-api.js';
+import { OWNERS_API, ownersCredential, resolveApplication } from '../api/owners-api.js';
 import { UsageError, parseFlags } from '../args.js';
 import type { CommandIo } from '../command-io.js';
 import { CONNECTION_OPTIONS, CONNECTION_USAGE, resolveConfig } from '../config.js';
@@ -53,8 +53,7 @@ export async function logsCommand(args: string[], env: NodeJS.ProcessEnv, io: Co
   if (positionals.length) throw new UsageError(`logs takes no arguments (got ${positionals[0]})\n\n${LOGS_USAGE}`);
   if (values.follow && values.until) throw new UsageError('--until cannot be used with --follow');
   const config = resolveConfig(values, env, process.cwd());
-  const bearer = config.apiKey ?? config.token;
-  if (!bearer) throw new UsageError('no credential: pass --api-key (or --token), set SLIPWAY_API_KEY, or put "apiKey" in .slipway.json');
+  const bearer = ownersCredential(config);
   const terminal = createTerminal(io.out, io.err, { json: values.json, verbose: values.verbose, noColor: config.noColor });
   const query: Record<string, string> = {};
   for (const name of ['since', 'until', 'release', 'limit'] as const) if (values[name] !== undefined) query[name] = values[name];

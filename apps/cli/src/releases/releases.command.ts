@@ -1,14 +1,10 @@
 import { formatBytes, terminalJson, visibleControls, type ReleaseSwitchView, type ReleaseView } from '@slipway/contract';
 import { ApiClient } from '../api/api-client.js';
-import { OWNERS_API, resolveApplication } from '../api/owners-api.js';
+import { CREDENTIALS, OWNERS_API, ownersCredential, resolveApplication } from '../api/owners-api.js';
 import { UsageError, parseFlags } from '../args.js';
 import type { CommandIo } from '../command-io.js';
 import { CONNECTION_OPTIONS, CONNECTION_USAGE, resolveConfig } from '../config.js';
 import { createTerminal, type Terminal } from '../output/terminal.js';
-
-const CREDENTIALS = `Authenticates with the project API key (--api-key, SLIPWAY_API_KEY: its own application)
-or the owner token (--token, SLIPWAY_TOKEN: any of the owner's applications; name it with
---application, SLIPWAY_APPLICATION_ID or "applicationId" in .slipway.json when there are several).`;
 
 export const RELEASES_USAGE = `Usage: slipway releases [--json] [--application <id>]
 
@@ -51,8 +47,7 @@ export async function releasesCommand(command: keyof typeof USAGE, args: string[
   const least = command === 'promote' ? 1 : 0;
   if (positionals.length < least || positionals.length > most) throw new UsageError(`${command} takes ${most === 0 ? 'no arguments' : least ? 'one release id' : 'at most one release id'}\n\n${USAGE[command]}`);
   const config = resolveConfig(values, env, process.cwd());
-  const bearer = config.apiKey ?? config.token;
-  if (!bearer) throw new UsageError('no credential: pass --api-key (or set SLIPWAY_API_KEY), or --token (SLIPWAY_TOKEN)');
+  const bearer = ownersCredential(config);
   const terminal = createTerminal(io.out, io.err, { json: values.json, verbose: values.verbose, noColor: config.noColor });
   const client = new ApiClient(config.url);
   const applicationId = await resolveApplication(client, bearer, config.applicationId);

@@ -7,6 +7,7 @@ import { DatabaseTab } from '../tabs/database-tab.js';
 import { DeploymentsTab } from '../tabs/deployments-tab.js';
 import { DomainsTab } from '../tabs/domains-tab.js';
 import { LogsTab } from '../tabs/logs-tab.js';
+import { MetricsTab } from '../tabs/metrics-tab.js';
 import { SecretsTab } from '../tabs/secrets-tab.js';
 import { SignInTab } from '../tabs/sign-in-tab.js';
 import { TokensTab } from '../tabs/tokens-tab.js';
@@ -14,6 +15,7 @@ import { TokensTab } from '../tabs/tokens-tab.js';
 export const TABS = [
   { id: 'deployments', label: 'Deployments' },
   { id: 'logs', label: 'Logs' },
+  { id: 'metrics', label: 'Metrics' },
   { id: 'keys', label: 'API keys' },
   { id: 'tokens', label: 'Access tokens' },
   { id: 'domains', label: 'Domains' },
@@ -63,6 +65,8 @@ function renderTab(tab: TabId, app: ApplicationDetails) {
       return <DeploymentsTab app={app} />;
     case 'logs':
       return <LogsTab app={app} />;
+    case 'metrics':
+      return <MetricsTab app={app} />;
     case 'keys':
       return <ApiKeysTab app={app} />;
     case 'tokens':

@@ -88,6 +88,21 @@ export class EdgePlane {
     return this.slots.freeSlot(applicationId, this.sources.upstream(applicationId)?.port);
   }
 
+  /** nginx's state directory (its config, pid file, slot markers, the status feed's port). */
+  get stateDir(): string {
+    return this.dirs.state;
+  }
+
+  /** Where nginx sends its 5xx answers (watch/nginx-status-feed.ts); set before `start`. */
+  setStatusFeed(feed: { port: number; token: string }): void {
+    this.plane.setStatusFeed(feed);
+  }
+
+  /** nginx writes each application's answers to this file (metrics/nginx-access-log.ts); set before `start`. */
+  setMetricsLog(file: string): void {
+    this.plane.setMetricsLog(file);
+  }
+
   /** Starts or adopts nginx once this edge listens on its internal port. */
   async start(internalPort: number): Promise<void> {
     await mkdir(join(this.dirs.state, 'slot-b'), { recursive: true, mode: 0o755 });

@@ -77,6 +77,54 @@ export interface NginxConfigInput {
    * (the Node edge's `mime-types` table, so both planes answer alike). Absent: nginx's mime.types.
    */
   contentTypes?: { byExtension: Record<string, string>; withCharset: string[] };
+  /**
+   * Where nginx sends its 5xx answers (the edge's first-minute watch, watch/nginx-status-feed.ts):
+   * a loopback UDP port and the token each line starts with. Absent: no access log at all.
+   */
+  statusFeed?: { port: number; token: string };
+  /**
+   * The per-application metrics log (metrics/nginx-access-log.ts): every answer of an
+   * application's server as `<id> <status> <request_time>`, buffered (64 KiB, flushed each second).
+   * Absent: none.
+   */
+  metricsLog?: string;
+}
+
+const TOKEN = /^[0-9a-f]{16,64}$/;
+
+/**
+ * nginx's access logs, off but for two: the 5xx answers, which go as syslog datagrams to the
+ * edge (a line per 5xx: healthy traffic sends nothing; the map is looked at once per request;
+ * never a file to rotate, and nginx never waits for the reader), and the metrics log. Their
+ * formats (and the 5xx map) at the `http` level; the usage format beside them.
+ */
+function logFormats(feed: NginxConfigInput['statusFeed'], metricsLog: string | undefined): string {
+  if (feed) check(TOKEN.test(feed.token), 'status feed token must be hex');
+  return [
+    // An empty line, one byte, per request in an application's usage file (ProxySite.usageLog).
+    `  log_format slipway_usage '';`,
+    feed ? `  map $status $slipway_server_error {
+    ~^5 1;
+    default 0;
+  }
+  log_format slipway_status '${feed.token} $proxy_host $status $request_method $uri';` : '',
+    // Each application's server sets $slipway_app (its id); the fallback server sets it empty, so
+    // the variable exists with no site at all.
+    metricsLog ? `  log_format slipway_metrics '$slipway_app $status $request_time';` : '',
+  ].filter(Boolean).join('\n');
+}
+
+/**
+ * The shared `access_log` directives (none: `off`), indented by `indent`. A server with an
+ * `access_log` of its own (the usage log) inherits none of the `http` level's: it repeats these.
+ * The metrics log is written in nginx's buffer, one write per 64 KiB or second.
+ */
+function sharedAccessLogs(feed: NginxConfigInput['statusFeed'], metricsLog: string | undefined, indent: string): string {
+  const lines = [
+    feed ? `access_log syslog:server=${address({ host: '127.0.0.1', port: feed.port })},tag=slipway,nohostname slipway_status if=$slipway_server_error;` : '',
+    metricsLog ? `access_log ${path(metricsLog)} slipway_metrics buffer=64k flush=1s if=$slipway_app;` : '',
+  ].filter(Boolean);
+  return (lines.length ? lines : ['access_log off;']).map((l) => `${indent}${l}`).join('\n');
 }
 
 /** Names nginx accepts as `server_name` literally (lower-case DNS names; no spaces, quotes, `;`, `{`, `$`). */
@@ -316,8 +364,11 @@ export function renderNginxConfig(input: NginxConfigInput): string {
     // HTTPS: hosts with a certificate get a server on the HTTPS port (HTTP redirects them);
     // the others stay on HTTP, where the ACME challenges reach the Node edge.
     const plan = siteTlsPlan(input.tls, free);
-    const server = (hostsOf: string[], on: string, scheme: 'http' | 'https', extra: string) => {
+    const server = (hostsOf: string[], on: string, scheme: 'http' | 'https', directives: string) => {
       const s = { ...site, hosts: hostsOf };
+      // First in the server: its server-level `if`s and `return`s come after, so every answer is counted.
+      const ownLog = s.kind === 'proxy' && s.usageLog && (input.statusFeed || input.metricsLog);
+      const extra = `${input.metricsLog ? `    set $slipway_app ${site.id};\n` : ''}${ownLog ? `${sharedAccessLogs(input.statusFeed, input.metricsLog, '    ')}\n` : ''}${directives}`;
       return s.kind === 'proxy' ? proxyServer(s, on, scheme, extra) : withBrotli(staticServer(s, on, charsetTypes, extra), input.brotliModule !== null);
     };
     if (site.kind === 'proxy') sites.push(proxyUpstreams(site));
@@ -338,9 +389,8 @@ http {
 ${types}
   types_hash_max_size 4096;
   default_type application/octet-stream;
-  access_log off;
-  # An empty line, one byte, per request in an application's usage file (ProxySite.usageLog).
-  log_format slipway_usage '';
+${logFormats(input.statusFeed, input.metricsLog)}
+${sharedAccessLogs(input.statusFeed, input.metricsLog, '  ')}
   server_tokens off;
   sendfile on;
   tcp_nopush on;
@@ -388,7 +438,7 @@ ${types}
   server {
     listen ${listen} default_server;
     server_name _;
-    location / {
+${input.metricsLog ? '    set $slipway_app "";\n' : ''}    location / {
       proxy_pass http://slipway_edge;
 ${FALLBACK_HEADERS}
     }

@@ -67,6 +67,8 @@ export class NginxPlane {
   private readonly logger = new Logger('edge');
   private base!: Omit<NginxConfigInput, 'sites'>;
   private tls?: TlsInput;
+  private statusFeed?: NginxConfigInput['statusFeed'];
+  private metricsLog?: string;
   private master?: number;
   private child?: ChildProcess;
   private pending?: Round[];
@@ -107,6 +109,16 @@ export class NginxPlane {
       await this.apply(sites);
     }
     this.logger.log(`nginx data plane: master ${this.master} on ${this.options.listen.host}:${this.options.listen.port}, fallback to this edge on ${fallback.host}:${fallback.port}`);
+  }
+
+  /** Where nginx sends its 5xx answers, from the next render on (the first-minute watch). */
+  setStatusFeed(feed: NginxConfigInput['statusFeed']): void {
+    this.statusFeed = feed;
+  }
+
+  /** The per-application metrics log, from the next render on. */
+  setMetricsLog(file: string | undefined): void {
+    this.metricsLog = file;
   }
 
   /** HTTPS servers from the next render on (the edge's certificates; see nginx-tls-sites.ts). */
@@ -188,7 +200,7 @@ export class NginxPlane {
    * Throws (live file untouched) when nginx refuses it.
    */
   private async install(sites: Site[]): Promise<boolean> {
-    const text = renderNginxConfig({ ...this.base, tls: this.tls, sites });
+    const text = renderNginxConfig({ ...this.base, tls: this.tls, statusFeed: this.statusFeed, metricsLog: this.metricsLog, sites });
     if (text === this.installed) return false;
     const { conf, candidate } = this.files;
     await writeFile(candidate, text, { mode: 0o600 });

@@ -182,6 +182,16 @@ export class NodeApps {
     return this.live.get(applicationId)?.upstream;
   }
 
+  /** Every application's live Node release (metrics ask them for CPU, memory and restarts). */
+  *liveReleases(): Iterable<[string, RunningRelease]> {
+    for (const [applicationId, l] of this.live) yield [applicationId, l.release];
+  }
+
+  /** The application's live release (the first-minute watch asks it for its crashes and errors). */
+  running(applicationId: string): RunningRelease | undefined {
+    return this.live.get(applicationId)?.release;
+  }
+
   releaseOf(applicationId: string): string | undefined {
     return this.live.get(applicationId)?.release.releaseId;
   }

@@ -86,4 +86,16 @@ describe('DeploymentsRepository: an attempt, its release and a rollback (real Po
     expect(await repository.findForApplication(otherId, asDeploymentId(history[0]!.id))).toBeNull();
     expect(await repository.findForApplication(applicationId, asDeploymentId(history[0]!.id))).toMatchObject({ status: 'succeeded', application: { slug: 'rel-app' } });
   });
+  it('puts late hazards on the deployment of a release, keeps the others and its status, replaces its own codes, and only for its application', async () => {
+    const id = await queued(applicationId);
+    const { attempt } = (await repository.claim(applicationId, id))!;
+    await repository.save(applicationId, id, attempt, pendingSteps(), { status: 'releasing', hazards: [{ code: 'unsandboxed_runtime' }] });
+    const release = { id: asReleaseId(randomUUID()), kind: 'node', artifactKey: 'releases/late.tar.gz', artifactBytes: 10, spec: { kind: 'node' } };
+    expect(await repository.releases.create(applicationId, id, attempt, release)).toBe(true);
+    expect(await repository.releases.commitLive(applicationId, id, attempt, release.id, pendingSteps())).toBe(true);
+    expect(await repository.releases.addLateHazards(otherId, release.id, [{ code: 'runtime_5xx' }])).toBe(false);
+    expect(await repository.releases.addLateHazards(applicationId, release.id, [{ code: 'runtime_5xx', count: 3 }])).toBe(true);
+    expect(await repository.releases.addLateHazards(applicationId, release.id, [{ code: 'runtime_5xx', count: 4 }, { code: 'runtime_crashed' }])).toBe(true);
+    expect(await row(id)).toMatchObject({ status: 'succeeded', hazards: [{ code: 'unsandboxed_runtime' }, { code: 'runtime_5xx', count: 4 }, { code: 'runtime_crashed' }] });
+  });
 });

@@ -143,6 +143,14 @@ export class Releases {
     return new Set(rows.map((r) => r.id));
   }
 
+  /** Which of `releaseIds` are releases of the application (the edge's logs reader: whose logs its owner may read). */
+  async ofApplication(applicationId: string, releaseIds: string[]): Promise<string[]> {
+    const ids = releaseIds.filter((id) => /^[0-9a-f-]{36}$/i.test(id));
+    if (ids.length === 0 || !/^[0-9a-f-]{36}$/i.test(applicationId)) return [];
+    const rows = await this.platform.prisma.$queryRaw<{ id: string }[]>`SELECT id::text FROM releases WHERE application_id = ${applicationId}::uuid AND id = ANY(${ids}::uuid[])`;
+    return rows.map((r) => r.id);
+  }
+
   /** The artifact keys release rows name: all of them, or those of `among` (the janitor deletes artifact blobs no row names). */
   async artifactKeys(among?: string[]): Promise<Set<string>> {
     const rows = among
@@ -163,5 +171,23 @@ export class Releases {
       }),
     ]);
     return rows.map(({ artifactBytes, deployment, ...r }) => ({ ...r, sizeBytes: Number(artifactBytes), deploymentStatus: deployment.status, live: r.id === app?.liveReleaseId }));
+  }
+
+  /**
+   * Hazards found after the release's deploy finished (the edge's watch of its first minute live),
+   * put on the deployment that made it: its status stays as it is. Hazards of the same codes
+   * already there are replaced (a release watched again, by a second edge or a later switch, is
+   * not reported twice). False: no such release of this application.
+   */
+  async addLateHazards(applicationId: ApplicationId, releaseId: ReleaseId, hazards: { code: string; [field: string]: unknown }[]): Promise<boolean> {
+    const codes = [...new Set(hazards.map((h) => h.code))];
+    const changed = await this.platform.prisma.$executeRaw`
+      UPDATE deployments d SET hazards = (
+          SELECT coalesce(jsonb_agg(h ORDER BY n), '[]'::jsonb) FROM jsonb_array_elements(d.hazards) WITH ORDINALITY AS e(h, n)
+           WHERE NOT (h->>'code' = ANY(${codes}::text[]))
+        ) || ${JSON.stringify(hazards)}::jsonb
+        FROM releases r
+       WHERE r.id = ${releaseId}::uuid AND r.application_id = ${applicationId}::uuid AND d.id = r.deployment_id AND d.application_id = ${applicationId}::uuid`;
+    return changed > 0;
   }
 }

@@ -6,6 +6,8 @@ export interface CgroupStats {
   /** Highest memory charged at once (v1 `memory.max_usage_in_bytes`, v2 `memory.peak`). */
   memoryPeakBytes: number | null;
   memoryLimitBytes: number;
+  /** Memory charged now (v1 `memory.usage_in_bytes`, v2 `memory.current`). */
+  memoryBytes?: number | null;
   /** Processes the kernel's OOM killer took inside (v1 `memory.oom_control` oom_kill, v2 `memory.events` oom_kill). */
   oomKills: number;
   /** Times the memory limit was reached (v1 `memory.failcnt`, v2 `memory.events` max): reclaim, not necessarily a kill. */
@@ -53,6 +55,7 @@ export class CgroupStatsReader {
     const usage = await keyed(join(dir, 'cpu.stat'), 'usage_usec');
     return {
       memoryPeakBytes: await number(join(dir, 'memory.peak')),
+      memoryBytes: await number(join(dir, 'memory.current')),
       memoryLimitBytes: this.limits.memoryBytes,
       oomKills: (await keyed(join(dir, 'memory.events'), 'oom_kill')) ?? 0,
       memoryLimitHits: (await keyed(join(dir, 'memory.events'), 'max')) ?? 0,
@@ -70,6 +73,7 @@ export class CgroupStatsReader {
     const usageNs = await number(join(cpuacct, 'cpuacct.usage'));
     return {
       memoryPeakBytes: await number(join(memory, 'memory.max_usage_in_bytes')),
+      memoryBytes: await number(join(memory, 'memory.usage_in_bytes')),
       memoryLimitBytes: this.limits.memoryBytes,
       oomKills: (await keyed(join(memory, 'memory.oom_control'), 'oom_kill')) ?? 0,
       memoryLimitHits: (await number(join(memory, 'memory.failcnt'))) ?? 0,

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import type { ReleaseToRun } from '@slipway/runtime';
+import type { ReleaseToRun, RuntimeReport } from '@slipway/runtime';
 
 /**
  * The edge ↔ runtime supervisor protocol: one JSON object per line over a Unix socket that only
@@ -10,7 +10,9 @@ export type SupervisorRequest =
   | { id: number; op: 'ping' }
   | { id: number; op: 'start'; release: ReleaseToRun }
   | { id: number; op: 'stop'; releaseId: string; graceMs?: number }
-  | { id: number; op: 'list' };
+  | { id: number; op: 'list' }
+  /** The release's crashes, restarts and stderr error lines so far (the edge's first-minute watch). */
+  | { id: number; op: 'report'; releaseId: string };
 
 export interface RunningInfo {
   releaseId: string;
@@ -22,7 +24,7 @@ export interface RunningInfo {
 export type SupervisorError = { kind: 'unhealthy'; message: string; logTail: string } | { kind: 'sandbox'; message: string } | { kind: 'other'; message: string };
 
 export type SupervisorAnswer =
-  | { id: number; ok: true; result?: RunningInfo | RunningInfo[] | { pid: number } }
+  | { id: number; ok: true; result?: RunningInfo | RunningInfo[] | { pid: number } | RuntimeReport | null }
   | { id: number; ok: false; error: SupervisorError };
 
 /** Calls `onMessage` with each complete JSON line the socket receives. */

@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
-import { DEFAULT_LOG_LIMITS, SandboxUnavailableError, UnhealthyReleaseError, readLogRing, readLogRingEndSync, type ReleaseToRun, type RunningRelease, type RuntimeDriver } from '@slipway/runtime';
+import { DEFAULT_LOG_LIMITS, SandboxUnavailableError, UnhealthyReleaseError, readLogRing, readLogRingEndSync, type ReleaseToRun, type RunningRelease, type RuntimeDriver, type RuntimeReport } from '@slipway/runtime';
 import { readLines, send, type RunningInfo, type SupervisorAnswer, type SupervisorError, type SupervisorRequest } from './protocol.js';
 
 const LOG_TAIL_BYTES = 16_000;
@@ -15,8 +15,12 @@ function toError(error: SupervisorError): Error {
 type Request = SupervisorRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 type Pending = { request: Request; resolve: (answer: SupervisorAnswer) => void };
 
-/** `start` and `stop` mean the same to a restarted supervisor: asked again, not failed, across a reconnect. */
-const resendable = (request: Request) => request.op === 'start' || request.op === 'stop';
+/**
+ * `start` and `stop` mean the same to a restarted supervisor, and `report` only reads (the
+ * first-minute watch's read at the end of its window is not lost to a reconnect): asked again,
+ * not failed, across a reconnect.
+ */
+const resendable = (request: Request) => request.op === 'start' || request.op === 'stop' || request.op === 'report';
 
 /** Connects, retrying every 100 ms while nobody listens yet (the supervisor starting), until `deadline`. */
 async function open(socketPath: string, deadline: number): Promise<Socket> {
@@ -197,6 +201,7 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
       host: '127.0.0.1',
       port: info.port,
       logTail: () => readLogRingEndSync(this.logFile(info.releaseId), this.logFiles, LOG_TAIL_BYTES),
+      report: async () => ((await this.call({ op: 'report', releaseId: info.releaseId })).result as RuntimeReport | null) ?? undefined,
       stop: async (graceMs?: number) => {
         if (this.claims.get(info.releaseId) === claim) this.claims.delete(info.releaseId);
         await this.call({ op: 'stop', releaseId: info.releaseId, ...(graceMs === undefined ? {} : { graceMs }) }).catch(() => undefined);

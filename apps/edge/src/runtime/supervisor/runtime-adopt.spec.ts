@@ -19,13 +19,13 @@ import { removeAppUser, type ReleaseToRun } from '@slipway/runtime';
 import { ROOT, freePort, startProcess, waitFor, type RunningProcess } from '@slipway/testing';
 import { RemoteRuntimeDriver } from './remote-driver.js';
 
-/** Answers its boot id (a new one per process), logs a numbered, timed line every 50 ms, exits on /crash. */
+/** Answers its boot id (a new one per process), logs a numbered, timed line every 50 ms, exits on /crash (saying so on stderr). */
 const APP = `
 const boot = require('node:crypto').randomUUID();
 let n = 0;
 setInterval(() => console.log('tick ' + (++n) + ' at ' + Date.now()), 50);
 require('node:http').createServer((req, res) => {
-  if (req.url === '/crash') { res.end('bye'); setTimeout(() => process.exit(3), 20); return; }
+  if (req.url === '/crash') { res.end('bye'); console.error('error: asked to crash'); setTimeout(() => process.exit(3), 20); return; }
   res.end(boot);
 }).listen(Number(process.env.PORT));
 `;
@@ -166,6 +166,7 @@ rootOnly('runtime supervisor killed with SIGKILL: its apps keep running and the 
     expect(before).toMatchObject({ releaseId, port: running.port, pid: expect.any(Number) });
     loop = new Loop(running.port);
     const boot = await waitFor(() => loop!.samples.find((s) => s.status === 200)?.body, { timeoutMs: 10_000, what: 'the app to answer' });
+    expect(await running.report!()).toMatchObject({ crashes: 0, restarts: 0, errorLines: 0 });
 
     // Root-only state, the apps' identity and no secret.
     expect((await stat(stateDir)).mode & 0o777).toBe(0o700);
@@ -215,6 +216,14 @@ rootOnly('runtime supervisor killed with SIGKILL: its apps keep running and the 
     expect(await edge.readLog(releaseId)).toMatch(/\[slipway\] restarting in \d+ ms \(restart 1\)/);
     const [restarted] = await edge.list();
     expect(restarted!.pid).not.toBe(before!.pid);
+    // The first-minute watch asks the release it got before the reconnect: the new supervisor
+    // answers for it — the crash, the restart, the stderr line read through the FIFO, its cgroup's CPU.
+    const report = await waitFor(async () => {
+      const r = await running.report!();
+      return r && r.restarts >= 1 && r.errorLines >= 1 ? r : undefined;
+    }, { timeoutMs: 10_000, what: 'the crash in the release\'s report' });
+    expect(report).toMatchObject({ crashes: 1, restarts: 1, errorLines: 1, errorExcerpt: ['error: asked to crash'] });
+    expect(report.cpuSeconds).toBeGreaterThan(0);
     expect(await alive(before!.pid!)).toBe(false);
     await loop.stop();
 

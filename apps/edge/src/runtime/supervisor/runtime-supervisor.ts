@@ -2,7 +2,7 @@ import { chmod, mkdir, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { Logger } from '@nestjs/common';
-import { SandboxUnavailableError, UnhealthyReleaseError, type AdoptedRelease, type Adoption, type ReleaseToRun, type RunningRelease, type RuntimeDriver } from '@slipway/runtime';
+import { SandboxUnavailableError, UnhealthyReleaseError, type AdoptedRelease, type Adoption, type ReleaseToRun, type RunningRelease, type RuntimeDriver, type RuntimeReport } from '@slipway/runtime';
 import { readLines, send, type RunningInfo, type SupervisorError, type SupervisorRequest } from './protocol.js';
 
 interface Held {
@@ -114,6 +114,8 @@ export class RuntimeSupervisor {
           return send(socket, { id: request.id, ok: true, result: await this.list() });
         case 'start':
           return send(socket, { id: request.id, ok: true, result: await this.start(request.release) });
+        case 'report':
+          return send(socket, { id: request.id, ok: true, result: (await this.report(request.releaseId)) ?? null });
         case 'stop':
           await this.stop(request.releaseId, request.graceMs);
           return send(socket, { id: request.id, ok: true });
@@ -162,6 +164,11 @@ export class RuntimeSupervisor {
       }
       return 'gone';
     }
+  }
+
+  private async report(releaseId: string): Promise<RuntimeReport | undefined> {
+    const running = await this.held.get(releaseId)?.release.catch(() => undefined);
+    return running?.report?.();
   }
 
   private async stop(releaseId: string, graceMs?: number): Promise<void> {

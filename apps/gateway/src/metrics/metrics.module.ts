@@ -1,0 +1,7 @@
+import { Module } from '@nestjs/common';
+import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
+import { MetricsController } from './metrics.controller.js';
+import { MetricsService } from './metrics.service.js';
+
+@Module({ imports: [DashboardAccessModule], controllers: [MetricsController], providers: [MetricsService] })
+export class MetricsModule {}
