@@ -110,7 +110,8 @@ describe('an app writing a 1 GiB burst to stdout', () => {
     const total = Object.values(sizes).reduce((a, b) => a + b, 0);
     // Only the end of a file past the budget is read (unprotected, it holds the whole gigabyte).
     const text = (await Promise.all(files.map((name) => endOf(join(logs, name), 2 * LOG_MAX_BYTES)))).join('');
-    const markers = text.match(/^\[slipway\] log rate limit: dropped \d+ lines \(\d+ bytes\) in the last \d+ s$/gm) ?? [];
+    // Each line of the ring is stamped `<ISO time> <stream> ` (the owners' API reads time and stream from it).
+    const markers = text.match(/^\S+ slipway \[slipway\] log rate limit: dropped \d+ lines \(\d+ bytes\) in the last \d+ s$/gm) ?? [];
     const figures = { supervisorCpuSeconds: Math.round(cpu * 100) / 100, floodSeconds: Math.round(floodSeconds * 10) / 10, flood, logFiles: sizes, logBytes: total, markers: markers.length, victimRequests: requests.ok };
     process.stdout.write(`log-budget: ${JSON.stringify(figures)}\n`);
 
