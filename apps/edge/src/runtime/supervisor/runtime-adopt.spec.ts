@@ -201,7 +201,7 @@ rootOnly('runtime supervisor killed with SIGKILL: its apps keep running and the 
     // What it printed while no supervisor read it arrives in its log afterwards.
     const gapTicks = await waitFor(async () => {
       const log = (await edge!.readLog(releaseId)) ?? '';
-      const times = [...log.matchAll(/^tick \d+ at (\d+)$/gm)].map((m) => Number(m[1]));
+      const times = [...log.matchAll(/^\S+ stdout tick \d+ at (\d+)$/gm)].map((m) => Number(m[1]));
       const inGap = times.filter((t) => t > killedAt + 100 && t < restartedAt - 600);
       return inGap.length >= 10 ? inGap : undefined;
     }, { timeoutMs: 10_000, what: 'the lines written during the gap in the log' });
