@@ -151,7 +151,7 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
     if (mode === 'plane') {
       // nginx serves the static release over HTTPS itself (the site's own server, its tree as root), not through the Node edge.
       const conf = await readFile(join(h.home, 'runtime', 'nginx', 'nginx.conf'), 'utf8');
-      expect(conf).toMatch(new RegExp(`listen [^;]+:${httpsPort} ssl http2;\\s+server_name ${SITE.replace(/\./g, '\\.')};\\s+ssl_certificate [^;]+bundle\\.pem\\$slipway_tls_lazy;[^}]*?root /`));
+      expect(conf).toMatch(new RegExp(`listen [^;]+:${httpsPort} ssl http2;\\s+server_name ${SITE.replace(/\./g, '\\.')};\\s+(?:set \\$slipway_app \\w+;\\s+)?ssl_certificate [^;]+bundle\\.pem\\$slipway_tls_lazy;[^}]*?root /`));
     }
     const session = h2session(SITE);
     try {
