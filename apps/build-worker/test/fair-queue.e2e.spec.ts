@@ -21,12 +21,20 @@ interface Timeline {
   error: { code: string; message: string } | null;
 }
 
-/** A project with no dependencies whose build sleeps `ms`, then writes dist/; `marker` names its process. */
+/**
+ * A project with no dependencies whose build sleeps `ms` (or until it gets SIGUSR2, whichever
+ * comes first), then writes dist/; `marker` names its process.
+ */
 async function sleepyBuild(ms: number, marker: string): Promise<Buffer> {
   const dir = await mkdtemp(join(tmpdir(), 'slipway-fq-'));
   try {
     await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'sleepy', private: true, scripts: { build: `node build.mjs ${marker} ${ms}` } }));
-    await writeFile(join(dir, 'build.mjs'), "import { mkdirSync, writeFileSync } from 'node:fs';\nsetTimeout(() => { mkdirSync('dist', { recursive: true }); writeFileSync('dist/index.html', '<p>slept</p>'); }, Number(process.argv[3]));\n");
+    await writeFile(
+      join(dir, 'build.mjs'),
+      "import { mkdirSync, writeFileSync } from 'node:fs';\n" +
+        "const done = () => { mkdirSync('dist', { recursive: true }); writeFileSync('dist/index.html', '<p>slept</p>'); process.exit(0); };\n" +
+        "process.on('SIGUSR2', done);\nsetTimeout(done, Number(process.argv[3]));\n",
+    );
     return await sourceTar(dir);
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -83,21 +91,31 @@ describe('fair build queue (real worker processes)', () => {
     const a1App = await h.createApplication();
     const aApps = [a1App, await sibling(a1App), await sibling(a1App)];
     const bApp = await h.createApplication();
-    const marker = `fq-two-${randomBytes(4).toString('hex')}`;
-    const build = await sleepyBuild(6000, marker);
-    const aIds: string[] = [];
-    for (const app of aApps) aIds.push(await h.deploy(app, build));
-    await waitFor(async () => ((await h.row(aIds[0]!)).status === 'building' ? true : undefined), { timeoutMs: 60_000, what: "A's first build to start" });
+    // A's first build holds its slot until the test lets it go (SIGUSR2); A's other two are short.
+    // So "B started while A's first still built" is a fact of the order, not of timing.
+    const holding = `fq-hold-${randomBytes(4).toString('hex')}`;
+    const aIds: string[] = [await h.deploy(aApps[0]!, await sleepyBuild(120_000, holding))];
+    const short = await sleepyBuild(300, `fq-short-${randomBytes(4).toString('hex')}`);
+    for (const app of aApps.slice(1)) aIds.push(await h.deploy(app, short));
+    await waitFor(async () => ((await processesWith(holding)).length > 0 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200, what: "A's first build to run" });
     const bId = await h.deploy(bApp, source['static']!);
 
-    for (const id of [...aIds, bId]) await h.waitForFinal(id, 180_000);
+    // B goes through on the other slot while A's first still holds its own and A's others wait.
+    expect((await h.waitForFinal(bId, 90_000)).status).toBe('succeeded');
+    expect((await h.row(aIds[0]!)).status).toBe('building');
+    expect((await Promise.all(aIds.slice(1).map((id) => h.row(id)))).map((r) => r.status)).toEqual(['queued', 'queued']);
+    // The build's own node (argv `build.mjs <marker>`), not the shell or package manager around it.
+    for (const pid of await processesWith(`build.mjs\0${holding}`)) process.kill(pid, 'SIGUSR2');
+
+    for (const id of aIds) await h.waitForFinal(id, 120_000);
     const [a1, a2, a3, b] = await timeline([...aIds, bId]);
     expect([a1, a2, a3, b].map((t) => t!.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
     // At most one of A's at a time: each of A's started after the one before it finished.
     const aSorted = [a1!, a2!, a3!].sort((x, y) => x.started - y.started);
+    expect(aSorted[0]!.id).toBe(a1!.id);
     for (let i = 1; i < aSorted.length; i++) expect(aSorted[i]!.started).toBeGreaterThanOrEqual(aSorted[i - 1]!.finished);
     // B took the free slot while A's first still built, ahead of A's other two.
-    expect(b!.started).toBeLessThan(aSorted[0]!.finished);
+    expect(b!.started).toBeLessThan(a1!.finished);
     expect(b!.started).toBeLessThan(aSorted[1]!.started);
   }, 240_000);
 
