@@ -9,6 +9,7 @@ import { deployCommand } from './deploy/deploy.command.js';
 import { logsCommand } from './logs/logs.command.js';
 import { metricsCommand } from './metrics/metrics.command.js';
 import { isTty } from './output/terminal.js';
+import { previewsCommand } from './previews/previews.command.js';
 import { releasesCommand } from './releases/releases.command.js';
 import { secretsCommand } from './secrets/secrets.command.js';
 import { statusCommand } from './status/status.command.js';
@@ -16,13 +17,15 @@ import { statusCommand } from './status/status.command.js';
 const USAGE = `Usage: slipway <command> [options]   (slipway <command> --help for details)
 
 Commands:
-  deploy [dir]                  deploy a folder and follow the build
+  deploy [dir]                  deploy a folder and follow the build (--preview [name]: a preview)
   status <taskId>               show a deployment task (--wait to follow it)
   logs [--follow] [--since 15m] the application's runtime logs (--release <id>, --json)
   releases                      list the application's releases (live one marked)
   rollback [releaseId]          make the previous (or the given) release live again
   promote <releaseId>           make any kept release live, without rebuilding
-  secrets set NAME=value...     set environment variables of the application
+  previews [rm <name>]          list the application's previews, or delete one
+  secrets set NAME=value...     set environment variables of the application (--preview,
+                                --production: that environment's own value)
   secrets unset NAME...         remove them
   secrets list                  list their names (values are never shown)
   auth enable                   switch on the sign-in service for the application's users
@@ -64,6 +67,8 @@ export async function run(
       case 'rollback':
       case 'promote':
         return await releasesCommand(command, argv.slice(1), env, io);
+      case 'previews':
+        return await previewsCommand(argv.slice(1), env, io);
       case 'secrets':
         return await secretsCommand(sub, rest, env, io);
       case 'metrics':

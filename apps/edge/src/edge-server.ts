@@ -259,7 +259,7 @@ export class EdgeServer {
   private async environmentOf(releaseId: string): Promise<Record<string, string>> {
     const release = await this.routes.release(asReleaseId(releaseId));
     if (!release) return {};
-    const { env } = await appEnvironment(this.data.deployments.inputs, this.keyring, release.applicationId, release.slug, { databaseUrl: this.config.APP_DATABASES_POOLER_URL ?? this.config.DATABASE_URL, authPublicUrl: this.config.AUTH_PUBLIC_URL });
+    const { env } = await appEnvironment(this.data.deployments.inputs, this.keyring, release.applicationId, { databaseUrl: this.config.APP_DATABASES_POOLER_URL ?? this.config.DATABASE_URL, authPublicUrl: this.config.AUTH_PUBLIC_URL });
     return env;
   }
 
@@ -329,7 +329,7 @@ export class EdgeServer {
     const release = await this.routes.release(asReleaseId(releaseId));
     if (!release) throw new Error(`no release ${releaseId}`);
     const pooler = this.config.APP_DATABASES_POOLER_URL;
-    const { env, hasDatabase } = await appEnvironment(this.data.deployments.inputs, this.keyring, release.applicationId, release.slug, { databaseUrl: pooler ?? this.config.DATABASE_URL, authPublicUrl: this.config.AUTH_PUBLIC_URL });
+    const { env, hasDatabase } = await appEnvironment(this.data.deployments.inputs, this.keyring, release.applicationId, { databaseUrl: pooler ?? this.config.DATABASE_URL, authPublicUrl: this.config.AUTH_PUBLIC_URL });
     // Only an application that has a database reaches the pooler's port (never Postgres's own).
     const hostPorts = hasDatabase && pooler ? loopbackPort(pooler) : [];
     // With nginx, the application's free slot: the swap is then a switch nginx checks per request, not a reload.

@@ -47,6 +47,10 @@ export const gatewayConfigSchema = z.object({
   QUEUE_PREFIX: z.string().min(1).default(DEFAULT_QUEUE_PREFIX),
   /** A deployment not STARTED this long after it was accepted is failed by the reconciler (`queue_timeout`); a started one has the worker's DEPLOY_TIMEOUT_MS from its start. */
   DEPLOY_DEADLINE_MINUTES: positiveInt(30),
+  /** How long a preview lives after its last deploy; the gateway removes expired ones (PREVIEW_SWEEP_SECONDS). */
+  PREVIEW_TTL_HOURS: z.coerce.number().positive('must be positive').max(24 * 365).default(LIMITS.previewTtlHours),
+  /** How often each gateway process removes expired previews (0: never). */
+  PREVIEW_SWEEP_SECONDS: z.coerce.number().int().min(0).default(60),
   /** Upload limits; `GET /api/v1` publishes the values in force. */
   UPLOAD_MAX_BYTES: positiveInt(LIMITS.upload.maxUploadBytes),
   UPLOAD_MAX_FILES: positiveInt(LIMITS.upload.maxFiles),

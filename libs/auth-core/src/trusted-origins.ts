@@ -2,7 +2,7 @@ import type { ApplicationId, ApplicationsRepository } from '@slipway/platform-da
 
 export interface OriginEntry {
   origin: string;
-  source: 'app' | 'publishing_domain' | 'custom_domain';
+  source: 'app' | 'publishing_domain' | 'custom_domain' | 'preview';
   domainId?: string;
 }
 
@@ -68,6 +68,8 @@ export async function refreshTrustedOrigins(applications: ApplicationsRepository
   const app = await applications.trustedOrigins.sources(applicationId);
   if (!app) return [];
   const entries = applicationOrigins(app.slug, options.appsDomains, options.appsScheme, app.domains);
+  // Its previews' addresses (`{slug}--{name}` under every publishing domain), while they exist.
+  for (const preview of app.previews) for (const domain of options.appsDomains) entries.push({ origin: `${options.appsScheme}://${preview.slug}.${domain}`.toLowerCase(), source: 'preview' });
   for (const address of options.addresses ?? []) {
     const origin = originOf(address);
     if (origin && !isClaimableHost(new URL(origin).hostname, app.slug, options.appsDomains)) continue;

@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   unauthorized: { status: 401, meaning: 'The API key or token is missing, malformed, unknown or revoked.' },
   forbidden: { status: 403, meaning: 'The credential is valid but may not do this.' },
   database_limit_reached: { status: 403, meaning: "The owner's plan allows no more application databases." },
+  preview_limit_reached: { status: 403, meaning: "Owners' API: the owner's plan allows no more previews at once (`previewsPerPlan`, all its applications counted); delete one or let one expire." },
   not_found: { status: 404, meaning: 'No such resource is visible to this credential.' },
   upload_stalled: { status: 408, meaning: 'The upload sent no byte for `idleTimeoutSeconds`; it was dropped and nothing of it was kept.' },
   deploy_in_progress: { status: 409, meaning: 'A deploy of this application is already queued, building or releasing; the body carries its `taskId`.' },

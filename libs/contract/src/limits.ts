@@ -29,6 +29,14 @@ export const LIMITS = {
   ownerPassword: { minLength: 10, maxBytes: 72 },
   databasesPerPlan: { free: 1, go: 1, pro: 3, scale: 5 },
   /**
+   * Previews one owner may have at once, by plan, all its applications counted (a preview is an
+   * application with its own runtime and address); one more is refused with `preview_limit`.
+   * An expired preview is removed (and stops counting) within a minute or so.
+   */
+  previewsPerPlan: { free: 3, go: 10, pro: 50, scale: 200 },
+  /** How long a preview lives after its last deploy (`PREVIEW_TTL_HOURS` on the gateway). */
+  previewTtlHours: 7 * 24,
+  /**
    * Bytes one owner may store, by plan: the compressed sources of deployments in progress and the
    * artifacts of every kept release of all its applications. A deploy that would exceed it is
    * refused with `storage_quota_exceeded` (the gateway before and after the upload, the build

@@ -6,7 +6,11 @@ import { DeploymentsRepository, PlatformInfrastructure, type ApplicationId } fro
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 
 export interface ApplicationBuildContext {
+  /** The slug its sign-in service is named by (a preview's parent's). */
   slug: string;
+  /** The application whose sign-in service and trusted origins the release uses (a preview's parent). */
+  signInApplicationId: ApplicationId;
+  environment: 'production' | 'preview';
   secretNames: string[];
   signInEnabled: boolean;
   /** Everything to remove from logs: secret values, the cookie secret, the database password. */
@@ -33,9 +37,11 @@ export class ApplicationSecrets {
 
   async load(applicationId: ApplicationId): Promise<ApplicationBuildContext> {
     const app = await this.deployments.inputs.forBuild(applicationId);
-    const secrets = app.secrets.map((s) => ({ name: s.name, value: decryptEnvelopeToString(this.keyring, s.value, envelopeBinding.secret(applicationId, s.name)) }));
-    const cookieSecret = app.cookieSecret ? decryptEnvelopeToString(this.keyring, app.cookieSecret, envelopeBinding.cookieSecret(applicationId)) : null;
-    const dbPassword = app.database ? decryptEnvelopeToString(this.keyring, app.database.password, envelopeBinding.databasePassword(applicationId)) : null;
+    // A preview's values are its parent's (sealed for the parent), of the `preview` scope.
+    const sealedFor = app.sealedFor;
+    const secrets = app.secrets.map((s) => ({ name: s.name, value: decryptEnvelopeToString(this.keyring, s.value, envelopeBinding.secret(sealedFor, s.name, s.scope)) }));
+    const cookieSecret = app.cookieSecret ? decryptEnvelopeToString(this.keyring, app.cookieSecret, envelopeBinding.cookieSecret(sealedFor)) : null;
+    const dbPassword = app.database ? decryptEnvelopeToString(this.keyring, app.database.password, envelopeBinding.databasePassword(sealedFor)) : null;
     const buildVariables: Record<string, string> = {};
     for (const s of secrets) if (isPublicName(s.name)) buildVariables[s.name] = s.value;
     const injected = injectedEnv(
@@ -45,6 +51,8 @@ export class ApplicationSecrets {
     for (const [name, value] of Object.entries(injected.buildTime)) if (!(name in buildVariables)) buildVariables[name] = value;
     return {
       slug: app.slug,
+      signInApplicationId: sealedFor,
+      environment: app.environment,
       secretNames: secrets.map((s) => s.name),
       signInEnabled: cookieSecret !== null,
       redactable: [...secrets, ...(cookieSecret ? [{ name: 'SERVICE_AUTH_COOKIE_SECRET', value: cookieSecret }] : []), ...(dbPassword ? [{ name: 'DATABASE_PASSWORD', value: dbPassword }] : [])],

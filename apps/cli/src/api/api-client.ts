@@ -18,7 +18,7 @@ export interface RequestOptions {
 export class ApiClient {
   constructor(readonly baseUrl: string) {}
 
-  async json<T>(method: 'GET' | 'PUT' | 'POST', path: string, options: RequestOptions): Promise<T> {
+  async json<T>(method: 'GET' | 'PUT' | 'POST' | 'DELETE', path: string, options: RequestOptions): Promise<T> {
     const response = await this.request(method, path, options);
     return (await response.json()) as T;
   }

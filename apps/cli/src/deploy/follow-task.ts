@@ -23,6 +23,8 @@ export interface FollowOptions {
    * live feed); without it, the one the API key reaches (`GET /dashboard/api/applications`).
    */
   applicationId?: string;
+  /** Where the task is polled: the contract's `/api/v1/deployments/<id>`, or (a preview's) the owners' API's. */
+  pollPath?: string;
   /**
    * `deploy --watch`: after success, wait this long past the task's end (the edge watches the
    * release's first minute live, then adds runtime hazards to the task) and report the task as it
@@ -107,7 +109,7 @@ async function pollUntilFinished(options: FollowOptions, view?: TaskView): Promi
   for (;;) {
     let task: DeploymentTask | undefined;
     try {
-      task = await options.client.json<DeploymentTask>('GET', taskPath(options.taskId), { bearer: options.apiKey });
+      task = await options.client.json<DeploymentTask>('GET', options.pollPath ?? taskPath(options.taskId), { bearer: options.apiKey });
       failures = 0;
     } catch (error) {
       const transient = error instanceof UnreachableError || (error instanceof ApiError && error.status >= 500);
@@ -142,7 +144,7 @@ async function watchFirstMinute(options: FollowOptions, task: DeploymentTask, vi
   view?.clear();
   for (let attempt = 0; ; attempt++) {
     try {
-      return await options.client.json<DeploymentTask>('GET', taskPath(options.taskId), { bearer: options.apiKey });
+      return await options.client.json<DeploymentTask>('GET', options.pollPath ?? taskPath(options.taskId), { bearer: options.apiKey });
     } catch (error) {
       const transient = error instanceof UnreachableError || (error instanceof ApiError && error.status >= 500);
       if (!transient || attempt >= MAX_POLL_FAILURES) throw error;

@@ -23,7 +23,7 @@ export class DashboardDeploymentsController {
 
   @Get('deployments/:deploymentId')
   get(@CurrentApplication() app: OwnedApplication, @Param('deploymentId') deploymentId: string) {
-    return this.deployments.poll(app.id, deploymentId);
+    return this.deployments.poll(app.id, deploymentId, { previews: true });
   }
 
   @Get('releases')

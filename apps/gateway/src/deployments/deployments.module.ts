@@ -8,6 +8,10 @@ import { DeployService } from './deploy.service.js';
 import { DeploymentsController } from './deployments.controller.js';
 import { DeploymentsService } from './deployments.service.js';
 import { EdgeReleaseStart } from './edge-release-start.js';
+import { PreviewExpiry } from './preview-expiry.js';
+import { PreviewsController } from './previews.controller.js';
+import { PreviewsService } from './previews.service.js';
+import { TenantChangedPublisher } from '../sign-in/tenant-changed.publisher.js';
 import { SourceIntakeService } from './source/source-intake.service.js';
 import { StorageQuota } from './storage-quota.js';
 import { UploadSlots } from './upload-slots.js';
@@ -18,7 +22,7 @@ import { UploadSlots } from './upload-slots.js';
  */
 @Module({
   imports: [AuthModule, DashboardAccessModule],
-  controllers: [DeployController, DeploymentsController, DashboardDeploymentsController],
-  providers: [DeployService, DeployQueue, SourceIntakeService, UploadSlots, StorageQuota, DeploymentsService, EdgeReleaseStart],
+  controllers: [DeployController, DeploymentsController, DashboardDeploymentsController, PreviewsController],
+  providers: [DeployService, DeployQueue, SourceIntakeService, UploadSlots, StorageQuota, DeploymentsService, EdgeReleaseStart, PreviewsService, PreviewExpiry, TenantChangedPublisher],
 })
 export class DeploymentsModule {}

@@ -101,10 +101,13 @@ export class DeploymentsService {
     return this.makeLive(applicationId, earlier.id);
   }
 
-  /** The task as its application sees it; another application's task does not exist. */
-  async poll(applicationId: string, taskId: string): Promise<DeploymentTask> {
+  /**
+   * The task as its application sees it; another application's task does not exist. `previews`
+   * (the owners' API): a task of one of its previews too (the contract's poll sees its own only).
+   */
+  async poll(applicationId: string, taskId: string, options: { previews?: boolean } = {}): Promise<DeploymentTask> {
     const id = TaskId.safeParse(taskId.toLowerCase());
-    const row = id.success ? await this.deployments.findForApplication(asApplicationId(applicationId), asDeploymentId(id.data)) : null;
+    const row = id.success ? await this.deployments.findForApplication(asApplicationId(applicationId), asDeploymentId(id.data), options) : null;
     if (!row) throw new ApiException('not_found', `No deployment task ${taskId.slice(0, 64)} for this application.`);
     const task: DeploymentTask = {
       taskId: row.id,

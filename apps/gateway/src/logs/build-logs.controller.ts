@@ -32,7 +32,7 @@ export class BuildLogsController {
   @OwnersApi({ summary: "A deployment's install and build output as server-sent events while it is produced: one `data:` event per batch of whole lines, `{attempt, seq, step, text}`, redacted as the step log. `slipway deploy`, the deployment page.", errors: ['not_found', 'unavailable'] })
   async stream(@CurrentApplication() app: OwnedApplication, @Param('deploymentId') deploymentId: string, @Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     const id = deploymentId.toLowerCase();
-    const row = isUuid(id) ? await this.deployments.findForApplication(asApplicationId(app.id), asDeploymentId(id)) : null;
+    const row = isUuid(id) ? await this.deployments.findForApplication(asApplicationId(app.id), asDeploymentId(id), { previews: true }) : null;
     if (!row) throw new ApiException('not_found', `No deployment task ${deploymentId.slice(0, 64)} for this application.`);
     const events = openEventStream(req, res);
     const stop = await this.logs.follow(id, (chunk) => events.send(chunk));

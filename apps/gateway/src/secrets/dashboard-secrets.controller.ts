@@ -1,8 +1,9 @@
-import { Body, Controller, Delete, Get, Param, Put } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Put, Query } from '@nestjs/common';
 import { asApplicationId } from '@slipway/platform-data';
 import { SecretsService } from './secrets.service.js';
 import { CurrentApplication } from '../dashboard/common/current-owner.decorator.js';
 import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
+import { OwnersApi } from '../owners-api/owners-api-doc.js';
 import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
 
 /**
@@ -15,17 +16,19 @@ export class DashboardSecretsController {
   constructor(private readonly secrets: SecretsService) {}
 
   @Get()
+  @OwnersApi({ summary: 'The names set (values are write-only), each with the scopes it has a value in: `all`, `production`, `preview`. `slipway secrets list`.', errors: ['unavailable'] })
   list(@CurrentApplication() app: OwnedApplication) {
-    return this.secrets.list(asApplicationId(app.id));
+    return this.secrets.listScoped(asApplicationId(app.id));
   }
 
   @Put()
-  put(@CurrentApplication() app: OwnedApplication, @Body() body: unknown) {
-    return this.secrets.put(asApplicationId(app.id), body);
+  @OwnersApi({ summary: 'As `PUT /api/v1/secrets` (`{"secrets": {"NAME": "value" | null}}`), in `?scope=all` (the default: production and previews; null deletes the name everywhere), `production` or `preview` (that environment\'s own value, which wins over `all` there). `slipway secrets set [--preview|--production]`.', errors: ['bad_request', 'too_large', 'unavailable'] })
+  put(@CurrentApplication() app: OwnedApplication, @Body() body: unknown, @Query('scope') scope?: string) {
+    return this.secrets.put(asApplicationId(app.id), body, scope);
   }
 
   @Delete(':name')
-  remove(@CurrentApplication() app: OwnedApplication, @Param('name') name: string) {
-    return this.secrets.put(asApplicationId(app.id), { secrets: { [name]: null } });
+  remove(@CurrentApplication() app: OwnedApplication, @Param('name') name: string, @Query('scope') scope?: string) {
+    return this.secrets.put(asApplicationId(app.id), { secrets: { [name]: null } }, scope);
   }
 }

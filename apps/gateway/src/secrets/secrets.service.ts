@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { LIMITS } from '@slipway/contract';
 import { encryptEnvelope, envelopeBinding, type Keyring } from '@slipway/crypto';
-import { PlatformInfrastructure, SecretsRepository, TooManySecretsError, type ApplicationId } from '@slipway/platform-data';
+import { PlatformInfrastructure, SECRET_SCOPES, SecretsRepository, TooManySecretsError, type ApplicationId, type SecretScope } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { PutSecretsBody } from '../contract/api-schemas.js';
 
@@ -25,7 +25,21 @@ export class SecretsService {
     return { names: await this.secrets.names(applicationId) };
   }
 
-  async put(applicationId: ApplicationId, body: unknown): Promise<{ names: string[] }> {
+  /** The owners' API's list: each name with the scopes it has a value in (`all`, `production`, `preview`). */
+  async listScoped(applicationId: ApplicationId): Promise<{ names: string[]; secrets: { name: string; scopes: SecretScope[] }[] }> {
+    const rows = await this.secrets.scopes(applicationId);
+    const byName = new Map<string, SecretScope[]>();
+    for (const row of rows) byName.set(row.name, [...(byName.get(row.name) ?? []), row.scope]);
+    return { names: [...byName.keys()], secrets: [...byName].map(([name, scopes]) => ({ name, scopes })) };
+  }
+
+  /**
+   * Sets (or with `null` deletes) values in `scope`: `all` (what `PUT /api/v1/secrets` sets;
+   * deleting there removes the name in every scope), `production` or `preview` (an environment's
+   * own value, which wins over `all` there).
+   */
+  async put(applicationId: ApplicationId, body: unknown, scopeParam?: string): Promise<{ names: string[] }> {
+    const scope = secretScope(scopeParam);
     const parsed = PutSecretsBody.safeParse(body);
     if (!parsed.success) throw new ApiException('bad_request', describeProblem(parsed.error.issues));
     const entries = Object.entries(parsed.data.secrets);
@@ -39,17 +53,23 @@ export class SecretsService {
         continue;
       }
       if (Buffer.byteLength(value) > maxValueBytes) throw new ApiException('too_large', `The value of ${name} is larger than ${maxValueBytes} bytes.`);
-      upserts.set(name, new Uint8Array(encryptEnvelope(this.keyring, value, envelopeBinding.secret(applicationId, name))));
+      upserts.set(name, new Uint8Array(encryptEnvelope(this.keyring, value, envelopeBinding.secret(applicationId, name, scope))));
     }
     try {
-      const names = await this.secrets.apply(applicationId, upserts, deletes, maxSecretsPerApplication);
-      this.logger.log(`application ${applicationId}: ${upserts.size} secrets set, ${deletes.length} deleted`);
+      const names = await this.secrets.apply(applicationId, upserts, deletes, maxSecretsPerApplication, scope);
+      this.logger.log(`application ${applicationId}: ${upserts.size} secrets set, ${deletes.length} deleted (scope ${scope})`);
       return { names };
     } catch (error) {
       if (error instanceof TooManySecretsError) throw new ApiException('too_large', `An application holds at most ${maxSecretsPerApplication} secrets.`);
       throw error;
     }
   }
+}
+
+function secretScope(value: string | undefined): SecretScope {
+  if (value === undefined) return 'all';
+  if ((SECRET_SCOPES as readonly string[]).includes(value)) return value as SecretScope;
+  throw new ApiException('bad_request', 'scope is "all" (the default: production and previews), "production" or "preview".');
 }
 
 /** Names the problem without echoing any value the client sent. */

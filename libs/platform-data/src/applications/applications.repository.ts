@@ -4,10 +4,12 @@ import { asApplicationId, type ApplicationId, type OwnerId } from '../ids.js';
 import { PlatformInfrastructure } from '../infrastructure.js';
 import { ApplicationDatabases } from './databases.js';
 import { ApplicationDomains } from './domains.js';
+import { Previews } from './previews.js';
 import { TrustedOrigins } from './trusted-origins.js';
 
 export { DomainGoneError, DomainTakenError, type ApplicationDomains, type DomainRow, type DueDomainClaim } from './domains.js';
 export type { ApplicationDatabaseRow, ApplicationDatabases, NewApplicationDatabase } from './databases.js';
+export { PREVIEW_NAME_PATTERN, PreviewNameTakenError, Previews, TooManyPreviewsError, previewSlug, type PreviewRow, type RemovedPreview } from './previews.js';
 export type { OriginSources, TrustedOriginEntry, TrustedOrigins } from './trusted-origins.js';
 
 export class SlugTakenError extends Error {
@@ -33,22 +35,27 @@ export class ApplicationsRepository {
   readonly domains: ApplicationDomains;
   readonly trustedOrigins: TrustedOrigins;
   readonly databases: ApplicationDatabases;
+  readonly previews: Previews;
 
   constructor(private readonly platform: PlatformInfrastructure) {
+    this.previews = new Previews(platform);
     this.domains = new ApplicationDomains(platform);
     this.trustedOrigins = new TrustedOrigins(platform);
     this.databases = new ApplicationDatabases(platform);
   }
 
-  /** The one query every owner-scoped dashboard route runs first: is `applicationId` this owner's? */
+  /**
+   * The one query every owner-scoped dashboard route runs first: is `applicationId` this owner's?
+   * A preview is not addressed by its own id: it is reached under its parent (`…/previews`).
+   */
   async findOwned(ownerId: OwnerId, applicationId: string): Promise<OwnedApplicationRow | null> {
-    const row = await this.platform.prisma.application.findFirst({ where: { id: applicationId, ownerId }, select: SUMMARY });
+    const row = await this.platform.prisma.application.findFirst({ where: { id: applicationId, ownerId, parentId: null }, select: SUMMARY });
     return row ? { ...row, id: asApplicationId(row.id) } : null;
   }
 
   listOwned(ownerId: OwnerId) {
     return this.platform.prisma.application.findMany({
-      where: { ownerId },
+      where: { ownerId, parentId: null },
       orderBy: { createdAt: 'desc' },
       select: {
         ...SUMMARY,
@@ -77,7 +84,7 @@ export class ApplicationsRepository {
 
   details(ownerId: OwnerId, applicationId: ApplicationId) {
     return this.platform.prisma.application.findFirst({
-      where: { id: applicationId, ownerId },
+      where: { id: applicationId, ownerId, parentId: null },
       select: { ...SUMMARY, createdAt: true, liveReleaseId: true, signInService: { select: { id: true } }, database: { select: { databaseName: true } } },
     });
   }

@@ -4,14 +4,15 @@ import type { PlatformInfrastructure } from '../infrastructure.js';
 /** An origin the sign-in service trusts for an application, and why (libs/auth-core decides which). */
 export interface TrustedOriginEntry {
   origin: string;
-  source: 'app' | 'publishing_domain' | 'custom_domain';
+  source: 'app' | 'publishing_domain' | 'custom_domain' | 'preview';
   domainId?: string;
 }
 
-/** What an application's derived origins are computed from: its slug and its domain claims. */
+/** What an application's derived origins are computed from: its slug, its domain claims and its previews. */
 export interface OriginSources {
   slug: string;
   domains: { id: string; hostname: string; verifiedAt: Date | null }[];
+  previews: { slug: string }[];
 }
 
 const toRows = (applicationId: ApplicationId, entries: TrustedOriginEntry[]) =>
@@ -38,18 +39,18 @@ export class TrustedOrigins {
 
   /** The slug and domain claims of the application, or null when it does not exist. */
   sources(applicationId: ApplicationId): Promise<OriginSources | null> {
-    return this.platform.prisma.application.findUnique({ where: { id: applicationId }, select: { slug: true, domains: { select: { id: true, hostname: true, verifiedAt: true } } } });
+    return this.platform.prisma.application.findUnique({ where: { id: applicationId }, select: { slug: true, domains: { select: { id: true, hostname: true, verifiedAt: true } }, previews: { select: { slug: true } } } });
   }
 
   /**
-   * Makes the derived origins (`app`, `publishing_domain`) exactly `entries`, drops `custom_domain`
+   * Makes the derived origins (`app`, `publishing_domain`, `preview`) exactly `entries`, drops `custom_domain`
    * origins whose claim is not (or no longer) verified, and adds `entries`, in one transaction;
    * `manual` origins are left alone. Returns every origin of the application afterwards.
    */
   async replaceDerived(applicationId: ApplicationId, entries: TrustedOriginEntry[]): Promise<string[]> {
     const prisma = this.platform.prisma;
     await prisma.$transaction([
-      prisma.trustedOrigin.deleteMany({ where: { applicationId, source: { in: ['app', 'publishing_domain'] }, origin: { notIn: entries.map((e) => e.origin) } } }),
+      prisma.trustedOrigin.deleteMany({ where: { applicationId, source: { in: ['app', 'publishing_domain', 'preview'] }, origin: { notIn: entries.map((e) => e.origin) } } }),
       prisma.trustedOrigin.deleteMany({ where: { applicationId, source: 'custom_domain', OR: [{ domainId: null }, { domain: { is: { verifiedAt: null } } }] } }),
       prisma.trustedOrigin.createMany({ data: toRows(applicationId, entries), skipDuplicates: true }),
     ]);

@@ -144,9 +144,10 @@ export class DeploymentsRepository {
   // --- the gateway: polls and the dashboard's history
 
   /** One deployment as its application sees it (another application's does not exist). */
-  findForApplication(applicationId: ApplicationId, id: DeploymentId) {
+  /** One deployment of the application (`previews`: or of one of its previews). */
+  findForApplication(applicationId: ApplicationId, id: DeploymentId, options: { previews?: boolean } = {}) {
     return this.platform.prisma.deployment.findFirst({
-      where: { id, applicationId },
+      where: options.previews ? { id, OR: [{ applicationId }, { application: { parentId: applicationId } }] } : { id, applicationId },
       select: {
         id: true,
         status: true,

@@ -27,7 +27,8 @@ export const releaseStep: PipelineStep = {
         await context.save({ hazards: context.hazards });
       }
     }
-    if (app.signInEnabled) log(`sign-in trusted origins: ${(await services.signInOrigins.refresh(applicationId)).join(', ')}`);
+    // A preview's address is trusted by its parent's sign-in service (the origins are the parent's).
+    if (app.signInEnabled) log(`sign-in trusted origins: ${(await services.signInOrigins.refresh(app.signInApplicationId)).join(', ')}`);
     await services.handoff.switchTo(applicationId, release.id, log);
     log(`release ${release.id} is live`);
   },
