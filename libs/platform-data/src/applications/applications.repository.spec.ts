@@ -53,7 +53,7 @@ describe('ApplicationsRepository (real Postgres)', () => {
       await data.applications.trustedOrigins.add(id, [{ origin: 'https://origins.apps.example', source: 'app' }]);
       await prisma.trustedOrigin.create({ data: { applicationId: id, origin: 'https://manual.example', source: 'manual' } });
       const verified = await prisma.domain.create({ data: { applicationId: id, hostname: 'shop.example.com', verificationToken: 'a'.repeat(64), verifiedAt: new Date() } });
-      expect(await data.applications.trustedOrigins.sources(id)).toEqual({ slug: 'origins', domains: [{ id: verified.id, hostname: 'shop.example.com', verifiedAt: verified.verifiedAt }] });
+      expect(await data.applications.trustedOrigins.sources(id)).toEqual({ slug: 'origins', domains: [{ id: verified.id, hostname: 'shop.example.com', verifiedAt: verified.verifiedAt }], previews: [] });
       expect(await data.applications.trustedOrigins.sources(asApplicationId('00000000-0000-0000-0000-000000000000'))).toBeNull();
 
       const after = await data.applications.trustedOrigins.replaceDerived(id, [

@@ -28,7 +28,7 @@ describe('DeploymentsRepository: the edge routes and what builds and releases ar
   });
 
   it('routes by slug and verified domains only, to the live release', async () => {
-    const all = await repository.liveRoutes.routes();
+    const all = (await repository.liveRoutes.routes()).filter((r) => [applicationId, bareId].includes(asApplicationId(r.applicationId)));
     expect(all).toHaveLength(2);
     expect(await repository.liveRoutes.routes(applicationId)).toEqual([
       { applicationId, slug: 'routed', hostnames: ['www.example.com'], release: { id: releaseId, kind: 'node', artifactKey: 'releases/r.tar.gz', spec: { commands: { start: 'node server.js' } } } },
@@ -43,10 +43,37 @@ describe('DeploymentsRepository: the edge routes and what builds and releases ar
   });
 
   it('gives a build and a running release the same envelopes, unopened', async () => {
-    const expected = { secrets: [{ name: 'API_KEY', value: Buffer.from('sealed') }], cookieSecret: Buffer.from('cookie'), database: { databaseName: 'app_db', roleName: 'app_role', password: Buffer.from('pw') } };
-    expect(await repository.inputs.forBuild(applicationId)).toEqual({ slug: 'routed', ...expected });
+    const expected = { sealedFor: applicationId, slug: 'routed', environment: 'production', secrets: [{ name: 'API_KEY', scope: 'all', value: Buffer.from('sealed') }], cookieSecret: Buffer.from('cookie'), database: { databaseName: 'app_db', roleName: 'app_role', password: Buffer.from('pw') } };
+    expect(await repository.inputs.forBuild(applicationId)).toEqual(expected);
     expect(await repository.inputs.forRuntime(applicationId)).toEqual(expected);
-    expect(await repository.inputs.forRuntime(bareId)).toEqual({ secrets: [], cookieSecret: null, database: null });
+    expect(await repository.inputs.forRuntime(bareId)).toEqual({ sealedFor: bareId, slug: 'bare', environment: 'production', secrets: [], cookieSecret: null, database: null });
+    expect(await repository.inputs.forRuntime(asApplicationId(randomUUID()))).toBeNull();
     await expect(repository.inputs.forBuild(asApplicationId(randomUUID()))).rejects.toThrow();
+  });
+
+  it("gives a preview its parent's envelopes: the preview scope of its secrets, its sign-in service and database", async () => {
+    const prisma = scratch.platform.prisma;
+    await prisma.secret.create({ data: { applicationId, name: 'API_KEY', scope: 'preview', value: Buffer.from('sealed-preview') } });
+    await prisma.secret.create({ data: { applicationId, name: 'PROD_ONLY', scope: 'production', value: Buffer.from('sealed-prod') } });
+    const preview = await scratch.data.applications.previews.ensure(applicationId, 'feat', 3_600_000, 10);
+    expect(preview).toMatchObject({ name: 'feat', slug: 'routed--feat', liveReleaseId: null });
+    const inputs = await repository.inputs.forRuntime(preview.id);
+    expect(inputs).toEqual({
+      sealedFor: applicationId,
+      slug: 'routed',
+      environment: 'preview',
+      secrets: [{ name: 'API_KEY', scope: 'preview', value: Buffer.from('sealed-preview') }],
+      cookieSecret: Buffer.from('cookie'),
+      database: { databaseName: 'app_db', roleName: 'app_role', password: Buffer.from('pw') },
+    });
+    // Production keeps its own: the `all` value of API_KEY and its production-only one.
+    expect((await repository.inputs.forRuntime(applicationId))!.secrets).toEqual([
+      { name: 'API_KEY', scope: 'all', value: Buffer.from('sealed') },
+      { name: 'PROD_ONLY', scope: 'production', value: Buffer.from('sealed-prod') },
+    ]);
+    // A preview routes at its own address like any application.
+    expect(await repository.liveRoutes.routes(preview.id)).toEqual([{ applicationId: preview.id, slug: 'routed--feat', hostnames: [], release: null }]);
+    await prisma.secret.deleteMany({ where: { applicationId, scope: { not: 'all' } } });
+    expect(await scratch.data.applications.previews.remove(applicationId, preview.id)).toMatchObject({ id: preview.id, slug: 'routed--feat', blobKeys: [] });
   });
 });
