@@ -198,4 +198,12 @@ describe('log follows per application (real HTTP, Postgres, Redis, a stand-in ed
     expectOpen(await acceptedWithin(() => runtime(api)));
     expectRefused(await build(api, deployment));
   });
+
+  it("lists the 429 of both streams in the owners' API document", async () => {
+    const response = await fetch(`${gw.url}/dashboard/api/openapi.json`, { signal: AbortSignal.timeout(WAIT_MS) });
+    const document = (await response.json()) as { paths: Record<string, { get: { responses: Record<string, unknown> } }> };
+    for (const path of ['/dashboard/api/applications/{appId}/logs/stream', '/dashboard/api/applications/{appId}/deployments/{deploymentId}/log/stream']) {
+      expect(document.paths[path]!.get.responses['429']).toMatchObject({ description: 'Error: rate_limited' });
+    }
+  });
 });
