@@ -130,6 +130,12 @@ export const gatewayConfigSchema = z.object({
   EDGE_INTERNAL_URL: httpUrl('http://127.0.0.1:8080'),
   /** How long a rollback/promote waits for the edge to report the release healthy (as the worker's RELEASE_TIMEOUT_MS). */
   RELEASE_TIMEOUT_MS: positiveInt(60_000),
+  /**
+   * Log follows (server-sent event streams: runtime-log tail and live build output together) open
+   * at once per application, counted in each gateway process (N processes allow N × this); one
+   * more → `429 rate_limited` before its stream opens (src/logs/follow-slots.ts).
+   */
+  LOG_FOLLOWS_PER_APPLICATION: positiveInt(20),
 })
   .superRefine(checkBlobStorage)
   .superRefine((config, ctx) => {

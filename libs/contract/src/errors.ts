@@ -28,7 +28,10 @@ export const ERROR_CODES = {
   domain_unverified: { status: 422, meaning: 'Dashboard: the TXT record `_slipway-challenge.<domain>` = `slipway-verify=<token>` of this claim was not found (missing, wrong value, or the DNS lookup failed); the body carries the expected `record` and the values `found`.' },
   release_unhealthy: { status: 422, meaning: "Owners' API (rollback, promote): the release did not become healthy when the edge started it; the live release keeps serving. The message carries the start's log tail." },
   auth_owned_by_project: { status: 409, meaning: 'The project set its own SERVICE_AUTH_BASE_URL or DATABASE_URL, so the platform leaves sign-in alone.' },
-  rate_limited: { status: 429, meaning: 'The hourly deploy limit is exceeded; the body carries `retryAfterSeconds`.' },
+  rate_limited: {
+    status: 429,
+    meaning: "The hourly deploy limit is exceeded, or (owners' API) the application already has as many log streams open as allowed (`LOG_FOLLOWS_PER_APPLICATION`); the body carries `retryAfterSeconds`, the `Retry-After` header the same.",
+  },
   too_many_uploads: {
     status: 429,
     meaning: 'As many uploads as allowed (`concurrentUploadsPerApplication`, `concurrentUploadsPerApiKey`) are already in progress for this application or API key; the body carries `retryAfterSeconds`, the `Retry-After` header the same.',

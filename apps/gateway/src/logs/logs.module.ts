@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
 import { BuildLogsController } from './build-logs.controller.js';
 import { BuildLogsService } from './build-logs.service.js';
+import { FollowSlots } from './follow-slots.js';
 import { RuntimeLogsController } from './runtime-logs.controller.js';
 import { RuntimeLogsService } from './runtime-logs.service.js';
 
@@ -9,6 +10,6 @@ import { RuntimeLogsService } from './runtime-logs.service.js';
 @Module({
   imports: [DashboardAccessModule],
   controllers: [RuntimeLogsController, BuildLogsController],
-  providers: [RuntimeLogsService, BuildLogsService],
+  providers: [RuntimeLogsService, BuildLogsService, FollowSlots],
 })
 export class LogsModule {}

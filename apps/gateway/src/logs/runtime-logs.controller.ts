@@ -5,6 +5,7 @@ import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
 import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
 import { OwnersApi } from '../owners-api/owners-api-doc.js';
 import { instant, lineLimit, releaseParam } from './log-params.js';
+import { FollowSlots } from './follow-slots.js';
 import { openEventStream } from './sse.js';
 import { RuntimeLogsService } from './runtime-logs.service.js';
 
@@ -20,7 +21,10 @@ type LogQueryParams = { since?: string; until?: string; release?: string; limit?
 @Controller('dashboard/api/applications/:appId')
 @OwnedApplicationRoute()
 export class RuntimeLogsController {
-  constructor(private readonly logs: RuntimeLogsService) {}
+  constructor(
+    private readonly logs: RuntimeLogsService,
+    private readonly slots: FollowSlots,
+  ) {}
 
   /** `?since=15m|ISO&until=…&release=<id>&limit=200`: the newest `limit` lines in the window, oldest first. */
   @Get('logs')
@@ -34,9 +38,11 @@ export class RuntimeLogsController {
    * then each line as it is written; one `data:` event per line (the same JSON object).
    */
   @Get('logs/stream')
-  @OwnersApi({ summary: 'Live tail as server-sent events (text/event-stream): the newest `limit` lines since `since` (default none), then each line as it is written, one `data:` event (the same JSON object) per line. `slipway logs --follow`, the Logs tab.', errors: ['bad_request', 'not_found', 'unavailable'] })
+  @OwnersApi({ summary: 'Live tail as server-sent events (text/event-stream): the newest `limit` lines since `since` (default none), then each line as it is written, one `data:` event (the same JSON object) per line. `slipway logs --follow`, the Logs tab. At most `LOG_FOLLOWS_PER_APPLICATION` (20) streams of an application (with its build-output streams) per gateway process: one more → 429 `rate_limited`.', errors: ['bad_request', 'not_found', 'rate_limited', 'unavailable'] })
   async stream(@CurrentApplication() app: OwnedApplication, @Query() query: LogQueryParams, @Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     const params = { since: instant('since', query.since), release: releaseParam(query.release), limit: query.limit === undefined && query.since === undefined ? 0 : lineLimit(query.limit) };
+    // Refused (429) before the edge is asked; the slot is back when the response closes, whatever happens below.
+    this.slots.hold(app.id, res);
     const abort = new AbortController();
     res.once('close', () => abort.abort());
     let events: ReturnType<typeof openEventStream> | undefined;
