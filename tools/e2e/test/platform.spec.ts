@@ -129,6 +129,62 @@ describe('the platform end to end', () => {
     expect(await platform.viaEdge(slug)).toMatchObject({ status: 200, body: index });
   });
 
+  it("deploys a preview at its own address with the preview's secrets while production keeps serving; another application's key gets 404 for all of it", async () => {
+    const app = await mkdtemp(join(tmpdir(), 'slipway-e2e-preview-'));
+    await writeFile(
+      join(app, 'server.js'),
+      "import { createServer } from 'node:http';\ncreateServer((req, res) => res.end(req.url === '/healthz' ? 'ok' : `<p>preview app: ${process.env.GREETING} ${process.env.ONLY_PREVIEW ?? '-'}</p>`)).listen(Number(process.env.PORT));\n",
+    );
+    await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'preview-app', private: true, type: 'module', scripts: { start: 'node server.js' } }));
+    // One value for both, one for previews only, and GREETING's own preview value.
+    expect((await platform.cli(['secrets', 'set', 'GREETING=for-production', '--json'], cliEnv)).code).toBe(0);
+    const scoped = await platform.cli(['secrets', 'set', 'GREETING=for-previews', 'ONLY_PREVIEW=yes', '--preview', '--json'], cliEnv);
+    expect([scoped.code, scoped.stderr]).toEqual([0, '']);
+    const listed = await platform.cli(['secrets', 'list', '--preview', '--json'], cliEnv);
+    expect(JSON.parse(listed.stdout).secrets).toEqual(expect.arrayContaining([{ name: 'GREETING', scopes: ['all', 'preview'] }, { name: 'ONLY_PREVIEW', scopes: ['preview'] }]));
+
+    const index = await readFile(join(FIXTURES, 'static-site', 'index.html'), 'utf8');
+    const before = await platform.viaEdge(slug);
+    expect(before).toMatchObject({ status: 200, body: index });
+    const loop = new RequestLoop(platform.ports.edge, `${slug}.localhost:${platform.ports.edge}`, '/');
+    let deployed: { code: number; stdout: string; stderr: string };
+    try {
+      deployed = await platform.cli(['deploy', app, '--preview', 'feat', '--json'], cliEnv);
+    } finally {
+      await loop.stop();
+    }
+    expect([deployed.code, deployed.stderr.replace(/^slipway: .*\n/gm, '')]).toEqual([0, '']);
+    const previewUrl = `http://${slug}--feat.localhost:${platform.ports.edge}`;
+    expect(JSON.parse(deployed.stdout)).toMatchObject({ status: 'succeeded', spec: { kind: 'node' }, url: previewUrl });
+    expect(await platform.viaEdge(`${slug}--feat`, '/')).toMatchObject({ status: 200, body: '<p>preview app: for-previews yes</p>' });
+    // Production never changed: the same release, no failed request while the preview deployed.
+    expect(await platform.viaEdge(slug)).toMatchObject({ status: 200, body: index });
+    expect(loop.failures()).toEqual([]);
+    expect(new Set(loop.samples.map((s) => s.body))).toEqual(new Set([index]));
+    const releases = JSON.parse((await platform.cli(['releases', '--json'], cliEnv)).stdout).releases as { kind: string; live: boolean }[];
+    expect(releases.find((r) => r.live)?.kind).toBe('static');
+
+    const previews = await platform.cli(['previews', '--json'], cliEnv);
+    expect(JSON.parse(previews.stdout)).toMatchObject({ previews: [{ name: 'feat', url: previewUrl, liveReleaseId: expect.any(String) }], limit: expect.any(Number) });
+
+    // Another owner's project key, naming this application: 404 for all of it, nothing made or changed.
+    const other = await platform.bootstrap('preview-other@example.com', 'Preview Other');
+    const otherEnv = { SLIPWAY_API_KEY: other.apiKey };
+    for (const args of [['previews'], ['previews', 'rm', 'feat'], ['secrets', 'set', 'GREETING=stolen', '--preview'], ['secrets', 'list', '--preview'], ['deploy', app, '--preview', 'evil']]) {
+      const refused = await platform.cli([...args, '--json', '--application', account.applicationId], otherEnv);
+      expect([args.join(' '), refused.code, JSON.parse(refused.stdout)]).toEqual([args.join(' '), 1, expect.objectContaining({ code: 'not_found', status: 404 })]);
+    }
+    expect((await platform.viaEdge(`${slug}--evil`)).status).toBe(404);
+    expect(await platform.viaEdge(`${slug}--feat`, '/')).toMatchObject({ status: 200, body: '<p>preview app: for-previews yes</p>' });
+
+    // Deleted: its address stops answering; production still serves.
+    const removed = await platform.cli(['previews', 'rm', 'feat', '--json'], cliEnv);
+    expect([removed.code, JSON.parse(removed.stdout)]).toEqual([0, { removed: 'feat' }]);
+    await waitFor(async () => (await platform.viaEdge(`${slug}--feat`)).status === 404, { timeoutMs: 15_000, what: 'the deleted preview to stop answering' });
+    expect(await platform.viaEdge(slug)).toMatchObject({ status: 200, body: index });
+    await rm(app, { recursive: true, force: true });
+  }, 240_000);
+
   it('stops everything on Ctrl-C', async () => {
     const runtime = await platform.runtime();
     process.kill(platform.launcher.child.pid!, 'SIGINT');
