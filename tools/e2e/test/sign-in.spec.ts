@@ -101,4 +101,36 @@ describe('sign-in, switched on and used by a deployed app', () => {
     const wrong = await stranger.call('POST', '/api/auth/sign-in/email', { email: 'grace@example.com', password: 'not her password' });
     expect(wrong.status).toBe(401);
   });
+
+  it("trusts a preview's address for the application's sign-in service while the preview exists: the same users sign in there", async () => {
+    const previewSlug = `${account.slug}--feat`;
+    const previewOrigin = `http://${previewSlug}.localhost:${platform.ports.edge}`;
+    // Straight to the sign-in service, as a browser on the preview's address would call it.
+    const signInFrom = (origin: string) =>
+      fetch(`http://127.0.0.1:${platform.ports.auth}/a/${account.slug}/sign-in/email`, {
+        method: 'POST',
+        headers: { origin, 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.20' },
+        body: JSON.stringify({ email: 'grace@example.com', password: 'a long passphrase' }),
+      });
+    expect((await signInFrom(previewOrigin)).status).toBe(403);
+
+    const deploy = await platform.cli(['deploy', shop, '--preview', 'feat', '--json'], { SLIPWAY_API_KEY: account.apiKey });
+    const task = JSON.parse(deploy.stdout);
+    expect({ code: deploy.code, status: task.status, url: task.url }).toEqual({ code: 0, status: 'succeeded', url: previewOrigin });
+    expect((await signInFrom(previewOrigin)).status).toBe(200);
+
+    // Through the preview's own address: the app signs Grace in (the parent's users, database and cookie secret).
+    const grace = new Visitor(platform, previewSlug, '198.51.100.21');
+    expect((await grace.call('POST', '/api/auth/sign-in/email', { email: 'grace@example.com', password: 'a long passphrase' })).status).toBe(200);
+    expect((await grace.call('GET', '/me')).json()).toMatchObject({ email: 'grace@example.com', name: 'Grace' });
+    expect((await grace.call('GET', '/orders')).json()).toEqual([{ item: 'teapot', email: 'grace@example.com', name: 'Grace' }]);
+
+    const removed = await platform.cli(['previews', 'rm', 'feat', '--json'], { SLIPWAY_API_KEY: account.apiKey });
+    expect(removed.code).toBe(0);
+    // The service drops its cached origins on the change message (else within AUTH_TENANT_CACHE_SECONDS).
+    const deadline = Date.now() + 15_000;
+    let status = 0;
+    while (Date.now() < deadline && (status = (await signInFrom(previewOrigin)).status) !== 403) await new Promise((ok) => setTimeout(ok, 250));
+    expect(status).toBe(403);
+  }, 240_000);
 });
