@@ -1,4 +1,4 @@
-import { encryptEnvelope, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
+import { decryptEnvelopeToString, encryptEnvelope, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
 import { TestDnsServer } from '@slipway/testing';
 import { DashboardClient, DASHBOARD_ORIGIN } from './support/dashboard-client.js';
 import { send } from './support/http.js';
@@ -201,9 +201,27 @@ describe('dashboard API /dashboard/api (real HTTP, Postgres)', () => {
       const stored = (await gw.sql.query('SELECT value FROM secrets WHERE application_id = $1', [appId])).rows[0].value as Buffer;
       expect(stored.toString('latin1')).not.toContain('sk_live_very_secret');
       const list = await ada.get(`/applications/${appId}/secrets`);
-      expect([list.json, list.text.includes('sk_live')]).toEqual([{ names: ['STRIPE_KEY'] }, false]);
+      expect([list.json, list.text.includes('sk_live')]).toEqual([{ names: ['STRIPE_KEY'], secrets: [{ name: 'STRIPE_KEY', scopes: ['all'] }] }, false]);
       expect((await ada.put(`/applications/${appId}/secrets`, { secrets: { 'bad-name': 'x' } })).json).toMatchObject({ code: 'bad_request', error: expect.stringContaining('^[A-Z_]') });
       expect((await ada.delete(`/applications/${appId}/secrets/STRIPE_KEY`)).json).toEqual({ names: [] });
+    });
+
+    it('keeps a value per scope (sealed to its scope), deletes one scope or every one, and refuses an unknown scope', async () => {
+      await ada.put(`/applications/${appId}/secrets`, { secrets: { API_URL: 'https://prod.example' } });
+      expect((await ada.put(`/applications/${appId}/secrets?scope=preview`, { secrets: { API_URL: 'https://staging.example' } })).json).toEqual({ names: ['API_URL'] });
+      expect((await ada.get(`/applications/${appId}/secrets`)).json).toEqual({ names: ['API_URL'], secrets: [{ name: 'API_URL', scopes: ['all', 'preview'] }] });
+      // The contract's list is unchanged: each name once.
+      const { rows } = await gw.sql.query(`SELECT scope, value FROM secrets WHERE application_id = $1 AND name = 'API_URL' ORDER BY scope`, [appId]);
+      expect(rows.map((r) => r.scope)).toEqual(['all', 'preview']);
+      const preview = rows[1].value as Buffer;
+      // Bound to its scope: it does not open as the value for both (a row moved between scopes fails).
+      expect(decryptEnvelopeToString(keyringFromMasterKey(gw.config.SLIPWAY_MASTER_KEY), preview, envelopeBinding.secret(appId, 'API_URL', 'preview'))).toBe('https://staging.example');
+      expect(() => decryptEnvelopeToString(keyringFromMasterKey(gw.config.SLIPWAY_MASTER_KEY), preview, envelopeBinding.secret(appId, 'API_URL'))).toThrow();
+      expect((await ada.put(`/applications/${appId}/secrets?scope=staging`, { secrets: { API_URL: 'x' } })).json).toMatchObject({ code: 'bad_request', error: expect.stringContaining('scope') });
+      expect((await ada.delete(`/applications/${appId}/secrets/API_URL?scope=preview`)).json).toEqual({ names: ['API_URL'] });
+      expect((await ada.get(`/applications/${appId}/secrets`)).json).toEqual({ names: ['API_URL'], secrets: [{ name: 'API_URL', scopes: ['all'] }] });
+      await ada.put(`/applications/${appId}/secrets?scope=production`, { secrets: { API_URL: 'https://prod-only.example' } });
+      expect((await ada.delete(`/applications/${appId}/secrets/API_URL`)).json).toEqual({ names: [] });
     });
   });
 

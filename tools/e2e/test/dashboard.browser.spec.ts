@@ -85,5 +85,24 @@ describe('dashboard in Chromium, over the whole platform', () => {
     await page.getByRole('button', { name: 'Show environment variables' }).click();
     await page.getByText(/SERVICE_AUTH_BASE_URL=/).waitFor();
     await page.screenshot({ path: join(SHOTS, 'sign-in-on.png'), fullPage: true });
-  }, 180_000);
+
+    // A secret for previews only, then a preview deployed with the key: the Previews tab links it.
+    await page.goto(appPage);
+    await page.getByRole('link', { name: 'Secrets', exact: true }).click();
+    await page.getByLabel('Name', { exact: true }).fill('STRIPE_API_KEY');
+    await page.getByLabel('Value').fill('sk_test_preview');
+    await page.getByLabel('For').selectOption('preview');
+    await page.getByRole('button', { name: 'Save secret' }).click();
+    await page.getByRole('list', { name: 'Secrets' }).getByText('previews only').waitFor();
+    const preview = await platform.cli(['deploy', join(FIXTURES, 'warn-missing-secret'), '--preview', 'try', '--json'], { SLIPWAY_API_KEY: key });
+    expect([preview.code, JSON.parse(preview.stdout).url]).toEqual([0, `http://warned-shop--try.localhost:${platform.ports.edge}`]);
+    expect(JSON.parse(preview.stdout).warnings.map((w: { code: string }) => w.code)).not.toContain('missing_secret');
+    expect(await platform.viaEdge('warned-shop--try')).toMatchObject({ status: 200, body: 'configured' });
+    expect(await platform.viaEdge('warned-shop')).toMatchObject({ status: 200, body: 'not configured' });
+    await page.getByRole('link', { name: 'Previews', exact: true }).click();
+    await page.getByRole('list', { name: 'Previews' }).getByRole('link', { name: `http://warned-shop--try.localhost:${platform.ports.edge}` }).waitFor();
+    await page.screenshot({ path: join(SHOTS, 'previews.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Delete preview try' }).click();
+    await page.getByText('No previews.').waitFor();
+  }, 240_000);
 });

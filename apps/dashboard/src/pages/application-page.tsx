@@ -8,6 +8,7 @@ import { DeploymentsTab } from '../tabs/deployments-tab.js';
 import { DomainsTab } from '../tabs/domains-tab.js';
 import { LogsTab } from '../tabs/logs-tab.js';
 import { MetricsTab } from '../tabs/metrics-tab.js';
+import { PreviewsTab } from '../tabs/previews-tab.js';
 import { SecretsTab } from '../tabs/secrets-tab.js';
 import { SignInTab } from '../tabs/sign-in-tab.js';
 import { TokensTab } from '../tabs/tokens-tab.js';
@@ -16,6 +17,7 @@ export const TABS = [
   { id: 'deployments', label: 'Deployments' },
   { id: 'logs', label: 'Logs' },
   { id: 'metrics', label: 'Metrics' },
+  { id: 'previews', label: 'Previews' },
   { id: 'keys', label: 'API keys' },
   { id: 'tokens', label: 'Access tokens' },
   { id: 'domains', label: 'Domains' },
@@ -67,6 +69,8 @@ function renderTab(tab: TabId, app: ApplicationDetails) {
       return <LogsTab app={app} />;
     case 'metrics':
       return <MetricsTab app={app} />;
+    case 'previews':
+      return <PreviewsTab app={app} />;
     case 'keys':
       return <ApiKeysTab app={app} />;
     case 'tokens':
