@@ -147,7 +147,7 @@ describe('the platform end to end', () => {
     const before = await platform.viaEdge(slug);
     expect(before).toMatchObject({ status: 200, body: index });
     const loop = new RequestLoop(platform.ports.edge, `${slug}.localhost:${platform.ports.edge}`, '/');
-    let deployed: { code: number; stdout: string; stderr: string };
+    let deployed: Awaited<ReturnType<Platform['cli']>>;
     try {
       deployed = await platform.cli(['deploy', app, '--preview', 'feat', '--json'], cliEnv);
     } finally {
