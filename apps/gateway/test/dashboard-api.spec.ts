@@ -238,7 +238,7 @@ describe('dashboard API /dashboard/api (real HTTP, Postgres)', () => {
       const one = await ada.get(`/applications/${appId}/deployments/${dep}`);
       expect(one.json).toMatchObject({ taskId: dep, status: 'succeeded', spec: { kind: 'static' }, url: 'http://main-shop.localhost:8080' });
       expect((await eve.get(`/applications/${appId}/deployments/${dep}`)).status).toBe(404);
-      expect((await ada.get(`/applications/${appId}/releases`)).json.releases).toEqual([{ id: rel, deploymentId: dep, kind: 'static', createdAt: expect.any(String), sizeBytes: 0, deploymentStatus: 'succeeded', live: true }]);
+      expect((await ada.get(`/applications/${appId}/releases`)).json.releases).toEqual([{ id: rel, deploymentId: dep, kind: 'static', createdAt: expect.any(String), sizeBytes: 0, deploymentStatus: 'succeeded', live: true, preview: null }]);
     });
   });
 

@@ -56,6 +56,13 @@ describe('previews: POST …/deploy?target=preview, GET/DELETE …/previews, exp
     const list = await get(app, `/dashboard/api/applications/${app.id}/previews`);
     expect(list.json).toEqual({ previews: [expect.objectContaining({ name: 'feat' })], limit: 3, ttlHours: 168 });
     await finish(accepted.json.taskId);
+
+    // Its release is listed with the application's, named by its preview, and is never promoted to production.
+    const release = (await gw.sql.query(`INSERT INTO releases (application_id, deployment_id, kind, artifact_key, spec) VALUES ($1, $2, 'static', 'releases/p.tar.gz', '{}') RETURNING id`, [previewId, accepted.json.taskId])).rows[0].id;
+    expect((await get(app, `/dashboard/api/applications/${app.id}/releases`)).json.releases).toEqual([expect.objectContaining({ id: release, preview: 'feat', live: false })]);
+    const promote = await send(`${gw.url}/dashboard/api/applications/${app.id}/releases/${release}/live`, { method: 'POST', headers: { authorization: `Bearer ${app.key}` } });
+    expect([promote.status, promote.json.code, promote.json.error]).toEqual([400, 'bad_request', expect.stringContaining("preview feat's")]);
+    expect((await gw.sql.query(`SELECT live_release_id FROM applications WHERE id = $1`, [app.id])).rows[0].live_release_id).toBeNull();
   });
 
   it("answers 404 for every preview route to another application's key, and refuses bad targets and names with 400", async () => {

@@ -93,8 +93,10 @@ export interface ReleaseView {
   sizeBytes: number;
   /** Status of the deployment that built it: only a `succeeded` one is a default rollback target. */
   deploymentStatus: string;
-  /** The release the application's address serves. (Previews, when they come, are not live.) */
+  /** The release the application's address serves (a preview's release never is). */
   live: boolean;
+  /** The preview that built it (served at `{slug}--{preview}`); null: one of the application's own. */
+  preview: string | null;
 }
 
 /** What a rollback or promote answers: the release now live, the one it replaced, and the list. */

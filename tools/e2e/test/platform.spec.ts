@@ -161,8 +161,14 @@ describe('the platform end to end', () => {
     expect(await platform.viaEdge(slug)).toMatchObject({ status: 200, body: index });
     expect(loop.failures()).toEqual([]);
     expect(new Set(loop.samples.map((s) => s.body))).toEqual(new Set([index]));
-    const releases = JSON.parse((await platform.cli(['releases', '--json'], cliEnv)).stdout).releases as { kind: string; live: boolean }[];
+    const releases = JSON.parse((await platform.cli(['releases', '--json'], cliEnv)).stdout).releases as { id: string; kind: string; live: boolean; preview: string | null }[];
     expect(releases.find((r) => r.live)?.kind).toBe('static');
+    // The preview's release is listed, named by its preview, and never promoted to production.
+    const previewRelease = releases.find((r) => r.preview === 'feat')!;
+    expect(previewRelease).toMatchObject({ kind: 'node', live: false });
+    const promote = await platform.cli(['promote', previewRelease.id, '--json'], cliEnv);
+    expect([promote.code, JSON.parse(promote.stdout)]).toEqual([1, expect.objectContaining({ code: 'bad_request' })]);
+    expect(await platform.viaEdge(slug)).toMatchObject({ status: 200, body: index });
 
     const previews = await platform.cli(['previews', '--json'], cliEnv);
     expect(JSON.parse(previews.stdout)).toMatchObject({ previews: [{ name: 'feat', url: previewUrl, liveReleaseId: expect.any(String) }], limit: expect.any(Number) });

@@ -78,7 +78,7 @@ function printReleases(releases: ReleaseView[], terminal: Terminal): void {
     terminal.out.write(`${terminal.paint.dim('no releases yet: slipway deploy makes one')}\n`);
     return;
   }
-  const rows = releases.map((r) => [visibleControls(r.id), new Date(r.createdAt).toISOString().replace('T', ' ').slice(0, 19), visibleControls(r.deploymentId), r.live ? 'live' : r.deploymentStatus === 'succeeded' ? '' : visibleControls(r.deploymentStatus), formatBytes(r.sizeBytes)]);
+  const rows = releases.map((r) => [visibleControls(r.id), new Date(r.createdAt).toISOString().replace('T', ' ').slice(0, 19), visibleControls(r.deploymentId), r.live ? 'live' : r.preview ? visibleControls(`preview ${r.preview}`) : r.deploymentStatus === 'succeeded' ? '' : visibleControls(r.deploymentStatus), formatBytes(r.sizeBytes)]);
   const header = ['RELEASE', 'CREATED (UTC)', 'DEPLOYMENT', 'STATE', 'SIZE'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();

@@ -34,7 +34,7 @@ export class DeploymentsService {
   }
 
   async releases(applicationId: string): Promise<{ releases: ServerView<ReleaseView>[] }> {
-    return { releases: await this.deployments.releases.list(asApplicationId(applicationId)) };
+    return { releases: await this.deployments.releases.list(asApplicationId(applicationId), { previews: true }) };
   }
 
   /** What the application stores in blob storage, and its owner's usage against the plan's quota. */
@@ -75,9 +75,12 @@ export class DeploymentsService {
    * (`release_unhealthy`), one whose deployment is still in progress, an edge that does not answer.
    */
   async makeLive(applicationId: string, releaseId: string): Promise<ServerView<ReleaseSwitchView>> {
-    const releases = await this.deployments.releases.list(asApplicationId(applicationId));
+    const releases = await this.deployments.releases.list(asApplicationId(applicationId), { previews: true });
     const target = isUuid(releaseId) ? releases.find((r) => r.id === releaseId) : undefined;
     if (!target) throw new ApiException('not_found', 'This application has no such release.');
+    if (target.preview !== null) {
+      throw new ApiException('bad_request', `This release is preview ${target.preview}'s: it was built with the preview's secrets. Deploy the same folder without --preview to make it production.`);
+    }
     if (IN_PROGRESS.has(target.deploymentStatus)) throw new ApiException('bad_request', 'This release belongs to a deployment still in progress; it goes live when that deployment succeeds.');
     const previous = releases.find((r) => r.live)?.id ?? null;
     if (previous !== target.id) {
@@ -94,6 +97,7 @@ export class DeploymentsService {
    */
   async rollback(applicationId: string, releaseId?: string): Promise<ServerView<ReleaseSwitchView>> {
     if (releaseId !== undefined) return this.makeLive(applicationId, releaseId);
+    // Production's own releases only: a preview's is never a rollback target.
     const releases = await this.deployments.releases.list(asApplicationId(applicationId));
     const liveAt = releases.findIndex((r) => r.live);
     const earlier = releases.slice(liveAt + 1).find((r) => r.deploymentStatus === 'succeeded');

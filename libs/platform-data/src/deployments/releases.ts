@@ -160,17 +160,22 @@ export class Releases {
   }
 
   /** The latest releases of the application, newest first, each saying whether it is the live one. */
-  async list(applicationId: ApplicationId) {
+  /**
+   * The newest releases of the application (`previews`: and of its previews; `preview` names the
+   * preview that built one, null for production's own); `live`: the release the application's
+   * address serves.
+   */
+  async list(applicationId: ApplicationId, options: { previews?: boolean } = {}) {
     const [app, rows] = await Promise.all([
       this.platform.prisma.application.findUnique({ where: { id: applicationId }, select: { liveReleaseId: true } }),
       this.platform.prisma.release.findMany({
-        where: { applicationId },
+        where: options.previews ? { OR: [{ applicationId }, { application: { parentId: applicationId } }] } : { applicationId },
         orderBy: { createdAt: 'desc' },
         take: PAGE,
-        select: { id: true, deploymentId: true, kind: true, createdAt: true, artifactBytes: true, deployment: { select: { status: true } } },
+        select: { id: true, deploymentId: true, kind: true, createdAt: true, artifactBytes: true, deployment: { select: { status: true } }, application: { select: { previewName: true } } },
       }),
     ]);
-    return rows.map(({ artifactBytes, deployment, ...r }) => ({ ...r, sizeBytes: Number(artifactBytes), deploymentStatus: deployment.status, live: r.id === app?.liveReleaseId }));
+    return rows.map(({ artifactBytes, deployment, application, ...r }) => ({ ...r, sizeBytes: Number(artifactBytes), deploymentStatus: deployment.status, live: r.id === app?.liveReleaseId, preview: application.previewName }));
   }
 
   /**
