@@ -100,6 +100,10 @@ export function DeploymentsTab({ app }: { app: ApplicationDetails }) {
                 <span className="mono">{r.id.slice(0, 8)}</span> <span className="muted">{r.kind}</span> <span className="muted">{formatWhen(r.createdAt)}</span>{' '}
                 {r.live ? (
                   <StatusBadge status="live" />
+                ) : r.preview ? (
+                  <span className="badge" title="Built by a preview, with its secrets: deploy without --preview to make it production">
+                    preview {r.preview}
+                  </span>
                 ) : (
                   <>
                     <Button variant="secondary" busy={switching === r.id} disabled={switching !== null} onClick={() => void makeLive(r)}>
