@@ -1,7 +1,7 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { describeBlobStoreContract } from '../test/blob-store-contract.js';
 import { LocalBlobStore, blobDirFrom, createBlobStore, sourceFileMode, sourceKey } from './index.js';
@@ -50,6 +50,35 @@ describe('LocalBlobStore directory fsync shared by concurrent puts', () => {
       expect((await store.put('sources/again.tar', Readable.from([Buffer.from('again')]))).bytes).toBe(5);
       expect(await store.list('')).toEqual([...keys.filter((k) => k.startsWith('releases/')), 'sources/again.tar'].sort());
     } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('LocalBlobStore.sweepTemp: what a put killed mid-write left', () => {
+  it('removes .part files not written for the given time, and leaves a put in progress and everything else', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'slipway-blob-sweep-'));
+    const store = new LocalBlobStore(root, { fsync: false });
+    try {
+      expect(await store.sweepTemp(1000)).toEqual({ files: 0, bytes: 0 });
+      await mkdir(join(root, '.tmp'), { recursive: true });
+      await writeFile(join(root, '.tmp', 'orphan.part'), Buffer.alloc(4096));
+      await writeFile(join(root, '.tmp', 'fresh.part'), 'x');
+      await writeFile(join(root, '.tmp', 'not-a-part'), 'x');
+      const hourAgo = new Date(Date.now() - 3_600_000);
+      await utimes(join(root, '.tmp', 'orphan.part'), hourAgo, hourAgo);
+      await utimes(join(root, '.tmp', 'not-a-part'), hourAgo, hourAgo);
+      // A put whose body is still arriving: its .part is fresh, so it survives the sweep and completes.
+      const body = new PassThrough();
+      const put = store.put('sources/in-flight.tar', body);
+      body.write('first half ');
+      expect(await store.sweepTemp(60_000)).toEqual({ files: 1, bytes: 4096 });
+      body.end('second half');
+      expect(await put).toMatchObject({ bytes: 22 });
+      expect(await text(await store.get('sources/in-flight.tar'))).toBe('first half second half');
+      expect((await readdir(join(root, '.tmp'))).sort()).toEqual(['fresh.part', 'not-a-part']);
+    } finally {
+      await store.close();
       await rm(root, { recursive: true, force: true });
     }
   });

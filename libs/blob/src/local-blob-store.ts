@@ -86,6 +86,35 @@ export class LocalBlobStore implements BlobStore {
     return { bytes, sha256: hash ? hash.digest('hex') : null };
   }
 
+  /**
+   * Removes what puts left behind in `.tmp/` when their process died mid-write (a `kill -9`
+   * during an upload): `.part` files not written for `olderThanMs`. A put in progress writes as
+   * its body arrives, and an upload that sends nothing for its idle timeout is dropped long
+   * before, so only orphans are that old. Answers how many files and bytes went.
+   */
+  async sweepTemp(olderThanMs: number, now = Date.now()): Promise<{ files: number; bytes: number }> {
+    const dir = join(this.root, TEMP_DIR);
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { files: 0, bytes: 0 };
+      throw error;
+    }
+    let files = 0;
+    let bytes = 0;
+    for (const name of names) {
+      if (!name.endsWith('.part')) continue;
+      const path = join(dir, name);
+      const info = await stat(path).catch(() => null);
+      if (!info?.isFile() || now - info.mtimeMs < olderThanMs) continue;
+      await rm(path, { force: true });
+      files++;
+      bytes += info.size;
+    }
+    return { files, bytes };
+  }
+
   private async openTemp(temp: string): Promise<number> {
     try {
       return await openFd(temp, 'wx', 0o600);
