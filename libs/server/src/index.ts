@@ -6,4 +6,5 @@ export * from './dependencies.js';
 export * from './dependency.probe.js';
 export * from './health.module.js';
 export * from './listen-fds.js';
+export * from './periodic-task.js';
 export * from './server-unavailable.js';

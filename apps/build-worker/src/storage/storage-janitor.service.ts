@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import type { BlobStore } from '@slipway/blob';
 import { DeploymentsRepository } from '@slipway/platform-data';
+import { PeriodicTask } from '@slipway/server';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { BLOBS } from '../deploy/tokens.js';
 
@@ -28,8 +29,10 @@ const ENDED_BATCH = 500;
 @Injectable()
 export class StorageJanitorService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('storage');
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
+  private readonly task = new PeriodicTask(
+    () => this.sweep(),
+    (error) => this.logger.error(`storage sweep failed: ${error.message}`),
+  );
 
   constructor(
     @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
@@ -38,20 +41,12 @@ export class StorageJanitorService implements OnApplicationBootstrap, BeforeAppl
   ) {}
 
   onApplicationBootstrap(): void {
-    const tick = () => {
-      this.running ??= this.sweep()
-        .catch((error: unknown) => this.logger.error(`storage sweep failed: ${(error as Error).message}`))
-        .finally(() => (this.running = undefined));
-    };
-    this.timer = setInterval(tick, this.config.STORAGE_JANITOR_INTERVAL_MS);
-    this.timer.unref();
-    // Once at start too: a platform that was down for a while catches up at once.
-    setTimeout(tick, 5_000).unref();
+    // Once soon after start too: a platform that was down for a while catches up at once.
+    this.task.start(this.config.STORAGE_JANITOR_INTERVAL_MS, 5_000);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+    await this.task.stop();
   }
 
   async sweep(now = Date.now()): Promise<JanitorReport> {

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LocalBlobStore, type BlobStore } from '@slipway/blob';
+import { PeriodicTask } from '@slipway/server';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import { BLOB_STORE } from './blob-store.provider.js';
 
@@ -19,7 +20,10 @@ const SWEEP_EVERY_MS = 3600_000;
 @Injectable()
 export class UploadLeftovers implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('uploads');
-  private timer?: NodeJS.Timeout;
+  private readonly task = new PeriodicTask(
+    () => this.sweep(),
+    (error) => this.logger.warn(`could not remove what interrupted uploads left: ${error.message}`),
+  );
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -27,25 +31,18 @@ export class UploadLeftovers implements OnApplicationBootstrap, OnApplicationShu
   ) {}
 
   onApplicationBootstrap(): void {
-    void this.sweep();
-    this.timer = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
-    this.timer.unref();
+    this.task.start(SWEEP_EVERY_MS, 0);
   }
 
-  onApplicationShutdown(): void {
-    clearInterval(this.timer);
+  async onApplicationShutdown(): Promise<void> {
+    await this.task.stop();
   }
 
   async sweep(now = Date.now()): Promise<{ parts: number; spools: number; bytes: number }> {
-    try {
-      const parts = this.blobs instanceof LocalBlobStore ? await this.blobs.sweepTemp(STALE_MS, now) : { files: 0, bytes: 0 };
-      const spools = await this.sweepSpools(now);
-      if (parts.files || spools) this.logger.log(`removed what interrupted uploads left: ${parts.files} partial blob(s) (${parts.bytes} bytes), ${spools} spool director${spools === 1 ? 'y' : 'ies'}`);
-      return { parts: parts.files, spools, bytes: parts.bytes };
-    } catch (error) {
-      this.logger.warn(`could not remove what interrupted uploads left: ${(error as Error).message}`);
-      return { parts: 0, spools: 0, bytes: 0 };
-    }
+    const parts = this.blobs instanceof LocalBlobStore ? await this.blobs.sweepTemp(STALE_MS, now) : { files: 0, bytes: 0 };
+    const spools = await this.sweepSpools(now);
+    if (parts.files || spools) this.logger.log(`removed what interrupted uploads left: ${parts.files} partial blob(s) (${parts.bytes} bytes), ${spools} spool director${spools === 1 ? 'y' : 'ies'}`);
+    return { parts: parts.files, spools, bytes: parts.bytes };
   }
 
   private async sweepSpools(now: number): Promise<number> {

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { PeriodicTask } from '@slipway/server';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import { PreviewsService } from './previews.service.js';
 
@@ -10,8 +11,13 @@ import { PreviewsService } from './previews.service.js';
 @Injectable()
 export class PreviewExpiry implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Previews');
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
+  private readonly task = new PeriodicTask(
+    async () => {
+      const count = await this.previews.removeExpired();
+      if (count) this.logger.log(`${count} expired preview(s) removed`);
+    },
+    (error) => this.logger.warn(`expired previews not removed this time: ${error.message}`),
+  );
 
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
@@ -19,23 +25,11 @@ export class PreviewExpiry implements OnApplicationBootstrap, OnApplicationShutd
   ) {}
 
   onApplicationBootstrap(): void {
-    if (this.config.PREVIEW_SWEEP_SECONDS <= 0) return;
-    this.timer = setInterval(() => void this.sweep(), this.config.PREVIEW_SWEEP_SECONDS * 1000);
-    this.timer.unref();
-  }
-
-  async sweep(): Promise<void> {
-    if (this.running) return this.running;
-    this.running = this.previews
-      .removeExpired()
-      .then((count) => void (count && this.logger.log(`${count} expired preview(s) removed`)))
-      .catch((error: Error) => this.logger.warn(`expired previews not removed this time: ${error.message}`))
-      .finally(() => (this.running = undefined));
-    return this.running;
+    const everyMs = this.config.PREVIEW_SWEEP_SECONDS * 1000;
+    if (everyMs > 0) this.task.start(everyMs, everyMs);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+    await this.task.stop();
   }
 }
