@@ -63,6 +63,12 @@ describe('previews: POST …/deploy?target=preview, GET/DELETE …/previews, exp
     const promote = await send(`${gw.url}/dashboard/api/applications/${app.id}/releases/${release}/live`, { method: 'POST', headers: { authorization: `Bearer ${app.key}` } });
     expect([promote.status, promote.json.code, promote.json.error]).toEqual([400, 'bad_request', expect.stringContaining("preview feat's")]);
     expect((await gw.sql.query(`SELECT live_release_id FROM applications WHERE id = $1`, [app.id])).rows[0].live_release_id).toBeNull();
+
+    // Day-two reads of a preview: its own metrics; an unknown name (or another application's preview) is 404.
+    expect((await get(app, `/dashboard/api/applications/${app.id}/metrics?preview=feat`)).status).toBe(200);
+    expect((await get(app, `/dashboard/api/applications/${app.id}/metrics?preview=nope`)).json).toMatchObject({ code: 'not_found' });
+    expect((await get(app, `/dashboard/api/applications/${app.id}/logs?preview=nope`)).json).toMatchObject({ code: 'not_found' });
+    expect((await get(other, `/dashboard/api/applications/${other.id}/metrics?preview=feat`)).status).toBe(404);
   });
 
   it("answers 404 for every preview route to another application's key, and refuses bad targets and names with 400", async () => {

@@ -170,6 +170,14 @@ describe('the platform end to end', () => {
     expect([promote.code, JSON.parse(promote.stdout)]).toEqual([1, expect.objectContaining({ code: 'bad_request' })]);
     expect(await platform.viaEdge(slug)).toMatchObject({ status: 200, body: index });
 
+    // Its logs are its own: what its release wrote (the platform's start note at least), none of production's.
+    const previewLogs = await platform.cli(['logs', '--preview', 'feat', '--since', '1h', '--json'], cliEnv);
+    expect([previewLogs.code, previewLogs.stderr]).toEqual([0, '']);
+    const logLines = previewLogs.stdout.trim().split('\n').map((l) => JSON.parse(l) as { releaseId: string });
+    expect(logLines.length).toBeGreaterThan(0);
+    expect(new Set(logLines.map((l) => l.releaseId))).toEqual(new Set([previewRelease.id]));
+    expect((await platform.cli(['logs', '--preview', 'nope', '--json'], cliEnv)).code).toBe(1);
+
     const previews = await platform.cli(['previews', '--json'], cliEnv);
     expect(JSON.parse(previews.stdout)).toMatchObject({ previews: [{ name: 'feat', url: previewUrl, liveReleaseId: expect.any(String) }], limit: expect.any(Number) });
 

@@ -7,7 +7,7 @@ import type { CommandIo } from '../command-io.js';
 import { CONNECTION_OPTIONS, CONNECTION_USAGE, resolveConfig } from '../config.js';
 import { createTerminal, type Terminal } from '../output/terminal.js';
 
-export const LOGS_USAGE = `Usage: slipway logs [--follow] [--since 15m] [--until <time>] [--release <id>] [--limit 200] [--json]
+export const LOGS_USAGE = `Usage: slipway logs [--follow] [--since 15m] [--until <time>] [--release <id>] [--limit 200] [--preview <name>] [--json]
 
 The application's runtime logs: every line its releases wrote to stdout or stderr (and the
 platform's own notes: start, exit, restart, dropped lines), with time, stream and release.
@@ -18,6 +18,7 @@ platform's own notes: start, exit, restart, dropped lines), with time, stream an
   --release <id>      one release only (default: all of the application's releases)
   --limit <n>         the newest n lines of the window (1-5000, default 200; with --follow, the
                       backlog printed first, default none without --since)
+  --preview <name>    the logs of that preview (slipway deploy --preview) instead of production's
   --application <id>  the application (SLIPWAY_APPLICATION_ID, "applicationId" in .slipway.json);
                       not needed with a project API key (it reaches its own) or with an owner
                       token that reaches one application
@@ -41,6 +42,7 @@ const OPTIONS = {
   until: { type: 'string' },
   release: { type: 'string' },
   limit: { type: 'string' },
+  preview: { type: 'string' },
   application: { type: 'string' },
 } as const;
 
@@ -56,7 +58,7 @@ export async function logsCommand(args: string[], env: NodeJS.ProcessEnv, io: Co
   const bearer = ownersCredential(config);
   const terminal = createTerminal(io.out, io.err, { json: values.json, verbose: values.verbose, noColor: config.noColor });
   const query: Record<string, string> = {};
-  for (const name of ['since', 'until', 'release', 'limit'] as const) if (values[name] !== undefined) query[name] = values[name];
+  for (const name of ['since', 'until', 'release', 'limit', 'preview'] as const) if (values[name] !== undefined) query[name] = values[name];
   const client = new ApiClient(config.url);
   const applicationId = await resolveApplication(client, bearer, config.applicationId);
   const path = `${OWNERS_API}/applications/${encodeURIComponent(applicationId)}/logs`;

@@ -6,11 +6,12 @@ import type { CommandIo } from '../command-io.js';
 import { CONNECTION_OPTIONS, CONNECTION_USAGE, resolveConfig } from '../config.js';
 import { createTerminal } from '../output/terminal.js';
 
-export const METRICS_USAGE = `Usage: slipway metrics [--range hour|day] [--application <id>] [--json]
+export const METRICS_USAGE = `Usage: slipway metrics [--range hour|day] [--preview <name>] [--application <id>] [--json]
 
 The application's requests per second, answers by class (2xx/3xx/4xx/5xx), p50/p95/p99
 latency, CPU, memory and restarts over the last hour (by the minute) or day (by 10 minutes),
-as the edge counted them. --json: the whole series (summary and points).
+as the edge counted them. --preview <name>: that preview's instead of production's.
+--json: the whole series (summary and points).
 
 ${CREDENTIALS}
 
@@ -30,7 +31,7 @@ interface Point {
 const ms = (v: number | null) => (v === null ? '–' : `${v} ms`);
 
 export async function metricsCommand(args: string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<number> {
-  const { values, positionals } = parseFlags(args, { ...CONNECTION_OPTIONS, application: { type: 'string' }, range: { type: 'string', default: 'hour' } });
+  const { values, positionals } = parseFlags(args, { ...CONNECTION_OPTIONS, application: { type: 'string' }, range: { type: 'string', default: 'hour' }, preview: { type: 'string' } });
   if (values.help) {
     io.out.write(`${METRICS_USAGE}\n`);
     return 0;
@@ -42,7 +43,7 @@ export async function metricsCommand(args: string[], env: NodeJS.ProcessEnv, io:
   const terminal = createTerminal(io.out, io.err, { json: values.json, verbose: values.verbose, noColor: config.noColor });
   const client = new ApiClient(config.url);
   const applicationId = await resolveApplication(client, bearer, config.applicationId);
-  const series = await client.json<{ summary: Point; points: Point[] }>('GET', `${OWNERS_API}/applications/${encodeURIComponent(applicationId)}/metrics`, { bearer, query: { range: values.range } });
+  const series = await client.json<{ summary: Point; points: Point[] }>('GET', `${OWNERS_API}/applications/${encodeURIComponent(applicationId)}/metrics`, { bearer, query: { range: values.range, ...(values.preview !== undefined ? { preview: values.preview } : {}) } });
   if (terminal.json) {
     io.out.write(`${terminalJson(series)}\n`);
     return 0;

@@ -4,12 +4,14 @@ import { CurrentApplication } from '../dashboard/common/current-owner.decorator.
 import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
 import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
 import { OwnersApi } from '../owners-api/owners-api-doc.js';
+import { ApplicationsRepository } from '@slipway/platform-data';
+import { applicationOrPreview } from '../applications/preview-target.js';
 import { instant, lineLimit, releaseParam } from './log-params.js';
 import { FollowSlots } from './follow-slots.js';
 import { openEventStream } from './sse.js';
 import { RuntimeLogsService } from './runtime-logs.service.js';
 
-type LogQueryParams = { since?: string; until?: string; release?: string; limit?: string };
+type LogQueryParams = { since?: string; until?: string; release?: string; limit?: string; preview?: string };
 
 /**
  * Runtime logs of an application (owners' API): every line its releases wrote to stdout or
@@ -24,13 +26,14 @@ export class RuntimeLogsController {
   constructor(
     private readonly logs: RuntimeLogsService,
     private readonly slots: FollowSlots,
+    private readonly applications: ApplicationsRepository,
   ) {}
 
   /** `?since=15m|ISO&until=…&release=<id>&limit=200`: the newest `limit` lines in the window, oldest first. */
   @Get('logs')
-  @OwnersApi({ summary: 'Runtime log lines (`time`, `stream`, `text`, `releaseId`), oldest first: the newest `limit` (default 200) in `since`..`until` (15m, 2h, 1d or ISO time), of one `release` or all. `slipway logs`.', errors: ['bad_request', 'not_found', 'unavailable'] })
-  history(@CurrentApplication() app: OwnedApplication, @Query() query: LogQueryParams) {
-    return this.logs.history(app.id, { since: instant('since', query.since), until: instant('until', query.until), release: releaseParam(query.release), limit: lineLimit(query.limit) });
+  @OwnersApi({ summary: 'Runtime log lines (`time`, `stream`, `text`, `releaseId`), oldest first: the newest `limit` (default 200) in `since`..`until` (15m, 2h, 1d or ISO time), of one `release` or all; `preview=<name>`: that preview\'s. `slipway logs`.', errors: ['bad_request', 'not_found', 'unavailable'] })
+  async history(@CurrentApplication() app: OwnedApplication, @Query() query: LogQueryParams) {
+    return this.logs.history(await applicationOrPreview(this.applications, app, query.preview), { since: instant('since', query.since), until: instant('until', query.until), release: releaseParam(query.release), limit: lineLimit(query.limit) });
   }
 
   /**
@@ -38,16 +41,17 @@ export class RuntimeLogsController {
    * then each line as it is written; one `data:` event per line (the same JSON object).
    */
   @Get('logs/stream')
-  @OwnersApi({ summary: 'Live tail as server-sent events (text/event-stream): the newest `limit` lines since `since` (default none), then each line as it is written, one `data:` event (the same JSON object) per line. `slipway logs --follow`, the Logs tab. At most `LOG_FOLLOWS_PER_APPLICATION` (20) streams of an application (with its build-output streams) per gateway process: one more → 429 `rate_limited`.', errors: ['bad_request', 'not_found', 'rate_limited', 'unavailable'] })
+  @OwnersApi({ summary: 'Live tail as server-sent events (text/event-stream): the newest `limit` lines since `since` (default none), then each line as it is written, one `data:` event (the same JSON object) per line. `slipway logs --follow`, the Logs tab; `preview=<name>`: that preview\'s. At most `LOG_FOLLOWS_PER_APPLICATION` (20) streams of an application (with its build-output streams) per gateway process: one more → 429 `rate_limited`.', errors: ['bad_request', 'not_found', 'rate_limited', 'unavailable'] })
   async stream(@CurrentApplication() app: OwnedApplication, @Query() query: LogQueryParams, @Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     const params = { since: instant('since', query.since), release: releaseParam(query.release), limit: query.limit === undefined && query.since === undefined ? 0 : lineLimit(query.limit) };
+    const id = await applicationOrPreview(this.applications, app, query.preview);
     // Refused (429) before the edge is asked; the slot is back when the response closes, whatever happens below.
-    this.slots.hold(app.id, res);
+    this.slots.hold(id, res);
     const abort = new AbortController();
     res.once('close', () => abort.abort());
     let events: ReturnType<typeof openEventStream> | undefined;
     try {
-      await this.logs.follow(app.id, params, abort.signal, (line) => {
+      await this.logs.follow(id, params, abort.signal, (line) => {
         events ??= openEventStream(req, res);
         events.send(line);
       }, () => {

@@ -3,20 +3,25 @@ import { CurrentApplication } from '../dashboard/common/current-owner.decorator.
 import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
 import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
 import { OwnersApi } from '../owners-api/owners-api-doc.js';
+import { ApplicationsRepository } from '@slipway/platform-data';
+import { applicationOrPreview } from '../applications/preview-target.js';
 import { MetricsService } from './metrics.service.js';
 
 /** `GET …/metrics?range=hour|day`: requests/s, answers by class, p50/p95/p99, CPU, memory, restarts (README "Metrics"). */
 @Controller('dashboard/api/applications/:appId/metrics')
 @OwnedApplicationRoute()
 export class MetricsController {
-  constructor(private readonly metrics: MetricsService) {}
+  constructor(
+    private readonly metrics: MetricsService,
+    private readonly applications: ApplicationsRepository,
+  ) {}
 
   @Get()
   @OwnersApi({
-    summary: 'The last hour by the minute (`range=hour`, the default) or day by 10 minutes (`range=day`): requests/s, answers by class, p50/p95/p99 latency, CPU, memory, restarts, as the edges counted them; a summary and the points. `slipway metrics`.',
-    errors: ['bad_request', 'unavailable'],
+    summary: 'The last hour by the minute (`range=hour`, the default) or day by 10 minutes (`range=day`): requests/s, answers by class, p50/p95/p99 latency, CPU, memory, restarts, as the edges counted them; a summary and the points; `preview=<name>`: that preview\'s. `slipway metrics`.',
+    errors: ['bad_request', 'not_found', 'unavailable'],
   })
-  series(@CurrentApplication() app: OwnedApplication, @Query('range') range?: string) {
-    return this.metrics.series(app.id, range);
+  async series(@CurrentApplication() app: OwnedApplication, @Query('range') range?: string, @Query('preview') preview?: string) {
+    return this.metrics.series(await applicationOrPreview(this.applications, app, preview), range);
   }
 }
