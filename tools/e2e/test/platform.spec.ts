@@ -199,6 +199,37 @@ describe('the platform end to end', () => {
     await rm(app, { recursive: true, force: true });
   }, 240_000);
 
+  it("refuses a rollback to a release that does not become healthy (release_unhealthy, its log tail quoted), and the live release serves on with no failed request", async () => {
+    const app = await mkdtemp(join(tmpdir(), 'slipway-e2e-unhealthy-'));
+    const version = (v: string) =>
+      writeFile(join(app, 'server.js'), `import { createServer } from 'node:http';\nif (process.env.CRASH_ON_START === '1') { console.error('refusing to start: CRASH_ON_START'); process.exit(3); }\ncreateServer((req, res) => res.end('crashy ${v}')).listen(Number(process.env.PORT));\n`);
+    await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'crashy', private: true, type: 'module', scripts: { start: 'node server.js' } }));
+    for (const v of ['v1', 'v2']) {
+      await version(v);
+      const deployed = await platform.cli(['deploy', app, '--json'], cliEnv);
+      expect([v, deployed.code, JSON.parse(deployed.stdout).status]).toEqual([v, 0, 'succeeded']);
+    }
+    expect(await platform.viaEdge(slug)).toMatchObject({ status: 200, body: 'crashy v2' });
+    // A secret the running v2 does not see until it starts again; v1, started for the rollback, does.
+    expect((await platform.cli(['secrets', 'set', 'CRASH_ON_START=1', '--json'], cliEnv)).code).toBe(0);
+    const loop = new RequestLoop(platform.ports.edge, `${slug}.localhost:${platform.ports.edge}`, '/');
+    let rollback: Awaited<ReturnType<Platform['cli']>>;
+    try {
+      rollback = await platform.cli(['rollback', '--json'], cliEnv);
+    } finally {
+      await loop.stop();
+    }
+    expect(rollback.code).toBe(1);
+    expect(JSON.parse(rollback.stdout)).toMatchObject({ code: 'release_unhealthy', status: 422, error: expect.stringContaining('refusing to start: CRASH_ON_START') });
+    expect(loop.failures()).toEqual([]);
+    expect(new Set(loop.samples.map((s) => s.body))).toEqual(new Set(['crashy v2']));
+    const releases = JSON.parse((await platform.cli(['releases', '--json'], cliEnv)).stdout).releases as { live: boolean; preview: string | null }[];
+    expect(releases.filter((r) => r.preview === null)[0]!.live).toBe(true);
+    expect(await platform.viaEdge(slug)).toMatchObject({ status: 200, body: 'crashy v2' });
+    expect((await platform.cli(['secrets', 'unset', 'CRASH_ON_START', '--json'], cliEnv)).code).toBe(0);
+    await rm(app, { recursive: true, force: true });
+  }, 240_000);
+
   it('stops everything on Ctrl-C', async () => {
     const runtime = await platform.runtime();
     process.kill(platform.launcher.child.pid!, 'SIGINT');
