@@ -120,17 +120,21 @@ function inside(procs: string[], script: string) {
     expect(run.output()).toBe('');
   });
 
-  it('sweep removes the empty children a dead worker left, and nothing else', async () => {
+  it('sweep removes the children a dead worker left with whatever still runs in them (setsid included), and nothing else', async () => {
     const left = await cgroups.create('step-1-left', { memoryBytes: 64 * MiB, pids: 8, cpus: 1 });
-    const busy = await cgroups.create('step-2-busy', { memoryBytes: 64 * MiB, pids: 8, cpus: 1 });
-    const run = inside(busy.procsFiles, 'sleep 600');
-    await waitFor(async () => ((await busy.pids()).length > 0 ? true : undefined), { timeoutMs: 5000, what: 'the sleeper' });
-    await cgroups.sweep((name) => name.startsWith('step-'));
-    for (const file of left.procsFiles) expect(existsSync(file)).toBe(false);
-    for (const file of busy.procsFiles) expect(existsSync(file)).toBe(true);
-    await busy.killAll();
-    await run.exited;
-    await busy.remove();
+    const survivor = await cgroups.create('step-2-survivor', { memoryBytes: 64 * MiB, pids: 8, cpus: 1 });
+    const other = await cgroups.create('other-busy', { memoryBytes: 64 * MiB, pids: 8, cpus: 1 });
+    const escaped = inside(survivor.procsFiles, 'setsid sleep 600 & sleep 600');
+    const kept = inside(other.procsFiles, 'sleep 600');
+    await waitFor(async () => ((await survivor.pids()).length >= 2 && (await other.pids()).length > 0 ? true : undefined), { timeoutMs: 5000, what: 'the sleepers' });
+    expect(await cgroups.sweep((name) => name.startsWith('step-'))).toBeGreaterThanOrEqual(2);
+    for (const file of [...left.procsFiles, ...survivor.procsFiles]) expect(existsSync(file)).toBe(false);
+    await escaped.exited;
+    for (const file of other.procsFiles) expect(existsSync(file)).toBe(true);
+    expect((await other.pids()).length).toBeGreaterThan(0);
+    await other.killAll();
+    await kept.exited;
+    await other.remove();
   });
 });
 

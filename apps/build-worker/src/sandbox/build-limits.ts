@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { LIMITS } from '@slipway/contract';
 import { Cgroups, SandboxUnavailableError, cgroupEntryArgv, tool, type AppCgroup, type CgroupStats } from '@slipway/runtime';
@@ -89,11 +90,13 @@ export class BuildLimits {
     if (settings.mode === 'rlimit') return new BuildLimits(settings, null);
     const opened = await Cgroups.open({ name: settings.parent ?? PARENT, cpuWeight: settings.cpuWeight, cpus: settings.cpusTotal });
     if ('reason' in opened) throw new SandboxUnavailableError(`builds cannot be held in cgroups (memory, process and CPU limits): ${opened.reason}; ${CGROUP_FIX}`);
-    // Cgroups of commands whose worker was killed (their processes died with it: --pdeathsig).
-    await opened.cgroups.sweep((name) => {
+    // Cgroups of commands whose worker was killed: their processes died with it (--pdeathsig),
+    // and whatever got out of that chain is killed here, so no build runs on unwatched.
+    const killed = await opened.cgroups.sweep((name) => {
       const pid = Number(STEP.exec(name)?.[1]);
       return Boolean(pid) && pid !== process.pid && !alive(pid);
     });
+    if (killed) new Logger('sandbox').warn(`killed ${killed} process(es) of builds whose worker had stopped`);
     return new BuildLimits(settings, opened.cgroups);
   }
 

@@ -172,15 +172,23 @@ export class Cgroups {
   }
 
   /**
-   * Removes the empty children whose name `matches` (those a killed worker left; a cgroup still
-   * holding a process is left alone: rmdir refuses it).
+   * Removes the children whose name `matches` (those a killed worker left), with whatever still
+   * runs in them: a build's processes die with their worker (`--pdeathsig`), but anything that
+   * got out of that chain (a setsid'd process, a network helper) is still inside its cgroup, and
+   * nobody watches it any more. Answers how many processes were killed.
    */
-  async sweep(matches: (name: string) => boolean): Promise<void> {
-    for (const parent of this.parents.values()) {
-      for (const name of await readdir(parent).catch(() => [] as string[])) {
-        if (matches(name)) await rmdir(join(parent, name)).catch(() => undefined);
-      }
+  async sweep(matches: (name: string) => boolean): Promise<number> {
+    const names = new Set<string>();
+    for (const parent of this.parents.values()) for (const name of await readdir(parent).catch(() => [] as string[])) if (matches(name)) names.add(name);
+    let killed = 0;
+    for (const name of names) {
+      const dirs = new Map([...this.parents].map(([controller, parent]) => [controller, join(parent, name)] as const).filter(([, dir]) => existsSync(join(dir, 'cgroup.procs'))));
+      const group = new Cgroup(name, this.version, dirs, { memoryBytes: 0, pids: 0, cpus: 0 });
+      killed += (await group.pids()).length;
+      await group.killAll();
+      await group.remove();
     }
+    return killed;
   }
 
   /**
