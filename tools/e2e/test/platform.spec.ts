@@ -157,6 +157,9 @@ describe('the platform end to end', () => {
     const previewUrl = `http://${slug}--feat.localhost:${platform.ports.edge}`;
     expect(JSON.parse(deployed.stdout)).toMatchObject({ status: 'succeeded', spec: { kind: 'node' }, url: previewUrl });
     expect(await platform.viaEdge(`${slug}--feat`, '/')).toMatchObject({ status: 200, body: '<p>preview app: for-previews yes</p>' });
+    // `slipway status` finds a preview's task too (through the owners' API).
+    const status = await platform.cli(['status', JSON.parse(deployed.stdout).taskId, '--json'], cliEnv);
+    expect([status.code, JSON.parse(status.stdout).status, JSON.parse(status.stdout).url]).toEqual([0, 'succeeded', previewUrl]);
     // Production never changed: the same release, no failed request while the preview deployed.
     expect(await platform.viaEdge(slug)).toMatchObject({ status: 200, body: index });
     expect(loop.failures()).toEqual([]);
