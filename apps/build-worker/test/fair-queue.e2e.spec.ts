@@ -1,8 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeployHarness, FIXTURES, sourceTar, waitFor } from '@slipway/testing';
+import { DeployHarness, FIXTURES, processesWith as processesOf, sourceTar, waitFor } from '@slipway/testing';
+
+/** Processes whose command line carries the marker (the build's `node build.mjs <marker>`), on the whole machine. */
+const processesWith = (marker: string) => processesOf('cmdline', marker);
+
+/** Whether `pid` has a handler for signal number `signo` (its SigCgt mask in /proc). */
+async function catches(pid: number, signo: number): Promise<boolean> {
+  const mask = /^SigCgt:\s*([0-9a-f]+)$/m.exec(await readFile(`/proc/${pid}/status`, 'utf8').catch(() => ''))?.[1];
+  return mask !== undefined && ((BigInt(`0x${mask}`) >> BigInt(signo - 1)) & 1n) === 1n;
+}
 
 /**
  * The fair queue, the per-deploy build budget and the deadline from the build's start, with the
@@ -39,17 +48,6 @@ async function sleepyBuild(ms: number, marker: string): Promise<Buffer> {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-/** Processes whose command line carries the marker (the build's `node build.mjs <marker>`), on the whole machine. */
-async function processesWith(marker: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes(marker)) found.push(Number(entry));
-  }
-  return found;
 }
 
 describe('fair build queue (real worker processes)', () => {
@@ -104,8 +102,13 @@ describe('fair build queue (real worker processes)', () => {
     expect((await h.waitForFinal(bId, 90_000)).status).toBe('succeeded');
     expect((await h.row(aIds[0]!)).status).toBe('building');
     expect((await Promise.all(aIds.slice(1).map((id) => h.row(id)))).map((r) => r.status)).toEqual(['queued', 'queued']);
-    // The build's own node (argv `build.mjs <marker>`), not the shell or package manager around it.
-    for (const pid of await processesWith(`build.mjs\0${holding}`)) process.kill(pid, 'SIGUSR2');
+    // The build's own node (argv `build.mjs <marker>`), not the shell or package manager around
+    // it, once it catches SIGUSR2 (before that, on a loaded machine, the signal would kill it).
+    const builds = await waitFor(async () => {
+      const pids = await processesWith(`build.mjs\0${holding}`);
+      return pids.length > 0 && (await Promise.all(pids.map((pid) => catches(pid, 12)))).every(Boolean) ? pids : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 100, what: "A's first build to catch SIGUSR2" });
+    for (const pid of builds) process.kill(pid, 'SIGUSR2');
 
     for (const id of aIds) await h.waitForFinal(id, 120_000);
     const [a1, a2, a3, b] = await timeline([...aIds, bId]);

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeployHarness, FIXTURES, freePort, sourceTar } from '@slipway/testing';
+import { DeployHarness, FIXTURES, freePort, processesWith, sourceTar } from '@slipway/testing';
 
 /**
  * The runtime sandbox fails closed: when bubblewrap cannot create namespaces, a Node deploy fails
@@ -20,20 +20,6 @@ describe('runtime sandbox, from the deploy', () => {
   });
   afterAll(() => rm(fakeBin, { recursive: true, force: true }));
 
-  /**
-   * Processes of this machine started with `canary` in their environment: this deploy's app and
-   * nothing else (other suites run apps named `node server.js` too).
-   */
-  async function processesWith(canary: string): Promise<number[]> {
-    const found: number[] = [];
-    for (const entry of await readdir('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      const environ = await readFile(`/proc/${entry}/environ`, 'latin1').catch(() => '');
-      if (environ.includes(canary)) found.push(Number(entry));
-    }
-    return found;
-  }
-
   async function deployEcho(edgeEnv: Record<string, string>) {
     const h = await DeployHarness.create('edge-sandbox');
     const canary = `sandbox-canary-${randomBytes(6).toString('hex')}`;
@@ -43,7 +29,7 @@ describe('runtime sandbox, from the deploy', () => {
       await h.startWorker({ EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, APPS_DOMAIN: `localhost:${port}` });
       const applicationId = await h.createApplication({ slug: 'echo', secrets: { ECHO_SECRET: canary } });
       const row = await h.waitForFinal(await h.deploy(applicationId, await sourceTar(join(FIXTURES, 'node-echo'))));
-      return { row, processes: await processesWith(canary) };
+      return { row, processes: await processesWith('environ', canary) };
     } finally {
       await h.close();
     }

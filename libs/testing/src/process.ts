@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 
 /** A TCP port nobody listens on right now (the OS picks it). */
@@ -167,4 +168,19 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The pids of this machine's processes whose command line (`cmdline`, arguments NUL-separated)
+ * or environment (`environ`) contains `needle`: how a test finds the processes of its own
+ * deploy (a marker in its arguments, a canary in its environment) among every other suite's.
+ */
+export async function processesWith(field: 'cmdline' | 'environ', needle: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const text = await readFile(`/proc/${entry}/${field}`, 'latin1').catch(() => '');
+    if (text.includes(needle)) found.push(Number(entry));
+  }
+  return found;
 }
