@@ -21,3 +21,10 @@ export function slugify(name: string): string {
 export function isValidSlug(slug: string): boolean {
   return SLUG_PATTERN.test(slug) && !RESERVED_SLUGS.has(slug);
 }
+
+/** A preview's name: one DNS label part, no `--` (it separates application and preview in `{slug}--{name}`). */
+export const PREVIEW_NAME_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$/;
+
+export function isPreviewName(name: string): boolean {
+  return PREVIEW_NAME_PATTERN.test(name) && !name.includes('--');
+}

@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { resolve } from 'node:path';
-import { terminalJson, visibleControls } from '@slipway/contract';
+import { isPreviewName, terminalJson, visibleControls } from '@slipway/contract';
 import { ApiClient, uploadStream } from '../api/api-client.js';
 import { ApiError } from '../api/api-error.js';
 import { OWNERS_API, ownersCredential, resolveApplication } from '../api/owners-api.js';
@@ -151,8 +151,6 @@ async function upload(client: ApiClient, apiKey: string, listing: SourceListing,
   }
 }
 
-/** A preview name as the owners' API takes it. */
-const PREVIEW_NAME = /^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$/;
 
 /**
  * `--preview`, `--preview=<name>` or `--preview <name>` (a following word that is a preview
@@ -171,7 +169,7 @@ export function takePreviewFlag(args: string[]): { args: string[]; preview?: { n
       preview = { name: checkPreviewName(arg.slice('--preview='.length)) };
     } else if (arg === '--preview') {
       const next = args[i + 1];
-      preview = next !== undefined && PREVIEW_NAME.test(next) && !isFolder(next) ? { name: args[++i] } : {};
+      preview = next !== undefined && isPreviewName(next) && !isFolder(next) ? { name: args[++i] } : {};
     } else rest.push(arg);
   }
   return { args: rest, ...(preview ? { preview } : {}) };
@@ -186,7 +184,7 @@ function isFolder(path: string): boolean {
 }
 
 function checkPreviewName(name: string): string {
-  if (!PREVIEW_NAME.test(name) || name.includes('--')) throw new UsageError(`not a preview name: "${visibleControls(name.slice(0, 64))}" (1 to 32 lowercase letters, digits and single dashes)`);
+  if (!isPreviewName(name)) throw new UsageError(`not a preview name: "${visibleControls(name.slice(0, 64))}" (1 to 32 lowercase letters, digits and single dashes)`);
   return name;
 }
 
@@ -195,7 +193,7 @@ async function branchPreviewName(dir: string): Promise<string> {
   try {
     const { stdout } = await promisify(execFile)('git', ['-C', dir, 'rev-parse', '--abbrev-ref', 'HEAD'], { timeout: 5000 });
     const name = stdout.trim().toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 32).replace(/-+$/g, '');
-    return name && name !== 'head' && PREVIEW_NAME.test(name) ? name : 'preview';
+    return name && name !== 'head' && isPreviewName(name) ? name : 'preview';
   } catch {
     return 'preview';
   }

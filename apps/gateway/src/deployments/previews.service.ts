@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { refreshTrustedOrigins } from '@slipway/auth-core';
 import type { BlobStore } from '@slipway/blob';
-import { LIMITS } from '@slipway/contract';
+import { LIMITS, isPreviewName } from '@slipway/contract';
 import { ApplicationsRepository, DeploymentsRepository, PREVIEW_NAME_PATTERN, PreviewNameTakenError, TooManyPreviewsError, asApplicationId, previewSlug, type ApplicationId, type PreviewRow } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import type { Request, Response } from 'express';
@@ -138,7 +138,6 @@ function deployTarget(value: string | undefined): DeployTarget {
 /** The preview's name: given, or `preview`. */
 function previewName(value: string | undefined): string {
   const name = value ?? 'preview';
-  if (!PREVIEW_NAME_PATTERN.test(name)) throw new ApiException('bad_request', 'A preview name is 1 to 32 lowercase letters, digits and dashes, starting and ending with a letter or digit.');
-  if (name.includes('--')) throw new ApiException('bad_request', 'A preview name has no "--" (it separates the application from the preview in its address).');
+  if (!isPreviewName(name)) throw new ApiException('bad_request', 'A preview name is 1 to 32 lowercase letters, digits and single dashes, starting and ending with a letter or digit ("--" separates the application from the preview in its address).');
   return name;
 }

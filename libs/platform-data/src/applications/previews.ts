@@ -2,8 +2,9 @@ import { Prisma } from '@slipway/db';
 import { asApplicationId, type ApplicationId } from '../ids.js';
 import type { PlatformInfrastructure } from '../infrastructure.js';
 
-/** A preview's name: a DNS label part (`{parent slug}--{name}` must stay one label of at most 63). */
-export const PREVIEW_NAME_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$/;
+import { PREVIEW_NAME_PATTERN } from '@slipway/contract';
+
+export { PREVIEW_NAME_PATTERN };
 
 /** The address label of a preview: `{parent slug}--{name}`. */
 export const previewSlug = (parentSlug: string, name: string): string => `${parentSlug}--${name}`;
