@@ -1,2 +1,3 @@
 export * from './envelope.js';
 export * from './tokens.js';
+export * from './sealed-stream.js';

@@ -17,7 +17,7 @@ const wasm = require('@prisma/prisma-schema-wasm') as { get_dmmf: (params: strin
 const SCHEMA = fileURLToPath(new URL('../../../prisma/platform/schema.prisma', import.meta.url));
 
 /** Indexes that schema.prisma cannot express (partial indexes), by name. */
-const SQL_ONLY_INDEXES = new Set(['deployments_one_active_per_application', 'domains_one_verified_holder']);
+const SQL_ONLY_INDEXES = new Set(['deployments_one_active_per_application', 'domains_one_verified_holder', 'database_restores_one_active']);
 
 interface DmmfField {
   name: string;

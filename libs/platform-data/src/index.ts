@@ -2,6 +2,7 @@ export * from './ids.js';
 export * from './infrastructure.js';
 export * from './platform-data.module.js';
 export * from './applications/applications.repository.js';
+export * from './backups/backups.repository.js';
 export * from './credentials/credentials.repository.js';
 export * from './deployments/deployments.repository.js';
 export * from './emails/emails.repository.js';

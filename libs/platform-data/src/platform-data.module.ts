@@ -1,5 +1,6 @@
 import { Inject, Injectable, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { ApplicationsRepository } from './applications/applications.repository.js';
+import { BackupsRepository } from './backups/backups.repository.js';
 import { CredentialsRepository } from './credentials/credentials.repository.js';
 import { DeploymentsRepository } from './deployments/deployments.repository.js';
 import { EmailsRepository } from './emails/emails.repository.js';
@@ -8,12 +9,13 @@ import { OwnersRepository } from './owners/owners.repository.js';
 import { SecretsRepository } from './secrets/secrets.repository.js';
 import { SignInServicesRepository } from './sign-in-services/sign-in-services.repository.js';
 
-export const PLATFORM_REPOSITORIES = [ApplicationsRepository, CredentialsRepository, DeploymentsRepository, EmailsRepository, OwnersRepository, SecretsRepository, SignInServicesRepository] as const;
+export const PLATFORM_REPOSITORIES = [ApplicationsRepository, BackupsRepository, CredentialsRepository, DeploymentsRepository, EmailsRepository, OwnersRepository, SecretsRepository, SignInServicesRepository] as const;
 
 /** The repositories over one infrastructure, for processes without Nest (the edge, the CLI, tools). */
 export interface PlatformData {
   readonly infrastructure: PlatformInfrastructure;
   readonly applications: ApplicationsRepository;
+  readonly backups: BackupsRepository;
   readonly credentials: CredentialsRepository;
   readonly deployments: DeploymentsRepository;
   readonly emails: EmailsRepository;
@@ -28,6 +30,7 @@ export function openPlatformData(settings: PlatformSettings, wiring: PlatformWir
   return {
     infrastructure,
     applications: new ApplicationsRepository(infrastructure),
+    backups: new BackupsRepository(infrastructure),
     credentials: new CredentialsRepository(infrastructure),
     deployments: new DeploymentsRepository(infrastructure),
     emails: new EmailsRepository(infrastructure),
