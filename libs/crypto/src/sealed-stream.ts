@@ -90,7 +90,7 @@ export function sealStream(masterKeyBase64: string, binding: string, chunkSize =
  * callers verify a whole stream before they act on it.
  */
 export function unsealStream(masterKeyBase64: string, binding: string): Transform {
-  let buffered = Buffer.alloc(0);
+  let buffered: Buffer = Buffer.alloc(0);
   let header: Buffer | undefined;
   let key: Buffer | undefined;
   let chunkSize = 0;

@@ -66,6 +66,14 @@ export const launcherConfigSchema = z.object({
   EDGE_HTTPS_PORT: port(443),
   /** Who serves the apps on EDGE_PORT: `nginx` (the default; run by the runtime supervisor, programmed by the edge) or `node` (the Node edge alone). */
   EDGE_DATA_PLANE: z.enum(['nginx', 'node']).default('nginx'),
+  /** Backups of the embedded Postgres (WAL archiving, base backups, restores): on unless turned off. */
+  BACKUPS: z.enum(['on', 'off']).default('on'),
+  /** Hours between scheduled base backups. */
+  BACKUP_INTERVAL_HOURS: z.coerce.number().min(0.01).max(24 * 30).default(24),
+  /** Days base backups (and the WAL they need) are kept; point-in-time restore reaches this far back. */
+  BACKUP_RETENTION_DAYS: z.coerce.number().min(0.01).max(3650).default(7),
+  /** At most this many seconds of changes wait before their WAL file is archived (what a lost disk loses). */
+  BACKUP_WAL_SECONDS: z.coerce.number().int().min(10).max(3600).default(300),
   /** The build worker's setting, checked before anything starts (`auto` = `on`). */
   BUILD_SANDBOX: z
     .enum(['on', 'auto', 'off'])

