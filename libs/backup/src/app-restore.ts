@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import pg from 'pg';
 import { quoteIdent, withDatabase } from '@slipway/db';
 import { archiveNow } from './base-backup.js';
 import { copyDatabase } from './copy-database.js';
-import { scratchDir } from './layout.js';
+import { backupLayout, scratchDir } from './layout.js';
 import type { PostgresBinaries } from './postgres-binaries.js';
 import { recoverServer, removeDir } from './recovery.js';
 import { shipWal, type WalArchive } from './wal-archive.js';
+import { pgClient } from './pg-client.js';
 
 export class RestoreRefusedError extends Error {
   override readonly name = 'RestoreRefusedError';
@@ -53,17 +54,20 @@ export async function restoreApplicationDatabase(options: AppRestoreOptions, bas
   await shipWal(options.home, options);
   const stamp = `${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}`;
   const dir = scratchDir(options.home, `${stamp}-${randomBytes(3).toString('hex')}`);
+  // The scratch root traversable (the scratch server runs as `postgres` under root), each scratch its own.
+  await mkdir(backupLayout.scratch(options.home), { recursive: true, mode: 0o711 });
+  await chmod(backupLayout.scratch(options.home), 0o711);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const restoredName = `${options.database.databaseName}_r${stamp}`.slice(0, 63);
   let created = false;
-  const admin = new pg.Client({ connectionString: withDatabase(options.serverUrl, 'postgres'), application_name: 'slipway-restore' });
+  const admin = pgClient(withDatabase(options.serverUrl, 'postgres'), 'slipway-restore');
   await admin.connect();
   try {
     const scratch = await recoverServer({ ...options, base, dir, target: { time: options.target }, onStep: step });
     let rows = 0;
     try {
       const exists = await scratch.url('postgres');
-      const probe = new pg.Client({ connectionString: exists });
+      const probe = pgClient(exists);
       await probe.connect();
       const found = await probe.query('SELECT 1 FROM pg_database WHERE datname = $1', [options.database.databaseName]).finally(() => probe.end());
       if (!found.rowCount) throw new RestoreRefusedError(`the database did not exist yet at ${options.target.toISOString()}`);

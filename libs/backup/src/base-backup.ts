@@ -6,6 +6,7 @@ import { sealStream } from '@slipway/crypto';
 import type { BackupTrigger } from '@slipway/platform-data';
 import { backupLayout } from './layout.js';
 import { shipWal, type WalArchive } from './wal-archive.js';
+import { pgClient } from './pg-client.js';
 
 export interface BaseBackupOptions extends WalArchive {
   home: string;
@@ -36,7 +37,7 @@ const EXCLUDED = ['./pg_wal/*', './postmaster.pid', './postmaster.opts', './pg_r
 export async function takeBaseBackup(options: BaseBackupOptions): Promise<BaseBackupResult> {
   const started = Date.now();
   const id = await options.backups.startBase(options.trigger);
-  const client = new pg.Client({ connectionString: options.serverUrl, application_name: 'slipway-backup' });
+  const client = pgClient(options.serverUrl);
   try {
     await client.connect();
     const start = await client.query<{ wal: string }>(`SELECT pg_walfile_name(pg_backup_start($1, true)) AS wal`, [`slipway-${id}`]);
@@ -75,7 +76,7 @@ export async function takeBaseBackup(options: BaseBackupOptions): Promise<BaseBa
 
 /** Forces the current WAL file out (so that everything up to now is archived) and waits until the server archived it. */
 export async function archiveNow(serverUrl: string, timeoutMs = 60_000): Promise<string> {
-  const client = new pg.Client({ connectionString: serverUrl, application_name: 'slipway-backup' });
+  const client = pgClient(serverUrl);
   await client.connect();
   try {
     const switched = await client.query<{ wal: string }>(`SELECT pg_walfile_name(pg_switch_wal()) AS wal`);

@@ -2,6 +2,7 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
 import { quoteIdent } from '@slipway/db';
+import { pgClient } from './pg-client.js';
 
 /**
  * Copies one database, objects and rows, from a restore server into a new, empty database of the
@@ -31,8 +32,8 @@ export class UnsupportedObjectsError extends Error {
 }
 
 export async function copyDatabase(sourceUrl: string, targetUrl: string, role: string, onProgress?: (line: string) => void): Promise<CopyResult> {
-  const source = new pg.Client({ connectionString: sourceUrl });
-  const target = new pg.Client({ connectionString: targetUrl });
+  const source = pgClient(sourceUrl, 'slipway-restore');
+  const target = pgClient(targetUrl, 'slipway-restore');
   await source.connect();
   await target.connect();
   try {

@@ -7,3 +7,4 @@ export * from './postgres-binaries.js';
 export * from './recovery.js';
 export * from './wal-archive.js';
 export * from './blob-store.js';
+export * from './pg-client.js';

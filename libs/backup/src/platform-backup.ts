@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
@@ -129,7 +129,9 @@ export async function restorePlatformBackup(options: PlatformRestoreOptions): Pr
   }
   await mkdir(options.home, { recursive: true, mode: 0o711 });
   const staging = join(options.home, `restore-staging-${Date.now()}`);
-  await mkdir(staging, { recursive: true, mode: 0o700 });
+  // Traversable, not listable: the server replaying the backup runs as `postgres` under root.
+  await mkdir(staging, { recursive: true, mode: 0o711 });
+  await chmod(staging, 0o711);
   try {
     say(`opening ${options.file}`);
     const tar = spawn('tar', ['-C', staging, '-xf', '-', '--no-same-owner'], { stdio: ['pipe', 'ignore', 'pipe'] });

@@ -9,6 +9,7 @@ import { unsealStream } from '@slipway/crypto';
 import { backupLayout } from './layout.js';
 import { giveToPostgres, postgresUser, type PostgresBinaries } from './postgres-binaries.js';
 import { fetchWal, type WalArchive } from './wal-archive.js';
+import { pgClient } from './pg-client.js';
 
 export class BackupCorruptError extends Error {
   override readonly name = 'BackupCorruptError';
@@ -57,6 +58,8 @@ export interface RecoverOptions extends WalArchive {
   dir: string;
   target: RecoveryTarget;
   onStep?: (step: string) => void;
+  /** At least the backed-up server's max_connections (recovery refuses a lower setting); default 1000. */
+  maxConnections?: number;
 }
 
 /**
@@ -90,26 +93,26 @@ export async function recoverServer(options: RecoverOptions): Promise<RecoveredS
   }
   await prepareRecovery(dataDir, walDir, options.target);
   options.onStep?.('replaying the WAL');
-  return startRecovered(options.binaries, dataDir, socketDir, options.dir);
+  return startRecovered(options.binaries, dataDir, socketDir, options.dir, options.maxConnections);
 }
 
 /** Recovery settings in the restored data directory: WAL from `walDir`, to the target, then promote; only local connections (trust, in a private folder). */
 export async function prepareRecovery(dataDir: string, walDir: string, target: RecoveryTarget): Promise<void> {
   await rename(join(dataDir, 'pg_hba.conf'), join(dataDir, 'pg_hba.conf.before-restore')).catch(() => undefined);
   await writeFile(join(dataDir, 'pg_hba.conf'), 'local all all trust\n');
-  const settings = [`restore_command = 'cp "${walDir}/%f" "%p"'`, `recovery_target_action = 'promote'`, ...(target === 'end' ? [] : [`recovery_target_time = '${target.time.toISOString()}'`, `recovery_target_inclusive = false`])];
+  const settings = [`restore_command = 'cp "${walDir}/%f" "%p"'`, `recovery_target_action = 'promote'`, ...(target === 'end' ? [] : [`recovery_target_time = '${target.time.toISOString().replace('T', ' ').replace('Z', '+00')}'`, `recovery_target_inclusive = false`])];
   await appendFile(join(dataDir, 'postgresql.auto.conf'), `\n# slipway restore\n${settings.join('\n')}\n`);
   await writeFile(join(dataDir, 'recovery.signal'), '');
   await mkdir(join(dataDir, 'pg_wal'), { recursive: true });
   await chmod(dataDir, 0o700);
 }
 
-export async function startRecovered(binaries: PostgresBinaries, dataDir: string, socketDir: string, dir: string): Promise<RecoveredServer> {
+export async function startRecovered(binaries: PostgresBinaries, dataDir: string, socketDir: string, dir: string, maxConnections = 1000): Promise<RecoveredServer> {
   const user = postgresUser();
   await giveToPostgres(dir, user);
   const port = 40_000 + Math.floor(Math.random() * 10_000);
   const log: string[] = [];
-  const child: ChildProcess = spawn(binaries.postgres, ['-D', dataDir, '-c', `port=${port}`, '-c', "listen_addresses=''", '-c', `unix_socket_directories=${socketDir}`, '-c', 'archive_mode=off', '-c', 'max_connections=20', '-c', 'shared_buffers=32MB', '-c', 'fsync=off'], {
+  const child: ChildProcess = spawn(binaries.postgres, ['-D', dataDir, '-c', `port=${port}`, '-c', 'listen_addresses=', '-c', `unix_socket_directories=${socketDir}`, '-c', 'archive_mode=off', '-c', `max_connections=${Math.max(1000, maxConnections)}`, '-c', 'shared_buffers=32MB', '-c', 'fsync=off'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     ...(user ? { uid: user.uid, gid: user.gid } : {}),
   });
@@ -136,7 +139,7 @@ export async function startRecovered(binaries: PostgresBinaries, dataDir: string
       await stop();
       throw new Error(`the restore did not finish within 10 minutes: ${lastLines(log)}`);
     }
-    const client = new pg.Client({ connectionString: url('postgres') });
+    const client = pgClient(url('postgres'));
     try {
       await client.connect();
       const state = await client.query<{ recovering: boolean }>('SELECT pg_is_in_recovery() AS recovering');

@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   not_found: { status: 404, meaning: 'No such resource is visible to this credential.' },
   upload_stalled: { status: 408, meaning: 'The upload sent no byte for `idleTimeoutSeconds`; it was dropped and nothing of it was kept.' },
   deploy_in_progress: { status: 409, meaning: 'A deploy of this application is already queued, building or releasing; the body carries its `taskId`.' },
+  restore_in_progress: { status: 409, meaning: "Owners' API: a restore of this application's database is already queued or running; the body carries its `restoreId`." },
   email_taken: { status: 409, meaning: 'Dashboard: an owner account with this email already exists.' },
   domain_taken: { status: 409, meaning: 'Dashboard: this domain is verified by another application whose TXT record is still in place, or this application already claims it.' },
   storage_quota_exceeded: {
@@ -26,6 +27,10 @@ export const ERROR_CODES = {
     meaning: "The owner's applications already store as much as its plan allows (`storagePerPlan`: compressed sources of deployments in progress plus the artifacts of kept releases), or this upload would take it over; the body carries `usedBytes` and `quotaBytes`. Nothing of the upload is kept. A deploy whose built artifact would exceed it fails with the same code.",
   },
   domain_unverified: { status: 422, meaning: 'Dashboard: the TXT record `_slipway-challenge.<domain>` = `slipway-verify=<token>` of this claim was not found (missing, wrong value, or the DNS lookup failed); the body carries the expected `record` and the values `found`.' },
+  restore_point_unavailable: {
+    status: 422,
+    meaning: "Owners' API (database restore): the time asked for is not covered: in the future, before the earliest base backup kept, or further back than the plan's restore window (`restoreWindowDaysPerPlan`); the body carries `earliest` and `latest`.",
+  },
   release_unhealthy: { status: 422, meaning: "Owners' API (rollback, promote): the release did not become healthy when the edge started it; the live release keeps serving. The message carries the start's log tail." },
   auth_owned_by_project: { status: 409, meaning: 'The project set its own SERVICE_AUTH_BASE_URL or DATABASE_URL, so the platform leaves sign-in alone.' },
   rate_limited: {

@@ -34,6 +34,12 @@ export const LIMITS = {
    * An expired preview is removed (and stops counting) within a minute or so.
    */
   previewsPerPlan: { free: 3, go: 10, pro: 50, scale: 200 },
+  /**
+   * How far back an owner may restore their application's database to a point in time, by plan
+   * (days). The platform keeps base backups and WAL for BACKUP_RETENTION_DAYS (the launcher's,
+   * default 7): a window longer than that reaches only as far as what is kept.
+   */
+  restoreWindowDaysPerPlan: { free: 1, go: 3, pro: 7, scale: 30 },
   /** How long a preview lives after its last deploy (`PREVIEW_TTL_HOURS` on the gateway). */
   previewTtlHours: 7 * 24,
   /**

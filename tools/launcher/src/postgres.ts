@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -82,6 +82,9 @@ export async function startPostgres(home: string, databaseUrl: string | undefine
   if (connections.archiveTimeoutSeconds) {
     // Backups: every finished WAL file goes to the spool (the backup service seals and ships it).
     const spool = backupLayout.spool(home);
+    // Its parent traversable (the server runs as `postgres` under root), the spool its own.
+    await mkdir(dirname(spool), { recursive: true, mode: 0o711 });
+    await chmod(dirname(spool), 0o711);
     await mkdir(spool, { recursive: true, mode: 0o700 });
     await giveToPostgres(spool);
     flags.push(...archiveSettings(home, connections.archiveTimeoutSeconds));
