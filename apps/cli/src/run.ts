@@ -1,6 +1,8 @@
 import { terminalJson, visibleControls } from '@slipway/contract';
 import { BootstrapError } from './admin/bootstrap.service.js';
+import { adminBackupCommand } from './admin/backup.command.js';
 import { BOOTSTRAP_USAGE, bootstrapCommand } from './admin/bootstrap.command.js';
+import { dbCommand } from './db/db.command.js';
 import { ApiError, detailsOf, exitCodeOf, UnreachableError } from './api/api-error.js';
 import { UsageError } from './args.js';
 import { authCommand } from './auth/auth.command.js';
@@ -31,9 +33,15 @@ Commands:
   auth enable                   switch on the sign-in service for the application's users
   auth env [--write .env]       its variables, or merge them into an env file
   metrics [--range hour|day]    requests/s, answers by class, latency, CPU, memory, restarts
+  db backups                    what the application's database can be restored to
+  db backup [--label <text>]    mark a restore point now
+  db restore --to <when>        restore the database to a time, a duration ago or a backup
+                                (--into new: beside it; in place needs --yes)
 
 Operator commands:
   admin bootstrap               create an owner, an application, an API key and an owner token
+  admin backup [--out <file>]   the whole platform in one sealed file, now
+  admin restore <file>          rebuild a platform from such a file into an empty home
 
 Exit codes: 0 ok, 1 failure (a failed deploy, a refused request), 2 usage or authentication error.
 
@@ -75,8 +83,11 @@ export async function run(
         return await metricsCommand(argv.slice(1), env, io);
       case 'auth':
         return await authCommand(sub, rest, env, io);
+      case 'db':
+        return await dbCommand(sub, rest, env, io);
       case 'admin':
         if (sub === 'bootstrap') return await bootstrapCommand(rest, env, out);
+        if (sub === 'backup' || sub === 'restore') return await adminBackupCommand(sub, rest, env, out, err);
         break;
     }
     throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}\n\n${USAGE}`);

@@ -134,7 +134,7 @@ export async function restorePlatformBackup(options: PlatformRestoreOptions): Pr
   await chmod(staging, 0o711);
   try {
     say(`opening ${options.file}`);
-    const tar = spawn('tar', ['-C', staging, '-xf', '-', '--no-same-owner'], { stdio: ['pipe', 'ignore', 'pipe'] });
+    const tar = spawn('tar', ['-C', staging, '-xf', '-', '--no-same-owner', '--ignore-zeros'], { stdio: ['pipe', 'ignore', 'pipe'] });
     const exited = once(tar, 'close') as Promise<[number | null]>;
     try {
       await pipeline(createReadStream(options.file), unsealStream(options.masterKey, backupLayout.platformBinding), tar.stdin);
@@ -144,6 +144,8 @@ export async function restorePlatformBackup(options: PlatformRestoreOptions): Pr
     }
     const [code] = await exited;
     if (code !== 0) throw new BackupCorruptError(`backup ${options.file} is damaged: its archive does not extract (tar exit ${code})`);
+    // The archive's `./` entry carries the mode of the folder it was made from: traversable again.
+    await chmod(staging, 0o711);
     const manifest = JSON.parse(await readFile(join(staging, 'manifest.json'), 'utf8')) as PlatformBackupManifest;
     if (manifest.format !== FORMAT) throw new BackupCorruptError(`backup format ${manifest.format} is not one this version reads (${FORMAT})`);
     // Every sealed piece inside is checked before the data directory is written.

@@ -26,7 +26,7 @@ export interface RecoveredServer {
 
 /** Extracts a sealed, gzip'd tar stream into `dir` with GNU tar; a damaged stream fails with BackupCorruptError. */
 export async function extractSealedTar(source: NodeJS.ReadableStream, masterKey: string, binding: string, dir: string): Promise<void> {
-  const tar = spawn('tar', ['-C', dir, '-xf', '-', '--no-same-owner'], { stdio: ['pipe', 'ignore', 'pipe'] });
+  const tar = spawn('tar', ['-C', dir, '-xf', '-', '--no-same-owner', '--ignore-zeros'], { stdio: ['pipe', 'ignore', 'pipe'] });
   const errors: string[] = [];
   tar.stderr.on('data', (chunk: Buffer) => errors.push(chunk.toString()));
   const exited = once(tar, 'close') as Promise<[number | null]>;

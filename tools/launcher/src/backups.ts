@@ -149,7 +149,7 @@ export class BackupService {
       await this.platform.backups.finishRestore(id, result);
       log('backup', `${label}: done in ${seconds(result.durationMs)}, ${result.rows} rows, ${mb(result.sizeBytes)}${result.keptDatabase ? `; the database it replaced is kept as ${result.keptDatabase}` : `; restored as ${result.databaseName}`}`);
     } catch (error) {
-      await this.platform.backups.failRestore(id, (error as Error).message).catch(() => undefined);
+      await this.platform.backups.failRestore(id, ownerMessage(error, id)).catch(() => undefined);
       this.failure(label, error);
     }
   }
@@ -191,4 +191,12 @@ export class BackupService {
       log('backup', `removed the scratch server of an interrupted restore (${name})`);
     }
   }
+}
+
+/** What the owner reads of a failed restore: what they can act on; the rest (paths, server logs) stays in the launcher's log. */
+function ownerMessage(error: unknown, id: string): string {
+  const name = (error as Error)?.name;
+  if (name === 'RestoreRefusedError' || name === 'UnsupportedObjectsError' || name === 'BackupCorruptError') return (error as Error).message;
+  if (/no base backup finished before/.test((error as Error)?.message ?? '')) return (error as Error).message;
+  return `the restore failed on the platform's side; nothing was replaced (the operator's log has the details under restore ${id})`;
 }

@@ -75,6 +75,14 @@ export class BackupsRepository {
     return count;
   }
 
+  /** A named point in the WAL (`pg_create_restore_point`; the platform's role is the server's superuser) and its row. */
+  async markRestorePoint(applicationId: ApplicationId, label: string): Promise<BackupRow> {
+    // Named in the WAL where the platform's role may (the embedded server's superuser); the time is what a restore uses.
+    await this.platform.pool.query(`SELECT pg_create_restore_point($1)`, [`slipway:${applicationId}:${label}`.slice(0, 63)]).catch(() => undefined);
+    const at = (await this.platform.pool.query<{ at: Date }>(`SELECT clock_timestamp() AS at`)).rows[0]!.at;
+    return this.addRestorePoint({ trigger: 'owner', applicationId, label, at });
+  }
+
   async addRestorePoint(point: { trigger: BackupTrigger; applicationId: ApplicationId | null; label: string; at: Date }): Promise<BackupRow> {
     const row = await this.prisma.backup.create({ data: { kind: 'restore_point', status: 'succeeded', trigger: point.trigger, applicationId: point.applicationId, label: point.label, startedAt: point.at, finishedAt: point.at } });
     return toBackup(row as never);
