@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { Readable, Transform } from 'node:stream';
 import { createGzip } from 'node:zlib';
-import pg from 'pg';
 import { sealStream } from '@slipway/crypto';
 import type { BackupTrigger } from '@slipway/platform-data';
 import { backupLayout } from './layout.js';

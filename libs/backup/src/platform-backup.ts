@@ -11,7 +11,7 @@ import { openPlatformData } from '@slipway/platform-data';
 import { archiveNow, takeBaseBackup } from './base-backup.js';
 import { backupLayout } from './layout.js';
 import type { PostgresBinaries } from './postgres-binaries.js';
-import { BackupCorruptError, corrupt, extractSealedTar, finishRecovery, prepareRecovery, startRecovered } from './recovery.js';
+import { BackupCorruptError, corrupt, extractSealedTar, finishRecovery, prepareRecovery, startRecovered, unsealToBuffer } from './recovery.js';
 import { shipWal, type WalArchive } from './wal-archive.js';
 
 const FORMAT = 1;
@@ -127,7 +127,9 @@ export async function restorePlatformBackup(options: PlatformRestoreOptions): Pr
     if (!options.force) throw new RestoreTargetNotEmptyError(`${options.home} already holds a platform (pg/data): restore into an empty home, or pass --force to move its data aside first`);
     if (existsSync(join(dataDir, 'postmaster.pid'))) throw new RestoreTargetNotEmptyError(`${dataDir} belongs to a running server (postmaster.pid): stop the platform first`);
   }
+  // Traversable, not listable, as the launcher keeps a home: the server runs as `postgres` under root.
   await mkdir(options.home, { recursive: true, mode: 0o711 });
+  await chmod(options.home, 0o711);
   const staging = join(options.home, `restore-staging-${Date.now()}`);
   // Traversable, not listable: the server replaying the backup runs as `postgres` under root.
   await mkdir(staging, { recursive: true, mode: 0o711 });
@@ -165,11 +167,7 @@ export async function restorePlatformBackup(options: PlatformRestoreOptions): Pr
     await mkdir(join(work, 'data'), { recursive: true, mode: 0o700 });
     say('unpacking the base backup');
     await extractSealedTar(createReadStream(join(staging, 'base.tar.gz.sealed')), options.masterKey, backupLayout.baseBinding(manifest.base.id), join(work, 'data'));
-    const label: Buffer[] = [];
-    await pipeline(createReadStream(join(staging, 'label.sealed')), unsealStream(options.masterKey, backupLayout.labelBinding(manifest.base.id)), async function* (source) {
-      for await (const chunk of source) label.push(chunk as Buffer);
-    });
-    await writeFile(join(work, 'data', 'backup_label'), Buffer.concat(label));
+    await writeFile(join(work, 'data', 'backup_label'), await unsealToBuffer(createReadStream(join(staging, 'label.sealed')), options.masterKey, backupLayout.labelBinding(manifest.base.id)));
     for (const name of manifest.wal) {
       await pipeline(createReadStream(join(staging, 'wal', `${name}.gz.sealed`)), unsealStream(options.masterKey, backupLayout.walBinding(name)), createGunzip(), createWriteStream(join(work, 'wal', name)));
     }
@@ -199,9 +197,7 @@ export async function restorePlatformBackup(options: PlatformRestoreOptions): Pr
 
 async function verifySealed(file: string, masterKey: string, binding: string): Promise<void> {
   try {
-    await pipeline(createReadStream(file), unsealStream(masterKey, binding), async function* (source) {
-      for await (const _ of source) void _;
-    });
+    await unsealToBuffer(createReadStream(file), masterKey, binding, false);
   } catch (error) {
     throw corrupt(error, binding);
   }

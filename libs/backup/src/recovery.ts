@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { appendFile, chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import pg from 'pg';
 import { unsealStream } from '@slipway/crypto';
 import { backupLayout } from './layout.js';
 import { giveToPostgres, postgresUser, type PostgresBinaries } from './postgres-binaries.js';
@@ -76,15 +76,13 @@ export async function recoverServer(options: RecoverOptions): Promise<RecoveredS
   await mkdir(socketDir, { recursive: true, mode: 0o700 });
   options.onStep?.('fetching the base backup');
   await extractSealedTar(await options.blobs.get(backupLayout.baseKey(options.base.id)), options.masterKey, backupLayout.baseBinding(options.base.id), dataDir);
-  const label: Buffer[] = [];
+  let label: Buffer;
   try {
-    await pipeline(await options.blobs.get(backupLayout.labelKey(options.base.id)), unsealStream(options.masterKey, backupLayout.labelBinding(options.base.id)), async function* (source) {
-      for await (const chunk of source) label.push(chunk as Buffer);
-    });
+    label = await unsealToBuffer(await options.blobs.get(backupLayout.labelKey(options.base.id)), options.masterKey, backupLayout.labelBinding(options.base.id));
   } catch (error) {
     throw corrupt(error, `label ${options.base.id}`);
   }
-  await writeFile(join(dataDir, 'backup_label'), Buffer.concat(label));
+  await writeFile(join(dataDir, 'backup_label'), label);
   options.onStep?.('fetching the WAL');
   try {
     await fetchWal(options.home, options, options.base.walStart, walDir);
@@ -167,4 +165,20 @@ export async function finishRecovery(dataDir: string): Promise<void> {
   const file = join(dataDir, 'postgresql.auto.conf');
   const text = await readFile(file, 'utf8');
   await writeFile(file, text.replace(/\n# slipway restore\n[\s\S]*$/, '\n'));
+}
+
+/** A whole sealed stream, opened and checked (a small one: a backup label); `keep: false` checks only. */
+export async function unsealToBuffer(source: NodeJS.ReadableStream, masterKey: string, binding: string, keep = true): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  await pipeline(
+    source,
+    unsealStream(masterKey, binding),
+    new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        if (keep) parts.push(chunk);
+        callback();
+      },
+    }),
+  );
+  return Buffer.concat(parts);
 }

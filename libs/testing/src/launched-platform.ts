@@ -86,6 +86,10 @@ export interface LaunchOptions {
   database?: 'embedded' | 'test-server';
   /** The plan `bootstrap` gives an owner; null: none asked for (the CLI's default, free). Default pro. */
   plan?: string | null;
+  /** A home made beforehand (a restored backup) instead of a new empty one; removed on stop all the same. */
+  home?: string;
+  /** These ports instead of free ones (a platform restored in place of one that stopped). */
+  ports?: PlatformPorts;
 }
 
 export class LaunchedPlatform {
@@ -102,10 +106,10 @@ export class LaunchedPlatform {
 
   static async start(label: string, options: LaunchOptions = {}): Promise<LaunchedPlatform> {
     const suite = options.suite ?? 'hostile';
-    const home = await mkdtemp(join(tmpdir(), `slipway-${suite}-${label}-`));
+    const home = options.home ?? (await mkdtemp(join(tmpdir(), `slipway-${suite}-${label}-`)));
     await chmod(home, 0o755); // as `pnpm start` makes .slipway
-    const [gateway, auth, edge, worker, postgres, pgbouncer] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
-    const ports: PlatformPorts = { gateway, auth, edge, worker, postgres, pgbouncer };
+    const ports: PlatformPorts = options.ports ?? (await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]).then(([gateway, auth, edge, worker, postgres, pgbouncer]) => ({ gateway: gateway!, auth: auth!, edge: edge!, worker: worker!, postgres: postgres!, pgbouncer: pgbouncer! })));
+    const { gateway, auth, edge, worker, postgres, pgbouncer } = ports;
     const path = [options.pathPrefix, process.env['PATH']].filter(Boolean).join(':');
     // What the operator's shell gives `pnpm start` to reach the outside world (a TLS-intercepting proxy's CA, a proxy).
     const outward = outwardEnv();

@@ -131,7 +131,8 @@ export class BackupsRepository {
   }
 
   async addWal(name: string, sizeBytes: number): Promise<void> {
-    await this.prisma.backupWal.upsert({ where: { name }, create: { name, sizeBytes: BigInt(sizeBytes) }, update: { sizeBytes: BigInt(sizeBytes) } });
+    // One statement: two shippers (the launcher's and an operator's `slipway admin backup`) may catalogue the same file at once.
+    await this.platform.pool.query(`INSERT INTO backup_wal (name, size_bytes) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET size_bytes = EXCLUDED.size_bytes`, [name, sizeBytes]);
   }
 
   /** Archived WAL files from `first` on (segments and timeline history files), in name order. */
