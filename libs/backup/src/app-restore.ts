@@ -41,9 +41,9 @@ export interface AppRestoreResult {
  * Restores one application's database to a point in time: everything up to now archived, the
  * newest base backup before the target replayed to it in a scratch server, that database copied
  * into a new database of the live server (nothing live touched so far; a failure up to here
- * leaves only a dropped scratch), then either kept under a new name or swapped in: PgBouncer
- * pauses the database, the old one is renamed aside (kept), the new one takes its name,
- * PgBouncer resumes. The application keeps its DATABASE_URL; its queries wait through the swap.
+ * leaves only a dropped scratch), then either kept under a new name or swapped in (see swapIn):
+ * the old one is renamed aside (kept), the new one takes its name. The application keeps its
+ * DATABASE_URL; its open connections are closed once, new ones wait through the swap.
  */
 export async function restoreApplicationDatabase(options: AppRestoreOptions, base: { id: string; walStart: string }): Promise<AppRestoreResult> {
   const started = Date.now();
@@ -99,29 +99,30 @@ export async function restoreApplicationDatabase(options: AppRestoreOptions, bas
   }
 }
 
-/** Renames `live` aside to `kept` and `restored` to `live`, with PgBouncer holding the application's queries meanwhile. */
+/**
+ * Renames `live` aside to `kept` and `restored` to `live`. PgBouncer (session pooling: a client
+ * holds its server connection for its whole session, so PAUSE would wait for the app to
+ * disconnect) KILLs the database's connections, which also holds new ones until RESUME: the app's
+ * open connections are closed, new ones wait the moment of the swap, then reach the restored data.
+ */
 async function swapIn(admin: pg.Client, poolerAdminUrl: string | undefined, live: string, restored: string, kept: string): Promise<void> {
   const pooler = poolerAdminUrl ? new pg.Client({ connectionString: poolerAdminUrl, connectionTimeoutMillis: 5000 }) : undefined;
   pooler?.on('error', () => undefined);
-  let paused = false;
+  let held = false;
   try {
     if (pooler) {
       await pooler.connect();
-      // PAUSE waits for the database's running transactions to end; RECONNECT-less: new queries queue.
-      await withTimeout(pooler.query(`PAUSE ${poolerName(live)}`), 30_000, 'PgBouncer did not pause the database within 30 s (a long transaction is running); try again');
-      paused = true;
+      await withTimeout(pooler.query(`KILL ${poolerName(live)}`), 10_000, 'PgBouncer did not close the database\'s connections within 10 s; try again');
+      held = true;
     }
-    await admin.query('BEGIN');
-    await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [live]);
-    await admin.query('COMMIT');
-    // Connections the terminate just ended may take a moment to leave.
+    // Connections that do not come through PgBouncer (the sign-in service's pool) end here; they reconnect by themselves.
     for (let attempt = 0; ; attempt++) {
+      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [live]);
       try {
         await admin.query(`ALTER DATABASE ${quoteIdent(live)} RENAME TO ${quoteIdent(kept)}`);
         break;
       } catch (error) {
         if (attempt >= 50 || !/being accessed by other users/.test((error as Error).message)) throw error;
-        await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [live]);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }
@@ -133,7 +134,7 @@ async function swapIn(admin: pg.Client, poolerAdminUrl: string | undefined, live
     }
   } finally {
     if (pooler) {
-      if (paused) await pooler.query(`RESUME ${poolerName(live)}`).catch(() => undefined);
+      if (held) await pooler.query(`RESUME ${poolerName(live)}`).catch(() => undefined);
       await pooler.end().catch(() => undefined);
     }
   }

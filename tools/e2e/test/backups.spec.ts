@@ -135,9 +135,17 @@ describe('backups and restore, as pnpm start runs them', () => {
     exits(refused, 2);
     expect(refused.stderr).toMatch(/--yes/);
 
+    // A connection the app holds through PgBouncer during the restore (session pooling).
+    const held = new pg.Client({ connectionString: url });
+    held.on('error', () => undefined);
+    await held.connect();
+    expect((await held.query('SELECT count(*)::int AS n FROM service_auth.users')).rows[0].n).toBe(0);
     const restored = await platform.cli(['db', 'restore', '--to', restoreTime, '--yes', '--json'], owner(account), 300_000);
     exits(restored, 0);
     const restore = JSON.parse(restored.stdout) as RestoreView;
+    // It was closed by the swap (not left on the database renamed aside); a new one reads the restored rows.
+    await expect(held.query('SELECT 1')).rejects.toThrow();
+    await held.end().catch(() => undefined);
     expect(restore).toMatchObject({ status: 'succeeded', error: null });
     expect(restore.keptDatabase).toMatch(/_before_/);
 
