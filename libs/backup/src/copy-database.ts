@@ -53,10 +53,14 @@ export async function copyDatabase(sourceUrl: string, targetUrl: string, role: s
       throw new UnsupportedObjectsError(`this database holds objects a restore cannot copy yet: ${unsupported.slice(0, 10).map((row) => row.what).join(', ')}${unsupported.length > 10 ? `, and ${unsupported.length - 10} more` : ''}`);
     }
 
+    // Schemas first (an extension may live in one), then types and sequences, then functions (a
+    // default or an identity may need one), then tables.
+    const schemaDdl: string[] = [];
     const ddl: string[] = [];
+    const tableDdl: string[] = [];
     const asRole = `SET ROLE ${quoteIdent(role)}`;
     const schemas = await q<{ name: string }>(`SELECT n.nspname AS name FROM pg_namespace n WHERE ${USER_SCHEMA} AND n.nspname <> 'public' AND ${NOT_EXTENSION('n.oid', 'pg_namespace')} ORDER BY n.oid`);
-    for (const { name } of schemas) ddl.push(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(name)}`);
+    for (const { name } of schemas) schemaDdl.push(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(name)}`);
     const extensions = await q<{ name: string; schema: string }>(`SELECT e.extname AS name, n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname <> 'plpgsql' ORDER BY e.oid`);
 
     const enums = await q<{ name: string; labels: string[] }>(`
@@ -70,13 +74,17 @@ export async function copyDatabase(sourceUrl: string, targetUrl: string, role: s
         FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace WHERE t.typtype = 'd' AND ${USER_SCHEMA} AND ${NOT_EXTENSION('t.oid', 'pg_type')} ORDER BY t.oid`);
     for (const d of domains) ddl.push(`CREATE DOMAIN ${d.name} AS ${d.base}${d.def ? ` DEFAULT ${d.def}` : ''}${d.notnull ? ' NOT NULL' : ''}${(d.checks ?? []).map((check) => ` ${check}`).join('')}`);
 
-    const sequences = await q<{ name: string; type: string; start: string; inc: string; min: string; max: string; cache: string; cycle: boolean; identity: boolean; owner: string | null }>(`
+    // `owner`: the column a serial's sequence belongs to (deptype 'a') or whose identity it is ('i').
+    const sequences = await q<{ name: string; type: string; start: string; inc: string; min: string; max: string; cache: string; cycle: boolean; identity: boolean; owner: string | null; ownerTable: string | null; ownerColumn: string | null }>(`
       SELECT format('%I.%I', n.nspname, c.relname) AS name, format_type(s.seqtypid, NULL) AS type, s.seqstart::text AS start, s.seqincrement::text AS inc,
              s.seqmin::text AS min, s.seqmax::text AS max, s.seqcache::text AS cache, s.seqcycle AS cycle,
              EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'i') AS identity,
-             (SELECT format('%s.%I', d.refobjid::regclass::text, a.attname) FROM pg_depend d JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
-               WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'a' AND d.refclassid = 'pg_class'::regclass LIMIT 1) AS owner
+             o.owner, o.table_oid AS "ownerTable", o.attname AS "ownerColumn"
         FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+        LEFT JOIN LATERAL (
+               SELECT format('%s.%I', d.refobjid::regclass::text, a.attname) AS owner, d.refobjid::text AS table_oid, a.attname
+                 FROM pg_depend d JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+                WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype IN ('a', 'i') AND d.refclassid = 'pg_class'::regclass LIMIT 1) o ON true
        WHERE ${USER_SCHEMA} AND ${NOT_EXTENSION('c.oid', 'pg_class')} ORDER BY c.oid`);
     for (const s of sequences.filter((seq) => !seq.identity)) {
       ddl.push(`CREATE SEQUENCE ${s.name} AS ${s.type} INCREMENT ${s.inc} MINVALUE ${s.min} MAXVALUE ${s.max} START ${s.start} CACHE ${s.cache} ${s.cycle ? 'CYCLE' : 'NO CYCLE'}`);
@@ -97,28 +105,37 @@ export async function copyDatabase(sourceUrl: string, targetUrl: string, role: s
                WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) AS columns
         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
        WHERE c.relkind = 'r' AND ${USER_SCHEMA} AND ${NOT_EXTENSION('c.oid', 'pg_class')} ORDER BY c.oid`);
+    // An identity keeps its sequence's name (a renamed table's differs from the default) and options.
+    const identityOptions = (table: { oid: number }, column: string) => {
+      const s = sequences.find((seq) => seq.identity && seq.ownerTable === String(table.oid) && seq.ownerColumn === column);
+      return s ? ` (SEQUENCE NAME ${s.name} START WITH ${s.start} INCREMENT BY ${s.inc} MINVALUE ${s.min} MAXVALUE ${s.max} CACHE ${s.cache}${s.cycle ? ' CYCLE' : ' NO CYCLE'})` : '';
+    };
     for (const table of tables) {
       const columns = (table.columns ?? []).map((col) => {
         let line = `${quoteIdent(col.name)} ${col.type}${col.collation ? ` COLLATE ${col.collation}` : ''}`;
         if (col.generated === 's' || col.generated === 'v') line += ` GENERATED ALWAYS AS (${col.def}) ${col.generated === 's' ? 'STORED' : 'VIRTUAL'}`;
-        else if (col.identity === 'a' || col.identity === 'd') line += ` GENERATED ${col.identity === 'a' ? 'ALWAYS' : 'BY DEFAULT'} AS IDENTITY`;
+        else if (col.identity === 'a' || col.identity === 'd') line += ` GENERATED ${col.identity === 'a' ? 'ALWAYS' : 'BY DEFAULT'} AS IDENTITY${identityOptions(table, col.name)}`;
         else if (col.def !== null) line += ` DEFAULT ${col.def}`;
         if (col.notnull && col.identity === '') line += ' NOT NULL';
         return line;
       });
-      ddl.push(`CREATE TABLE ${table.name} (${columns.join(', ')})`);
+      tableDdl.push(`CREATE TABLE ${table.name} (${columns.join(', ')})`);
     }
-    for (const s of sequences.filter((seq) => !seq.identity && seq.owner)) ddl.push(`ALTER SEQUENCE ${s.name} OWNED BY ${s.owner}`);
+    for (const s of sequences.filter((seq) => !seq.identity && seq.owner)) tableDdl.push(`ALTER SEQUENCE ${s.name} OWNED BY ${s.owner}`);
 
     onProgress?.(`creating ${tables.length} tables`);
+    await target.query(asRole);
+    for (const statement of schemaDdl) await target.query(statement);
+    await target.query('RESET ROLE');
     for (const extension of extensions) await target.query(`CREATE EXTENSION IF NOT EXISTS ${quoteIdent(extension.name)} WITH SCHEMA ${quoteIdent(extension.schema)}`);
     await target.query(`SET check_function_bodies = off`);
     await target.query(asRole);
+    for (const statement of ddl) await target.query(statement);
     // Functions before the tables (a default may call one); one whose signature names a table
     // (`RETURNS SETOF users`) is created again after them.
     const later: string[] = [];
     for (const def of functionDefs) await target.query(def).catch(() => later.push(def));
-    for (const statement of ddl) await target.query(statement);
+    for (const statement of tableDdl) await target.query(statement);
     for (const def of later) await target.query(def);
     await target.query('RESET ROLE');
 
@@ -135,11 +152,10 @@ export async function copyDatabase(sourceUrl: string, targetUrl: string, role: s
     }
     onProgress?.(`copied ${rows} rows`);
 
-    // Sequence values (identity sequences by their column on the target: their names follow the table's).
+    // Sequence values (identity sequences kept their names above).
     for (const s of sequences) {
       const value = (await source.query<{ last: string; called: boolean }>(`SELECT last_value::text AS last, is_called AS called FROM ${s.name}`)).rows[0]!;
-      const name = s.identity && s.owner ? (await target.query<{ seq: string | null }>(`SELECT pg_get_serial_sequence($1, $2) AS seq`, splitOwner(s.owner))).rows[0]?.seq : s.name;
-      if (name) await target.query(`SELECT setval($1, $2, $3)`, [name, value.last, value.called]);
+      await target.query(`SELECT setval($1, $2, $3)`, [s.name, value.last, value.called]);
     }
 
     const constraints = await q<{ table: string; name: string; def: string; type: string }>(`
@@ -174,11 +190,4 @@ export async function copyDatabase(sourceUrl: string, targetUrl: string, role: s
 
 function literal(value: string): string {
   return `'${value.replace(/'/g, "''")}'`;
-}
-
-/** `schema.table.column` (as regclass prints it, quoted where needed) → [table, column] for pg_get_serial_sequence. */
-function splitOwner(owner: string): [string, string] {
-  const at = owner.lastIndexOf('.');
-  const column = owner.slice(at + 1);
-  return [owner.slice(0, at), column.startsWith('"') ? column.slice(1, -1).replace(/""/g, '"') : column];
 }
