@@ -139,6 +139,7 @@ describe("database backups: GET/POST …/database/backups, POST …/database/res
     const strangersPoint = (await call(stranger, 'POST', `${stranger.id}/database/backups`, { label: 'theirs' })).json.id;
     const refusals: [unknown, string][] = [
       [{ to: 'yesterday', into: 'in_place' }, 'garbage time'],
+      [{ to: minutesAgo(30).slice(0, 19), into: 'in_place' }, 'a time without its zone (never read as the server local time)'],
       [{ to: randomUUID(), into: 'in_place' }, 'a backup id that is not one'],
       [{ to: strangersPoint, into: 'in_place' }, "another application's restore point"],
       [{ to: minutesAgo(30) }, 'into missing'],

@@ -16,7 +16,8 @@ import { pgClient } from './pg-client.js';
  * functions and procedures, tables (defaults, identity and generated columns), rows, constraints,
  * indexes, views and triggers. What it refuses, before creating anything: partitioned or
  * inherited tables, materialized views, row-level security policies, rules, aggregates, foreign
- * tables and large objects — named in the error, never skipped silently. Grants and comments are
+ * tables, large objects and tables with row-level security on — named in the error, never
+ * skipped silently. Grants and comments are
  * not copied (an application database has one role).
  */
 export interface CopyResult {
@@ -46,6 +47,7 @@ export async function copyDatabase(sourceUrl: string, targetUrl: string, role: s
       UNION ALL SELECT 'materialized view ' || c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'm' AND ${USER_SCHEMA} AND ${NOT_EXTENSION('c.oid', 'pg_class')}
       UNION ALL SELECT 'foreign table ' || c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'f' AND ${USER_SCHEMA}
       UNION ALL SELECT 'row-level security policy ' || polname FROM pg_policy
+      UNION ALL SELECT 'row-level security on ' || c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE (c.relrowsecurity OR c.relforcerowsecurity) AND ${USER_SCHEMA}
       UNION ALL SELECT 'rule ' || r.rulename FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace WHERE r.rulename <> '_RETURN' AND ${USER_SCHEMA}
       UNION ALL SELECT 'aggregate ' || p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.prokind = 'a' AND ${USER_SCHEMA} AND ${NOT_EXTENSION('p.oid', 'pg_proc')}
       UNION ALL SELECT 'large object ' || oid::text FROM pg_largeobject_metadata`);

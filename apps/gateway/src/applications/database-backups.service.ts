@@ -93,10 +93,12 @@ export class DatabaseBackupsService {
     const id = asApplicationId(app.id);
     const rows = await this.backups.forApplication(id);
     let target: Date;
-    const named = rows.find((row) => row.id === to && row.status === 'succeeded');
-    if (named) target = named.finishedAt ?? named.startedAt;
-    else if (/^\d{4}-\d{2}-\d{2}T/.test(to) && !Number.isNaN(Date.parse(to))) target = new Date(to);
-    else throw new ApiException('bad_request', `to: ${JSON.stringify(to)} is neither a time (ISO 8601, e.g. 2026-11-28T09:30:00Z) nor one of this application's backups. ${RESTORE_HINT}`);
+    // A backup of the server, or a restore point of this application (any age; another application's is not found).
+    const named = /^[0-9a-f-]{36}$/.test(to) ? await this.backups.find(to) : null;
+    if (named && named.status === 'succeeded' && (named.kind === 'base' || named.applicationId === app.id)) target = named.finishedAt ?? named.startedAt;
+    // A time with its zone (Z or ±hh:mm): never the server's local time by accident.
+    else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(to) && !Number.isNaN(Date.parse(to))) target = new Date(to);
+    else throw new ApiException('bad_request', `to: ${JSON.stringify(to)} is neither a time with its zone (ISO 8601, e.g. 2026-11-28T09:30:00Z) nor one of this application's backups. ${RESTORE_HINT}`);
     const window = this.window(owner, rows);
     if (!window) throw new ApiException('restore_point_unavailable', 'There is no backup to restore from yet: the first base backup is taken when the platform starts; try again in a minute.', { earliest: null, latest: null });
     if (target.getTime() > Date.now()) throw new ApiException('restore_point_unavailable', `${target.toISOString()} is in the future.`, window);
