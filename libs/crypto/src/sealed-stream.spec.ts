@@ -27,7 +27,8 @@ describe('sealed streams', () => {
   it.each([0, 1, 1023, 1024, 1025, 4096, 10_000])('round-trips %i bytes', async (size) => {
     const plain = randomBytes(size);
     const sealed = await seal(plain);
-    expect(sealed.includes(plain.subarray(0, Math.min(64, size))) && size > 0).toBe(false);
+    // No 16 bytes of the plaintext appear in the sealed stream (shorter runs can by chance).
+    if (size >= 16) expect(sealed.includes(plain.subarray(0, 16))).toBe(false);
     expect((await unseal(sealed)).equals(plain)).toBe(true);
   });
 
