@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
-import { LIMITS, parseStorageQuotas, type OwnerSignInLimits, type UploadLimits } from '@slipway/contract';
+import { LIMITS, parseStorageQuotas, parseRestoreWindows, type OwnerSignInLimits, type UploadLimits } from '@slipway/contract';
 import { baseServerFields, httpUrl, loadConfig, masterKey, parsedBy, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
 
@@ -66,6 +66,8 @@ export const gatewayConfigSchema = z.object({
   UPLOAD_IDLE_TIMEOUT_SECONDS: positiveInt(LIMITS.upload.idleTimeoutSeconds),
   /** Storage quota per plan, `plan=size` pairs (`free=2GiB,pro=50GiB`); the build worker takes the same value. */
   STORAGE_QUOTAS: parsedBy(parseStorageQuotas),
+  /** How far back an owner may restore their database, days by plan (`free=1,scale=60`; LIMITS.restoreWindowDaysPerPlan otherwise). */
+  RESTORE_WINDOW_DAYS: parsedBy(parseRestoreWindows),
   /** Releases kept per application (the build worker prunes by its own RELEASES_KEPT: give both the same); published and shown. */
   RELEASES_KEPT: z.coerce.number().int().min(1, 'must keep at least 1 release').max(1000).default(LIMITS.releasesKeptPerApplication),
   /** The built dashboard served at `/` (default: apps/dashboard/dist beside this app). */

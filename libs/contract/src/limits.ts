@@ -133,6 +133,22 @@ export function parseStorageQuotas(text: string | undefined): StorageQuotas {
   }
   return quotas;
 }
+export type RestoreWindows = Record<PlanName, number>;
+
+/**
+ * `RESTORE_WINDOW_DAYS`: `plan=days` pairs, comma separated (`free=2,scale=60`); plans not named
+ * keep their default (`restoreWindowDaysPerPlan`). Throws a message naming what is wrong.
+ */
+export function parseRestoreWindows(text: string | undefined): RestoreWindows {
+  const windows: RestoreWindows = { ...LIMITS.restoreWindowDaysPerPlan };
+  for (const pair of (text ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+    const match = /^([a-z]+)\s*=\s*(\d+(?:\.\d+)?)$/i.exec(pair);
+    const plan = match?.[1]?.toLowerCase() as PlanName | undefined;
+    if (!match || !plan || !PLANS.includes(plan) || Number(match[2]) <= 0) throw new Error(`"${pair}" is not plan=days with a plan of ${PLANS.join(', ')} and a number of days above 0 such as 7 or 0.5`);
+    windows[plan] = Number(match[2]);
+  }
+  return windows;
+}
 export type UploadLimits = { -readonly [K in keyof typeof LIMITS.upload]: number };
 export type SecretLimits = { -readonly [K in keyof typeof LIMITS.secrets]: number };
 export type OwnerSignInLimits = { -readonly [K in keyof typeof LIMITS.ownerSignIn]: number };

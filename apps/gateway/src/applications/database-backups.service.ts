@@ -1,9 +1,9 @@
-import { Injectable } from '@nestjs/common';
-import { LIMITS } from '@slipway/contract';
+import { Inject, Injectable } from '@nestjs/common';
 import { ApplicationsRepository, BackupsRepository, RestoreInProgressError, asApplicationId, type BackupRow, type RestoreRow } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { z } from 'zod';
 import { parseBody } from '../common/body.js';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import type { OwnedApplication, OwnerPrincipal } from '../dashboard/common/owner-principal.js';
 
 const RestoreBody = z.strictObject({
@@ -60,6 +60,7 @@ export const restoreView = (row: RestoreRow): RestoreView => ({
 @Injectable()
 export class DatabaseBackupsService {
   constructor(
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly backups: BackupsRepository,
     private readonly applications: ApplicationsRepository,
   ) {}
@@ -71,7 +72,7 @@ export class DatabaseBackupsService {
     const window = this.window(owner, rows);
     return {
       pointInTime: window,
-      windowDays: LIMITS.restoreWindowDaysPerPlan[owner.plan],
+      windowDays: this.config.RESTORE_WINDOW_DAYS[owner.plan],
       backups: rows.filter((row) => row.status === 'succeeded').map(backupView),
       restores: restores.map(restoreView),
       // The platform's own state: when its last base backup finished, and whether a later one failed (details are the operator's).
@@ -103,7 +104,7 @@ export class DatabaseBackupsService {
     if (!window) throw new ApiException('restore_point_unavailable', 'There is no backup to restore from yet: the first base backup is taken when the platform starts; try again in a minute.', { earliest: null, latest: null });
     if (target.getTime() > Date.now()) throw new ApiException('restore_point_unavailable', `${target.toISOString()} is in the future.`, window);
     if (target < new Date(window.earliest)) {
-      throw new ApiException('restore_point_unavailable', `${target.toISOString()} is before the earliest point this database can be restored to (${window.earliest}: the plan's ${LIMITS.restoreWindowDaysPerPlan[owner.plan]}-day window, or the oldest backup kept).`, window);
+      throw new ApiException('restore_point_unavailable', `${target.toISOString()} is before the earliest point this database can be restored to (${window.earliest}: the plan's ${this.config.RESTORE_WINDOW_DAYS[owner.plan]}-day window, or the oldest backup kept).`, window);
     }
     try {
       return restoreView(await this.backups.createRestore(id, target, into));
@@ -127,7 +128,7 @@ export class DatabaseBackupsService {
     const bases = rows.filter((row) => row.kind === 'base' && row.status === 'succeeded' && row.finishedAt);
     if (!bases.length) return null;
     const oldest = Math.min(...bases.map((row) => row.finishedAt!.getTime()));
-    const planFloor = Date.now() - LIMITS.restoreWindowDaysPerPlan[owner.plan] * 86400_000;
+    const planFloor = Date.now() - this.config.RESTORE_WINDOW_DAYS[owner.plan] * 86400_000;
     return { earliest: new Date(Math.max(oldest, planFloor)).toISOString(), latest: new Date().toISOString() };
   }
 
