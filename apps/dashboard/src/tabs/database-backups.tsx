@@ -4,7 +4,7 @@ import type { Backup, DatabaseBackups } from '../api/types.js';
 import { useAction } from '../api/use-action.js';
 import { Button, ErrorNotice, Field } from '../components/ui.js';
 import { formatBytes, formatMoment, formatWhen } from '../format.js';
-import { isRestorable, momentBounds } from '../restore-window.js';
+import { isRestorable } from '../restore-window.js';
 
 const SHOWN = 10;
 
@@ -34,7 +34,7 @@ export function BackupsCard({ path, info, onChange, onPick }: { path: string; in
       <h2 id="backups-heading">Backups</h2>
       {pointInTime ? (
         <p>
-          Restorable to any moment since <strong>{formatMoment(momentBounds(pointInTime, now).min.toISOString())}</strong> (your plan: {windowDays} day{windowDays === 1 ? '' : 's'}).
+          Restorable to any moment since <strong>{formatMoment(pointInTime.earliest)}</strong> (your plan: {windowDays} day{windowDays === 1 ? '' : 's'}).
           {health.lastBackupAt ? <span className="muted"> Last full backup {formatWhen(health.lastBackupAt)}; every change since is kept as it happens.</span> : null}
         </p>
       ) : (

@@ -63,8 +63,8 @@ export function RestoreForm(props: { app: ApplicationDetails; path: string; wind
           <input type="radio" name="restore-source" checked={backup !== null} disabled={choices.length === 0} onChange={() => onBackupId(choices[0]?.id ?? null)} /> A backup or restore point
         </label>
         {backup ? (
-          <div className="field">
-            <label htmlFor={RESTORE_TO_BACKUP_ID}>Backup or restore point</label>
+          <div className="field field-wide">
+            <label htmlFor={RESTORE_TO_BACKUP_ID}>Which backup or restore point</label>
             <select id={RESTORE_TO_BACKUP_ID} value={backup.id} onChange={(e) => onBackupId(e.target.value)}>
               {choices.map((b) => (
                 <option key={b.id} value={b.id}>
