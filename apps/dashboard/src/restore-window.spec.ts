@@ -36,6 +36,8 @@ describe('the restore window', () => {
     expect(isRestorable('2026-11-28T00:00:00Z', window, now)).toBe(true);
     expect(isRestorable('2026-11-20T00:00:00Z', window, now)).toBe(false);
     expect(isRestorable('2026-11-28T00:00:00Z', null, now)).toBe(false);
+    expect(isRestorable('2026-11-28T10:00:50Z', { ...window, latest: '2026-11-28T10:01:00Z' }, now)).toBe(true);
+    expect(isRestorable('2026-11-28T10:01:10Z', { ...window, latest: '2026-11-28T10:01:00Z' }, now)).toBe(false);
     expect((['queued', 'running', 'succeeded', 'failed'] as const).filter(isActive)).toEqual(['queued', 'running']);
   });
 });

@@ -41,11 +41,15 @@ export function defaultMoment(window: RestoreWindow, now: number): Date {
   return new Date(Math.max(min.getTime(), Math.min(wanted, max.getTime())));
 }
 
-/** Whether a moment (ISO) lies in the window: a backup older than the plan's window cannot be restored to. */
+/**
+ * Whether a moment (ISO) lies in the window: a backup older than the plan's window cannot be
+ * restored to. The end is the server's clock (`latest`) or the reader's, whichever is later, so a
+ * restore point just marked counts even when the reader's clock runs behind.
+ */
 export function isRestorable(iso: string, window: RestoreWindow | null, now: number): boolean {
   if (!window) return false;
   const at = new Date(iso).getTime();
-  return at >= new Date(window.earliest).getTime() && at <= now;
+  return at >= new Date(window.earliest).getTime() && at <= Math.max(now, new Date(window.latest).getTime());
 }
 
 /** Why the moment chosen cannot be restored to, in words; null when it can. */

@@ -49,7 +49,7 @@ export function BackupsCard({ path, info, onChange, onPick }: { path: string; in
       <ErrorNotice error={action.error} />
       {marked ? (
         <p className="notice notice-success" role="status">
-          Restore point “{marked.label}” marked at {formatMoment(marked.at)}. You can restore to it by picking it below.
+          Restore point “{marked.label}” marked at {formatMoment(marked.at)}.{isRestorable(marked.at, pointInTime, now) ? ' Restore to it from its row below, now or later.' : ''}
         </p>
       ) : null}
       {backups.length > 0 ? (
