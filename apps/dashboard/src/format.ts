@@ -42,3 +42,17 @@ export function formatWhen(iso: string | null | undefined, now: number = Date.no
   if (days < 7) return `${days} d ago`;
   return new Date(iso).toISOString().slice(0, 10);
 }
+
+/** A moment in the reader's own time zone and language, to the minute: "28 Nov 2026, 09:30". */
+export function formatMoment(iso: string, options: { locale?: string; timeZone?: string } = {}): string {
+  const at = new Date(iso);
+  if (!Number.isFinite(at.getTime())) return '—';
+  return at.toLocaleString(options.locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: options.timeZone });
+}
+
+const ISO_UTC = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z\b/g;
+
+/** The platform's sentences name times in UTC ISO 8601; a person reads them in their own time zone. */
+export function localizeTimes(text: string, options: { locale?: string; timeZone?: string } = {}): string {
+  return text.replace(ISO_UTC, (iso) => formatMoment(iso, options));
+}

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { TEST_SERVER_URL, TestDnsServer } from '@slipway/testing';
 import pg from 'pg';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { fromLocalInput, toLocalInput } from '../src/restore-window.js';
 import { startGatewayProcess, WORKSPACE_ROOT, type GatewayProcess } from './support/gateway-process.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -243,4 +244,85 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').getByText('That email and password do not match an account.').waitFor();
   }, 180_000);
+
+  it('shows what the database can be restored to, marks a restore point and follows restores to their end', async () => {
+    // Test Shop's database exists (sign-in was switched on above). No launcher runs here: the test
+    // writes the catalogue rows exactly as its backup service would, and watches the tab follow.
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('link', { name: 'Test Shop' }).click();
+    await page.getByRole('link', { name: 'Database' }).click();
+    const appId = new URL(page.url()).pathname.split('/')[2]!;
+    await page.getByText('No backup to restore from yet.').waitFor();
+
+    const baseAt = new Date(Date.now() - 2 * 3600_000);
+    await gw.sql.query(`INSERT INTO backups (kind, status, trigger, blob_key, size_bytes, wal_start, started_at, finished_at) VALUES ('base', 'succeeded', 'schedule', 'base/1', 52428800, '000000010000000000000002', $1, $1)`, [baseAt]);
+    // The tab looks again every 5 s while there is nothing to restore to.
+    await page.getByText(/^Restorable to any moment since .+ \(your plan: 1 day\)\./).waitFor({ timeout: 10_000 });
+    const backups = page.getByRole('table', { name: 'Backups and restore points' });
+    await backups.getByRole('row', { name: /Full backup .* 50 MiB/ }).waitFor();
+
+    await page.getByLabel('Label (optional)').fill('before the orders migration');
+    await page.getByRole('button', { name: 'Mark a restore point' }).click();
+    await page.getByRole('status').getByText('Restore point “before the orders migration” marked').waitFor();
+    const point = backups.getByRole('row', { name: /Restore point .*“before the orders migration”/ });
+    await point.waitFor();
+
+    // A moment before the window is refused before anything is sent.
+    const moment = page.getByLabel('Date and time (your time zone)');
+    // It starts a few minutes back.
+    const minutesBack = (Date.now() - fromLocalInput(await moment.inputValue())!.getTime()) / 60_000;
+    expect(minutesBack).toBeGreaterThan(4);
+    expect(minutesBack).toBeLessThan(7);
+    await moment.fill(toLocalInput(new Date(baseAt.getTime() - 3600_000)));
+    await page.getByText('That is before the earliest moment you can restore to').waitFor();
+    expect(await page.getByRole('button', { name: 'Restore into a new database' }).isDisabled()).toBe(true);
+
+    // In place replaces what the application sees: only once its name is typed.
+    await page.getByRole('radio', { name: /^In place/ }).check();
+    await page.getByRole('radio', { name: /^A backup or restore point/ }).check();
+    const inPlace = page.getByRole('button', { name: 'Restore Test Shop’s database in place' });
+    expect(await inPlace.isDisabled()).toBe(true);
+    await page.getByLabel('Type Test Shop to confirm').fill('Test Shop');
+    expect(await inPlace.isEnabled()).toBe(true);
+    await shot('database-restore-in-place');
+
+    // Into a new database, to the restore point picked from the list.
+    await page.getByRole('radio', { name: /^A new database/ }).check();
+    await point.getByRole('button').click();
+    // The form, ready to restore to it.
+    await page.waitForFunction(() => document.activeElement?.id === 'restore-to-backup');
+    expect(await page.getByLabel('Which backup or restore point').evaluate((el: HTMLSelectElement) => el.selectedOptions[0]?.textContent)).toContain('“before the orders migration”');
+    await page.getByRole('button', { name: 'Restore into a new database' }).click();
+    const restores = page.getByRole('list', { name: 'Recent restores' });
+    const first = restores.getByRole('listitem').first();
+    await first.getByText('Waiting for the backup service…').waitFor();
+    // One at a time: the API's own sentence.
+    await page.getByRole('button', { name: 'Restore into a new database' }).click();
+    await page.getByRole('alert').getByText('A restore of this database is already queued or running').waitFor();
+
+    await gw.sql.query(`UPDATE database_restores SET status = 'running', step = 'replaying the WAL', started_at = now() WHERE application_id = $1`, [appId]);
+    await first.getByText('Replaying the WAL…').waitFor({ timeout: 5000 });
+    await shot('database-restore-running');
+    await gw.sql.query(`UPDATE database_restores SET status = 'succeeded', step = 'done', database_name = 'app_restored', size_bytes = 8388608, finished_at = now() WHERE application_id = $1`, [appId]);
+    await first.getByText(/^Restored as app_restored \(8\.0 MiB\), beside the current database\./).waitFor({ timeout: 5000 });
+
+    // In place, to a moment; it fails, and says why in the reader's time.
+    await page.getByRole('radio', { name: /^A moment/ }).check();
+    await moment.fill(toLocalInput(new Date(Date.now() - 10 * 60_000)));
+    await page.getByRole('radio', { name: /^In place/ }).check();
+    await page.getByLabel('Type Test Shop to confirm').fill('Test Shop');
+    await inPlace.click();
+    await restores.getByRole('listitem').nth(1).waitFor();
+    await gw.sql.query(`UPDATE database_restores SET status = 'failed', step = 'copying the database', error = 'the database did not exist yet at 2026-01-02T03:04:05.000Z', finished_at = now() WHERE application_id = $1 AND status = 'queued'`, [appId]);
+    const failed = await restores.getByRole('listitem').first().getByText(/^The restore failed while copying the database: the database did not exist yet at /).innerText();
+    expect(failed).not.toContain('2026-01-02T03:04:05');
+
+    // The platform's last base backup failed: a banner on the tab.
+    await gw.sql.query(`INSERT INTO backups (kind, status, trigger, started_at, finished_at, error) VALUES ('base', 'failed', 'schedule', now(), now(), 'disk full')`);
+    await page.reload();
+    await page.getByRole('status').getByText('The platform’s last backup failed').waitFor();
+    expect(await page.content()).not.toContain('disk full');
+    await shot('database-backups');
+  }, 120_000);
 });

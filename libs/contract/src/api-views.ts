@@ -131,6 +131,53 @@ export interface DatabaseInfo {
   allowance: { plan: string; used: number; allowed: number };
 }
 
+/** A base backup of the platform's database server, or a restore point the owner marked in its application's database. */
+export interface BackupView {
+  id: string;
+  kind: 'base' | 'restore_point';
+  /** The owner's words for a restore point; null for base backups. */
+  label: string | null;
+  /** When it finished: the moment a restore to it goes back to. */
+  at: string;
+  /** A base backup's size (the whole server's); null for restore points. */
+  sizeBytes: number | null;
+  trigger: 'schedule' | 'operator' | 'owner';
+}
+
+export type RestoreStatus = 'queued' | 'running' | 'succeeded' | 'failed';
+
+/** A restore of an application's database to a point in time, run by the launcher's backup service. */
+export interface RestoreView {
+  id: string;
+  status: RestoreStatus;
+  /** What it is doing, in words ("replaying the WAL"). */
+  step: string | null;
+  /** The moment restored to. */
+  to: string;
+  /** `new`: beside the live database as `databaseName`; `in_place`: swapped in, the replaced one kept as `keptDatabase`. */
+  into: 'new' | 'in_place';
+  databaseName: string | null;
+  keptDatabase: string | null;
+  sizeBytes: number | null;
+  error: string | null;
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+/** What an application's database can be restored to (`GET …/applications/:appId/database/backups`). */
+export interface DatabaseBackupsView {
+  /** Any moment from `earliest` to now; null before the platform's first base backup. */
+  pointInTime: { earliest: string; latest: string } | null;
+  /** The owner's plan's restore window (`restoreWindowDaysPerPlan`). */
+  windowDays: number;
+  /** Newest first. */
+  backups: BackupView[];
+  /** Newest first. */
+  restores: RestoreView[];
+  /** The platform's base backups: the last success, and a failure since then. */
+  health: { lastBackupAt: string | null; failedAt: string | null };
+}
+
 export interface SignInServiceView {
   applicationId: string;
   baseUrl: string;

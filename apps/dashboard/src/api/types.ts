@@ -2,7 +2,9 @@
 export type {
   ApplicationDetails,
   ApplicationSummary,
+  BackupView as Backup,
   CredentialView as Credential,
+  DatabaseBackupsView as DatabaseBackups,
   DatabaseInfo,
   DeploymentRow,
   DeploymentTaskView as DeploymentTask,
@@ -11,6 +13,8 @@ export type {
   OutboxEmailView as OutboxEmail,
   OwnerView as Owner,
   ReleaseView as Release,
+  RestoreStatus,
+  RestoreView as Restore,
   ApplicationStorageView,
   SignInInfo,
   SignInServiceView,

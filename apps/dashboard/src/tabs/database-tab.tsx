@@ -1,12 +1,28 @@
-import { useState } from 'react';
+import { useCallback, useState } from 'react';
 import { api } from '../api/client.js';
-import type { ApplicationDetails, DatabaseInfo } from '../api/types.js';
+import type { ApplicationDetails, Backup, DatabaseBackups, DatabaseInfo } from '../api/types.js';
 import { useResource } from '../api/use-resource.js';
 import { Button, ErrorNotice, Loading, OnceSecret } from '../components/ui.js';
-import { formatBytes, formatWhen } from '../format.js';
+import { formatBytes, formatMoment, formatWhen } from '../format.js';
+import { BackupsCard } from './database-backups.js';
+import { RESTORE_TO_BACKUP_ID, RestoreForm } from './database-restore-form.js';
+import { RecentRestores } from './database-restores.js';
 
 export function DatabaseTab({ app }: { app: ApplicationDetails }) {
-  const info = useResource<DatabaseInfo>(`/applications/${app.id}/database`);
+  const path = `/applications/${app.id}/database`;
+  const info = useResource<DatabaseInfo>(path);
+  // Asked once the database is known to exist (before, it is a 404). Until the platform's first
+  // base backup there is nothing to restore to: look again every few seconds.
+  const backups = useResource<DatabaseBackups>(info.data?.database ? `${path}/backups` : null, { pollMs: 5000, keepPolling: (b) => b.pointInTime === null });
+  const refresh = useCallback(async () => {
+    await Promise.all([backups.reload(), info.reload()]);
+  }, [backups.reload, info.reload]);
+  const [backupId, setBackupId] = useState<string | null>(null);
+  const pick = (backup: Backup) => {
+    setBackupId(backup.id);
+    // After the form has switched to its list of backups: there, ready to restore.
+    window.requestAnimationFrame(() => document.getElementById(RESTORE_TO_BACKUP_ID)?.focus());
+  };
   const [connection, setConnection] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -24,8 +40,14 @@ export function DatabaseTab({ app }: { app: ApplicationDetails }) {
   if (info.loading) return <Loading what="the database" />;
   if (!info.data) return <ErrorNotice error={info.error} />;
   const { database, allowance } = info.data;
+  const failedAt = backups.data?.health.failedAt;
   return (
     <div className="stack">
+      {failedAt ? (
+        <div className="notice notice-warning" role="status">
+          <strong>The platform’s last backup failed</strong> at {formatMoment(failedAt)} — the operator has been told.
+        </div>
+      ) : null}
       <div className="card">
         <h2>Allowance</h2>
         <p>
@@ -61,6 +83,16 @@ export function DatabaseTab({ app }: { app: ApplicationDetails }) {
           </p>
         </div>
       )}
+      {database ? <ErrorNotice error={backups.data ? null : backups.error} /> : null}
+      {database && backups.data ? (
+        <>
+          <BackupsCard path={path} info={backups.data} onChange={backups.reload} onPick={pick} />
+          {backups.data.pointInTime ? (
+            <RestoreForm app={app} path={path} window={backups.data.pointInTime} backups={backups.data.backups} backupId={backupId} onBackupId={setBackupId} onQueued={backups.reload} />
+          ) : null}
+          <RecentRestores app={app} path={path} restores={backups.data.restores} onFinished={refresh} />
+        </>
+      ) : null}
     </div>
   );
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { type BackupView, type DatabaseBackupsView, type RestoreView } from '@slipway/contract';
 import { ApplicationsRepository, BackupsRepository, RestoreInProgressError, asApplicationId, type BackupRow, type RestoreRow } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { z } from 'zod';
@@ -12,29 +13,6 @@ const RestoreBody = z.strictObject({
 });
 const RESTORE_HINT = 'Send {"to": "<ISO time or backup id>", "into": "new" | "in_place"}.';
 const PointBody = z.strictObject({ label: z.string().trim().min(1).max(100).optional() });
-
-export interface BackupView {
-  id: string;
-  kind: 'base' | 'restore_point';
-  label: string | null;
-  at: string;
-  sizeBytes: number | null;
-  trigger: string;
-}
-
-export interface RestoreView {
-  id: string;
-  status: RestoreRow['status'];
-  step: string | null;
-  to: string;
-  into: 'new' | 'in_place';
-  databaseName: string | null;
-  keptDatabase: string | null;
-  sizeBytes: number | null;
-  error: string | null;
-  createdAt: string;
-  finishedAt: string | null;
-}
 
 const backupView = (row: BackupRow): BackupView => ({ id: row.id, kind: row.kind, label: row.label, at: (row.finishedAt ?? row.startedAt).toISOString(), sizeBytes: row.kind === 'base' ? row.sizeBytes : null, trigger: row.trigger });
 
@@ -65,7 +43,7 @@ export class DatabaseBackupsService {
     private readonly applications: ApplicationsRepository,
   ) {}
 
-  async list(owner: OwnerPrincipal, app: OwnedApplication) {
+  async list(owner: OwnerPrincipal, app: OwnedApplication): Promise<DatabaseBackupsView> {
     await this.database(app);
     const id = asApplicationId(app.id);
     const [rows, restores, health] = await Promise.all([this.backups.forApplication(id), this.backups.restores(id), this.backups.health()]);
@@ -81,14 +59,14 @@ export class DatabaseBackupsService {
   }
 
   /** A named point to restore to later (`pg_create_restore_point`), e.g. before a risky migration. */
-  async mark(app: OwnedApplication, body: unknown) {
+  async mark(app: OwnedApplication, body: unknown): Promise<BackupView> {
     await this.database(app);
     const { label } = parseBody(PointBody, body, 'Send {"label": "<text>"} or {}.');
     const point = await this.backups.markRestorePoint(asApplicationId(app.id), label ?? 'restore point');
     return backupView(point);
   }
 
-  async restore(owner: OwnerPrincipal, app: OwnedApplication, body: unknown) {
+  async restore(owner: OwnerPrincipal, app: OwnedApplication, body: unknown): Promise<RestoreView> {
     await this.database(app);
     const { to, into } = parseBody(RestoreBody, body, RESTORE_HINT);
     const id = asApplicationId(app.id);
@@ -117,7 +95,7 @@ export class DatabaseBackupsService {
     }
   }
 
-  async restoreStatus(app: OwnedApplication, restoreId: string) {
+  async restoreStatus(app: OwnedApplication, restoreId: string): Promise<RestoreView> {
     const row = /^[0-9a-f-]{36}$/.test(restoreId) ? await this.backups.findRestore(restoreId, asApplicationId(app.id)) : null;
     if (!row) throw new ApiException('not_found', 'No such restore of this application.');
     return restoreView(row);
