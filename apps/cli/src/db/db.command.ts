@@ -1,4 +1,4 @@
-import { formatBytes, terminalJson, visibleControls } from '@slipway/contract';
+import { formatBytes, terminalJson, visibleControls, type BackupView, type DatabaseBackupsView as BackupsList, type RestoreView } from '@slipway/contract';
 import { ApiClient } from '../api/api-client.js';
 import { CREDENTIALS, OWNERS_API, ownersCredential, resolveApplication } from '../api/owners-api.js';
 import { UsageError, parseFlags } from '../args.js';
@@ -24,37 +24,6 @@ the oldest backup kept) can be restored.
 ${CREDENTIALS}
 
 ${CONNECTION_USAGE}`;
-
-interface BackupView {
-  id: string;
-  kind: 'base' | 'restore_point';
-  label: string | null;
-  at: string;
-  sizeBytes: number | null;
-  trigger: string;
-}
-
-interface RestoreView {
-  id: string;
-  status: 'queued' | 'running' | 'succeeded' | 'failed';
-  step: string | null;
-  to: string;
-  into: 'new' | 'in_place';
-  databaseName: string | null;
-  keptDatabase: string | null;
-  sizeBytes: number | null;
-  error: string | null;
-  createdAt: string;
-  finishedAt: string | null;
-}
-
-interface BackupsList {
-  pointInTime: { earliest: string; latest: string } | null;
-  windowDays: number;
-  backups: BackupView[];
-  restores: RestoreView[];
-  health: { lastBackupAt: string | null; failedAt: string | null };
-}
 
 const DURATION = /^(\d+)(s|m|h|d)$/;
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;

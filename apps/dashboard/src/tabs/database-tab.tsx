@@ -45,7 +45,7 @@ export function DatabaseTab({ app }: { app: ApplicationDetails }) {
     <div className="stack">
       {failedAt ? (
         <div className="notice notice-warning" role="status">
-          <strong>The platform’s last backup failed</strong> at {formatMoment(failedAt)} — the operator has been told.
+          <strong>The platform’s last backup failed</strong> at {formatMoment(failedAt)} — the operator sees why in the platform’s log.
         </div>
       ) : null}
       <div className="card">
