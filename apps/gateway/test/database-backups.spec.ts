@@ -188,4 +188,22 @@ describe("database backups: GET/POST …/database/backups, POST …/database/res
     expect((await gw.sql.query(`SELECT count(*)::int AS n FROM backups WHERE label = 'evil'`)).rows[0].n).toBe(0);
     expect(await restoreRows(app.id)).toHaveLength(2);
   });
+
+  it('limits restores to restoresPerHour per application (429 rate_limited with Retry-After); other applications are not counted', async () => {
+    // This application has asked for 2 restores in this file; finish them and add past ones up to the limit.
+    await gw.sql.query(`UPDATE database_restores SET status = 'succeeded', finished_at = now() WHERE application_id = $1 AND status IN ('queued', 'running')`, [app.id]);
+    const asked = (await restoreRows(app.id)).length;
+    for (let i = asked; i < 4; i++) {
+      await gw.sql.query(`INSERT INTO database_restores (application_id, target_time, mode, status, finished_at) VALUES ($1, now() - interval '30 minutes', 'new', 'succeeded', now())`, [app.id]);
+    }
+    const refused = await restore(minutesAgo(30), 'new');
+    expect([refused.status, refused.json.code]).toEqual([429, 'rate_limited']);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(refused.json.retryAfterSeconds).toBeLessThanOrEqual(3600);
+    expect(await restoreRows(app.id)).toHaveLength(4);
+    // An hour later (the rows made older), it is accepted again.
+    await gw.sql.query(`UPDATE database_restores SET created_at = created_at - interval '61 minutes' WHERE application_id = $1`, [app.id]);
+    const accepted = await restore(minutesAgo(30), 'new');
+    expect(accepted.status).toBe(202);
+  });
 });

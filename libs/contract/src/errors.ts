@@ -35,7 +35,7 @@ export const ERROR_CODES = {
   auth_owned_by_project: { status: 409, meaning: 'The project set its own SERVICE_AUTH_BASE_URL or DATABASE_URL, so the platform leaves sign-in alone.' },
   rate_limited: {
     status: 429,
-    meaning: "The hourly deploy limit is exceeded, or (owners' API) the application already has as many log streams open as allowed (`LOG_FOLLOWS_PER_APPLICATION`); the body carries `retryAfterSeconds`, the `Retry-After` header the same.",
+    meaning: "The hourly deploy limit is exceeded, or (owners' API) the application already has as many log streams open as allowed (`LOG_FOLLOWS_PER_APPLICATION`), or asked for more database restores or restore points this hour than allowed (`restoresPerHour`, `restorePointsPerHour`); the body carries `retryAfterSeconds`, the `Retry-After` header the same.",
   },
   too_many_uploads: {
     status: 429,

@@ -40,6 +40,13 @@ export const LIMITS = {
    * default 7): a window longer than that reaches only as far as what is kept.
    */
   restoreWindowDaysPerPlan: { free: 1, go: 3, pro: 7, scale: 30 },
+  /**
+   * Restores one application may ask for per hour, and restore points it may mark: a restore
+   * replays the whole server in a scratch copy (the platform's CPU and disk), one at a time for
+   * everyone, so one tenant must not queue them back to back. More → 429 `rate_limited`.
+   */
+  restoresPerHour: 4,
+  restorePointsPerHour: 30,
   /** How long a preview lives after its last deploy (`PREVIEW_TTL_HOURS` on the gateway). */
   previewTtlHours: 7 * 24,
   /**

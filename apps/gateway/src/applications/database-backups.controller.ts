@@ -25,7 +25,7 @@ export class DatabaseBackupsController {
   @Post('backups')
   @HttpCode(201)
   @UseGuards(JsonBodyGuard)
-  @OwnersApi({ summary: 'Marks a named restore point now (`{"label"}`), e.g. before a risky migration; restore to it later by its id. `slipway db backup --label …`.', errors: ['bad_request', 'not_found', 'unavailable'] })
+  @OwnersApi({ summary: 'Marks a named restore point now (`{"label"}`), e.g. before a risky migration; restore to it later by its id. `slipway db backup --label …`.', errors: ['bad_request', 'not_found', 'rate_limited', 'unavailable'] })
   mark(@CurrentApplication() app: OwnedApplication, @Body() body: unknown) {
     return this.backups.mark(app, body);
   }
@@ -36,7 +36,7 @@ export class DatabaseBackupsController {
   @OwnersApi({
     summary:
       'Restores the database to a point in time: `{"to": "<ISO time | backup id>", "into": "new" | "in_place"}`. `new`: a database beside it (same role; its name in the answer). `in_place` (must be said explicitly): the application keeps its DATABASE_URL; its queries wait a moment while the restored database is swapped in, and the one it replaced is kept (`keptDatabase`). Poll `…/restores/:restoreId`. `slipway db restore --to …`.',
-    errors: ['bad_request', 'not_found', 'restore_in_progress', 'restore_point_unavailable', 'unavailable'],
+    errors: ['bad_request', 'not_found', 'restore_in_progress', 'restore_point_unavailable', 'rate_limited', 'unavailable'],
   })
   restore(@CurrentOwner() owner: OwnerPrincipal, @CurrentApplication() app: OwnedApplication, @Body() body: unknown) {
     return this.backups.restore(owner, app, body);

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type BackupView, type DatabaseBackupsView, type RestoreView } from '@slipway/contract';
+import { LIMITS, type BackupView, type DatabaseBackupsView, type RestoreView } from '@slipway/contract';
 import { ApplicationsRepository, BackupsRepository, RestoreInProgressError, asApplicationId, type BackupRow, type RestoreRow } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { z } from 'zod';
@@ -62,6 +62,9 @@ export class DatabaseBackupsService {
   async mark(app: OwnedApplication, body: unknown): Promise<BackupView> {
     await this.database(app);
     const { label } = parseBody(PointBody, body, 'Send {"label": "<text>"} or {}.');
+    if ((await this.backups.pointsSince(asApplicationId(app.id), new Date(Date.now() - 3600_000))) >= LIMITS.restorePointsPerHour) {
+      throw new ApiException('rate_limited', `At most ${LIMITS.restorePointsPerHour} restore points an hour per application; any moment of the window can be restored to without one.`, { retryAfterSeconds: 600 }, { 'retry-after': '600' });
+    }
     const point = await this.backups.markRestorePoint(asApplicationId(app.id), label ?? 'restore point');
     return backupView(point);
   }
@@ -70,6 +73,11 @@ export class DatabaseBackupsService {
     await this.database(app);
     const { to, into } = parseBody(RestoreBody, body, RESTORE_HINT);
     const id = asApplicationId(app.id);
+    const recent = await this.backups.restoresSince(id, new Date(Date.now() - 3600_000));
+    if (recent.count >= LIMITS.restoresPerHour) {
+      const retryAfterSeconds = Math.max(1, Math.ceil((recent.oldest!.getTime() + 3600_000 - Date.now()) / 1000));
+      throw new ApiException('rate_limited', `At most ${LIMITS.restoresPerHour} restores an hour per application (each replays the whole server); try again in ${Math.ceil(retryAfterSeconds / 60)} min.`, { retryAfterSeconds }, { 'retry-after': String(retryAfterSeconds) });
+    }
     const rows = await this.backups.forApplication(id);
     let target: Date;
     // A backup of the server, or a restore point of this application (any age; another application's is not found).

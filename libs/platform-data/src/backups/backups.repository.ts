@@ -202,6 +202,17 @@ export class BackupsRepository {
     return rows.map((row) => toRestore(row as never));
   }
 
+  /** Restores asked for this application since `since`, and when the oldest of them was (a rate limit's window). */
+  async restoresSince(applicationId: ApplicationId, since: Date): Promise<{ count: number; oldest: Date | null }> {
+    const rows = await this.prisma.databaseRestore.findMany({ where: { applicationId, createdAt: { gte: since } }, select: { createdAt: true }, orderBy: { createdAt: 'asc' } });
+    return { count: rows.length, oldest: rows[0]?.createdAt ?? null };
+  }
+
+  /** Restore points this application's owner marked since `since`. */
+  async pointsSince(applicationId: ApplicationId, since: Date): Promise<number> {
+    return this.prisma.backup.count({ where: { applicationId, kind: 'restore_point', startedAt: { gte: since } } });
+  }
+
   async restoreStep(id: string, step: string): Promise<void> {
     await this.prisma.databaseRestore.update({ where: { id }, data: { step } });
   }
