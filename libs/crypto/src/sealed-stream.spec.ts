@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { SealError, sealStream, unsealStream } from './sealed-stream.js';
 
@@ -17,9 +17,16 @@ async function seal(plain: Buffer, binding = 'base:1', chunk = 1024): Promise<Bu
 
 async function unseal(sealed: Buffer, binding = 'base:1', masterKey = key): Promise<Buffer> {
   const parts: Buffer[] = [];
-  await pipeline(Readable.from([sealed]), unsealStream(masterKey, binding), async function* (source) {
-    for await (const part of source) parts.push(part as Buffer);
-  });
+  await pipeline(
+    Readable.from([sealed]),
+    unsealStream(masterKey, binding),
+    new Writable({
+      write(part: Buffer, _encoding, callback) {
+        parts.push(part);
+        callback();
+      },
+    }),
+  );
   return Buffer.concat(parts);
 }
 
