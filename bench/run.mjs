@@ -204,7 +204,7 @@ const BENCHES = [
       ['Backups: scheduled base backup at start (no apps yet)', 'MB', '', (r) => r.scheduledBaseAtStartBytes / 1024 / 1024],
       ['Backups: machine load average (1 min) during the rounds, highest', '', '', (r) => r.loadMax],
     ],
-    peerName: 'tar | gzip -3 of the live data directory by hand (tar -xzf to restore)',
+    peerName: 'tar + gzip -3 of the live data directory by hand (tar -xzf to restore)',
   },
 ];
 

@@ -244,14 +244,16 @@ try {
   const accounts = await inPool([...Array(APPS).keys()], CONCURRENCY, async (i) => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return (await cli(['admin', 'bootstrap', '--email', `owner-${i}-${tag}@bench.test`, '--app', `bench-${i}-${tag}`, '--plan', 'pro', '--json'])).json;
+        // SLIPWAY_DEBUG: the whole error (the CLI prints only the first line of one it does not know, empty for Prisma's).
+        return (await cli(['admin', 'bootstrap', '--email', `owner-${i}-${tag}@bench.test`, '--app', `bench-${i}-${tag}`, '--plan', 'pro', '--json'], { SLIPWAY_DEBUG: '1' })).json;
       } catch (error) {
         // Under load the CLI's one-connection pool may not start its transaction within Prisma's
         // 2 s ("Unable to start a transaction in the given time": 3 of 4 concurrent bootstraps at
         // load average 22), or its serializable transaction may conflict with another bootstrap.
         // Bootstrap is idempotent (owner by email, application by name): again, and say so.
         if (attempt >= 5) throw error;
-        console.log(`bootstrap ${i}, attempt ${attempt}: ${error.message.split('\n').filter(Boolean).slice(1).join(' ').slice(0, 200) || 'failed'}; again`);
+        const why = error.message.split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('at ') && !/^slipway:\s*$/.test(line) && !line.startsWith('slipway admin bootstrap'));
+        console.log(`bootstrap ${i}, attempt ${attempt}: ${why.join(' ').slice(0, 300) || 'failed'}; again`);
         setup.bootstrapRetries++;
       }
     }
@@ -264,7 +266,6 @@ try {
   const users = accounts.flatMap((account, a) => Array.from({ length: USERS }, (_, u) => ({ account, email: `user-${a}-${u}@bench.test` })));
   await inPool(users, CONCURRENCY, ({ account, email }) => signUp(account, email));
   setup.signUpMs = performance.now() - t;
-  sampleLoad();
   console.log(`${APPS} applications in ${(setup.bootstrapMs / 1000).toFixed(1)} s, sign-in on in ${(setup.authEnableMs / 1000).toFixed(1)} s, ${users.length} end users in ${(setup.signUpMs / 1000).toFixed(1)} s; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 
   // The point-in-time target: 1 s after the users were created; one more user after it, for the restore to undo.
