@@ -117,7 +117,7 @@ export class BackupService {
     const pruned = await this.platform.backups.prune(cutoff);
     for (const key of pruned.blobKeys) await this.blobs.delete(key);
     for (const name of pruned.walNames) await this.blobs.delete(`backups/wal/${name}.gz.sealed`);
-    if (pruned.blobKeys.length || pruned.walNames.length) log('backup', `retention: removed ${pruned.blobKeys.length} base backup(s) and ${pruned.walNames.length} WAL file(s) older than ${this.options.config.BACKUP_RETENTION_DAYS} day(s)`);
+    if (pruned.blobKeys.length || pruned.walNames.length) log('backup', `retention: removed ${pruned.blobKeys.length} base backup(s) older than ${this.options.config.BACKUP_RETENTION_DAYS} day(s) and ${pruned.walNames.length} WAL file(s) from before the oldest base backup kept`);
   }
 
   private async restore(id: string): Promise<void> {
