@@ -318,6 +318,10 @@ try {
     await rm(peerFile, { force: true });
     sampleLoad();
 
+    // What a point-in-time restore fetches: every WAL file archived since the base backup's start, up to now.
+    const [wal] = await sql(null, 'SELECT count(*)::int AS files, coalesce(sum(size_bytes), 0)::text AS bytes FROM backup_wal');
+    r.walArchivedFiles = wal.files;
+    r.walArchivedBytes = Number(wal.bytes);
     const pitr = await cli(['db', 'restore', '--to', target.toISOString(), '--yes', '--json'], { SLIPWAY_TOKEN: victim.ownerToken, SLIPWAY_APPLICATION_ID: victim.applicationId }, 30 * 60_000);
     if (pitr.json.status !== 'succeeded') throw new Error(`point-in-time restore: ${pitr.stdout.slice(0, 2000)}`);
     r.pitrMs = pitr.ms;
@@ -338,7 +342,8 @@ try {
   await stopPlatform();
   process.exit(1);
 }
-const backupLines = launcherOutput.split('\n').filter((line) => /^backup\s*\|/.test(line) && !/so far/.test(line));
+// The backup service's own account: each base backup, each restore's start and end, failures.
+const backupLines = launcherOutput.split('\n').filter((line) => /^backup\s*\|/.test(line) && /base backup [0-9a-f-]+:|: starting from|: done in|FAILED|retention/.test(line));
 await stopPlatform();
 
 // ---- the table ------------------------------------------------------------------------------------
@@ -348,7 +353,7 @@ const mb = (bytes) => `${(bytes / MB).toFixed(1)} MB`;
 const ratio = (ours, theirs) => `${(theirs / ours).toFixed(2)}×`;
 const f = figures;
 console.log('\nthe backup service\'s lines:');
-for (const line of backupLines.slice(-30)) console.log(`  ${line.slice(0, 300)}`);
+for (const line of backupLines.slice(-40)) console.log(`  ${line.slice(0, 300)}`);
 console.log(`\nbackups: ${APPS} applications with sign-in on, ${USERS} end users each; medians of ${RUNS} round(s) (ours and the peer interleaved); ${process.version}, ${cpus().length} cores; load average (1 min) ${f.loadMin.toFixed(2)}–${f.loadMax.toFixed(2)} during the rounds, ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end`);
 console.log(`data directory ${mb(f.dataDirBytes)} (pg_wal ${mb(f.pgWalBytes)}); setup: ${APPS} bootstraps ${s(setup.bootstrapMs)} (${setup.bootstrapRetries} retried), auth enable ${s(setup.authEnableMs)}, ${APPS * USERS} sign-ups ${s(setup.signUpMs)}\n`);
 console.log('| what | slipway | peer: tar + gzip -3 of the live data directory, by hand | peer ÷ slipway (above 1: slipway better) |');
@@ -356,7 +361,7 @@ console.log('|---|---|---|---|');
 console.log(`| backup time (\`slipway admin backup\`: base backup, WAL, blobs, sealed) | ${s(f.backupMs)} (${s(f.backupInsideMs)} after the CLI started) | ${s(f.peerBackupMs)} (not consistent, not encrypted) | ${ratio(f.backupMs, f.peerBackupMs)} |`);
 console.log(`| backup size | ${mb(f.backupBytes)} | ${mb(f.peerBackupBytes)} (pg_wal included) | ${ratio(f.backupBytes, f.peerBackupBytes)} |`);
 console.log(`| restore time (\`slipway admin restore\` into a fresh home: checked, unpacked, WAL replayed) | ${s(f.restoreMs)} (${s(f.restoreInsideMs)} after the CLI started) | ${s(f.peerRestoreMs)} (\`tar -xzf\`) | ${ratio(f.restoreMs, f.peerRestoreMs)} |`);
-console.log(`| point-in-time restore of one application's database, in place (\`slipway db restore\`, call → succeeded) | ${s(f.pitrMs)} (queued ${s(f.pitrQueuedMs)}, ran ${s(f.pitrRunMs)}; ${f.pitrUsers} of ${f.victimUsersBeforeRestore} users back, as at the target) | — | |`);
+console.log(`| point-in-time restore of one application's database, in place (\`slipway db restore\`, call → succeeded) | ${s(f.pitrMs)} (queued ${s(f.pitrQueuedMs)}, ran ${s(f.pitrRunMs)}; ${f.walArchivedFiles} WAL files archived, ${mb(f.walArchivedBytes)} sealed; ${f.pitrUsers} of ${f.victimUsersBeforeRestore} users back, as at the target) | — | |`);
 console.log(`| base backup inside \`admin backup\` (same code as the scheduled one), ${APPS} applications | ${mb(f.baseBytes)} | | |`);
 console.log(`| scheduled base backup at start (no applications yet) | ${mb(f.scheduledBaseAtStartBytes)} | | |`);
 if (process.env.BENCH_RESULT_FILE) await writeFile(process.env.BENCH_RESULT_FILE, JSON.stringify({ ...figures, rounds }));
