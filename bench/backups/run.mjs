@@ -20,7 +20,7 @@
 // calls and sign-ups at a time), BENCH_TIMEOUT_MINUTES (60: everything is killed after it),
 // BENCH_RESULT_FILE (figures as JSON, for `pnpm bench`).
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
@@ -63,25 +63,38 @@ async function freePort() {
   throw new Error('no free port between 15000 and 32000 after 200 tries');
 }
 
-/** Runs a command to its end (SIGKILL after timeoutMs); resolves with its code, output and wall time. */
+/** The process groups of the commands running now (a CLI and what it started: tar, a restore's server). */
+const runningGroups = new Set();
+const killGroup = (pid) => {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // gone
+  }
+};
+
+/** Runs a command to its end in its own process group (SIGKILL to the group after timeoutMs); resolves with its code, output and wall time. */
 function run(command, args, { env = process.env, timeoutMs, cwd } = {}) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    runningGroups.add(child.pid);
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => {
       stderr += `\n(killed: no result within ${timeoutMs} ms)`;
-      child.kill('SIGKILL');
+      killGroup(child.pid);
     }, timeoutMs);
     child.stdout.on('data', (c) => (stdout += c));
     child.stderr.on('data', (c) => (stderr += c));
     child.on('error', (error) => {
       clearTimeout(timer);
+      runningGroups.delete(child.pid);
       reject(error);
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
+      runningGroups.delete(child.pid);
       resolve({ code, stdout, stderr, ms: performance.now() - started });
     });
   });
@@ -136,28 +149,36 @@ const launcherExited = new Promise((resolve) => launcher.on('exit', (code, signa
 let launcherGone = false;
 void launcherExited.then(() => (launcherGone = true));
 
-/** SIGKILL to the launcher's group and to every process group runtime.json names (services, Redis, Postgres): what a Ctrl-C that hangs leaves. */
-function killEverything() {
-  const pids = [launcher.pid];
+/** Whether `pid` is still one of this platform's processes (its command line or environment names the home), not a reused pid. */
+function ours(pid) {
   try {
-    pids.push(...Object.values(JSON.parse(readFileSync(join(home, 'runtime.json'), 'utf8')).processes ?? {}));
+    return readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(home) || readFileSync(`/proc/${pid}/environ`, 'latin1').includes(`SLIPWAY_HOME=${home}`);
   } catch {
-    // no runtime.json (yet)
+    return false;
   }
-  const postmaster = Number((existsSync(join(home, 'pg/data/postmaster.pid')) ? readFileSync(join(home, 'pg/data/postmaster.pid'), 'utf8') : '').split('\n')[0]);
-  if (postmaster > 0) pids.push(postmaster);
-  for (const pid of pids) {
-    for (const target of [-pid, pid]) {
-      try {
-        process.kill(target, 'SIGKILL');
-      } catch {
-        // gone
-      }
+}
+
+/**
+ * SIGKILL to every process of this platform still there, each with its group (services, Redis,
+ * Postgres, PgBouncer, nginx: each in a group of its own), and to the commands running now:
+ * what a Ctrl-C that hangs, or an exit half-way, leaves. Found by the home in their command line
+ * or environment, so nothing of another platform on the machine is touched.
+ */
+function killEverything() {
+  for (const pid of runningGroups) killGroup(pid);
+  if (!launcherGone) killGroup(launcher.pid);
+  const mine = readdirSync('/proc').filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid).map(Number).filter(ours);
+  for (const pid of mine) {
+    killGroup(pid);
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
     }
   }
 }
 process.on('exit', () => {
-  if (!launcherGone) killEverything();
+  killEverything();
   rmSync(work, { recursive: true, force: true });
 });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
@@ -187,7 +208,7 @@ async function stopPlatform() {
     }
     await Promise.race([launcherExited, sleep(60_000)]);
   }
-  killEverything(); // whatever a stop left (nothing, normally)
+  killEverything(); // whatever the stop left (nothing, normally)
   await rm(work, { recursive: true, force: true }).catch(() => undefined);
 }
 
