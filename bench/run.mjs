@@ -188,6 +188,24 @@ const BENCHES = [
     ],
     peerName: 'Better Auth + jwt()',
   },
+  {
+    // Whole-platform backup and restore, 50 applications with sign-in and end users (issue 31);
+    // the peer, interleaved in the same run: tar | gzip -3 of the live data directory by hand.
+    name: 'backups',
+    script: 'bench/backups/run.mjs',
+    env: QUICK ? { RUNS: '1', USERS: '5' } : { RUNS: '3', USERS: '20' },
+    runs: 1,
+    figures: [
+      ['Backups: slipway admin backup, 50 apps (wall time)', 's', '', (r) => r.backupMs / 1000, (r) => r.peerBackupMs / 1000, false],
+      ['Backups: backup file, 50 apps', 'MB', '', (r) => r.backupBytes / 1024 / 1024, (r) => r.peerBackupBytes / 1024 / 1024, false],
+      ['Backups: slipway admin restore into a fresh home, 50 apps (wall time)', 's', '', (r) => r.restoreMs / 1000, (r) => r.peerRestoreMs / 1000, false],
+      ["Backups: point-in-time restore of one app's database in place (slipway db restore, call → succeeded)", 's', '', (r) => r.pitrMs / 1000],
+      ['Backups: base backup, 50 apps (the one inside admin backup)', 'MB', '', (r) => r.baseBytes / 1024 / 1024],
+      ['Backups: scheduled base backup at start (no apps yet)', 'MB', '', (r) => r.scheduledBaseAtStartBytes / 1024 / 1024],
+      ['Backups: machine load average (1 min) during the rounds, highest', '', '', (r) => r.loadMax],
+    ],
+    peerName: 'tar + gzip -3 of the live data directory by hand (tar -xzf to restore)',
+  },
 ];
 
 function runScript(bench, resultFile, log) {

@@ -1,6 +1,7 @@
-import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { readdir, rm, stat } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { open, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pipeline as chain } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import type { BlobStore } from '@slipway/blob';
@@ -26,16 +27,25 @@ export async function shipWal(home: string, archive: WalArchive): Promise<{ file
   let files = 0;
   for (const name of names) {
     const path = join(spool, name);
+    // Opened before it is read: another shipper (an operator's `slipway admin backup` beside the
+    // launcher's) may have shipped and removed it since the listing; once open, its removal no
+    // longer matters. (A stream opened by path reported that as an 'error' event nobody
+    // listened to: it ended the process, the launcher with every service in it.)
+    const file = await open(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (!file) continue;
     try {
-      const stored = await archive.blobs.put(backupLayout.walKey(name), createReadStream(path).pipe(createGzip({ level: 3 })).pipe(sealStream(archive.masterKey, backupLayout.walBinding(name))), { digest: false });
+      // chained, not piped: a read error fails the put instead of going unhandled.
+      const sealed = chain(file.createReadStream({ autoClose: false }), createGzip({ level: 3 }), sealStream(archive.masterKey, backupLayout.walBinding(name)), () => undefined);
+      const stored = await archive.blobs.put(backupLayout.walKey(name), sealed, { digest: false });
       await archive.backups.addWal(name, stored.bytes);
-      await rm(path);
+      await rm(path, { force: true });
       bytes += stored.bytes;
       files++;
-    } catch (error) {
-      // Another shipper (an operator's `slipway admin backup` beside the launcher's) took it first.
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && !existsSync(path)) continue;
-      throw error;
+    } finally {
+      await file.close();
     }
   }
   return { files, bytes };
