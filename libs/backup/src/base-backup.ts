@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { Readable, Transform } from 'node:stream';
+import { Readable, Transform, pipeline as chain } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import { sealStream } from '@slipway/crypto';
 import type { BackupTrigger } from '@slipway/platform-data';
@@ -53,7 +53,9 @@ export async function takeBaseBackup(options: BaseBackupOptions): Promise<BaseBa
     const tarErrors: string[] = [];
     tar.stderr.on('data', (chunk: Buffer) => tarErrors.push(chunk.toString()));
     const exited = new Promise<number>((resolve) => tar.on('close', (code) => resolve(code ?? 2)));
-    const stored = await options.blobs.put(backupLayout.baseKey(id), tar.stdout.pipe(createGzip({ level: 3 })).pipe(sealStream(options.masterKey, backupLayout.baseBinding(id))).pipe(count), { digest: false });
+    // Chained, not piped: an error anywhere fails the put instead of going unhandled.
+    const sealed = chain(tar.stdout, createGzip({ level: 3 }), sealStream(options.masterKey, backupLayout.baseBinding(id)), count, () => undefined);
+    const stored = await options.blobs.put(backupLayout.baseKey(id), sealed, { digest: false });
     // 1: files changed while read — expected; the WAL replay makes them consistent.
     const code = await exited;
     if (code > 1) throw new Error(`tar of the data directory failed (exit ${code}): ${tarErrors.join('').trim().slice(0, 500)}`);
