@@ -57,7 +57,11 @@ rootOnly('Node versions, deployed (real worker, edge, sandboxes, npm registry)',
   it.each([
     // engines ">=22": the platform's 20 does not fit, the newest supported major does; npm ci runs with that Node's npm.
     ['engines-24', { 'package.json': { engines: { node: '>=22' }, dependencies: { 'escape-html': '1.0.3' } }, lockfile: true }, /^24\./, 'engines'],
+    // A range resolves to the newest supported major it allows (as Vercel does), not to the platform's own 20.
+    ['engines-range', { 'package.json': { engines: { node: '>=20' } } }, /^24\./, 'engines'],
     ['nvmrc-22', { 'package.json': {}, '.nvmrc': 'lts/jod\n' }, /^22\./, '.nvmrc'],
+    // A pin to an end-of-life major runs on it, with the warning node_end_of_life.
+    ['nvmrc-20', { 'package.json': {}, '.nvmrc': '20\n' }, /^20\./, '.nvmrc'],
     // Nothing declared: the default, Node 24 (the Active LTS; 20 is end-of-life), from the toolchain cache.
     ['default-24', { 'package.json': {} }, /^24\./, null],
   ] as const)('%s: built and run on the Node it declared', async (slug, project, major, source) => {
@@ -72,6 +76,7 @@ rootOnly('Node versions, deployed (real worker, edge, sandboxes, npm registry)',
     const version = (row.spec as { nodeVersion: string }).nodeVersion;
     expect(version).toMatch(major);
     expect(row.spec).toMatchObject({ nodeVersionRequest: source ? expect.objectContaining({ source }) : null });
+    expect(row.warnings.filter((w) => w.code === 'node_end_of_life').length).toBe(version.startsWith('20.') ? 1 : 0);
     // The build ran on it...
     expect(row.steps.find((s) => s.name === 'build')!.log).toContain(`v${version}`);
     // ...and so does the release the edge serves.

@@ -1,4 +1,5 @@
 import { GENERIC_FRAMEWORKS, RECOGNISERS, portReadingCommand, runScript, unplacedFramework, type FrameworkInput, type FrameworkPlan } from './frameworks.js';
+import { filesUnder, internalDependencies, normaliseRootDirectory, readWorkspace, type Workspace } from './workspaces.js';
 import { OVERRIDE_FILE, lockedVersion, parseOverrides, parsePackageJson, type PackageJson, type SlipwayOverrides } from './project-facts.js';
 import { AnalyzeError, type PackageManager, type PackageManagerRequest, type ProjectFile, type ProjectKind, type ProjectSpec, type Warning } from './types.js';
 
@@ -268,14 +269,139 @@ function applyOverrides(spec: ProjectSpec, overrides: SlipwayOverrides, files: P
   return out;
 }
 
+/** How the top level of a monorepo reaches detection of one of its packages. */
+interface Within {
+  /** The workspace root's package manager and lockfile (the package has neither of its own). */
+  manager: Manager;
+  /** slipway.json's fields when the package has no slipway.json of its own (rootDirectory dropped). */
+  overrides: SlipwayOverrides;
+}
+
+export interface DetectOptions {
+  /** The deploy's `rootDirectory` field (wins over slipway.json's). */
+  rootDirectory?: string | null;
+}
+
 /**
  * Detects what the project is and how to build and run it, and the warnings that come with the
  * decision. Throws `AnalyzeError` for projects Slipway cannot deploy.
+ *
+ * A monorepo (npm, pnpm, Yarn or Bun workspaces) deploys one of its packages: the one named by
+ * the deploy's `rootDirectory` field or slipway.json's "rootDirectory", else the only deployable
+ * one, else the deploy fails with `ambiguous_project` listing them. A `rootDirectory` outside a
+ * workspace is a project in a sub-folder (installed there).
  */
-export function detectProject(files: ProjectFile[]): { spec: ProjectSpec; warnings: Warning[] } {
+export function detectProject(files: ProjectFile[], options: DetectOptions = {}): { spec: ProjectSpec; warnings: Warning[] } {
+  const rootOverrides = parseOverrides(files.find((f) => f.path === OVERRIDE_FILE));
+  const fromField = options.rootDirectory ? normaliseRootDirectory(options.rootDirectory, 'the deploy\'s rootDirectory field') : null;
+  const fromFile = rootOverrides.rootDirectory ? normaliseRootDirectory(rootOverrides.rootDirectory, `${OVERRIDE_FILE} "rootDirectory"`) : null;
+  const workspace = readWorkspace(files);
+  const inherited = withoutRootDirectory(rootOverrides);
+  const rootPkg = parsePackageJson(files.find((f) => f.path === 'package.json'));
+  const rootManager = rootPkg ? packageManagerOf(rootPkg, new Set(files.map((f) => f.path)), files) : null;
+  const within = (dir: string): Within | undefined => (workspace && rootManager ? { manager: rootManager, overrides: files.some((f) => f.path === `${dir}/${OVERRIDE_FILE}`) ? {} : inherited } : undefined);
+  const candidates = workspace ? deployablePackages(files, workspace, within) : [];
+  const chosen = fromField
+    ? { dir: fromField, why: `the deploy's rootDirectory field: ${fromField}${fromFile && fromFile !== fromField ? ` (over ${OVERRIDE_FILE} "rootDirectory": ${fromFile})` : ''}` }
+    : fromFile
+      ? { dir: fromFile, why: `${OVERRIDE_FILE} "rootDirectory": ${fromFile}` }
+      : null;
+  if (!chosen) {
+    if (!workspace || candidates.length === 0) return detectHere(files, undefined, workspace && candidates.length === 0 ? [`${workspace.declaredIn} declares workspaces, but none of its packages is an application: the top level is deployed`] : []);
+    if (candidates.length > 1) {
+      throw new AnalyzeError('ambiguous_project', `this is a monorepo (${workspace.declaredIn}${workspace.tool ? `, ${workspace.tool === 'turbo' ? 'Turborepo' : 'Nx'}` : ''}) with ${candidates.length} applications: ${candidates.join(', ')}. Choose one: add "rootDirectory": "${candidates[0]}" to ${OVERRIDE_FILE} at the top level (or send the deploy's rootDirectory field, \`slipway deploy --root-directory ${candidates[0]}\`)`);
+    }
+  }
+  const dir = chosen?.dir ?? candidates[0]!;
+  const why = chosen?.why ?? `the only application of the workspace (${workspace!.declaredIn}): ${dir}`;
+  const sub = filesUnder(files, dir);
+  if (!sub.some((f) => f.path === 'package.json' || f.path === 'index.html')) {
+    const found = files.some((f) => f.path.startsWith(`${dir}/`));
+    const listed = candidates.length ? `; the workspace's applications: ${candidates.join(', ')}` : '';
+    throw new AnalyzeError('root_directory_invalid', `rootDirectory "${dir}" (${chosen ? why.split(':')[0] : 'chosen'}) ${found ? 'holds no package.json or index.html' : 'is not a directory of the upload'}${listed}`);
+  }
+  const inside = workspace?.packages.some((p) => p.dir === dir) ? within(dir) : undefined;
+  const detected = detectHere(sub, inside, []);
+  return { spec: relocate(detected.spec, dir, why, inside ? { workspace: workspace!, manager: inside.manager } : null, candidates), warnings: detected.warnings.map((w) => (w.path ? { ...w, path: `${dir}/${w.path}` } : w)) };
+}
+
+/**
+ * The workspace's packages that are applications: a recognised framework, a start script, a
+ * server library, or a build with a front end (vite) or an index.html. Libraries (a `build: tsc`,
+ * shared configs) are not.
+ */
+function deployablePackages(files: ProjectFile[], workspace: Workspace, within: (dir: string) => Within | undefined): string[] {
+  return workspace.packages.filter(({ dir, pkg }) => {
+    const scripts = pkg.scripts ?? {};
+    const deps = { ...pkg.dependencies, ...pkg.devDependencies };
+    const sub = filesUnder(files, dir);
+    const input: FrameworkInput = { files: sub, paths: new Set(sub.map((f) => f.path)), pkg, deps, scripts, pm: within(dir)?.manager.packageManager ?? 'npm' };
+    if (RECOGNISERS.some(([, recognise]) => recognise(input) !== null)) return true;
+    if (scripts['start'] || SERVER_FRAMEWORKS.some((d) => d in (pkg.dependencies ?? {}))) return true;
+    return Boolean(scripts['build']) && (FRONTEND_FRAMEWORKS.some(([d]) => d in deps) || input.paths.has('index.html'));
+  }).map((p) => p.dir);
+}
+
+/** `dir`'s spec made relative to the upload's top level: commands `cd` into it, directories under it, the workspace's own packages built first. */
+function relocate(spec: ProjectSpec, dir: string, why: string, root: { workspace: Workspace; manager: Manager } | null, candidates: string[]): ProjectSpec {
+  const workspace = root?.workspace ?? null;
+  const under = (path: string | null) => (path === null ? null : path === '.' ? dir : `${dir}/${path}`);
+  const cd = (command: string | null) => (command ? `cd ${dir} && ${command}` : null);
+  const pm = spec.packageManager ?? 'npm';
+  let install = spec.commands.install;
+  let build = spec.commands.build;
+  const builtFirst: string[] = [];
+  if (workspace) {
+    // Installed once at the top level (the workspace's lockfile links its packages); what follows a framework's `&&` (an adapter) runs in the package.
+    const base = installCommand(pm, spec.lockfile, REQUESTS.get(root!.manager));
+    const atRoot = spec.overrides.includes('installCommand') ? null : install;
+    install = atRoot === null ? cd(install) : atRoot.startsWith(`${base} && `) ? `${base} && cd ${dir} && ${atRoot.slice(base.length + 4)}` : atRoot;
+    if (!install && spec.lockfile) install = base;
+    // The packages it depends on that have a build of their own, dependencies first (as turbo's `dependsOn: ["^build"]`).
+    for (const dep of internalDependencies(workspace, dir).filter((p) => p.pkg.scripts?.['build'])) builtFirst.push(dep.dir);
+    // Package folders come from the upload: quoted for the shell unless plainly safe (the build is the tenant's own, in its sandbox, either way).
+    const first = builtFirst.map((d) => `(cd ${shellWord(d)} && ${runScript(pm, 'build')})`);
+    build = [...first, cd(build)].filter(Boolean).join(' && ') || null;
+  } else {
+    install = cd(install);
+    build = cd(build);
+  }
+  const reasons = [`${why}`, ...(workspace ? [`workspace: ${workspace.declaredIn} (${workspace.patterns.join(', ')})${workspace.tool ? `, ${workspace.tool === 'turbo' ? 'Turborepo (turbo.json)' : 'Nx (nx.json)'}` : ''}; installed at the top level with ${spec.lockfile ?? 'no lockfile'}${builtFirst.length ? `; built first: ${builtFirst.join(', ')}` : ''}`] : []), ...spec.reasons];
+  return {
+    ...spec,
+    commands: { install, build, start: cd(spec.commands.start) },
+    outputDir: under(spec.outputDir),
+    buildOutput: under(spec.buildOutput),
+    // A workspace's lockfile is the top level's; a sub-folder project's is its own.
+    lockfile: workspace ? spec.lockfile : under(spec.lockfile),
+    rootDirectory: dir,
+    ...(workspace ? { workspace: { declaredIn: workspace.declaredIn, tool: workspace.tool, candidates, builtFirst } } : {}),
+    reasons,
+  };
+}
+
+function shellWord(text: string): string {
+  return /^[A-Za-z0-9._@+/-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+function withoutRootDirectory(overrides: SlipwayOverrides): SlipwayOverrides {
+  const out = { ...overrides };
+  delete out.rootDirectory;
+  return out;
+}
+
+/** Detection of one project at the top level of `files` (an upload, or a package of a monorepo with `within` its root's facts). */
+function detectHere(files: ProjectFile[], within: Within | undefined, notes: string[]): { spec: ProjectSpec; warnings: Warning[] } {
+  const result = detectAt(files, within);
+  if (notes.length) result.spec.reasons.unshift(...notes);
+  return result;
+}
+
+function detectAt(files: ProjectFile[], within: Within | undefined): { spec: ProjectSpec; warnings: Warning[] } {
   const paths = new Set(files.map((f) => f.path));
   const pkg = parsePackageJson(files.find((f) => f.path === 'package.json'));
-  const overrides = parseOverrides(files.find((f) => f.path === OVERRIDE_FILE));
+  const own = parseOverrides(files.find((f) => f.path === OVERRIDE_FILE));
+  const overrides = withoutRootDirectory(within && Object.keys(own).length === 0 ? within.overrides : own);
   const uploaded = files.filter((f) => !f.path.startsWith('node_modules/'));
   const base: Base = {
     files: { count: files.length, bytes: files.reduce((sum, f) => sum + f.bytes, 0) },
@@ -292,7 +418,7 @@ export function detectProject(files: ProjectFile[]): { spec: ProjectSpec; warnin
     throw unsupported(uploaded, 'no package.json and no index.html at the top level');
   }
 
-  const manager = packageManagerOf(pkg, paths, files);
+  const manager = within?.manager ?? packageManagerOf(pkg, paths, files);
   const input: FrameworkInput = { files, paths, pkg, deps: { ...pkg.dependencies, ...pkg.devDependencies }, scripts: pkg.scripts ?? {}, pm: manager.packageManager!, };
   let plan: FrameworkPlan | null = null;
   const forced = overrides.framework;
@@ -325,8 +451,8 @@ export function detectProject(files: ProjectFile[]): { spec: ProjectSpec; warnin
   }
 }
 
-export function detectSpec(files: ProjectFile[]): ProjectSpec {
-  return detectProject(files).spec;
+export function detectSpec(files: ProjectFile[], options: DetectOptions = {}): ProjectSpec {
+  return detectProject(files, options).spec;
 }
 
 export type { PackageJson };

@@ -48,6 +48,8 @@ const PORT_READING_COMMANDS: [RegExp, string][] = [
   [/^fastify start\b/, 'fastify start (fastify-cli)'],
   [/^(nuxt|nuxi) (start|preview)\b/, 'nuxt start'],
   [/^sirv\b/, 'sirv'],
+  [/^node \.?\/?\.output\/server\/index\.mjs\b/, "Nitro's server (.output/server/index.mjs)"],
+  [/^vinxi start\b/, 'vinxi start (Nitro)'],
 ];
 
 /** The PORT-reading tool a start script runs (after `VAR=value`, `cross-env`, `npx`), or null. */
@@ -235,8 +237,114 @@ const nest: Recogniser = (input) => {
   };
 };
 
+/** Frameworks whose production build is a Nitro server in `.output/` (dependency, name). */
+const NITRO_FRAMEWORKS: [string, string][] = [
+  ['@tanstack/react-start', 'tanstack-start'],
+  ['@tanstack/solid-start', 'tanstack-start'],
+  ['@solidjs/start', 'solid-start'],
+  ['@analogjs/platform', 'analog'],
+  ['nitro', 'nitro'],
+  ['nitropack', 'nitro'],
+];
+
+/**
+ * TanStack Start, SolidStart, Analog and Nitro itself: built by the project's `build` script into
+ * Nitro's `.output/` (a Node server in `.output/server/index.mjs` that reads PORT, and the public
+ * files in `.output/public`), started with `node .output/server/index.mjs` unless scripts.start
+ * says otherwise.
+ */
+const nitroBased: Recogniser = (input) => {
+  const found = NITRO_FRAMEWORKS.find(([dep]) => input.deps[dep]);
+  if (!found) return null;
+  const [dependency, framework] = found;
+  const reasons = [`package.json depends on ${dependency} ${input.deps[dependency]}`];
+  const build = buildWith(input, 'vite build', reasons);
+  const start = input.scripts['start'];
+  const own = start && !/^(vite|vinxi dev|vite dev)\b/.test(start.trim()) ? start : null;
+  if (own) {
+    const reads = portReadingCommand(own) !== null;
+    reasons.push(`package.json scripts.start: ${own}${reads ? ' (reads PORT)' : ''}`);
+    return { framework, dependency, kind: 'node', build, start: runScript(input.pm, 'start'), startSource: 'script', outputDir: '.output/public', buildOutput: '.output', spaFallback: false, readsPort: reads, reasons };
+  }
+  reasons.push(`${start ? `scripts.start runs a dev server (${start}); ` : 'no start script: '}Nitro's node server: node .output/server/index.mjs (reads PORT)`);
+  return { framework, dependency, kind: 'node', build, start: 'node .output/server/index.mjs', startSource: 'framework', outputDir: '.output/public', buildOutput: '.output', spaFallback: false, readsPort: true, reasons };
+};
+
+interface AngularBuildTarget {
+  builder?: string;
+  options?: { outputPath?: string | { base?: string; browser?: string; server?: string }; ssr?: unknown; server?: string; outputMode?: string; prerender?: unknown };
+}
+interface AngularProject {
+  projectType?: string;
+  architect?: { build?: AngularBuildTarget };
+  targets?: { build?: AngularBuildTarget };
+}
+
+interface AngularWorkspace {
+  projects?: Record<string, AngularProject>;
+  defaultProject?: string;
+}
+
+function angularWorkspace(file: ProjectFile | undefined): AngularWorkspace | null {
+  try {
+    const value: unknown = file?.text ? JSON.parse(file.text) : null;
+    return value && typeof value === 'object' ? (value as AngularWorkspace) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Angular (`@angular/core` and `angular.json`): the application's build target in angular.json
+ * says where the build writes (`outputPath`, `dist/<project>` by default) and whether it has a
+ * server (`ssr` / `outputMode: 'server'`). With one: `node dist/<project>/server/server.mjs`
+ * (Angular's own Express server, which reads PORT), the browser files beside it; without: an SPA
+ * in `dist/<project>/browser`. `ng serve` (scripts.start) is a dev server and never runs here.
+ */
+const angular: Recogniser = (input) => {
+  if (!input.deps['@angular/core']) return null;
+  const file = input.files.find((f) => f.path === 'angular.json');
+  const workspace = angularWorkspace(file);
+  const projects = Object.entries(workspace?.projects ?? {}).filter(([, p]) => p && p.projectType !== 'library');
+  const chosen = projects.find(([name]) => name === workspace?.defaultProject) ?? projects[0];
+  if (!chosen) return null;
+  const [name, project] = chosen;
+  const target = project.architect?.build ?? project.targets?.build;
+  const options = target?.options ?? {};
+  const reasons = [`package.json depends on @angular/core ${input.deps['@angular/core']}`, `angular.json: application "${name}"${projects.length > 1 ? ` (the ${workspace?.defaultProject === name ? 'default' : 'first'} of ${projects.length})` : ''}, builder ${target?.builder ?? 'unknown'}`];
+  const outputPath = options.outputPath;
+  const base = (typeof outputPath === 'string' ? outputPath : outputPath?.base ?? `dist/${name}`).replace(/^\.\//, '').replace(/\/+$/, '');
+  // The application builder writes browser/ and server/ below outputPath; the old browser builder writes the files at outputPath.
+  const applicationBuilder = !target?.builder || /:application$/.test(target.builder);
+  const browserDir = applicationBuilder ? `${base}/${(typeof outputPath === 'object' ? outputPath.browser : undefined) ?? 'browser'}`.replace(/\/$/, '') : base;
+  const build = buildWith(input, 'ng build', reasons);
+  const server = applicationBuilder && Boolean(options.ssr) && options.outputMode !== 'static';
+  if (server) {
+    const serverDir = `${base}/${(typeof outputPath === 'object' ? outputPath.server : undefined) ?? 'server'}`;
+    reasons.push(`angular.json: ssr with ${options.outputMode ? `outputMode '${options.outputMode}'` : 'a server entry'}: node ${serverDir}/server.mjs (reads PORT), browser files in ${browserDir}/`);
+    return { framework: 'angular', dependency: '@angular/core', kind: 'node', build, start: `node ${serverDir}/server.mjs`, startSource: 'framework', outputDir: browserDir, buildOutput: base, spaFallback: false, readsPort: true, reasons };
+  }
+  reasons.push(`angular.json: no server (ssr${options.outputMode === 'static' ? ` with outputMode 'static'` : ' not set'}): single-page app in ${browserDir}/`);
+  return { framework: 'angular', dependency: '@angular/core', kind: 'spa', build, start: null, startSource: null, outputDir: browserDir, buildOutput: browserDir, spaFallback: true, readsPort: false, reasons };
+};
+
 /** In order: meta-frameworks before the libraries they are built on. */
-export const RECOGNISERS: [string, Recogniser][] = [['next', next], ['sveltekit', sveltekit], ['astro', astro], ['nuxt', nuxt], ['react-router', reactRouter], ['nestjs', nest]];
+export const RECOGNISERS: [string, Recogniser][] = [
+  ['next', next], ['sveltekit', sveltekit], ['astro', astro], ['nuxt', nuxt], ['react-router', reactRouter], ['nestjs', nest],
+  ['nitro', nitroBased], ['angular', angular],
+];
+
+/**
+ * What a build produced that says how to run it, when nothing before the build did: Nitro's
+ * server (`.output/server/index.mjs`, written by TanStack Start, SolidStart, Analog, Nuxt and
+ * Nitro's own builds). Null when the spec already runs a server or the output has none.
+ */
+export function serverInBuildOutput(has: (path: string) => boolean): { start: string; outputDir: string; buildOutput: string; reason: string } | null {
+  if (has('.output/server/index.mjs')) {
+    return { start: 'node .output/server/index.mjs', outputDir: '.output/public', buildOutput: '.output', reason: "the build wrote Nitro's node server (.output/server/index.mjs, reads PORT): started with node .output/server/index.mjs, public files in .output/public" };
+  }
+  return null;
+}
 /** Values of `framework` in slipway.json besides the recognised frameworks. */
 export const GENERIC_FRAMEWORKS = ['static', 'node'];
 

@@ -8,3 +8,5 @@ export * from './read-project.js';
 export * from './secret-patterns.js';
 export * from './source-findings.js';
 export * from './types.js';
+export * from './workspaces.js';
+export { serverInBuildOutput } from './frameworks.js';

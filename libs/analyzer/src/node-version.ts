@@ -50,3 +50,18 @@ export function engineMismatch(files: ProjectFile[], request: NodeVersionRequest
     message: `package.json asks for Node ${engines}, but ${request.source} pins ${request.value}; the pin wins, so builds and the server run on a Node that engines.node rules out.`,
   };
 }
+
+/**
+ * `node_end_of_life`: the project runs on a Node.js major past its end of life because what it
+ * declares allows nothing newer (a range that allows a newer major resolves to it instead).
+ */
+export function nodeEndOfLife(version: string, request: NodeVersionRequest | null, endOfLife: Readonly<Record<number, string>>): Warning | null {
+  const major = semver.major(version);
+  const since = endOfLife[major];
+  if (!since || !request) return null;
+  const where = request.source === 'engines' ? 'package.json engines.node' : request.source;
+  return {
+    code: 'node_end_of_life', path: request.source === 'engines' ? 'package.json' : request.source, detail: `Node.js ${version}; ${where} "${request.value}"`,
+    message: `Node.js ${major} reached its end of life on ${since} (no more security fixes), and ${where} "${request.value}" allows no newer major, so builds and the server run on Node.js ${version}. Allow a supported major (e.g. ">=${major}" or "24").`,
+  };
+}

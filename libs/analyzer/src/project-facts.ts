@@ -17,10 +17,12 @@ export interface SlipwayOverrides {
   buildCommand?: string;
   startCommand?: string;
   outputDirectory?: string;
+  /** The application's directory inside the upload (a monorepo's `apps/web`), as Vercel's "Root Directory". */
+  rootDirectory?: string;
 }
 
 export const OVERRIDE_FILE = 'slipway.json';
-const OVERRIDE_KEYS = ['framework', 'installCommand', 'buildCommand', 'startCommand', 'outputDirectory'] as const;
+const OVERRIDE_KEYS = ['framework', 'installCommand', 'buildCommand', 'startCommand', 'outputDirectory', 'rootDirectory'] as const;
 /** A relative directory inside the project: no absolute path, no `..`, no backslash or control character. */
 const SAFE_DIR = /^(?!\/)(?!.*(?:^|\/)\.\.(?:\/|$))[A-Za-z0-9._@+\-/]+$/;
 

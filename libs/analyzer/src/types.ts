@@ -67,6 +67,15 @@ export interface ProjectSpec {
   reasons: string[];
   /** `slipway.json` fields that replaced what was detected. */
   overrides: string[];
+  /**
+   * The directory of the application inside the upload (a monorepo's `apps/web`), when it is not
+   * the top level: chosen by the deploy's `rootDirectory` field, `slipway.json` "rootDirectory",
+   * or as the workspace's only deployable package. Every other path and command of the spec is
+   * relative to the upload's top level (commands `cd` into it). Absent: the top level.
+   */
+  rootDirectory?: string;
+  /** The monorepo the application is part of: how its packages are declared, its task runner, the deployable candidates. */
+  workspace?: { declaredIn: string; tool: 'turbo' | 'nx' | null; candidates: string[]; builtFirst: string[] };
   /** Unknown paths fall back to `/index.html` (single-page app). */
   spaFallback: boolean;
   /** How a Node server learns its port: `env` (reads PORT), `fixed` (a literal), or null (static). */
@@ -102,7 +111,8 @@ export type WarningCode =
   | 'sign_in_not_enabled'
   | 'build_output_warnings'
   | 'framework_adapter_replaced'
-  | 'build_memory_near_limit';
+  | 'build_memory_near_limit'
+  | 'node_end_of_life';
 
 export type HazardCode =
   | 'secret_in_source'
@@ -138,7 +148,7 @@ export interface Hazard {
 }
 
 /** Why a project cannot be deployed (the deployment's `error.code` at the analyze step). */
-export type AnalyzeFailureCode = 'unsupported_project' | 'no_start_script' | 'invalid_package_json' | 'invalid_slipway_json' | 'package_manager_unavailable';
+export type AnalyzeFailureCode = 'unsupported_project' | 'no_start_script' | 'invalid_package_json' | 'invalid_slipway_json' | 'package_manager_unavailable' | 'ambiguous_project' | 'root_directory_invalid';
 
 export class AnalyzeError extends Error {
   override readonly name = 'AnalyzeError';
@@ -157,6 +167,8 @@ export interface AnalyzeContext {
   signInEnabled: boolean;
   /** Unused: the Node version is chosen per project since toolchains (see node-version.ts). */
   runtimeNodeVersion?: string;
+  /** The deploy's `rootDirectory` form field (wins over slipway.json's). */
+  rootDirectory?: string | null;
 }
 
 export interface SourceAnalysis {

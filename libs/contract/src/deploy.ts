@@ -19,6 +19,8 @@ export const DEPLOY_FAILURE_CODES = {
   unsupported_project: 'The project is neither a static site nor a Node.js project Slipway can build.',
   invalid_package_json: 'package.json is not valid JSON.',
   invalid_slipway_json: 'slipway.json (build overrides) is not valid: not JSON, an unknown field, a non-string value or an output directory outside the project.',
+  ambiguous_project: 'The upload is a monorepo (npm, pnpm, Yarn or Bun workspaces) with more than one deployable application and none was chosen; the message lists them and the line to add (`"rootDirectory": "apps/web"` in slipway.json, or the deploy\'s `rootDirectory` field).',
+  root_directory_invalid: 'The chosen `rootDirectory` (the deploy\'s field or slipway.json\'s) is not a relative directory of the upload holding a package.json or index.html; the message lists the candidates.',
   no_start_script: 'A Node.js server with no "start" script and no entry file to run.',
   node_version_unsupported: 'The Node.js version the project declares (`engines.node`, `.nvmrc`, `.node-version`) is not one this platform offers; the message says what was declared and which majors are supported.',
   node_unavailable: 'The Node.js version the project needs could not be fetched or verified (registry unreachable, integrity mismatch); nothing of the project ran. Retrying may help.',

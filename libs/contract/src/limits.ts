@@ -98,8 +98,10 @@ export const LIMITS = {
    * supported major satisfies fails the deploy with `node_version_unsupported`.
    * `defaultMajor`: the Node of a project that declares none — the current Active LTS (24;
    * Node 20 reached end-of-life in April 2026), its newest release from the verified toolchain cache.
+   * `endOfLife`: supported majors past their end of life (no more security fixes), with the date;
+   * a project whose declaration allows nothing newer runs on one with the warning `node_end_of_life`.
    */
-  node: { supportedMajors: [20, 22, 24], defaultMajor: 24 },
+  node: { supportedMajors: [20, 22, 24], defaultMajor: 24, endOfLife: { 20: '2026-04-30' } as Readonly<Record<number, string>> },
   /**
    * Every install and build command runs in a cgroup of its own (build worker: BUILD_MEMORY_MB,
    * BUILD_PIDS, BUILD_CPUS, BUILD_CPUS_TOTAL, BUILD_CPU_WEIGHT): the defaults, for a 2-core machine.

@@ -280,7 +280,8 @@ export const FIXTURES: FrameworkFixture[] = [
     name: dir,
     dir,
     spec: { framework: null, kind: 'node', nodeMajor, packageManager },
-    warnings: [],
+    // Its .nvmrc pins Node 20, past its end of life.
+    warnings: nodeMajor === 20 ? ['node_end_of_life'] : [],
     checks: [{ role: 'api', path: '/', json: { escaped: '&lt;pm&gt;', devDependencyShipped: false, buildCacheShipped: false, build: { devDependencyAtBuild: true } } }],
   })),
 ];

@@ -20,7 +20,10 @@ const engines = (value: string): NodeRequest => ({ value, source: 'engines' });
 
 describe('resolving a declared Node.js version', () => {
   it.each([
-    ['>=18', '20.20.2', 'platform'],
+    ['>=18', '24.21.0', 'registry'],
+    ['>=20', '24.21.0', 'registry'],
+    ['>=20 <23', '22.23.3', 'registry'],
+    ['^20.11 || ^22', '22.23.3', 'registry'],
     ['^20.11', '20.20.2', 'platform'],
     ['20', '20.20.2', 'platform'],
     ['lts/iron', '20.20.2', 'platform'],
@@ -52,7 +55,8 @@ describe('resolving a declared Node.js version', () => {
   it('nothing declared, without a default major: the platform Node, without asking the registry', async () => {
     const r = resolver();
     await expect(r.resolve(null)).resolves.toEqual({ ok: true, version: PLATFORM, source: 'platform' });
-    await r.resolve(engines('>=18'));
+    // A range only the platform's major fits needs no listing either.
+    await r.resolve(engines('^20.11'));
     expect(r.listed()).toBe(0);
   });
 
@@ -105,10 +109,12 @@ describe('resolving a declared Node.js version', () => {
         const parsed = parseNodeRequest(value, SUPPORTED);
         if (parsed.kind === 'range') {
           expect(semver.satisfies(result.version, parsed.range)).toBe(true);
-          // The platform's Node wins when it fits; otherwise nothing newer that fits was passed over.
+          // The newest supported major that fits; within it the platform's Node when it fits, else nothing newer that fits was passed over.
+          const fitting = [...listed, PLATFORM].filter((v) => SUPPORTED.includes(semver.major(v)) && semver.satisfies(v, parsed.range));
+          expect(semver.major(result.version)).toBe(Math.max(...fitting.map((v) => semver.major(v))));
           if (result.source === 'registry') {
-            expect(semver.satisfies(PLATFORM, parsed.range)).toBe(false);
-            const better = listed.filter((v) => SUPPORTED.includes(semver.major(v)) && semver.satisfies(v, parsed.range) && semver.gt(v, result.version));
+            expect(semver.major(PLATFORM) === semver.major(result.version) && semver.satisfies(PLATFORM, parsed.range)).toBe(false);
+            const better = fitting.filter((v) => semver.major(v) === semver.major(result.version) && semver.gt(v, result.version));
             expect(better).toEqual([]);
           }
         }

@@ -50,8 +50,9 @@ export function parseNodeRequest(value: string, supported: readonly number[]): P
 /**
  * Chooses the exact Node version for a declaration. Nothing declared: the newest `defaultMajor`
  * (the platform's own Node without one).
- * A range the platform's Node satisfies: the platform's (no download). Otherwise the newest
- * released (non-prerelease) version of a supported major that satisfies it. `versions` is asked
+ * A range: the newest supported major it allows (`>=20` → 24, not the platform's 20), the
+ * platform's own Node when it is of that major and fits (no download), else that major's newest
+ * released (non-prerelease) version that satisfies it. `versions` is asked
  * for only when needed (it may reach the registry).
  */
 export async function resolveNodeVersion(request: NodeRequest | null, versions: () => Promise<string[]>, options: ResolveOptions): Promise<NodeResolution> {
@@ -65,13 +66,22 @@ export async function resolveNodeVersion(request: NodeRequest | null, versions: 
   const parsed = parseNodeRequest(request.value, options.supported);
   if (parsed.kind === 'invalid') return { ok: false, reason: `${declared} is ${parsed.why}; supported Node.js majors: ${supportedText}` };
   const isSupported = (v: string) => options.supported.includes(semver.major(v));
+  const platformMajor = semver.major(options.platform);
   const platformFits = isSupported(options.platform) && (parsed.kind === 'range' ? semver.satisfies(options.platform, parsed.range) : false);
-  if (platformFits) return { ok: true, version: options.platform, source: 'platform' };
+  // A range resolves to the newest supported major it allows (as Vercel: `>=20` is 24), so the
+  // platform's Node is taken without asking the registry only when no newer supported major fits.
+  const newerMajorFits = parsed.kind === 'range' && options.supported.some((m) => m > platformMajor && semver.intersects(parsed.range, `${m}.x`));
+  if (platformFits && !newerMajorFits) return { ok: true, version: options.platform, source: 'platform' };
   const all = (await versions()).filter((v) => semver.valid(v) && semver.prerelease(v) === null);
   const fits = (v: string) => (parsed.kind === 'range' ? semver.satisfies(v, parsed.range) : parsed.majors.includes(semver.major(v)));
-  const offered = [...all, options.platform].filter((v) => isSupported(v) && fits(v));
-  const best = semver.rsort([...new Set(offered)])[0];
-  if (best) return { ok: true, version: best, source: best === options.platform ? 'platform' : 'registry' };
+  const offered = [...new Set([...all, options.platform])].filter((v) => isSupported(v) && fits(v));
+  if (offered.length > 0) {
+    const major = Math.max(...offered.map((v) => semver.major(v)));
+    // Within that major the platform's own Node needs no download.
+    if (platformFits && platformMajor === major) return { ok: true, version: options.platform, source: 'platform' };
+    const best = semver.rsort(offered.filter((v) => semver.major(v) === major))[0]!;
+    return { ok: true, version: best, source: best === options.platform ? 'platform' : 'registry' };
+  }
   const majors = [...new Set(all.filter(fits).map((v) => semver.major(v)))].sort((a, b) => b - a);
   return {
     ok: false,

@@ -1,4 +1,4 @@
-import { analyzeSource, packageManagerRequest, readProjectDir, type ProjectSpec } from '@slipway/analyzer';
+import { analyzeSource, nodeEndOfLife, packageManagerRequest, readProjectDir, type ProjectSpec } from '@slipway/analyzer';
 import { LIMITS } from '@slipway/contract';
 import { ToolchainError, type NodeToolchain } from '@slipway/runtime';
 import type { DeployContext, PipelineStep, StepLog } from '../deploy-context.js';
@@ -41,6 +41,8 @@ async function nodeFor(context: DeployContext, spec: ProjectSpec, log: StepLog):
     spec.reasons.push(request
       ? `Node.js ${chosen.version}: the newest offered version that fits ${request.source === 'engines' ? 'engines.node' : request.source} "${request.value}"`
       : `Node.js ${chosen.version}: nothing declared (engines.node, .nvmrc, .node-version), so the platform's default, Node ${config.NODE_DEFAULT_MAJOR}${config.NODE_DEFAULT_MAJOR === LIMITS.node.defaultMajor ? ' (the Active LTS; Node 20 is end-of-life)' : ' (NODE_DEFAULT_MAJOR)'}`);
+    const ended = nodeEndOfLife(chosen.version, request, LIMITS.node.endOfLife);
+    if (ended) context.warnings.push(ended);
     const toolchain = await toolchains.ensure(chosen.version, log);
     log(`Node.js ${chosen.version}${request ? ` for ${request.source} "${request.value}"` : ` (nothing declared: the default, Node ${config.NODE_DEFAULT_MAJOR})`}${toolchain ? `, npm ${toolchain.npmVersion}` : ''}`);
     return toolchain;

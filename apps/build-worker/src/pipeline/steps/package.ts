@@ -15,10 +15,11 @@ export const packageStep: PipelineStep = {
     context.release = { id, artifactKey, kind };
     let dir = kind === 'node' ? src : context.servedDir!;
     if (context.standalone) {
-      dir = await assembleNextStandalone(src);
-      project.commands.start = 'node server.js';
+      const standalone = await assembleNextStandalone(src, project.rootDirectory);
+      dir = standalone.root;
+      project.commands.start = standalone.start;
       project.startSource = 'framework';
-      project.reasons.push('Next.js standalone output (.next/standalone with .next/static and public): started with node server.js (reads PORT)');
+      project.reasons.push(`Next.js standalone output (${project.rootDirectory ? `${project.rootDirectory}/` : ''}.next/standalone with .next/static and public): started with ${standalone.start} (reads PORT)`);
     }
     // A Node release is mostly dependency code, packed once and unpacked once per machine: gzip's
     // fastest level (a Next.js standalone tree of 52 MiB here: 0.6 s and 16 MB instead of 1.4 s

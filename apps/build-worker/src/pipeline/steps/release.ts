@@ -14,10 +14,10 @@ export const releaseStep: PipelineStep = {
     const { applicationId, deploymentId, attempt } = context.attempt;
     const release = context.release!;
     // A release carries no pnpm, yarn or bun: its package.json script runs through the npm of its Node.
-    const viaNpm = /^(pnpm|yarn|bun) run (\S+)$/.exec(project.commands.start ?? '');
+    const viaNpm = /^((?:cd \S+ && )?)(pnpm|yarn|bun) run (\S+)$/.exec(project.commands.start ?? '');
     if (viaNpm) {
-      project.commands.start = `npm run ${viaNpm[2]}`;
-      project.reasons.push(`the release starts with npm run ${viaNpm[2]} (the ${viaNpm[1]} script, run by the npm of its Node)`);
+      project.commands.start = `${viaNpm[1]}npm run ${viaNpm[3]}`;
+      project.reasons.push(`the release starts with npm run ${viaNpm[3]} (the ${viaNpm[2]} script, run by the npm of its Node)`);
     }
     if (!(await services.deployments.releases.create(applicationId, deploymentId, attempt, { id: release.id, kind: release.kind, artifactKey: release.artifactKey, artifactBytes: release.artifactBytes ?? 0, spec: project }))) throw new LostLeaseError('lost');
     if (release.kind === 'node') {
