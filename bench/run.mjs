@@ -84,6 +84,11 @@ const BENCHES = [
       ['Time to live: Next.js starter, package + release (median)', 's', '≤ 5', (r) => r['next-starter.packageReleaseMs'] / 1000],
       ['Time to live: Next.js starter, artifact', 'MB', '≤ 30', (r) => r['next-starter.artifactBytes'] / 1024 / 1024],
       ['Time to live: Vite starter with lockfile, warm (median)', 's', '≤ 10', (r) => r['vite-starter.warmMs'] / 1000],
+      ['Time to live: create-turbo monorepo, apps/web (Next.js), cold (median)', 's', '', (r) => r['turbo-web.coldMs'] / 1000],
+      ['Time to live: create-turbo monorepo, apps/web (Next.js), warm (median)', 's', '', (r) => r['turbo-web.warmMs'] / 1000],
+      ['Time to live: create-turbo monorepo, apps/web, artifact', 'MB', '', (r) => r['turbo-web.artifactBytes'] / 1024 / 1024],
+      ['Time to live: Angular SSR starter (ng new --ssr), cold (median)', 's', '', (r) => r['angular-ssr.coldMs'] / 1000],
+      ['Time to live: Angular SSR starter (ng new --ssr), warm (median)', 's', '', (r) => r['angular-ssr.warmMs'] / 1000],
     ],
   },
   {

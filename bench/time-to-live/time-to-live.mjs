@@ -4,7 +4,7 @@
 // real framework starters with lockfiles (bench/time-to-live/projects: a create-next-app shaped
 // Next.js 16 app and a `npm create vite` React + TS app), with each step's time and the artifact.
 // Run: pnpm nx run-many -t build && node bench/time-to-live/time-to-live.mjs
-//   RUNS=3 (default), ROWS=static-site,node-server,next-starter,vite-starter (default: all)
+//   RUNS=3 (default), ROWS=static-site,node-server,next-starter,vite-starter,turbo-web,angular-ssr (default: all)
 // Real Postgres, Redis, build-worker process and edge process (Node releases are started and
 // health-checked by the edge before they count as succeeded). Node toolchains and package
 // managers come from the per-machine cache (SLIPWAY_TEST_TOOLCHAINS, fetched once), as on a
@@ -26,6 +26,9 @@ const ROWS = {
   'node-server': { dir: join(testing.FIXTURES, 'node-server'), goal: { warm: 15_000 } },
   'next-starter': { dir: join(PROJECTS, 'next-starter'), goal: { cold: 60_000, warm: 25_000, artifactBytes: 30 * 1024 * 1024, packageRelease: 5_000 } },
   'vite-starter': { dir: join(PROJECTS, 'vite-starter'), goal: { warm: 10_000 } },
+  // Issue 32: create-turbo's monorepo (pnpm workspaces, two Next.js apps) deploying apps/web, and `ng new --ssr`.
+  'turbo-web': { dir: join(testing.FIXTURES, 'turbo-monorepo'), extra: { 'slipway.json': JSON.stringify({ rootDirectory: 'apps/web' }) }, goal: {} },
+  'angular-ssr': { dir: join(testing.FIXTURES, 'angular-ssr'), goal: {} },
 };
 const chosen = (process.env.ROWS ?? Object.keys(ROWS).join(',')).split(',').filter((name) => ROWS[name]);
 
@@ -61,7 +64,7 @@ const results = [];
 const loads = [];
 try {
   for (const name of chosen) {
-    const source = await testing.sourceTar(ROWS[name].dir);
+    const source = await testing.sourceTar(ROWS[name].dir, ROWS[name].extra);
     const runs = { cold: [], warm: [] };
     for (let i = 0; i < RUNS; i += 1) {
       const app = await h.createApplication();

@@ -50,6 +50,7 @@ const PORT_READING_COMMANDS: [RegExp, string][] = [
   [/^sirv\b/, 'sirv'],
   [/^node \.?\/?\.output\/server\/index\.mjs\b/, "Nitro's server (.output/server/index.mjs)"],
   [/^vinxi start\b/, 'vinxi start (Nitro)'],
+  [/^(node_modules\/\.bin\/)?srvx\b/, 'srvx'],
 ];
 
 /** The PORT-reading tool a start script runs (after `VAR=value`, `cross-env`, `npx`), or null. */
@@ -260,6 +261,7 @@ const nitroBased: Recogniser = (input) => {
   const reasons = [`package.json depends on ${dependency} ${input.deps[dependency]}`];
   const build = buildWith(input, 'vite build', reasons);
   const start = input.scripts['start'];
+  if (framework === 'tanstack-start' && !start && !/\bnitro\b/.test(code(config(input, VITE_CONFIGS)))) return tanstackWithoutNitro(input, dependency, build, reasons);
   const own = start && !/^(vite|vinxi dev|vite dev)\b/.test(start.trim()) ? start : null;
   if (own) {
     const reads = portReadingCommand(own) !== null;
@@ -269,6 +271,32 @@ const nitroBased: Recogniser = (input) => {
   reasons.push(`${start ? `scripts.start runs a dev server (${start}); ` : 'no start script: '}Nitro's node server: node .output/server/index.mjs (reads PORT)`);
   return { framework, dependency, kind: 'node', build, start: 'node .output/server/index.mjs', startSource: 'framework', outputDir: '.output/public', buildOutput: '.output', spaFallback: false, readsPort: true, reasons };
 };
+
+const VITE_CONFIGS = ['vite.config.ts', 'vite.config.mts', 'vite.config.js', 'vite.config.mjs'];
+/** srvx's runtime install when the lockfile did not already hoist it (npm does: it is a dependency of TanStack Start's plugin). */
+const SRVX_INSTALL: Record<PackageManager, string> = {
+  npm: 'npm install --no-save srvx@^1',
+  pnpm: 'pnpm add srvx@^1',
+  yarn: 'yarn add srvx@^1',
+  bun: 'bun add srvx@^1',
+};
+
+/**
+ * TanStack Start without Nitro (its starter today): `vite build` writes `dist/client` and
+ * `dist/server/server.js`, a fetch handler that does not listen. TanStack documents serving it on
+ * Node with srvx (unjs), which reads PORT: `srvx serve --prod -s ../client dist/server/server.js`
+ * (the static folder is relative to the entry's). With npm's lockfile srvx is already installed
+ * (hoisted from TanStack Start's own dependencies); otherwise it is added for the release.
+ */
+function tanstackWithoutNitro(input: FrameworkInput, dependency: string, build: string, reasons: string[]): FrameworkPlan {
+  const lockfile = input.files.find((f) => f.path === 'package-lock.json')?.text ?? '';
+  const hoisted = input.pm === 'npm' && lockfile.includes('"node_modules/srvx"');
+  reasons.push(`vite.config: no Nitro plugin: dist/server/server.js is a fetch handler, served with srvx (reads PORT)${hoisted ? ', installed with TanStack Start (package-lock.json)' : `, added for the release (${SRVX_INSTALL[input.pm]})`}`);
+  return {
+    framework: 'tanstack-start', dependency, kind: 'node', build, start: 'node_modules/.bin/srvx serve --prod -s ../client dist/server/server.js', startSource: 'framework',
+    outputDir: 'dist/client', buildOutput: 'dist/server', spaFallback: false, readsPort: true, reasons, ...(hoisted ? {} : { installExtra: SRVX_INSTALL[input.pm] }),
+  };
+}
 
 interface AngularBuildTarget {
   builder?: string;

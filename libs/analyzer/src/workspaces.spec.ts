@@ -145,13 +145,23 @@ describe('Angular', () => {
 
 describe('Nitro-based frameworks', () => {
   it.each([
-    ['@tanstack/react-start', 'tanstack-start'],
     ['@solidjs/start', 'solid-start'],
     ['@analogjs/platform', 'analog'],
     ['nitro', 'nitro'],
   ])('%s without a start script: node .output/server/index.mjs', (dependency, framework) => {
     const spec = detectSpec([file('package.json', { scripts: { dev: 'vite dev', build: 'vite build' }, dependencies: { [dependency]: '^1.0.0', vite: '^7' } })]);
     expect(spec).toMatchObject({ kind: 'node', framework, commands: { build: 'npm run build', start: 'node .output/server/index.mjs' }, outputDir: '.output/public', buildOutput: '.output', startSource: 'framework', port: { source: 'env' } });
+  });
+
+  it('TanStack Start without Nitro (its starter): the fetch handler in dist/server served by srvx, installed with it under npm, added otherwise', () => {
+    const pkg = file('package.json', { type: 'module', scripts: { dev: 'vite dev --port 3000', build: 'vite build' }, dependencies: { '@tanstack/react-start': '1.169.5' }, devDependencies: { vite: '^8' } });
+    const vite = file('vite.config.ts', "import { tanstackStart } from '@tanstack/react-start/plugin/vite'\nexport default defineConfig({ plugins: [tanstackStart()] })");
+    const npm = detectSpec([pkg, vite, file('package-lock.json', '{"packages":{"node_modules/srvx":{"version":"1.0.8"}}}')]);
+    expect(npm).toMatchObject({ framework: 'tanstack-start', kind: 'node', commands: { install: 'npm ci', start: 'node_modules/.bin/srvx serve --prod -s ../client dist/server/server.js' }, outputDir: 'dist/client', buildOutput: 'dist/server', port: { source: 'env' } });
+    const pnpm = detectSpec([pkg, vite, file('pnpm-lock.yaml', "lockfileVersion: '9.0'\n")]);
+    expect(pnpm.commands.install).toBe('pnpm install --frozen-lockfile && pnpm add srvx@^1');
+    const withNitro = detectSpec([pkg, file('vite.config.ts', "import { nitro } from 'nitro/vite'\nexport default { plugins: [tanstackStart(), nitro()] }")]);
+    expect(withNitro.commands.start).toBe('node .output/server/index.mjs');
   });
 
   it('a start script that runs Nitro\'s server (vinxi start) is used and reads PORT', () => {

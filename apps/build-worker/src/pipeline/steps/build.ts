@@ -77,7 +77,10 @@ export const buildStep: PipelineStep = {
  * spec says so. Returns what was found, or null.
  */
 async function serverFromOutput(project: ProjectSpec, appDir: string): Promise<string | null> {
-  if (project.commands.start || project.overrides.includes('outputDirectory')) return null;
+  if (project.overrides.includes('outputDirectory') || project.overrides.includes('startCommand')) return null;
+  // Nothing starts it yet, or the framework's own guess (TanStack Start served by srvx) did not come true.
+  const guessed = project.startSource === 'framework' && project.framework === 'tanstack-start' && Boolean(project.buildOutput?.endsWith('dist/server')) && !(await realDirectory(appDir, 'dist/server'));
+  if (project.commands.start && !guessed) return null;
   const files = new Set<string>();
   for (const path of ['.output/server/index.mjs']) if ((await lstat(join(appDir, path)).catch(() => null))?.isFile() && (await realDirectory(appDir, dirname(path)))) files.add(path);
   const found = serverInBuildOutput((path) => files.has(path));
