@@ -77,7 +77,7 @@ describe('POST /api/v1/deploy with rootDirectory (real HTTP, Postgres, Redis)', 
       expect(await blobs()).toEqual(blobsBefore);
       expect(await readdir(gw.uploadDir)).toEqual([]);
     });
-    const refused = (response: HttpResult, message: RegExp) =>
+    const expectRefused = (response: HttpResult, message: RegExp) =>
       expect({ status: response.status, body: response.json }).toEqual({ status: 400, body: { error: expect.stringMatching(message), code: 'bad_request', documentation: `${DOC}bad_request` } });
 
     const tooLong = new RegExp(`^rootDirectory is longer than ${ROOT_DIRECTORY_MAX_LENGTH} characters\\.$`);
@@ -98,15 +98,15 @@ describe('POST /api/v1/deploy with rootDirectory (real HTTP, Postgres, Redis)', 
       ['an escape sequence', 'apps/web\u001b[2J', /^rootDirectory may hold only/],
     ])('%s', async (_name, value, message) => {
       const archive: Part = { name: 'archive', filename: 'source.tgz', content: await monorepo() };
-      refused(await post(app, [field(value), archive]), message);
-      refused(await post(app, [archive, field(value)]), message);
-      refused(await post(app, [...filesForm({ 'index.html': 'x' }), field(value)]), message);
+      expectRefused(await post(app, [field(value), archive]), message);
+      expectRefused(await post(app, [archive, field(value)]), message);
+      expectRefused(await post(app, [...filesForm({ 'index.html': 'x' }), field(value)]), message);
     });
 
     it('refuses the field sent twice, even with the same value', async () => {
       const archive: Part = { name: 'archive', filename: 'source.tgz', content: await monorepo() };
-      refused(await post(app, [field('apps/web'), archive, field('apps/web')]), /^Send one "rootDirectory", not several\.$/);
-      refused(await post(app, [field('apps/web'), field('apps/docs'), archive]), /^Send one "rootDirectory", not several\.$/);
+      expectRefused(await post(app, [field('apps/web'), archive, field('apps/web')]), /^Send one "rootDirectory", not several\.$/);
+      expectRefused(await post(app, [field('apps/web'), field('apps/docs'), archive]), /^Send one "rootDirectory", not several\.$/);
     });
 
     it('answers a bad value sent first without waiting for the rest of the upload', async () => {
