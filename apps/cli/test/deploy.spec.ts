@@ -53,6 +53,36 @@ describe('slipway deploy / status (real binary, real gateway)', () => {
     expect(names).not.toContain('.env');
   });
 
+  it('--root-directory sends the rootDirectory field with the whole folder (production and preview); a bad value is refused before any upload', async () => {
+    const app = await platform.bootstrap('Monorepo');
+    const dir = await fixture({ 'apps/web/index.html': '<h1>web</h1>' });
+    const env = platform.cliEnv({ SLIPWAY_API_KEY: app.apiKey });
+    const rootDirectoryOf = async (taskId: string) => (await platform.sql.query('SELECT root_directory FROM deployments WHERE id = $1', [taskId])).rows[0]?.root_directory;
+
+    const result = await platform.cli(['deploy', dir, '--root-directory', 'apps/web/', '--no-wait'], { env });
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    const { taskId } = JSON.parse(result.stdout);
+    // Trimmed of its trailing slash, as the platform keeps it; the folder is sent whole, not cut to it.
+    expect(await rootDirectoryOf(taskId)).toBe('apps/web');
+    expect([...(await storedSource(platform.blobDir, taskId)).keys()].sort()).toEqual([...SENT, 'apps/web/index.html'].sort());
+    await platform.sql.query(`UPDATE deployments SET status = 'succeeded', finished_at = now() WHERE id = $1`, [taskId]);
+
+    const preview = await platform.cli(['deploy', dir, '--preview=web', '--root-directory=apps/web', '--no-wait'], { env });
+    expect([preview.code, preview.stderr]).toEqual([0, '']);
+    expect(await rootDirectoryOf(JSON.parse(preview.stdout).taskId)).toBe('apps/web');
+
+    const before = (await platform.sql.query('SELECT count(*)::int AS n FROM deployments')).rows[0].n;
+    for (const [value, problem] of [['../web', 'has a ".." segment'], ['/srv/web', 'is absolute'], ['apps/w\u001b[2Jeb', 'may hold only letters']]) {
+      const refused = await platform.cli(['deploy', dir, '--root-directory', value!, '--no-wait'], { env });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(new RegExp(`^slipway: --root-directory ${problem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[^\n\u001b]*\n$`));
+    }
+    expect((await platform.sql.query('SELECT count(*)::int AS n FROM deployments')).rows[0].n).toBe(before);
+
+    const help = await platform.cli(['deploy', '--help'], { env });
+    expect(help.stdout).toContain('--root-directory <dir>');
+  });
+
   it('waits for the task: exit 0 on succeeded, the final task as JSON with url, warnings and hazards', async () => {
     const app = await platform.bootstrap('Succeeds');
     const dir = await fixture();

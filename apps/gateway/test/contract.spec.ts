@@ -1,4 +1,4 @@
-import { DEPLOY_FAILURE_CODES, ERROR_CODES, LIMITS } from '@slipway/contract';
+import { DEPLOY_FAILURE_CODES, ERROR_CODES, LIMITS, ROOT_DIRECTORY_PATTERN } from '@slipway/contract';
 import { send } from './support/http.js';
 import { startGateway, type GatewayUnderTest } from './support/platform.js';
 
@@ -46,7 +46,8 @@ describe('GET /api/v1 and /api/v1/openapi.json (generated from the validating sc
     expect(contract.deploymentFailures.map((f: { code: string }) => f.code)).toEqual(expect.arrayContaining(['sandbox_unavailable', 'build_memory_exceeded', 'build_too_many_processes']));
     const deploy = contract.endpoints.find((e: { path: string }) => e.path === '/api/v1/deploy');
     expect(deploy.request.contentType).toBe('multipart/form-data');
-    expect(Object.keys(deploy.request.schema.properties)).toEqual(['files', 'paths', 'archive']);
+    expect(Object.keys(deploy.request.schema.properties)).toEqual(['files', 'paths', 'archive', 'rootDirectory']);
+    expect(deploy.request.schema.properties.rootDirectory).toMatchObject({ type: 'string', pattern: ROOT_DIRECTORY_PATTERN.source });
     expect(deploy.response).toMatchObject({ status: 202, schema: { properties: { taskId: { type: 'string', format: 'uuid' }, status: { const: 'queued' } } } });
     expect(deploy.errors.map((e: { code: string }) => e.code)).toEqual(expect.arrayContaining(['empty', 'bad_request', 'bad_archive', 'paths_mismatch', 'too_large', 'upload_stalled', 'unauthorized', 'deploy_in_progress', 'storage_quota_exceeded', 'rate_limited', 'too_many_uploads']));
     const secrets = contract.endpoints.find((e: { method: string; path: string }) => e.method === 'PUT' && e.path === '/api/v1/secrets');

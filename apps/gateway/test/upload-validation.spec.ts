@@ -191,6 +191,13 @@ describe('POST /api/v1/deploy refuses bad uploads (real HTTP, Postgres, Redis)',
       expectCode(await deploy(filesForm(many)), 'too_large', /more than 200/);
       expectCode(await deploy(archive(await makeTarGz(Object.keys(many).map((name) => ({ name, content: 'x' }))))), 'too_large', /more than 200 files/);
     });
+    it('more paths than the limit, with or without a rootDirectory beside them', async () => {
+      const paths = (n: number) => Array.from({ length: n }, (_, i) => ({ name: 'paths', value: `f${i}.txt` }));
+      expectCode(await deploy(paths(201)), 'too_large', /more than 200 paths/);
+      expectCode(await deploy([{ name: 'rootDirectory', value: 'apps/web' }, ...paths(201)]), 'too_large', /more than 200 paths/);
+      // The limit counts paths, not fields: 200 paths and a rootDirectory are within it.
+      expectCode(await deploy([{ name: 'rootDirectory', value: 'apps/web' }, ...paths(200)]), 'paths_mismatch', /0 "files" fields but 200 "paths"/);
+    });
     it('a gzip bomb (a small tar.gz that expands past the compression ratio)', async () => {
       const entries = Array.from({ length: 100 }, (_, i) => ({ name: `zeros/${i}.bin`, content: Buffer.alloc(400 * KiB) }));
       const bomb = await makeTarGz(entries);

@@ -165,6 +165,8 @@ export interface AnalyzeContext {
   /** Names of the application's secrets (values are not needed here). */
   secretNames: string[];
   signInEnabled: boolean;
+  /** The deploy's `rootDirectory` form field (wins over slipway.json's). */
+  rootDirectory?: string | null;
   /** Unused: the Node version is chosen per project since toolchains (see node-version.ts). */
   runtimeNodeVersion?: string;
   /** The deploy's `rootDirectory` form field (wins over slipway.json's). */

@@ -2,6 +2,7 @@ export * from './errors.js';
 export * from './limits.js';
 export * from './ports.js';
 export * from './slug.js';
+export * from './root-directory.js';
 export * from './deploy.js';
 export * from './static-release.js';
 export * from './api-error.js';

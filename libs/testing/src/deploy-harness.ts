@@ -164,14 +164,14 @@ export class DeployHarness {
   }
 
   /** What the gateway does on an accepted deploy: source blob, row (queued), then the job. */
-  async deploy(applicationId: string, source: Buffer, options: { deadlineMs?: number; enqueue?: boolean } = {}): Promise<string> {
+  async deploy(applicationId: string, source: Buffer, options: { deadlineMs?: number; enqueue?: boolean; rootDirectory?: string } = {}): Promise<string> {
     const deploymentId = randomUUID();
     const key = sourceKey(deploymentId);
     // Stored as the gateway stores it (libs/blob source format): a gzip-compressed tar.
     const stored = await this.blobs.put(key, Readable.from([gzipSync(source, { level: SOURCE_GZIP_LEVEL })]));
     await this.pg.query(
-      `INSERT INTO deployments (id, application_id, status, steps, source_key, source_bytes, deadline_at) VALUES ($1, $2, 'queued', $3, $4, $5, now() + ($6 || ' milliseconds')::interval)`,
-      [deploymentId, applicationId, JSON.stringify(pendingSteps()), key, stored.bytes, String(options.deadlineMs ?? 15 * 60_000)],
+      `INSERT INTO deployments (id, application_id, status, steps, source_key, source_bytes, deadline_at, root_directory) VALUES ($1, $2, 'queued', $3, $4, $5, now() + ($6 || ' milliseconds')::interval, $7)`,
+      [deploymentId, applicationId, JSON.stringify(pendingSteps()), key, stored.bytes, String(options.deadlineMs ?? 15 * 60_000), options.rootDirectory ?? null],
     );
     if (options.enqueue !== false) await this.queue.add('deploy', { deploymentId, applicationId }, { jobId: deploymentId });
     return deploymentId;

@@ -115,7 +115,7 @@ export class DeployPipelineService implements OnApplicationShutdown {
     const feed: BuildLogFeed = new BuildLogFeed(this.publisher, this.config.QUEUE_PREFIX, deploymentId, attempt, (text: string): string => recorder.plain(text));
     const recorder: StepRecorder = new StepRecorder((steps) => this.deployments.save(applicationId, deploymentId, attempt, steps), feed);
     const root = resolve(buildDirOf(this.config), 'workspaces', `${deploymentId}-${attempt}`);
-    const context = new DeployContext({ applicationId, deploymentId, attempt, sourceKey: start.sourceKey }, root, join(root, 'src'), recorder, stop.signal, this.services);
+    const context = new DeployContext({ applicationId, deploymentId, attempt, sourceKey: start.sourceKey, rootDirectory: start.rootDirectory }, root, join(root, 'src'), recorder, stop.signal, this.services);
     const fail = async (code: DeployFailureCode, message: string) => {
       recorder.skipRemaining();
       // The message may quote the build (its failure lines, its command): kept plain and redacted, as the log is.

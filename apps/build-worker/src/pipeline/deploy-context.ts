@@ -58,6 +58,8 @@ export interface DeployAttempt {
   deploymentId: DeploymentId;
   attempt: number;
   sourceKey: string | null;
+  /** The deploy's `rootDirectory`, read with the start from this deployment's own row; null: none given. */
+  rootDirectory: string | null;
 }
 
 /**

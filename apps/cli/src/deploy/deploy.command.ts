@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { resolve } from 'node:path';
-import { isPreviewName, terminalJson, visibleControls } from '@slipway/contract';
+import { checkRootDirectory, isPreviewName, terminalJson, visibleControls } from '@slipway/contract';
 import { ApiClient, uploadStream } from '../api/api-client.js';
 import { ApiError } from '../api/api-error.js';
 import { OWNERS_API, ownersCredential, resolveApplication } from '../api/owners-api.js';
@@ -15,13 +15,18 @@ import { followTask } from './follow-task.js';
 import { multipartArchive, sourceArchive } from './source-archive.js';
 import { listSourceFiles, type SourceListing } from './source-files.js';
 
-export const DEPLOY_USAGE = `Usage: slipway deploy [dir] [--preview [name]] [--no-wait] [--follow] [--watch] [--include <pattern>]... [--json] [--verbose]
+export const DEPLOY_USAGE = `Usage: slipway deploy [dir] [--root-directory <dir>] [--preview [name]] [--no-wait] [--follow] [--watch] [--include <pattern>]... [--json] [--verbose]
 
 Packs the folder (default: the current one) as a streamed tar.gz and deploys it, then follows
 the build step by step until it succeeds (exit 0) or fails (exit 1, with the failing step's log).
 The install and build output is shown as it is produced (on stderr with --json), redacted as the
 step logs are. Honours .gitignore and .slipwayignore; never sends node_modules, .git or .env*
 unless --include names them (gitignore-style pattern, repeatable: --include .env.production).
+  --root-directory <dir>
+                      in a monorepo, the directory inside [dir] that holds the application to
+                      build, e.g. apps/web (as Vercel's "Root Directory"). The whole folder is
+                      still sent (workspace packages and the root lockfile are needed); this
+                      wins over "rootDirectory" in the project's slipway.json.
   --preview [name]    deploy a preview instead of production: built and served at its own
                       address {slug}--{name}, with the preview values of the secrets
                       (slipway secrets set --preview); production keeps serving what it did.
@@ -50,6 +55,7 @@ export async function deployCommand(rawArgs: string[], env: NodeJS.ProcessEnv, i
     watch: { type: 'boolean', default: false },
     include: { type: 'string', multiple: true },
     application: { type: 'string' },
+    'root-directory': { type: 'string' },
   });
   if (values.help) {
     io.out.write(`${DEPLOY_USAGE}\n`);
@@ -58,6 +64,7 @@ export async function deployCommand(rawArgs: string[], env: NodeJS.ProcessEnv, i
   if (positionals.length > 1) throw new UsageError(`deploy takes one folder, got ${positionals.length}: ${positionals.join(' ')}`);
   const dir = resolve(positionals[0] ?? '.');
   if (!(await stat(dir).catch(() => null))?.isDirectory()) throw new UsageError(`not a folder: ${dir}`);
+  const rootDirectory = values['root-directory'] === undefined ? undefined : rootDirectoryFlag(values['root-directory']);
   const config = resolveConfig(values, env, dir);
   const terminal = createTerminal(io.out, io.err, { json: values.json, verbose: values.verbose, noColor: config.noColor });
   const apiKey = previewFlag ? ownersCredential(config) : config.apiKey;
@@ -86,7 +93,7 @@ export async function deployCommand(rawArgs: string[], env: NodeJS.ProcessEnv, i
     });
   let taskId: string;
   try {
-    taskId = await upload(client, apiKey, listing, terminal, target);
+    taskId = await upload(client, apiKey, listing, terminal, { preview: target, rootDirectory });
   } catch (error) {
     if (error instanceof ApiError && error.code === 'deploy_in_progress' && error.taskId) {
       // Shown (asked about, hinted at) as text; followed by the id as the platform sent it.
@@ -117,9 +124,11 @@ export async function deployCommand(rawArgs: string[], env: NodeJS.ProcessEnv, i
 
 /**
  * Streams the archive to `POST /api/v1/deploy` (a preview: the owners' API's
- * `…/deploy?target=preview&name=`) with a progress bar; answers the task id.
+ * `…/deploy?target=preview&name=`) with a progress bar, the `rootDirectory` field before it;
+ * answers the task id.
  */
-async function upload(client: ApiClient, apiKey: string, listing: SourceListing, terminal: Terminal, preview?: { applicationId: string; previewName: string }): Promise<string> {
+async function upload(client: ApiClient, apiKey: string, listing: SourceListing, terminal: Terminal, options: { preview?: { applicationId: string; previewName: string }; rootDirectory?: string }): Promise<string> {
+  const { preview, rootDirectory } = options;
   const line = new LiveLine(terminal);
   const started = Date.now();
   const total = listing.totalBytes;
@@ -134,7 +143,7 @@ async function upload(client: ApiClient, apiKey: string, listing: SourceListing,
   };
   draw(0);
   const archive = sourceArchive(listing.files, draw);
-  const { contentType, body } = multipartArchive(archive, (bytes) => (sent += bytes));
+  const { contentType, body } = multipartArchive(archive, (bytes) => (sent += bytes), rootDirectory === undefined ? {} : { rootDirectory });
   try {
     const path = preview ? `${OWNERS_API}/applications/${encodeURIComponent(preview.applicationId)}/deploy?target=preview&name=${encodeURIComponent(preview.previewName)}` : '/api/v1/deploy';
     const accepted = await uploadStream<{ taskId: string }>(client.baseUrl, path, { bearer: apiKey, headers: { 'content-type': contentType } }, body);
@@ -173,6 +182,13 @@ export function takePreviewFlag(args: string[]): { args: string[]; preview?: { n
     } else rest.push(arg);
   }
   return { args: rest, ...(preview ? { preview } : {}) };
+}
+
+/** `--root-directory`, checked as the platform checks it (so a typo is not found after the upload). */
+export function rootDirectoryFlag(value: string): string {
+  const check = checkRootDirectory(value);
+  if (!check.ok) throw new UsageError(`--root-directory ${check.problem}`);
+  return check.value;
 }
 
 function isFolder(path: string): boolean {

@@ -41,10 +41,15 @@ export interface MultipartUpload {
   body: Readable;
 }
 
-/** `multipart/form-data` with one `archive` part, streamed from `archive` as it is read. */
-export function multipartArchive(archive: Readable, onSent: (bytes: number) => void = () => {}, filename = 'source.tar.gz'): MultipartUpload {
+/**
+ * `multipart/form-data` with one `archive` part, streamed from `archive` as it is read, after
+ * the text `fields` (`rootDirectory`): first, so the platform refuses a bad value before the
+ * archive is sent. Their names and values are the caller's, already checked.
+ */
+export function multipartArchive(archive: Readable, onSent: (bytes: number) => void = () => {}, fields: Record<string, string> = {}, filename = 'source.tar.gz'): MultipartUpload {
   const boundary = `----slipway-${randomBytes(12).toString('hex')}`;
   async function* parts(): AsyncGenerator<Buffer> {
+    for (const [name, value] of Object.entries(fields)) yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
     yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="archive"; filename="${filename}"\r\nContent-Type: application/gzip\r\n\r\n`);
     for await (const chunk of archive) {
       onSent((chunk as Buffer).length);

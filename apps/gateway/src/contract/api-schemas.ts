@@ -1,4 +1,4 @@
-import { DEPLOY_STEPS as STEP_NAMES, ERROR_CODES, LIMITS, type ErrorCode } from '@slipway/contract';
+import { DEPLOY_STEPS as STEP_NAMES, ERROR_CODES, LIMITS, ROOT_DIRECTORY_MAX_LENGTH, ROOT_DIRECTORY_PATTERN, type ErrorCode } from '@slipway/contract';
 import { z } from 'zod';
 
 /**
@@ -23,8 +23,15 @@ export const DeployRequest = z
     files: z.array(z.string().meta({ format: 'binary' })).optional().describe('Repeated; each matched by one `paths` field in the same order.'),
     paths: z.array(z.string()).optional().describe('Relative `/`-separated path of the file in the same position: no leading `/`, `..`, `.`, `\\`, empty segment, NUL or control character; unique after Unicode NFC + case folding.'),
     archive: z.string().meta({ format: 'binary' }).optional().describe('One zip, tar or tar.gz (recognised by content). Only regular files and directories; no links, devices or FIFOs.'),
+    rootDirectory: z
+      .string()
+      .regex(ROOT_DIRECTORY_PATTERN)
+      .optional()
+      .describe(
+        `Optional, at most once, before or after the files: the directory of the source that holds the application to build, as Vercel's "Root Directory" (a monorepo's \`apps/web\`); it wins over \`rootDirectory\` in slipway.json. Relative, \`/\`-separated segments of letters, digits and \`._@+-\`, no \`.\` or \`..\` segment, at most ${ROOT_DIRECTORY_MAX_LENGTH} characters; one trailing \`/\` is trimmed. Anything else: 400 \`bad_request\`. A directory the source does not have fails the deployment's analyze step.`,
+      ),
   })
-  .meta({ title: 'DeployRequest', description: 'multipart/form-data: either `files` + `paths`, or one `archive`, never both.' });
+  .meta({ title: 'DeployRequest', description: 'multipart/form-data: either `files` + `paths`, or one `archive`, never both; optionally one `rootDirectory`.' });
 
 export const DeployAccepted = z.object({ taskId: z.uuid(), status: z.literal('queued') }).meta({ title: 'DeployAccepted' });
 

@@ -54,7 +54,7 @@ export class DeployService {
     const slot = await this.slots.acquire(principal);
     const taskId = randomUUID();
     const key = sourceKey(taskId);
-    const source = await this.intake
+    const { source, rootDirectory } = await this.intake
       .store(req, res, key)
       .catch((error: unknown) => {
         // Nobody is left to answer; a coded error keeps this out of the 500 log.
@@ -69,7 +69,7 @@ export class DeployService {
       await this.quota.assertSourceFits(applicationId, source.bytes);
       await this.deployments.insertQueued(
         applicationId,
-        { id: asDeploymentId(taskId), sourceKey: key, sourceBytes: source.bytes, deadlineAt: new Date(Date.now() + this.config.DEPLOY_DEADLINE_MINUTES * 60_000) },
+        { id: asDeploymentId(taskId), sourceKey: key, sourceBytes: source.bytes, rootDirectory, deadlineAt: new Date(Date.now() + this.config.DEPLOY_DEADLINE_MINUTES * 60_000) },
         LIMITS.deploysPerHourPerApplication,
       );
     } catch (error) {
@@ -88,7 +88,7 @@ export class DeployService {
     }
     timing.mark('queue');
     res.setHeader('Server-Timing', timing.header());
-    this.logger.log(`deployment ${taskId} queued for application ${applicationId} (${source.files} files, ${source.bytes} bytes)`);
+    this.logger.log(`deployment ${taskId} queued for application ${applicationId} (${source.files} files, ${source.bytes} bytes${rootDirectory ? `, root directory ${rootDirectory}` : ''})`);
     return { taskId, status: 'queued' };
   }
 

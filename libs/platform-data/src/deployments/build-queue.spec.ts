@@ -152,4 +152,17 @@ describe('BuildQueue (real Postgres)', () => {
     const [app] = await apps(await scratch.owner(), 1);
     expect(await repository.queue.tryStart(app!, asDeploymentId(randomUUID()), ONE_SLOT)).toEqual({ kind: 'gone' });
   });
+  it("hands each start its own deployment's rootDirectory, on every attempt; never another application's", async () => {
+    const [monorepo, plain] = [await scratch.application(await scratch.owner()), await scratch.application(await scratch.owner())];
+    const withRoot = asDeploymentId(randomUUID());
+    await repository.insertQueued(monorepo, { id: withRoot, sourceKey: `sources/${withRoot}.tar`, sourceBytes: 1, rootDirectory: 'apps/web', deadlineAt: new Date(Date.now() + 3_600_000) }, 100);
+    const without = await queue(plain, 0);
+    const fifo: StartRules = { ...ONE_SLOT, order: 'fifo' };
+    // Another application naming this deployment gets nothing of it.
+    expect(await repository.queue.tryStart(plain, withRoot, fifo)).toEqual({ kind: 'gone' });
+    expect(await repository.queue.tryStart(monorepo, withRoot, fifo)).toMatchObject({ kind: 'started', attempt: 1, rootDirectory: 'apps/web' });
+    expect(await repository.queue.tryStart(plain, without, fifo)).toMatchObject({ kind: 'started', attempt: 1, rootDirectory: null });
+    // A second attempt (a worker lost, the task handed over) builds the same directory.
+    expect(await repository.queue.tryStart(monorepo, withRoot, fifo)).toMatchObject({ kind: 'started', attempt: 2, rootDirectory: 'apps/web' });
+  });
 });

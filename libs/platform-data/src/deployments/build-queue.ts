@@ -15,7 +15,7 @@ export interface StartRules {
 
 export type StartDecision =
   /** The attempt is this worker's: run it, fenced by `attempt`, until `deadlineAt`. */
-  | { kind: 'started'; attempt: number; sourceKey: string | null; deadlineAt: Date; queuedMs: number }
+  | { kind: 'started'; attempt: number; sourceKey: string | null; rootDirectory: string | null; deadlineAt: Date; queuedMs: number }
   /** Another owner's deployment comes first (or this owner is at its cap): try again shortly. */
   | { kind: 'wait'; reason: string }
   /** Finished or unknown: nothing to do. */
@@ -74,13 +74,13 @@ export class BuildQueue {
         const first = turns.find((t) => t.running < rules.perOwner);
         if (first && first.owner_id !== row.owner_id) return { kind: 'wait', reason: 'another owner has waited longer since its last build' } as const;
       }
-      const started = await tx.$queryRaw<{ attempts: number; source_key: string | null; deadline_at: Date; queued_ms: number }[]>`
+      const started = await tx.$queryRaw<{ attempts: number; source_key: string | null; root_directory: string | null; deadline_at: Date; queued_ms: number }[]>`
         UPDATE deployments SET attempts = attempts + 1, status = 'building', started_at = COALESCE(started_at, now()),
                deadline_at = now() + (${rules.deadlineMs}::int * interval '1 millisecond'), updated_at = now()
          WHERE id = ${deploymentId}::uuid AND application_id = ${applicationId}::uuid AND status IN ('queued', 'building', 'releasing')
-        RETURNING attempts, source_key, deadline_at, (extract(epoch FROM (started_at - created_at)) * 1000)::float8 AS queued_ms`;
+        RETURNING attempts, source_key, root_directory, deadline_at, (extract(epoch FROM (started_at - created_at)) * 1000)::float8 AS queued_ms`;
       const claim = started[0]!;
-      return { kind: 'started', attempt: claim.attempts, sourceKey: claim.source_key, deadlineAt: claim.deadline_at, queuedMs: Number(claim.queued_ms) } as const;
+      return { kind: 'started', attempt: claim.attempts, sourceKey: claim.source_key, rootDirectory: claim.root_directory, deadlineAt: claim.deadline_at, queuedMs: Number(claim.queued_ms) } as const;
     }, { maxWait: 10_000, timeout: 20_000 });
   }
 

@@ -31,4 +31,15 @@ describe('DeploymentsRepository (real Postgres)', () => {
     await expect(repository.insertQueued(applicationId, row(), 2)).rejects.toBeInstanceOf(HourlyLimitReachedError);
     expect(await platform.prisma.deployment.count({ where: { applicationId } })).toBe(2);
   });
+  it('stores the rootDirectory given, and the database refuses one that is not a relative directory whoever writes it', async () => {
+    const app = await scratch.application(undefined, 'repo-root');
+    const given = { ...row(), rootDirectory: 'apps/web' };
+    await repository.insertQueued(app, given, 20);
+    expect(await platform.prisma.deployment.findUnique({ where: { id: given.id }, select: { rootDirectory: true } })).toEqual({ rootDirectory: 'apps/web' });
+    await platform.prisma.deployment.updateMany({ where: { applicationId: app }, data: { status: 'succeeded' } });
+    for (const rootDirectory of ['../etc', 'apps/../..', '/srv', '.', 'apps//web', 'apps/web/', 'a b', 'a'.repeat(201)]) {
+      await expect(repository.insertQueued(app, { ...row(), rootDirectory }, 20)).rejects.toMatchObject({ code: '23514', constraint: 'deployments_root_directory_relative' });
+    }
+    expect(await platform.prisma.deployment.count({ where: { applicationId: app } })).toBe(1);
+  });
 });

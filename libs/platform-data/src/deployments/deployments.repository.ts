@@ -22,6 +22,8 @@ export interface NewDeployment {
   id: DeploymentId;
   sourceKey: string;
   sourceBytes: number;
+  /** The directory of the source to build (the deploy's `rootDirectory`, checked by the gateway); null or absent: the whole source. */
+  rootDirectory?: string | null;
   /** The latest time its build may START (a queued row past it fails with `queue_timeout`); the start sets the run's own deadline. */
   deadlineAt: Date;
 }
@@ -65,8 +67,8 @@ const ADMISSION = `SELECT
       WHERE application_id = $1::uuid AND created_at > now() - interval '1 hour' ORDER BY created_at) AS recent,
     (extract(epoch FROM now()) * 1000)::float8 AS now_ms`;
 
-const INSERT_QUEUED = `INSERT INTO deployments (id, application_id, status, steps, source_key, source_bytes, deadline_at, updated_at)
-  SELECT $1::uuid, $2::uuid, 'queued'::"DeploymentStatus", $3::jsonb, $4::text, $5::bigint, $6::timestamptz, now()
+const INSERT_QUEUED = `INSERT INTO deployments (id, application_id, status, steps, source_key, source_bytes, deadline_at, root_directory, updated_at)
+  SELECT $1::uuid, $2::uuid, 'queued'::"DeploymentStatus", $3::jsonb, $4::text, $5::bigint, $6::timestamptz, $8::text, now()
   WHERE (SELECT count(*) FROM deployments
           WHERE application_id = $2::uuid AND created_at > now() - interval '1 hour') < $7::int`;
 
@@ -131,7 +133,7 @@ export class DeploymentsRepository {
       const result = await this.platform.pool.query({
         name: 'gateway_deploy_insert_queued',
         text: INSERT_QUEUED,
-        values: [deployment.id, applicationId, INITIAL_STEPS, deployment.sourceKey, String(deployment.sourceBytes), deployment.deadlineAt.toISOString(), hourlyLimit],
+        values: [deployment.id, applicationId, INITIAL_STEPS, deployment.sourceKey, String(deployment.sourceBytes), deployment.deadlineAt.toISOString(), hourlyLimit, deployment.rootDirectory ?? null],
       });
       inserted = result.rowCount ?? 0;
     } catch (error) {

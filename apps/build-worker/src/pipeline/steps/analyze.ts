@@ -11,7 +11,9 @@ export const analyzeStep: PipelineStep = {
   async run(context, log) {
     const { app, services } = context;
     const files = await readProjectDir(context.src);
-    const analysis = analyzeSource(files, { secretNames: app.secretNames, signInEnabled: app.signInEnabled });
+    const { rootDirectory } = context.attempt;
+    if (rootDirectory) log(`root directory ${rootDirectory} (the deploy's rootDirectory)`);
+    const analysis = analyzeSource(files, { secretNames: app.secretNames, signInEnabled: app.signInEnabled, rootDirectory });
     const spec = analysis.spec;
     context.spec = spec;
     context.toolchain = await nodeFor(context, spec, log);

@@ -23,6 +23,13 @@ type ReceivedArchive =
   /** zip: its central directory is at the end, so it is spooled and read afterwards. */
   | { kind: 'zip'; file: string };
 
+/** The stored source, and the deploy's other form field. */
+export interface ReceivedSource {
+  source: WrittenSource;
+  /** The `rootDirectory` field (checked, a trailing `/` trimmed), or null. */
+  rootDirectory: string | null;
+}
+
 /**
  * Turns a deploy request's body into the normalised source tar in blob storage (libs/blob
  * README), or refuses it with a coded error.
@@ -49,7 +56,7 @@ export class SourceIntakeService implements OnModuleInit {
     await mkdir(this.config.UPLOAD_TMP_DIR, { recursive: true });
   }
 
-  async store(req: Request, res: Response, key: string): Promise<WrittenSource> {
+  async store(req: Request, res: Response, key: string): Promise<ReceivedSource> {
     const spool = new SpoolDir(this.config.UPLOAD_TMP_DIR);
     let streamed: SourceTarWriter | undefined;
     try {
@@ -63,7 +70,7 @@ export class SourceIntakeService implements OnModuleInit {
         },
         file: (part, index) => spool.write(part, `file-${index}`),
       });
-      return await this.normalise(upload, key);
+      return { source: await this.normalise(upload, key), rootDirectory: upload.rootDirectory };
     } catch (error) {
       // The streamed source tar is not kept when anything is refused, even after its last byte.
       if (streamed) await streamed.abort(error as Error);

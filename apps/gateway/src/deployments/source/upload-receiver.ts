@@ -1,5 +1,5 @@
 import { Transform, type Readable } from 'node:stream';
-import type { UploadLimits } from '@slipway/contract';
+import { ROOT_DIRECTORY_MAX_LENGTH, checkRootDirectory, type UploadLimits } from '@slipway/contract';
 import { ApiException } from '@slipway/server';
 import busboy, { type Busboy } from 'busboy';
 import type { Request, Response } from 'express';
@@ -27,6 +27,8 @@ export interface ReceivedUpload<A> {
   archive?: { value: A; bytes: number };
   files: SpooledPart[];
   paths: string[];
+  /** The `rootDirectory` field, checked (`checkRootDirectory`); null when none was sent. */
+  rootDirectory: string | null;
 }
 
 /** The client went away mid-upload: there is nobody to answer. */
@@ -36,9 +38,11 @@ export class ClientGoneError extends Error {
 
 /**
  * Reads a `multipart/form-data` deploy request one part at a time, checking as the bytes
- * arrive: field names, the `paths` values (safe, unique after NFC + case folding), the number
- * of parts and the byte limits. Each file part is handed, as it starts, to the caller's
- * handler (the archive is validated and stored while it streams; `files` parts are spooled).
+ * arrive: field names, the `paths` values (safe, unique after NFC + case folding), the
+ * `rootDirectory` value (it may come before or after the files: it only travels with the
+ * result), the number of parts and the byte limits. Each file part is handed, as it starts, to
+ * the caller's handler (the archive is validated and stored while it streams; `files` parts
+ * are spooled).
  * An upload that sends no byte for `idleTimeoutSeconds` fails with `upload_stalled`.
  * On the first problem — here or in a handler — it stops reading, marks the response
  * `Connection: close` (so the rest of the upload is cut off rather than drained), destroys the
@@ -51,7 +55,8 @@ export class ClientGoneError extends Error {
  */
 export function receiveUpload<A>(req: Request, res: Response, limits: UploadLimits, handlers: PartHandlers<A>): Promise<ReceivedUpload<A>> {
   return new Promise<ReceivedUpload<A>>((resolve, reject) => {
-    const result: ReceivedUpload<A> = { files: [], paths: [] };
+    const result: ReceivedUpload<A> = { files: [], paths: [], rootDirectory: null };
+    let rootDirectorySeen = false;
     const pathSet = new SourcePathSet();
     const consuming = new Set<Transform>();
     const handling: Promise<unknown>[] = [];
@@ -108,9 +113,10 @@ export function receiveUpload<A>(req: Request, res: Response, limits: UploadLimi
         limits: {
           fieldNameSize: 100,
           fieldSize: limits.maxPathBytes * 4 + 1,
-          fields: limits.maxFiles,
+          // The paths, and one rootDirectory.
+          fields: limits.maxFiles + 1,
           files: limits.maxFiles + 1,
-          parts: 2 * limits.maxFiles + 1,
+          parts: 2 * limits.maxFiles + 2,
           fileSize: limits.maxUploadBytes + 1,
         },
       });
@@ -120,8 +126,17 @@ export function receiveUpload<A>(req: Request, res: Response, limits: UploadLimi
     }
 
     bb.on('field', (name, value, info) => {
+      if (name === 'rootDirectory') {
+        if (rootDirectorySeen) return fail(new ApiException('bad_request', 'Send one "rootDirectory", not several.'));
+        rootDirectorySeen = true;
+        const check = info.valueTruncated ? { ok: false as const, problem: `is longer than ${ROOT_DIRECTORY_MAX_LENGTH} characters` } : checkRootDirectory(value);
+        if (!check.ok) return fail(new ApiException('bad_request', `rootDirectory ${check.problem}.`));
+        result.rootDirectory = check.value;
+        return;
+      }
       if (name !== 'paths') return fail(unknownField(name));
       if (archiveSeen) return fail(bothForms());
+      if (result.paths.length >= limits.maxFiles) return fail(new ApiException('too_large', `The upload has more than ${limits.maxFiles} paths.`));
       if (info.valueTruncated) return fail(new ApiException('bad_request', `paths[${result.paths.length}] is longer than ${limits.maxPathBytes} bytes.`));
       const path = value.normalize('NFC');
       const reason = unsafePathReason(path, limits) ?? pathSet.add(path);
@@ -212,7 +227,7 @@ export function receiveUpload<A>(req: Request, res: Response, limits: UploadLimi
 }
 
 function unknownField(name: string): ApiException {
-  return new ApiException('bad_request', `Unknown field "${name.slice(0, 100)}": send repeated "files" with matching "paths", or one "archive".`);
+  return new ApiException('bad_request', `Unknown field "${name.slice(0, 100)}": send repeated "files" with matching "paths", or one "archive" (and optionally one "rootDirectory").`);
 }
 
 function bothForms(): ApiException {
