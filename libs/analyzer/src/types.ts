@@ -169,8 +169,6 @@ export interface AnalyzeContext {
   rootDirectory?: string | null;
   /** Unused: the Node version is chosen per project since toolchains (see node-version.ts). */
   runtimeNodeVersion?: string;
-  /** The deploy's `rootDirectory` form field (wins over slipway.json's). */
-  rootDirectory?: string | null;
 }
 
 export interface SourceAnalysis {

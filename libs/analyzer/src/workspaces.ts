@@ -1,3 +1,4 @@
+import { checkRootDirectory } from '@slipway/contract';
 import { parsePackageJson, type PackageJson } from './project-facts.js';
 import { AnalyzeError, type ProjectFile } from './types.js';
 
@@ -102,17 +103,16 @@ export function internalDependencies(workspace: Workspace, dir: string): Workspa
   return ordered;
 }
 
-/** A relative directory inside the project, `/`-separated, no `.`/`..` segment (the deploy's field and slipway.json's). */
-const ROOT_DIRECTORY = /^(?:[A-Za-z0-9_@+-][A-Za-z0-9._@+-]*)(?:\/[A-Za-z0-9_@+-][A-Za-z0-9._@+-]*)*$/;
-
-/** Normalises a `rootDirectory` (trailing `/` and `./` dropped; `.` means the top level) or refuses it. */
+/**
+ * Normalises a `rootDirectory` from slipway.json or the deploy's field (libs/contract's rule, the
+ * one the gateway and the CLI apply; `.` or `./` means the top level) or refuses it.
+ */
 export function normaliseRootDirectory(value: string, source: string): string | null {
-  const trimmed = value.trim().replace(/^\.\/+/, '').replace(/\/+$/, '');
+  const trimmed = value.trim().replace(/^\.\/+/, '');
   if (trimmed === '' || trimmed === '.') return null;
-  if (trimmed.length > 200 || !ROOT_DIRECTORY.test(trimmed) || trimmed.split('/').some((s) => s === '.' || s === '..')) {
-    throw new AnalyzeError('root_directory_invalid', `${source} is ${JSON.stringify(value.slice(0, 100))}: it must be a relative directory inside the project (e.g. "apps/web"), without "..", "." or a leading "/"`);
-  }
-  return trimmed;
+  const checked = checkRootDirectory(trimmed);
+  if (!checked.ok) throw new AnalyzeError('root_directory_invalid', `${source} ${checked.problem} (it must be a relative directory inside the project, e.g. "apps/web")`);
+  return checked.value;
 }
 
 /** The files under `dir`, with paths relative to it. */
