@@ -229,9 +229,12 @@ export class LaunchedPlatform {
     );
   }
 
-  /** `slipway deploy <dir> --json`: the final task, succeeded or failed (never throws for a failed deploy). */
-  async deploy(account: PlatformAccount, dir: string, timeoutMs?: number): Promise<PlatformTask> {
-    const result = await this.cli(['deploy', dir, '--json'], this.cliEnv(account), timeoutMs);
+  /**
+   * `slipway deploy <dir> --json` (plus `options`, e.g. `--root-directory apps/web`): the final task,
+   * succeeded or failed (never throws for a failed deploy).
+   */
+  async deploy(account: PlatformAccount, dir: string, timeoutMs?: number, options: string[] = []): Promise<PlatformTask> {
+    const result = await this.cli(['deploy', dir, ...options, '--json'], this.cliEnv(account), timeoutMs);
     try {
       return JSON.parse(result.stdout) as PlatformTask;
     } catch {

@@ -53,6 +53,8 @@ export interface FrameworkFixture {
   checks: Check[];
   /** A directory under tools/frameworks/fixtures/overlays whose files replace the fixture's (deployed from a temp copy). */
   overlay?: string;
+  /** A monorepo's app: passed as `slipway deploy <dir> --root-directory <value>`. */
+  rootDirectory?: string;
   /**
    * The deploy must fail, with this code and a message matching `message` — unless `unless()`
    * resolves true (then it must succeed and pass its checks).
@@ -265,6 +267,101 @@ export const FIXTURES: FrameworkFixture[] = [
     spec: { framework: 'koa', kind: 'node', nodeMajor: 24 },
     warnings: [],
     checks: [{ role: 'home', path: '/', text: ['Hello World from Koa'] }, { role: 'api', path: '/api/hello', json: { hello: 'koa' } }],
+  },
+  // Second wave (issue 32): the starters as their generators make them, with their lockfiles. How each
+  // was made (and the build facts behind these checks) is in tools/frameworks/README.md.
+  {
+    // create-astro's basics template; CLAUDE.md is the symbolic link to AGENTS.md that create-astro writes.
+    name: 'astro-basics',
+    dir: 'astro-basics',
+    spec: { framework: 'astro', kind: 'static', nodeMajor: 24 },
+    warnings: [],
+    checks: [
+      { role: 'home', path: '/', text: ['<title>Astro Basics</title>', 'To get started, open the'], contentType: /text\/html/, cacheControl: /no-cache/ },
+      { role: 'asset', from: '/', pattern: /src="(\/_astro\/astro\.[^"]+\.svg)"/, cacheControl: IMMUTABLE, contentType: /image\/svg\+xml/ },
+      MISSING,
+    ],
+  },
+  {
+    // `ng new --ssr=false`: a client-rendered app in dist/angular-static/browser; its text is in the bundle.
+    name: 'angular-static',
+    dir: 'angular-static',
+    spec: { framework: 'angular', kind: 'spa', nodeMajor: 24, packageManager: 'npm' },
+    warnings: [],
+    checks: [
+      { role: 'home', path: '/', text: ['<title>AngularStatic</title>', '<app-root></app-root>'], contentType: /text\/html/, cacheControl: /no-cache/ },
+      { role: 'deep-link', path: '/some/client/route', text: ['<app-root></app-root>'] },
+      { role: 'asset', from: '/', pattern: /src="\/?(main-[^"]+\.js)"/, cacheControl: IMMUTABLE, contentType: /javascript/, text: ['Congratulations! Your app is running.'] },
+    ],
+  },
+  {
+    // `ng new --ssr` plus one route rendered per request (src/app/ssr.ts). Angular's SSR answers 400 to a
+    // Host it was not told about (NG_ALLOWED_HOSTS / angular.json allowedHosts): these pass only if the
+    // platform allows the app's own host.
+    name: 'angular-ssr',
+    dir: 'angular-ssr',
+    spec: { framework: 'angular', kind: 'node', nodeMajor: 24, packageManager: 'npm' },
+    warnings: [],
+    checks: [
+      { role: 'home', path: '/', text: ['Hello, angular-ssr', 'Congratulations! Your app is running.'] },
+      { role: 'ssr', path: '/ssr', echo: 'name', text: ['rendered on the server for'] },
+      // Served by the app's express.static (`public, max-age=31536000`) or by the edge (immutable).
+      { role: 'asset', from: '/', pattern: /src="\/?(main-[^"]+\.js)"/, cacheControl: /\bmax-age=31536000\b/, contentType: /javascript/ },
+      MISSING,
+    ],
+  },
+  {
+    // create-hono's nodejs template unmodified: it listens on 3000 whatever PORT says.
+    name: 'hono-fixed-port',
+    dir: 'hono-fixed-port',
+    spec: { framework: 'hono', kind: 'node', nodeMajor: 24 },
+    warnings: ['port_not_from_env'],
+    checks: [{ role: 'home', path: '/', text: ['Hello Hono!'] }],
+  },
+  // create-turbo's basic example (pnpm workspaces, two Next.js apps): deployed once per app, and once
+  // without a root directory, which must ask which app.
+  ...(['web', 'docs'] as const).map((app): FrameworkFixture => ({
+    name: `turbo-${app}`,
+    dir: 'turbo-monorepo',
+    rootDirectory: `apps/${app}`,
+    spec: { framework: 'next', kind: 'node', nodeMajor: 24, packageManager: 'pnpm' },
+    warnings: [],
+    checks: [{ role: 'home', path: '/', text: ['Get started by editing', `apps/${app}/app/page.tsx`] }, NEXT_CHUNK, MISSING],
+  })),
+  {
+    name: 'turbo-ambiguous',
+    dir: 'turbo-monorepo',
+    spec: { framework: 'next', kind: 'node', nodeMajor: 24, packageManager: 'pnpm' },
+    warnings: [],
+    checks: [],
+    failure: { code: 'ambiguous_project', step: 'analyze', message: [/apps\/web/, /apps\/docs/, /"rootDirectory": "apps\/web"/, /slipway\.json/], unless: async () => false },
+  },
+  {
+    // `npx @tanstack/cli create` (React, npm) plus src/routes/ssr.tsx. Its build is a fetch handler
+    // (dist/server/server.js) with no server of its own.
+    name: 'tanstack-start',
+    dir: 'tanstack-start',
+    spec: { framework: 'tanstack-start', kind: 'node', nodeMajor: 24 },
+    warnings: [],
+    checks: [
+      { role: 'home', path: '/', text: ['Start simple, ship quickly.'] },
+      { role: 'ssr', path: '/ssr', echo: 'name', text: ['rendered on the server for'] },
+      { role: 'asset', from: '/', pattern: /["'](\/assets\/index-[^"']+\.js)["']/, cacheControl: IMMUTABLE, contentType: /javascript/ },
+      MISSING,
+    ],
+  },
+  {
+    // SolidStart 2's basic template (Nitro 3, `node .output/server/index.mjs`) plus src/routes/ssr.tsx.
+    name: 'solid-start',
+    dir: 'solid-start',
+    spec: { framework: 'solid-start', kind: 'node', nodeMajor: 24 },
+    warnings: [],
+    checks: [
+      { role: 'home', path: '/', text: ['Hello world!'] },
+      { role: 'ssr', path: '/ssr', echo: 'name', text: ['rendered on the server for'] },
+      { role: 'asset', from: '/', pattern: /["'](\/_build\/assets\/[^"']+\.js)["']/, cacheControl: IMMUTABLE, contentType: /javascript/ },
+      MISSING,
+    ],
   },
   // One fixture per package manager (issue 18), each with its committed lockfile: frozen install with
   // that manager (fetched from the registry), dev dependencies pruned from the release.

@@ -105,7 +105,9 @@ export class SuiteRun {
     }
     try {
       const started = Date.now();
-      const task = await this.platform.deploy(account, dir, this.deployTimeoutMs);
+      // A monorepo's app is chosen with --root-directory (the CLI's flag for slipway.json's rootDirectory).
+      const options = fixture.rootDirectory ? ['--root-directory', fixture.rootDirectory] : [];
+      const task = await this.platform.deploy(account, dir, this.deployTimeoutMs, options);
       return { account, task, ms: Date.now() - started };
     } finally {
       if (fixture.overlay) await rm(dir, { recursive: true, force: true });
