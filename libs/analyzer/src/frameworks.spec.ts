@@ -176,7 +176,7 @@ const SECOND_WAVE: [string, Partial<Expected>, string[]][] = [
   }, []],
 ];
 
-describe('framework recognition: the second wave of starters (PENDING the analyzer support, issue 32)', () => {
+describe('framework recognition: the second wave of starters (issue 32)', () => {
   it.each(SECOND_WAVE)('%s', async (name, expected, warnings) => {
     const { spec, warnings: found } = await analyze(name);
     expect(spec).toMatchObject(expected);

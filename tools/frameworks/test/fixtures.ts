@@ -334,7 +334,7 @@ export const FIXTURES: FrameworkFixture[] = [
     spec: { framework: 'next', kind: 'node', nodeMajor: 24, packageManager: 'pnpm' },
     warnings: [],
     checks: [],
-    failure: { code: 'ambiguous_project', step: 'analyze', message: [/apps\/web/, /apps\/docs/, /"rootDirectory": "apps\/web"/, /slipway\.json/], unless: async () => false },
+    failure: { code: 'ambiguous_project', step: 'analyze', message: [/apps\/web/, /apps\/docs/, /"rootDirectory": "apps\/(web|docs)"/, /slipway\.json/], unless: async () => false },
   },
   {
     // `npx @tanstack/cli create` (React, npm) plus src/routes/ssr.tsx. Its build is a fetch handler
