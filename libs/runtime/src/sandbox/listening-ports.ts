@@ -1,24 +1,46 @@
-import { opendir, readFile, readlink } from 'node:fs/promises';
+import { open, opendir, readlink } from 'node:fs/promises';
 import type { AppCgroup } from './cgroups.js';
 import { descendants } from './process-tree.js';
 
-/** Descriptors read per process at most: a process holding more only hides its own extra sockets. */
+/**
+ * What one scan reads at most, whatever the app does (it runs on the runtime's own CPU, while an
+ * app holding 256 processes of 4096 descriptors each would otherwise cost a million `readlink`s):
+ * processes, descriptors in all, and bytes of each socket table (listening sockets come first in
+ * it). An app past them is only harder to find.
+ */
+const MAX_PROCESSES = 256;
 const MAX_FDS = 4096;
+const MAX_TABLE_BYTES = 1 << 20;
 /** The kernel's TCP_LISTEN state in /proc/net/tcp. */
 const LISTEN = '0A';
 
-/** The socket inodes `pid` holds (`/proc/<pid>/fd/* -> socket:[inode]`), up to MAX_FDS descriptors. */
-async function socketInodes(pid: number, into: Set<string>): Promise<void> {
+/** The first `max` bytes of a /proc file ('' when it cannot be read). */
+async function readStart(path: string, max: number): Promise<string> {
+  const file = await open(path, 'r').catch(() => null);
+  if (!file) return '';
+  try {
+    const buffer = Buffer.alloc(max);
+    let length = 0;
+    for (let read = -1; read !== 0 && length < max; length += read) read = (await file.read(buffer, length, max - length, null)).bytesRead;
+    return buffer.subarray(0, length).toString('latin1');
+  } catch {
+    return '';
+  } finally {
+    await file.close();
+  }
+}
+
+/** The socket inodes `pid` holds (`/proc/<pid>/fd/* -> socket:[inode]`), while `budget.fds` lasts. */
+async function socketInodes(pid: number, into: Set<string>, budget: { fds: number }): Promise<void> {
   let dir;
   try {
     dir = await opendir(`/proc/${pid}/fd`);
   } catch {
     return; // gone meanwhile
   }
-  let seen = 0;
   try {
     for await (const entry of dir) {
-      if (++seen > MAX_FDS) break;
+      if (--budget.fds < 0) break;
       const target = await readlink(`/proc/${pid}/fd/${entry.name}`).catch(() => '');
       const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
       if (inode) into.add(inode);
@@ -31,8 +53,9 @@ async function socketInodes(pid: number, into: Set<string>): Promise<void> {
 /** Local ports of the listening sockets in `pid`'s network namespace whose inode is in `inodes`. */
 async function listenersOf(pid: number, inodes: Set<string>, into: Set<number>): Promise<void> {
   for (const file of ['tcp', 'tcp6']) {
-    const text = await readFile(`/proc/${pid}/net/${file}`, 'latin1').catch(() => '');
-    for (const line of text.split('\n').slice(1)) {
+    const text = await readStart(`/proc/${pid}/net/${file}`, MAX_TABLE_BYTES);
+    // A line cut at the bound is left out.
+    for (const line of text.split('\n').slice(1, -1)) {
       // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode …
       const fields = line.trim().split(/\s+/);
       if (fields[3] !== LISTEN || !inodes.has(fields[9] ?? '')) continue;
@@ -52,12 +75,13 @@ async function listenersOf(pid: number, inodes: Set<string>, into: Set<number>):
  */
 export async function listeningPorts(pids: number[], skipNetwork?: string): Promise<number[]> {
   const byNetwork = new Map<string, { pid: number; inodes: Set<string> }>();
-  for (const pid of new Set(pids)) {
+  const budget = { fds: MAX_FDS };
+  for (const pid of [...new Set(pids)].slice(0, MAX_PROCESSES)) {
     const network = await readlink(`/proc/${pid}/ns/net`).catch(() => null);
     if (network === null || network === skipNetwork) continue;
     let entry = byNetwork.get(network);
     if (!entry) byNetwork.set(network, (entry = { pid, inodes: new Set() }));
-    await socketInodes(pid, entry.inodes);
+    await socketInodes(pid, entry.inodes, budget);
   }
   const ports = new Set<number>();
   for (const { pid, inodes } of byNetwork.values()) if (inodes.size > 0) await listenersOf(pid, inodes, ports);
