@@ -323,6 +323,9 @@ export class LocalRelease implements AdoptedRelease {
       const timer = setTimeout(() => void this.kill(process, 'SIGKILL'), REROUTE_GRACE_MS);
       await process.exited;
       clearTimeout(timer);
+      // Every process of the old sandbox gone (they hold its host port too) before pasta binds it again.
+      const cgroup = this.confinement.cgroup;
+      for (let i = 0; i < 100 && cgroup && (await cgroup.pids()).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
     } finally {
       this.rerouting = false;
     }
