@@ -7,7 +7,7 @@ import type { BlobStore } from '@slipway/blob';
 import type { Keyring } from '@slipway/crypto';
 import { AppMetrics, asApplicationId, asReleaseId, openPlatformData, type LiveRoute, type LiveRoutes, type PlatformData } from '@slipway/platform-data';
 import { routesChannel } from '@slipway/queue';
-import { LocalDriver, type ReleaseToRun, type RoutesMessage, type RuntimeDriver } from '@slipway/runtime';
+import { LocalDriver, type PortFound, type ReleaseToRun, type RoutesMessage, type RuntimeDriver } from '@slipway/runtime';
 import { DependencyProbe } from '@slipway/server';
 import { Redis } from 'ioredis';
 import { startConcurrency, type EdgeConfig } from './config.js';
@@ -17,13 +17,13 @@ import { handleInternal } from './internal/internal-api.js';
 import { EDGE_HTTP_OPTIONS, framingRefusal, refusalBytes, refusalHead } from './proxy/framing.js';
 import { ReverseProxy } from './proxy/proxy.js';
 import { HostRouter } from './routing/host-router.js';
-import { appEnvironment } from './runtime/app-environment.js';
+import { angularAllowedHosts, appEnvironment } from './runtime/app-environment.js';
 import { NodeApps } from './runtime/node-apps.js';
 import { ReleaseTrees } from './runtime/release-trees.js';
 import { reportBringUp } from './runtime/bring-up.js';
 import { StartQueue } from './runtime/start-queue.js';
 import { UsageMeter } from './runtime/usage-meter.js';
-import { createRuntimeDriver, loopbackPort } from './runtime/runtime-driver.js';
+import { createRuntimeDriver, fixedPortOf, loopbackPort } from './runtime/runtime-driver.js';
 import { RemoteRuntimeDriver } from './runtime/supervisor/remote-driver.js';
 import { StaticSites } from './static/static-sites.js';
 import { EdgeTls } from './tls/edge-tls.js';
@@ -332,9 +332,15 @@ export class EdgeServer {
     const { env, hasDatabase } = await appEnvironment(this.data.deployments.inputs, this.keyring, release.applicationId, { databaseUrl: pooler ?? this.config.DATABASE_URL, authPublicUrl: this.config.AUTH_PUBLIC_URL });
     // Only an application that has a database reaches the pooler's port (never Postgres's own).
     const hostPorts = hasDatabase && pooler ? loopbackPort(pooler) : [];
+    // Angular's SSR server answers only its own hosts; a project that sets the list itself keeps its own.
+    if (release.spec['framework'] === 'angular' && env['NG_ALLOWED_HOSTS'] === undefined) {
+      const [route] = await this.routes.routes(asApplicationId(release.applicationId));
+      env['NG_ALLOWED_HOSTS'] = angularAllowedHosts(release.slug, this.config.APPS_DOMAIN, route?.hostnames ?? []);
+    }
     // With nginx, the application's free slot: the swap is then a switch nginx checks per request, not a reload.
     const port = await this.plane?.portFor(release.applicationId);
-    return { releaseId, applicationId: release.applicationId, slug: release.slug, artifactKey: release.artifactKey, startCommand: release.spec.commands?.start ?? 'npm start', env, nodeVersion: typeof release.spec['nodeVersion'] === 'string' ? release.spec['nodeVersion'] : null, ...(port ? { port } : {}), hostPorts };
+    const fixedPort = fixedPortOf(release.spec);
+    return { releaseId, applicationId: release.applicationId, slug: release.slug, artifactKey: release.artifactKey, startCommand: release.spec.commands?.start ?? 'npm start', env, nodeVersion: typeof release.spec['nodeVersion'] === 'string' ? release.spec['nodeVersion'] : null, ...(port ? { port } : {}), hostPorts, ...(fixedPort ? { fixedPort } : {}) };
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -436,15 +442,16 @@ export class EdgeServer {
     return { status: 'off', reason: 'the operator turned the runtime sandbox off (RUNTIME_SANDBOX=off)' };
   }
 
-  private async startRelease(releaseId: string): Promise<'ready' | 'not-found'> {
+  private async startRelease(releaseId: string): Promise<{ portFound?: PortFound } | 'not-found'> {
     const release = await this.routes.release(asReleaseId(releaseId));
     if (!release) return 'not-found';
     if (release.kind === 'static') {
       await this.statics.prepare(release);
       await this.plane?.staticTree(release.id, join(this.runtimeDir, 'releases', release.id));
+      return {};
     }
-    else await this.nodeApps.prepare(release.applicationId, releaseId);
-    return 'ready';
+    const running = await this.nodeApps.prepare(release.applicationId, releaseId);
+    return running.portFound ? { portFound: running.portFound } : {};
   }
 
   async close(): Promise<void> {

@@ -44,8 +44,8 @@ export function sourceFindings(files: ProjectFile[], spec: ProjectSpec, context:
       code: 'port_not_from_env',
       detail: spec.port.fixed === null ? undefined : String(spec.port.fixed),
       message: spec.port.fixed === null
-        ? 'The server code never reads process.env.PORT; it must listen on the port the platform assigns in PORT or it will not receive traffic.'
-        : `The server listens on the fixed port ${spec.port.fixed} instead of process.env.PORT; it will not receive traffic.`,
+        ? 'The server code never reads process.env.PORT. The platform routes to the one port it is found listening on when it starts; a server listening on two ports, or on none by then, receives no traffic. Listen on the port the platform assigns in PORT.'
+        : `The server listens on the fixed port ${spec.port.fixed} instead of process.env.PORT. The platform routes to it while it is the only port the server listens on; listen on the port the platform assigns in PORT instead.`,
     });
   }
   for (const file of uploadedFiles(files)) {

@@ -26,6 +26,20 @@ export interface ReleaseToRun {
    * PgBouncer, for an application that has a database). Set by the platform, never by a tenant.
    */
   hostPorts?: number[];
+  /**
+   * local sandbox: the port the analyzer found the server listening on instead of PORT
+   * (`spec.port.fixed`). The sandbox starts routed there (no platform port forwarded into it takes
+   * it); the port the app is really found listening on decides in the end.
+   */
+  fixedPort?: number;
+}
+
+/** An app that ignores PORT and listens on one port of its own: `port` reaches it there. */
+export interface PortFound {
+  /** Where it listens (inside its sandbox, or on the host unsandboxed). */
+  port: number;
+  /** The PORT it was given. */
+  envPort: number;
 }
 
 export interface RunningRelease {
@@ -33,6 +47,8 @@ export interface RunningRelease {
   /** Where the edge proxies to. */
   host: string;
   port: number;
+  /** Set when the app listens on a port of its own instead of PORT (the driver routes `port` there). */
+  readonly portFound?: PortFound;
   /** The last part of the release's output (stdout and stderr). */
   logTail(): string;
   /** Its crashes, restarts and stderr error lines so far (raw text); absent: this runtime does not watch them. */

@@ -3,12 +3,14 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { AppProcess } from './app-process.js';
-import { UnhealthyReleaseError, type ReleaseToRun, type RunningRelease } from './driver.js';
+import { UnhealthyReleaseError, type PortFound, type ReleaseToRun, type RunningRelease } from './driver.js';
 import { LogFifo } from './logs/log-fifos.js';
 import type { ReleaseLog } from './logs/release-log.js';
+import { PortSearch, portFinding, portInUse, unansweredMessage } from './port-search.js';
 import type { ReleaseRecords } from './release-records.js';
 import type { AppIds } from './sandbox/app-users.js';
 import type { AppCgroup } from './sandbox/cgroups.js';
+import { releaseListeningPorts } from './sandbox/listening-ports.js';
 import type { LocalSandbox } from './sandbox/local-sandbox.js';
 import { isSameProcess } from './sandbox/process-tree.js';
 import { spawnSandbox } from './sandbox/sandbox-argv.js';
@@ -52,6 +54,11 @@ export interface AdoptedRelease extends RunningRelease {
   readonly gone: Promise<void>;
 }
 
+/** How long an app started again on another port has to end after SIGTERM. */
+const REROUTE_GRACE_MS = 2000;
+/** How long what an app wrote just before it exited may take to reach its log. */
+const OUTPUT_SETTLE_MS = 200;
+
 /** One HTTP request to `/`; any answer below 500 counts as healthy. */
 function probe(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -75,6 +82,8 @@ export class LocalRelease implements AdoptedRelease {
   private process?: AppProcess;
   private lastExit = '';
   private stopping = false;
+  /** Its process is being stopped to start again on another port (not a crash). */
+  private rerouting = false;
   private restarts = 0;
   private restartTimer?: NodeJS.Timeout;
   private healthySince = 0;
@@ -90,7 +99,14 @@ export class LocalRelease implements AdoptedRelease {
   constructor(
     readonly releaseId: string,
     readonly applicationId: string,
-    readonly port: number,
+    /** The PORT the app is given (sandboxed: also the host port pasta listens on for it). */
+    readonly envPort: number,
+    /**
+     * Where the app listens instead of PORT, once found (sandboxed, at first: where the analyzer
+     * said it would): inside the sandbox, pasta leads `envPort` there; unsandboxed, it is the host
+     * port the edge proxies to. Undefined: PORT.
+     */
+    private appPort: number | undefined,
     private readonly dir: string,
     /** Undefined: adopted, not claimed yet (its environment is not known here). */
     private spec: ReleaseToRun | undefined,
@@ -118,6 +134,15 @@ export class LocalRelease implements AdoptedRelease {
     return this.process?.pid;
   }
 
+  /** Where the edge proxies to: PORT's host port (a sandbox's pasta leads it to the app's own), or the unsandboxed app's own port. */
+  get port(): number {
+    return this.confinement ? this.envPort : (this.appPort ?? this.envPort);
+  }
+
+  get portFound(): PortFound | undefined {
+    return this.appPort !== undefined && this.appPort !== this.envPort ? { port: this.appPort, envPort: this.envPort } : undefined;
+  }
+
   logTail(): string {
     return this.log.tail();
   }
@@ -138,14 +163,14 @@ export class LocalRelease implements AdoptedRelease {
     const t = this.toolchain;
     // The release's own Node first on PATH (the app cannot set PATH past it: it comes last).
     const first = t ? `${c ? TOOLCHAIN_BIN : join(t.dir, 'bin')}:` : '';
-    const env = { HOME: '/tmp', NODE_ENV: 'production', ...(t ? toolchainEnv() : {}), ...spec.env, PATH: `${first}/usr/local/bin:/usr/bin:/bin`, PORT: String(this.port) };
+    const env = { HOME: '/tmp', NODE_ENV: 'production', ...(t ? toolchainEnv() : {}), ...spec.env, PATH: `${first}/usr/local/bin:/usr/bin:/bin`, PORT: String(this.envPort) };
     const binds = t ? [{ host: t.dir, path: TOOLCHAIN_PATH }] : [];
     const fifos = this.supervision?.fifos;
     const out = fifos ? [fifos.stdout.appEnd(), fifos.stderr.appEnd()] : undefined;
     let child: ChildProcess;
     try {
       child = c
-        ? spawnSandbox(c.sandbox.command(c.ids, c.cgroup, this.dir, env, this.port, spec.startCommand, binds, spec.hostPorts, fifos !== undefined).argv, env, { cwd: '/', detached: true, ...(out ? { stdout: out[0], stderr: out[1] } : {}) })
+        ? spawnSandbox(c.sandbox.command(c.ids, c.cgroup, this.dir, env, { listen: this.envPort, app: this.appPort }, spec.startCommand, binds, spec.hostPorts, fifos !== undefined).argv, env, { cwd: '/', detached: true, ...(out ? { stdout: out[0], stderr: out[1] } : {}) })
         : spawn('sh', ['-c', spec.startCommand], {
             cwd: this.dir, env, detached: true, stdio: ['ignore', out?.[0] ?? 'pipe', out?.[1] ?? 'pipe'],
             ...(this.options.user ? { uid: this.options.user.uid, gid: this.options.user.gid } : {}),
@@ -180,7 +205,7 @@ export class LocalRelease implements AdoptedRelease {
     if (!this.supervision || !process?.pid) return;
     const { records, fifos } = this.supervision;
     records.put({
-      releaseId: this.releaseId, applicationId: this.applicationId, pid: process.pid, startTime: process.startTime, port: this.port,
+      releaseId: this.releaseId, applicationId: this.applicationId, pid: process.pid, startTime: process.startTime, port: this.envPort, ...(this.appPort === undefined ? {} : { appPort: this.appPort }),
       cgroup: this.confinement?.cgroup?.name ?? null, sandboxed: this.confinement !== null, stdout: fifos.stdout.path, stderr: fifos.stderr.path,
     });
   }
@@ -189,7 +214,8 @@ export class LocalRelease implements AdoptedRelease {
     this.lastExit = reason;
     if (this.process !== process || this.stopping) return;
     this.write(process.adopted ? '[slipway] process exited (taken over from a previous runtime supervisor: its status is not known)\n' : `[slipway] process exited (${reason})\n`);
-    if (this.healthySince === 0) return; // still starting: waitHealthy reports it
+    // Still starting (waitHealthy reports it), or stopped to start again on another port.
+    if (this.healthySince === 0 || this.rerouting) return;
     if (this.spec) {
       this.releaseWatch.crashed(reason, () => this.log.tail());
       return this.scheduleRestart();
@@ -225,19 +251,85 @@ export class LocalRelease implements AdoptedRelease {
     await this.waitHealthy();
   }
 
+  /**
+   * Resolves once the app answers HTTP where it is routed. While it does not, its listening ports
+   * decide where that is (once per call): PORT as soon as it listens there, else the one port it
+   * listens on instead, once that stayed the only one (PortSearch).
+   */
   async waitHealthy(): Promise<void> {
-    const deadline = Date.now() + this.options.healthTimeoutMs;
+    const timeoutMs = this.options.healthTimeoutMs;
+    const search = new PortSearch(this.envPort);
+    let deadline = Date.now() + timeoutMs;
+    let rerouted = false;
     while (Date.now() < deadline) {
       if (this.stopping || (!this.process?.running && !this.restartTimer)) {
-        throw new UnhealthyReleaseError(`the release exited (${this.lastExit || 'stopped'}) before it answered HTTP on PORT`, this.log.tail());
+        const taken = rerouted || this.stopping ? undefined : await this.platformPortTaken();
+        if (taken === undefined || !this.process) throw new UnhealthyReleaseError(`the release exited (${this.lastExit || 'stopped'}) before it answered HTTP on PORT`, this.log.tail());
+        await this.reroute(this.process, taken, `could not listen on ${taken}: in its sandbox that port led to the platform's own`);
+        rerouted = true;
+        deadline = Date.now() + timeoutMs;
+        continue;
       }
-      if (this.process?.running && (await probe(this.port))) {
+      const process = this.process;
+      if (process?.running && (await probe(this.port))) {
         this.healthySince ||= Date.now();
         return;
       }
+      if (!rerouted && process?.running) {
+        const to = search.next(await this.listening(process), Date.now());
+        if (to !== undefined && to !== (this.appPort ?? this.envPort)) {
+          await this.reroute(process, to, to === this.envPort ? `listens on PORT (${to})` : `listens on ${to}, not on PORT (${this.envPort})`);
+          rerouted = true;
+          // Started again: it has the whole time again.
+          deadline = Date.now() + timeoutMs;
+        }
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new UnhealthyReleaseError(`the release did not answer HTTP on PORT ${this.port} within ${Math.round(this.options.healthTimeoutMs / 1000)} s`, this.log.tail());
+    const finding = this.process?.running ? portFinding(await this.listening(this.process), this.envPort) : search.last;
+    throw new UnhealthyReleaseError(unansweredMessage(this.envPort, this.appPort, finding, Math.round(timeoutMs / 1000), this.confinement ? 'in its sandbox' : 'among its processes'), this.log.tail());
+  }
+
+  private listening(process: AppProcess): Promise<number[]> {
+    return releaseListeningPorts(process.pid, this.confinement?.cgroup ?? null, this.confinement !== null);
+  }
+
+  /**
+   * A sandboxed app that exited before it answered because the port it wanted was taken in its
+   * sandbox by one the platform forwards there (its API's 3000 on a local install, say): that port,
+   * which its next start leaves to it. Undefined for anything else.
+   */
+  private async platformPortTaken(): Promise<number | undefined> {
+    const c = this.confinement;
+    if (!c || !this.spec) return undefined;
+    await new Promise((r) => setTimeout(r, OUTPUT_SETTLE_MS));
+    const port = portInUse(this.log.tail());
+    return port !== undefined && port !== this.envPort && c.sandbox.hostPorts(this.spec.hostPorts).includes(port) ? port : undefined;
+  }
+
+  /**
+   * Routes the release to `to` (PORT, or the one port it wants instead; `why`: what the app did).
+   * Unsandboxed, the edge proxies there as it is. Sandboxed, pasta learns its forwarding only when
+   * it starts: the sandbox starts again with PORT's host port leading to `to` and no platform port
+   * forwarded there (the app's start command runs a second time).
+   */
+  private async reroute(process: AppProcess, to: number, why: string): Promise<void> {
+    this.appPort = to === this.envPort ? undefined : to;
+    if (!this.confinement) return this.write(`[slipway] the app ${why}: routed to ${to}\n`);
+    this.write(`[slipway] the app ${why}: starting it again with port ${this.envPort} forwarded to ${to} in its sandbox\n`);
+    this.rerouting = true;
+    try {
+      await this.kill(process, 'SIGTERM');
+      const timer = setTimeout(() => void this.kill(process, 'SIGKILL'), REROUTE_GRACE_MS);
+      await process.exited;
+      clearTimeout(timer);
+      // Every process of the old sandbox gone (they hold its host port too) before pasta binds it again.
+      const cgroup = this.confinement.cgroup;
+      for (let i = 0; i < 100 && cgroup && (await cgroup.pids()).length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      this.rerouting = false;
+    }
+    if (!this.stopping) this.spawn();
   }
 
   private kill(process: AppProcess, signal: NodeJS.Signals): Promise<void> {

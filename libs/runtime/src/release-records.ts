@@ -14,7 +14,10 @@ export interface ReleaseRecord {
   pid: number;
   /** `/proc/<pid>/stat` field 22 when it was started: a reused pid does not match. */
   startTime: number;
+  /** The PORT it was given (sandboxed: also the host port pasta forwards). */
   port: number;
+  /** Where it was found listening instead of PORT (sandboxed: where pasta forwards `port` to). */
+  appPort?: number;
   /** The cgroup's name under the apps' parent; null: none (no cgroups here, or unsandboxed). */
   cgroup: string | null;
   sandboxed: boolean;
@@ -67,7 +70,7 @@ export class ReleaseRecords {
       return [];
     }
     const releases = Array.isArray(parsed?.releases) ? parsed.releases : [];
-    const valid = releases.filter((r) => typeof r?.releaseId === 'string' && SAFE_ID.test(r.releaseId) && Number.isInteger(r.pid) && Number.isInteger(r.startTime) && Number.isInteger(r.port));
+    const valid = releases.filter((r) => typeof r?.releaseId === 'string' && SAFE_ID.test(r.releaseId) && Number.isInteger(r.pid) && Number.isInteger(r.startTime) && Number.isInteger(r.port) && (r.appPort === undefined || Number.isInteger(r.appPort)));
     for (const record of valid) this.records.set(record.releaseId, record);
     return valid;
   }

@@ -1,7 +1,20 @@
-import { RELEASE_START_PATH, SWITCH_RELEASE_PATH, edgeInternalToken } from '@slipway/runtime';
+import { RELEASE_START_PATH, SWITCH_RELEASE_PATH, edgeInternalToken, type PortFound } from '@slipway/runtime';
 import { StepFailure } from '../pipeline/step-recorder.js';
 
 export type RuntimeContainment = { status: 'on' } | { status: 'off'; reason: string };
+
+/** A healthy release as the edge reports it. */
+export interface RuntimeStart {
+  containment: RuntimeContainment;
+  /** The app ignores PORT and was found listening on one port of its own, which the edge routes to. */
+  portFound?: PortFound;
+}
+
+/** The edge's `portFound`, when it is one (two port numbers). */
+function portFoundOf(value: unknown): PortFound | undefined {
+  const found = value as Partial<PortFound> | undefined;
+  return found && Number.isInteger(found.port) && Number.isInteger(found.envPort) ? { port: found.port!, envPort: found.envPort! } : undefined;
+}
 
 /** Asks the edge to start a Node release and waits until it is healthy (see libs/runtime handoff). */
 export class RuntimeHandoff {
@@ -13,9 +26,10 @@ export class RuntimeHandoff {
 
   /**
    * Resolves once the release is healthy, with how the edge contains it (`off` carries the
-   * reason, which becomes the deploy's `unsandboxed_runtime` hazard).
+   * reason, which becomes the deploy's `unsandboxed_runtime` hazard) and the port it was found
+   * listening on when it ignores PORT.
    */
-  async start(releaseId: string, log: (line: string) => void): Promise<RuntimeContainment> {
+  async start(releaseId: string, log: (line: string) => void): Promise<RuntimeStart> {
     const url = `${this.edgeUrl}${RELEASE_START_PATH(releaseId)}`;
     log(`handing release ${releaseId} to the edge and waiting until it is healthy`);
     let response: Response;
@@ -24,10 +38,12 @@ export class RuntimeHandoff {
     } catch (error) {
       throw new StepFailure('release_failed', `the edge at ${this.edgeUrl} did not answer: ${(error as Error).message}`);
     }
-    const body = (await response.json().catch(() => ({}))) as { error?: string; code?: string; logTail?: string; sandbox?: RuntimeContainment };
+    const body = (await response.json().catch(() => ({}))) as { error?: string; code?: string; logTail?: string; sandbox?: RuntimeContainment; portFound?: unknown };
     if (response.ok) {
       log('the new release is healthy');
-      return body.sandbox?.status === 'off' ? { status: 'off', reason: String(body.sandbox.reason ?? 'no reason given') } : { status: 'on' };
+      const containment: RuntimeContainment = body.sandbox?.status === 'off' ? { status: 'off', reason: String(body.sandbox.reason ?? 'no reason given') } : { status: 'on' };
+      const portFound = portFoundOf(body.portFound);
+      return portFound ? { containment, portFound } : { containment };
     }
     if (response.status === 503 && body.code === 'sandbox_unavailable') {
       throw new StepFailure('sandbox_unavailable', `the edge cannot sandbox the application, so nothing of it ran: ${body.error ?? 'no reason given'}`);

@@ -4,13 +4,16 @@ import { pipeline } from 'node:stream/promises';
 import type { DependencyProbe } from '@slipway/server';
 import { BlobNotFoundError } from '@slipway/blob';
 import type { AppLogs } from './app-logs.js';
-import { APPLIED_RELEASE_PATTERN, SWITCH_RELEASE_PATTERN, RELEASE_ARTIFACT_PATTERN, RELEASE_START_PATTERN, SandboxUnavailableError, UnhealthyReleaseError, isEdgeInternalToken, isReleaseArtifactToken } from '@slipway/runtime';
+import { APPLIED_RELEASE_PATTERN, SWITCH_RELEASE_PATTERN, RELEASE_ARTIFACT_PATTERN, RELEASE_START_PATTERN, SandboxUnavailableError, UnhealthyReleaseError, isEdgeInternalToken, isReleaseArtifactToken, type PortFound } from '@slipway/runtime';
 
 export interface InternalApiDeps {
   masterKey: string;
   probe: DependencyProbe;
-  /** Starts (Node) or unpacks (static) a release; resolves once it can serve. */
-  startRelease(releaseId: string): Promise<'ready' | 'not-found'>;
+  /**
+   * Starts (Node) or unpacks (static) a release; resolves once it can serve, with the port it was
+   * found listening on when it ignores PORT (the start's answer carries it as `portFound`).
+   */
+  startRelease(releaseId: string): Promise<{ portFound?: PortFound } | 'not-found'>;
   logs(releaseId: string): Promise<string | undefined>;
   /** How Node releases are contained here: `on`, or `off` with the reason (the deploy's `unsandboxed_runtime` hazard). */
   sandbox: { status: 'on' } | { status: 'off'; reason: string };
@@ -91,7 +94,7 @@ export async function handleInternal(req: IncomingMessage, res: ServerResponse, 
     try {
       const outcome = await deps.startRelease(start[1]!);
       if (outcome === 'not-found') json(res, 404, { error: 'no such release' });
-      else json(res, 200, { status: 'healthy', sandbox: deps.sandbox });
+      else json(res, 200, { status: 'healthy', sandbox: deps.sandbox, ...(outcome.portFound ? { portFound: outcome.portFound } : {}) });
     } catch (error) {
       if (error instanceof UnhealthyReleaseError) json(res, 422, { error: error.message, logTail: error.logTail.slice(-8000) });
       else if (error instanceof SandboxUnavailableError) json(res, 503, { code: error.code, error: error.message });

@@ -27,3 +27,22 @@ export async function appEnvironment(inputs: ApplicationInputs, keyring: Keyring
   );
   return { env: { ...injected.runtime, ...secrets }, hasDatabase: row.database !== null };
 }
+
+/**
+ * The host the local runtime's health check asks at (`GET /` with `Host: 127.0.0.1:<port>`). Only
+ * the platform sends it: the edge routes by Host, and no application answers at an address.
+ */
+const HEALTH_CHECK_HOST = '127.0.0.1';
+
+/**
+ * `NG_ALLOWED_HOSTS` for an Angular SSR server (`@angular/ssr` answers 400 to a request for any
+ * host not listed, and prints an `ERROR: Bad Request` that the first-minute watch would count):
+ * the application's own hosts — its address under each APPS_DOMAIN and its verified custom
+ * domains — and the health check's. Angular compares the request's hostname
+ * (`new URL('http://' + Host)`: lower case, punycode, no port) with each entry exactly (or as
+ * `*.suffix`), so the entries carry no port: `my-app.localhost`, not `my-app.localhost:8080`.
+ */
+export function angularAllowedHosts(slug: string, appsDomains: string[], hostnames: string[]): string {
+  const hostname = (host: string) => new URL(`http://${host}`).hostname;
+  return [...new Set([...appsDomains.map((domain) => hostname(`${slug}.${domain}`)), ...hostnames.map(hostname), HEALTH_CHECK_HOST])].join(',');
+}

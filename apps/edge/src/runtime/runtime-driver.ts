@@ -76,6 +76,15 @@ export async function createLocalDriver(config: EdgeConfig, blobs: BlobStore, ru
   return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, sandbox, toolchains, logLimits: logLimitsOf(config), records });
 }
 
+/**
+ * The port the analyzer found a release's server listening on instead of PORT (`spec.port`,
+ * source `fixed`): its sandbox starts routed there (the local driver checks it is a port number).
+ */
+export function fixedPortOf(spec: Record<string, unknown>): number | undefined {
+  const port = spec['port'] as { source?: unknown; fixed?: unknown } | null | undefined;
+  return port?.source === 'fixed' && typeof port.fixed === 'number' ? port.fixed : undefined;
+}
+
 const MIB = 1024 * 1024;
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 

@@ -94,13 +94,22 @@ export class LocalSandbox {
     return { ids, cgroup: groups?.existing(cgroupName, this.options.limits) ?? null };
   }
 
+  /** The host loopback ports a release reaches at 127.0.0.1 in its sandbox (every app's, and `extraHostPorts`). */
+  hostPorts(extraHostPorts: number[] = []): number[] {
+    return [...new Set([...this.options.hostPorts, ...extraHostPorts])];
+  }
+
   /**
+   * `ports.listen`: the host loopback port the edge reaches the app at (its PORT); `ports.app`: the
+   * port inside it leads to when the app listens there instead of PORT. Neither is ever taken by a
+   * platform port forwarded into the sandbox: the app may listen on both.
    * `extraBinds`: read-only extras (the release's Node.js toolchain at TOOLCHAIN_PATH).
    * `extraHostPorts`: host ports this release alone may reach (its database's pooler).
    * `outliveParent`: the sandbox is not tied to the process that starts it (a runtime supervisor
    * that records it and whose successor takes it over); otherwise it is killed when that process dies.
    */
-  command(ids: AppIds, cgroup: AppCgroup | null, releaseDir: string, env: Record<string, string>, port: number, startCommand: string, extraBinds: SandboxBind[] = [], extraHostPorts: number[] = [], outliveParent = false): SandboxedProcess {
+  command(ids: AppIds, cgroup: AppCgroup | null, releaseDir: string, env: Record<string, string>, ports: { listen: number; app?: number }, startCommand: string, extraBinds: SandboxBind[] = [], extraHostPorts: number[] = [], outliveParent = false): SandboxedProcess {
+    const own = new Set([ports.listen, ports.app ?? ports.listen]);
     const spec = {
       uid: ids.uid,
       gid: ids.gid,
@@ -108,7 +117,7 @@ export class LocalSandbox {
       tmpBytes: this.options.tmpBytes,
       env,
       cwd: APP_ROOT,
-      network: { kind: 'outbound' as const, listenPort: port, hostPorts: [...this.options.hostPorts, ...extraHostPorts].filter((p) => p !== port) },
+      network: { kind: 'outbound' as const, listenPort: ports.listen, appPort: ports.app, hostPorts: this.hostPorts(extraHostPorts).filter((p) => !own.has(p)) },
       command: startCommand,
     };
     // A root shell puts itself into the cgroups (their files are its arguments: it reads no

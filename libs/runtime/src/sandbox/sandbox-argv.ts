@@ -21,8 +21,13 @@ export type SandboxNetwork =
   | { kind: 'none' }
   | {
       kind: 'outbound';
-      /** Host loopback port forwarded to the same port inside (the edge reaches an app's PORT this way). */
+      /** Host loopback port forwarded into the namespace (the edge reaches an app's PORT this way). */
       listenPort?: number;
+      /**
+       * The port inside that `listenPort` reaches, when not the same: where an app that ignores
+       * PORT was found listening (the host side stays `listenPort`).
+       */
+      appPort?: number;
       /** Ports of the host's loopback the command may reach at 127.0.0.1 inside (the platform's public ports). */
       hostPorts?: number[];
     };
@@ -85,10 +90,11 @@ export function bwrapArgs(spec: SandboxSpec, sharedNet: boolean): string[] {
  */
 export function sandboxArgv(spec: SandboxSpec, path?: string): string[] {
   if (spec.network.kind === 'none') return [tool('bwrap', path), ...bwrapArgs(spec, false)];
-  const { listenPort, hostPorts } = spec.network;
+  const { listenPort, appPort, hostPorts } = spec.network;
+  const inbound = listenPort ? `127.0.0.1/${listenPort}${appPort && appPort !== listenPort ? `:${appPort}` : ''}` : 'none';
   return [
     tool('pasta', path), '--config-net', '--no-map-gw', '--quiet', '--foreground',
-    '-t', listenPort ? `127.0.0.1/${listenPort}` : 'none', '-u', 'none',
+    '-t', inbound, '-u', 'none',
     '-T', portList(hostPorts), '-U', 'none',
     '--', tool('bwrap', path), ...bwrapArgs(spec, true),
   ];

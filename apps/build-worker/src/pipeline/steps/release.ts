@@ -1,4 +1,5 @@
 import { unsandboxedRuntimeHazard } from '@slipway/analyzer';
+import { withPortFound } from '../../deploy/port-found.js';
 import type { PipelineStep } from '../deploy-context.js';
 import { LostLeaseError } from '../step-recorder.js';
 
@@ -21,10 +22,15 @@ export const releaseStep: PipelineStep = {
     }
     if (!(await services.deployments.releases.create(applicationId, deploymentId, attempt, { id: release.id, kind: release.kind, artifactKey: release.artifactKey, artifactBytes: release.artifactBytes ?? 0, spec: project }))) throw new LostLeaseError('lost');
     if (release.kind === 'node') {
-      const containment = await services.handoff.start(release.id, log);
+      const { containment, portFound } = await services.handoff.start(release.id, log);
       if (containment.status === 'off') {
         context.hazards.push(unsandboxedRuntimeHazard(containment.reason));
         await context.save({ hazards: context.hazards });
+      }
+      if (portFound) {
+        log(`the app listens on ${portFound.port}, not on PORT (${portFound.envPort}): routed to ${portFound.port}`);
+        withPortFound(context.warnings, portFound);
+        await context.save({ warnings: context.warnings });
       }
     }
     // A preview's address is trusted by its parent's sign-in service (the origins are the parent's).

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import type { ReleaseToRun, RuntimeReport } from '@slipway/runtime';
+import type { PortFound, ReleaseToRun, RuntimeReport } from '@slipway/runtime';
 
 /**
  * The edge ↔ runtime supervisor protocol: one JSON object per line over a Unix socket that only
@@ -19,6 +19,8 @@ export interface RunningInfo {
   applicationId: string;
   port: number;
   pid?: number;
+  /** The app ignores PORT and listens here instead (RunningRelease.portFound). */
+  portFound?: PortFound;
 }
 
 export type SupervisorError = { kind: 'unhealthy'; message: string; logTail: string } | { kind: 'sandbox'; message: string } | { kind: 'other'; message: string };

@@ -200,6 +200,7 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
       releaseId: info.releaseId,
       host: '127.0.0.1',
       port: info.port,
+      ...(info.portFound ? { portFound: info.portFound } : {}),
       logTail: () => readLogRingEndSync(this.logFile(info.releaseId), this.logFiles, LOG_TAIL_BYTES),
       report: async () => ((await this.call({ op: 'report', releaseId: info.releaseId })).result as RuntimeReport | null) ?? undefined,
       stop: async (graceMs?: number) => {

@@ -239,6 +239,32 @@ rootOnly('runtime supervisor killed with SIGKILL: its apps keep running and the 
     expect((await readdir(stateDir)).filter((f) => f.startsWith(releaseId))).toEqual([]);
   }, 180_000);
 
+  it('an app on a port of its own (not PORT): recorded with it, taken over with it, and restarted after a crash still routed to it', async () => {
+    const first = startSupervisor();
+    edge = await RemoteRuntimeDriver.connect(socketPath, runtimeDir, 30_000, () => undefined);
+    const releaseId = randomUUID();
+    // The shell's PORT is not the one the platform gave: the app listens on 3000 in its sandbox.
+    const running = await edge.start({ ...spec(releaseId), startCommand: 'PORT=3000 node server.js' });
+    expect(running.portFound).toEqual({ port: 3000, envPort: running.port });
+    const boot = await (await fetch(`http://127.0.0.1:${running.port}/`)).text();
+    expect(JSON.parse(await readFile(join(stateDir, 'releases.json'), 'utf8')).releases).toEqual([expect.objectContaining({ releaseId, port: running.port, appPort: 3000 })]);
+
+    await killSupervisor(first);
+    const second = startSupervisor();
+    await second.waitForOutput(new RegExp(`release ${releaseId} adopted by the edge again`), 30_000);
+    expect(await (await fetch(`http://127.0.0.1:${running.port}/`)).text()).toBe(boot);
+    expect((await edge.list())[0]).toMatchObject({ releaseId, port: running.port, portFound: { port: 3000, envPort: running.port } });
+
+    await fetch(`http://127.0.0.1:${running.port}/crash`).catch(() => undefined);
+    const reborn = await waitFor(async () => {
+      const body = await fetch(`http://127.0.0.1:${running.port}/`).then((r) => r.text(), () => undefined);
+      return body && body !== boot ? body : undefined;
+    }, { timeoutMs: 30_000, what: 'the crashed app to answer again on its own port' });
+    expect(reborn).not.toBe(boot);
+    expect(await edge.readLog(releaseId)).toMatch(/\[slipway\] restarting in \d+ ms \(restart 1\)/);
+    await second.stop('SIGTERM');
+  }, 120_000);
+
   it('a new supervisor cleans up a recorded release that is gone, and stops one nobody claims within the grace', async () => {
     const first = startSupervisor();
     edge = await RemoteRuntimeDriver.connect(socketPath, runtimeDir, 30_000, () => undefined);
