@@ -172,6 +172,13 @@ describe('symbolic links in an uploaded archive (real HTTP, Postgres, Redis)', (
       expectRefused(await deploy(makeZip([link('a', '..'), { name: 'a/x', content: 'pwned' }]), 'source.zip'), 'The archive entry "a/x" is inside "a", which is a symbolic link');
     });
 
+    it('a tar.gz of links each harmless but too long to follow (chains of 39 hops, each hop 600 steps): refused, the event loop not held for minutes', async () => {
+      const entries: TarEntry[] = [{ name: 'index.html', content: 'x' }];
+      const detour = `${'a/'.repeat(150)}${'../'.repeat(150)}`;
+      for (let i = 0; i < 2000; i += 1) entries.push({ name: `l${i}`, type: 'symlink', linkname: i % 39 === 38 ? 'index.html' : `${detour}l${i + 1}` });
+      expectRefused(await deploy(await makeTarGz(entries)), "that cannot be checked: the project's links take more than 256000 steps to follow");
+    });
+
     it('a tar.gz written by GNU tar from a folder with a link out of it', async () => {
       const project = join(work, 'out');
       await mkdir(project, { recursive: true });

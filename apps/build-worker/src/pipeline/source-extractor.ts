@@ -138,7 +138,9 @@ export async function extractSource(source: Readable, root: string): Promise<{ f
   }
   // Checked once the tree is complete: a link may name an entry that comes later.
   for (const segments of links) {
-    const resolved = await resolveLinkInTree(absoluteRoot, segments);
+    const resolved = await resolveLinkInTree(absoluteRoot, segments).catch((error: NodeJS.ErrnoException) => {
+      throw new StepFailure('bad_source', `the source contains a link ${JSON.stringify(segments.join('/'))} that cannot be resolved (${error.code ?? error.message})`);
+    });
     if (resolved.kind !== 'inside') {
       throw new StepFailure('bad_source', `the source contains a link ${JSON.stringify(segments.join('/'))} that ${resolved.kind === 'loop' ? 'is in a loop of links' : 'leads outside the project'}`);
     }

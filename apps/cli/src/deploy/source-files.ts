@@ -1,6 +1,6 @@
 import { lstat, readdir, readFile, readlink, realpath } from 'node:fs/promises';
 import { isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
-import { LIMITS, linkTargetProblem, resolveSourceLink } from '@slipway/contract';
+import { LIMITS, SourceLinks, linkTargetProblem } from '@slipway/contract';
 import ignore, { type Ignore } from 'ignore';
 import { UsageError } from '../args.js';
 
@@ -124,11 +124,12 @@ async function checkLinks(root: string, files: SourceFile[]): Promise<void> {
     const target = file.link!.normalize('NFC');
     file.link = isAbsolute(target) ? (relativeInside(roots, file.path, target) ?? target) : target;
   }
-  const targets = new Map(links.map((file) => [file.path, file.link!]));
+  const resolver = new SourceLinks(new Map(links.map((file) => [file.path, file.link!])), LIMITS.upload);
   for (const file of links) {
-    const syntax = linkTargetProblem(file.link!, LIMITS.upload.maxPathBytes);
-    const kind = syntax ? null : resolveSourceLink(file.path, (path) => targets.get(path)).kind;
-    const why = syntax === 'has an absolute target' || kind === 'outside' ? 'leads outside the project' : kind === 'loop' ? 'is in a loop of links' : syntax;
+    const syntax = linkTargetProblem(file.link!, LIMITS.upload);
+    const kind = syntax ? null : resolver.resolve(file.path).kind;
+    const why =
+      syntax === 'has an absolute target' || kind === 'outside' ? 'leads outside the project' : kind === 'loop' ? 'is in a loop of links' : kind === 'too_complex' ? 'cannot be checked (the links take too many steps to follow)' : syntax;
     if (why) problems.push(`${file.path} -> ${file.link}: ${why}`);
   }
   if (problems.length === 0) return;

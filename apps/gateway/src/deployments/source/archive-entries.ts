@@ -1,4 +1,4 @@
-import { linkTargetProblem, sourceLinkProblem, type UploadLimits } from '@slipway/contract';
+import { SourceLinks, linkTargetProblem, type UploadLimits } from '@slipway/contract';
 import { ApiException } from '@slipway/server';
 import { SourcePathSet, unsafePathReason, type SourceEntryKind } from './source-path.js';
 
@@ -31,7 +31,7 @@ export class ArchiveEntryPaths {
   link(name: string, rawTarget: string): { path: string; target: string } {
     const path = this.entry(name, 'link');
     const target = rawTarget.normalize('NFC');
-    const problem = linkTargetProblem(target, this.limits.maxPathBytes);
+    const problem = linkTargetProblem(target, this.limits);
     if (problem) throw new ApiException('bad_archive', `The archive entry "${printable(name)}" is a symbolic link that ${problem} (${JSON.stringify(printable(target))}); only relative links that stay inside the project are accepted.`);
     this.links.set(path, target);
     this.linkNames.set(path, name);
@@ -51,9 +51,9 @@ export class ArchiveEntryPaths {
    * must stay inside the project and not loop. Throws `bad_archive` naming the first that does not.
    */
   checkLinks(): void {
-    const targetOf = (path: string) => this.links.get(path);
+    const links = new SourceLinks(this.links, this.limits);
     for (const path of this.links.keys()) {
-      const problem = sourceLinkProblem(path, targetOf);
+      const problem = links.problem(path);
       if (problem) throw new ApiException('bad_archive', `The archive entry "${printable(this.linkNames.get(path)!)}" ${problem}; only relative links that stay inside the project are accepted.`);
     }
   }
