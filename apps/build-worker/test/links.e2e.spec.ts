@@ -1,7 +1,8 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { DeployHarness, FIXTURES, sourceTar } from '@slipway/testing';
+import tarStream from 'tar-stream';
 
 /**
  * A hostile tenant's build leaves links in its output (real worker process, real sandbox, real
@@ -59,4 +60,32 @@ describe('build output links (real worker, sandboxed build)', () => {
     expect(tar.subarray(header + 156, header + 157).toString()).toBe('2');
     expect(tar.subarray(header + 157, header + 166).toString()).toBe('assets/v2');
   });
+
+  it('refuses a stored source that writes through a link (gateway bypassed): bad_source at receive, nothing written outside', async () => {
+    // What the gateway never stores: a link out of the workspace, then a file through it.
+    const source = await tarOf([
+      { name: 'package.json', type: 'file', content: '{"name":"through","private":true}' },
+      { name: 'lib', type: 'symlink', linkname: '../../../../pg' },
+      { name: 'lib/planted', type: 'file', content: 'planted through a link' },
+    ]);
+    const id = await h.deploy(await h.createApplication(), source);
+    const row = await h.waitForFinal(id);
+    expect(row).toMatchObject({ status: 'failed', error: { code: 'bad_source', step: 'receive', message: 'the source writes "lib/planted" below "lib", which is a symbolic link' } });
+    expect((await readdir(join(h.home, 'pg'))).sort()).toEqual(['password']);
+  });
 });
+
+/** An uncompressed tar holding exactly `entries` (the harness stores it as the gateway would). */
+async function tarOf(entries: { name: string; type: 'file' | 'symlink'; content?: string; linkname?: string }[]): Promise<Buffer> {
+  const pack = tarStream.pack();
+  const chunks: Buffer[] = [];
+  pack.on('data', (chunk: unknown) => chunks.push(chunk as Buffer));
+  const ended = new Promise<void>((resolve, reject) => pack.on('end', resolve).on('error', reject));
+  for (const entry of entries) {
+    if (entry.type === 'file') pack.entry({ name: entry.name, mode: 0o644 }, entry.content ?? '');
+    else pack.entry({ name: entry.name, type: 'symlink', linkname: entry.linkname, mode: 0o777 });
+  }
+  pack.finalize();
+  await ended;
+  return Buffer.concat(chunks);
+}

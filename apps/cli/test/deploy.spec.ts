@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { rm, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
 import { freePort } from '@slipway/testing';
 import { projectFixture, SENT } from './support/fixture.js';
 import { ANSI, CLI_MAIN, startPlatform, storedSource, type PlatformUnderTest } from './support/platform.js';
@@ -168,6 +169,32 @@ describe('slipway deploy / status (real binary, real gateway)', () => {
     expect(line).toMatch(/^slipway: rate_limited: This application has had 20 deploys in the last hour; try again in \d+ seconds\.$/);
     expect(hint).toMatch(/^ {2}retry after .+ \(in (29|30)m \d\ds\)$/);
     expect(JSON.parse(result.stdout)).toMatchObject({ code: 'rate_limited', status: 429, retryAfterSeconds: expect.any(Number) });
+  });
+
+  it('sends an in-tree link as a link (stored as one); refuses a folder with a link out before sending anything, exit 2', async () => {
+    const app = await platform.bootstrap('Links');
+    const dir = await fixture({ 'AGENTS.md': '# agents' });
+    await symlink('AGENTS.md', join(dir, 'CLAUDE.md'));
+    const sent = await platform.cli(['deploy', dir, '--no-wait'], { env: platform.cliEnv({ SLIPWAY_API_KEY: app.apiKey }) });
+    expect([sent.code, sent.stderr]).toEqual([0, '']);
+    const stored = await storedSource(platform.blobDir, JSON.parse(sent.stdout).taskId);
+    expect(stored.get('CLAUDE.md')).toEqual({ mode: 0o777, content: '', linkname: 'AGENTS.md' });
+    expect(stored.get('AGENTS.md')).toEqual({ mode: 0o644, content: '# agents' });
+
+    const other = await platform.bootstrap('Link Out');
+    const out = await fixture();
+    await symlink('../../../etc/hosts', join(out, 'hosts'));
+    const refused = await platform.cli(['deploy', out, '--no-wait'], { env: platform.cliEnv({ SLIPWAY_API_KEY: other.apiKey }) });
+    expect(refused).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr:
+        'slipway: a symbolic link cannot be sent: Slipway keeps links only when they stay inside the project folder\n' +
+        '  hosts -> ../../../etc/hosts: leads outside the project\n' +
+        'Replace such a link with a copy of what it points to, or leave it out with .slipwayignore.\n',
+    });
+    const rows = await platform.sql.query('SELECT count(*)::int AS n FROM deployments WHERE application_id = $1', [other.applicationId]);
+    expect(rows.rows[0].n).toBe(0);
   });
 
   it('exit 2 on authentication and usage errors, one readable line each; --verbose adds details', async () => {

@@ -23,6 +23,8 @@ export function isGzip(head: Uint8Array): boolean {
 export const SOURCE_FILE_MODE = 0o644;
 export const SOURCE_EXECUTABLE_MODE = 0o755;
 export const SOURCE_DIRECTORY_MODE = 0o755;
+/** Mode of a symbolic link entry (what `ln -s` makes; Linux ignores a link's own mode). */
+export const SOURCE_LINK_MODE = 0o777;
 
 export function sourceFileMode(originalMode: number | undefined): number {
   return originalMode !== undefined && (originalMode & 0o111) !== 0 ? SOURCE_EXECUTABLE_MODE : SOURCE_FILE_MODE;

@@ -5,7 +5,11 @@
 export const ERROR_CODES = {
   empty: { status: 400, meaning: 'No files and no archive were sent, or the archive holds no regular files.' },
   bad_request: { status: 400, meaning: 'The request is malformed: not multipart, both archive and files, an unknown or repeated field, an unsafe or duplicate path, a `rootDirectory` that is not a relative directory (`apps/web`), or invalid JSON.' },
-  bad_archive: { status: 400, meaning: 'The archive is corrupt or unsupported, or has an entry that is a link, device, FIFO, absolute or escapes the root.' },
+  bad_archive: {
+    status: 400,
+    meaning:
+      'The archive is corrupt or unsupported, or has an entry that is a hard link, device or FIFO, absolute, escapes the root, lies below a symbolic link, or is a symbolic link that does not stay inside the project (an absolute target, a `..` above the project, a chain of links doing either, a loop).',
+  },
   paths_mismatch: { status: 400, meaning: 'The number of `files` fields differs from the number of `paths` fields and no `archive` was sent.' },
   password_too_long: { status: 400, meaning: 'Dashboard: the password is longer than 72 bytes (UTF-8). It is refused, never cut short: bcrypt reads only the first 72 bytes.' },
   too_large: {

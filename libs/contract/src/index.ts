@@ -5,6 +5,7 @@ export * from './slug.js';
 export * from './root-directory.js';
 export * from './deploy.js';
 export * from './static-release.js';
+export * from './source-links.js';
 export * from './api-error.js';
 export * from './api-views.js';
 export * from './format-bytes.js';

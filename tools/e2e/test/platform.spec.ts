@@ -2,7 +2,7 @@
  * A user's path through the whole platform, with nothing stubbed: launcher → gateway (upload,
  * queue) → build worker (bwrap build) → edge (serving by Host), driven by the real CLI binary.
  */
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURES, alive, waitFor } from '@slipway/testing';
@@ -231,6 +231,40 @@ describe('the platform end to end', () => {
     expect(await platform.viaEdge(slug)).toMatchObject({ status: 200, body: 'crashy v2' });
     expect((await platform.cli(['secrets', 'unset', 'CRASH_ON_START', '--json'], cliEnv)).code).toBe(0);
     await rm(app, { recursive: true, force: true });
+  }, 240_000);
+
+  it('deploys projects holding in-tree symbolic links: a static site with CLAUDE.md -> AGENTS.md, a Node server importing through a linked folder', async () => {
+    const linked = await platform.bootstrap('links@example.com', 'Linked Projects');
+    const env = { SLIPWAY_API_KEY: linked.apiKey };
+    const site = await mkdtemp(join(tmpdir(), 'slipway-e2e-links-static-'));
+    await mkdir(join(site, 'pages'));
+    await writeFile(join(site, 'index.html'), '<h1>linked site</h1>');
+    await writeFile(join(site, 'AGENTS.md'), '# instructions for agents');
+    await writeFile(join(site, 'pages/about.html'), '<p>about, through a link</p>');
+    await symlink('AGENTS.md', join(site, 'CLAUDE.md'));
+    await symlink('pages/about.html', join(site, 'about.html'));
+    const staticDeploy = await platform.cli(['deploy', site, '--json'], env);
+    expect([staticDeploy.code, staticDeploy.stdout.slice(0, 2000)]).toEqual([0, expect.any(String)]);
+    expect(JSON.parse(staticDeploy.stdout)).toMatchObject({ status: 'succeeded', spec: { kind: 'static' } });
+    expect(await platform.viaEdge(linked.slug, '/')).toMatchObject({ status: 200, body: '<h1>linked site</h1>' });
+    expect(await platform.viaEdge(linked.slug, '/CLAUDE.md')).toMatchObject({ status: 200, body: '# instructions for agents' });
+    expect(await platform.viaEdge(linked.slug, '/about.html')).toMatchObject({ status: 200, body: '<p>about, through a link</p>' });
+
+    const server = await mkdtemp(join(tmpdir(), 'slipway-e2e-links-node-'));
+    await mkdir(join(server, 'shared'));
+    await writeFile(join(server, 'package.json'), JSON.stringify({ name: 'linked-node', private: true, type: 'module', scripts: { start: 'node server.js' } }));
+    await writeFile(join(server, 'shared/greeting.js'), "export const greeting = 'hello through a linked folder';\n");
+    await writeFile(join(server, 'server.js'), "import { createServer } from 'node:http';\nimport { greeting } from './lib/greeting.js';\ncreateServer((req, res) => res.end(greeting)).listen(Number(process.env.PORT));\n");
+    await writeFile(join(server, 'AGENTS.md'), '# agents');
+    await symlink('shared', join(server, 'lib'));
+    await symlink('AGENTS.md', join(server, 'CLAUDE.md'));
+    const nodeDeploy = await platform.cli(['deploy', server, '--json'], env);
+    expect([nodeDeploy.code, nodeDeploy.stdout.slice(0, 2000)]).toEqual([0, expect.any(String)]);
+    const task = JSON.parse(nodeDeploy.stdout);
+    expect(task).toMatchObject({ status: 'succeeded', spec: { kind: 'node' } });
+    expect(await platform.viaEdge(linked.slug, '/')).toMatchObject({ status: 200, body: 'hello through a linked folder' });
+    await rm(site, { recursive: true, force: true });
+    await rm(server, { recursive: true, force: true });
   }, 240_000);
 
   it('stops everything on Ctrl-C', async () => {

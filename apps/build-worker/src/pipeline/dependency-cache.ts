@@ -4,6 +4,7 @@ import { chmod, lchown, lstat, mkdir, open, readdir, rename, rm, utimes, writeFi
 import { join } from 'node:path';
 import { CacheEntryRejected, cacheSealKey, headerBytes, openManifest, sealManifest, type CacheKey, type Manifest } from './cache-manifest.js';
 import { NotCacheable, restoreTree, snapshotTree, type Owner } from './cache-tree.js';
+import { openProjectFile } from './project-file.js';
 
 
 /** Entries kept per application (the most recently used); older ones are evicted. */
@@ -66,16 +67,19 @@ export class DependencyCache {
     return dir;
   }
 
-  /** The key of a workspace's install (`manager`: name@version; `node`: the Node it ran on); the lockfile is read without following links. */
+  /**
+   * The key of a workspace's install (`manager`: name@version; `node`: the Node it ran on); the
+   * lockfile is read following links inside the workspace only (`openProjectFile`).
+   */
   async keyFor(applicationId: string, workspace: string, lockfile: string, manager: string, node: string = process.version): Promise<CacheKey> {
     if (!SAFE_ID.test(applicationId)) throw new Error(`unexpected application id ${JSON.stringify(applicationId)}`);
-    const handle = await open(join(workspace, lockfile), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const opened = await openProjectFile(workspace, lockfile);
+    if (!opened) throw new Error(`${lockfile} is not a regular file inside the project`);
     try {
-      if (!(await handle.stat()).isFile()) throw new Error(`${lockfile} is not a regular file`);
-      const lockfileSha256 = createHash('sha256').update(await handle.readFile()).digest('hex');
+      const lockfileSha256 = createHash('sha256').update(await opened.handle.readFile()).digest('hex');
       return { applicationId, lockfile, lockfileSha256, manager, node: node.startsWith('v') ? node : `v${node}`, platform: process.platform, arch: process.arch };
     } finally {
-      await handle.close();
+      await opened.handle.close();
     }
   }
 

@@ -1,8 +1,6 @@
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { PackageJson, PackageManagerRequest, ProjectSpec } from '@slipway/analyzer';
 import { ToolchainError, type ManagerName, type ManagerToolchain, type NodeToolchain, type PackageManagers } from '@slipway/runtime';
+import { openProjectFile } from './project-file.js';
 import { StepFailure } from './step-recorder.js';
 
 /**
@@ -63,16 +61,15 @@ export function pruneCommand(spec: ProjectSpec, pkg: PackageJson | null, request
   }
 }
 
-/** package.json as the build left it (no link followed, 1 MiB at most); undefined when it is not a regular file. */
+/** package.json as the build left it (a link followed inside the project only, 1 MiB at most); undefined when it is not a regular file there. */
 export async function readPackageJsonOf(src: string): Promise<{ path: string; bytes: number; text: string } | undefined> {
-  const handle = await open(join(src, 'package.json'), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(() => null);
-  if (!handle) return undefined;
+  const opened = await openProjectFile(src, 'package.json');
+  if (!opened) return undefined;
   try {
-    const info = await handle.stat();
-    if (!info.isFile() || info.size > 1024 * 1024) return undefined;
-    return { path: 'package.json', bytes: info.size, text: await handle.readFile('utf8') };
+    if (opened.size > 1024 * 1024) return undefined;
+    return { path: 'package.json', bytes: opened.size, text: await opened.handle.readFile('utf8') };
   } finally {
-    await handle.close();
+    await opened.handle.close();
   }
 }
 

@@ -1,25 +1,53 @@
-import { createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { dirname, join, resolve, sep } from 'node:path';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, realpath, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { SOURCE_DIRECTORY_MODE, SOURCE_EXECUTABLE_MODE, SOURCE_FILE_MODE, isGzip } from '@slipway/blob';
+import { resolveLinkInTree } from '@slipway/runtime';
 import tarStream from 'tar-stream';
 import { StepFailure } from './step-recorder.js';
 
 // eslint-disable-next-line no-control-regex -- names with control characters are refused on purpose
 const SEGMENT = /^[^\u0000-\u001f\u007f/\\]+$/;
+// eslint-disable-next-line no-control-regex -- targets with control characters are refused on purpose
+const BAD_TARGET = /[\u0000-\u001f\u007f\\]/;
+/** Create, never open what exists, never follow a link in the last component. */
+const CREATE_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
-function checkedPath(root: string, name: string): string {
+function segmentsOf(name: string): string[] {
   const trimmed = name.endsWith('/') ? name.slice(0, -1) : name;
   const segments = trimmed.split('/');
   if (!trimmed || trimmed.startsWith('/') || segments.some((s) => s === '' || s === '.' || s === '..' || !SEGMENT.test(s))) {
     throw new StepFailure('bad_source', `the source contains a path Slipway refuses: ${JSON.stringify(name)}`);
   }
-  const target = resolve(root, ...segments);
-  if (!target.startsWith(root + sep)) throw new StepFailure('bad_source', `the source contains a path outside the project: ${JSON.stringify(name)}`);
-  return target;
+  return segments;
+}
+
+/**
+ * Makes sure every parent of an entry is a real directory this extraction made: a parent that is
+ * a link (or a file) is refused, so no write ever goes through a link (`dir -> ../..`, then
+ * `dir/x`), whatever the gateway let through. `known` holds the directories already made or
+ * checked: an extraction never removes or replaces a path (every creation is exclusive), so a
+ * directory once checked stays one.
+ */
+async function ensureParents(root: string, segments: string[], name: string, known: Set<string>): Promise<void> {
+  for (let i = 1; i < segments.length; i += 1) {
+    const relative = segments.slice(0, i).join('/');
+    if (known.has(relative)) continue;
+    const dir = join(root, relative);
+    const info = await lstat(dir).catch(() => null);
+    if (info && !info.isDirectory()) {
+      throw new StepFailure('bad_source', `the source writes ${JSON.stringify(name)} below ${JSON.stringify(relative)}, which is ${info.isSymbolicLink() ? 'a symbolic link' : 'not a directory'}`);
+    }
+    if (!info) await mkdir(dir, { mode: SOURCE_DIRECTORY_MODE });
+    known.add(relative);
+  }
+}
+
+function twice(name: string): StepFailure {
+  return new StepFailure('bad_source', `the source names ${JSON.stringify(name)} twice or as both file and directory`);
 }
 
 /**
@@ -50,36 +78,56 @@ async function* tarBytes(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> 
 }
 
 /**
- * Extracts a source tar (gzip-compressed or not) (libs/blob source format) into `root`, which must be a fresh empty
- * directory. Refuses anything outside the format: absolute or `..` paths, links, devices, FIFOs,
- * duplicate names. Files get 0644 or 0755 only.
+ * Extracts a source tar (gzip-compressed or not) (libs/blob source format) into `root`, which must
+ * be a fresh empty directory. Treats the stored source as hostile, whatever the gateway checked:
+ * refuses absolute or `..` paths, hard links, devices, FIFOs, duplicate names; writes nothing
+ * through a link (every parent must be a directory this extraction made, every file is created
+ * with `O_CREAT|O_EXCL|O_NOFOLLOW`); keeps symbolic links as links only when their target is
+ * relative and, once everything is written, resolves inside `root` (a chain of several entries
+ * included, no loop). Files get 0644 or 0755 only. On a refusal `root` may hold part of the
+ * source: the caller's workspace is discarded with the failed build.
  */
-export async function extractSource(source: Readable, root: string): Promise<{ files: number; bytes: number }> {
-  const absoluteRoot = resolve(root);
+export async function extractSource(source: Readable, root: string): Promise<{ files: number; links: number; bytes: number }> {
+  const absoluteRoot = await realpath(root);
   const extract = tarStream.extract();
   const feeding = pipeline(source, tarBytes, extract);
+  const known = new Set<string>();
+  const links: string[][] = [];
   let files = 0;
   let bytes = 0;
   try {
     for await (const entry of extract) {
-      const { name, type, mode, size } = entry.header;
-      const target = checkedPath(absoluteRoot, name);
-      if (type === 'directory') {
-        await mkdir(target, { recursive: true, mode: SOURCE_DIRECTORY_MODE });
-        entry.resume();
+      const { name, type, mode, size, linkname } = entry.header;
+      const segments = segmentsOf(name);
+      await ensureParents(absoluteRoot, segments, name, known);
+      const target = join(absoluteRoot, ...segments);
+      if (type === 'file') {
+        const fileMode = (mode ?? 0) & 0o111 ? SOURCE_EXECUTABLE_MODE : SOURCE_FILE_MODE;
+        const handle = await open(target, CREATE_FILE, fileMode).catch((error: NodeJS.ErrnoException) => {
+          throw error.code === 'EEXIST' || error.code === 'ELOOP' || error.code === 'EISDIR' ? twice(name) : error;
+        });
+        await pipeline(entry, handle.createWriteStream());
+        files += 1;
+        bytes += size ?? 0;
         continue;
       }
-      if (type !== 'file') throw new StepFailure('bad_source', `the source contains a ${type ?? 'special'} entry (${JSON.stringify(name)}); only regular files are allowed`);
-      await mkdir(dirname(target), { recursive: true, mode: SOURCE_DIRECTORY_MODE });
-      const fileMode = (mode ?? 0) & 0o111 ? SOURCE_EXECUTABLE_MODE : SOURCE_FILE_MODE;
-      // `wx`: a name that repeats (or collides with a directory) fails instead of overwriting.
-      await pipeline(entry, createWriteStream(target, { flags: 'wx', mode: fileMode })).catch((error: NodeJS.ErrnoException) => {
-        throw error.code === 'EEXIST' || error.code === 'EISDIR' || error.code === 'ENOTDIR'
-          ? new StepFailure('bad_source', `the source names ${JSON.stringify(name)} twice or as both file and directory`)
-          : error;
-      });
-      files += 1;
-      bytes += size ?? 0;
+      entry.resume();
+      if (type === 'directory') {
+        const info = await lstat(target).catch(() => null);
+        if (info && !info.isDirectory()) throw twice(name);
+        if (!info) await mkdir(target, { mode: SOURCE_DIRECTORY_MODE });
+        known.add(segments.join('/'));
+      } else if (type === 'symlink') {
+        if (!linkname || linkname.startsWith('/') || BAD_TARGET.test(linkname)) {
+          throw new StepFailure('bad_source', `the source contains a link ${JSON.stringify(name)} with a target Slipway refuses (${JSON.stringify(linkname ?? '')})`);
+        }
+        await symlink(linkname, target).catch((error: NodeJS.ErrnoException) => {
+          throw error.code === 'EEXIST' ? twice(name) : error;
+        });
+        links.push(segments);
+      } else {
+        throw new StepFailure('bad_source', `the source contains a ${type ?? 'special'} entry (${JSON.stringify(name)}); only regular files, directories and symbolic links are allowed`);
+      }
     }
     await feeding;
   } catch (error) {
@@ -88,7 +136,16 @@ export async function extractSource(source: Readable, root: string): Promise<{ f
     if (error instanceof StepFailure) throw error;
     throw new StepFailure('bad_source', `the stored source is not a readable tar: ${(error as Error).message}`);
   }
-  return { files, bytes };
+  // Checked once the tree is complete: a link may name an entry that comes later.
+  for (const segments of links) {
+    const resolved = await resolveLinkInTree(absoluteRoot, segments).catch((error: NodeJS.ErrnoException) => {
+      throw new StepFailure('bad_source', `the source contains a link ${JSON.stringify(segments.join('/'))} that cannot be resolved (${error.code ?? error.message})`);
+    });
+    if (resolved.kind !== 'inside') {
+      throw new StepFailure('bad_source', `the source contains a link ${JSON.stringify(segments.join('/'))} that ${resolved.kind === 'loop' ? 'is in a loop of links' : 'leads outside the project'}`);
+    }
+  }
+  return { files, links: links.length, bytes };
 }
 
 export const workspacePaths = (buildDir: string, deploymentId: string, attempt: number) => ({

@@ -9,7 +9,7 @@ import type { SourceFile } from './source-files.js';
 export type ProgressListener = (bytesRead: number) => void;
 
 /**
- * A tar.gz of `files`, produced while it is read: one file open at a time and never the whole
+ * A tar.gz of `files` (links as links), produced while it is read: one file open at a time and never the whole
  * archive in memory. mtime 0 and no owner, so the same folder gives the same bytes.
  */
 export function sourceArchive(files: SourceFile[], onProgress: ProgressListener = () => {}): Readable {
@@ -18,6 +18,10 @@ export function sourceArchive(files: SourceFile[], onProgress: ProgressListener 
   let read = 0;
   const fill = async () => {
     for (const file of files) {
+      if (file.link !== undefined) {
+        await new Promise<void>((resolve, reject) => pack.entry({ name: file.path, type: 'symlink', linkname: file.link, mode: 0o777, mtime: new Date(0), uid: 0, gid: 0 }, (error) => (error ? reject(error) : resolve())));
+        continue;
+      }
       await new Promise<void>((resolve, reject) => {
         const entry = pack.entry({ name: file.path, size: file.size, mode: file.mode, mtime: new Date(0), uid: 0, gid: 0, type: 'file' }, (error) => (error ? reject(error) : resolve()));
         const content = createReadStream(file.absolute);

@@ -1,6 +1,8 @@
-import { lstat, readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { lstat, readdir, readFile, readlink, realpath } from 'node:fs/promises';
+import { isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
+import { LIMITS, SourceLinks, linkTargetProblem } from '@slipway/contract';
 import ignore, { type Ignore } from 'ignore';
+import { UsageError } from '../args.js';
 
 export interface SourceFile {
   /** Relative, `/`-separated path inside the archive. */
@@ -8,12 +10,15 @@ export interface SourceFile {
   absolute: string;
   size: number;
   mode: number;
+  /** Set for a symbolic link: its relative target, sent as a link (size 0). */
+  link?: string;
 }
 
 export interface SourceListing {
+  /** Regular files and symbolic links, sorted by path. */
   files: SourceFile[];
   totalBytes: number;
-  /** Symlinked directories and other entries that are not sent (shown with --verbose). */
+  /** Entries that are not sent: sockets, FIFOs, devices (shown with --verbose). */
   skipped: string[];
 }
 
@@ -35,12 +40,20 @@ interface Rules {
  * `.slipwayignore` (in any folder, git semantics, relative to their folder) exclude, and never
  * `node_modules`, `.git` or `.env*` — unless one of `includes` (gitignore-style patterns,
  * relative to the root) names the path, which wins over every exclusion.
+ *
+ * A symbolic link is sent as a link (to a file or a folder alike; ignore rules see it as a file,
+ * as git does) when it stays inside the project by the platform's rule (libs/contract
+ * `source-links.ts`), judged on what is sent; an absolute target inside the project is sent as
+ * the equivalent relative one. Any other link refuses the deploy before a byte is sent
+ * (`UsageError` listing every such link and what to do), rather than being left out silently or
+ * followed to something outside the project.
  */
 export async function listSourceFiles(root: string, includes: string[] = []): Promise<SourceListing> {
   const include = ignore().add(includes);
   const listing: SourceListing = { files: [], totalBytes: 0, skipped: [] };
   await walk(root, '', [], include, includes, listing);
   listing.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  await checkLinks(root, listing.files);
   return listing;
 }
 
@@ -56,14 +69,10 @@ async function walk(root: string, dir: string, inherited: Rules[], include: Igno
   for (const entry of entries) {
     const path = dir ? `${dir}/${entry.name}` : entry.name;
     const absolute = join(absoluteDir, entry.name);
-    let info = await lstat(absolute);
+    const info = await lstat(absolute);
     if (info.isSymbolicLink()) {
-      const target = await stat(absolute).catch(() => null);
-      if (!target || target.isDirectory()) {
-        listing.skipped.push(`${path} (symbolic link${target ? ' to a folder' : ', broken'})`);
-        continue;
-      }
-      info = target;
+      if (include.ignores(path) || !isExcluded(path, rules)) listing.files.push({ path, absolute, size: 0, mode: 0o777, link: await readlink(absolute) });
+      continue;
     }
     const isDir = info.isDirectory();
     const candidate = isDir ? `${path}/` : path;
@@ -99,4 +108,46 @@ function isExcluded(path: string, rules: Rules[]): boolean {
 /** An excluded folder is still walked when an --include pattern reaches inside it. */
 function mayIncludeBelow(dir: string, includes: string[]): boolean {
   return includes.some((pattern) => pattern.replace(/^\//, '').startsWith(`${dir}/`) || pattern.startsWith('**'));
+}
+
+/**
+ * Makes every link's target relative and checks it: the same rule the gateway applies, on the
+ * tree that is sent (a link into an ignored folder is judged as one into a folder that does not
+ * exist there, which is what the build sees).
+ */
+async function checkLinks(root: string, files: SourceFile[]): Promise<void> {
+  const links = files.filter((file) => file.link !== undefined);
+  if (links.length === 0) return;
+  const roots = [...new Set([resolve(root), await realpath(root)])];
+  const problems: string[] = [];
+  for (const file of links) {
+    const target = file.link!.normalize('NFC');
+    file.link = isAbsolute(target) ? (relativeInside(roots, file.path, target) ?? target) : target;
+  }
+  const resolver = new SourceLinks(new Map(links.map((file) => [file.path, file.link!])), LIMITS.upload);
+  for (const file of links) {
+    const syntax = linkTargetProblem(file.link!, LIMITS.upload);
+    const kind = syntax ? null : resolver.resolve(file.path).kind;
+    const why =
+      syntax === 'has an absolute target' || kind === 'outside' ? 'leads outside the project' : kind === 'loop' ? 'is in a loop of links' : kind === 'too_complex' ? 'cannot be checked (the links take too many steps to follow)' : syntax;
+    if (why) problems.push(`${file.path} -> ${file.link}: ${why}`);
+  }
+  if (problems.length === 0) return;
+  throw new UsageError(
+    [
+      `${problems.length === 1 ? 'a symbolic link' : `${problems.length} symbolic links`} cannot be sent: Slipway keeps links only when they stay inside the project folder`,
+      ...problems.map((problem) => `  ${problem}`),
+      'Replace such a link with a copy of what it points to, or leave it out with .slipwayignore.',
+    ].join('\n'),
+  );
+}
+
+/** An absolute target inside the project (as given, or through its real path) as a relative one from the link's folder; null otherwise. */
+function relativeInside(roots: string[], linkPath: string, target: string): string | null {
+  for (const root of roots) {
+    if (target !== root && !target.startsWith(root + sep)) continue;
+    const inProject = relative(root, target).split(sep).join('/');
+    return posix.relative(posix.dirname(linkPath), inProject) || '.';
+  }
+  return null;
 }

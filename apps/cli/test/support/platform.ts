@@ -125,14 +125,15 @@ export async function startPlatform(label: string): Promise<PlatformUnderTest> {
 }
 
 /** What the gateway stored for a task: `sources/<taskId>.tar.gz` in its BLOB_DIR, name → mode and content. */
-export async function storedSource(blobDir: string, taskId: string): Promise<Map<string, { mode: number; content: string }>> {
+export async function storedSource(blobDir: string, taskId: string): Promise<Map<string, { mode: number; content: string; linkname?: string }>> {
   const extract = tar.extract();
   createReadStream(join(blobDir, 'sources', `${taskId}.tar.gz`)).pipe(createGunzip()).pipe(extract as unknown as NodeJS.WritableStream);
-  const entries = new Map<string, { mode: number; content: string }>();
+  const entries = new Map<string, { mode: number; content: string; linkname?: string }>();
   for await (const entry of extract) {
     const chunks: Buffer[] = [];
     for await (const chunk of entry) chunks.push(chunk as Buffer);
-    entries.set(entry.header.name, { mode: entry.header.mode!, content: Buffer.concat(chunks).toString('utf8') });
+    const stored = { mode: entry.header.mode!, content: Buffer.concat(chunks).toString('utf8') };
+    entries.set(entry.header.name, entry.header.type === 'symlink' ? { ...stored, linkname: entry.header.linkname! } : stored);
   }
   return entries;
 }

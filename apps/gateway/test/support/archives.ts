@@ -98,15 +98,25 @@ function crc32(data: Buffer): number {
   return (crc ^ 0xffffffff) >>> 0;
 }
 
-/** Lists a stored source (a gzip-compressed tar, libs/blob source format): name → {mode, content}. */
-export async function readTar(stream: Readable): Promise<Map<string, { mode: number; type: string; content: string }>> {
+export interface StoredEntry {
+  mode: number;
+  type: string;
+  content: string;
+  /** A symbolic link's target. */
+  linkname?: string;
+}
+
+/** Lists a stored source (a gzip-compressed tar, libs/blob source format): name → {mode, type, content, linkname}. */
+export async function readTar(stream: Readable): Promise<Map<string, StoredEntry>> {
   const extract = tar.extract();
   stream.pipe(createGunzip()).pipe(extract as unknown as NodeJS.WritableStream);
-  const entries = new Map<string, { mode: number; type: string; content: string }>();
+  const entries = new Map<string, StoredEntry>();
   for await (const entry of extract) {
     const chunks: Buffer[] = [];
     for await (const chunk of entry) chunks.push(chunk as Buffer);
-    entries.set(entry.header.name, { mode: entry.header.mode!, type: entry.header.type!, content: Buffer.concat(chunks).toString('utf8') });
+    const stored: StoredEntry = { mode: entry.header.mode!, type: entry.header.type!, content: Buffer.concat(chunks).toString('utf8') };
+    if (entry.header.type === 'symlink') stored.linkname = entry.header.linkname ?? '';
+    entries.set(entry.header.name, stored);
   }
   return entries;
 }

@@ -25,7 +25,7 @@ export const receiveStep: PipelineStep = {
     const source = await context.services.blobs.get(sourceKey).catch(() => {
       throw new StepFailure('bad_source', `the stored source ${sourceKey} is missing`);
     });
-    const { files, bytes } = await extractSource(source, context.src);
-    log(`extracted ${files} files (${bytes} bytes)`);
+    const { files, links, bytes } = await extractSource(source, context.src);
+    log(`extracted ${files} files${links ? ` and ${links} symbolic link${links === 1 ? '' : 's'}` : ''} (${bytes} bytes)`);
   },
 };

@@ -105,10 +105,14 @@ export async function readTarArchive(source: Readable, gzipped: boolean, writer:
           names.directory(header.name);
           entry.resume();
           break;
-        case 'symlink':
-          throw entryRefusal(header.name, 'a symbolic link');
+        case 'symlink': {
+          const link = names.link(header.name, header.linkname ?? '');
+          entry.resume();
+          await writer.addLink(link.path, link.target);
+          break;
+        }
         case 'link':
-          throw entryRefusal(header.name, 'a hard link');
+          throw entryRefusal(header.name, 'a hard link (replace it with a copy or a relative symbolic link)');
         case 'character-device':
         case 'block-device':
           throw entryRefusal(header.name, 'a device');
@@ -120,6 +124,7 @@ export async function readTarArchive(source: Readable, gzipped: boolean, writer:
     }
     const error = await fed;
     if (error) throw error;
+    names.checkLinks();
     return decompressed;
   } catch (error) {
     extract.destroy();
@@ -163,17 +168,39 @@ export async function readZipArchive(path: string, writer: SourceTarWriter, limi
         names.directory(entry.fileName);
         continue;
       }
-      if (type === S_IFLNK) refuseEntry(entry.fileName, 'a symbolic link');
-      if (type !== 0 && type !== S_IFREG) refuseEntry(entry.fileName, 'a device, FIFO or socket');
+      if (type !== 0 && type !== S_IFREG && type !== S_IFLNK) refuseEntry(entry.fileName, 'a device, FIFO or socket');
       if (entry.isEncrypted()) refuseEntry(entry.fileName, 'encrypted');
+      if (type === S_IFLNK) {
+        const link = names.link(entry.fileName, await linkTarget(zip, entry, limits));
+        await writer.addLink(link.path, link.target);
+        continue;
+      }
       const filePath = names.file(entry.fileName);
       const content = await openEntry(zip, entry);
       await writer.addFile(filePath, entry.uncompressedSize, madeByUnix ? unixMode : undefined, content);
     }
+    names.checkLinks();
   } catch (error) {
     throw error instanceof ApiException ? error : asArchiveError(error);
   } finally {
     zip.close();
+  }
+}
+
+/**
+ * A zip stores a link's target as the entry's content (Info-ZIP's convention, with the unix
+ * mode's S_IFLNK). Read whole, at most `maxPathBytes`, and it must be UTF-8.
+ */
+async function linkTarget(zip: yauzl.ZipFile, entry: yauzl.Entry, limits: UploadLimits): Promise<string> {
+  if (entry.uncompressedSize > limits.maxPathBytes) {
+    throw new ApiException('bad_archive', `The archive entry "${printable(entry.fileName)}" is a symbolic link whose target is longer than ${limits.maxPathBytes} bytes.`);
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of await openEntry(zip, entry)) chunks.push(chunk as Buffer);
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new ApiException('bad_archive', `The archive entry "${printable(entry.fileName)}" is a symbolic link whose target is not UTF-8.`);
   }
 }
 

@@ -38,4 +38,16 @@ describe('SourcePathSet', () => {
     expect(set.add('src/other.ts')).toBeNull();
     expect(set.size).toBe(2);
   });
+
+  it('refuses any path below a link, whichever comes first, and names what is in the way', () => {
+    const set = new SourcePathSet();
+    expect(set.add('Dir', 'link')).toBeNull();
+    expect(set.add('dir/x')).toBe('is inside "Dir", which is a symbolic link');
+    expect(set.addDirectory('Dir/sub')).toBe('is inside "Dir", which is a symbolic link');
+    expect(set.addDirectory('dir')).toBe('is both a directory and a symbolic link ("Dir")');
+    expect(set.addDirectory('real/sub')).toBeNull();
+    expect(set.add('real', 'link')).toBe('is both a symbolic link and a directory');
+    expect(set.add('real/sub/file')).toBeNull();
+    expect(set.add('real/sub/file/x', 'link')).toBe('is inside "real/sub/file", which is a file');
+  });
 });

@@ -28,33 +28,63 @@ export function unsafePathReason(raw: string, limits: PathLimits): string | null
   return null;
 }
 
+/** What a source path is: a regular file, or a symbolic link (which no other path may be below). */
+export type SourceEntryKind = 'file' | 'link';
+
+const KIND_NAMES: Record<SourceEntryKind, string> = { file: 'a file', link: 'a symbolic link' };
+
 /**
  * The paths of one source, compared the way the most forgiving file system a build may run on
- * would (Unicode NFC + lower case): two paths that could land on the same file, or a file that
- * is also the parent of another, collide.
+ * would (Unicode NFC + lower case): two paths that could land on the same file, or a file or
+ * link that is also the parent of another path, collide. A path below a link is what the classic
+ * "link, then write through it" archive attack needs (`dir -> /etc`, then `dir/passwd`), so it is
+ * refused whichever comes first.
  */
 export class SourcePathSet {
-  private readonly files = new Map<string, string>();
+  private readonly entries = new Map<string, { path: string; kind: SourceEntryKind }>();
   private readonly directories = new Set<string>();
 
   /** Adds `path` (already validated), or returns why it collides. */
-  add(path: string): string | null {
+  add(path: string, kind: SourceEntryKind = 'file'): string | null {
     const folded = fold(path);
-    const previous = this.files.get(folded);
-    if (previous !== undefined) return previous === path ? `duplicates "${previous}"` : `collides with "${previous}" after Unicode normalisation and case folding`;
-    if (this.directories.has(folded)) return 'is both a file and a directory';
-    const segments = folded.split('/');
-    for (let i = 1; i < segments.length; i++) {
-      const parent = segments.slice(0, i).join('/');
-      if (this.files.has(parent)) return `is inside "${this.files.get(parent)}", which is a file`;
-    }
-    for (let i = 1; i < segments.length; i++) this.directories.add(segments.slice(0, i).join('/'));
-    this.files.set(folded, path);
+    const previous = this.entries.get(folded);
+    if (previous !== undefined) return previous.path === path ? `duplicates "${previous.path}"` : `collides with "${previous.path}" after Unicode normalisation and case folding`;
+    if (this.directories.has(folded)) return `is both ${KIND_NAMES[kind]} and a directory`;
+    const below = this.parentEntry(folded);
+    if (below) return below;
+    this.addParents(folded);
+    this.entries.set(folded, { path, kind });
+    return null;
+  }
+
+  /** Records a directory entry (already validated), or returns why it collides. */
+  addDirectory(path: string): string | null {
+    const folded = fold(path);
+    const previous = this.entries.get(folded);
+    if (previous !== undefined) return `is both a directory and ${KIND_NAMES[previous.kind]} ("${previous.path}")`;
+    const below = this.parentEntry(folded);
+    if (below) return below;
+    this.addParents(folded);
+    this.directories.add(folded);
     return null;
   }
 
   get size(): number {
-    return this.files.size;
+    return this.entries.size;
+  }
+
+  private parentEntry(folded: string): string | null {
+    const segments = folded.split('/');
+    for (let i = 1; i < segments.length; i++) {
+      const parent = this.entries.get(segments.slice(0, i).join('/'));
+      if (parent) return `is inside "${parent.path}", which is ${KIND_NAMES[parent.kind]}`;
+    }
+    return null;
+  }
+
+  private addParents(folded: string): void {
+    const segments = folded.split('/');
+    for (let i = 1; i < segments.length; i++) this.directories.add(segments.slice(0, i).join('/'));
   }
 }
 

@@ -3,13 +3,15 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore, StoredBlob } from '@slipway/blob';
 import { createGzip } from 'node:zlib';
-import { SOURCE_GZIP_LEVEL, sourceFileMode } from '@slipway/blob';
+import { SOURCE_GZIP_LEVEL, SOURCE_LINK_MODE, sourceFileMode } from '@slipway/blob';
 import type { UploadLimits } from '@slipway/contract';
 import { ApiException } from '@slipway/server';
 import tar from 'tar-stream';
 
 export interface WrittenSource extends Omit<StoredBlob, 'sha256'> {
+  /** Regular files. */
   files: number;
+  links: number;
   unpackedBytes: number;
 }
 
@@ -51,8 +53,9 @@ class WriteBatcher extends Transform {
 export type CompressedSize = () => number | undefined;
 
 /**
- * Streams validated files into the normalised source tar (libs/blob README: regular files only,
- * modes 0644/0755, uid/gid 0, mtime 0), gzip-compressed, and into the blob store. Enforces the file-count, file-size,
+ * Streams validated files and links into the normalised source tar (libs/blob README: regular
+ * files and relative symbolic links, modes 0644/0755, uid/gid 0, mtime 0), gzip-compressed, and
+ * into the blob store. Enforces the file-count, file-size,
  * unpacked-size and compression-ratio limits while the bytes flow, so a bomb is stopped early.
  */
 export class SourceTarWriter {
@@ -62,6 +65,7 @@ export class SourceTarWriter {
   private readonly output = new WriteBatcher();
   private readonly stored: Promise<StoredBlob>;
   private files = 0;
+  private links = 0;
   private unpacked = 0;
 
   /** `compressedBytes`: size of the archive as uploaded, for the compression-ratio limit. */
@@ -85,7 +89,7 @@ export class SourceTarWriter {
   /** Adds one regular file of `size` bytes; rejects with `too_large` or `bad_archive`. */
   async addFile(path: string, size: number, mode: number | undefined, content: Readable): Promise<void> {
     this.files += 1;
-    if (this.files > this.limits.maxFiles) throw new ApiException('too_large', `The source has more than ${this.limits.maxFiles} files.`);
+    this.assertEntries();
     this.assertFileSize(path, size);
     this.assertUnpacked(this.unpacked + size);
     let written = 0;
@@ -108,6 +112,15 @@ export class SourceTarWriter {
     if (written !== size) throw new ApiException('bad_archive', `"${path}" holds fewer bytes than its header declares.`);
   }
 
+  /** Adds one symbolic link whose target the caller checked (ArchiveEntryPaths). Links count as files toward `maxFiles`. */
+  async addLink(path: string, target: string): Promise<void> {
+    this.links += 1;
+    this.assertEntries();
+    await new Promise<void>((resolve, reject) => {
+      this.pack.entry({ name: path, type: 'symlink', linkname: target, mode: SOURCE_LINK_MODE, mtime: EPOCH, uid: 0, gid: 0 }, (error) => (error ? reject(error) : resolve()));
+    });
+  }
+
   /** Checks the ratio against bytes decompressed so far, including what a parser skips. */
   assertDecompressed(bytes: number, compressedBytes = this.compressedBytes()): void {
     const { maxCompressionRatio, compressionRatioFloorBytes, maxUnpackedBytes } = this.limits;
@@ -126,7 +139,7 @@ export class SourceTarWriter {
   async finish(): Promise<WrittenSource> {
     this.pack.finalize();
     const stored = await this.stored;
-    return { bytes: stored.bytes, files: this.files, unpackedBytes: this.unpacked };
+    return { bytes: stored.bytes, files: this.files, links: this.links, unpackedBytes: this.unpacked };
   }
 
   /** Stops writing; the blob store keeps nothing of it. */
@@ -135,6 +148,10 @@ export class SourceTarWriter {
     this.gzip.destroy();
     this.pack.destroy();
     await this.stored.catch(() => undefined);
+  }
+
+  private assertEntries(): void {
+    if (this.files + this.links > this.limits.maxFiles) throw new ApiException('too_large', `The source has more than ${this.limits.maxFiles} files.`);
   }
 
   private assertFileSize(path: string, size: number): void {
