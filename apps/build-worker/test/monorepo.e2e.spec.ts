@@ -6,34 +6,10 @@
  * as the server it built. Real worker, build and runtime sandboxes, edge; no registry needed
  * (the projects have no outside dependencies).
  */
-import { request } from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { sourceTar, type DeployHarness } from '@slipway/testing';
-import { startRegistryPlatform } from './registry-platform.js';
+import type { DeployHarness } from '@slipway/testing';
+import { getThroughEdge, projectTar, startRegistryPlatform } from './registry-platform.js';
 
-function get(port: number, host: string, path = '/'): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, headers: { host }, timeout: 20_000 }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString('utf8')));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.end();
-  });
-}
 
-async function projectTar(files: Record<string, string>): Promise<Buffer> {
-  const empty = await mkdtemp(join(tmpdir(), 'monorepo-src-'));
-  try {
-    return await sourceTar(empty, files);
-  } finally {
-    await rm(empty, { recursive: true, force: true });
-  }
-}
 
 const json = (value: unknown) => JSON.stringify(value, null, 2);
 
@@ -86,7 +62,7 @@ rootOnly('monorepos and servers in the build output (real worker, edge, sandboxe
       commands: { install: 'npm install', build: '(cd packages/greet && npm run build)', start: 'cd apps/api && npm run start' },
       workspace: { declaredIn: 'package.json "workspaces"', candidates: ['apps/api', 'apps/site'], builtFirst: ['packages/greet'] },
     });
-    const reply = await get(port, `mono-api.localhost:${port}`);
+    const reply = await getThroughEdge(port, `mono-api.localhost:${port}`);
     expect(reply.status).toBe(200);
     const body = JSON.parse(reply.body) as { message: string; cwd: string };
     expect(body.message).toBe('hello api from a built library');
@@ -98,7 +74,7 @@ rootOnly('monorepos and servers in the build output (real worker, edge, sandboxe
     if (row.error) console.log(row.steps.map((s) => `${s.name}: ${s.log}`).join('\n').slice(-4000));
     expect(row.error).toBeNull();
     expect(row.spec).toMatchObject({ kind: 'spa', rootDirectory: 'apps/site', outputDir: 'apps/site/dist', commands: { build: 'cd apps/site && npm run build' } });
-    const reply = await get(port, `mono-site.localhost:${port}`, '/some/deep/link');
+    const reply = await getThroughEdge(port, `mono-site.localhost:${port}`, '/some/deep/link');
     expect(reply.status).toBe(200);
     expect(reply.body).toContain('the site of the monorepo');
   }, 420_000);
@@ -118,7 +94,7 @@ rootOnly('monorepos and servers in the build output (real worker, edge, sandboxe
     expect(row.error).toBeNull();
     expect(row.spec).toMatchObject({ kind: 'node', commands: { start: 'node .output/server/index.mjs' }, outputDir: '.output/public', startSource: 'framework' });
     expect((row.spec as { reasons: string[] }).reasons).toContainEqual(expect.stringContaining("the build wrote Nitro's node server"));
-    const reply = await get(port, `nitro-out.localhost:${port}`, '/page?x=1');
+    const reply = await getThroughEdge(port, `nitro-out.localhost:${port}`, '/page?x=1');
     expect(reply.body).toBe('rendered by the server the build wrote /page?x=1');
   }, 420_000);
 });

@@ -4,36 +4,14 @@
  * each on the Node it asked for, fetched from the npm registry (cached per machine, shared with
  * libs/runtime's toolchain tests).
  */
-import { request } from 'node:http';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FIXTURES, sourceTar, type DeployHarness } from '@slipway/testing';
-import { TOOLCHAINS, startRegistryPlatform } from './registry-platform.js';
+import { FIXTURES, type DeployHarness } from '@slipway/testing';
+import { TOOLCHAINS, getThroughEdge, projectTar, startRegistryPlatform } from './registry-platform.js';
 
 const SERVER = "require('node:http').createServer((q, s) => s.end(JSON.stringify({ version: process.version, execPath: process.execPath }))).listen(Number(process.env.PORT));\n";
 
-function get(port: number, host: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/', headers: { host }, timeout: 20_000 }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString('utf8')));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.end();
-  });
-}
 
-async function projectTar(files: Record<string, string>): Promise<Buffer> {
-  const empty = await mkdtemp(join(tmpdir(), 'node-versions-src-'));
-  try {
-    return await sourceTar(empty, files);
-  } finally {
-    await rm(empty, { recursive: true, force: true });
-  }
-}
 
 const rootOnly = process.getuid?.() === 0 ? describe : describe.skip;
 
@@ -80,7 +58,7 @@ rootOnly('Node versions, deployed (real worker, edge, sandboxes, npm registry)',
     // The build ran on it...
     expect(row.steps.find((s) => s.name === 'build')!.log).toContain(`v${version}`);
     // ...and so does the release the edge serves.
-    const reply = await get(port, `${slug}.localhost:${port}`);
+    const reply = await getThroughEdge(port, `${slug}.localhost:${port}`);
     expect(reply.status).toBe(200);
     const body = JSON.parse(reply.body) as { version: string; execPath: string };
     expect(body.version).toBe(`v${version}`);
@@ -106,7 +84,7 @@ rootOnly('Node versions, deployed (real worker, edge, sandboxes, npm registry)',
       const version = (row.spec as { nodeVersion: string }).nodeVersion;
       expect(version).toMatch(/^22\./);
       expect(row.steps.find((s) => s.name === 'build')!.log).toContain(`v${version}`);
-      const body = JSON.parse((await get(edgePort, `off22.localhost:${edgePort}`)).body) as { version: string; execPath: string };
+      const body = JSON.parse((await getThroughEdge(edgePort, `off22.localhost:${edgePort}`)).body) as { version: string; execPath: string };
       expect(body).toEqual({ version: `v${version}`, execPath: join(TOOLCHAINS, 'node', version, 'bin', 'node') });
     } finally {
       await off.close();

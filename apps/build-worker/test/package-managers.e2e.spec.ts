@@ -5,26 +5,13 @@
  * and run by the real edge. Checks the frozen install, the release without dev dependencies or
  * build caches, the build cache kept for the next build, and the dependency cache per manager.
  */
-import { request } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURES, sourceTar, type DeployHarness } from '@slipway/testing';
-import { startRegistryPlatform } from './registry-platform.js';
+import { getThroughEdge, startRegistryPlatform } from './registry-platform.js';
 
 
-function get(port: number, host: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/', headers: { host }, timeout: 20_000 }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString('utf8')));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.end();
-  });
-}
 
 interface Served {
   build: { agent: string | null; node: string; builds: number; devDependencyAtBuild: boolean };
@@ -71,7 +58,7 @@ rootOnly('package managers, deployed (real worker, edge, sandboxes, npm registry
     expect(spec.artifact.bytes).toBeGreaterThan(0);
     expect(spec.artifact.files).toBeGreaterThan(3);
 
-    const served = JSON.parse((await get(port, `${slug}.localhost:${port}`)).body) as Served;
+    const served = JSON.parse((await getThroughEdge(port, `${slug}.localhost:${port}`)).body) as Served;
     expect(served.escaped).toBe('&lt;pm&gt;');
     expect(served.build.agent).toMatch(agent);
     expect(served.build.devDependencyAtBuild).toBe(true);
@@ -84,7 +71,7 @@ rootOnly('package managers, deployed (real worker, edge, sandboxes, npm registry
     expect(second.error).toBeNull();
     expect(log(second, 'install')).toMatch(/dependencies restored from the cache/);
     expect(log(second, 'build')).toMatch(/build caches restored: node_modules\/\.cache/);
-    const again = JSON.parse((await get(port, `${slug}.localhost:${port}`)).body) as Served;
+    const again = JSON.parse((await getThroughEdge(port, `${slug}.localhost:${port}`)).body) as Served;
     expect(again.build.builds).toBe(2);
     expect(again.devDependencyShipped).toBe(false);
   }, 900_000);

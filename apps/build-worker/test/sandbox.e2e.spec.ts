@@ -9,7 +9,8 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeployHarness, FIXTURES, freePort, sourceTar, waitFor } from '@slipway/testing';
+import { DeployHarness, FIXTURES, freePort, waitFor } from '@slipway/testing';
+import { projectTar } from './registry-platform.js';
 
 /** Prints `PROBE <stage> <host:port> CONNECTED|<error code>` for each target, and never fails. */
 function probeScript(targets: string[]): string {
@@ -29,14 +30,6 @@ const stage = process.argv[2];
 `;
 }
 
-async function projectTar(files: Record<string, string>): Promise<Buffer> {
-  const empty = await mkdtemp(join(tmpdir(), 'sandbox-e2e-src-'));
-  try {
-    return await sourceTar(empty, files);
-  } finally {
-    await rm(empty, { recursive: true, force: true });
-  }
-}
 
 describe('build sandbox end to end (real worker, pasta, bubblewrap)', () => {
   let h: DeployHarness;

@@ -8,6 +8,7 @@ export * from './logs/log-ring.js';
 export * from './logs/release-log.js';
 export * from './logs/log-lines.js';
 export * from './release-extractor.js';
+export * from './safe-extraction.js';
 export * from './release-switch.js';
 export * from './tree-links.js';
 export * from './watch/release-watch.js';

@@ -1,4 +1,3 @@
-import { constants } from 'node:fs';
 import { lstat, mkdir, open, rename, rm, stat, symlink, type FileHandle } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -6,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import tarStream from 'tar-stream';
+import { CREATE_FILE, ensureParents, entrySegments } from './safe-extraction.js';
 import { resolveLinkInTree } from './tree-links.js';
 
 /** A release artifact that breaks the rules below; nothing of it is kept. */
@@ -13,39 +13,16 @@ export class UnsafeReleaseError extends Error {
   override readonly name = 'UnsafeReleaseError';
 }
 
-// eslint-disable-next-line no-control-regex -- names with control characters are refused on purpose
-const SEGMENT = /^[^\u0000-\u001f\u007f/\\]+$/;
-/** Create, never open what exists, never follow a link in the last component. */
-const CREATE_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 /** Entries up to this size are gathered in memory and written with one call; larger ones stream. */
 const WHOLE_WRITE_BYTES = 4 * 1024 * 1024;
 
 function segmentsOf(name: string): string[] {
-  const trimmed = name.endsWith('/') ? name.slice(0, -1) : name;
-  const segments = trimmed.split('/');
-  if (!trimmed || trimmed.startsWith('/') || segments.some((s) => s === '' || s === '.' || s === '..' || !SEGMENT.test(s))) {
-    throw new UnsafeReleaseError(`release entry with a name Slipway refuses: ${JSON.stringify(name)}`);
-  }
-  return segments;
+  return entrySegments(name, () => new UnsafeReleaseError(`release entry with a name Slipway refuses: ${JSON.stringify(name)}`));
 }
 
-/**
- * Makes sure every parent of an entry is a real directory created by this extraction: a parent
- * that is a link (or a file) is refused, so no write ever goes through a link. `known` holds the
- * directories this extraction already made or checked: nothing in an extraction ever removes or
- * replaces a path (every creation is exclusive), so a directory once checked stays one and is not
- * looked at again (a release's 1 300 files sit ~8 levels deep: 10 000 lstat calls otherwise).
- */
-async function ensureParents(root: string, segments: string[], name: string, known: Set<string>): Promise<void> {
-  for (let i = 1; i < segments.length; i += 1) {
-    const relative = segments.slice(0, i).join('/');
-    if (known.has(relative)) continue;
-    const dir = join(root, relative);
-    const info = await lstat(dir).catch(() => null);
-    if (info && !info.isDirectory()) throw new UnsafeReleaseError(`release entry ${JSON.stringify(name)} is below ${JSON.stringify(relative)}, which is not a directory`);
-    if (!info) await mkdir(dir, { mode: 0o755 });
-    known.add(relative);
-  }
+/** Parents made only as real directories (see `ensureParents`): no write ever goes through a link. */
+function parentsOf(root: string, segments: string[], name: string, known: Set<string>): Promise<void> {
+  return ensureParents(root, segments, known, { mode: 0o755, refuse: (parent) => new UnsafeReleaseError(`release entry ${JSON.stringify(name)} is below ${JSON.stringify(parent)}, which is not a directory`) });
 }
 
 function createFile(target: string, mode: number, name: string): Promise<FileHandle> {
@@ -77,7 +54,7 @@ export async function extractRelease(artifact: Readable, dir: string): Promise<v
     for await (const entry of extract) {
       const { name, type, linkname, mode } = entry.header;
       const segments = segmentsOf(name);
-      await ensureParents(root, segments, name, known);
+      await parentsOf(root, segments, name, known);
       const target = join(root, ...segments);
       if (type === 'file') {
         const handle = await createFile(target, mode ?? 0o644, name);

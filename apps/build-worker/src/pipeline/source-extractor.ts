@@ -1,49 +1,26 @@
-import { constants } from 'node:fs';
 import { lstat, mkdir, open, realpath, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { SOURCE_DIRECTORY_MODE, SOURCE_EXECUTABLE_MODE, SOURCE_FILE_MODE, isGzip } from '@slipway/blob';
-import { resolveLinkInTree } from '@slipway/runtime';
+import { CREATE_FILE, ensureParents, entrySegments, resolveLinkInTree } from '@slipway/runtime';
 import tarStream from 'tar-stream';
 import { StepFailure } from './step-recorder.js';
 
-// eslint-disable-next-line no-control-regex -- names with control characters are refused on purpose
-const SEGMENT = /^[^\u0000-\u001f\u007f/\\]+$/;
 // eslint-disable-next-line no-control-regex -- targets with control characters are refused on purpose
 const BAD_TARGET = /[\u0000-\u001f\u007f\\]/;
-/** Create, never open what exists, never follow a link in the last component. */
-const CREATE_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 function segmentsOf(name: string): string[] {
-  const trimmed = name.endsWith('/') ? name.slice(0, -1) : name;
-  const segments = trimmed.split('/');
-  if (!trimmed || trimmed.startsWith('/') || segments.some((s) => s === '' || s === '.' || s === '..' || !SEGMENT.test(s))) {
-    throw new StepFailure('bad_source', `the source contains a path Slipway refuses: ${JSON.stringify(name)}`);
-  }
-  return segments;
+  return entrySegments(name, () => new StepFailure('bad_source', `the source contains a path Slipway refuses: ${JSON.stringify(name)}`));
 }
 
-/**
- * Makes sure every parent of an entry is a real directory this extraction made: a parent that is
- * a link (or a file) is refused, so no write ever goes through a link (`dir -> ../..`, then
- * `dir/x`), whatever the gateway let through. `known` holds the directories already made or
- * checked: an extraction never removes or replaces a path (every creation is exclusive), so a
- * directory once checked stays one.
- */
-async function ensureParents(root: string, segments: string[], name: string, known: Set<string>): Promise<void> {
-  for (let i = 1; i < segments.length; i += 1) {
-    const relative = segments.slice(0, i).join('/');
-    if (known.has(relative)) continue;
-    const dir = join(root, relative);
-    const info = await lstat(dir).catch(() => null);
-    if (info && !info.isDirectory()) {
-      throw new StepFailure('bad_source', `the source writes ${JSON.stringify(name)} below ${JSON.stringify(relative)}, which is ${info.isSymbolicLink() ? 'a symbolic link' : 'not a directory'}`);
-    }
-    if (!info) await mkdir(dir, { mode: SOURCE_DIRECTORY_MODE });
-    known.add(relative);
-  }
+/** Parents made only as real directories (libs/runtime `ensureParents`): whatever the gateway let through, no write goes through a link. */
+function parentsOf(root: string, segments: string[], name: string, known: Set<string>): Promise<void> {
+  return ensureParents(root, segments, known, {
+    mode: SOURCE_DIRECTORY_MODE,
+    refuse: (parent, isLink) => new StepFailure('bad_source', `the source writes ${JSON.stringify(name)} below ${JSON.stringify(parent)}, which is ${isLink ? 'a symbolic link' : 'not a directory'}`),
+  });
 }
 
 function twice(name: string): StepFailure {
@@ -99,7 +76,7 @@ export async function extractSource(source: Readable, root: string): Promise<{ f
     for await (const entry of extract) {
       const { name, type, mode, size, linkname } = entry.header;
       const segments = segmentsOf(name);
-      await ensureParents(absoluteRoot, segments, name, known);
+      await parentsOf(absoluteRoot, segments, name, known);
       const target = join(absoluteRoot, ...segments);
       if (type === 'file') {
         const fileMode = (mode ?? 0) & 0o111 ? SOURCE_EXECUTABLE_MODE : SOURCE_FILE_MODE;
