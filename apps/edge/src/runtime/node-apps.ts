@@ -1,4 +1,5 @@
-import type { RunningRelease, RuntimeDriver } from '@slipway/runtime';
+import { isDeepStrictEqual } from 'node:util';
+import type { ReleaseToRun, RunningRelease, RuntimeDriver } from '@slipway/runtime';
 import type { Upstream } from '../proxy/proxy.js';
 import type { StartQueue } from './start-queue.js';
 
@@ -31,6 +32,28 @@ function live(release: RunningRelease): Live {
 
 /** A prepared release that never went live is stopped after this long. */
 const PREPARED_TTL_MS = 10 * 60_000;
+
+/**
+ * A release no longer live, stopped once nothing is proxied to it any more — unless the
+ * application asks for it back first (a rollback): see `NodeApps.takeBack`.
+ */
+interface Draining {
+  applicationId: string;
+  entry: Live;
+  /** Set once the drain stops it: from then on it cannot be taken back. */
+  stopping?: Promise<void>;
+  /** Resolves once the drain is over (the release stopped, or taken back). */
+  done: Promise<void>;
+}
+
+/**
+ * The same process serves a release asked for again only when it would be started as it runs:
+ * same environment, command, Node and ports it may reach. Where it listens (`port`) is the
+ * runtime's choice (the data plane's free slot, which the draining process itself holds).
+ */
+function runsAs(running: ReleaseToRun, wanted: ReleaseToRun): boolean {
+  return isDeepStrictEqual({ ...running, port: undefined }, { ...wanted, port: undefined });
+}
 
 interface Prepared {
   applicationId: string;
@@ -67,11 +90,26 @@ export interface StartOptions {
  * The Node releases this edge runs. `prepare` starts a release next to the live one and resolves
  * once it is healthy; `activate` swaps the application's upstream in one assignment, then drains
  * the previous process (in-flight requests finish, SIGTERM after the grace period).
+ *
+ * One release id runs as one process at a time. A release asked for again while it still drains
+ * (a rollback just after a deploy) is not started again: neither driver can run it twice — the
+ * runtime supervisor hands back the process it still holds, which the drain would then stop
+ * under the live route (502s), and the local driver would start a second one in the same release
+ * directory and cgroup, which the drain's stop kills with the first. So the drain is called off
+ * and the running process serves again (`takeBack`); when it would not run as asked (its
+ * environment changed meanwhile) or is already being stopped, the release starts afresh once the
+ * drain is over, while the live release keeps serving.
  */
 export class NodeApps {
   private readonly live = new Map<string, Live>();
   private readonly prepared = new Map<string, Prepared>();
   private readonly activating = new Map<string, Promise<void>>();
+  /** By release id. */
+  private readonly draining = new Map<string, Draining>();
+  /** What each release was started with (its environment among it): whether a draining one can serve again as asked. */
+  private readonly startedAs = new WeakMap<RunningRelease, ReleaseToRun>();
+  /** Each release's entry, one for its whole life: requests still in flight from before a drain that was called off count in the next one. */
+  private readonly entries = new WeakMap<RunningRelease, Live>();
 
   constructor(
     private readonly driver: RuntimeDriver,
@@ -93,9 +131,8 @@ export class NodeApps {
       if (!options.background) this.turns?.queue.bump(applicationId);
       return existing.release;
     }
-    const start = () => this.describe(releaseId).then((spec) => this.driver.start(spec));
-    const turns = this.turns;
-    const release = turns ? turns.queue.run(applicationId, start, { urgent: !options.background, immediate: turns.running(releaseId) }) : start();
+    const draining = this.draining.get(releaseId);
+    const release = draining?.applicationId === applicationId ? this.takeBack(draining, options) : this.start(applicationId, releaseId, options);
     const entry: Prepared = { applicationId, release };
     this.prepared.set(releaseId, entry);
     // The clock starts once it is running (not while it waits its turn).
@@ -114,6 +151,34 @@ export class NodeApps {
       },
     );
     return release;
+  }
+
+  private start(applicationId: string, releaseId: string, options: StartOptions): Promise<RunningRelease> {
+    const start = async () => {
+      const spec = await this.describe(releaseId);
+      const running = await this.driver.start(spec);
+      this.startedAs.set(running, spec);
+      return running;
+    };
+    const turns = this.turns;
+    return turns ? turns.queue.run(applicationId, start, { urgent: !options.background, immediate: turns.running(releaseId) }) : start();
+  }
+
+  /**
+   * The release asked for again while it drains: its drain is called off and its process serves
+   * again, when it runs as it would be started now and is not being stopped yet (decided in one
+   * step, so the drain cannot stop it after that). Else it starts afresh once the drain is over.
+   */
+  private async takeBack(draining: Draining, options: StartOptions): Promise<RunningRelease> {
+    const { applicationId, entry: { release } } = draining;
+    const wanted = await this.describe(release.releaseId);
+    const startedAs = this.startedAs.get(release);
+    if (this.draining.get(release.releaseId) === draining && !draining.stopping && startedAs && runsAs(startedAs, wanted)) {
+      this.draining.delete(release.releaseId);
+      return release;
+    }
+    await draining.done;
+    return this.start(applicationId, release.releaseId, options);
   }
 
   /** Makes `releaseId` the application's upstream (starting it first if needed). */
@@ -136,7 +201,7 @@ export class NodeApps {
     }
     const previous = this.live.get(applicationId);
     if (previous?.release === next) return;
-    this.live.set(applicationId, live(next));
+    this.live.set(applicationId, this.entryOf(next));
     let reloaded: unknown;
     try {
       reloaded = await this.plane?.switched();
@@ -150,7 +215,16 @@ export class NodeApps {
       this.stopped(next);
       throw error;
     }
-    if (previous) void this.drain(previous, reloaded);
+    if (previous) void this.drain(applicationId, previous, reloaded);
+  }
+
+  private entryOf(release: RunningRelease): Live {
+    let entry = this.entries.get(release);
+    if (!entry) {
+      entry = live(release);
+      this.entries.set(release, entry);
+    }
+    return entry;
   }
 
   /** Stops the application's process (it has no Node release any more). */
@@ -159,23 +233,38 @@ export class NodeApps {
     if (!previous) return;
     this.live.delete(applicationId);
     const reloaded = await this.plane?.switched().catch(() => undefined);
-    await this.drain(previous, reloaded);
+    await this.drain(applicationId, previous, reloaded);
   }
 
-  /** Stopped once nobody is proxying to it any more: this edge's requests and the data plane's old workers (each at most the grace period). */
-  private async drain(old: Live, reloaded?: unknown): Promise<void> {
-    if (this.plane && reloaded !== undefined) await this.plane.drained(reloaded, old.release, this.drainGraceMs);
-    if (old.inflight > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.drainGraceMs);
-        old.drained = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+  /**
+   * Stopped once nobody is proxying to it any more: this edge's requests and the data plane's old
+   * workers (each at most the grace period) — unless it was taken back meanwhile (`takeBack`) or
+   * stopped with everything else (`stopAll`).
+   */
+  private async drain(applicationId: string, old: Live, reloaded?: unknown): Promise<void> {
+    const releaseId = old.release.releaseId;
+    let over!: () => void;
+    const draining: Draining = { applicationId, entry: old, done: new Promise<void>((resolve) => (over = resolve)) };
+    this.draining.set(releaseId, draining);
+    try {
+      if (this.plane && reloaded !== undefined) await this.plane.drained(reloaded, old.release, this.drainGraceMs);
+      if (old.inflight > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.drainGraceMs);
+          old.drained = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      if (this.draining.get(releaseId) !== draining) return;
+      draining.stopping = old.release.stop();
+      await draining.stopping;
+      this.stopped(old.release);
+    } finally {
+      if (this.draining.get(releaseId) === draining) this.draining.delete(releaseId);
+      over();
     }
-    await old.release.stop();
-    this.stopped(old.release);
   }
 
   upstream(applicationId: string): Upstream | undefined {
@@ -196,9 +285,9 @@ export class NodeApps {
     return this.live.get(applicationId)?.release.releaseId;
   }
 
-  /** The releases this edge runs or has prepared (their unpacked trees must stay). */
+  /** The releases this edge runs (live or draining) or has prepared (their unpacked trees must stay). */
   releaseIds(): string[] {
-    return [...[...this.live.values()].map((l) => l.release.releaseId), ...this.prepared.keys()];
+    return [...[...this.live.values()].map((l) => l.release.releaseId), ...this.draining.keys(), ...this.prepared.keys()];
   }
 
   logs(releaseId: string): string | undefined {
@@ -206,12 +295,16 @@ export class NodeApps {
     return undefined;
   }
 
+  /** Stops every release now: live, prepared, and draining (their drains then stop nothing). */
   async stopAll(): Promise<void> {
     const all = [...this.live.values()];
     this.live.clear();
+    const draining = [...this.draining.values()];
+    this.draining.clear();
     for (const p of this.prepared.values()) clearTimeout(p.timer);
     const prepared = [...this.prepared.values()].map((p) => p.release.then((r) => r.stop(), () => undefined));
     this.prepared.clear();
-    await Promise.all([...all.map((l) => l.release.stop().then(() => this.stopped(l.release))), ...prepared]);
+    const stopping = draining.map((d) => d.stopping ?? d.entry.release.stop().then(() => this.stopped(d.entry.release)));
+    await Promise.all([...all.map((l) => l.release.stop().then(() => this.stopped(l.release))), ...prepared, ...stopping]);
   }
 }
