@@ -6,7 +6,9 @@
  * as the server it built. Real worker, build and runtime sandboxes, edge; no registry needed
  * (the projects have no outside dependencies).
  */
-import type { DeployHarness } from '@slipway/testing';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FIXTURES, type DeployHarness } from '@slipway/testing';
 import { getThroughEdge, projectTar, startRegistryPlatform } from './registry-platform.js';
 
 
@@ -77,6 +79,25 @@ rootOnly('monorepos and servers in the build output (real worker, edge, sandboxe
     const reply = await getThroughEdge(port, `mono-site.localhost:${port}`, '/some/deep/link');
     expect(reply.status).toBe(200);
     expect(reply.body).toContain('the site of the monorepo');
+  }, 420_000);
+
+  it('a project in a sub-folder (no workspace): installed there from its own lockfile, twice (no dependency cache at the top level)', async () => {
+    const files = {
+      'README.md': '# the service lives in service/\n',
+      'slipway.json': json({ rootDirectory: 'service' }),
+      'service/package.json': json({ name: 'node-server-fixture', private: true, version: '1.0.0', scripts: { start: 'node server.js' }, dependencies: { 'escape-html': '1.0.3' } }),
+      'service/package-lock.json': await readFile(join(FIXTURES, 'node-server', 'package-lock.json'), 'utf8'),
+      'service/server.js': "const escape = require('escape-html');\nrequire('node:http').createServer((q, s) => s.end(escape('<sub-folder>'))).listen(Number(process.env.PORT));\n",
+    };
+    const appId = await h.createApplication({ slug: 'sub-folder' });
+    for (const attempt of ['first', 'second']) {
+      const row = await h.waitForFinal(await h.deploy(appId, await projectTar(files)), 400_000);
+      if (row.error) console.log(attempt, row.steps.map((s) => `${s.name}: ${s.log}`).join('\n').slice(-4000));
+      expect(row.error).toBeNull();
+      expect(row.spec).toMatchObject({ rootDirectory: 'service', lockfile: 'service/package-lock.json', commands: { install: 'cd service && npm ci', start: 'cd service && npm run start' } });
+      expect(row.steps.find((s) => s.name === 'install')!.log).toContain('dependencies are not cached for a project in a sub-folder (service)');
+      expect((await getThroughEdge(port, `sub-folder.localhost:${port}`)).body).toBe('&lt;sub-folder&gt;');
+    }
   }, 420_000);
 
   it("a front end whose build writes Nitro's .output/server is run as that server", async () => {

@@ -17,9 +17,9 @@ export const installStep: PipelineStep = {
     await rm(join(src, 'node_modules'), { recursive: true, force: true });
     const owner = sandbox.mode.kind === 'bwrap' ? { uid: sandbox.mode.uid, gid: sandbox.mode.gid } : undefined;
     // Unsandboxed, the install runs as the worker's own user and could rewrite the cache: none is used.
-    // A workspace installs node_modules in each package too, and the cache keeps the top level's only: none is used.
-    if (project.workspace && project.lockfile && cache.enabled) log('dependencies are not cached for a workspace (each package has node_modules of its own); the package manager\'s download cache still is');
-    const key = project.lockfile && owner && cache.enabled && !project.workspace
+    // The cache keeps the top level's node_modules only: a workspace (node_modules in each package too) or a project in a sub-folder uses none.
+    if (project.rootDirectory && project.lockfile && cache.enabled) log(`dependencies are not cached for ${project.workspace ? 'a workspace (each package has node_modules of its own)' : `a project in a sub-folder (${project.rootDirectory})`}; the package manager's download cache still is`);
+    const key = project.lockfile && owner && cache.enabled && !project.rootDirectory
       ? await cache.keyFor(applicationId, src, project.lockfile, `${project.packageManager ?? 'npm'}@${project.packageManagerVersion ?? 'bundled'}`, project.nodeVersion ?? process.version).catch((error: Error) => {
         log(`dependencies are not cached: ${project.lockfile} cannot be read (${error.message.replaceAll(src, '.')})`);
         return null;
