@@ -75,6 +75,8 @@ export async function startPlatform(label: string): Promise<PlatformUnderTest> {
     throw new Error(`${(error as Error).message}\n${gateway.output()}`, { cause: error });
   }
   const sql = new pg.Pool({ connectionString: db.url, max: 2 });
+  // The database is dropped WITH (FORCE) at close: a connection still closing must not crash the test.
+  sql.on('error', () => undefined);
   const children = new Set<ChildProcess>();
 
   const cliEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ PATH: process.env['PATH'], SLIPWAY_URL: url, SLIPWAY_POLL_INTERVAL_MS: '100', ...extra });

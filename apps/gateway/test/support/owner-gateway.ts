@@ -27,6 +27,8 @@ export async function startOwnerGateway(label: string, overrides: Record<string,
   const app = await startHttpApp({ name: 'gateway', module: AppModule.register(config), port: 0, host: '127.0.0.1', logLevel: 'error', baseUrl: 'http://localhost:3000' });
   const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
   const sql = new pg.Pool({ connectionString: db.url, max: 2 });
+  // The database is dropped WITH (FORCE) at close: a connection still closing must not crash the test.
+  sql.on('error', () => undefined);
   return {
     url,
     app,

@@ -40,6 +40,8 @@ export async function startGateway(label: string, overrides: Record<string, stri
   const app = await startHttpApp({ name: 'gateway', module: AppModule.register(config), port: 0, host: '127.0.0.1', logLevel: options.logLevel ?? 'warn', baseUrl: 'http://localhost:3000' });
   const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
   const sql = new pg.Pool({ connectionString: db.url, max: 3 });
+  // close() drops the database WITH (FORCE): a connection still closing then ends with 57P01, which an idle pool emits as 'error'.
+  sql.on('error', () => undefined);
   const { rows } = await sql.query<{ id: string }>(`INSERT INTO owners (email) VALUES ($1) RETURNING id`, [`${label}-${Date.now()}@example.com`]);
   const ownerId = rows[0]!.id;
   return {
