@@ -11,8 +11,6 @@ import { join } from 'node:path';
 import { FIXTURES, type DeployHarness } from '@slipway/testing';
 import { getThroughEdge, projectTar, startRegistryPlatform } from './registry-platform.js';
 
-
-
 const json = (value: unknown) => JSON.stringify(value, null, 2);
 
 /** npm workspaces: apps/api (a server using the library), apps/site (a built front end), packages/greet (a library with a build). */

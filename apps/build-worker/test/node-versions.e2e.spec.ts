@@ -11,8 +11,6 @@ import { TOOLCHAINS, getThroughEdge, projectTar, startRegistryPlatform } from '.
 
 const SERVER = "require('node:http').createServer((q, s) => s.end(JSON.stringify({ version: process.version, execPath: process.execPath }))).listen(Number(process.env.PORT));\n";
 
-
-
 const rootOnly = process.getuid?.() === 0 ? describe : describe.skip;
 
 rootOnly('Node versions, deployed (real worker, edge, sandboxes, npm registry)', () => {

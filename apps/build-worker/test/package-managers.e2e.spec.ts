@@ -11,8 +11,6 @@ import { join } from 'node:path';
 import { FIXTURES, sourceTar, type DeployHarness } from '@slipway/testing';
 import { getThroughEdge, startRegistryPlatform } from './registry-platform.js';
 
-
-
 interface Served {
   build: { agent: string | null; node: string; builds: number; devDependencyAtBuild: boolean };
   escaped: string;

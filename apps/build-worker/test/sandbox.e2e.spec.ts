@@ -30,7 +30,6 @@ const stage = process.argv[2];
 `;
 }
 
-
 describe('build sandbox end to end (real worker, pasta, bubblewrap)', () => {
   let h: DeployHarness;
   let platformPort: Server;
