@@ -7,8 +7,13 @@ async function listener(fds: number): Promise<{ child: ChildProcess; port: numbe
   const code = `const fs = require('node:fs'); for (let i = 0; i < ${fds}; i++) fs.openSync('/dev/null', 'r');
     const server = require('node:net').createServer().listen(0, '127.0.0.1', () => console.log(server.address().port));`;
   const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const [line] = (await once(child.stdout!, 'data')) as [Buffer];
-  return { child, port: Number(line.toString().trim()) };
+  // The port line may come in more than one chunk: read up to its newline (seen: "NaN" from a first chunk).
+  let text = '';
+  while (!text.includes('\n')) {
+    const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
+    text += chunk.toString();
+  }
+  return { child, port: Number(text.trim()) };
 }
 
 describe('the ports a release listens on, read from /proc', () => {
