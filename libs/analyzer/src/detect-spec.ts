@@ -298,7 +298,8 @@ export function detectProject(files: ProjectFile[], options: DetectOptions = {})
   const workspace = readWorkspace(files);
   const inherited = withoutRootDirectory(rootOverrides);
   const rootPkg = parsePackageJson(files.find((f) => f.path === 'package.json'));
-  const rootManager = rootPkg ? packageManagerOf(rootPkg, new Set(files.map((f) => f.path)), files) : null;
+  // Only a workspace's packages borrow the top level's manager; a single project reads its own in detectAt.
+  const rootManager = workspace && rootPkg ? packageManagerOf(rootPkg, new Set(files.map((f) => f.path)), files) : null;
   const within = (dir: string): Within | undefined => (workspace && rootManager ? { manager: rootManager, overrides: files.some((f) => f.path === `${dir}/${OVERRIDE_FILE}`) ? {} : inherited } : undefined);
   const candidates = workspace ? deployablePackages(files, workspace, within) : [];
   const chosen = fromField

@@ -365,14 +365,15 @@ export const RECOGNISERS: [string, Recogniser][] = [
 /**
  * What a build produced that says how to run it, when nothing before the build did: Nitro's
  * server (`.output/server/index.mjs`, written by TanStack Start, SolidStart, Analog, Nuxt and
- * Nitro's own builds). Null when the spec already runs a server or the output has none.
+ * Nitro's own builds), started as a Node release.
  */
-export function serverInBuildOutput(has: (path: string) => boolean): { start: string; outputDir: string; buildOutput: string; reason: string } | null {
-  if (has('.output/server/index.mjs')) {
-    return { start: 'node .output/server/index.mjs', outputDir: '.output/public', buildOutput: '.output', reason: "the build wrote Nitro's node server (.output/server/index.mjs, reads PORT): started with node .output/server/index.mjs, public files in .output/public" };
-  }
-  return null;
-}
+export const NITRO_BUILD_OUTPUT = {
+  entry: '.output/server/index.mjs',
+  start: 'node .output/server/index.mjs',
+  outputDir: '.output/public',
+  buildOutput: '.output',
+  reason: "the build wrote Nitro's node server (.output/server/index.mjs, reads PORT): started with node .output/server/index.mjs, public files in .output/public",
+} as const;
 /** Values of `framework` in slipway.json besides the recognised frameworks. */
 export const GENERIC_FRAMEWORKS = ['static', 'node'];
 

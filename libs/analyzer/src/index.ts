@@ -9,4 +9,4 @@ export * from './secret-patterns.js';
 export * from './source-findings.js';
 export * from './types.js';
 export * from './workspaces.js';
-export { serverInBuildOutput } from './frameworks.js';
+export { NITRO_BUILD_OUTPUT } from './frameworks.js';

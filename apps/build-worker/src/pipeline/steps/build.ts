@@ -1,6 +1,6 @@
 import { lstat, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { buildOutputWarnings, parsePackageJson, serverInBuildOutput, type ProjectSpec } from '@slipway/analyzer';
+import { NITRO_BUILD_OUTPUT, buildOutputWarnings, parsePackageJson, type ProjectSpec } from '@slipway/analyzer';
 import { realDirectory } from '../build-caches.js';
 import type { PipelineStep } from '../deploy-context.js';
 import { pruneCommand, readPackageJsonOf } from '../manager-commands.js';
@@ -44,7 +44,7 @@ export const buildStep: PipelineStep = {
       }
       const output = await commands.exec(sandbox, project.commands.build, { root, src, env: { ...commands.buildEnv(sandbox, app.buildVariables, root, node, pm), ...standaloneEnv }, toolchain: node, manager: pm, failure: 'build_failed', shutdown: context.shutdown, budget: context.budget, disk: context.disk, usage: context, log });
       context.warnings.push(...buildOutputWarnings(context.recorder.redact(output)));
-      const server = await serverFromOutput(project, appDir);
+      const server = await serverFromOutput(project, src, appDir);
       if (server) log(`the build wrote a server: ${server}`);
       // What the build must produce (a framework's server bundle, e.g. SvelteKit's build/), else what is served.
       const produced = project.buildOutput ?? project.outputDir;
@@ -76,15 +76,14 @@ export const buildStep: PipelineStep = {
  * start script or slipway.json said how to run it) becomes a Node release started with it; the
  * spec says so. Returns what was found, or null.
  */
-async function serverFromOutput(project: ProjectSpec, appDir: string): Promise<string | null> {
+async function serverFromOutput(project: ProjectSpec, src: string, appDir: string): Promise<string | null> {
   if (project.overrides.includes('outputDirectory') || project.overrides.includes('startCommand')) return null;
-  // Nothing starts it yet, or the framework's own guess (TanStack Start served by srvx) did not come true.
-  const guessed = project.startSource === 'framework' && project.framework === 'tanstack-start' && Boolean(project.buildOutput?.endsWith('dist/server')) && !(await realDirectory(appDir, 'dist/server'));
-  if (project.commands.start && !guessed) return null;
-  const files = new Set<string>();
-  for (const path of ['.output/server/index.mjs']) if ((await lstat(join(appDir, path)).catch(() => null))?.isFile() && (await realDirectory(appDir, dirname(path)))) files.add(path);
-  const found = serverInBuildOutput((path) => files.has(path));
-  if (!found) return null;
+  // Nothing starts it yet, or the framework's own start (TanStack Start served by srvx) found no build output of its own.
+  const guessWrong = project.startSource === 'framework' && project.buildOutput !== null && !(await realDirectory(src, project.buildOutput));
+  if (project.commands.start && !guessWrong) return null;
+  const found = NITRO_BUILD_OUTPUT;
+  const written = (await realDirectory(appDir, dirname(found.entry))) && (await lstat(join(appDir, found.entry)).catch(() => null))?.isFile();
+  if (!written) return null;
   const under = (path: string) => (project.rootDirectory ? `${project.rootDirectory}/${path}` : path);
   project.kind = 'node';
   project.spaFallback = false;
