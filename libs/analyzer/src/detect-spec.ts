@@ -1,5 +1,5 @@
 import { GENERIC_FRAMEWORKS, RECOGNISERS, portReadingCommand, runScript, unplacedFramework, type FrameworkInput, type FrameworkPlan } from './frameworks.js';
-import { filesUnder, internalDependencies, normaliseRootDirectory, readWorkspace, type Workspace } from './workspaces.js';
+import { filesByPackage, filesUnder, internalDependencies, normaliseRootDirectory, readWorkspace, type Workspace } from './workspaces.js';
 import { OVERRIDE_FILE, lockedVersion, parseOverrides, parsePackageJson, type PackageJson, type SlipwayOverrides } from './project-facts.js';
 import { AnalyzeError, type PackageManager, type PackageManagerRequest, type ProjectFile, type ProjectKind, type ProjectSpec, type Warning } from './types.js';
 
@@ -299,8 +299,9 @@ export function detectProject(files: ProjectFile[], options: DetectOptions = {})
   const inherited = withoutRootDirectory(rootOverrides);
   const rootPkg = parsePackageJson(files.find((f) => f.path === 'package.json'));
   // Only a workspace's packages borrow the top level's manager; a single project reads its own in detectAt.
-  const rootManager = workspace && rootPkg ? packageManagerOf(rootPkg, new Set(files.map((f) => f.path)), files) : null;
-  const within = (dir: string): Within | undefined => (workspace && rootManager ? { manager: rootManager, overrides: files.some((f) => f.path === `${dir}/${OVERRIDE_FILE}`) ? {} : inherited } : undefined);
+  const paths = new Set(files.map((f) => f.path));
+  const rootManager = workspace && rootPkg ? packageManagerOf(rootPkg, paths, files) : null;
+  const within = (dir: string): Within | undefined => (workspace && rootManager ? { manager: rootManager, overrides: paths.has(`${dir}/${OVERRIDE_FILE}`) ? {} : inherited } : undefined);
   const candidates = workspace ? deployablePackages(files, workspace, within) : [];
   const chosen = fromField
     ? { dir: fromField, why: `the deploy's rootDirectory field: ${fromField}${fromFile && fromFile !== fromField ? ` (over ${OVERRIDE_FILE} "rootDirectory": ${fromFile})` : ''}` }
@@ -332,10 +333,11 @@ export function detectProject(files: ProjectFile[], options: DetectOptions = {})
  * shared configs) are not.
  */
 function deployablePackages(files: ProjectFile[], workspace: Workspace, within: (dir: string) => Within | undefined): string[] {
+  const byPackage = filesByPackage(files, workspace.packages.map((p) => p.dir));
   return workspace.packages.filter(({ dir, pkg }) => {
     const scripts = pkg.scripts ?? {};
     const deps = { ...pkg.dependencies, ...pkg.devDependencies };
-    const sub = filesUnder(files, dir);
+    const sub = byPackage.get(dir) ?? [];
     const input: FrameworkInput = { files: sub, paths: new Set(sub.map((f) => f.path)), pkg, deps, scripts, pm: within(dir)?.manager.packageManager ?? 'npm' };
     if (RECOGNISERS.some(([, recognise]) => recognise(input) !== null)) return true;
     if (scripts['start'] || SERVER_FRAMEWORKS.some((d) => d in (pkg.dependencies ?? {}))) return true;

@@ -120,3 +120,18 @@ export function filesUnder(files: ProjectFile[], dir: string): ProjectFile[] {
   const prefix = `${dir}/`;
   return files.filter((f) => f.path.startsWith(prefix)).map((f) => ({ ...f, path: f.path.slice(prefix.length) }));
 }
+
+/**
+ * Each package's files, paths relative to it, in one pass over the upload (each file looked up by
+ * its ancestors): a crafted workspace of thousands of packages costs files × depth, not files ×
+ * packages, on the worker's event loop.
+ */
+export function filesByPackage(files: ProjectFile[], dirs: string[]): Map<string, ProjectFile[]> {
+  const out = new Map<string, ProjectFile[]>(dirs.map((dir) => [dir, []]));
+  for (const file of files) {
+    for (let cut = file.path.lastIndexOf('/'); cut > 0; cut = file.path.lastIndexOf('/', cut - 1)) {
+      out.get(file.path.slice(0, cut))?.push({ ...file, path: file.path.slice(cut + 1) });
+    }
+  }
+  return out;
+}
