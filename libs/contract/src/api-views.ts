@@ -185,8 +185,24 @@ export interface SignInServiceView {
   trustedOrigins: string[];
   settings: { emailAndPassword: boolean; requireEmailVerification: boolean; allowLocalhost: boolean; socialProviders: string[] };
   socialProviders: Record<string, { clientId: string; callbackUrl: string }>;
+  /** The sign-in plugins (issue 33) and whether each is on; options beside `enabled`. */
+  plugins: SignInPluginsView;
   createdAt: string;
 }
+
+/** Each sign-in plugin's switch: off unless switched on. */
+export interface SignInPluginsView {
+  twoFactor: { enabled: boolean; issuer?: string };
+  passkey: { enabled: boolean };
+  magicLink: { enabled: boolean };
+  emailOTP: { enabled: boolean };
+  organization: { enabled: boolean; allowUserToCreateOrganization?: boolean };
+  admin: { enabled: boolean };
+}
+
+/** The plugins' names, in the order the dashboard lists them. */
+export const SIGN_IN_PLUGINS = ['twoFactor', 'passkey', 'magicLink', 'emailOTP', 'organization', 'admin'] as const;
+export type SignInPluginName = (typeof SIGN_IN_PLUGINS)[number];
 
 export interface SignInInfo {
   enabled: boolean;

@@ -62,6 +62,9 @@ for _, key in ipairs(KEYS) do
 end
 return 0`;
 
+/** What is being guessed: each has its own counters (README "Sign-in limits"). */
+export type AttemptPurpose = 'sign-in' | 'two-factor' | 'email-code';
+
 export interface SignInAttempt {
   readonly keys: { failures: string; lock: string; strikes: string; address: string };
 }
@@ -84,14 +87,19 @@ export class SignInAttempts {
     @Inject(REDIS) private readonly redis: Redis,
   ) {}
 
-  /** Reserves an attempt at `email` of the application from `address`, or throws 429 (X-Retry-After). */
-  async begin(applicationId: string, email: string, address: string): Promise<SignInAttempt> {
-    const account = this.accountKey(applicationId, email);
+  /**
+   * Reserves an attempt at `account` (an email as sent, or a user id) of the application from
+   * `address`, or throws 429 (X-Retry-After). `purpose` keeps separate counters for each kind of
+   * secret guessed — the password (`sign-in`), a second factor, an emailed code — with the same
+   * limits and locks: a code is limited per account as well as per address.
+   */
+  async begin(applicationId: string, account: string, address: string, purpose: AttemptPurpose = 'sign-in'): Promise<SignInAttempt> {
+    const accountKey = this.accountKey(applicationId, account, purpose);
     const keys = {
-      failures: `${account}:failures`,
-      lock: `${account}:lock`,
-      strikes: `${account}:strikes`,
-      address: `${this.config.AUTH_REDIS_PREFIX}sign-in:${applicationId}:address:${addressBucket(address)}:failures`,
+      failures: `${accountKey}:failures`,
+      lock: `${accountKey}:lock`,
+      strikes: `${accountKey}:strikes`,
+      address: `${this.config.AUTH_REDIS_PREFIX}${purpose}:${applicationId}:address:${addressBucket(address)}:failures`,
     };
     const c = this.config;
     const [refused, waitMs] = (await this.redis.eval(
@@ -132,18 +140,18 @@ export class SignInAttempts {
   }
 
   /** The user proved control of the account another way (password reset or change): its lock, failures and lock history go. */
-  async clearAccount(applicationId: string, email: string): Promise<void> {
-    const account = this.accountKey(applicationId, email);
-    await this.redis.del(`${account}:failures`, `${account}:lock`, `${account}:strikes`);
+  async clearAccount(applicationId: string, account: string, purpose: AttemptPurpose = 'sign-in'): Promise<void> {
+    const accountKey = this.accountKey(applicationId, account, purpose);
+    await this.redis.del(`${accountKey}:failures`, `${accountKey}:lock`, `${accountKey}:strikes`);
   }
 
   private longestLockMs(): number {
     return Math.max(this.config.AUTH_SIGN_IN_ACCOUNT_MAX_LOCK_SECONDS, this.config.AUTH_SIGN_IN_ACCOUNT_LOCK_SECONDS) * 1000;
   }
 
-  private accountKey(applicationId: string, email: string): string {
-    const hash = createHash('sha256').update(email.trim().toLowerCase()).digest('hex');
-    return `${this.config.AUTH_REDIS_PREFIX}sign-in:${applicationId}:account:${hash}`;
+  private accountKey(applicationId: string, account: string, purpose: AttemptPurpose): string {
+    const hash = createHash('sha256').update(account.trim().toLowerCase()).digest('hex');
+    return `${this.config.AUTH_REDIS_PREFIX}${purpose}:${applicationId}:account:${hash}`;
   }
 }
 

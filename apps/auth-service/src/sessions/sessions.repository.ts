@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { TenantDb } from '../tenants/index.js';
-import type { UserRow } from '../users/index.js';
+import { USER_COLUMNS, type UserRow } from '../users/index.js';
 
 export interface SessionRow {
   id: string;
@@ -10,12 +10,19 @@ export interface SessionRow {
   user_agent: string | null;
   created_at: Date;
   updated_at: Date;
+  /** Organizations: the organization this session acts in. */
+  active_organization_id: string | null;
+  /** Admin: the admin's user id while this is an impersonation session. */
+  impersonated_by: string | null;
 }
 
-const SESSION_COLUMNS = 's.id, s.user_id, s.expires_at, s.ip_address, s.user_agent, s.created_at, s.updated_at';
-const USER_COLUMNS = 'u.id AS u_id, u.name AS u_name, u.email AS u_email, u.email_verified AS u_email_verified, u.image AS u_image, u.created_at AS u_created_at, u.updated_at AS u_updated_at';
+const SESSION_FIELDS = ['id', 'user_id', 'expires_at', 'ip_address', 'user_agent', 'created_at', 'updated_at', 'active_organization_id', 'impersonated_by'] as const;
+const SESSION_COLUMNS = SESSION_FIELDS.map((c) => `s.${c}`).join(', ');
+// The user's columns prefixed `u_` in the joined read.
+const USER_FIELDS = USER_COLUMNS.split(', ');
+const JOINED_USER_COLUMNS = USER_FIELDS.map((c) => `u.${c} AS u_${c}`).join(', ');
 
-const SESSION_WITH_USER_SQL = `SELECT ${SESSION_COLUMNS}, ${USER_COLUMNS} FROM service_auth.sessions s JOIN service_auth.users u ON u.id = s.user_id WHERE s.token_hash = $1`;
+const SESSION_WITH_USER_SQL = `SELECT ${SESSION_COLUMNS}, ${JOINED_USER_COLUMNS} FROM service_auth.sessions s JOIN service_auth.users u ON u.id = s.user_id WHERE s.token_hash = $1`;
 
 /** Sessions in the tenant's `service_auth.sessions`; tokens only ever as SHA-256. */
 @Injectable()
@@ -34,10 +41,11 @@ export class SessionsRepository {
     const { rows } = await db.query({ name: 'auth-session-with-user', text: SESSION_WITH_USER_SQL, values: [tokenHash] });
     const r = rows[0];
     if (!r) return null;
-    return {
-      session: { id: r.id, user_id: r.user_id, expires_at: r.expires_at, ip_address: r.ip_address, user_agent: r.user_agent, created_at: r.created_at, updated_at: r.updated_at },
-      user: { id: r.u_id, name: r.u_name, email: r.u_email, email_verified: r.u_email_verified, image: r.u_image, created_at: r.u_created_at, updated_at: r.u_updated_at },
-    };
+    const session = {} as Record<string, unknown>;
+    for (const field of SESSION_FIELDS) session[field] = r[field];
+    const user = {} as Record<string, unknown>;
+    for (const field of USER_FIELDS) user[field] = r[`u_${field}`];
+    return { session: session as unknown as SessionRow, user: user as unknown as UserRow };
   }
 
   async extend(db: TenantDb, id: string, expiresAt: Date): Promise<void> {

@@ -171,5 +171,8 @@ export function sessionView(session: SessionRow, token: string) {
     updatedAt: session.updated_at,
     ipAddress: session.ip_address,
     userAgent: session.user_agent,
+    // The plugins' fields (organizations, admin), present whether or not the plugin is on.
+    activeOrganizationId: session.active_organization_id,
+    impersonatedBy: session.impersonated_by,
   };
 }

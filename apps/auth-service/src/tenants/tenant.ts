@@ -1,3 +1,4 @@
+import { AuthError } from '../common/index.js';
 import type { Pool } from 'pg';
 
 /** Per-application settings kept in sign_in_services.settings (JSON). */
@@ -6,6 +7,35 @@ export interface SignInSettings {
   requireEmailVerification?: boolean;
   /** Social providers with the owner's own OAuth app; `clientSecret` is an envelope, base64. */
   socialProviders?: Record<string, { clientId: string; clientSecret: string }>;
+  /**
+   * Generic OpenID Connect providers (Better Auth's genericOAuth), by provider id: the issuer
+   * (its `/.well-known/openid-configuration` is read), the owner's client id and secret (an
+   * envelope, base64, bound to `envelopeBinding.oauthClientSecret(appId, providerId)`), scopes.
+   */
+  oidcProviders?: Record<string, { issuer: string; clientId: string; clientSecret: string; scopes?: string[] }>;
+  /** The sign-in plugins (issue 33), each off unless switched on here (off by default, as Better Auth's). */
+  plugins?: SignInPlugins;
+}
+
+/** Each plugin's switch and options; a missing entry or `enabled: false` means its routes answer 404. */
+export interface SignInPlugins {
+  /** TOTP, backup codes, trusted devices, OTP by email (`twoFactorClient`). `issuer`: the name authenticator apps show (default: the application's slug). */
+  twoFactor?: { enabled: boolean; issuer?: string };
+  /** WebAuthn passkeys (`passkeyClient`); the relying party is the page's own trusted origin. */
+  passkey?: { enabled: boolean };
+  /** Sign-in links by email (`magicLinkClient`). */
+  magicLink?: { enabled: boolean };
+  /** One-time codes by email (`emailOTPClient`): sign-in, verification, password reset. */
+  emailOTP?: { enabled: boolean };
+  /** Organizations, members, invitations, roles (`organizationClient`). */
+  organization?: { enabled: boolean; allowUserToCreateOrganization?: boolean };
+  /** User administration by users whose role is admin (`adminClient`). */
+  admin?: { enabled: boolean };
+}
+
+/** True when the tenant switched `plugin` on. */
+export function pluginEnabled(tenant: { settings: SignInSettings }, plugin: keyof SignInPlugins): boolean {
+  return tenant.settings.plugins?.[plugin]?.enabled === true;
 }
 
 /**
@@ -36,3 +66,8 @@ declare const tenantDb: unique symbol;
  * wrapped on the hot path). Every query names `service_auth.*` explicitly.
  */
 export type TenantDb<Id extends string = string> = Pool & { readonly [tenantDb]: Id };
+
+/** A plugin's routes answer exactly as an unknown path does (404 NOT_FOUND) while the tenant has it off. */
+export function requirePlugin(tenant: { settings: SignInSettings }, plugin: keyof SignInPlugins): void {
+  if (!pluginEnabled(tenant, plugin)) throw new AuthError(404, 'NOT_FOUND', 'Not found');
+}

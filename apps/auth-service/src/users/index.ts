@@ -1,2 +1,2 @@
 export { UsersModule } from './users.module.js';
-export { UsersRepository, userView, type SocialProfile, type UserRow } from './users.repository.js';
+export { USER_COLUMNS, UsersRepository, userColumns, userView, type SocialProfile, type UserRow } from './users.repository.js';

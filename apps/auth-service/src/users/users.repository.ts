@@ -10,9 +10,20 @@ export interface UserRow {
   image: string | null;
   created_at: Date;
   updated_at: Date;
+  /** Two-factor: the user finished enrolling a second factor. */
+  two_factor_enabled: boolean;
+  /** Admin: `user`, `admin`, or a comma-separated list (Better Auth's admin plugin). */
+  role: string;
+  banned: boolean;
+  ban_reason: string | null;
+  /** null: banned for ever (while `banned`). */
+  ban_expires: Date | null;
 }
 
-const USER_COLUMNS = 'id, name, email, email_verified, image, created_at, updated_at';
+/** Every column of `UserRow`, in one place (queries that join write them with `u.` through `userColumns`). */
+export const USER_COLUMNS = 'id, name, email, email_verified, image, created_at, updated_at, two_factor_enabled, role, banned, ban_reason, ban_expires';
+/** `USER_COLUMNS` qualified with a table alias: `userColumns('u')` → `u.id, u.name, …`. */
+export const userColumns = (alias: string) => USER_COLUMNS.split(', ').map((c) => `${alias}.${c}`).join(', ');
 
 /** Users and their accounts in the tenant's `service_auth` schema. */
 @Injectable()
@@ -56,7 +67,7 @@ export class UsersRepository {
     // Named (prepared once per connection): every sign-in runs it.
     const { rows } = await db.query({
       name: 'auth-credential-by-email',
-      text: `SELECT u.id, u.name, u.email, u.email_verified, u.image, u.created_at, u.updated_at, a.password
+      text: `SELECT ${userColumns('u')}, a.password
          FROM service_auth.users u JOIN service_auth.accounts a ON a.user_id = u.id AND a.provider_id = 'credential'
         WHERE lower(u.email) = lower($1)`,
       values: [email],
@@ -89,7 +100,7 @@ export class UsersRepository {
 
   async findByAccount(db: TenantDb, providerId: string, accountId: string): Promise<UserRow | null> {
     const { rows } = await db.query<UserRow>(
-      `SELECT u.id, u.name, u.email, u.email_verified, u.image, u.created_at, u.updated_at FROM service_auth.users u
+      `SELECT ${userColumns('u')} FROM service_auth.users u
          JOIN service_auth.accounts a ON a.user_id = u.id WHERE a.provider_id = $1 AND a.account_id = $2`,
       [providerId, accountId],
     );
@@ -126,7 +137,21 @@ export class UsersRepository {
 
 /** The user as Better Auth's client expects it (dates become ISO strings in JSON). */
 export function userView(user: UserRow) {
-  return { id: user.id, name: user.name, email: user.email, emailVerified: user.email_verified, image: user.image, createdAt: user.created_at, updatedAt: user.updated_at };
+  return {
+    id: user.id,
+    name: user.name,
+    email: user.email,
+    emailVerified: user.email_verified,
+    image: user.image,
+    createdAt: user.created_at,
+    updatedAt: user.updated_at,
+    // The plugins' fields (two-factor, admin), present whether or not the plugin is on, as columns are.
+    twoFactorEnabled: user.two_factor_enabled,
+    role: user.role,
+    banned: user.banned,
+    banReason: user.ban_reason,
+    banExpires: user.ban_expires,
+  };
 }
 
 export interface SocialProfile {

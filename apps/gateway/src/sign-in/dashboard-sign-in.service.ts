@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { tenantDatabaseUrl } from '@slipway/auth-core';
-import type { OutboxEmailView, ServerView, SignInInfo, SignInUserView } from '@slipway/contract';
+import { SIGN_IN_PLUGINS, type OutboxEmailView, type ServerView, type SignInInfo, type SignInPluginsView, type SignInUserView } from '@slipway/contract';
 import { decryptEnvelopeToString, encryptEnvelope, envelopeBinding, type Keyring } from '@slipway/crypto';
 import { ApplicationsRepository, EmailsRepository, PlatformInfrastructure, SignInServicesRepository } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
@@ -15,6 +15,12 @@ import { SignInSettingsBody } from './dto/sign-in-settings.dto.js';
 interface StoredSettings {
   requireEmailVerification?: boolean;
   socialProviders?: Record<string, { clientId: string; clientSecret: string }>;
+  plugins?: Partial<SignInPluginsView>;
+}
+
+/** The stored switches with every plugin named (off when never switched on). */
+function pluginsView(stored: Partial<SignInPluginsView> | undefined): SignInPluginsView {
+  return Object.fromEntries(SIGN_IN_PLUGINS.map((name) => [name, { ...stored?.[name], enabled: stored?.[name]?.enabled === true }])) as unknown as SignInPluginsView;
 }
 
 /** The dashboard's sign-in tab: the same switch as the API, plus users, settings and the outbox. */
@@ -41,7 +47,7 @@ export class DashboardSignInService {
     if (!service) return { enabled: false, service: null };
     const stored = (await this.signInServices.findSettings(app.id))?.settings as StoredSettings | undefined;
     const providers = Object.fromEntries(Object.entries(stored?.socialProviders ?? {}).map(([name, p]) => [name, { clientId: p.clientId, callbackUrl: `${service.baseUrl}/callback/${name}` }]));
-    return { enabled: true, service: { ...service, socialProviders: providers } };
+    return { enabled: true, service: { ...service, socialProviders: providers, plugins: pluginsView(stored?.plugins) } };
   }
 
   async enable(owner: OwnerPrincipal, app: OwnedApplication): Promise<ServerView<SignInInfo>> {
@@ -54,7 +60,7 @@ export class DashboardSignInService {
   }
 
   async updateSettings(owner: OwnerPrincipal, app: OwnedApplication, body: unknown): Promise<ServerView<SignInInfo>> {
-    const input = parseBody(SignInSettingsBody, body, 'Send {"requireEmailVerification", "allowLocalhost", "socialProviders": {"github"|"google": {clientId, clientSecret} | null}}.');
+    const input = parseBody(SignInSettingsBody, body, 'Send {"requireEmailVerification", "allowLocalhost", "socialProviders": {"github"|"google": {clientId, clientSecret} | null}, "plugins": {"twoFactor"|"passkey"|"magicLink"|"emailOTP"|"organization"|"admin": {enabled, …}}}.');
     const row = await this.signInServices.findSettings(app.id);
     if (!row) throw notOn();
     const settings: StoredSettings = { ...(row.settings as StoredSettings) };
@@ -68,6 +74,11 @@ export class DashboardSignInService {
         else providers[name] = { clientId: value.clientId, clientSecret: encryptEnvelope(this.keyring, value.clientSecret, envelopeBinding.oauthClientSecret(app.id, name)).toString('base64') };
       }
       settings.socialProviders = providers;
+    }
+    if (input.plugins) {
+      const switched = { ...(settings.plugins ?? {}) } as Record<string, object>;
+      for (const [name, value] of Object.entries(input.plugins)) if (value !== undefined) switched[name] = { ...switched[name], ...value };
+      settings.plugins = switched as Partial<SignInPluginsView>;
     }
     await this.signInServices.updateSettings(app.id, settings, input.allowLocalhost);
     await this.tenantChanged.publish(app.id);
