@@ -7,7 +7,8 @@ import { REDIS } from '../platform/index.js';
 import type { Tenant } from '../tenants/index.js';
 
 export interface OutgoingEmail {
-  kind: 'password_reset' | 'email_verification';
+  /** Also the outbox row's `kind`. The plugins' kinds: a second factor's code, a sign-in link, an email code, an invitation. */
+  kind: 'password_reset' | 'email_verification' | 'two_factor_otp' | 'magic_link' | 'email_otp' | 'organization_invitation';
   to: string;
   subject: string;
   text: string;
