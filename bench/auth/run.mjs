@@ -150,8 +150,17 @@ async function main() {
   const prisma = platform.infrastructure.prisma;
   const owner = await prisma.owner.create({ data: { email: 'bench@example.com' } });
   const app = await prisma.application.create({ data: { ownerId: owner.id, name: 'bench', slug: 'bench' } });
+  // Issue 33: a second application with every sign-in plugin on; its user has an active
+  // organization, so its JWT carries the organization's claims.
+  const pluginsApp = await prisma.application.create({ data: { ownerId: owner.id, name: 'bench-plugins', slug: 'bench-plugins' } });
   try {
     await provisionSignInTenant({ platform, keyring: keyringFromMasterKey(masterKey), adminDatabaseUrl: SERVER, appsDomains: ['localhost:8080'], appsScheme: 'http', applicationId: app.id });
+    await provisionSignInTenant({ platform, keyring: keyringFromMasterKey(masterKey), adminDatabaseUrl: SERVER, appsDomains: ['localhost:8080'], appsScheme: 'http', applicationId: pluginsApp.id });
+    const every = { enabled: true };
+    await prisma.signInService.update({
+      where: { applicationId: pluginsApp.id },
+      data: { settings: { plugins: { twoFactor: every, passkey: every, magicLink: every, emailOTP: every, organization: every, admin: every } } },
+    });
 
     log('tenant provisioned');
     const startOurs = async (bcryptCost, defaultLimits = false) => {
@@ -187,6 +196,8 @@ async function main() {
     const targets = [
       { name: 'slipway auth-service', base: `${ours}/a/bench`, cookieName: 'slipway.session_token' },
       { name: 'Better Auth 1.7.25 + jwt()', base: ba, cookieName: 'better-auth.session_token' },
+      // Every plugin on (issue 33), same server: session reads must cost what they cost without.
+      { name: 'slipway auth-service, every plugin on', base: `${ours}/a/bench-plugins`, cookieName: 'slipway.session_token', pluginsOn: true },
       // Same tenant and user as the first; the default limiter, one fresh signed visitor per request.
       { name: 'slipway auth-service, default limiter', base: `${oursVisitors}/a/bench`, cookieName: 'slipway.session_token', visitorsOnly: true },
     ];
@@ -210,6 +221,10 @@ async function main() {
       const up = await fetch(`${t.base}/sign-up/email`, { method: 'POST', headers, body: JSON.stringify({ name: 'Bench', email: t.email, password: 'correct horse battery' }) });
       if (!up.ok) throw new Error(`${t.name} sign-up: ${up.status} ${await up.text()}`);
       t.cookie = cookieFrom(up, t.cookieName);
+      if (t.pluginsOn) {
+        const org = await fetch(`${t.base}/organization/create`, { method: 'POST', headers: { ...headers, cookie: t.cookie }, body: JSON.stringify({ name: 'Bench Org', slug: 'bench-org' }) });
+        if (!org.ok) throw new Error(`${t.name} organization/create: ${org.status} ${await org.text()}`);
+      }
       const check = await fetch(`${t.base}/token`, { headers: { cookie: t.cookie } });
       if (!check.ok) throw new Error(`${t.name} /token: ${check.status}`);
     }
@@ -239,7 +254,7 @@ async function main() {
       { key: 'sign-in', title: 'POST /sign-in/email', opts: (t) => ({ url: `${t.base}/sign-in/email`, method: 'POST', headers, body: JSON.stringify({ email: t.email, password: 'correct horse battery' }) }) },
     ].filter((e) => !onlyList || onlyList.includes(e.visitors ? `${e.key}-many` : e.key));
     // Which server answers which rows: the many-visitors rows compare ours (default limiter) with Better Auth.
-    const measures = (t, e) => (e.visitors ? t.visitorsOnly || t === targets[1] : !t.visitorsOnly && (!t.signInOnly || e.key === 'sign-in'));
+    const measures = (t, e) => (t.pluginsOn ? !e.visitors && e.key !== 'sign-in' : e.visitors ? t.visitorsOnly || t === targets[1] : !t.visitorsOnly && (!t.signInOnly || e.key === 'sign-in'));
     // Warm-up (not recorded): JIT, connection pools and key caches of every server.
     for (const t of targets) for (const e of endpoints) if (measures(t, e)) await autocannon({ connections: CONNECTIONS, duration: 2, ...e.opts(t) });
     await new Promise((resolve) => setTimeout(resolve, 5000));
@@ -290,6 +305,8 @@ async function main() {
         const equal = targets.find((t) => t.equalHashing);
         const equalRow = equal && rows.find((r) => r.title === e.title && r.target === equal.name);
         const ours = rows.find((r) => r.title === e.title && r.target === targets[0].name);
+        const plugins = rows.find((r) => r.title === e.title && r.target === targets.find((t) => t.pluginsOn).name);
+        if (plugins && ours) ratios.push(`${e.title}: every plugin on / plugins off (same server) = ${(plugins.rps / Math.max(1, ours.rps)).toFixed(2)}×, p99 ${plugins.p99} ms vs ${ours.p99} ms`);
         if (equalRow && ours) ratios.push(`${e.title}: ${ours.target} / ${equal.name} throughput = ${(ours.rps / Math.max(1, equalRow.rps)).toFixed(2)}× (equal hashing: the target is judged on this row)`);
         return ratios;
       }),
@@ -303,6 +320,7 @@ async function main() {
     for (const c of children) c.kill('SIGTERM');
     await platform.close();
     await dropApplicationDatabase(SERVER, app.id).catch(() => undefined);
+    await dropApplicationDatabase(SERVER, pluginsApp.id).catch(() => undefined);
     await new Promise((r) => setTimeout(r, 500));
     await admin(`DROP DATABASE IF EXISTS ${quoteIdent(platformDb)} WITH (FORCE)`).catch(() => undefined);
     await admin(`DROP DATABASE IF EXISTS ${quoteIdent(betterAuthDb)} WITH (FORCE)`).catch(() => undefined);

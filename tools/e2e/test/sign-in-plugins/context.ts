@@ -24,8 +24,13 @@ export interface PluginsContext {
   tenantQuery<T extends pg.QueryResultRow = any>(sql: string, params?: unknown[]): Promise<T[]>;
 }
 
+/** What the spec hands each plugin's tests: the context, set once its `beforeAll` ran. */
+export type SharedContext = { current: PluginsContext };
+
 export async function startPluginsContext(label: string): Promise<PluginsContext> {
-  const platform = await Platform.start(label);
+  // The tests call the sign-in service from 127.0.0.1 as the edge would, each client with its own
+  // X-Forwarded-For address: believed from loopback, so each has its own address allowance.
+  const platform = await Platform.start(label, { AUTH_TRUSTED_PROXIES: '127.0.0.1' });
   const account = await platform.bootstrap(`owner-${label}@example.com`, 'Plugin Shop');
   await platform.enableSignIn(account);
   const authUrl = `http://127.0.0.1:${platform.ports.auth}/a/${account.slug}`;
@@ -69,7 +74,7 @@ export async function startPluginsContext(label: string): Promise<PluginsContext
 }
 
 /** Node has no cookie jar: a fetch that keeps cookies and sends the page's Origin, as a browser on the app would. */
-export function browserLikeFetch(origin: string, forwardedFor = '198.51.100.60') {
+export function browserLikeFetch(origin: string, forwardedFor: string) {
   const jar = new Map<string, string>();
   const impl = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const request = new Request(input, init);
@@ -89,9 +94,15 @@ export function browserLikeFetch(origin: string, forwardedFor = '198.51.100.60')
   return { impl, jar };
 }
 
-/** Better Auth's own client with `plugins`, as the app's page would make it, with its own cookie jar. */
+let visitors = 0;
+
+/**
+ * Better Auth's own client with `plugins`, as the app's page would make it, with its own cookie
+ * jar and, unless given, its own visitor address (so each client has its own rate-limit allowance).
+ */
 export function pluginClient<P extends any[]>(context: PluginsContext, plugins: P, forwardedFor?: string) {
-  const browser = browserLikeFetch(context.origin, forwardedFor);
+  visitors++;
+  const browser = browserLikeFetch(context.origin, forwardedFor ?? `198.51.${100 + Math.floor(visitors / 250)}.${(visitors % 250) + 1}`);
   const client = createAuthClient({ baseURL: context.authUrl, plugins, fetchOptions: { customFetchImpl: browser.impl } });
   return { client, jar: browser.jar };
 }

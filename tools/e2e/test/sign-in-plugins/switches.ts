@@ -1,5 +1,4 @@
-import type { SharedContext } from '../sign-in-plugins.spec.js';
-import { pluginClient } from './context.js';
+import { pluginClient, type SharedContext } from './context.js';
 
 /** The owners' switches: every plugin off until switched on; an off plugin's routes are unknown paths. */
 export function switchTests(shared: SharedContext) {
