@@ -1,7 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { HealthModule } from '@slipway/server';
 import type { AuthConfig } from './config.js';
+import { EmailOtpModule } from './email-otp/index.js';
 import { EmailVerificationModule } from './email-verification/index.js';
+import { MagicLinkModule } from './magic-link/index.js';
 import { PasswordModule } from './password/index.js';
 import { PipelineModule } from './pipeline/index.js';
 import { PlatformModule } from './platform/index.js';
@@ -31,6 +33,8 @@ export class AppModule {
         EmailVerificationModule,
         UpdateUserModule,
         SocialModule,
+        MagicLinkModule,
+        EmailOtpModule,
         // Last: strict routing, and Better Auth's 404 for every other path under /a/{slug}.
         RoutingModule,
       ],

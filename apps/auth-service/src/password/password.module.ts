@@ -9,11 +9,11 @@ import { PasswordHasher } from './password-hasher.js';
 import { PasswordController } from './password.controller.js';
 import { PasswordService } from './password.service.js';
 
-/** Password reset and change; PasswordHasher (bcrypt, length rules) is exported for sign-in and sign-up. */
+/** Password reset and change; PasswordHasher (bcrypt, length rules) is exported for sign-in and sign-up, PasswordService for resets by emailed code. */
 @Module({
   imports: [TenantsModule, UsersModule, VerificationsModule, MailModule, SessionsModule, PipelineModule],
   controllers: [PasswordController],
   providers: [PasswordHasher, PasswordService],
-  exports: [PasswordHasher],
+  exports: [PasswordHasher, PasswordService],
 })
 export class PasswordModule {}

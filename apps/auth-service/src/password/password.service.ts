@@ -55,10 +55,20 @@ export class PasswordService {
     const db = this.tenants.db(tenant);
     const userId = await this.verifications.consume(db, PURPOSE, token);
     if (!userId) throw AuthErrors.invalidToken();
-    await this.users.setPassword(db, userId, newId(), await this.hasher.hash(newPassword));
+    await this.resetProven(tenant, userId, newPassword);
+    return { body: { status: true } };
+  }
+
+  /**
+   * A reset once the user proved control of the mailbox (the emailed link, or an emailed code of
+   * the email-OTP plugin): the new password, every outstanding reset link and the sign-in lock
+   * gone, every session revoked through the session cache's invalidation.
+   */
+  async resetProven(tenant: Tenant, userId: string, newPassword: string): Promise<void> {
+    this.hasher.assertAcceptable(newPassword);
+    await this.users.setPassword(this.tenants.db(tenant), userId, newId(), await this.hasher.hash(newPassword));
     await this.afterPasswordSet(tenant, userId);
     await this.sessions.revokeAllOfUser(tenant, userId);
-    return { body: { status: true } };
   }
 
   /** Other sessions are always revoked: whoever else held one may be why the password changes. */

@@ -1,0 +1,1 @@
+export { EmailOtpModule } from './email-otp.module.js';
