@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { createAuthClient } from 'better-auth/client';
 import { emailOTPClient } from 'better-auth/client/plugins';
@@ -130,6 +131,27 @@ describe('email codes (Better Auth’s emailOTPClient against the service)', () 
     expect((await b.signIn('cai@example.com', 'new password 2')).status).toBe(200);
     const replay = await a.client.emailOtp.resetPassword({ email: 'cai@example.com', otp: code, password: 'new password 3' });
     expect(replay.error).toMatchObject({ status: 400, code: 'INVALID_OTP' });
+  });
+
+  it('a reset code dies when the password changes another way (the emailed link, change-password)', async () => {
+    const a = clientFor(shop);
+    expect((await a.client.signUp.email({ email: 'col@example.com', password: 'old password 1', name: 'Col' })).error).toBeNull();
+    expect((await a.client.forgetPassword.emailOtp({ email: 'col@example.com' })).data).toEqual({ success: true });
+    const code = await lastCode(shop, 'col@example.com');
+    expect(await codeRow(shop, 'forget-password-otp-col@example.com')).toBeDefined();
+    expect((await a.client.changePassword({ currentPassword: 'old password 1', newPassword: 'new password 2' })).error).toBeNull();
+    expect(await codeRow(shop, 'forget-password-otp-col@example.com')).toBeUndefined();
+    const late = await a.client.emailOtp.resetPassword({ email: 'col@example.com', otp: code, password: 'attacker password' });
+    expect(late.error).toMatchObject({ status: 400, code: 'INVALID_OTP' });
+  });
+
+  it('stores a keyed digest of a code: its plain SHA-256 (a million guesses away) is not what the database holds', async () => {
+    const { client } = clientFor(shop);
+    await client.emailOtp.sendVerificationOtp({ email: 'kit@example.com', type: 'sign-in' });
+    const code = await lastCode(shop, 'kit@example.com');
+    const stored = (await codeRow(shop, 'sign-in-otp-kit@example.com')).value.split(':')[0];
+    expect(stored).toMatch(/^[0-9a-f]{64}$/);
+    expect(stored).not.toBe(createHash('sha256').update(code).digest('hex'));
   });
 
   it('refuses a wrong code; the third wrong attempt kills the code (TOO_MANY_ATTEMPTS), and an expired code', async () => {

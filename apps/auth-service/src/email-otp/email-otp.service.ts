@@ -1,6 +1,6 @@
-import { randomInt } from 'node:crypto';
+import { createHmac, randomInt } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { digestsEqual, sha256Hex } from '@slipway/crypto';
+import { digestsEqual } from '@slipway/crypto';
 import { AuthError, type AuthResult } from '../common/index.js';
 import { MailerService } from '../mail/index.js';
 import { MailboxOwnerService } from '../magic-link/index.js';
@@ -19,6 +19,13 @@ const ALLOWED_ATTEMPTS = 3;
 
 /** Better Auth's identifier for a code: `<type>-otp-<email>`. */
 const identifier = (type: OtpType, email: string) => `${type}-otp-${email}`;
+
+/**
+ * What is stored of a code: HMAC-SHA256 under the application's cookie secret, bound to its
+ * identifier. A plain hash of a 6-digit code is reversed by trying the million codes, so a copy of
+ * the database would give away every live code; keyed, it gives away nothing without the secret.
+ */
+const codeDigest = (tenant: Tenant, id: string, code: string) => createHmac('sha256', tenant.cookieSecret).update(`email-otp\n${id}\n${code}`).digest('hex');
 
 const SUBJECTS: Record<OtpType, string> = {
   'sign-in': 'Your sign-in code',
@@ -57,7 +64,7 @@ export class EmailOtpService {
     const user = await this.users.findByEmail(db, email);
     if (user || type === 'sign-in') {
       const code = String(randomInt(0, 10 ** OTP_LENGTH)).padStart(OTP_LENGTH, '0');
-      await this.repository.issue(db, identifier(type, email), sha256Hex(code), TTL_SECONDS);
+      await this.repository.issue(db, identifier(type, email), codeDigest(tenant, identifier(type, email), code), TTL_SECONDS);
       await this.mailer.send(tenant, {
         kind: 'email_otp',
         to: user?.email ?? email,
@@ -108,7 +115,7 @@ export class EmailOtpService {
    */
   private async checkCode(tenant: Tenant, type: OtpType, email: string, otp: string, meta: RequestMeta, keep = false): Promise<void> {
     const attempt = await this.attempts.begin(tenant.applicationId, email, meta.ip, 'email-code');
-    const guess = sha256Hex(otp);
+    const guess = codeDigest(tenant, identifier(type, email), otp);
     let outcome: CodeCheck;
     try {
       outcome = await this.repository.check(this.tenants.db(tenant), identifier(type, email), (stored) => digestsEqual(stored, guess), ALLOWED_ATTEMPTS, keep);

@@ -93,6 +93,9 @@ export class PasswordService {
     const db = this.tenants.db(tenant);
     await this.verifications.deleteAllFor(db, PURPOSE, userId);
     const address = email ?? (await this.users.findById(db, userId))?.email;
-    if (address) await this.attempts.clearAccount(tenant.applicationId, address);
+    if (!address) return;
+    // A password-reset code of the email-OTP plugin (`forget-password-otp-<email>`) goes as the links do.
+    await this.verifications.deleteIdentifier(db, `forget-password-otp-${address.toLowerCase()}`);
+    await this.attempts.clearAccount(tenant.applicationId, address);
   }
 }

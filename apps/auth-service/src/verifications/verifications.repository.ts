@@ -36,6 +36,11 @@ export class VerificationsRepository {
     return rowCount ?? 0;
   }
 
+  /** Deletes the row of one exact identifier (an emailed code's `<type>-otp-<email>`). */
+  async deleteIdentifier(db: TenantDb, identifier: string): Promise<void> {
+    await db.query(`DELETE FROM service_auth.verifications WHERE identifier = $1`, [identifier]);
+  }
+
   /** Whether a token is still valid, without using it up. */
   async peek(db: TenantDb, purpose: string, token: string): Promise<boolean> {
     const { rowCount } = await db.query(`SELECT 1 FROM service_auth.verifications WHERE identifier = $1 AND expires_at > now()`, [`${purpose}:${sha256Hex(token)}`]);
