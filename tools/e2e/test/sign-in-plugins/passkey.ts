@@ -63,6 +63,7 @@ async function passkeyProject(): Promise<string> {
   return dir;
 }
 
+// eslint-disable-next-line jest/no-export -- called by sign-in-plugins.spec.ts, the one spec that starts the platform
 export function passkeyTests(shared: SharedContext) {
   it('registers a passkey in Chromium with a virtual authenticator on the app’s own address, signs out and signs in with it', async () => {
     const ctx = shared.current;
@@ -94,22 +95,22 @@ export function passkeyTests(shared: SharedContext) {
         options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
       });
 
-      const signUp = await page.evaluate(() => (window as any).auth.signUp.email({ email: 'passkey-browser@example.com', password: 'a long passphrase', name: 'Petra' }));
+      const signUp = await page.evaluate(() => (globalThis as any).auth.signUp.email({ email: 'passkey-browser@example.com', password: 'a long passphrase', name: 'Petra' }));
       expect(signUp.error).toBeNull();
-      const added = await page.evaluate(() => (window as any).auth.passkey.addPasskey({ name: 'virtual authenticator' }));
+      const added = await page.evaluate(() => (globalThis as any).auth.passkey.addPasskey({ name: 'virtual authenticator' }));
       if (added.error) throw new Error(`addPasskey: ${JSON.stringify(added.error)}; page console: ${logs.join(' | ')}`);
       expect(added.data).toMatchObject({ name: 'virtual authenticator', deviceType: expect.any(String) });
       const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
       expect(credentials).toHaveLength(1);
       expect(credentials[0]).toMatchObject({ rpId: `${ctx.account.slug}.localhost`, isResidentCredential: true });
 
-      expect((await page.evaluate(() => (window as any).auth.signOut())).error).toBeNull();
-      expect((await page.evaluate(() => (window as any).auth.getSession())).data).toBeNull();
+      expect((await page.evaluate(() => (globalThis as any).auth.signOut())).error).toBeNull();
+      expect((await page.evaluate(() => (globalThis as any).auth.getSession())).data).toBeNull();
 
-      const signedIn = await page.evaluate(() => (window as any).auth.signIn.passkey());
+      const signedIn = await page.evaluate(() => (globalThis as any).auth.signIn.passkey());
       if (signedIn.error) throw new Error(`signIn.passkey: ${JSON.stringify(signedIn.error)}; page console: ${logs.join(' | ')}`);
       expect(signedIn.data).toMatchObject({ user: { email: 'passkey-browser@example.com', name: 'Petra' } });
-      const session = await page.evaluate(() => (window as any).auth.getSession());
+      const session = await page.evaluate(() => (globalThis as any).auth.getSession());
       expect(session.data?.user).toMatchObject({ email: 'passkey-browser@example.com' });
       // The session cookie is the app's own, first-party (re-issued by @slipway/auth-server).
       expect((await browser.cookies(appOrigin)).map((c) => c.name)).toContain('__Host-slipway.session_token');
