@@ -4,6 +4,7 @@ import type { AuthConfig } from './config.js';
 import { EmailOtpModule } from './email-otp/index.js';
 import { EmailVerificationModule } from './email-verification/index.js';
 import { MagicLinkModule } from './magic-link/index.js';
+import { PasskeyModule } from './passkey/index.js';
 import { PasswordModule } from './password/index.js';
 import { PipelineModule } from './pipeline/index.js';
 import { PlatformModule } from './platform/index.js';
@@ -35,6 +36,7 @@ export class AppModule {
         SocialModule,
         MagicLinkModule,
         EmailOtpModule,
+        PasskeyModule,
         // Last: strict routing, and Better Auth's 404 for every other path under /a/{slug}.
         RoutingModule,
       ],

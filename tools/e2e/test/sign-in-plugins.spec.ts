@@ -6,6 +6,7 @@
 import { startPluginsContext, type SharedContext } from './sign-in-plugins/context.js';
 import { switchTests } from './sign-in-plugins/switches.js';
 import { emailCodeTests } from './sign-in-plugins/email-codes.js';
+import { passkeyTests } from './sign-in-plugins/passkey.js';
 
 describe('sign-in plugins, with Better Auth’s own client plugins, on the platform as `pnpm start` runs it', () => {
   const shared = {} as SharedContext;
@@ -18,4 +19,5 @@ describe('sign-in plugins, with Better Auth’s own client plugins, on the platf
 
   switchTests(shared);
   emailCodeTests(shared);
+  passkeyTests(shared);
 });

@@ -1,0 +1,1 @@
+export { PasskeyModule } from './passkey.module.js';
