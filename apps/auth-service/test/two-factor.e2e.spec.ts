@@ -238,6 +238,11 @@ describe('two-factor (Better Auth’s twoFactorClient against the service)', () 
     const ok = await c.client.twoFactor.verifyOtp({ code });
     expect(ok.error).toBeNull();
     expect((await c.client.getSession()).data?.user.email).toBe('otto@example.com');
+    // Signed in, a code can be asked for again (Better Auth); it works once.
+    await c.client.twoFactor.sendOtp();
+    const fresh = await lastCode();
+    expect((await c.client.twoFactor.verifyOtp({ code: fresh })).error).toBeNull();
+    expect((await c.client.twoFactor.verifyOtp({ code: fresh })).error).toMatchObject({ status: 400, code: 'OTP_HAS_EXPIRED' });
 
     // Used: a new challenge cannot replay it.
     const d = await challenged('otto@example.com');
