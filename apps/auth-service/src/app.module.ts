@@ -14,6 +14,7 @@ import { SignInModule } from './sign-in/index.js';
 import { SignUpModule } from './sign-up/index.js';
 import { SocialModule } from './social/index.js';
 import { TokensModule } from './tokens/index.js';
+import { TwoFactorModule } from './two-factor/index.js';
 import { UpdateUserModule } from './update-user/index.js';
 
 /** The sign-in service: infrastructure once (PlatformModule), the request pipeline, every feature; see the README's layout. */
@@ -37,6 +38,7 @@ export class AppModule {
         MagicLinkModule,
         EmailOtpModule,
         PasskeyModule,
+        TwoFactorModule,
         // Last: strict routing, and Better Auth's 404 for every other path under /a/{slug}.
         RoutingModule,
       ],

@@ -100,4 +100,6 @@ export const envelopeBinding = {
   signingKey: (applicationId: string, kid: string) => `signing-key:${applicationId}:${kid}`,
   /** An owner's OAuth app client secret for a social sign-in provider (in sign_in_services.settings). */
   oauthClientSecret: (applicationId: string, provider: string) => `oauth-client-secret:${applicationId}:${provider}`,
+  /** An end user's TOTP secret (sign-in service, `service_auth.two_factors.secret`). */
+  twoFactorSecret: (applicationId: string, userId: string) => `two-factor-secret:${applicationId}:${userId}`,
 } as const;

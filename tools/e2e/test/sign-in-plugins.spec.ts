@@ -7,6 +7,7 @@ import { startPluginsContext, type SharedContext } from './sign-in-plugins/conte
 import { switchTests } from './sign-in-plugins/switches.js';
 import { emailCodeTests } from './sign-in-plugins/email-codes.js';
 import { passkeyTests } from './sign-in-plugins/passkey.js';
+import { twoFactorTests } from './sign-in-plugins/two-factor.js';
 
 describe('sign-in plugins, with Better Auth’s own client plugins, on the platform as `pnpm start` runs it', () => {
   const shared = {} as SharedContext;
@@ -20,4 +21,5 @@ describe('sign-in plugins, with Better Auth’s own client plugins, on the platf
   switchTests(shared);
   emailCodeTests(shared);
   passkeyTests(shared);
+  twoFactorTests(shared);
 });
