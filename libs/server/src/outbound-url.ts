@@ -108,7 +108,7 @@ export function outboundUrlProblem(raw: string, policy: OutboundPolicy): string 
   return null;
 }
 
-/** `outboundUrlProblem`, then every address the name resolves to (the owners' API's check; the request itself checks again when it connects). */
+/** `outboundUrlProblem`, then every address the name resolves to now, if it does (the owners' API's check; the request itself checks again when it connects). */
 export async function outboundUrlProblemResolved(raw: string, policy: OutboundPolicy): Promise<string | null> {
   const problem = outboundUrlProblem(raw, policy);
   if (problem || policy.allowPrivate) return problem;
@@ -116,10 +116,9 @@ export async function outboundUrlProblemResolved(raw: string, policy: OutboundPo
   if (isIP(host)) return null;
   try {
     const addresses = await new Promise<LookupAddress[]>((resolve, reject) => dnsLookup(host, { all: true }, (error, found) => (error ? reject(error) : resolve(found))));
-    if (addresses.length === 0) return 'does not resolve';
     if (addresses.some((a) => isForbiddenAddress(a.address))) return 'resolves to a loopback, private, link-local or other internal address';
   } catch {
-    return 'does not resolve';
+    // Not resolvable yet (its DNS may come later): the request checks the address when it connects.
   }
   return null;
 }
