@@ -25,7 +25,8 @@ export interface PluginsContext {
 }
 
 export async function startPluginsContext(label: string): Promise<PluginsContext> {
-  const platform = await Platform.start(label);
+  // The generic OIDC test's issuer is a local server (http, 127.0.0.1): allowed on this test platform only (docs/plugins/generic-oidc.md).
+  const platform = await Platform.start(label, { AUTH_OIDC_ALLOW_PRIVATE_ISSUERS: 'true' });
   const account = await platform.bootstrap(`owner-${label}@example.com`, 'Plugin Shop');
   await platform.enableSignIn(account);
   const authUrl = `http://127.0.0.1:${platform.ports.auth}/a/${account.slug}`;
