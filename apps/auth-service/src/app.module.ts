@@ -5,6 +5,7 @@ import { EmailOtpModule } from './email-otp/index.js';
 import { EmailVerificationModule } from './email-verification/index.js';
 import { MagicLinkModule } from './magic-link/index.js';
 import { PasskeyModule } from './passkey/index.js';
+import { GenericOAuthModule } from './generic-oauth/index.js';
 import { PasswordModule } from './password/index.js';
 import { PipelineModule } from './pipeline/index.js';
 import { PlatformModule } from './platform/index.js';
@@ -39,6 +40,7 @@ export class AppModule {
         EmailOtpModule,
         PasskeyModule,
         TwoFactorModule,
+        GenericOAuthModule,
         // Last: strict routing, and Better Auth's 404 for every other path under /a/{slug}.
         RoutingModule,
       ],

@@ -70,6 +70,12 @@ export const authConfigSchema = z
      * Replaces social providers' endpoints, JSON: {"github":{"authorize":…,"token":…,"userInfo":…,"emails":…},"google":{…}}.
      * For GitHub Enterprise or a local OAuth2 test server; not per application, so owners cannot point the service elsewhere.
      */
+    /**
+     * Development and tests only: lets a tenant's OpenID Connect issuer (and the endpoints its
+     * discovery names) use http and loopback, private, link-local or other internal addresses.
+     * Off, such a URL is refused at the moment of connecting (docs/plugins/generic-oidc.md).
+     */
+    AUTH_OIDC_ALLOW_PRIVATE_ISSUERS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
     AUTH_OAUTH_PROVIDER_URLS: z
       .string()
       .default('{}')

@@ -167,6 +167,41 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByRole('status').getByText('Saved.').waitFor();
     await shot('sign-in');
+    // Plugins: one switch each, saved at once through the owners' API.
+    const plugins = page.getByRole('region', { name: 'Plugins' });
+    await plugins.getByText('Email one-time codes').waitFor();
+    await plugins.getByLabel('Issuer name shown by authenticator apps').fill('Test Shop');
+    await plugins.getByRole('switch', { name: 'Two-factor authentication' }).check();
+    await plugins.getByRole('switch', { name: 'Passkeys' }).check();
+    const storedPlugins = async () => (await gw.sql.query('SELECT settings FROM sign_in_services WHERE application_id = $1', [appId])).rows[0].settings.plugins;
+    const eventually = async (read: () => Promise<unknown>, expected: unknown) => {
+      for (let i = 0; ; i++) {
+        try {
+          return expect(await read()).toMatchObject(expected as object);
+        } catch (error) {
+          if (i >= 100) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+    };
+    await eventually(storedPlugins, { twoFactor: { enabled: true, issuer: 'Test Shop' }, passkey: { enabled: true } });
+    await plugins.getByRole('switch', { name: 'Passkeys' }).uncheck();
+    await eventually(storedPlugins, { passkey: { enabled: false } });
+    expect(await plugins.getByRole('switch', { name: 'Two-factor authentication' }).isChecked()).toBe(true);
+    // An OpenID Connect provider: added, its callback URL shown, an internal issuer refused, removed.
+    const oidc = page.getByRole('form', { name: 'OpenID Connect providers' });
+    await oidc.getByLabel('Provider id').fill('corp-sso');
+    await oidc.getByLabel('Issuer URL').fill('https://169.254.169.254/latest');
+    await oidc.getByLabel('Client id').fill('corp-client');
+    await oidc.getByLabel('Client secret').fill('corp-secret');
+    await oidc.getByRole('button', { name: 'Add provider' }).click();
+    await oidc.getByRole('alert').waitFor();
+    await oidc.getByLabel('Issuer URL').fill('https://login.example.com');
+    await oidc.getByRole('button', { name: 'Add provider' }).click();
+    expect(await oidc.getByTestId('oidc-callback-corp-sso').textContent()).toBe('http://localhost:3001/a/test-shop/callback/corp-sso');
+    await shot('sign-in-plugins');
+    await oidc.getByRole('button', { name: 'Remove corp-sso' }).click();
+    await oidc.getByText('No provider yet.').waitFor();
     await page.getByRole('link', { name: 'Database' }).click();
     await page.getByRole('heading', { name: 'Test Shop’s database' }).waitFor();
 

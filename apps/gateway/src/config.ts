@@ -70,6 +70,11 @@ export const gatewayConfigSchema = z.object({
   RESTORE_WINDOW_DAYS: parsedBy(parseRestoreWindows),
   /** Releases kept per application (the build worker prunes by its own RELEASES_KEPT: give both the same); published and shown. */
   RELEASES_KEPT: z.coerce.number().int().min(1, 'must keep at least 1 release').max(1000).default(LIMITS.releasesKeptPerApplication),
+  /**
+   * Development and tests only, as the sign-in service's variable of the same name: an owner may
+   * give an OpenID Connect issuer over http or on an internal address (refused otherwise).
+   */
+  AUTH_OIDC_ALLOW_PRIVATE_ISSUERS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   /** The built dashboard served at `/` (default: apps/dashboard/dist beside this app). */
   DASHBOARD_DIR: z.string().min(1).default(fileURLToPath(new URL('../../dashboard/dist', import.meta.url))),
   /** How long an owner stays signed in to the dashboard. */

@@ -187,6 +187,8 @@ export interface SignInServiceView {
   socialProviders: Record<string, { clientId: string; callbackUrl: string }>;
   /** The sign-in plugins (issue 33) and whether each is on; options beside `enabled`. */
   plugins: SignInPluginsView;
+  /** Generic OpenID Connect providers by provider id (the client secret is never returned). */
+  oidcProviders: Record<string, { issuer: string; clientId: string; callbackUrl: string }>;
   createdAt: string;
 }
 

@@ -8,3 +8,4 @@ export * from './health.module.js';
 export * from './listen-fds.js';
 export * from './periodic-task.js';
 export * from './server-unavailable.js';
+export * from './outbound-url.js';

@@ -8,6 +8,7 @@ import { switchTests } from './sign-in-plugins/switches.js';
 import { emailCodeTests } from './sign-in-plugins/email-codes.js';
 import { passkeyTests } from './sign-in-plugins/passkey.js';
 import { twoFactorTests } from './sign-in-plugins/two-factor.js';
+import { genericOidcTests } from './sign-in-plugins/generic-oidc.js';
 
 describe('sign-in plugins, with Better Auth’s own client plugins, on the platform as `pnpm start` runs it', () => {
   const shared = {} as SharedContext;
@@ -22,4 +23,5 @@ describe('sign-in plugins, with Better Auth’s own client plugins, on the platf
   emailCodeTests(shared);
   passkeyTests(shared);
   twoFactorTests(shared);
+  genericOidcTests(shared);
 });

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { api } from '../api/client.js';
 import type { SignInServiceView } from '../api/types.js';
 import { Button, ErrorNotice, Field } from '../components/ui.js';
+import { OidcProviders, SignInPlugins } from './sign-in-plugins.js';
 
 const PROVIDERS = [
   { id: 'github', label: 'GitHub' },
@@ -40,6 +41,7 @@ export function SignInSettings({ appId, service, onSaved }: { appId: string; ser
     setCredentials((c) => ({ ...c, [provider]: { ...(c[provider] ?? { clientId: '', clientSecret: '' }), [field]: value } }));
 
   return (
+    <>
     <form className="card" onSubmit={submit} aria-label="Sign-in settings">
       <h2>Settings</h2>
       <label className="checkbox">
@@ -80,5 +82,8 @@ export function SignInSettings({ appId, service, onSaved }: { appId: string; ser
         </Button>
       </div>
     </form>
+    <SignInPlugins appId={appId} service={service} onSaved={onSaved} />
+    <OidcProviders appId={appId} service={service} onSaved={onSaved} />
+    </>
   );
 }

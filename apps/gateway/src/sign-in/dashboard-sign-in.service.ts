@@ -3,7 +3,7 @@ import { tenantDatabaseUrl } from '@slipway/auth-core';
 import { SIGN_IN_PLUGINS, type OutboxEmailView, type ServerView, type SignInInfo, type SignInPluginsView, type SignInUserView } from '@slipway/contract';
 import { decryptEnvelopeToString, encryptEnvelope, envelopeBinding, type Keyring } from '@slipway/crypto';
 import { ApplicationsRepository, EmailsRepository, PlatformInfrastructure, SignInServicesRepository } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException, outboundUrlProblemResolved } from '@slipway/server';
 import { GATEWAY_CONFIG, appDatabasesAdminUrl, type GatewayConfig } from '../config.js';
 import { SignInService } from './sign-in.service.js';
 import { TenantChangedPublisher } from './tenant-changed.publisher.js';
@@ -16,6 +16,18 @@ interface StoredSettings {
   requireEmailVerification?: boolean;
   socialProviders?: Record<string, { clientId: string; clientSecret: string }>;
   plugins?: Partial<SignInPluginsView>;
+  oidcProviders?: Record<string, { issuer: string; clientId: string; clientSecret: string; scopes?: string[] }>;
+}
+
+/** The platform's own host names: never an owner's issuer. */
+function platformHosts(config: GatewayConfig): string[] {
+  return [config.AUTH_PUBLIC_URL, config.PUBLIC_URL].flatMap((u) => {
+    try {
+      return [new URL(u).hostname];
+    } catch {
+      return [];
+    }
+  });
 }
 
 /** The stored switches with every plugin named (off when never switched on). */
@@ -47,7 +59,8 @@ export class DashboardSignInService {
     if (!service) return { enabled: false, service: null };
     const stored = (await this.signInServices.findSettings(app.id))?.settings as StoredSettings | undefined;
     const providers = Object.fromEntries(Object.entries(stored?.socialProviders ?? {}).map(([name, p]) => [name, { clientId: p.clientId, callbackUrl: `${service.baseUrl}/callback/${name}` }]));
-    return { enabled: true, service: { ...service, socialProviders: providers, plugins: pluginsView(stored?.plugins) } };
+    const oidcProviders = Object.fromEntries(Object.entries(stored?.oidcProviders ?? {}).map(([id, p]) => [id, { issuer: p.issuer, clientId: p.clientId, callbackUrl: `${service.baseUrl}/callback/${id}` }]));
+    return { enabled: true, service: { ...service, socialProviders: providers, plugins: pluginsView(stored?.plugins), oidcProviders } };
   }
 
   async enable(owner: OwnerPrincipal, app: OwnedApplication): Promise<ServerView<SignInInfo>> {
@@ -60,7 +73,7 @@ export class DashboardSignInService {
   }
 
   async updateSettings(owner: OwnerPrincipal, app: OwnedApplication, body: unknown): Promise<ServerView<SignInInfo>> {
-    const input = parseBody(SignInSettingsBody, body, 'Send {"requireEmailVerification", "allowLocalhost", "socialProviders": {"github"|"google": {clientId, clientSecret} | null}, "plugins": {"twoFactor"|"passkey"|"magicLink"|"emailOTP"|"organization"|"admin": {enabled, …}}}.');
+    const input = parseBody(SignInSettingsBody, body, 'Send {"requireEmailVerification", "allowLocalhost", "socialProviders": {"github"|"google": {clientId, clientSecret} | null}, "plugins": {"twoFactor"|"passkey"|"magicLink"|"emailOTP"|"organization"|"admin": {enabled, …}}, "oidcProviders": {"<id>": {issuer, clientId, clientSecret} | null}}.');
     const row = await this.signInServices.findSettings(app.id);
     if (!row) throw notOn();
     const settings: StoredSettings = { ...(row.settings as StoredSettings) };
@@ -79,6 +92,21 @@ export class DashboardSignInService {
       const switched = { ...(settings.plugins ?? {}) } as Record<string, object>;
       for (const [name, value] of Object.entries(input.plugins)) if (value !== undefined) switched[name] = { ...switched[name], ...value };
       settings.plugins = switched as Partial<SignInPluginsView>;
+    }
+    if (input.oidcProviders) {
+      const providers = { ...(settings.oidcProviders ?? {}) };
+      for (const [id, value] of Object.entries(input.oidcProviders)) {
+        if (value === null) {
+          delete providers[id];
+          continue;
+        }
+        // The sign-in service's own rule (@slipway/server): https, nothing internal. It checks again at every connection.
+        const problem = await outboundUrlProblemResolved(value.issuer, { allowPrivate: this.config.AUTH_OIDC_ALLOW_PRIVATE_ISSUERS, platformHosts: platformHosts(this.config) });
+        if (problem) throw new ApiException('bad_request', `oidcProviders.${id}.issuer ${problem}.`);
+        providers[id] = { issuer: value.issuer, clientId: value.clientId, clientSecret: encryptEnvelope(this.keyring, value.clientSecret, envelopeBinding.oauthClientSecret(app.id, id)).toString('base64') };
+      }
+      if (Object.keys(providers).length > 20) throw new ApiException('bad_request', 'At most 20 OpenID Connect providers per application.');
+      settings.oidcProviders = providers;
     }
     await this.signInServices.updateSettings(app.id, settings, input.allowLocalhost);
     await this.tenantChanged.publish(app.id);

@@ -29,8 +29,10 @@ export type SharedContext = { current: PluginsContext };
 
 export async function startPluginsContext(label: string): Promise<PluginsContext> {
   // The tests call the sign-in service from 127.0.0.1 as the edge would, each client with its own
-  // X-Forwarded-For address: believed from loopback, so each has its own address allowance.
-  const platform = await Platform.start(label, { AUTH_TRUSTED_PROXIES: '127.0.0.1' });
+  // X-Forwarded-For address: believed from loopback, so each has its own address allowance. The
+  // generic OIDC test's issuer is a local server (http, 127.0.0.1): allowed on this test platform
+  // only (docs/plugins/generic-oidc.md).
+  const platform = await Platform.start(label, { AUTH_TRUSTED_PROXIES: '127.0.0.1', AUTH_OIDC_ALLOW_PRIVATE_ISSUERS: 'true' });
   const account = await platform.bootstrap(`owner-${label}@example.com`, 'Plugin Shop');
   await platform.enableSignIn(account);
   const authUrl = `http://127.0.0.1:${platform.ports.auth}/a/${account.slug}`;

@@ -1,0 +1,1 @@
+export { GenericOAuthModule } from './generic-oauth.module.js';
