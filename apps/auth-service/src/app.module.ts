@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { HealthModule } from '@slipway/server';
 import type { AuthConfig } from './config.js';
+import { AdminModule } from './admin/index.js';
 import { EmailVerificationModule } from './email-verification/index.js';
 import { PasswordModule } from './password/index.js';
 import { PipelineModule } from './pipeline/index.js';
@@ -31,6 +32,7 @@ export class AppModule {
         EmailVerificationModule,
         UpdateUserModule,
         SocialModule,
+        AdminModule,
         // Last: strict routing, and Better Auth's 404 for every other path under /a/{slug}.
         RoutingModule,
       ],
