@@ -5,6 +5,7 @@
  */
 import { startPluginsContext, type PluginsContext } from './sign-in-plugins/context.js';
 import { switchTests } from './sign-in-plugins/switches.js';
+import { adminTests } from './sign-in-plugins/admin.js';
 
 export type SharedContext = { current: PluginsContext };
 
@@ -18,4 +19,5 @@ describe('sign-in plugins, with Better Auth’s own client plugins, on the platf
   });
 
   switchTests(shared);
+  adminTests(shared);
 });
