@@ -214,7 +214,7 @@ describe('admin plugin (Better Auth’s adminClient) against the service', () =>
     const as = await admin.client.getSession();
     expect(as.data).toMatchObject({ user: { id: target.id }, session: { impersonatedBy: admin.id } });
     // The user's own list-sessions does not show the admin's impersonation session (Better Auth's hook).
-    expect((await target.client.listSessions()).data?.every((s) => !s.impersonatedBy)).toBe(true);
+    expect(((await target.client.listSessions()).data as { impersonatedBy?: string | null }[] | null)?.every((s) => !s.impersonatedBy)).toBe(true);
 
     // A forged admin cookie (someone else's token, wrong signature) restores nothing.
     const forged = admin.jar.get('__Secure-slipway.admin_session')!;
