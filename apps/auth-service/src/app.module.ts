@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { HealthModule } from '@slipway/server';
 import type { AuthConfig } from './config.js';
 import { EmailOtpModule } from './email-otp/index.js';
+import { AdminModule } from './admin/index.js';
 import { EmailVerificationModule } from './email-verification/index.js';
 import { MagicLinkModule } from './magic-link/index.js';
 import { PasskeyModule } from './passkey/index.js';
@@ -41,6 +42,7 @@ export class AppModule {
         PasskeyModule,
         TwoFactorModule,
         GenericOAuthModule,
+        AdminModule,
         // Last: strict routing, and Better Auth's 404 for every other path under /a/{slug}.
         RoutingModule,
       ],

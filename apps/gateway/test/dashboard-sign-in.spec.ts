@@ -40,7 +40,7 @@ describe('dashboard sign-in tab API (real HTTP, Postgres)', () => {
     const all = await ada.get(`/applications/${appId}/sign-in/users`);
     expect(all.json.total).toBe(2);
     const found = await ada.get(`/applications/${appId}/sign-in/users?search=HOPPER`);
-    expect(found.json).toEqual({ total: 1, users: [{ id: 'u1', email: 'grace@example.com', name: 'Grace Hopper', emailVerified: false, createdAt: expect.any(String) }] });
+    expect(found.json).toEqual({ total: 1, users: [{ id: 'u1', email: 'grace@example.com', name: 'Grace Hopper', emailVerified: false, createdAt: expect.any(String), role: 'user', banned: false, banReason: null, banExpires: null }] });
     expect((await ada.get(`/applications/${appId}/sign-in/users?search=%25`)).json.total).toBe(0);
 
     const updated = await ada.patch(`/applications/${appId}/sign-in/settings`, {

@@ -217,6 +217,12 @@ export interface SignInUserView {
   name: string;
   emailVerified: boolean;
   createdAt: string;
+  /** Better Auth's admin plugin: `user`, `admin` or a comma-separated list. */
+  role: string;
+  banned: boolean;
+  banReason: string | null;
+  /** null while banned: for ever. */
+  banExpires: string | null;
 }
 
 export interface OutboxEmailView {

@@ -9,6 +9,7 @@ import { emailCodeTests } from './sign-in-plugins/email-codes.js';
 import { passkeyTests } from './sign-in-plugins/passkey.js';
 import { twoFactorTests } from './sign-in-plugins/two-factor.js';
 import { genericOidcTests } from './sign-in-plugins/generic-oidc.js';
+import { adminTests } from './sign-in-plugins/admin.js';
 
 describe('sign-in plugins, with Better Auth’s own client plugins, on the platform as `pnpm start` runs it', () => {
   const shared = {} as SharedContext;
@@ -24,4 +25,5 @@ describe('sign-in plugins, with Better Auth’s own client plugins, on the platf
   passkeyTests(shared);
   twoFactorTests(shared);
   genericOidcTests(shared);
+  adminTests(shared);
 });

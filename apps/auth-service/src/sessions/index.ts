@@ -1,2 +1,3 @@
 export { SessionsModule } from './sessions.module.js';
-export { SessionsService, sessionView, type CurrentSession } from './sessions.service.js';
+export { SessionsService, bannedUser, isBanned, sessionView, type CurrentSession } from './sessions.service.js';
+export type { SessionRow } from './sessions.repository.js';

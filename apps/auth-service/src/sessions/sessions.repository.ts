@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { liftExpiredBan } from '@slipway/auth-core';
 import type { TenantDb } from '../tenants/index.js';
 import { USER_COLUMNS, type UserRow } from '../users/index.js';
 
@@ -27,13 +28,28 @@ const SESSION_WITH_USER_SQL = `SELECT ${SESSION_COLUMNS}, ${JOINED_USER_COLUMNS}
 /** Sessions in the tenant's `service_auth.sessions`; tokens only ever as SHA-256. */
 @Injectable()
 export class SessionsRepository {
-  async create(db: TenantDb, session: { id: string; tokenHash: string; userId: string; expiresAt: Date; ip: string; userAgent: string | null }): Promise<SessionRow> {
+  /**
+   * A new session, unless the user is banned: the insert locks the user row FOR SHARE and requires
+   * `NOT banned`, so it cannot slip between a ban's update and its delete of the user's sessions
+   * (`banUser` of @slipway/auth-core). Null when the user is banned (or gone).
+   */
+  async create(
+    db: TenantDb,
+    session: { id: string; tokenHash: string; userId: string; expiresAt: Date; ip: string; userAgent: string | null; impersonatedBy?: string | null | undefined },
+  ): Promise<SessionRow | null> {
     const { rows } = await db.query<SessionRow>({
       name: 'auth-session-insert',
-      text: `INSERT INTO service_auth.sessions AS s (id, token_hash, user_id, expires_at, ip_address, user_agent) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${SESSION_COLUMNS}`,
-      values: [session.id, session.tokenHash, session.userId, session.expiresAt, session.ip, session.userAgent],
+      text: `INSERT INTO service_auth.sessions AS s (id, token_hash, user_id, expires_at, ip_address, user_agent, impersonated_by)
+             SELECT $1, $2, u.id, $4, $5, $6, $7 FROM service_auth.users u WHERE u.id = $3 AND NOT u.banned FOR SHARE OF u
+             RETURNING ${SESSION_COLUMNS}`,
+      values: [session.id, session.tokenHash, session.userId, session.expiresAt, session.ip, session.userAgent, session.impersonatedBy ?? null],
     });
-    return rows[0]!;
+    return rows[0] ?? null;
+  }
+
+  /** Better Auth's admin rule: a ban past its `ban_expires` is lifted when the user next signs in. */
+  liftExpiredBan(db: TenantDb, userId: string): Promise<boolean> {
+    return liftExpiredBan(db, userId);
   }
 
   async findWithUser(db: TenantDb, tokenHash: string): Promise<{ session: SessionRow; user: UserRow } | null> {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { sha256Hex } from '@slipway/crypto';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
-import { AuthErrors, newId, throughRestart, type AuthResult } from '../common/index.js';
+import { AuthError, AuthErrors, newId, throughRestart, type AuthResult } from '../common/index.js';
 import { SESSION_MAX_AGE_SECONDS, clearedSessionCookie, sessionCookie, tokenFromCookieHeader } from '../cookies/index.js';
 import type { RequestMeta } from '../pipeline/index.js';
 import { TenantsService, type Tenant } from '../tenants/index.js';
@@ -38,25 +38,52 @@ export class SessionsService {
     private readonly cache: SessionCache,
   ) {}
 
-  /** A new session (new id and token on every sign-in) and its cookie. */
-  async start(tenant: Tenant, user: UserRow, meta: RequestMeta, rememberMe = true): Promise<{ token: string; cookie: string }> {
+  /**
+   * A new session (new id and token on every sign-in) and its cookie: every sign-in path comes
+   * here. A banned user gets none (403 BANNED_USER, Better Auth's admin rule, whether or not the
+   * plugin is on: only an admin or the owner can ban); a ban past its expiry is lifted instead.
+   * `impersonatedBy` and `expiresAt`: the admin plugin's impersonation sessions.
+   */
+  async start(
+    tenant: Tenant,
+    user: UserRow,
+    meta: RequestMeta,
+    rememberMe = true,
+    options: { impersonatedBy?: string; expiresAt?: Date } = {},
+  ): Promise<{ token: string; cookie: string; session: SessionRow }> {
     const token = newId();
-    const expiresAt = new Date(Date.now() + (rememberMe ? EXPIRES_IN_MS : DAY_MS));
-    await this.repository.create(this.tenants.db(tenant), { id: newId(), tokenHash: sha256Hex(token), userId: user.id, expiresAt, ip: meta.ip, userAgent: meta.userAgent });
-    return { token, cookie: sessionCookie(tenant, token, rememberMe ? SESSION_MAX_AGE_SECONDS : null) };
+    const expiresAt = options.expiresAt ?? new Date(Date.now() + (rememberMe ? EXPIRES_IN_MS : DAY_MS));
+    const db = this.tenants.db(tenant);
+    const row = { id: newId(), tokenHash: sha256Hex(token), userId: user.id, expiresAt, ip: meta.ip, userAgent: meta.userAgent, impersonatedBy: options.impersonatedBy };
+    let session = await this.repository.create(db, row);
+    if (!session && (await this.repository.liftExpiredBan(db, user.id))) {
+      await this.cache.invalidate(tenant, [user.id]);
+      session = await this.repository.create(db, row);
+    }
+    if (!session) throw bannedUser();
+    return { token, cookie: sessionCookie(tenant, token, rememberMe ? SESSION_MAX_AGE_SECONDS : null), session };
   }
 
   /** The session behind the request's cookie, or null (expired rows are deleted on sight). */
   async current(tenant: Tenant, meta: RequestMeta): Promise<CurrentSession | null> {
     const token = tokenFromCookieHeader(tenant, meta.cookieHeader);
-    if (!token) return null;
+    return token ? this.byToken(tenant, token) : null;
+  }
+
+  /** The session of a raw token (the cookie's, or one the admin plugin kept aside while impersonating), or null. */
+  async byToken(tenant: Tenant, token: string): Promise<CurrentSession | null> {
     const tokenHash = sha256Hex(token);
     const cached = this.cache.get(tenant, tokenHash);
-    if (cached) return { token, session: cached.session, user: cached.user, cached };
+    if (cached && !isBanned(cached.user)) return { token, session: cached.session, user: cached.user, cached };
     const generation = this.cache.generation;
     const db = this.tenants.db(tenant);
     const found = await this.repository.findWithUser(db, tokenHash);
     if (!found) return null;
+    // Belt and braces: a ban deletes the user's sessions; a row that survived it is no session.
+    if (isBanned(found.user)) {
+      await this.repository.delete(db, found.session.id);
+      return null;
+    }
     const absoluteEnd = found.session.created_at.getTime() + this.config.AUTH_SESSION_ABSOLUTE_DAYS * DAY_MS;
     const endsAt = Math.min(found.session.expires_at.getTime(), absoluteEnd);
     if (endsAt <= Date.now()) {
@@ -138,7 +165,8 @@ export class SessionsService {
   async list(tenant: Tenant, meta: RequestMeta): Promise<AuthResult> {
     const current = await this.require(tenant, meta);
     const rows = await this.repository.listActive(this.tenants.db(tenant), current.user.id);
-    return { body: rows.map((s) => sessionView(s, s.id === current.session.id ? current.token : s.id)) };
+    // As Better Auth's admin plugin: an admin's impersonation sessions are not the user's to see.
+    return { body: rows.filter((s) => !s.impersonated_by).map((s) => sessionView(s, s.id === current.session.id ? current.token : s.id)) };
   }
 
   async revoke(tenant: Tenant, meta: RequestMeta, token: string): Promise<AuthResult> {
@@ -155,10 +183,26 @@ export class SessionsService {
     return { body: { status: true }, cookies: keepCurrent ? [] : [clearedSessionCookie(tenant)] };
   }
 
+  /** Ends one session and evicts its user's entries on every replica. */
+  async end(tenant: Tenant, session: SessionRow): Promise<void> {
+    await this.repository.delete(this.tenants.db(tenant), session.id);
+    await this.cache.invalidate(tenant, [session.user_id]);
+  }
+
   async revokeAllOfUser(tenant: Tenant, userId: string, exceptSessionId: string | null = null): Promise<void> {
     await this.repository.deleteAllOf(this.tenants.db(tenant), userId, exceptSessionId);
     await this.cache.invalidate(tenant, [userId]);
   }
+}
+
+/** Better Auth's admin plugin's answer to a banned user's sign-in (its default `bannedUserMessage`). */
+export function bannedUser(): AuthError {
+  return new AuthError(403, 'BANNED_USER', 'You have been banned from this application. Please contact support if you believe this is an error.');
+}
+
+/** Banned now: a ban without an end, or one whose end is still ahead. */
+export function isBanned(user: UserRow): boolean {
+  return user.banned && (user.ban_expires === null || user.ban_expires.getTime() > Date.now());
 }
 
 export function sessionView(session: SessionRow, token: string) {

@@ -1,4 +1,7 @@
-import { Body, Controller, Get, HttpCode, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import type { Request } from 'express';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
+import { clientAddress } from '../rate-limit/client-address.js';
 import { CurrentApplication, CurrentOwner } from '../dashboard/common/current-owner.decorator.js';
 import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
 import type { OwnedApplication, OwnerPrincipal } from '../dashboard/common/owner-principal.js';
@@ -7,7 +10,10 @@ import { DashboardSignInService } from './dashboard-sign-in.service.js';
 @Controller('dashboard/api/applications/:appId/sign-in')
 @OwnedApplicationRoute()
 export class DashboardSignInController {
-  constructor(private readonly signIn: DashboardSignInService) {}
+  constructor(
+    private readonly signIn: DashboardSignInService,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+  ) {}
 
   @Get()
   get(@CurrentOwner() owner: OwnerPrincipal, @CurrentApplication() app: OwnedApplication) {
@@ -35,6 +41,20 @@ export class DashboardSignInController {
   @Get('users')
   users(@CurrentApplication() app: OwnedApplication, @Query('search') search: unknown) {
     return this.signIn.users(app, search);
+  }
+
+  /** The owner's user administration: `ban` {banReason?, banExpiresIn?}, `unban`, `revoke-sessions`, `role` {role}. */
+  @Post('users/:userId/:action')
+  @HttpCode(200)
+  administer(
+    @CurrentOwner() owner: OwnerPrincipal,
+    @CurrentApplication() app: OwnedApplication,
+    @Param('userId') userId: string,
+    @Param('action') action: string,
+    @Body() body: unknown,
+    @Req() req: Request,
+  ) {
+    return this.signIn.administer(owner, app, userId, action, body, clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], this.config.GATEWAY_TRUSTED_PROXIES));
   }
 
   @Get('emails')

@@ -9,7 +9,8 @@ import { SignInService } from './sign-in.service.js';
 import { TenantChangedPublisher } from './tenant-changed.publisher.js';
 import { parseBody } from '../common/body.js';
 import type { OwnedApplication, OwnerPrincipal } from '../dashboard/common/owner-principal.js';
-import { DashboardSignInRepository } from './dashboard-sign-in.repository.js';
+import { DashboardSignInRepository, type ServiceUserRow, type UserAdminChange } from './dashboard-sign-in.repository.js';
+import { BanUserBody, SetUserRoleBody } from './dto/sign-in-user-admin.dto.js';
 import { SignInSettingsBody } from './dto/sign-in-settings.dto.js';
 
 interface StoredSettings {
@@ -114,16 +115,67 @@ export class DashboardSignInService {
   }
 
   async users(app: OwnedApplication, search: unknown): Promise<{ total: number; users: ServerView<SignInUserView>[] }> {
+    const query = typeof search === 'string' ? search.trim().slice(0, 200) : '';
+    const { users, total } = await this.repository.users(await this.tenantUrl(app), query, 100);
+    return { total, users: users.map(userView) };
+  }
+
+  /**
+   * The owner's user administration (Better Auth's admin plugin's ban, unban, revoke, set-role)
+   * on the application's own database, through the SQL the sign-in service uses
+   * (@slipway/auth-core). A ban ends the user's sessions in the same transaction; the service's
+   * session cache drops them on the tables' NOTIFY. Audit rows name the actor `owner:<ownerId>`.
+   */
+  async administer(owner: OwnerPrincipal, app: OwnedApplication, userId: string, action: string, body: unknown, ip: string): Promise<{ user: ServerView<SignInUserView> }> {
+    const change = adminChange(action, body);
+    const row = await this.repository.administer(await this.tenantUrl(app), userId.slice(0, 200), change, { actor: `owner:${owner.id}`, ip });
+    if (!row) throw new ApiException('not_found', 'This application has no such user.');
+    return { user: userView(row) };
+  }
+
+  /** The application's own database, connected as its own role; 404 while sign-in is off. */
+  private async tenantUrl(app: OwnedApplication): Promise<string> {
     const database = await this.applications.databases.find(app.id);
     if (!database || !(await this.signInServices.findSettings(app.id))) throw notOn();
     const password = decryptEnvelopeToString(this.keyring, database.password, envelopeBinding.databasePassword(app.id));
-    const query = typeof search === 'string' ? search.trim().slice(0, 200) : '';
-    const { users, total } = await this.repository.users(tenantDatabaseUrl(appDatabasesAdminUrl(this.config), database, password), query, 100);
-    return { total, users: users.map((u) => ({ id: u.id, email: u.email, name: u.name, emailVerified: u.email_verified, createdAt: u.created_at })) };
+    return tenantDatabaseUrl(appDatabasesAdminUrl(this.config), database, password);
   }
 
   async emails(app: OwnedApplication): Promise<{ emails: ServerView<OutboxEmailView>[] }> {
     return { emails: await this.outbox.latest(app.id, 50) };
+  }
+}
+
+function userView(u: ServiceUserRow): ServerView<SignInUserView> {
+  return {
+    id: u.id,
+    email: u.email,
+    name: u.name,
+    emailVerified: u.email_verified,
+    createdAt: u.created_at,
+    role: u.role,
+    banned: u.banned,
+    banReason: u.ban_reason,
+    banExpires: u.ban_expires,
+  };
+}
+
+function adminChange(action: string, body: unknown): UserAdminChange {
+  switch (action) {
+    case 'ban': {
+      const input = parseBody(BanUserBody, body, 'Send {"banReason"?, "banExpiresIn"?: seconds}.');
+      return { kind: 'ban', reason: input.banReason || 'No reason', expiresAt: input.banExpiresIn ? new Date(Date.now() + input.banExpiresIn * 1000) : null };
+    }
+    case 'unban':
+      return { kind: 'unban' };
+    case 'revoke-sessions':
+      return { kind: 'revoke-sessions' };
+    case 'role': {
+      const { role } = parseBody(SetUserRoleBody, body, 'Send {"role": "user" | "admin" | ["user", "admin"]}.');
+      return { kind: 'set-role', role: Array.isArray(role) ? role.join(',') : role };
+    }
+    default:
+      throw new ApiException('not_found', 'No such action on a user.');
   }
 }
 
