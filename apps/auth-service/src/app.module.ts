@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { HealthModule } from '@slipway/server';
 import type { AuthConfig } from './config.js';
 import { EmailVerificationModule } from './email-verification/index.js';
+import { OrganizationModule } from './organization/index.js';
 import { PasswordModule } from './password/index.js';
 import { PipelineModule } from './pipeline/index.js';
 import { PlatformModule } from './platform/index.js';
@@ -31,6 +32,7 @@ export class AppModule {
         EmailVerificationModule,
         UpdateUserModule,
         SocialModule,
+        OrganizationModule,
         // Last: strict routing, and Better Auth's 404 for every other path under /a/{slug}.
         RoutingModule,
       ],
