@@ -74,6 +74,28 @@ describe('organization plugin (Better Auth’s organizationClient against the se
     return payload;
   }
 
+  /**
+   * The database's change notifications (migration 20261123090000 and this plugin's members
+   * triggers) would evict cached sessions by themselves, within milliseconds: switched off here so
+   * only the service's own invalidation (before it answers) can make the next read current.
+   */
+  const TRIGGERS = [
+    ['sessions', 'sessions_updated'],
+    ['sessions', 'sessions_deleted'],
+    ['members', 'members_inserted'],
+    ['members', 'members_updated'],
+    ['members', 'members_deleted'],
+  ];
+  async function withoutChangeNotifications(work: () => Promise<void>): Promise<void> {
+    const db = await tenantDb(shop.applicationId);
+    for (const [table, trigger] of TRIGGERS) await db.query(`ALTER TABLE service_auth.${table} DISABLE TRIGGER ${trigger}`);
+    try {
+      await work();
+    } finally {
+      for (const [table, trigger] of TRIGGERS) await db.query(`ALTER TABLE service_auth.${table} ENABLE TRIGGER ${trigger}`);
+    }
+  }
+
   async function invitationIdMailedTo(email: string, applicationId = shop.applicationId): Promise<string> {
     const mail = await h.prisma.email.findFirstOrThrow({ where: { applicationId, toAddress: email }, orderBy: { createdAt: 'desc' } });
     expect(mail.kind).toBe('organization_invitation');
@@ -157,6 +179,15 @@ describe('organization plugin (Better Auth’s organizationClient against the se
       status: 400,
       code: 'YOU_CANNOT_LEAVE_THE_ORGANIZATION_AS_THE_ONLY_OWNER',
     });
+    // With a second owner the count allows it: the remover's own role is what refuses.
+    const coOwner = await owner.organization.inviteMember({ email: 'otto@example.com', role: 'owner' });
+    const otto = await user('otto@example.com');
+    expect((await otto.organization.acceptInvitation({ invitationId: coOwner.data!.id })).data?.member.role).toBe('owner');
+    expect((await admin.organization.removeMember({ memberIdOrEmail: 'otto@example.com' })).error).toMatchObject({
+      status: 400,
+      code: 'YOU_CANNOT_LEAVE_THE_ORGANIZATION_AS_THE_ONLY_OWNER',
+    });
+    expect((await owner.organization.removeMember({ memberIdOrEmail: 'otto@example.com' })).data?.member.role).toBe('owner');
     expect((await admin.organization.inviteMember({ email: 'y@example.com', role: 'owner' })).error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_INVITE_USER_WITH_THIS_ROLE' });
     expect((await admin.organization.inviteMember({ email: 'y@example.com', role: 'wizard' })).error).toMatchObject({ status: 400, code: 'ROLE_NOT_FOUND' });
     expect((await admin.organization.delete({ organizationId: orgId })).error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_ORGANIZATION' });
@@ -170,7 +201,8 @@ describe('organization plugin (Better Auth’s organizationClient against the se
     expect((await member.organization.listInvitations()).error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_LIST_INVITATIONS' });
   });
 
-  it('a role change and a removal reach the member’s cached session and JWT at once; removal clears the active organization of every session', async () => {
+  it('a role change and a removal reach the member’s cached session and JWT at once; removal clears the active organization of every session', () =>
+    withoutChangeNotifications(async () => {
     const carolMember = (await owner.organization.listMembers()).data!.members.find((m) => m.user.email === 'carol@example.com')!;
     // Warm the session cache (and its JWT) first.
     expect(await claims(member)).toMatchObject({ organizationRole: 'member' });
@@ -195,9 +227,10 @@ describe('organization plugin (Better Auth’s organizationClient against the se
       expect(payload.organizationRole).toBeUndefined();
     }
     expect((await member.organization.setActive({ organizationId: orgId })).error).toMatchObject({ status: 403, code: 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION' });
-  });
+    }));
 
-  it('set-active switches the organization on the session and in the JWT (answering after the cache is invalidated)', async () => {
+  it('set-active switches the organization on the session and in the JWT (answering after the cache is invalidated)', () =>
+    withoutChangeNotifications(async () => {
     const second = await owner.organization.create({ name: 'Second', slug: 'second', keepCurrentActiveOrganization: true });
     expect(second.error).toBeNull();
     expect(await claims(owner)).toMatchObject({ activeOrganizationId: orgId });
@@ -213,7 +246,7 @@ describe('organization plugin (Better Auth’s organizationClient against the se
     expect((await owner.getSession()).data?.session.activeOrganizationId).toBeNull();
     expect((await claims(owner)).activeOrganizationId).toBeUndefined();
     await owner.organization.setActive({ organizationId: orgId });
-  });
+    }));
 
   it('a role changed by anyone else’s write to service_auth.members (the trigger) reaches the cached JWT', async () => {
     const db = await tenantDb(shop.applicationId);
