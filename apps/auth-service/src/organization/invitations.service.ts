@@ -31,7 +31,7 @@ export class InvitationsService {
     private readonly mailer: MailerService,
   ) {}
 
-  async invite(tenant: Tenant, meta: RequestMeta, input: InviteInput): Promise<AuthResult> {
+  async invite(tenant: Tenant, meta: RequestMeta, input: InviteInput, pageOrigin: string | undefined): Promise<AuthResult> {
     const current = await this.sessions.require(tenant, meta);
     const organizationId = input.organizationId || current.session.active_organization_id;
     if (!organizationId) throw orgError(400, 'ORGANIZATION_NOT_FOUND');
@@ -56,7 +56,7 @@ export class InvitationsService {
     if (existing && input.resend) {
       if (!inviterIsCreator && hasRole(existing.role, CREATOR_ROLE)) throw orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_INVITE_USER_WITH_THIS_ROLE');
       const renewed = (await this.repository.renewInvitation(db, existing.id, new Date(Date.now() + INVITATION_EXPIRES_IN_MS))) ?? existing;
-      await this.sendEmail(tenant, renewed, organization, current.user);
+      await this.sendEmail(tenant, renewed, organization, current.user, pageOrigin);
       return { body: invitationView(renewed) };
     }
     if ((await this.repository.pendingInvitations(db, organizationId)).length >= INVITATION_LIMIT) throw orgError(403, 'INVITATION_LIMIT_REACHED');
@@ -68,7 +68,7 @@ export class InvitationsService {
       expires_at: new Date(Date.now() + INVITATION_EXPIRES_IN_MS),
       inviter_id: current.user.id,
     });
-    await this.sendEmail(tenant, invitation, organization, current.user);
+    await this.sendEmail(tenant, invitation, organization, current.user, pageOrigin);
     return { body: invitationView(invitation) };
   }
 
@@ -154,11 +154,12 @@ export class InvitationsService {
 
   /**
    * Better Auth leaves the email to the application (`sendInvitationEmail`); the service sends
-   * one: the invitation id, and a link to the application's page `/accept-invitation/{id}` on its
-   * first trusted origin, where the app calls `organization.acceptInvitation({invitationId})`.
+   * one: the invitation id, and a link to `/accept-invitation/{id}` on the page the inviter used
+   * (the request's Origin, which the pipeline admitted as this application's), where the app calls
+   * `organization.acceptInvitation({invitationId})`.
    */
-  private async sendEmail(tenant: Tenant, invitation: InvitationRow, organization: OrganizationRow, inviter: UserRow): Promise<void> {
-    const origin = [...tenant.trustedOrigins][0];
+  private async sendEmail(tenant: Tenant, invitation: InvitationRow, organization: OrganizationRow, inviter: UserRow, pageOrigin: string | undefined): Promise<void> {
+    const origin = pageOrigin ? new URL(pageOrigin).origin : [...tenant.trustedOrigins][0];
     const link = origin ? `${origin}/accept-invitation/${invitation.id}` : null;
     const text = [
       `${inviter.name} (${inviter.email}) invited you to join ${organization.name} as ${invitation.role}.`,

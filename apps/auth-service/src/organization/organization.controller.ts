@@ -69,7 +69,7 @@ export class OrganizationController {
 
   @Post('invite-member')
   async invite(@Req() req: AuthRequest, @Res() res: Response, @Body() body: unknown) {
-    return reply(res, await this.invitations.invite(req.tenant, requestMeta(req), parseBody(dto.inviteBody, body)));
+    return reply(res, await this.invitations.invite(req.tenant, requestMeta(req), parseBody(dto.inviteBody, body), req.headers.origin));
   }
 
   @Post('accept-invitation')
