@@ -189,7 +189,7 @@ describe('organization plugin (Better Auth’s organizationClient against the se
     });
     expect((await owner.organization.removeMember({ memberIdOrEmail: 'otto@example.com' })).data?.member.role).toBe('owner');
     expect((await admin.organization.inviteMember({ email: 'y@example.com', role: 'owner' })).error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_INVITE_USER_WITH_THIS_ROLE' });
-    expect((await admin.organization.inviteMember({ email: 'y@example.com', role: 'wizard' })).error).toMatchObject({ status: 400, code: 'ROLE_NOT_FOUND' });
+    expect((await admin.organization.inviteMember({ email: 'y@example.com', role: 'wizard' as 'member' })).error).toMatchObject({ status: 400, code: 'ROLE_NOT_FOUND' });
     expect((await admin.organization.delete({ organizationId: orgId })).error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_ORGANIZATION' });
     expect((await owner.organization.leave({ organizationId: orgId })).error).toMatchObject({ status: 400, code: 'YOU_CANNOT_LEAVE_THE_ORGANIZATION_AS_THE_ONLY_OWNER' });
 

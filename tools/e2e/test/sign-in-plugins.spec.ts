@@ -4,6 +4,7 @@
  * each plugin's tests live in `sign-in-plugins/{plugin}.ts` as a function of the shared context.
  */
 import { startPluginsContext, type PluginsContext } from './sign-in-plugins/context.js';
+import { organizationTests } from './sign-in-plugins/organization.js';
 import { switchTests } from './sign-in-plugins/switches.js';
 
 export type SharedContext = { current: PluginsContext };
@@ -18,4 +19,5 @@ describe('sign-in plugins, with Better Auth’s own client plugins, on the platf
   });
 
   switchTests(shared);
+  organizationTests(shared);
 });
