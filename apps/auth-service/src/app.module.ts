@@ -1,12 +1,13 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { HealthModule } from '@slipway/server';
 import type { AuthConfig } from './config.js';
-import { EmailOtpModule } from './email-otp/index.js';
 import { AdminModule } from './admin/index.js';
+import { EmailOtpModule } from './email-otp/index.js';
 import { EmailVerificationModule } from './email-verification/index.js';
-import { MagicLinkModule } from './magic-link/index.js';
-import { PasskeyModule } from './passkey/index.js';
 import { GenericOAuthModule } from './generic-oauth/index.js';
+import { MagicLinkModule } from './magic-link/index.js';
+import { OrganizationModule } from './organization/index.js';
+import { PasskeyModule } from './passkey/index.js';
 import { PasswordModule } from './password/index.js';
 import { PipelineModule } from './pipeline/index.js';
 import { PlatformModule } from './platform/index.js';
@@ -43,6 +44,7 @@ export class AppModule {
         TwoFactorModule,
         GenericOAuthModule,
         AdminModule,
+        OrganizationModule,
         // Last: strict routing, and Better Auth's 404 for every other path under /a/{slug}.
         RoutingModule,
       ],

@@ -52,7 +52,7 @@ describe('provisionSignInTenant (real Postgres)', () => {
     await tenant.connect();
     try {
       const tables = await tenant.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'service_auth' ORDER BY 1`);
-      expect(tables.rows.map((r) => r.table_name)).toEqual(['_migrations', 'accounts', 'admin_audit', 'jwks', 'passkeys', 'sessions', 'two_factors', 'users', 'verifications']);
+      expect(tables.rows.map((r) => r.table_name)).toEqual(['_migrations', 'accounts', 'admin_audit', 'invitations', 'jwks', 'members', 'organizations', 'passkeys', 'sessions', 'two_factors', 'users', 'verifications']);
       const keys = await tenant.query('SELECT id, private_key FROM service_auth.jwks');
       expect(keys.rowCount).toBe(1);
       expect(keys.rows[0].private_key.toString('utf8')).not.toContain('"d"');

@@ -7,6 +7,7 @@ import { sessionCacheChannel, sessionCacheReplicaChannel } from '@slipway/queue'
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { REDIS } from '../platform/index.js';
 import { TENANT_CONNECTION_BUDGET, type Tenant, type TenantConnectionBudget } from '../tenants/index.js';
+import type { OrganizationClaims } from '../tokens/index.js';
 import type { UserRow } from '../users/index.js';
 import type { SessionRow } from './sessions.repository.js';
 
@@ -21,6 +22,8 @@ export interface CachedSession {
   readonly until: number;
   /** A JWT for this session's user, reused until `until` (see TokensService.signReusable). */
   jwt?: { token: string; until: number; epoch: number };
+  /** The session's active organization with the user's role there (null: none, or not a member), read once for the JWT's claims. */
+  organization?: OrganizationClaims | null;
 }
 
 interface Waiter {

@@ -64,6 +64,16 @@ export class SessionsRepository {
     return { session: session as unknown as SessionRow, user: user as unknown as UserRow };
   }
 
+  /** The user's role in an organization (organization plugin), or null when not a member: the JWT's `organizationRole`. */
+  async memberRole(db: TenantDb, organizationId: string, userId: string): Promise<string | null> {
+    const { rows } = await db.query<{ role: string }>({
+      name: 'auth-session-member-role',
+      text: 'SELECT role FROM service_auth.members WHERE organization_id = $1 AND user_id = $2',
+      values: [organizationId, userId],
+    });
+    return rows[0]?.role ?? null;
+  }
+
   async extend(db: TenantDb, id: string, expiresAt: Date): Promise<void> {
     await db.query('UPDATE service_auth.sessions SET expires_at = $2, updated_at = now() WHERE id = $1', [id, expiresAt]);
   }

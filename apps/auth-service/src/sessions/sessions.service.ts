@@ -4,8 +4,8 @@ import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { AuthError, AuthErrors, newId, throughRestart, type AuthResult } from '../common/index.js';
 import { SESSION_MAX_AGE_SECONDS, clearedSessionCookie, sessionCookie, tokenFromCookieHeader } from '../cookies/index.js';
 import type { RequestMeta } from '../pipeline/index.js';
-import { TenantsService, type Tenant } from '../tenants/index.js';
-import { TokensService } from '../tokens/index.js';
+import { TenantsService, pluginEnabled, type Tenant } from '../tenants/index.js';
+import { TokensService, type OrganizationClaims } from '../tokens/index.js';
 import { userView, type UserRow } from '../users/index.js';
 import { SessionCache, type CachedSession } from './session-cache.js';
 import { SessionsRepository, type SessionRow } from './sessions.repository.js';
@@ -103,9 +103,25 @@ export class SessionsService {
   private async jwt(tenant: Tenant, current: CurrentSession): Promise<string> {
     const reusable = current.cached?.jwt;
     if (reusable && reusable.until > Date.now() && reusable.epoch === this.tokens.epoch) return reusable.token;
-    const signed = await this.tokens.signReusable(tenant, current.user);
+    const signed = await this.tokens.signReusable(tenant, current.user, await this.organizationClaims(tenant, current));
     if (current.cached) current.cached.jwt = signed;
     return signed.token;
+  }
+
+  /**
+   * The active organization and the member's role for the JWT: one query, only for a session
+   * with an active organization, kept with the cache entry (the organization routes invalidate
+   * the users whose active organization or role they change; the members triggers announce
+   * anyone else's changes). No claims unless the user is a member and the plugin is on.
+   */
+  private async organizationClaims(tenant: Tenant, current: CurrentSession): Promise<OrganizationClaims | null> {
+    const id = current.session.active_organization_id;
+    if (!id || !pluginEnabled(tenant, 'organization')) return null;
+    if (current.cached?.organization !== undefined) return current.cached.organization;
+    const role = await this.repository.memberRole(this.tenants.db(tenant), id, current.user.id);
+    const claims = role === null ? null : { id, role };
+    if (current.cached) current.cached.organization = claims;
+    return claims;
   }
 
   async require(tenant: Tenant, meta: RequestMeta): Promise<CurrentSession> {

@@ -1,2 +1,2 @@
 export { TokensModule } from './tokens.module.js';
-export { JWT_REUSE_MS, TokensService } from './tokens.service.js';
+export { JWT_REUSE_MS, TokensService, type OrganizationClaims } from './tokens.service.js';

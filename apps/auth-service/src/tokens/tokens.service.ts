@@ -9,6 +9,12 @@ import { TenantsService, type Tenant } from '../tenants/index.js';
 import type { UserRow } from '../users/index.js';
 import { TokensRepository } from './tokens.repository.js';
 
+/** The session's active organization and the user's role in it (organization plugin): claims `activeOrganizationId`, `organizationRole`. */
+export interface OrganizationClaims {
+  id: string;
+  role: string;
+}
+
 // A decrypted signing key is kept this long; rotation publishes keys 10 minutes ahead, so this never signs with a retired key in practice.
 const KEY_CACHE_MS = 60_000;
 /** How long after its `iat` a signed token may be handed out again for the same cached session. */
@@ -33,8 +39,8 @@ export class TokensService {
    * are identical), signed synchronously with node:crypto: WebCrypto's async sign job cost more
    * than the signature itself on the get-session and token paths.
    */
-  async sign(tenant: Tenant, user: UserRow): Promise<string> {
-    return (await this.signReusable(tenant, user)).token;
+  async sign(tenant: Tenant, user: UserRow, organization: OrganizationClaims | null = null): Promise<string> {
+    return (await this.signReusable(tenant, user, organization)).token;
   }
 
   /**
@@ -42,14 +48,20 @@ export class TokensService {
    * signing a new one: at most JWT_REUSE_MS after its `iat`, never past its key's cache or
    * retirement. A reused token's `iat` is that much in the past and it expires that much sooner
    * than a fresh one (never later); its claims are current because any change to the user evicts
-   * the cache entry that holds it.
+   * the cache entry that holds it (a change of the active organization or of the member's role
+   * too: the organization routes invalidate the users concerned).
    */
-  async signReusable(tenant: Tenant, user: UserRow): Promise<{ token: string; until: number; epoch: number }> {
+  async signReusable(tenant: Tenant, user: UserRow, organization: OrganizationClaims | null = null): Promise<{ token: string; until: number; epoch: number }> {
     const epoch = this.epoch;
     const entry = await this.signingKey(tenant);
     const now = Date.now();
     const iat = Math.floor(now / 1000);
-    const claims = { email: user.email, name: user.name, emailVerified: user.email_verified, sub: user.id, iss: tenant.authUrl, aud: tenant.authUrl, iat, exp: iat + JWT_TTL_SECONDS };
+    const claims: Record<string, unknown> = { email: user.email, name: user.name, emailVerified: user.email_verified };
+    if (organization) {
+      claims.activeOrganizationId = organization.id;
+      claims.organizationRole = organization.role;
+    }
+    Object.assign(claims, { sub: user.id, iss: tenant.authUrl, aud: tenant.authUrl, iat, exp: iat + JWT_TTL_SECONDS });
     const input = `${entry.header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
     const token = `${input}.${signEd25519(null, Buffer.from(input), entry.key).toString('base64url')}`;
     return { token, until: Math.min(iat * 1000 + JWT_REUSE_MS, entry.until, entry.retiresAt), epoch };

@@ -1,0 +1,1 @@
+export { OrganizationModule } from './organization.module.js';
