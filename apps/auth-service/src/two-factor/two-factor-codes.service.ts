@@ -1,4 +1,4 @@
-import { randomInt } from 'node:crypto';
+import { createHmac, randomInt } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { decryptEnvelopeToString, envelopeBinding, sha256Hex, type Keyring } from '@slipway/crypto';
 import type { AuthResult } from '../common/index.js';
@@ -15,8 +15,13 @@ import { TwoFactorErrors } from './two-factor.errors.js';
 import { TwoFactorRepository } from './two-factor.repository.js';
 import { matchingStep } from './totp.js';
 
-/** Emailed codes: the code is in the hashed identifier (`two-factor-otp:sha256(key:code)`), so only a digest is stored. */
+/**
+ * Emailed codes: the code is in the hashed identifier (`two-factor-otp:sha256(otpToken)`), so only
+ * a digest is stored; keyed (HMAC under the application's cookie secret), because the prover's key
+ * may be a session id, stored as is, and six digits are a million guesses away from a plain hash.
+ */
 const OTP = 'two-factor-otp';
+const otpToken = (tenant: Tenant, key: string, code: string) => createHmac('sha256', tenant.cookieSecret).update(`two-factor-otp\n${key}\n${code}`).digest('hex');
 /** That a code was sent for this key and has not expired: tells an expired code (400) from a wrong one (401). */
 const OTP_SENT = 'two-factor-otp-sent';
 /** Better Auth's OTP period: 3 minutes. */
@@ -67,7 +72,7 @@ export class TwoFactorCodes {
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     await this.verifications.deleteAllFor(db, OTP, prover.user.id);
     await this.verifications.deleteAllFor(db, OTP_SENT, prover.user.id);
-    await this.verifications.create(db, OTP, `${prover.key}:${code}`, prover.user.id, OTP_TTL_SECONDS);
+    await this.verifications.create(db, OTP, otpToken(tenant, prover.key, code), prover.user.id, OTP_TTL_SECONDS);
     await this.verifications.create(db, OTP_SENT, prover.key, prover.user.id, OTP_TTL_SECONDS);
     await this.mailer.send(tenant, {
       kind: 'two_factor_otp',
@@ -83,7 +88,7 @@ export class TwoFactorCodes {
     const prover = await this.challenges.prover(tenant, meta);
     const db = this.tenants.db(tenant);
     if (!(await this.verifications.peek(db, OTP_SENT, prover.key))) throw TwoFactorErrors.otpExpired();
-    const ok = await this.guess(tenant, prover, meta, async () => (await this.verifications.consume(db, OTP, `${prover.key}:${input.code}`)) === prover.user.id);
+    const ok = await this.guess(tenant, prover, meta, async () => (await this.verifications.consume(db, OTP, otpToken(tenant, prover.key, input.code))) === prover.user.id);
     if (!ok) throw TwoFactorErrors.invalidCode();
     await this.verifications.deleteAllFor(db, OTP_SENT, prover.user.id);
     if (prover.mode === 'session' && !prover.user.two_factor_enabled) {
