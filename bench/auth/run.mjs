@@ -218,15 +218,22 @@ async function main() {
       if (t.visitorsOnly) continue;
       // bcrypt.compare works at the cost stored in the hash: the stronger server signs up its own user.
       t.email = t.signInOnly && !t.equalHashing ? 'bench-stronger@example.com' : 'bench@example.com';
-      const up = await fetch(`${t.base}/sign-up/email`, { method: 'POST', headers, body: JSON.stringify({ name: 'Bench', email: t.email, password: 'correct horse battery' }) });
+      // Each application trusts its own address: the plugins' one is bench-plugins.localhost.
+      const pageHeaders = t.pluginsOn ? { ...headers, origin: 'http://bench-plugins.localhost:8080' } : headers;
+      const up = await fetch(`${t.base}/sign-up/email`, { method: 'POST', headers: pageHeaders, body: JSON.stringify({ name: 'Bench', email: t.email, password: 'correct horse battery' }) });
       if (!up.ok) throw new Error(`${t.name} sign-up: ${up.status} ${await up.text()}`);
       t.cookie = cookieFrom(up, t.cookieName);
       if (t.pluginsOn) {
-        const org = await fetch(`${t.base}/organization/create`, { method: 'POST', headers: { ...headers, cookie: t.cookie }, body: JSON.stringify({ name: 'Bench Org', slug: 'bench-org' }) });
+        const org = await fetch(`${t.base}/organization/create`, { method: 'POST', headers: { ...pageHeaders, cookie: t.cookie }, body: JSON.stringify({ name: 'Bench Org', slug: 'bench-org' }) });
         if (!org.ok) throw new Error(`${t.name} organization/create: ${org.status} ${await org.text()}`);
       }
       const check = await fetch(`${t.base}/token`, { headers: { cookie: t.cookie } });
       if (!check.ok) throw new Error(`${t.name} /token: ${check.status}`);
+      if (t.pluginsOn) {
+        // The measured path is the one with the organization's claims in the JWT.
+        const claims = JSON.parse(Buffer.from((await check.json()).token.split('.')[1], 'base64url').toString());
+        if (!claims.activeOrganizationId || claims.organizationRole !== 'owner') throw new Error(`${t.name}: no organization claims in ${JSON.stringify(claims)}`);
+      }
     }
     const visitors = targets.find((t) => t.visitorsOnly);
     visitors.cookie = targets[0].cookie;
