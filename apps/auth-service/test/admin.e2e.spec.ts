@@ -4,27 +4,13 @@ import { banUser } from '@slipway/auth-core';
 import { withDatabase } from '@slipway/db';
 import { TEST_SERVER_URL } from '@slipway/testing';
 import pg from 'pg';
-import { startAuthHarness, originOf, type AuthHarness } from './harness.js';
+import { browserLikeFetch, startAuthHarness, originOf, type AuthHarness } from './harness.js';
 
 const PASSWORD = 'correct horse battery';
 
 /** Better Auth's client with the admin plugin, in a browser stand-in (cookie jar, the app's Origin). */
 function adminBrowser(authUrl: string, origin: string) {
-  const jar = new Map<string, string>();
-  const impl = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const request = new Request(input, init);
-    const headers = new Headers(request.headers);
-    headers.set('origin', origin);
-    if (jar.size) headers.set('cookie', [...jar].map(([k, v]) => `${k}=${v}`).join('; '));
-    const res = await fetch(new Request(request, { headers }));
-    for (const line of res.headers.getSetCookie()) {
-      const pair = line.split(';')[0]!;
-      const [name, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
-      if (!value || /max-age=0/i.test(line)) jar.delete(name);
-      else jar.set(name, value);
-    }
-    return res;
-  };
+  const { impl, jar } = browserLikeFetch(origin);
   const client = createAuthClient({ baseURL: authUrl, plugins: [adminClient()], fetchOptions: { customFetchImpl: impl } });
   return { client, jar };
 }

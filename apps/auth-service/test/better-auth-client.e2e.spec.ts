@@ -1,30 +1,8 @@
 import { createAuthClient } from 'better-auth/client';
 import { jwtClient } from 'better-auth/client/plugins';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
-import { startAuthHarness, originOf, type AuthHarness } from './harness.js';
+import { browserLikeFetch, startAuthHarness, originOf, type AuthHarness } from './harness.js';
 
-/** Node has no cookie jar: a fetch that keeps cookies and sends the page's Origin, as a browser would. */
-function browserLikeFetch(origin: string) {
-  const jar = new Map<string, string>();
-  const jwts: string[] = [];
-  const impl = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const request = new Request(input, init);
-    const headers = new Headers(request.headers);
-    headers.set('origin', origin);
-    if (jar.size) headers.set('cookie', [...jar].map(([k, v]) => `${k}=${v}`).join('; '));
-    const res = await fetch(new Request(request, { headers }));
-    for (const line of res.headers.getSetCookie()) {
-      const pair = line.split(';')[0]!;
-      const [name, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
-      if (!value || /max-age=0/i.test(line)) jar.delete(name);
-      else jar.set(name, value);
-    }
-    const jwt = res.headers.get('set-auth-jwt');
-    if (jwt) jwts.push(jwt);
-    return res;
-  };
-  return { impl, jar, jwts };
-}
 
 describe('Better Auth’s own client (better-auth/client 1.7) against the service', () => {
   let h: AuthHarness;

@@ -5,27 +5,13 @@ import pg from 'pg';
 import { createAuthClient } from 'better-auth/client';
 import { encryptEnvelope, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
 import { freePort, startProcess, TEST_SERVER_URL, type RunningProcess } from '@slipway/testing';
-import { startAuthHarness, originOf, type AuthHarness } from './harness.js';
+import { browserLikeFetch, startAuthHarness, originOf, type AuthHarness } from './harness.js';
 
 type Tenant = { applicationId: string; slug: string; authUrl: string };
 
 /** Node has no cookie jar: a fetch that keeps cookies and sends the page's Origin, as a browser would. */
 function browser(origin: string) {
-  const jar = new Map<string, string>();
-  const impl = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const request = new Request(input, init);
-    const headers = new Headers(request.headers);
-    headers.set('origin', origin);
-    if (jar.size) headers.set('cookie', [...jar].map(([k, v]) => `${k}=${v}`).join('; '));
-    const res = await fetch(new Request(request, { headers, redirect: 'manual' }));
-    for (const line of res.headers.getSetCookie()) {
-      const pair = line.split(';')[0]!;
-      const [name, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
-      if (!value || /max-age=0/i.test(line)) jar.delete(name);
-      else jar.set(name, value);
-    }
-    return res;
-  };
+  const { impl, jar } = browserLikeFetch(origin, { redirect: 'manual' });
   const client = createAuthClient({ baseURL: '', fetchOptions: { customFetchImpl: impl } });
   return { impl, jar, client };
 }

@@ -75,6 +75,36 @@ export async function startAuthHarness(label: string, env: Record<string, string
   };
 }
 
+/**
+ * Node has no cookie jar: a fetch for Better Auth's client (`fetchOptions.customFetchImpl`) that
+ * keeps cookies and sends the page's Origin, as a browser on the application would. `jwts`
+ * collects `set-auth-jwt` headers; `setCookies` holds the last answer's Set-Cookie lines;
+ * `redirect: 'manual'` leaves 302s to the test (links and OAuth callbacks).
+ */
+export function browserLikeFetch(origin: string, options: { redirect?: 'follow' | 'manual' } = {}) {
+  const jar = new Map<string, string>();
+  const jwts: string[] = [];
+  const state = { setCookies: [] as string[] };
+  const impl = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = new Request(input, init);
+    const headers = new Headers(request.headers);
+    headers.set('origin', origin);
+    if (jar.size) headers.set('cookie', [...jar].map(([k, v]) => `${k}=${v}`).join('; '));
+    const res = await fetch(new Request(request, { headers, ...(options.redirect ? { redirect: options.redirect } : {}) }));
+    state.setCookies = res.headers.getSetCookie();
+    for (const line of state.setCookies) {
+      const pair = line.split(';')[0]!;
+      const [name, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
+      if (!value || /max-age=0/i.test(line)) jar.delete(name);
+      else jar.set(name, value);
+    }
+    const jwt = res.headers.get('set-auth-jwt');
+    if (jwt) jwts.push(jwt);
+    return res;
+  };
+  return { impl, jar, jwts, state };
+}
+
 /** A tiny browser stand-in: keeps cookies per client and sends a trusted Origin. */
 export class TestClient {
   readonly cookies = new Map<string, string>();

@@ -3,29 +3,12 @@ import pg from 'pg';
 import { createAuthClient } from 'better-auth/client';
 import { magicLinkClient } from 'better-auth/client/plugins';
 import { TEST_SERVER_URL } from '@slipway/testing';
-import { startAuthHarness, originOf, TestClient, type AuthHarness } from './harness.js';
+import { browserLikeFetch, startAuthHarness, originOf, TestClient, type AuthHarness } from './harness.js';
 
 type Tenant = { applicationId: string; slug: string; authUrl: string };
 
-/** Node has no cookie jar: a fetch that keeps cookies, sends the page's Origin and shows redirects, as a browser would. */
-function browser(origin: string) {
-  const jar = new Map<string, string>();
-  const impl = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const request = new Request(input, init);
-    const headers = new Headers(request.headers);
-    headers.set('origin', origin);
-    if (jar.size) headers.set('cookie', [...jar].map(([k, v]) => `${k}=${v}`).join('; '));
-    const res = await fetch(new Request(request, { headers, redirect: 'manual' }));
-    for (const line of res.headers.getSetCookie()) {
-      const pair = line.split(';')[0]!;
-      const [name, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
-      if (!value || /max-age=0/i.test(line)) jar.delete(name);
-      else jar.set(name, value);
-    }
-    return res;
-  };
-  return { impl, jar };
-}
+
+const browser = (origin: string) => browserLikeFetch(origin, { redirect: 'manual' });
 
 describe('magic links (Better Auth’s magicLinkClient against the service)', () => {
   let h: AuthHarness;

@@ -3,26 +3,10 @@ import { organizationClient } from 'better-auth/client/plugins';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import pg from 'pg';
 import { TEST_SERVER_URL } from '@slipway/testing';
-import { startAuthHarness, originOf, type AuthHarness } from './harness.js';
+import { browserLikeFetch, startAuthHarness, originOf, type AuthHarness } from './harness.js';
 
 /** Node has no cookie jar: a fetch that keeps cookies and sends the page's Origin, as a browser would. */
-function browserLikeFetch(origin: string) {
-  const jar = new Map<string, string>();
-  return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const request = new Request(input, init);
-    const headers = new Headers(request.headers);
-    headers.set('origin', origin);
-    if (jar.size) headers.set('cookie', [...jar].map(([k, v]) => `${k}=${v}`).join('; '));
-    const res = await fetch(new Request(request, { headers }));
-    for (const line of res.headers.getSetCookie()) {
-      const pair = line.split(';')[0]!;
-      const [name, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
-      if (!value || /max-age=0/i.test(line)) jar.delete(name);
-      else jar.set(name, value);
-    }
-    return res;
-  };
-}
+const fetchFrom = (origin: string) => browserLikeFetch(origin).impl;
 
 const PASSWORD = 'correct horse battery';
 
@@ -56,7 +40,7 @@ describe('organization plugin (Better Auth’s organizationClient against the se
   }
 
   function clientFor(tenant: { authUrl: string }, slug: string) {
-    return createAuthClient({ baseURL: tenant.authUrl, plugins: [organizationClient()], fetchOptions: { customFetchImpl: browserLikeFetch(originOf(slug)) } });
+    return createAuthClient({ baseURL: tenant.authUrl, plugins: [organizationClient()], fetchOptions: { customFetchImpl: fetchFrom(originOf(slug)) } });
   }
   type Client = ReturnType<typeof clientFor>;
 

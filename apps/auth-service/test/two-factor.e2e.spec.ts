@@ -4,40 +4,21 @@ import { TEST_SERVER_URL } from '@slipway/testing';
 import { createAuthClient } from 'better-auth/client';
 import { twoFactorClient } from 'better-auth/client/plugins';
 import pg from 'pg';
-import { startAuthHarness, originOf, type AuthHarness } from './harness.js';
+import { browserLikeFetch, startAuthHarness, originOf, type AuthHarness } from './harness.js';
 
 const PASSWORD = 'correct horse battery';
 const CHALLENGE_COOKIE = '__Secure-slipway.two_factor';
 const TRUST_COOKIE = '__Secure-slipway.trust_device';
 const SESSION_COOKIE = '__Secure-slipway.session_token';
 
-/** Node has no cookie jar: a fetch that keeps cookies and sends the page's Origin, as a browser would; it remembers the last Set-Cookie lines. */
-function browser(origin: string) {
-  const jar = new Map<string, string>();
-  const state = { setCookies: [] as string[] };
-  const impl = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const request = new Request(input, init);
-    const headers = new Headers(request.headers);
-    headers.set('origin', origin);
-    if (jar.size) headers.set('cookie', [...jar].map(([k, v]) => `${k}=${v}`).join('; '));
-    const res = await fetch(new Request(request, { headers }));
-    state.setCookies = res.headers.getSetCookie();
-    for (const line of state.setCookies) {
-      const pair = line.split(';')[0]!;
-      const [name, value] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
-      if (!value || /max-age=0/i.test(line)) jar.delete(name);
-      else jar.set(name, value);
-    }
-    return res;
-  };
-  return { impl, jar, state };
-}
 
 /** The code an authenticator app shows for `totpURI`, `offset` time steps from now (the server accepts one step either side). */
 async function codeFor(totpURI: string, offset = 0): Promise<string> {
   const secret = base32.decode(new URL(totpURI).searchParams.get('secret')!);
   return createOTP(secret).hotp(Math.floor(Date.now() / 30_000) + offset);
 }
+
+const browser = (origin: string) => browserLikeFetch(origin);
 
 describe('two-factor (Better Auth’s twoFactorClient against the service)', () => {
   let h: AuthHarness;

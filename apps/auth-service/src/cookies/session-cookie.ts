@@ -1,5 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { cookieValues, soleCookie } from './cookie-header.js';
+import { cookieValues } from './cookie-header.js';
+import { signedCookies } from './signed-cookie.js';
 import type { Tenant } from '../tenants/index.js';
 
 /**
@@ -9,22 +9,20 @@ import type { Tenant } from '../tenants/index.js';
 export const SESSION_COOKIE = '__Secure-slipway.session_token';
 export const SESSION_MAX_AGE_SECONDS = 7 * 24 * 3600;
 
-function sign(secret: Buffer, token: string): string {
-  return createHmac('sha256', secret).update(token).digest('base64');
-}
+const cookies = signedCookies(SESSION_COOKIE);
+export const { signedCookie, clearedCookie, readSignedCookie } = cookies;
 
-/** Better Auth's signed cookie value: `token.base64(HMAC-SHA256(secret, token))`, URL-encoded. */
+/** Better Auth's signed cookie value of a session token: `token.base64(HMAC-SHA256(secret, token))`, URL-encoded. */
 export function signedValue(tenant: Tenant, token: string): string {
-  return encodeURIComponent(`${token}.${sign(tenant.cookieSecret, token)}`);
+  return cookies.signedValue(tenant, SESSION_COOKIE, token);
 }
 
 export function sessionCookie(tenant: Tenant, token: string, maxAgeSeconds: number | null): string {
-  const maxAge = maxAgeSeconds === null ? '' : `; Max-Age=${maxAgeSeconds}`;
-  return `${SESSION_COOKIE}=${signedValue(tenant, token)}${maxAge}; Path=/a/${tenant.slug}; HttpOnly; Secure; SameSite=Lax`;
+  return signedCookie(tenant, SESSION_COOKIE, token, maxAgeSeconds);
 }
 
 export function clearedSessionCookie(tenant: Tenant): string {
-  return `${SESSION_COOKIE}=; Max-Age=0; Path=/a/${tenant.slug}; HttpOnly; Secure; SameSite=Lax`;
+  return clearedCookie(tenant, SESSION_COOKIE);
 }
 
 /** More than one session cookie: ambiguous (cookie tossing); the request has no session and the cookie is cleared. */
@@ -37,18 +35,5 @@ export function hasAmbiguousSessionCookie(header: string | undefined): boolean {
  * signature is this tenant's. With two or more (whichever comes first) there is no session.
  */
 export function tokenFromCookieHeader(tenant: Tenant, header: string | undefined): string | null {
-  const raw = soleCookie(header, SESSION_COOKIE);
-  if (raw === null) return null;
-  let value: string;
-  try {
-    value = decodeURIComponent(raw);
-  } catch {
-    return null;
-  }
-  const dot = value.lastIndexOf('.');
-  if (dot <= 0) return null;
-  const token = value.slice(0, dot);
-  const given = Buffer.from(value.slice(dot + 1), 'base64');
-  const expected = Buffer.from(sign(tenant.cookieSecret, token), 'base64');
-  return given.length === expected.length && timingSafeEqual(given, expected) ? token : null;
+  return readSignedCookie(tenant, header, SESSION_COOKIE);
 }

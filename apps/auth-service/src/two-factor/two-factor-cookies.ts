@@ -1,5 +1,4 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { signedValue, soleCookie } from '../cookies/index.js';
 import type { Tenant } from '../tenants/index.js';
 
 /**
@@ -13,39 +12,8 @@ export const TRUST_COOKIE = '__Secure-slipway.trust_device';
 export const CHALLENGE_MAX_AGE_SECONDS = 600;
 export const TRUST_MAX_AGE_SECONDS = 30 * 24 * 3600;
 
-function attributes(tenant: Tenant, maxAge: number): string {
-  return `Max-Age=${maxAge}; Path=/a/${tenant.slug}; HttpOnly; Secure; SameSite=Lax`;
-}
-
-/** A signed cookie (Better Auth's format: `value.base64(HMAC-SHA256(cookie secret, value))`, URL-encoded). */
-export function signedCookie(tenant: Tenant, name: string, value: string, maxAge: number): string {
-  return `${name}=${signedValue(tenant, value)}; ${attributes(tenant, maxAge)}`;
-}
-
-export function clearedCookie(tenant: Tenant, name: string): string {
-  return `${name}=; ${attributes(tenant, 0)}`;
-}
-
-/**
- * The value of `name` if it was sent exactly once (two mean a tossed cookie: neither is used) and
- * carries this tenant's signature; else null. Another tenant's cookie fails here (its secret differs).
- */
-export function readSignedCookie(tenant: Tenant, header: string | undefined, name: string): string | null {
-  const raw = soleCookie(header, name);
-  if (raw === null) return null;
-  let value: string;
-  try {
-    value = decodeURIComponent(raw);
-  } catch {
-    return null;
-  }
-  const dot = value.lastIndexOf('.');
-  if (dot <= 0) return null;
-  const payload = value.slice(0, dot);
-  const given = Buffer.from(value.slice(dot + 1), 'base64');
-  const expected = createHmac('sha256', tenant.cookieSecret).update(payload).digest();
-  return given.length === expected.length && timingSafeEqual(given, expected) ? payload : null;
-}
+// Signed as every cookie of the service (cookies/signed-cookie.ts: the signature binds the cookie's name).
+export { clearedCookie, readSignedCookie, signedCookie } from '../cookies/index.js';
 
 /** Binds a trusted device to its user (Better Auth: HMAC of `userId!trustId`, base64url). */
 export function trustMac(tenant: Tenant, userId: string, trustId: string): string {
