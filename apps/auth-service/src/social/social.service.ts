@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { decryptEnvelopeToString, envelopeBinding, randomAlphanumeric, type Keyring } from '@slipway/crypto';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { AuthError, withQuery, type AuthResult } from '../common/index.js';
-import { soleCookie } from '../cookies/index.js';
+import { clearedCookie, readSignedCookie, signedCookie } from '../cookies/index.js';
 import type { RequestMeta } from '../pipeline/index.js';
 import { KEYRING } from '../platform/index.js';
 import { SessionsService } from '../sessions/index.js';
@@ -69,12 +69,12 @@ export class SocialService {
     url.searchParams.set('code_challenge', createHash('sha256').update(codeVerifier).digest('base64url'));
     url.searchParams.set('code_challenge_method', 'S256');
     if (nonce) url.searchParams.set('nonce', nonce);
-    const cookie = `${STATE_COOKIE}=${encodeURIComponent(`${state}.${this.sign(tenant, state)}`)}; Max-Age=${STATE_TTL_SECONDS}; Path=/a/${tenant.slug}; HttpOnly; Secure; SameSite=Lax`;
+    const cookie = signedCookie(tenant, STATE_COOKIE, state, STATE_TTL_SECONDS);
     return { body: { url: url.toString(), redirect: !input.disableRedirect }, cookies: [cookie] };
   }
 
   async callback(tenant: Tenant, providerId: string, query: { code?: string; state?: string; error?: string }, meta: RequestMeta): Promise<AuthResult> {
-    const clearState = `${STATE_COOKIE}=; Max-Age=0; Path=/a/${tenant.slug}; HttpOnly; Secure; SameSite=Lax`;
+    const clearState = clearedCookie(tenant, STATE_COOKIE);
     const state = query.state ?? '';
     const pendingJson = state && this.stateCookieMatches(tenant, meta.cookieHeader, state) ? await this.verifications.consume(this.tenants.db(tenant), PURPOSE, state) : null;
     const pending = pendingJson ? (JSON.parse(pendingJson) as PendingSignIn) : null;
@@ -173,22 +173,11 @@ export class SocialService {
     return `${tenant.authUrl}/callback/${providerId}`;
   }
 
-  private sign(tenant: Tenant, state: string): string {
-    return createHmac('sha256', tenant.cookieSecret).update(`oauth-state:${state}`).digest('base64url');
-  }
-
+  /** Exactly one state cookie, signed by this tenant, naming this state: a second one (tossed by a sibling host) makes the callback fail. */
   private stateCookieMatches(tenant: Tenant, header: string | undefined, state: string): boolean {
-    // Exactly one state cookie: a second one (tossed by a sibling host) makes the callback fail.
-    const raw = soleCookie(header, STATE_COOKIE);
-    if (raw === null) return false;
-    let value: string;
-    try {
-      value = decodeURIComponent(raw);
-    } catch {
-      return false;
-    }
-    const expected = Buffer.from(`${state}.${this.sign(tenant, state)}`);
-    const given = Buffer.from(value);
-    return given.length === expected.length && timingSafeEqual(given, expected);
+    const signed = readSignedCookie(tenant, header, STATE_COOKIE);
+    if (signed === null) return false;
+    const [a, b] = [Buffer.from(signed), Buffer.from(state)];
+    return a.length === b.length && timingSafeEqual(a, b);
   }
 }
