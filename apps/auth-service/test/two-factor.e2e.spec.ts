@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { base32 } from '@better-auth/utils/base32';
 import { createOTP } from '@better-auth/utils/otp';
 import { TEST_SERVER_URL } from '@slipway/testing';
@@ -117,6 +118,8 @@ describe('two-factor (Better Auth’s twoFactorClient against the service)', () 
     expect(rows[0].backup_codes).toHaveLength(10);
     for (const digest of rows[0].backup_codes) expect(digest).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(rows[0].backup_codes)).not.toContain(backupCodes[0]);
+    // Keyed: not the plain SHA-256 of a code (about 51 bits, within reach of a copy of the database).
+    for (const code of backupCodes) expect(rows[0].backup_codes).not.toContain(createHash('sha256').update(code).digest('hex'));
 
     // A password sign-in now answers the challenge: no session cookie, a signed short-lived two-factor cookie.
     const s = clientFor(shop);

@@ -1,6 +1,6 @@
 import { createHmac, randomInt } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { decryptEnvelopeToString, envelopeBinding, sha256Hex, type Keyring } from '@slipway/crypto';
+import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
 import type { AuthResult } from '../common/index.js';
 import { MailerService } from '../mail/index.js';
 import { SignInAttempts, type RequestMeta } from '../pipeline/index.js';
@@ -14,6 +14,7 @@ import { TwoFactorChallenges, type Prover } from './two-factor-challenge.service
 import { TwoFactorErrors } from './two-factor.errors.js';
 import { TwoFactorRepository } from './two-factor.repository.js';
 import { matchingStep } from './totp.js';
+import { backupCodeDigest } from './two-factor-cookies.js';
 
 /**
  * Emailed codes: the code is in the hashed identifier (`two-factor-otp:sha256(otpToken)`), so only
@@ -103,7 +104,7 @@ export class TwoFactorCodes {
     const prover = await this.challenges.prover(tenant, meta);
     const db = this.tenants.db(tenant);
     if (!(await this.twoFactors.findByUser(db, prover.user.id))) throw TwoFactorErrors.backupCodesNotEnabled();
-    const ok = await this.guess(tenant, prover, meta, () => this.twoFactors.useBackupCode(db, prover.user.id, sha256Hex(input.code)));
+    const ok = await this.guess(tenant, prover, meta, () => this.twoFactors.useBackupCode(db, prover.user.id, backupCodeDigest(tenant, prover.user.id, input.code)));
     if (!ok) throw TwoFactorErrors.invalidBackupCode();
     // Better Auth: `disableSession` checks the code without starting a session.
     if (input.disableSession && prover.mode === 'challenge') return { body: { user: userView(prover.user) } };

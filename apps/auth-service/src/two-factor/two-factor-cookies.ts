@@ -25,3 +25,11 @@ export function macsEqual(a: string, b: string): boolean {
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
 }
+
+/**
+ * What is stored of a backup code: HMAC-SHA256 under the application's cookie secret, bound to the
+ * user (about 51 bits each; keyed, a copy of the database gives none of them away without the secret).
+ */
+export function backupCodeDigest(tenant: Tenant, userId: string, code: string): string {
+  return createHmac('sha256', tenant.cookieSecret).update(`backup-code\n${userId}\n${code}`).digest('hex');
+}

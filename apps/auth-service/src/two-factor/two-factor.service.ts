@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { decryptEnvelopeToString, encryptEnvelope, envelopeBinding, randomAlphanumeric, sha256Hex, type Keyring } from '@slipway/crypto';
+import { decryptEnvelopeToString, encryptEnvelope, envelopeBinding, randomAlphanumeric, type Keyring } from '@slipway/crypto';
 import { AuthErrors, type AuthResult } from '../common/index.js';
 import { PasswordHasher } from '../password/index.js';
 import type { RequestMeta } from '../pipeline/index.js';
@@ -12,6 +12,7 @@ import { TwoFactorChallenges } from './two-factor-challenge.service.js';
 import { TwoFactorErrors } from './two-factor.errors.js';
 import { TwoFactorRepository } from './two-factor.repository.js';
 import { totpURI } from './totp.js';
+import { backupCodeDigest } from './two-factor-cookies.js';
 
 /** Better Auth's backup codes: 10 of 10 characters [A-Za-z0-9], shown as `xxxxx-xxxxx`. */
 function newBackupCodes(): string[] {
@@ -48,7 +49,7 @@ export class TwoFactorService {
     const secret = randomAlphanumeric(32);
     const backupCodes = newBackupCodes();
     const sealed = encryptEnvelope(this.keyring, secret, envelopeBinding.twoFactorSecret(tenant.applicationId, user.id));
-    if (!(await this.twoFactors.enrol(db, user.id, sealed, backupCodes.map((c) => sha256Hex(c))))) throw TwoFactorErrors.totpAlreadyEnabled();
+    if (!(await this.twoFactors.enrol(db, user.id, sealed, backupCodes.map((c) => backupCodeDigest(tenant, user.id, c))))) throw TwoFactorErrors.totpAlreadyEnabled();
     return { body: { method: 'totp', totpURI: totpURI(secret, input.issuer || this.issuer(tenant), user.email), backupCodes } };
   }
 
@@ -70,7 +71,7 @@ export class TwoFactorService {
     const db = this.tenants.db(tenant);
     await this.checkPassword(db, user, password);
     const backupCodes = newBackupCodes();
-    if (!(await this.twoFactors.replaceBackupCodes(db, user.id, backupCodes.map((c) => sha256Hex(c))))) throw TwoFactorErrors.notEnabled();
+    if (!(await this.twoFactors.replaceBackupCodes(db, user.id, backupCodes.map((c) => backupCodeDigest(tenant, user.id, c))))) throw TwoFactorErrors.notEnabled();
     return { body: { status: true, backupCodes } };
   }
 
