@@ -43,7 +43,8 @@ export interface AdminAuditEntry {
 /** Better Auth's default roles (its admin plugin without `roles` configured). */
 export const ADMIN_DEFAULT_ROLES = ['admin', 'user'] as const;
 
-async function inTransaction<T>(db: UserAdminDb, work: (client: pg.ClientBase) => Promise<T>): Promise<T> {
+/** `work` inside BEGIN … COMMIT on one connection of `db` (a pool: a connection taken and given back; a client: used as it is); ROLLBACK on any error. */
+export async function inTransaction<T>(db: UserAdminDb, work: (client: pg.ClientBase) => Promise<T>): Promise<T> {
   const pooled = 'totalCount' in db;
   const client = pooled ? await (db as pg.Pool).connect() : (db as pg.ClientBase);
   try {

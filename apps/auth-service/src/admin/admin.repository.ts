@@ -1,3 +1,4 @@
+import { inTransaction } from '@slipway/auth-core';
 import { Injectable } from '@nestjs/common';
 import { banUser, insertAdminAudit, revokeUserSessions, setUserRole, unbanUser, type AdminAuditEntry, type AuditActor } from '@slipway/auth-core';
 import type { SessionRow } from '../sessions/index.js';
@@ -216,9 +217,7 @@ export class AdminRepository {
 
   /** The user's credential password (created when they had none), their outstanding reset links dropped, and the audit row. */
   async setPassword(db: TenantDb, userId: string, accountId: string, passwordHash: string, by: AuditActor): Promise<void> {
-    const client = await db.connect();
-    try {
-      await client.query('BEGIN');
+    return inTransaction(db, async (client) => {
       await client.query(
         `INSERT INTO service_auth.accounts (id, user_id, provider_id, account_id, password) VALUES ($1, $2, 'credential', $2, $3)
          ON CONFLICT (provider_id, account_id) DO UPDATE SET password = EXCLUDED.password, updated_at = now()`,
@@ -226,12 +225,6 @@ export class AdminRepository {
       );
       await client.query(`DELETE FROM service_auth.verifications WHERE identifier LIKE 'reset-password:%' AND value = $1`, [userId]);
       await insertAdminAudit(client, by, { action: 'set-password', targetUserId: userId });
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 }

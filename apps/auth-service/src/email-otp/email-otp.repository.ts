@@ -1,3 +1,4 @@
+import { inTransaction } from '@slipway/auth-core';
 import { Injectable } from '@nestjs/common';
 import { newId } from '../common/index.js';
 import type { TenantDb } from '../tenants/index.js';
@@ -28,9 +29,7 @@ export class EmailOtpRepository {
    * check-verification-otp leaves it for the next step, attempts unchanged).
    */
   async check(db: TenantDb, identifier: string, matches: (storedHash: string) => boolean, allowed: number, keep: boolean): Promise<CodeCheck> {
-    const client = await db.connect();
-    try {
-      await client.query('BEGIN');
+    return inTransaction(db, async (client) => {
       const { rows } = await client.query<{ id: string; value: string; expired: boolean }>(
         `SELECT id, value, expires_at <= now() AS expired FROM service_auth.verifications WHERE identifier = $1 ORDER BY created_at DESC LIMIT 1 FOR UPDATE`,
         [identifier],
@@ -47,13 +46,7 @@ export class EmailOtpRepository {
         if (outcome === 'wrong') await client.query(`UPDATE service_auth.verifications SET value = $2, updated_at = now() WHERE id = $1`, [row.id, `${storedHash}:${attempts + 1}`]);
         else if (!(outcome === 'ok' && keep)) await client.query(`DELETE FROM service_auth.verifications WHERE identifier = $1`, [identifier]);
       }
-      await client.query('COMMIT');
       return outcome;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 }

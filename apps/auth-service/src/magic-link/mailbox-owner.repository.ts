@@ -1,3 +1,4 @@
+import { inTransaction } from '@slipway/auth-core';
 import { Injectable } from '@nestjs/common';
 import type { TenantDb } from '../tenants/index.js';
 import { USER_COLUMNS, type UserRow } from '../users/index.js';
@@ -23,9 +24,7 @@ export class MailboxOwnerRepository {
    * user already verified (its own session, started after the commit, stays).
    */
   async promoteUnproven(db: TenantDb, userId: string): Promise<UserRow | null> {
-    const client = await db.connect();
-    try {
-      await client.query('BEGIN');
+    return inTransaction(db, async (client) => {
       const { rows } = await client.query<UserRow>(
         `UPDATE service_auth.users SET email_verified = true, updated_at = now() WHERE id = $1 AND NOT email_verified RETURNING ${USER_COLUMNS}`,
         [userId],
@@ -34,13 +33,7 @@ export class MailboxOwnerRepository {
         await client.query(`DELETE FROM service_auth.accounts WHERE user_id = $1`, [userId]);
         await client.query(`DELETE FROM service_auth.sessions WHERE user_id = $1`, [userId]);
       }
-      await client.query('COMMIT');
       return rows[0] ?? null;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 }

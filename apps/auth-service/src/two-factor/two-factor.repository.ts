@@ -1,3 +1,4 @@
+import { inTransaction } from '@slipway/auth-core';
 import { Injectable } from '@nestjs/common';
 import { newId } from '../common/index.js';
 import type { TenantDb } from '../tenants/index.js';
@@ -81,16 +82,8 @@ export class TwoFactorRepository {
   }
 
   private async inTransaction(db: TenantDb, work: (query: (sql: string, params: unknown[]) => Promise<unknown>) => Promise<void>): Promise<void> {
-    const client = await db.connect();
-    try {
-      await client.query('BEGIN');
+    return inTransaction(db, async (client) => {
       await work((sql, params) => client.query(sql, params));
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 }
