@@ -18,7 +18,7 @@ import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { waitFor } from '@slipway/testing';
 import { fixtureDir } from './support/fixtures.js';
-import { LaunchedPlatform, RequestLoop, liveProcesses, processesNaming } from './support/launched.js';
+import { clock, LaunchedPlatform, RequestLoop, liveProcesses, processesNaming } from './support/launched.js';
 import { formatSignInSummary, SignInLoop } from './support/sign-in-loop.js';
 import type { Account } from './support/platform.js';
 
@@ -111,7 +111,7 @@ describe('fault: kill -9 of every process of pnpm start, one at a time, under ap
     if (deployed.status !== 'succeeded') throw new Error(`deploy failed: ${JSON.stringify(deployed).slice(0, 2000)}`);
     await platform.enableSignIn(steady);
     loop = new RequestLoop(platform.ports.edge, `${steady.slug}.localhost:${platform.ports.edge}`, '/hello');
-    await loop.answeredAfter(Date.now() - 1000, 30_000);
+    await loop.answeredAfter(clock() - 1000, 30_000);
     users = new SignInLoop(platform.ports.auth, steady.slug, steady.appUrl);
     await waitFor(() => users.acknowledged.length > 0 || undefined, { timeoutMs: 30_000, what: 'a first acknowledged sign-up' });
   }, 300_000);
@@ -129,15 +129,15 @@ describe('fault: kill -9 of every process of pnpm start, one at a time, under ap
 
   /** Kills the target's process, waits until it is back and everything is ready, and measures what the clients saw. */
   async function killAndMeasure(target: Target): Promise<Row> {
-    await loop.answeredAfter(Date.now(), 30_000);
+    await loop.answeredAfter(clock(), 30_000);
     const pid = await target.pid();
-    const killedAt = Date.now();
+    const killedAt = clock();
     process.kill(pid, 'SIGKILL');
     const meanwhile = target.meanwhile?.();
-    const readyAt = await waitFor(async () => ((await target.back(pid)) && (await everyReady()) ? Date.now() : undefined), { timeoutMs: 90_000, intervalMs: 100, what: `${target.label} to be back and every service ready` });
+    const readyAt = await waitFor(async () => ((await target.back(pid)) && (await everyReady()) ? clock() : undefined), { timeoutMs: 90_000, intervalMs: 100, what: `${target.label} to be back and every service ready` });
     const answered = await loop.answeredAfter(readyAt, 30_000);
     await new Promise((r) => setTimeout(r, SETTLE_MS));
-    const end = Math.max(answered.at, Date.now());
+    const end = Math.max(answered.at, clock());
     const during = loop.between(killedAt, end);
     const summary = users.summary(killedAt, end);
     const cut = users.samples.filter((s) => s.at < killedAt && s.at + s.ms >= killedAt && !s.ok).length;

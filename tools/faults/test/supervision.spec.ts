@@ -10,7 +10,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { waitFor } from '@slipway/testing';
 import { fixtureDir, slowInstallDir } from './support/fixtures.js';
-import { LaunchedPlatform, RequestLoop, processesNaming } from './support/launched.js';
+import { clock, LaunchedPlatform, RequestLoop, processesNaming } from './support/launched.js';
 import { run, type Account } from './support/platform.js';
 
 /** What the edge crash may cost at most here (a loaded two-core CI machine); the goal, printed, is under 2 s. */
@@ -37,7 +37,7 @@ describe('fault: services killed under pnpm start, with an app under steady traf
     const deployed = await platform.cli(['deploy', source, '--json'], platform.cliEnv(steady));
     if (deployed.code !== 0) throw new Error(`deploy failed: ${deployed.stdout} ${deployed.stderr}`);
     loop = new RequestLoop(platform.ports.edge, `${steady.slug}.localhost:${platform.ports.edge}`, '/hello');
-    await loop.answeredAfter(Date.now() - 1000, 30_000);
+    await loop.answeredAfter(clock() - 1000, 30_000);
   }, 300_000);
 
   afterAll(async () => {
@@ -56,9 +56,9 @@ describe('fault: services killed under pnpm start, with an app under steady traf
 
   it.each([['build-worker'], ['auth-service'], ['gateway']] as const)('kill -9 of the %s: zero failed app requests, and it answers /health/ready again by itself', async (name) => {
     const pid = await platform.pid(name);
-    const killedAt = Date.now();
+    const killedAt = clock();
     process.kill(pid, 'SIGKILL');
-    const back = await waitFor(async () => (await platform.pid(name).catch(() => pid)) !== pid && (await platform.ready(name)) === 200 ? Date.now() : undefined, { timeoutMs: 90_000, intervalMs: 100, what: `${name} to be restarted and ready` });
+    const back = await waitFor(async () => (await platform.pid(name).catch(() => pid)) !== pid && (await platform.ready(name)) === 200 ? clock() : undefined, { timeoutMs: 90_000, intervalMs: 100, what: `${name} to be restarted and ready` });
     const after = await loop.answeredAfter(back);
     process.stdout.write(`supervision: ${name} kill -9 → ready again in ${back - killedAt} ms\n`);
 
@@ -77,7 +77,7 @@ describe('fault: services killed under pnpm start, with an app under steady traf
     expect(started.code).toBe(0);
     const id = (JSON.parse(started.stdout) as { taskId: string }).taskId;
     await waitFor(async () => (await platform.task(builder, id)).steps.find((s) => s.name === 'install')?.status === 'running', { timeoutMs: 90_000, what: 'install to start' });
-    const killedAt = Date.now();
+    const killedAt = clock();
     process.kill(await platform.pid('build-worker'), 'SIGKILL');
     const final = await waitFor(async () => {
       const task = await platform.task(builder, id).catch(() => undefined);
@@ -107,7 +107,7 @@ describe('fault: services killed under pnpm start, with an app under steady traf
       ids.push([account, (JSON.parse(started.stdout) as { taskId: string }).taskId]);
     }
     const redisPid = await platform.pid('redis');
-    const killedAt = Date.now();
+    const killedAt = clock();
     process.kill(redisPid, 'SIGKILL');
     await platform.launcher.waitForOutput(/launcher\s+\| redis-server is back \(pid \d+\)/, 60_000);
     expect(await platform.pid('redis')).not.toBe(redisPid);
@@ -129,12 +129,12 @@ describe('fault: services killed under pnpm start, with an app under steady traf
     expect(before.every((p) => p.ppid === supervisor || before.some((q) => q.pid === p.ppid))).toBe(true);
 
     const edge = await platform.pid('edge');
-    const killedAt = Date.now();
+    const killedAt = clock();
     process.kill(edge, 'SIGKILL');
     // nginx (pnpm start's data plane, kept by the runtime supervisor) goes on proxying to the app
     // while the edge is replaced: wait for the edge to be back, then look at what the loop saw.
     await waitFor(async () => (await platform.pid('edge').catch(() => edge)) !== edge && (await platform.ready('edge')) === 200, { timeoutMs: 30_000, intervalMs: 50, what: 'the edge to be replaced and ready' });
-    await loop.answeredAfter(Date.now(), 10_000);
+    await loop.answeredAfter(clock(), 10_000);
     const firstFailure = loop.samples.find((s) => s.at >= killedAt && s.status !== 200);
     const recovered = firstFailure ? await loop.answeredAfter(firstFailure.at, 60_000) : undefined;
     const interruption = firstFailure && recovered ? recovered.at - killedAt : 0;
@@ -153,7 +153,7 @@ describe('fault: services killed under pnpm start, with an app under steady traf
     // The standby edge (modules already loaded) took over; a new standby follows.
     expect(platform.log()).toMatch(/launcher\s+\| edge exited unexpectedly \(SIGKILL[^)]*\); its standby \(pid \d+\) takes over/);
     // And traffic stays good.
-    const settled = Date.now();
+    const settled = clock();
     await loop.answeredAfter(settled + 500);
     expect(loop.between(settled).filter((s) => s.status !== 200)).toEqual([]);
   }, 120_000);

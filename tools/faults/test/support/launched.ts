@@ -8,6 +8,13 @@ import { request } from 'node:http';
 import { readdir, readFile } from 'node:fs/promises';
 import { LaunchedPlatform as Launched, waitFor } from '@slipway/testing';
 
+/**
+ * Milliseconds since the epoch with sub-millisecond precision: when a request was sent and when a
+ * process was killed, compared. `Date.now()` would put a request sent earlier in the kill's own
+ * millisecond (already in flight, cut by the kill) among those sent after it.
+ */
+export const clock = (): number => performance.timeOrigin + performance.now();
+
 export type LaunchedPlatform = Launched;
 export const LaunchedPlatform = {
   /** `env`: further settings for the launcher (and so every service), e.g. fast stall detection. */
@@ -35,7 +42,7 @@ export class RequestLoop {
     this.done = (async () => {
       const end = Date.now() + maxMs;
       while (!this.stopped && Date.now() < end && this.samples.length < maxRequests) {
-        const at = Date.now();
+        const at = clock();
         this.samples.push({ at, status: await this.one() });
         await new Promise((r) => setTimeout(r, 20));
       }

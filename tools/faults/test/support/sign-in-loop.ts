@@ -7,6 +7,7 @@
  */
 import { request } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { clock } from './launched.js';
 
 /** One sign-in request's outcome: when it was sent, what it was, and its status (0: no answer). */
 export interface SignInSample {
@@ -61,18 +62,18 @@ export class SignInLoop {
   private async client(index: number, readsPerSignUp: number, more: () => boolean): Promise<void> {
     for (let n = 0; more(); n++) {
       const email = `loop-${this.run}-${index}-${n}@example.com`;
-      const at = Date.now();
+      const at = clock();
       const signUp = await this.send('POST', '/sign-up/email', { email, password: PASSWORD, name: `Client ${index}` });
       const cookie = signUp.cookies.find((c) => c.startsWith(`${SESSION_COOKIE}=`));
       const acknowledged = signUp.status === 200 && cookie !== undefined;
-      this.samples.push({ at, ms: Date.now() - at, kind: 'sign-up', status: signUp.status, ok: acknowledged, ...(acknowledged ? {} : { detail: signUp.error ?? signUp.body.slice(0, 200) }) });
+      this.samples.push({ at, ms: clock() - at, kind: 'sign-up', status: signUp.status, ok: acknowledged, ...(acknowledged ? {} : { detail: signUp.error ?? signUp.body.slice(0, 200) }) });
       if (acknowledged) this.acknowledged.push(email);
       await pause();
       for (let r = 0; acknowledged && r < readsPerSignUp && more(); r++) {
-        const readAt = Date.now();
+        const readAt = clock();
         const read = await this.send('GET', '/get-session', undefined, cookie);
         const ok = read.status === 200 && sessionOf(read.body) === email;
-        this.samples.push({ at: readAt, ms: Date.now() - readAt, kind: 'session', status: read.status, ok, ...(ok ? {} : { detail: read.error ?? read.body.slice(0, 200) }) });
+        this.samples.push({ at: readAt, ms: clock() - readAt, kind: 'session', status: read.status, ok, ...(ok ? {} : { detail: read.error ?? read.body.slice(0, 200) }) });
         await pause();
       }
     }
