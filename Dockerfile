@@ -34,10 +34,12 @@ FROM node:20-bookworm-slim AS runtime
 # data plane (EDGE_DATA_PLANE=nginx, what `pnpm start` uses; the k8s manifests run the edge with
 # EDGE_DATA_PLANE=node, see k8s/README.md); Debian's own nginx service is never started.
 # pgbouncer: what `pnpm start` (the launcher) runs in front of the applications' databases.
+# nftables + iproute2: the runtime sandbox's kernel network path (veth pairs; RUNTIME_NETWORK=auto
+# falls back to pasta where the container may not create them: apps/edge/README.md).
 # e2fsprogs + mount: each build's fixed-size disk (BUILD_DISK_MB; needs root and loop devices, so
 # the unprivileged containers here set BUILD_DISK_MB=0 and carry the unbounded_build_disk hazard).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends bubblewrap passt tini ca-certificates git nginx-light libnginx-mod-http-brotli-static e2fsprogs mount pgbouncer \
+ && apt-get install -y --no-install-recommends bubblewrap passt tini ca-certificates git nginx-light libnginx-mod-http-brotli-static e2fsprogs mount pgbouncer nftables iproute2 \
  && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 slipway \
  && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/slipway --shell /usr/sbin/nologin slipway \

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { baseServerFields, loadConfig, masterKey, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
-import { DEFAULT_LOG_LIMITS, type LogLimits } from '@slipway/runtime';
+import { DEFAULT_LOG_LIMITS, DEFAULT_SANDBOX_SUBNET, parseSandboxSubnet, type LogLimits } from '@slipway/runtime';
 import { tlsConfigFields } from './tls/tls-config.js';
 
 const ms = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -58,6 +58,22 @@ export const edgeConfigSchema = z.object({
    * run apps unsandboxed (as APP_USER when root): every deploy then carries `unsandboxed_runtime`.
    */
   RUNTIME_SANDBOX: z.enum(['on', 'off']).default('on'),
+  /**
+   * How requests reach a sandboxed app (README "The network path"): `kernel`, a veth pair into
+   * its namespace with nftables rules (a start fails with `sandbox_unavailable` when that cannot
+   * be made); `pasta`, pasta's user-mode forwarding of the host's 127.0.0.1:PORT (every byte
+   * copied through a process); `auto` (the default), `kernel` where it can be made, else `pasta`.
+   */
+  RUNTIME_NETWORK: z.enum(['auto', 'kernel', 'pasta']).default('auto'),
+  /** The kernel path's addresses: an IPv4 /16, one address per port (`base + PORT`), the host side `base + 1`. */
+  RUNTIME_NETWORK_SUBNET: z.string().default(DEFAULT_SANDBOX_SUBNET).refine((value) => {
+    try {
+      parseSandboxSubnet(value);
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'an IPv4 /16 such as 10.213.0.0/16'),
   /** Per-app limits of the runtime sandbox: memory (MiB), processes, CPUs, private /tmp (MiB). */
   RUNTIME_MEMORY_MB: z.coerce.number().int().min(32).default(512),
   RUNTIME_PIDS: z.coerce.number().int().min(8).default(256),

@@ -22,6 +22,7 @@ export * from './sandbox/cgroups.js';
 export * from './sandbox/local-sandbox.js';
 export * from './sandbox/sandbox-argv.js';
 export * from './sandbox/sandbox-probe.js';
+export * from './sandbox/sandbox-link.js';
 export * from './toolchain/node-toolchains.js';
 export * from './toolchain/node-versions.js';
 export * from './toolchain/npm-registry.js';

@@ -11,6 +11,7 @@ import type { ReleaseRecords } from './release-records.js';
 import type { AppIds } from './sandbox/app-users.js';
 import type { AppCgroup } from './sandbox/cgroups.js';
 import { releaseListeningPorts } from './sandbox/listening-ports.js';
+import { SandboxUnavailableError } from './sandbox/sandbox-probe.js';
 import type { LocalSandbox } from './sandbox/local-sandbox.js';
 import { isSameProcess } from './sandbox/process-tree.js';
 import { spawnSandbox } from './sandbox/sandbox-argv.js';
@@ -59,10 +60,14 @@ const REROUTE_GRACE_MS = 2000;
 /** How long what an app wrote just before it exited may take to reach its log. */
 const OUTPUT_SETTLE_MS = 200;
 
-/** One HTTP request to `/`; any answer below 500 counts as healthy. */
-function probe(port: number): Promise<boolean> {
+/**
+ * One HTTP request to `/` where the edge reaches the app; any answer below 500 counts as healthy.
+ * Its Host is `127.0.0.1:<port>` whatever the address (the host an app's allowed-hosts list names
+ * for the health check: app-environment.ts).
+ */
+function probe(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path: '/', method: 'GET', timeout: 1000, headers: { 'user-agent': 'slipway-health' } }, (res) => {
+    const req = request({ host, port, path: '/', method: 'GET', timeout: 1000, headers: { 'user-agent': 'slipway-health', host: `127.0.0.1:${port}` } }, (res) => {
       res.resume();
       resolve((res.statusCode ?? 500) < 500);
     });
@@ -78,8 +83,9 @@ function probe(port: number): Promise<boolean> {
  * watched until the edge claims it again with its ReleaseToRun, and restarted after a crash from then on.
  */
 export class LocalRelease implements AdoptedRelease {
-  readonly host = '127.0.0.1';
   private process?: AppProcess;
+  /** The sandbox's link to the host for its current process (the kernel path); rejects when it could not be made. */
+  private linked?: Promise<void>;
   private lastExit = '';
   private stopping = false;
   /** Its process is being stopped to start again on another port (not a crash). */
@@ -99,7 +105,7 @@ export class LocalRelease implements AdoptedRelease {
   constructor(
     readonly releaseId: string,
     readonly applicationId: string,
-    /** The PORT the app is given (sandboxed: also the host port pasta listens on for it). */
+    /** The PORT the app is given (sandboxed: also the host port pasta holds for it, and what its address derives from). */
     readonly envPort: number,
     /**
      * Where the app listens instead of PORT, once found (sandboxed, at first: where the analyzer
@@ -134,7 +140,12 @@ export class LocalRelease implements AdoptedRelease {
     return this.process?.pid;
   }
 
-  /** Where the edge proxies to: PORT's host port (a sandbox's pasta leads it to the app's own), or the unsandboxed app's own port. */
+  /** Where the edge proxies to: the sandbox's address on the kernel path (sandbox-link.ts), else the host's loopback. */
+  get host(): string {
+    return this.confinement ? this.confinement.sandbox.address(this.envPort) : '127.0.0.1';
+  }
+
+  /** Where the edge proxies to: PORT's port (a sandbox leads it to the app's own), or the unsandboxed app's own port. */
   get port(): number {
     return this.confinement ? this.envPort : (this.appPort ?? this.envPort);
   }
@@ -186,6 +197,7 @@ export class LocalRelease implements AdoptedRelease {
     }
     child.on('error', (error) => this.write(`[slipway] could not start: ${error.message}\n`));
     this.watch(AppProcess.child(child));
+    if (c && child.pid) this.joinHost(child.pid, false);
     this.record();
   }
 
@@ -193,6 +205,17 @@ export class LocalRelease implements AdoptedRelease {
   adopt(pid: number, startTime: number): void {
     this.healthySince = Date.now();
     this.watch(AppProcess.adopted(pid, startTime));
+    if (this.confinement) this.joinHost(pid, true);
+  }
+
+  /** The kernel path: the sandbox's namespace joined to the host (`waitHealthy` waits for it; a restart after a crash says when it failed). */
+  private joinHost(rootPid: number, keep: boolean): void {
+    const c = this.confinement!;
+    const linked = c.sandbox.link(rootPid, this.envPort, this.appPort ?? this.envPort, keep);
+    this.linked = linked;
+    linked.catch((error: Error) => {
+      if (this.linked === linked && !this.stopping) this.write(`[slipway] could not join its sandbox's network to the edge: ${error.message}\n`);
+    });
   }
 
   private watch(process: AppProcess): void {
@@ -271,7 +294,9 @@ export class LocalRelease implements AdoptedRelease {
         continue;
       }
       const process = this.process;
-      if (process?.running && (await probe(this.port))) {
+      const linkFailure = await this.linked?.then(() => undefined, (error: Error) => error);
+      if (linkFailure && process?.running) throw new SandboxUnavailableError(`the edge's path into the sandbox could not be made: ${linkFailure.message}`);
+      if (process?.running && (await probe(this.host, this.port))) {
         this.healthySince ||= Date.now();
         return;
       }

@@ -4,13 +4,17 @@ import { aptCommand, aptInstall, onPath } from './apt.js';
 import { StartupError } from './errors.js';
 import { log } from './log.js';
 
-/** e2fsprogs: each build's fixed-size disk is an ext4 image (`mkfs.ext4`; the build worker's BUILD_DISK_MB). */
-const PACKAGES = ['bubblewrap', 'passt', 'e2fsprogs'];
+/**
+ * e2fsprogs: each build's fixed-size disk is an ext4 image (`mkfs.ext4`; the build worker's
+ * BUILD_DISK_MB). nftables: the runtime sandbox's kernel network path (veth pairs; without `nft`
+ * RUNTIME_NETWORK=auto falls back to pasta's forwarding, slower).
+ */
+const PACKAGES = ['bubblewrap', 'passt', 'e2fsprogs', 'nftables'];
 const OFF = 'or set BUILD_SANDBOX=off to run builds unsandboxed (every deploy then carries the unsandboxed_build hazard)';
 
 /** bubblewrap, passt and e2fsprogs from apt when we are root on Debian/Ubuntu; the exact command otherwise. */
 async function ensurePackages(root: boolean): Promise<void> {
-  const missing = [onPath('bwrap') ? null : 'bubblewrap', onPath('pasta') ? null : 'passt', root && !onPath('mkfs.ext4') ? 'e2fsprogs' : null].filter((p): p is string => p !== null);
+  const missing = [onPath('bwrap') ? null : 'bubblewrap', onPath('pasta') ? null : 'passt', root && !onPath('mkfs.ext4') ? 'e2fsprogs' : null, root && !onPath('nft') ? 'nftables' : null].filter((p): p is string => p !== null);
   if (missing.length === 0) return;
   const command = aptCommand(PACKAGES);
   if (!root || !onPath('apt-get')) {

@@ -1,5 +1,6 @@
 import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseSandboxSubnet, sandboxAddress } from '@slipway/runtime';
 import type { EdgeConfig } from '../config.js';
 import type { Upstream } from '../proxy/proxy.js';
 import type { HostRouter } from '../routing/host-router.js';
@@ -160,7 +161,8 @@ export class EdgePlane {
         const marker = join(this.dirs.state, 'slot-b', id);
         switches.push(() => this.setMarker(marker, upstream.port === slots.b));
         const usageLog = this.sources.usageLog?.(route.applicationId);
-        sites.push({ kind: 'proxy', id, hosts: names, upstream: { host: '127.0.0.1', port: slots.a }, alternate: { upstream: { host: '127.0.0.1', port: slots.b }, whenFileExists: marker }, ...(usageLog ? { usageLog } : {}) });
+        const at = (port: number) => ({ host: this.slotHost(upstream, port), port });
+        sites.push({ kind: 'proxy', id, hosts: names, upstream: at(slots.a), alternate: { upstream: at(slots.b), whenFileExists: marker }, ...(usageLog ? { usageLog } : {}) });
         continue;
       }
       const tree = await this.trees.get(release.id)?.catch(() => null);
@@ -170,6 +172,17 @@ export class EdgePlane {
     }
     await this.slots.save();
     return { sites, switches };
+  }
+
+  /**
+   * The address of the release on a slot port, by the live release's: on the sandbox's kernel
+   * path each port has its own address in RUNTIME_NETWORK_SUBNET (sandbox-link.ts: the next
+   * release's is known before it starts, so the swap stays a marker, not a reload); otherwise the
+   * live one's (the host's loopback).
+   */
+  private slotHost(live: Upstream, port: number): string {
+    const subnet = parseSandboxSubnet(this.config.RUNTIME_NETWORK_SUBNET);
+    return live.host === sandboxAddress(subnet, live.port) ? sandboxAddress(subnet, port) : live.host;
   }
 
   /** True when the marker changed. */

@@ -5,8 +5,9 @@ import { promisify } from 'node:util';
 import { Logger } from '@nestjs/common';
 import type { BlobStore } from '@slipway/blob';
 import { LIMITS } from '@slipway/contract';
-import { LocalDriver, LocalSandbox, RELEASE_ARTIFACT_PATH, ensureDir, nodeToolchainsFor, kubernetesDriverFromEnvironment, releaseArtifactToken, type RuntimeDriver } from '@slipway/runtime';
+import { LocalDriver, LocalSandbox, RELEASE_ARTIFACT_PATH, ensureDir, parseSandboxSubnet, nodeToolchainsFor, kubernetesDriverFromEnvironment, releaseArtifactToken, type RuntimeDriver } from '@slipway/runtime';
 import { logLimitsOf, type EdgeConfig } from '../config.js';
+import { nginxWorker } from '../data-plane/nginx-user.js';
 import { RemoteRuntimeDriver } from './supervisor/remote-driver.js';
 
 const run = promisify(execFile);
@@ -72,6 +73,8 @@ export async function createLocalDriver(config: EdgeConfig, blobs: BlobStore, ru
     tmpBytes: config.RUNTIME_TMP_MB * MIB,
     hostPorts: appHostPorts(config),
     forbiddenUids: await platformUids(config.APP_USER),
+    network: { mode: config.RUNTIME_NETWORK, subnet: parseSandboxSubnet(config.RUNTIME_NETWORK_SUBNET), clientUids: proxyUids(config) },
+    onNotice: (line) => new Logger('runtime').log(line),
   });
   return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, sandbox, toolchains, logLimits: logLimitsOf(config), records });
 }
@@ -119,4 +122,12 @@ async function platformUids(buildUser: string): Promise<number[]> {
     /* no build user here */
   }
   return uids;
+}
+
+/**
+ * Who may open connections to sandboxed apps besides root (the kernel path's host rules): nginx's
+ * workers, as NGINX_USER (made here when missing, as the data plane makes it), on the nginx data plane.
+ */
+function proxyUids(config: EdgeConfig): () => Promise<number[]> {
+  return async () => (config.EDGE_DATA_PLANE === 'nginx' ? [(await nginxWorker(config.NGINX_USER)).uid] : []);
 }

@@ -4,6 +4,7 @@ import { AppUsers, type AppIds } from './app-users.js';
 import { Cgroups, cgroupEntryArgv, type AppCgroup, type AppLimits } from './cgroups.js';
 import { descendants, namespacePids, signal } from './process-tree.js';
 import { sandboxArgv, tool, type SandboxBind } from './sandbox-argv.js';
+import { SandboxLinks, sandboxAddress, type SandboxSubnet } from './sandbox-link.js';
 import { SandboxUnavailableError, probeSandbox } from './sandbox-probe.js';
 
 export interface LocalSandboxOptions {
@@ -14,7 +15,19 @@ export interface LocalSandboxOptions {
   hostPorts: number[];
   /** Uids apps must never get (the platform's own, the build user's). */
   forbiddenUids?: number[];
+  /**
+   * How the edge reaches a sandboxed app (sandbox-link.ts): `kernel`, a veth pair into its
+   * namespace (the start fails with `sandbox_unavailable` when that cannot be made); `pasta`,
+   * pasta's user-mode forwarding of the host's 127.0.0.1:PORT; `auto` (the default), `kernel`
+   * when its probe passes, else `pasta` (and `onNotice` says why).
+   */
+  network?: { mode: 'auto' | 'kernel' | 'pasta'; subnet: SandboxSubnet; clientUids: () => Promise<number[]> };
+  /** One line for the operator (the network path chosen). */
+  onNotice?: (line: string) => void;
 }
+
+/** The path the edge's requests take into sandboxes (see LocalSandboxOptions.network). */
+export type SandboxNetworkPath = 'kernel' | 'pasta';
 
 export interface SandboxedProcess {
   /** Start with `spawnSandbox(argv, env, …)` as root: the wrapper drops to the app's user itself. */
@@ -38,9 +51,51 @@ export class LocalSandbox {
   private probed = false;
   /** Releases directories already made traversable and checked (once each, not at every start). */
   private readonly reachable = new Map<string, Promise<void>>();
+  private readonly links?: SandboxLinks;
+  private path?: Promise<SandboxNetworkPath>;
+  /** Settled `path`, for the synchronous `address`. */
+  private settledPath: SandboxNetworkPath = 'pasta';
 
   constructor(private readonly options: LocalSandboxOptions) {
     this.users = new AppUsers([process.getuid?.() ?? 0, ...(options.forbiddenUids ?? [])]);
+    if (options.network && options.network.mode !== 'pasta') this.links = new SandboxLinks({ subnet: options.network.subnet, clientUids: options.network.clientUids });
+  }
+
+  /** The network path, chosen once (probed for `auto` and `kernel`). */
+  networkPath(): Promise<SandboxNetworkPath> {
+    this.path ??= this.choosePath();
+    return this.path;
+  }
+
+  private async choosePath(): Promise<SandboxNetworkPath> {
+    const mode = this.options.network?.mode ?? 'pasta';
+    if (!this.links || mode === 'pasta') return (this.settledPath = 'pasta');
+    const reason = await this.links.probe();
+    if (reason === null) {
+      this.options.onNotice?.(`sandbox network: the kernel path (veth pairs in ${this.links.subnet.cidr}, nftables); pasta carries the apps' egress only`);
+      return (this.settledPath = 'kernel');
+    }
+    if (mode === 'kernel') {
+      this.path = undefined;
+      throw new SandboxUnavailableError(`RUNTIME_NETWORK=kernel, and the kernel path cannot be made here: ${reason}`);
+    }
+    this.options.onNotice?.(`sandbox network: pasta (RUNTIME_NETWORK=auto; the kernel path cannot be made here: ${reason})`);
+    return (this.settledPath = 'pasta');
+  }
+
+  /** Where the edge reaches the sandboxed release whose PORT is `port` (after `prepare` or `reattach`). */
+  address(port: number): string {
+    return this.settledPath === 'kernel' && this.links ? sandboxAddress(this.links.subnet, port) : '127.0.0.1';
+  }
+
+  /**
+   * On the kernel path, joins the sandbox started as `rootPid` to the host (sandbox-link.ts):
+   * `port` at its address leads to `appPort` inside. `keep`: a release taken over keeps its link.
+   * Nothing to do on pasta's.
+   */
+  async link(rootPid: number, port: number, appPort: number, keep = false): Promise<void> {
+    if ((await this.networkPath()) !== 'kernel' || !this.links) return;
+    await this.links.attach(rootPid, port, appPort, keep);
   }
 
   /** Fails with SandboxUnavailableError (nothing started) when the sandbox cannot be made. */
@@ -52,6 +107,7 @@ export class LocalSandbox {
       if (reason) throw new SandboxUnavailableError(reason);
       this.probed = true;
     }
+    await this.networkPath();
     // Only this app's group may enter its release; the releases directory is traversable, not
     // listable, and every directory above must let other users through (the app's user opens
     // its release before the sandbox hides the rest of the host).
@@ -88,6 +144,7 @@ export class LocalSandbox {
    */
   async reattach(applicationId: string, cgroupName: string | null): Promise<{ ids: AppIds; cgroup: AppCgroup | null }> {
     const ids = await this.users.ensure(applicationId);
+    await this.networkPath();
     if (cgroupName === null) return { ids, cgroup: null };
     this.cgroups ??= Cgroups.detect();
     const groups = await this.cgroups;

@@ -145,6 +145,6 @@ const TOOL_DIRS = ['/usr/bin', '/usr/sbin', '/bin', '/sbin', '/usr/local/bin', '
  * the bare name when it is not there, so that starting it fails with ENOENT and the probe says
  * what to install.
  */
-export function tool(name: 'bwrap' | 'pasta' | 'setpriv' | 'prlimit', path = process.env['PATH'] ?? TOOL_DIRS.join(':')): string {
+export function tool(name: 'bwrap' | 'pasta' | 'setpriv' | 'prlimit' | 'ip' | 'nft' | 'nsenter' | 'sysctl', path = process.env['PATH'] ?? TOOL_DIRS.join(':')): string {
   return path.split(':').filter((dir) => dir.startsWith('/')).map((dir) => `${dir}/${name}`).find((file) => existsSync(file)) ?? name;
 }

@@ -17,6 +17,8 @@ export type SupervisorRequest =
 export interface RunningInfo {
   releaseId: string;
   applicationId: string;
+  /** Where the edge reaches it: the sandbox's address on the kernel path, else 127.0.0.1 (absent: 127.0.0.1). */
+  host?: string;
   port: number;
   pid?: number;
   /** The app ignores PORT and listens here instead (RunningRelease.portFound). */

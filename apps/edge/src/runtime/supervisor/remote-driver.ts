@@ -57,7 +57,7 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   /** The releases this edge runs through the supervisor (started, not stopped), and their ports once known. */
-  private readonly claims = new Map<string, { spec: ReleaseToRun; port?: number }>();
+  private readonly claims = new Map<string, { spec: ReleaseToRun; port?: number; host?: string }>();
   private socket?: Socket;
   private lostAt?: number;
   private closing = false;
@@ -145,7 +145,7 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
     this.logger.log(`reconnected to the runtime supervisor ${Date.now() - lostAt} ms after the connection closed; ${claims.length} running release(s) claimed again`);
   }
 
-  private async claimAgain(releaseId: string, claim: { spec: ReleaseToRun; port?: number }): Promise<void> {
+  private async claimAgain(releaseId: string, claim: { spec: ReleaseToRun; port?: number; host?: string }): Promise<void> {
     let info: RunningInfo;
     try {
       info = (await this.call({ op: 'start', release: claim.spec })).result as RunningInfo;
@@ -153,6 +153,8 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
       throw new Error(`release ${releaseId} could not be claimed again from the restarted runtime supervisor: ${(error as Error).message}`, { cause: error });
     }
     if (claim.port !== undefined && info.port !== claim.port) throw new Error(`release ${releaseId} came back on port ${info.port} instead of ${claim.port}`);
+    const host = info.host ?? '127.0.0.1';
+    if (claim.host !== undefined && host !== claim.host) throw new Error(`release ${releaseId} came back at ${host} instead of ${claim.host} (the sandbox network path changed)`);
   }
 
   private giveUp(reason: string): void {
@@ -186,7 +188,7 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
   }
 
   async start(release: ReleaseToRun): Promise<RunningRelease> {
-    const claim = { spec: release } as { spec: ReleaseToRun; port?: number };
+    const claim = { spec: release } as { spec: ReleaseToRun; port?: number; host?: string };
     this.claims.set(release.releaseId, claim);
     let info: RunningInfo;
     try {
@@ -196,9 +198,10 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
       throw error;
     }
     claim.port = info.port;
+    claim.host = info.host ?? '127.0.0.1';
     return {
       releaseId: info.releaseId,
-      host: '127.0.0.1',
+      host: info.host ?? '127.0.0.1',
       port: info.port,
       ...(info.portFound ? { portFound: info.portFound } : {}),
       logTail: () => readLogRingEndSync(this.logFile(info.releaseId), this.logFiles, LOG_TAIL_BYTES),

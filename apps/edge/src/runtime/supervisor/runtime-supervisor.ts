@@ -204,7 +204,7 @@ export class RuntimeSupervisor {
 
 function info(running: RunningRelease, applicationId: string): RunningInfo {
   const pid = (running as Partial<AdoptedRelease>).pid;
-  return { releaseId: running.releaseId, applicationId, port: running.port, ...(pid ? { pid } : {}), ...(running.portFound ? { portFound: running.portFound } : {}) };
+  return { releaseId: running.releaseId, applicationId, host: running.host, port: running.port, ...(pid ? { pid } : {}), ...(running.portFound ? { portFound: running.portFound } : {}) };
 }
 
 function describeError(error: unknown): SupervisorError {
