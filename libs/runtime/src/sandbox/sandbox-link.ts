@@ -195,7 +195,20 @@ export class SandboxLinks {
     const name = hostLinkName(port);
     await this.ensureHostRules();
     if (keep && (await this.exists(port))) return;
-    const inside = await sandboxNamespacePid(rootPid, timeoutMs);
+    const deadline = Date.now() + timeoutMs;
+    // pasta's short-lived helpers live in the namespace too: one found just before it exits is
+    // gone when `ip` looks it up, so a vanished pid means looking again, not failing.
+    for (let attempt = 1; ; attempt++) {
+      const inside = await sandboxNamespacePid(rootPid, Math.max(0, deadline - Date.now()));
+      try {
+        return await this.join(inside, name, port, appPort);
+      } catch (error) {
+        if (attempt >= 5 || (await alive(inside)) || Date.now() > deadline) throw error;
+      }
+    }
+  }
+
+  private async join(inside: number, name: string, port: number, appPort: number): Promise<void> {
     const address = sandboxAddress(this.subnet, port);
     const gateway = gatewayAddress(this.subnet);
     const ip = tool('ip');
@@ -229,6 +242,10 @@ export class SandboxLinks {
   }
 }
 
+function alive(pid: number): Promise<boolean> {
+  return readFile(`/proc/${pid}/stat`, 'utf8').then(() => true, () => false);
+}
+
 /** A process of the sandbox started as `rootPid` that is in a network namespace other than this process's. */
 async function sandboxNamespacePid(rootPid: number, timeoutMs: number): Promise<number> {
   const own = await readlink('/proc/self/ns/net');
@@ -238,8 +255,7 @@ async function sandboxNamespacePid(rootPid: number, timeoutMs: number): Promise<
       const ns = await readlink(`/proc/${pid}/ns/net`).catch(() => null);
       if (ns && ns !== own) return pid;
     }
-    const alive = await readFile(`/proc/${rootPid}/stat`, 'utf8').then(() => true, () => false);
-    if (!alive) throw new Error(`the sandbox (pid ${rootPid}) ended before its network namespace could be joined to the host`);
+    if (!(await alive(rootPid))) throw new Error(`the sandbox (pid ${rootPid}) ended before its network namespace could be joined to the host`);
     if (Date.now() > deadline) throw new Error(`no network namespace of the sandbox (pid ${rootPid}) within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 20));
   }

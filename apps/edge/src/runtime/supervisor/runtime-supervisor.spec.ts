@@ -70,7 +70,7 @@ describe('runtime supervisor ↔ edge', () => {
     const adopted = await second.start(release('r1'));
     expect(adopted.port).toBe(running.port);
     expect(driver.started).toEqual(['r1']);
-    expect(await second.list()).toEqual([{ releaseId: 'r1', applicationId: 'app-r1', port: running.port }]);
+    expect(await second.list()).toEqual([{ releaseId: 'r1', applicationId: 'app-r1', host: '127.0.0.1', port: running.port }]);
     // Past the grace period the adopted release is still running: it was claimed again.
     await new Promise((r) => setTimeout(r, 800));
     expect(driver.stopped).toEqual([]);
