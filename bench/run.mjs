@@ -127,6 +127,22 @@ const BENCHES = [
     peerName: 'nginx 1.22 by hand (1 worker, keep-alive upstream)',
   },
   {
+    // Issue 34: the hello app sandboxed (RUNTIME_NETWORK=kernel, then pasta) against the same release
+    // run unsandboxed behind nginx by hand, interleaved in the same run; medians inside.
+    name: 'sandbox-network',
+    script: 'bench/edge/sandbox-network.mjs',
+    env: { DURATION: QUICK ? '2' : '5', RUNS: QUICK ? '1' : '3', NETWORK_MODES: 'kernel,pasta' },
+    runs: 1,
+    figures: [
+      ['Sandbox network: hello app sandboxed, RUNTIME_NETWORK=kernel', 'req/s', '≥ 0.9× peer', (r) => r.result.kernel?.rps, (r) => r.result.peer?.rps],
+      ['Sandbox network: hello app sandboxed, RUNTIME_NETWORK=kernel, p99', 'ms', '≤ peer', (r) => r.result.kernel?.p99, (r) => r.result.peer?.p99, false],
+      ['Sandbox network: hello app sandboxed, RUNTIME_NETWORK=pasta', 'req/s', '', (r) => r.result.pasta?.rps, (r) => r.result.peer?.rps],
+      ['Sandbox network: hello app sandboxed, RUNTIME_NETWORK=pasta, p99', 'ms', '', (r) => r.result.pasta?.p99, (r) => r.result.peer?.p99, false],
+      ['Sandbox network: machine load average (1 min) during the runs, median', '', '', (r) => r.result.peer?.load1],
+    ],
+    peerName: 'the same release unsandboxed behind nginx by hand (1 worker, keep-alive upstream)',
+  },
+  {
     // Metrics collection on vs off (EDGE_METRICS), both data planes, interleaved in the same run.
     name: 'edge-metrics',
     script: 'bench/edge/metrics.mjs',

@@ -7,13 +7,13 @@
 // wrk -t1 -c50 (keep-alive), RUNS runs of DURATION s per row, interleaved; medians printed with the
 // load average. Run: pnpm nx run-many -t build && node bench/edge/planes.mjs
 // Env: DURATION (5), RUNS (3), SANDBOX_MODES (on,off), CONNECTIONS (50), BENCH_RESULT_FILE.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureNginxAndWrk, head, median, startPeer, stopChild, workersOf, wrk } from './wrk.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const testing = await import(createRequire(join(ROOT, 'apps/edge/package.json')).resolve('@slipway/testing'));
@@ -22,98 +22,10 @@ const DURATION = Number(process.env.DURATION ?? 5);
 const RUNS = Number(process.env.RUNS ?? 3);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
 const MODES = (process.env.SANDBOX_MODES ?? 'on,off').split(',');
-const median = (xs) => {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
-};
+ensureNginxAndWrk();
 
-/** nginx (and wrk) from Debian's packages when missing (as root), like `pnpm start` does. */
-function ensure(binary, packages) {
-  if (spawnSync('sh', ['-c', `command -v ${binary}`], { stdio: 'ignore' }).status === 0) return;
-  if (process.getuid?.() !== 0) throw new Error(`${binary} is needed: apt-get install -y ${packages.join(' ')}`);
-  execFileSync('sh', ['-c', `apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ${packages.join(' ')}`], { stdio: 'inherit' });
-}
-ensure('nginx', ['nginx-light', 'libnginx-mod-http-brotli-static']);
-ensure('wrk', ['wrk']);
-
-const toMs = (value, unit) => Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1);
-/** CPU ticks (user + system, 1/100 s) of processes, by pid; a process that is gone counts 0. */
-function ticks(pids) {
-  let total = 0;
-  for (const pid of pids) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      total += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // exited
-    }
-  }
-  return total;
-}
-/** An nginx master's workers. */
-const workersOf = (master) => spawnSync('pgrep', ['-P', String(master)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
-
-/**
- * One wrk run: requests/s, p50/p99 in ms, non-2xx and socket errors, and — when the proxy's pids
- * are given — the proxy's CPU per request in µs (less sensitive to a loaded machine than req/s).
- */
-function wrk(port, host, path, headers = {}, proxyPids = () => []) {
-  const pids = proxyPids();
-  const before = ticks(pids);
-  const args = ['-t1', `-c${CONNECTIONS}`, `-d${DURATION}s`, '--latency', '-H', `Host: ${host}`, ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), `http://127.0.0.1:${port}${path}`];
-  const out = execFileSync('wrk', args, { encoding: 'utf8' });
-  const pct = (p) => {
-    const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(out);
-    return m ? toMs(m[1], m[2]) : NaN;
-  };
-  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
-  const errors = /Socket errors: (.*)/.exec(out)?.[1] ?? '';
-  const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
-  const cpuUs = pids.length && requests ? ((ticks(pids) - before) * 10_000) / requests : NaN;
-  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]), p50: pct(50), p99: pct(99), non2xx, errors, cpuUs };
-}
-
-/** The peer: nginx configured by hand as Dokku/Kamal-style proxies do, one worker, keep-alive upstream. */
-async function startPeer(dir, port, appPort, staticRoot) {
-  const conf = join(dir, 'peer.conf');
-  await writeFile(conf, `worker_processes 1;
-pid ${dir}/peer.pid;
-error_log stderr warn;
-events { worker_connections 8192; }
-http {
-  include /etc/nginx/mime.types;
-  access_log off;
-  sendfile on;
-  tcp_nopush on;
-  keepalive_requests 100000;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  upstream app { server 127.0.0.1:${appPort}; keepalive 64; }
-  server {
-    listen 127.0.0.1:${port};
-    server_name app.peer;
-    location / {
-      proxy_pass http://app;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $http_host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_set_header X-Forwarded-Proto $scheme;
-    }
-  }
-  server {
-    listen 127.0.0.1:${port};
-    server_name static.peer;
-    root ${staticRoot};
-    gzip_static on;
-    location / { try_files $uri $uri/ =404; }
-  }
-}
-`);
-  const child = spawn('nginx', ['-c', conf, '-g', 'daemon off;'], { stdio: 'inherit' });
-  await testing.waitFor(() => fetch(`http://127.0.0.1:${port}/`).then(() => true, () => false), { timeoutMs: 10_000, what: 'the peer nginx' });
-  return child;
-}
+/** One wrk run of this bench's shape; `proxyPids` for the proxy's CPU per request. */
+const measure = (port, host, path, proxyPids) => wrk(port, host, path, { connections: CONNECTIONS, duration: DURATION, proxyPids });
 
 const rows = [];
 function record(mode, name, kind, result) {
@@ -146,15 +58,15 @@ async function phase(mode) {
     const appPort = onB ? slots.b : slots.a;
     const releaseId = (await h.pg.query('SELECT live_release_id FROM applications WHERE id = $1', [staticId])).rows[0].live_release_id;
     const peerPort = await testing.freePort();
-    peer = await startPeer(dir, peerPort, appPort, join(h.home, 'runtime', 'releases', releaseId));
+    peer = await startPeer(dir, peerPort, { appPort, staticRoot: join(h.home, 'runtime', 'releases', releaseId) });
     const peerWorkers = () => workersOf(peer.pid);
     const planeWorkers = () => workersOf(Number(readFileSync(join(state, 'nginx.pid'), 'utf8').trim()));
     for (let run = 0; run < RUNS; run++) {
-      record(mode, 'the app directly', 'proxied', wrk(appPort, `127.0.0.1:${appPort}`, '/x'));
-      record(mode, 'nginx peer (by hand)', 'proxied', wrk(peerPort, 'app.peer', '/x', {}, peerWorkers));
-      record(mode, 'Slipway, nginx plane', 'proxied', wrk(nginxPort, `bench-node.localhost:${nginxPort}`, '/x', {}, planeWorkers));
-      record(mode, 'nginx peer (by hand)', 'static', wrk(peerPort, 'static.peer', '/bench.html', {}, peerWorkers));
-      record(mode, 'Slipway, nginx plane', 'static', wrk(nginxPort, `bench-static.localhost:${nginxPort}`, '/bench.html', {}, planeWorkers));
+      record(mode, 'the app directly', 'proxied', measure(appPort, `127.0.0.1:${appPort}`, '/x'));
+      record(mode, 'nginx peer (by hand)', 'proxied', measure(peerPort, 'app.peer', '/x', peerWorkers));
+      record(mode, 'Slipway, nginx plane', 'proxied', measure(nginxPort, `bench-node.localhost:${nginxPort}`, '/x', planeWorkers));
+      record(mode, 'nginx peer (by hand)', 'static', measure(peerPort, 'static.peer', '/bench.html', peerWorkers));
+      record(mode, 'Slipway, nginx plane', 'static', measure(nginxPort, `bench-static.localhost:${nginxPort}`, '/bench.html', planeWorkers));
     }
     // The Node plane: the same deploys served by the Node edge alone (it restarts the app).
     await edge.stop();
@@ -163,20 +75,14 @@ async function phase(mode) {
     const edgePid = () => [nodeEdge.child.pid];
     await testing.waitFor(() => head(nodePort, `bench-node.localhost:${nodePort}`, '/x').startsWith('HTTP/1.1 200'), { timeoutMs: 60_000, what: 'the node plane to serve' });
     for (let run = 0; run < RUNS; run++) {
-      record(mode, 'Slipway, Node plane', 'proxied', wrk(nodePort, `bench-node.localhost:${nodePort}`, '/x', {}, edgePid));
-      record(mode, 'Slipway, Node plane', 'static', wrk(nodePort, `bench-static.localhost:${nodePort}`, '/bench.html', {}, edgePid));
+      record(mode, 'Slipway, Node plane', 'proxied', measure(nodePort, `bench-node.localhost:${nodePort}`, '/x', edgePid));
+      record(mode, 'Slipway, Node plane', 'static', measure(nodePort, `bench-static.localhost:${nodePort}`, '/bench.html', edgePid));
     }
   } finally {
-    peer?.kill('SIGQUIT');
+    if (peer) await stopChild(peer, { signal: 'SIGQUIT' });
     await h.close();
     await rm(dir, { recursive: true, force: true });
   }
-}
-
-/** The response head of one request with a Host header (fetch cannot set Host). */
-function head(port, host, path) {
-  const script = `exec 3<>/dev/tcp/127.0.0.1/${port} && printf 'GET ${path} HTTP/1.1\\r\\nHost: ${host}\\r\\nConnection: close\\r\\n\\r\\n' >&3 && timeout 5 cat <&3 | sed '/^\\r$/q'`;
-  return spawnSync('bash', ['-c', script], { encoding: 'utf8' }).stdout ?? '';
 }
 
 for (const mode of MODES) await phase(mode);
