@@ -89,13 +89,16 @@ rootOnly('the sandbox network: the kernel path', () => {
   let platform: Server;
   let allowed: Server;
   const running: RunningRelease[] = [];
-  const apps = [randomUUID(), randomUUID(), randomUUID()];
+  const apps = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
   let a: RunningRelease;
   let b: RunningRelease;
+  /** On pasta's path (no link), as every build's sandbox is. */
+  let p: RunningRelease;
+  let pastaDriver: LocalDriver;
   const notices: string[] = [];
 
-  const start = async (applicationId: string, name: string, env: Record<string, string> = {}) => {
-    const release = await driver
+  const start = async (applicationId: string, name: string, env: Record<string, string> = {}, on = driver) => {
+    const release = await on
       .start({ releaseId: randomUUID(), applicationId, slug: name, artifactKey: 'releases/net.tar.gz', startCommand: 'npm start', env: { APP_NAME: name, ...env } })
       .catch((error: Error & { logTail?: string }) => Promise.reject(new Error(`${error.message}\n${error.logTail ?? ''}`)));
     running.push(release);
@@ -117,7 +120,10 @@ rootOnly('the sandbox network: the kernel path', () => {
     });
     driver = new LocalDriver({ blobs, dir: join(home, 'runtime'), healthTimeoutMs: 20_000, sandbox, backoffMs: 200 });
     await artifact(join(home, 'src'), blobs, 'releases/net.tar.gz');
+    const pastaSandbox = new LocalSandbox({ limits: { memoryBytes: 256 << 20, pids: 64, cpus: 1 }, tmpBytes: 16 << 20, hostPorts: [], network: { mode: 'pasta', subnet, clientUids: async () => [] } });
+    pastaDriver = new LocalDriver({ blobs, dir: join(home, 'runtime-pasta'), healthTimeoutMs: 20_000, sandbox: pastaSandbox });
     [a, b] = [await start(apps[0]!, 'a'), await start(apps[1]!, 'b', { BIND: '127.0.0.1' })];
+    p = await start(apps[3]!, 'p', {}, pastaDriver);
   }, 90_000);
 
   afterAll(async () => {
@@ -156,6 +162,19 @@ rootOnly('the sandbox network: the kernel path', () => {
     for (const [host, port] of targets.slice(1)) expect([`${host}:${port}`, reach[`${host}:${port}`]]).not.toEqual([`${host}:${port}`, 'open']);
   });
 
+  it("adds no reach to a sandbox without a link either (pasta's egress, as every build's): neither the links' host address nor an app's", async () => {
+    const platformPort = (platform.address() as { port: number }).port;
+    const targets: [string, number][] = [[gatewayAddress(subnet), platformPort], [a.host, a.port], [b.host, b.port]];
+    const reach = JSON.parse((await get(p.host, p.port, `/reach?connect=${encodeURIComponent(JSON.stringify(targets))}`)).text) as Record<string, string>;
+    for (const [host, port] of targets) expect([`${host}:${port}`, reach[`${host}:${port}`]]).not.toEqual([`${host}:${port}`, 'open']);
+  });
+
+  it('RUNTIME_NETWORK=pasta: the app is reached at the host loopback, with no link, as before the kernel path', async () => {
+    expect(p.host).toBe('127.0.0.1');
+    expect(JSON.parse((await get(p.host, p.port)).text)).toEqual({ name: 'p', peer: '127.0.0.1' });
+    await expect(access(`/sys/class/net/${hostLinkName(p.port)}`)).rejects.toThrow();
+  });
+
   it('lets only root and the proxy open connections to an app: any other user of the host is refused', async () => {
     expect(await connectAs(0, b.host, b.port)).toBe('open');
     expect(await connectAs(65_534, b.host, b.port)).not.toBe('open');
@@ -176,27 +195,5 @@ rootOnly('the sandbox network: the kernel path', () => {
     const link = `/sys/class/net/${hostLinkName(c.port)}`;
     for (let i = 0; i < 50 && (await access(link).then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
     await expect(access(link)).rejects.toThrow();
-  }, 60_000);
-});
-
-rootOnly('the sandbox network: pasta', () => {
-  it('RUNTIME_NETWORK=pasta reaches the app at the host loopback, as before the kernel path', async () => {
-    const home = await mkdtemp(join(tmpdir(), 'slipway-sandbox-pasta-'));
-    await chmod(home, 0o711);
-    const blobs = createBlobStore({ BLOB_DIR: join(home, 'blobs') });
-    const applicationId = randomUUID();
-    const sandbox = new LocalSandbox({ limits: { memoryBytes: 256 << 20, pids: 64, cpus: 1 }, tmpBytes: 16 << 20, hostPorts: [], network: { mode: 'pasta', subnet, clientUids: async () => [] } });
-    const driver = new LocalDriver({ blobs, dir: join(home, 'runtime'), healthTimeoutMs: 20_000, sandbox });
-    await artifact(join(home, 'src'), blobs, 'releases/net.tar.gz');
-    const release = await driver.start({ releaseId: randomUUID(), applicationId, slug: 'p', artifactKey: 'releases/net.tar.gz', startCommand: 'npm start', env: { APP_NAME: 'p' } });
-    try {
-      expect(release.host).toBe('127.0.0.1');
-      expect(JSON.parse((await get(release.host, release.port)).text)).toEqual({ name: 'p', peer: '127.0.0.1' });
-      await expect(access(`/sys/class/net/${hostLinkName(release.port)}`)).rejects.toThrow();
-    } finally {
-      await release.stop(2000);
-      await rm(home, { recursive: true, force: true });
-      await removeAppUser(applicationId);
-    }
   }, 60_000);
 });

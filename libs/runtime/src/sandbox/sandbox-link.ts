@@ -22,7 +22,9 @@ import { SETUP_ENV, tool } from './sandbox-argv.js';
  * `127.0.0.1:PORT`, which keeps the port taken while the release runs. What the veth adds is
  * closed by nftables:
  * - host `inet slipway_sandboxes`: from a `slw*` link only replies enter the host (the app cannot
- *   open a connection to the host through it), nothing is forwarded to or from one (no sandbox
+ *   open a connection to the host through it); the links' host address takes no connection from
+ *   anywhere else either (every service listening on 0.0.0.0 would answer there, and pasta's
+ *   egress — any app's, any build's — dials host addresses); nothing is forwarded to or from one (no sandbox
  *   reaches another through the host), and only root and the proxy's workers (`clients`) may open
  *   a connection to a sandbox address — not pasta, whose sockets are the app's user's: an app
  *   dialing a neighbour's address through its egress is refused.
@@ -74,7 +76,7 @@ export function hostLinkName(port: number): string {
 }
 
 /** The host's rules (see the module comment), replaced as a whole in one nft transaction. */
-export function hostRules(clientUids: number[]): string {
+export function hostRules(subnet: SandboxSubnet, clientUids: number[]): string {
   const uids = [...new Set([0, ...clientUids.filter((uid) => Number.isInteger(uid) && uid >= 0)])].sort((x, y) => x - y).join(', ');
   const links = `"${LINK_PREFIX}*"`;
   return `table inet ${HOST_TABLE} {}
@@ -85,6 +87,8 @@ table inet ${HOST_TABLE} {
     iifname ${links} ct state established,related accept
     iifname ${links} meta l4proto tcp reject with tcp reset
     iifname ${links} reject with icmpx type admin-prohibited
+    ip daddr ${gatewayAddress(subnet)} meta l4proto tcp reject with tcp reset
+    ip daddr ${gatewayAddress(subnet)} reject with icmpx type admin-prohibited
   }
   chain forward {
     type filter hook forward priority filter - 10; policy accept;
@@ -179,7 +183,7 @@ export class SandboxLinks {
 
   /** The host's table, written again when the proxy's uid changed (or it is missing: written every time until it exists). */
   async ensureHostRules(): Promise<void> {
-    const rules = hostRules(await this.options.clientUids());
+    const rules = hostRules(this.subnet, await this.options.clientUids());
     if (rules === this.appliedRules && (await run(tool('nft'), ['list', 'table', 'inet', HOST_TABLE]).then(() => true, () => false))) return;
     await run(tool('nft'), ['-f', '-'], rules);
     this.appliedRules = rules;
