@@ -11,7 +11,8 @@
 // to the peer, the load average, and the figures issue 34 measured before the change.
 // Run as root (the sandbox needs it): pnpm nx run-many -t build && node bench/edge/sandbox-network.mjs
 // Env: DURATION (5), RUNS (3), CONNECTIONS (50), NETWORK_MODES (kernel,pasta; each auto, kernel or
-// pasta, passed as RUNTIME_NETWORK to the edge and the worker), BENCH_RESULT_FILE.
+// pasta, passed as RUNTIME_NETWORK to the edge and the worker), BENCH_RESULT_FILE; for decompositions
+// (not what `pnpm bench` reports): RUNTIME_CPUS (the app's CPU cap), BENCH_SANDBOX=off (no sandbox at all).
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -61,7 +62,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void stop
 async function startSlipway(mode) {
   const s = { mode, h: await testing.DeployHarness.create(`bench-net-${mode}`) };
   slipways.push(s);
-  const env = { RUNTIME_SANDBOX: 'on', RUNTIME_NETWORK: mode };
+  const env = { RUNTIME_SANDBOX: process.env.BENCH_SANDBOX ?? 'on', RUNTIME_NETWORK: mode, ...(process.env.RUNTIME_CPUS ? { RUNTIME_CPUS: process.env.RUNTIME_CPUS } : {}) };
   s.port = await testing.freePort();
   await s.h.startEdge(s.port, { ...env, LOG_LEVEL: 'warn', EDGE_DATA_PLANE: 'nginx' });
   await s.h.startWorker({ ...env, EDGE_INTERNAL_URL: `http://127.0.0.1:${s.port}`, APPS_DOMAIN: `localhost:${s.port}` });
