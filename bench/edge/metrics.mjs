@@ -7,13 +7,14 @@
 // pasta's cap on the app.
 // Run: pnpm nx run-many -t build && node bench/edge/metrics.mjs
 // Env: DURATION (5), RUNS (3), CONNECTIONS (50), BENCH_RESULT_FILE.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensure, median, workersOf, wrk as wrkRun } from './wrk.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const testing = await import(createRequire(join(ROOT, 'apps/edge/package.json')).resolve('@slipway/testing'));
@@ -21,43 +22,9 @@ const { FIXTURES, sourceTar } = testing;
 const DURATION = Number(process.env.DURATION ?? 5);
 const RUNS = Number(process.env.RUNS ?? 3);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
-const median = (xs) => {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
-};
-/** wrk from Debian's packages when missing (as root), as bench/edge/planes.mjs does. */
-function ensure(binary, packages) {
-  if (spawnSync('sh', ['-c', `command -v ${binary}`], { stdio: 'ignore' }).status === 0) return;
-  if (process.getuid?.() !== 0) throw new Error(`${binary} is needed: apt-get install -y ${packages.join(' ')}`);
-  execFileSync('sh', ['-c', `apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ${packages.join(' ')}`], { stdio: 'inherit' });
-}
 ensure('wrk', ['wrk']);
-
-const toMs = (value, unit) => Number(value) * (unit === 'us' ? 0.001 : unit === 's' ? 1000 : 1);
-function ticks(pids) {
-  let total = 0;
-  for (const pid of pids) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      total += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // exited
-    }
-  }
-  return total;
-}
-const workersOf = (master) => spawnSync('pgrep', ['-P', String(master)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
-
-function wrk(port, host, path, pids) {
-  const before = ticks(pids);
-  const out = execFileSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${DURATION}s`, '--latency', '-H', `Host: ${host}`, `http://127.0.0.1:${port}${path}`], { encoding: 'utf8' });
-  const pct = (p) => {
-    const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(out);
-    return m ? toMs(m[1], m[2]) : NaN;
-  };
-  const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
-  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]), p50: pct(50), p99: pct(99), requests, cpuUs: requests ? ((ticks(pids) - before) * 10_000) / requests : NaN, non2xx: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0) };
-}
+/** One wrk run with the proxy's CPU per request (`pids`: the proxy's processes now). */
+const wrk = (port, host, path, pids) => wrkRun(port, host, path, { connections: CONNECTIONS, duration: DURATION, proxyPids: () => pids });
 
 const rows = [];
 const h = await testing.DeployHarness.create('bench-metrics');

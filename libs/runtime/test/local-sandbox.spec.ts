@@ -1,13 +1,13 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createBlobStore, type BlobStore } from '@slipway/blob';
 import { LocalDriver, LocalSandbox, removeAppUser, type RunningRelease } from '../src/index.js';
+import { CONNECT_HELPER, appArtifact, secretListener } from './sandbox-apps.js';
 
 const run = promisify(execFile);
 
@@ -19,16 +19,9 @@ const run = promisify(execFile);
 const PROBE_APP = `
 const http = require('node:http');
 const fs = require('node:fs');
-const net = require('node:net');
 const { execSync } = require('node:child_process');
 const tryRead = (p) => { try { return fs.readFileSync(p, 'utf8'); } catch (e) { return 'ERR ' + e.code; } };
-const connect = (host, port) => new Promise((resolve) => {
-  const s = net.connect({ host, port, timeout: 1500 });
-  s.on('connect', () => { s.destroy(); resolve('open'); });
-  s.on('error', (e) => resolve(e.code));
-  s.on('timeout', () => { s.destroy(); resolve('timeout'); });
-});
-http.createServer(async (req, res) => {
+${CONNECT_HELPER}http.createServer(async (req, res) => {
   const url = new URL(req.url, 'http://x');
   if (url.pathname === '/probe') {
     const status = tryRead('/proc/self/status');
@@ -71,26 +64,14 @@ http.createServer(async (req, res) => {
 }).listen(Number(process.env.PORT));
 `;
 
-async function artifact(dir: string, blobs: BlobStore, key: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'server.js'), PROBE_APP);
-  await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'probe', private: true, scripts: { start: 'node server.js' } }));
-  const tar = `${dir}.tar.gz`;
-  await run('tar', ['-czf', tar, '-C', dir, 'server.js', 'package.json']);
-  await blobs.put(key, createReadStream(tar));
-}
+const artifact = (dir: string, blobs: BlobStore, key: string) => appArtifact(dir, blobs, key, PROBE_APP);
 
 async function get(port: number, path: string): Promise<{ status: number; text: string }> {
   const response = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(20_000) });
   return { status: response.status, text: await response.text() };
 }
 
-function listener(host: string): Promise<Server> {
-  return new Promise((resolve) => {
-    const server = createServer((socket) => socket.end('platform secret\n'));
-    server.listen(0, host, () => resolve(server));
-  });
-}
+const listener = secretListener;
 
 const rootOnly = process.getuid?.() === 0 ? describe : describe.skip;
 

@@ -1,14 +1,14 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { access, chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
+import { access, chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createBlobStore, type BlobStore } from '@slipway/blob';
 import { LocalDriver, LocalSandbox, gatewayAddress, hostLinkName, parseSandboxSubnet, removeAppUser, sandboxAddress, type RunningRelease } from '../src/index.js';
 import { descendants } from '../src/sandbox/process-tree.js';
+import { CONNECT_HELPER, appArtifact, secretListener } from './sandbox-apps.js';
 
 const run = promisify(execFile);
 
@@ -21,14 +21,7 @@ const run = promisify(execFile);
  */
 const APP = `
 const http = require('node:http');
-const net = require('node:net');
-const connect = (host, port) => new Promise((resolve) => {
-  const s = net.connect({ host, port, timeout: 1500 });
-  s.on('connect', () => { s.destroy(); resolve('open'); });
-  s.on('error', (e) => resolve(e.code));
-  s.on('timeout', () => { s.destroy(); resolve('timeout'); });
-});
-http.createServer(async (req, res) => {
+${CONNECT_HELPER}http.createServer(async (req, res) => {
   const url = new URL(req.url, 'http://x');
   if (url.pathname === '/reach') {
     const reach = {};
@@ -40,26 +33,14 @@ http.createServer(async (req, res) => {
 }).listen(Number(process.env.PORT), process.env.BIND || undefined);
 `;
 
-async function artifact(dir: string, blobs: BlobStore, key: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'server.js'), APP);
-  await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'net-probe', private: true, scripts: { start: 'node server.js' } }));
-  const tar = `${dir}.tar.gz`;
-  await run('tar', ['-czf', tar, '-C', dir, 'server.js', 'package.json']);
-  await blobs.put(key, createReadStream(tar));
-}
+const artifact = (dir: string, blobs: BlobStore, key: string) => appArtifact(dir, blobs, key, APP);
 
 async function get(host: string, port: number, path = '/'): Promise<{ status: number; text: string }> {
   const response = await fetch(`http://${host}:${port}${path}`, { signal: AbortSignal.timeout(20_000) });
   return { status: response.status, text: await response.text() };
 }
 
-function listener(host: string): Promise<Server> {
-  return new Promise((resolve) => {
-    const server = createServer((socket) => socket.end('platform secret\n'));
-    server.listen(0, host, () => resolve(server));
-  });
-}
+const listener = secretListener;
 
 /** A TCP connect from the host as `uid` (a fresh node process): `open`, or the error code. */
 async function connectAs(uid: number, host: string, port: number): Promise<string> {

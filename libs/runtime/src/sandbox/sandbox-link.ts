@@ -75,20 +75,32 @@ export function hostLinkName(port: number): string {
   return `${LINK_PREFIX}${checkPort(port)}`;
 }
 
-/** The host's rules (see the module comment), replaced as a whole in one nft transaction. */
-export function hostRules(subnet: SandboxSubnet, clientUids: number[]): string {
-  const uids = [...new Set([0, ...clientUids.filter((uid) => Number.isInteger(uid) && uid >= 0)])].sort((x, y) => x - y).join(', ');
+/**
+ * The host's table (see the module comment), one per host and shared by every platform on it:
+ * made when missing (or when it is of an older shape), never rewritten otherwise, so one
+ * platform's start never drops another's grants. What each platform brings — its proxy's uids,
+ * its subnet's host address — goes into the table's sets (`hostElements`).
+ */
+export function hostTable(replace: boolean): string {
   const links = `"${LINK_PREFIX}*"`;
-  return `table inet ${HOST_TABLE} {}
-delete table inet ${HOST_TABLE}
+  // `create` fails when another process made the table meanwhile: the whole batch is then void.
+  const start = replace ? `table inet ${HOST_TABLE} {}\ndelete table inet ${HOST_TABLE}` : `create table inet ${HOST_TABLE}`;
+  return `${start}
 table inet ${HOST_TABLE} {
+  set clients {
+    type uid
+    elements = { 0 }
+  }
+  set gateways {
+    type ipv4_addr
+  }
   chain input {
     type filter hook input priority filter - 10; policy accept;
     iifname ${links} ct state established,related accept
     iifname ${links} meta l4proto tcp reject with tcp reset
     iifname ${links} reject with icmpx type admin-prohibited
-    ip daddr ${gatewayAddress(subnet)} meta l4proto tcp reject with tcp reset
-    ip daddr ${gatewayAddress(subnet)} reject with icmpx type admin-prohibited
+    ip daddr @gateways meta l4proto tcp reject with tcp reset
+    ip daddr @gateways reject with icmpx type admin-prohibited
   }
   chain forward {
     type filter hook forward priority filter - 10; policy accept;
@@ -98,11 +110,19 @@ table inet ${HOST_TABLE} {
   chain output {
     type filter hook output priority filter - 10; policy accept;
     oifname ${links} ct state established,related accept
-    oifname ${links} meta skuid { ${uids} } accept
+    oifname ${links} meta skuid @clients accept
     oifname ${links} meta l4proto tcp reject with tcp reset
     oifname ${links} reject with icmpx type admin-prohibited
   }
 }
+`;
+}
+
+/** One platform's grants in the host's table: who may connect to its apps, and its links' host address. */
+export function hostElements(subnet: SandboxSubnet, clientUids: number[]): string {
+  const uids = [...new Set([0, ...clientUids.filter((uid) => Number.isInteger(uid) && uid >= 0)])].sort((x, y) => x - y).join(', ');
+  return `add element inet ${HOST_TABLE} clients { ${uids} }
+add element inet ${HOST_TABLE} gateways { ${gatewayAddress(subnet)} }
 `;
 }
 
@@ -150,7 +170,6 @@ export interface SandboxLinksOptions {
 
 /** Makes and removes the links (as root); see the module comment. */
 export class SandboxLinks {
-  private appliedRules?: string;
 
   constructor(private readonly options: SandboxLinksOptions) {}
 
@@ -181,12 +200,16 @@ export class SandboxLinks {
     }
   }
 
-  /** The host's table, written again when the proxy's uid changed (or it is missing: written every time until it exists). */
+  /** The host's table (made when missing, or of an older shape) with this platform's grants in it; at every link, so a flushed ruleset comes back. */
   async ensureHostRules(): Promise<void> {
-    const rules = hostRules(this.subnet, await this.options.clientUids());
-    if (rules === this.appliedRules && (await run(tool('nft'), ['list', 'table', 'inet', HOST_TABLE]).then(() => true, () => false))) return;
-    await run(tool('nft'), ['-f', '-'], rules);
-    this.appliedRules = rules;
+    const current = await run(tool('nft'), ['list', 'table', 'inet', HOST_TABLE]).catch(() => undefined);
+    const elements = hostElements(this.subnet, await this.options.clientUids());
+    if (current?.includes('set gateways')) return void (await run(tool('nft'), ['-f', '-'], elements));
+    // Made here, or by another platform's process a moment before (then only the grants are added).
+    await run(tool('nft'), ['-f', '-'], hostTable(current !== undefined) + elements).catch(async (error: Error) => {
+      if (!(await run(tool('nft'), ['list', 'table', 'inet', HOST_TABLE]).catch(() => '')).includes('set gateways')) throw error;
+      await run(tool('nft'), ['-f', '-'], elements);
+    });
   }
 
   /**
