@@ -8,12 +8,13 @@ async function listener(fds: number): Promise<{ child: ChildProcess; port: numbe
     const server = require('node:net').createServer().listen(0, '127.0.0.1', () => console.log(server.address().port));`;
   const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
   // The port line may come in more than one chunk: read up to its newline (seen: "NaN" from a first chunk).
+  // Only the line that is a number counts (seen once: NaN from the output as a whole).
   let text = '';
-  while (!text.includes('\n')) {
+  while (!/^\d+\n/m.test(text)) {
     const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
     text += chunk.toString();
   }
-  return { child, port: Number(text.trim()) };
+  return { child, port: Number(/^(\d+)\n/m.exec(text)![1]) };
 }
 
 describe('the ports a release listens on, read from /proc', () => {
