@@ -1,6 +1,6 @@
 import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseSandboxSubnet, sandboxAddress } from '@slipway/runtime';
+import { parseSandboxSubnet, sandboxAddress, type SandboxSubnet } from '@slipway/runtime';
 import type { EdgeConfig } from '../config.js';
 import type { Upstream } from '../proxy/proxy.js';
 import type { HostRouter } from '../routing/host-router.js';
@@ -46,6 +46,7 @@ export class EdgePlane {
   private readonly slots: SlotPorts;
   private started = false;
   private readonly dirs: ReturnType<typeof planeDirs>;
+  private subnet?: SandboxSubnet;
 
   constructor(
     private readonly config: EdgeConfig,
@@ -181,7 +182,7 @@ export class EdgePlane {
    * live one's (the host's loopback).
    */
   private slotHost(live: Upstream, port: number): string {
-    const subnet = parseSandboxSubnet(this.config.RUNTIME_NETWORK_SUBNET);
+    const subnet = (this.subnet ??= parseSandboxSubnet(this.config.RUNTIME_NETWORK_SUBNET));
     return live.host === sandboxAddress(subnet, live.port) ? sandboxAddress(subnet, port) : live.host;
   }
 

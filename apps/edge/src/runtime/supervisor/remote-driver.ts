@@ -15,6 +15,13 @@ function toError(error: SupervisorError): Error {
 type Request = SupervisorRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 type Pending = { request: Request; resolve: (answer: SupervisorAnswer) => void };
 
+/** What the edge asked the supervisor to run, and where it came up (checked when it is claimed again). */
+interface Claim {
+  spec: ReleaseToRun;
+  port?: number;
+  host?: string;
+}
+
 /**
  * `start` and `stop` mean the same to a restarted supervisor, and `report` only reads (the
  * first-minute watch's read at the end of its window is not lost to a reconnect): asked again,
@@ -57,7 +64,7 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   /** The releases this edge runs through the supervisor (started, not stopped), and their ports once known. */
-  private readonly claims = new Map<string, { spec: ReleaseToRun; port?: number; host?: string }>();
+  private readonly claims = new Map<string, Claim>();
   private socket?: Socket;
   private lostAt?: number;
   private closing = false;
@@ -145,7 +152,7 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
     this.logger.log(`reconnected to the runtime supervisor ${Date.now() - lostAt} ms after the connection closed; ${claims.length} running release(s) claimed again`);
   }
 
-  private async claimAgain(releaseId: string, claim: { spec: ReleaseToRun; port?: number; host?: string }): Promise<void> {
+  private async claimAgain(releaseId: string, claim: Claim): Promise<void> {
     let info: RunningInfo;
     try {
       info = (await this.call({ op: 'start', release: claim.spec })).result as RunningInfo;
@@ -188,7 +195,7 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
   }
 
   async start(release: ReleaseToRun): Promise<RunningRelease> {
-    const claim = { spec: release } as { spec: ReleaseToRun; port?: number; host?: string };
+    const claim = { spec: release } as Claim;
     this.claims.set(release.releaseId, claim);
     let info: RunningInfo;
     try {
