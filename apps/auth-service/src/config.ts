@@ -23,7 +23,7 @@ export const authConfigSchema = z
     AUTH_RATE_LIMIT_SESSION_WINDOW_SECONDS: positiveInt(10),
     /** Visitors whose session-read count a process holds in memory (least recently used dropped first): bounds the limiter's memory. */
     AUTH_RATE_LIMIT_SESSION_KEYS: positiveInt(100_000),
-    /** End users' failed sign-ins per application and account (email) within the window before the account locks (README "Sign-in limits"). */
+    /** End users' failed sign-ins per application and account (email) within the window before the account locks (docs/decisions/end-user-sign-in-limits.md). */
     AUTH_SIGN_IN_ACCOUNT_MAX_FAILURES: positiveInt(5),
     AUTH_SIGN_IN_ACCOUNT_WINDOW_SECONDS: positiveInt(900),
     /** The first lock; each further lock within 24 h doubles, up to the longest. */
@@ -39,7 +39,7 @@ export const authConfigSchema = z
     AUTH_TENANT_POOL_SIZE: positiveInt(5),
     /**
      * All tenant connections this process may hold at once (every pool together); lowered at boot
-     * to what the server leaves (tenants/tenant-connection-budget.ts, README "Connections").
+     * to what the server leaves (tenants/tenant-connection-budget.ts, docs/decisions/auth-connection-budget.md).
      */
     AUTH_MAX_TENANT_CONNECTIONS: positiveInt(50),
     /** Connections of the server kept for the platform's own services (gateway, build worker, edge, this one's platform pool, migrations). */
@@ -55,7 +55,7 @@ export const authConfigSchema = z
     /**
      * A replica serves from its cache only while its own heartbeat, sent through Redis every
      * fence/5 ms, came back within this many ms; a writer waits at most this long (+100 ms) for
-     * every replica to acknowledge an invalidation. See the README ("Session cache").
+     * every replica to acknowledge an invalidation. See docs/decisions/session-cache.md.
      */
     AUTH_SESSION_CACHE_FENCE_MS: z.coerce.number().int().min(200).max(10_000).default(1000),
     /** Emails per application per hour through the shared development sender. */

@@ -33,7 +33,7 @@ export const workerConfigSchema = z.object({
   WORKER_CONCURRENCY: countOrAuto(MAX_BUILD_SLOTS),
   /** Builds one owner may have running at once, on the whole platform; `auto` = one fewer than this worker's slots (at least 1). */
   BUILDS_PER_OWNER: countOrAuto(1024),
-  /** `fair`: deploys start round-robin across owners (README, "Build queue"); `fifo`: in arrival order, for measurement only. */
+  /** `fair`: deploys start round-robin across owners (docs/decisions/fair-build-queue.md); `fifo`: in arrival order, for measurement only. */
   DEPLOY_QUEUE_ORDER: z.enum(['fair', 'fifo']).default('fair'),
   /** A job that is not its owner's turn goes back to the queue for this long before it is looked at again. */
   QUEUE_TURN_RETRY_MS: ms(1000),
@@ -94,7 +94,7 @@ export const workerConfigSchema = z.object({
   BUILD_CPUS_TOTAL: cpus.optional(),
   /** CPU weight of builds on cgroup v2's scale (apps have 100): below 100, so apps come first. */
   BUILD_CPU_WEIGHT: z.coerce.number().int().min(1).max(99).default(LIMITS.build.cpuWeight),
-  /** The unprivileged user builds run as (created by the operator; see README). */
+  /** The unprivileged user builds run as (created with `useradd --system` when the worker runs as root; see the app README). */
   BUILD_USER: z.string().default('slipway-build'),
   /** Where pasta and bwrap are found (the worker's own PATH). */
   PATH: z.string().min(1).default('/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'),
@@ -104,7 +104,7 @@ export const workerConfigSchema = z.object({
   RELEASE_TIMEOUT_MS: ms(60_000),
   /** SIGTERM: how long the current job may run on before it is handed back. */
   SHUTDOWN_GRACE_MS: ms(25_000),
-  /** Releases kept per application besides the live one; older ones are pruned after each successful release (README "Storage lifecycle"). */
+  /** Releases kept per application besides the live one; older ones are pruned after each successful release (docs/decisions/storage-lifecycle.md). */
   RELEASES_KEPT: z.coerce.number().int().min(1, 'must keep at least 1 release').max(1000).default(LIMITS.releasesKeptPerApplication),
   /** Storage quota per plan, `plan=size` pairs (`free=2GiB,pro=50GiB`); unnamed plans keep LIMITS.storagePerPlan. */
   STORAGE_QUOTAS: parsedBy(parseStorageQuotas),

@@ -38,14 +38,14 @@ export const edgeConfigSchema = z.object({
    */
   RELEASE_WATCH_MS: z.coerce.number().int().min(0).default(60_000),
   /**
-   * Per-application metrics (requests, classes, latency, CPU, memory, restarts; README
-   * "Metrics"): `on` counts each answer (nginx: a buffered access log this edge reads) and adds
+   * Per-application metrics (requests, classes, latency, CPU, memory, restarts;
+   * docs/decisions/app-metrics.md): `on` counts each answer (nginx: a buffered access log this edge reads) and adds
    * them to Redis every 10 s; `off` counts nothing (the bench's comparison).
    */
   EDGE_METRICS: z.enum(['on', 'off']).default('on'),
   /**
    * Node releases started at once, at most (a whole-platform restart brings them back this many at
-   * a time, most used first; README "Restart of the whole platform"). `auto`: one per CPU core,
+   * a time, most used first; docs/decisions/restart-order.md). `auto`: one per CPU core,
    * at least 2, at most 16. Re-adopting a release the runtime already runs does not count.
    */
   RUNTIME_START_CONCURRENCY: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(256)]).default('auto'),
@@ -120,7 +120,7 @@ export const edgeConfigSchema = z.object({
    * Who answers requests on PORT: `nginx` (nginx serves proxied and static releases from the
    * config this edge renders; this Node process is its control plane and answers what nginx
    * cannot: unknown hosts, apps starting, the internal API) or `node` (this process alone, as
-   * before). `pnpm start` uses `nginx`; see README "Data planes".
+   * before). `pnpm start` uses `nginx`; see docs/decisions/nginx-data-plane.md.
    */
   EDGE_DATA_PLANE: z.enum(['nginx', 'node']).default('node'),
   /** nginx plane: the loopback port this Node process listens on behind nginx (0 = any free port). */
@@ -132,7 +132,7 @@ export const edgeConfigSchema = z.object({
   NGINX_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   /**
    * nginx plane, edge running as root: the unprivileged user nginx's workers run as (created as a
-   * system user when missing; never root). See README "nginx's user".
+   * system user when missing; never root). See docs/decisions/nginx-unprivileged-workers.md.
    */
   NGINX_USER: z.string().regex(/^[a-z_][a-z0-9_-]{0,31}$/, 'a Unix user name').default('slipway-edge'),
   /** kubernetes driver: the namespace releases run in. */

@@ -65,8 +65,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
  */
 const NGINX = process.env['EDGE_DATA_PLANE'] === 'nginx';
 /**
- * Where nginx's gzip_static/brotli_static negotiate differently from the Node edge (apps/edge
- * README, "Data planes"): never a coding the client refused (q=0 is honoured), but no `x-gzip`,
+ * Where nginx's gzip_static/brotli_static negotiate differently from the Node edge
+ * (docs/decisions/static-file-serving.md): never a coding the client refused (q=0 is honoured), but no `x-gzip`,
  * no `*`, no relative weights between br and gzip or identity, and a malformed q read as 1.
  */
 const NGINX_CHOOSES: Record<string, string | undefined> = { 'x-gzip': undefined, 'gzip;q=0.5, br;q=0.4': 'br', '*': undefined, '*, br;q=0': undefined, 'br;q=abc': 'br', 'gzip;q=0.2, identity;q=0.9': 'gzip' };

@@ -26,7 +26,7 @@ export const gatewayConfigSchema = z.object({
   ...publicUrlFields,
   PORT: port(3000),
   /**
-   * How many processes serve the port (node:cluster; README "Several worker processes").
+   * How many processes serve the port (node:cluster; docs/decisions/gateway-cluster-workers.md).
    * `1` (default): this process serves it. `auto`: one per available CPU.
    */
   GATEWAY_WORKERS: z
@@ -39,7 +39,7 @@ export const gatewayConfigSchema = z.object({
   SLIPWAY_HOME: z.string().min(1).optional(),
   /** BLOB_DIR (local store, default `<SLIPWAY_HOME or .slipway>/blobs`) or S3_* (see libs/blob). */
   ...blobStorageFields,
-  /** `false`: local blobs are not fsync'ed before a deploy is accepted (README: durability). */
+  /** `false`: local blobs are not fsync'ed before a deploy is accepted (docs/decisions/source-blob-fsync.md). */
   BLOB_FSYNC: z.enum(['true', 'false']).default('true'),
   /** Where zip and `files` uploads are spooled while they are checked (removed after each request). */
   UPLOAD_TMP_DIR: z.string().min(1).default(tmpdir()),
@@ -82,7 +82,7 @@ export const gatewayConfigSchema = z.object({
   /** bcrypt cost of owner passwords (tests lower it; 12 ≈ a quarter second per sign-in here). */
   BCRYPT_ROUNDS: z.coerce.number().int().min(4).max(15).default(12),
   /**
-   * Owners' dashboard sign-in limits (README "Owner sign-in"); counters live in Redis under
+   * Owners' dashboard sign-in limits (docs/decisions/owner-sign-in-limits.md); counters live in Redis under
    * `<QUEUE_PREFIX>:owner-sign-in:` so every gateway process and replica shares them.
    */
   OWNER_SIGN_IN_ACCOUNT_MAX_FAILURES: positiveInt(LIMITS.ownerSignIn.accountMaxFailures),
@@ -123,7 +123,7 @@ export const gatewayConfigSchema = z.object({
    */
   SLIPWAY_DNS_SERVERS: dnsServers,
   /**
-   * Verified custom domains are looked up again this often (README "Custom domains"); one
+   * Verified custom domains are looked up again this often (docs/decisions/custom-domain-verification.md); one
    * gateway replica checks each due claim (claimed in Postgres), at most 20 per tick.
    */
   DOMAIN_RECHECK_INTERVAL_MS: positiveInt(60 * 60_000),

@@ -1,5 +1,5 @@
 /**
- * Symbolic links in an uploaded archive (README, "Symbolic links in your project"): a relative
+ * Symbolic links in an uploaded archive (docs/guides/deploying.md, "Symbolic links in your project"): a relative
  * link that stays inside the project is stored as a link; every other link, and every entry that
  * would be written through a link, refuses the whole archive with `400 bad_archive` naming the
  * entry, and nothing of it is kept. Real HTTP, real Postgres and Redis, archives written by GNU

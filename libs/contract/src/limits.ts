@@ -8,7 +8,7 @@ export const LIMITS = {
   /**
    * Owners' dashboard sign-in (`POST /dashboard/api/session/sign-in`): the defaults; the gateway
    * publishes the values in force. Failures count per account (email, trimmed and lower-cased, known
-   * or not) and per client address (IPv6: per /64). See apps/gateway/README.md "Owner sign-in".
+   * or not) and per client address (IPv6: per /64). See docs/decisions/owner-sign-in-limits.md.
    */
   ownerSignIn: {
     /** Failed attempts per account within `accountWindowSeconds` before the account is locked. */

@@ -1,5 +1,5 @@
 /**
- * The rule for symbolic links in an uploaded source (README, "Symbolic links in your project"):
+ * The rule for symbolic links in an uploaded source (docs/guides/deploying.md, "Symbolic links in your project"):
  * a link is kept, as a link, when its target is relative and, followed hop by hop through the
  * other links of the same source the way the kernel would, never climbs above the project and
  * does not loop. The gateway applies it to an archive's entries, the CLI to the folder it is

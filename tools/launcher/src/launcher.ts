@@ -155,7 +155,7 @@ export class Launcher {
       this.backups = new BackupService({ home: this.home, serverUrl: this.postgres.url, dataDir: this.postgres.dataDir, masterKey, poolerAdminUrl: this.pgbouncer.adminUrl, config: this.config });
       await this.backups.start();
     } else if (this.config.BACKUPS === 'on') {
-      log('backup', 'off: DATABASE_URL is the operator\'s own server, whose backups (and point-in-time restore) are the operator\'s; see the README, "Backups"');
+      log('backup', 'off: DATABASE_URL is the operator\'s own server, whose backups (and point-in-time restore) are the operator\'s; see docs/guides/backups.md');
     } else {
       log('backup', 'off (BACKUPS=off): nothing is backed up');
     }

@@ -62,7 +62,7 @@ for _, key in ipairs(KEYS) do
 end
 return 0`;
 
-/** What is being guessed: each has its own counters (README "Sign-in limits"). */
+/** What is being guessed: each has its own counters (docs/decisions/end-user-sign-in-limits.md). */
 export type AttemptPurpose = 'sign-in' | 'two-factor' | 'email-code';
 
 export interface SignInAttempt {
@@ -75,7 +75,7 @@ export interface SignInAttempt {
  * The account is the email as sent, trimmed and lower-cased, hashed (no addresses in Redis); an
  * unknown email is counted and locked exactly like a known one, so a lock reveals nothing. A
  * password reset (the user proved they read the email) lifts the account's lock and history, so
- * a stranger can delay a user but never lock them out (README "Sign-in limits"). If Redis fails,
+ * a stranger can delay a user but never lock them out (docs/decisions/end-user-sign-in-limits.md). If Redis fails,
  * the attempt fails (500): never an unlimited door.
  */
 @Injectable()

@@ -27,7 +27,7 @@ export class TenantBudgetError extends Error {
 }
 
 /**
- * The arithmetic (README, "Connections"): tenant connections of this process
+ * The arithmetic (docs/decisions/auth-connection-budget.md): tenant connections of this process
  *   = min(AUTH_MAX_TENANT_CONNECTIONS,
  *         max_connections − superuser_reserved_connections − reserved_connections − AUTH_PLATFORM_RESERVED_CONNECTIONS)
  * and pools at once = min(AUTH_MAX_TENANT_POOLS, ⌊tenant connections / (AUTH_TENANT_POOL_SIZE + 1)⌋)

@@ -10,7 +10,7 @@ export interface StorageSettings {
 }
 
 /**
- * What a deployment leaves in blob storage, and when it goes (README "Storage lifecycle"):
+ * What a deployment leaves in blob storage, and when it goes (docs/decisions/storage-lifecycle.md):
  * - its source (a compressed tar) is needed until the deployment ends: a retry after a worker
  *   crash unpacks it again. Once the row is `succeeded` or `failed` the blob is deleted, then the
  *   row forgets its key;

@@ -57,7 +57,7 @@ export async function adminBackupCommand(sub: 'backup' | 'restore', args: string
     const runtime = readRuntimeFile(home);
     if (!runtime) throw new UsageError(`no running platform in ${home} (runtime.json): start it with \`pnpm start\`, or set SLIPWAY_HOME`);
     const dataDir = join(home, 'pg', 'data');
-    if (!existsSync(join(dataDir, 'PG_VERSION'))) throw new UsageError('the platform runs on the operator\'s own Postgres (DATABASE_URL): back that server up with its own tools (pg_basebackup, your provider\'s point-in-time recovery); see the README, "Backups"');
+    if (!existsSync(join(dataDir, 'PG_VERSION'))) throw new UsageError('the platform runs on the operator\'s own Postgres (DATABASE_URL): back that server up with its own tools (pg_basebackup, your provider\'s point-in-time recovery); see docs/guides/backups.md');
     const masterKey = await masterKeyOf(env, home, false);
     const file = resolve(values.out ?? join(home, 'backups', 'platform', `slipway-${new Date().toISOString().replace(/[:.]/g, '-')}.backup`));
     const platform = openPlatformData({ DATABASE_URL: runtime.databaseUrl }, { poolSize: 2 });

@@ -3,7 +3,7 @@ import { UsageError } from '../args.js';
 import type { CliConfig } from '../config.js';
 import type { ApiClient } from './api-client.js';
 
-/** The owners' API (README "The owners' API"); the CLI reaches it with the project API key or the owner token. */
+/** The owners' API (docs/reference/owners-api.md); the CLI reaches it with the project API key or the owner token. */
 export const OWNERS_API = '/dashboard/api';
 
 /** How the owners'-API commands (releases, rollback, promote, logs, metrics) authenticate, for their usage text. */

@@ -39,7 +39,7 @@ export interface AcmeIssuerOptions {
 /**
  * One ACME account (its key kept by the CertStore) that orders a certificate for one host at a
  * time over HTTP-01 (`acme-client`). Every host gets a key of its own (ECDSA P-256). The terms of
- * service are agreed to on the operator's behalf: EDGE_HTTPS=acme is that choice (README).
+ * service are agreed to on the operator's behalf: EDGE_HTTPS=acme is that choice (docs/guides/https.md).
  */
 export class AcmeIssuer {
   private constructor(

@@ -22,7 +22,7 @@ export function certificateHosts(routes: Iterable<LiveRoute>, appsDomains: strin
 
 /**
  * EDGE_HTTPS=acme: the ACME account and certificates under TLS_DIR, the HTTP-01 answers, and the
- * nginx servers that terminate TLS (README "HTTPS").
+ * nginx servers that terminate TLS (docs/decisions/https-acme.md).
  */
 export class EdgeTls {
   readonly challenges = new ChallengeResponder();

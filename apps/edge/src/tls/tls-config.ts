@@ -2,7 +2,7 @@ import { port, z } from '@slipway/config';
 
 const ms = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
-/** HTTPS with automatic certificates (README "HTTPS"). Everything is optional; `off` is the embedded default. */
+/** HTTPS with automatic certificates (docs/guides/https.md). Everything is optional; `off` is the embedded default. */
 export const tlsConfigFields = {
   /**
    * `off` (the default: plain HTTP, so `pnpm start` works offline on `*.localhost`) or `acme`:
@@ -12,7 +12,7 @@ export const tlsConfigFields = {
   EDGE_HTTPS: z.enum(['off', 'acme']).default('off'),
   /** The port nginx serves HTTPS on (`listen <port> ssl http2`); redirects name it unless it is 443. */
   EDGE_HTTPS_PORT: port(443),
-  /** The ACME directory. Let's Encrypt production by default; its staging directory for trials (README). */
+  /** The ACME directory. Let's Encrypt production by default; its staging directory for trials (docs/guides/https.md). */
   ACME_DIRECTORY_URL: z.url().default('https://acme-v02.api.letsencrypt.org/directory'),
   /** Contact address given to the ACME server (expiry notices); optional. */
   ACME_EMAIL: z.email().optional(),

@@ -7,8 +7,8 @@ import { DomainsService, failureMessage } from './domains.service.js';
 const BATCH = 20;
 
 /**
- * Verified custom domains are looked up again every DOMAIN_RECHECK_INTERVAL_MS (README "Custom
- * domains"). A check that finds the record counts nothing against the domain (and clears the
+ * Verified custom domains are looked up again every DOMAIN_RECHECK_INTERVAL_MS (docs/decisions/
+ * custom-domain-verification.md). A check that finds the record counts nothing against the domain (and clears the
  * count); one that finds it gone or wrong counts one; DOMAIN_RECHECK_FAILURES of those in a row
  * unverify the claim: its origins go, and the edges, told on the routes channel, drop its route
  * and its certificate. A failed lookup (timeout, SERVFAIL) is recorded but counts nothing: an

@@ -12,7 +12,7 @@ import { challengeRecord, DomainVerifier, shownValues } from './domain-verifier.
 import { domainView } from './domain-view.js';
 
 /**
- * Custom domains need proof of control (README "Custom domains"). Adding one makes a pending
+ * Custom domains need proof of control (docs/decisions/custom-domain-verification.md). Adding one makes a pending
  * claim with its own random token; `verify` looks up TXT `_slipway-challenge.<name>` and, when it
  * holds `slipway-verify=<token>`, the claim becomes the verified holder: the edges route it and
  * the sign-in service trusts it. The first claim to verify wins; a later one takes the name over

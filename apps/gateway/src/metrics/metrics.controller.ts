@@ -7,7 +7,7 @@ import { ApplicationsRepository } from '@slipway/platform-data';
 import { applicationOrPreview } from '../applications/preview-target.js';
 import { MetricsService } from './metrics.service.js';
 
-/** `GET …/metrics?range=hour|day`: requests/s, answers by class, p50/p95/p99, CPU, memory, restarts (README "Metrics"). */
+/** `GET …/metrics?range=hour|day`: requests/s, answers by class, p50/p95/p99, CPU, memory, restarts (docs/guides/first-minute-and-metrics.md). */
 @Controller('dashboard/api/applications/:appId/metrics')
 @OwnedApplicationRoute()
 export class MetricsController {

@@ -44,7 +44,7 @@ export const APP_ROOT = '/app';
  * namespaces, its release read-only at /app and nothing else of the host, a network namespace of
  * its own joined to the outside by pasta and reached by the edge over a veth pair (sandbox-link.ts;
  * pasta's forwarding where that cannot be made), and a cgroup bounding memory, processes and CPU (or,
- * where cgroups cannot be made, RLIMIT_NPROC for the process count — README says so).
+ * where cgroups cannot be made, RLIMIT_NPROC for the process count — docs/decisions/runtime-sandbox.md says so).
  */
 export class LocalSandbox {
   private readonly users: AppUsers;

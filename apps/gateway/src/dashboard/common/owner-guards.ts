@@ -3,7 +3,7 @@ import { OwnedApplicationGuard } from './owned-application.guard.js';
 import { OwnerSessionGuard } from './owner-session.guard.js';
 
 /**
- * Who may use an owners'-API route (README "The owners' API"):
+ * Who may use an owners'-API route (docs/reference/owners-api.md):
  * - `bearer`: false → the dashboard session cookie only (owner sign-out, personal access tokens).
  * - `projectKeys`: 'own-application' → a project API key may call it; on an application route
  *   only for its own application (any other → 404), on an owner route the controller scopes the

@@ -99,7 +99,7 @@ export class SourceIntakeService implements OnModuleInit {
         await readZipArchive(archive.value.file, writer, this.limits);
       } else {
         // While streaming, the ratio was judged against a bound on the archive's size; now
-        // that the size is known, the exact rule applies (bench/README, apps/gateway/README).
+        // that the size is known, the exact rule applies (bench/README, docs/decisions/streaming-upload-intake.md).
         writer.assertDecompressed(archive.value.decompressedBytes, archive.bytes);
       }
       if (writer.fileCount === 0) throw new ApiException('empty', 'The archive holds no regular files.');
