@@ -28,6 +28,11 @@ import { SETUP_ENV, tool } from './sandbox-argv.js';
  *   reaches another through the host), and only root and the proxy's workers (`clients`) may open
  *   a connection to a sandbox address — not pasta, whose sockets are the app's user's: an app
  *   dialing a neighbour's address through its egress is refused.
+ *   Stateless (no `ct`): which side opens a TCP connection is its first packet's SYN without ACK,
+ *   so the rules need no connection tracking, and the host's traffic — every request nginx takes,
+ *   the platform's Postgres and Redis — is never tracked because sandboxes exist (one `ct` rule
+ *   turns conntrack on for every packet of the host's namespace; apps/edge/README.md "The network
+ *   path" has the figures).
  * - in the namespace `ip slipway`: from `slw0`, only the DNAT to the app's port is accepted.
  */
 
@@ -44,6 +49,8 @@ export const DEFAULT_SANDBOX_SUBNET = '10.213.0.0/16';
 export const LINK_PREFIX = 'slw';
 const INNER = 'slw0';
 const HOST_TABLE = 'slipway_sandboxes';
+/** The host table's shape: a table without it (an older platform's) is replaced. */
+const HOST_TABLE_SHAPE = 'slipway sandboxes v2: stateless';
 
 export function parseSandboxSubnet(cidr: string): SandboxSubnet {
   const match = /^(\d{1,3})\.(\d{1,3})\.0\.0\/16$/.exec(cidr.trim());
@@ -87,6 +94,7 @@ export function hostTable(replace: boolean): string {
   const start = replace ? `table inet ${HOST_TABLE} {}\ndelete table inet ${HOST_TABLE}` : `create table inet ${HOST_TABLE}`;
   return `${start}
 table inet ${HOST_TABLE} {
+  comment "${HOST_TABLE_SHAPE}"
   set clients {
     type uid
     elements = { 0 }
@@ -96,11 +104,18 @@ table inet ${HOST_TABLE} {
   }
   chain input {
     type filter hook input priority filter - 10; policy accept;
-    iifname ${links} ct state established,related accept
-    iifname ${links} meta l4proto tcp reject with tcp reset
-    iifname ${links} reject with icmpx type admin-prohibited
+    iifname ${links} jump from_link
     ip daddr @gateways meta l4proto tcp reject with tcp reset
     ip daddr @gateways reject with icmpx type admin-prohibited
+  }
+  # From an app: TCP to the link's host address that opens nothing (a SYN without ACK is a new
+  # connection: refused at once), nothing else.
+  chain from_link {
+    meta nfproto != ipv4 drop
+    ip daddr != @gateways drop
+    tcp flags & (syn | ack) == syn reject with tcp reset
+    meta l4proto tcp accept
+    reject with icmpx type admin-prohibited
   }
   chain forward {
     type filter hook forward priority filter - 10; policy accept;
@@ -109,10 +124,15 @@ table inet ${HOST_TABLE} {
   }
   chain output {
     type filter hook output priority filter - 10; policy accept;
-    oifname ${links} ct state established,related accept
-    oifname ${links} meta skuid @clients accept
-    oifname ${links} meta l4proto tcp reject with tcp reset
-    oifname ${links} reject with icmpx type admin-prohibited
+    oifname ${links} jump to_link
+  }
+  # To an app: a connection is opened (SYN without ACK) by root or the proxy's workers only; the
+  # rest of TCP (the connection's own packets, a reset) goes.
+  chain to_link {
+    tcp flags & (syn | ack) != syn accept
+    meta skuid @clients accept
+    meta l4proto tcp reject with tcp reset
+    reject with icmpx type admin-prohibited
   }
 }
 `;
@@ -204,10 +224,10 @@ export class SandboxLinks {
   async ensureHostRules(): Promise<void> {
     const current = await run(tool('nft'), ['list', 'table', 'inet', HOST_TABLE]).catch(() => undefined);
     const elements = hostElements(this.subnet, await this.options.clientUids());
-    if (current?.includes('set gateways')) return void (await run(tool('nft'), ['-f', '-'], elements));
+    if (current?.includes(HOST_TABLE_SHAPE)) return void (await run(tool('nft'), ['-f', '-'], elements));
     // Made here, or by another platform's process a moment before (then only the grants are added).
     await run(tool('nft'), ['-f', '-'], hostTable(current !== undefined) + elements).catch(async (error: Error) => {
-      if (!(await run(tool('nft'), ['list', 'table', 'inet', HOST_TABLE]).catch(() => '')).includes('set gateways')) throw error;
+      if (!(await run(tool('nft'), ['list', 'table', 'inet', HOST_TABLE]).catch(() => '')).includes(HOST_TABLE_SHAPE)) throw error;
       await run(tool('nft'), ['-f', '-'], elements);
     });
   }
