@@ -186,12 +186,40 @@ export interface SandboxLinksOptions {
   subnet: SandboxSubnet;
   /** Uids besides root that may open connections to sandboxed apps: the proxy's workers (nginx's user). */
   clientUids: () => Promise<number[]>;
+  /**
+   * How often the host's table is looked at once a link exists (default GUARD_MS): a table gone
+   * (`nft flush ruleset`, a firewall reload) is made again within this, not at the next link only.
+   */
+  guardMs?: number;
+  /** One line for the operator when the table had to be made again. */
+  onNotice?: (line: string) => void;
 }
+
+const GUARD_MS = 10_000;
 
 /** Makes and removes the links (as root); see the module comment. */
 export class SandboxLinks {
 
+  private guard?: NodeJS.Timeout;
+
   constructor(private readonly options: SandboxLinksOptions) {}
+
+  /** Looks at the host's table every `guardMs` from the first link on (unref'd: it keeps no process alive). */
+  private startGuard(): void {
+    if (this.guard) return;
+    this.guard = setInterval(() => {
+      this.ensureHostRules()
+        .then((made) => made && this.options.onNotice?.(`sandbox network: the host's nftables table ${HOST_TABLE} was gone (a flushed ruleset?); made again`))
+        .catch((error: Error) => this.options.onNotice?.(`sandbox network: the host's nftables table ${HOST_TABLE} could not be checked: ${error.message}`));
+    }, this.options.guardMs ?? GUARD_MS);
+    this.guard.unref();
+  }
+
+  /** Stops looking at the host's table (links stay as they are). */
+  close(): void {
+    clearInterval(this.guard);
+    this.guard = undefined;
+  }
 
   get subnet(): SandboxSubnet {
     return this.options.subnet;
@@ -220,16 +248,26 @@ export class SandboxLinks {
     }
   }
 
-  /** The host's table (made when missing, or of an older shape) with this platform's grants in it; at every link, so a flushed ruleset comes back. */
-  async ensureHostRules(): Promise<void> {
+  /**
+   * The host's table (made when missing, or of an older shape) with this platform's grants in it:
+   * at every link and every `guardMs`. Resolves true when the table had to be made.
+   */
+  async ensureHostRules(): Promise<boolean> {
     const current = await run(tool('nft'), ['list', 'table', 'inet', HOST_TABLE]).catch(() => undefined);
     const elements = hostElements(this.subnet, await this.options.clientUids());
-    if (current?.includes(HOST_TABLE_SHAPE)) return void (await run(tool('nft'), ['-f', '-'], elements));
-    // Made here, or by another platform's process a moment before (then only the grants are added).
-    await run(tool('nft'), ['-f', '-'], hostTable(current !== undefined) + elements).catch(async (error: Error) => {
-      if (!(await run(tool('nft'), ['list', 'table', 'inet', HOST_TABLE]).catch(() => '')).includes(HOST_TABLE_SHAPE)) throw error;
+    if (current?.includes(HOST_TABLE_SHAPE)) {
       await run(tool('nft'), ['-f', '-'], elements);
-    });
+      return false;
+    }
+    // Made here, or by another platform's process a moment before (then only the grants are added).
+    return run(tool('nft'), ['-f', '-'], hostTable(current !== undefined) + elements).then(
+      () => true,
+      async (error: Error) => {
+        if (!(await run(tool('nft'), ['list', 'table', 'inet', HOST_TABLE]).catch(() => '')).includes(HOST_TABLE_SHAPE)) throw error;
+        await run(tool('nft'), ['-f', '-'], elements);
+        return false;
+      },
+    );
   }
 
   /**
@@ -241,6 +279,7 @@ export class SandboxLinks {
   async attach(rootPid: number, port: number, appPort: number, keep = false, timeoutMs = 5000): Promise<void> {
     const name = hostLinkName(port);
     await this.ensureHostRules();
+    this.startGuard();
     if (keep && (await this.exists(port))) return;
     const deadline = Date.now() + timeoutMs;
     // pasta's short-lived helpers live in the namespace too: one found just before it exits is
