@@ -71,9 +71,9 @@ describe.each(['base', 'overlays/dev', 'overlays/production'])('k8s/%s', (dir) =
       expect(Object.keys(config)).toEqual(expect.arrayContaining(REQUIRED_CONFIG));
 
       const migrate = template.initContainers?.find((c) => c.name === 'migrate');
-      expect(migrate?.args).toEqual(['node', 'tools/launcher/dist/migrate.js']);
+      expect(migrate?.args).toEqual(['node', 'apps/launcher/dist/migrate.js']);
       expect(migrate?.image).toBe(container.image);
-      expect(existsSync(join(REPO_ROOT, 'tools/launcher/src/migrate.ts'))).toBe(true);
+      expect(existsSync(join(REPO_ROOT, 'apps/launcher/src/migrate.ts'))).toBe(true);
 
       const service = findObject(objects, 'Service', name);
       expect(spec(service!)['ports']).toEqual([expect.objectContaining({ port: DEFAULT_PORTS[name], targetPort: 'http' })]);
