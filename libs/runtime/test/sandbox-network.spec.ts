@@ -161,6 +161,12 @@ rootOnly('the sandbox network: the kernel path', () => {
     expect(await connectAs(65_534, b.host, b.port)).not.toBe('open');
   });
 
+  it("tracks no connection of the host's: the host table's rules are stateless (a ct rule turns conntrack on for every packet of the namespace)", async () => {
+    const listed = (await run('nft', ['list', 'table', 'inet', 'slipway_sandboxes'])).stdout;
+    expect(listed).toContain('@clients');
+    expect(listed).not.toMatch(/\bct\b/);
+  });
+
   it("makes the host's table again when it is gone (a flushed ruleset): the grants come back without a new link", async () => {
     await run('nft', ['delete', 'table', 'inet', 'slipway_sandboxes']);
     const deadline = Date.now() + 5000;
