@@ -24,7 +24,7 @@ import { ApplicationSecrets } from './application-secrets.js';
 import { AttemptStop, AttemptStopped } from './attempt-stop.js';
 import { RuntimeHandoff } from './runtime-handoff.js';
 import { SignInOrigins } from './sign-in-origins.js';
-import { BLOBS, PUBLISHER, SANDBOX, buildDirOf } from './tokens.js';
+import { BLOBS, PUBLISHER, SANDBOX, buildDirOf } from '../tokens.js';
 
 /** Attempts (first run + stall retries) before a deployment is failed with `worker_lost`. */
 export const MAX_ATTEMPTS = 3;

@@ -4,7 +4,7 @@ import { ApplicationsRepository, asApplicationId } from '@slipway/platform-data'
 import { TENANT_CHANGED_CHANNEL } from '@slipway/queue';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
-import { PUBLISHER } from './tokens.js';
+import { PUBLISHER } from '../tokens.js';
 
 /**
  * Contract B.4: trusted origins are registered again on every deploy of an application whose
