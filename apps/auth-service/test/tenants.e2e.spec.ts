@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { TENANT_CHANGED_CHANNEL } from '@slipway/queue';
+import { TENANT_CHANGED_CHANNEL } from '@slipway/messaging';
 import { TEST_REDIS_URL, waitFor } from '@slipway/testing';
 import { TenantPools } from '../src/tenants/tenant-pools.js';
 import { TenantsService } from '../src/tenants/tenants.service.js';

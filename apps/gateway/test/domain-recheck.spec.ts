@@ -4,7 +4,7 @@
  * unverified, its trusted origins go and the edges are told (routes channel) to drop its route and
  * certificate. Real gateway, Postgres, Redis and DNS server; a one-second interval.
  */
-import { routesChannel } from '@slipway/queue';
+import { routesChannel } from '@slipway/messaging';
 import { TEST_REDIS_URL, TestDnsServer, waitFor } from '@slipway/testing';
 import { Redis } from 'ioredis';
 import { DashboardClient } from './support/dashboard-client.js';

@@ -1,5 +1,5 @@
 import { LocalBlobStore } from '@slipway/blob';
-import { routesChannel } from '@slipway/queue';
+import { routesChannel } from '@slipway/messaging';
 import { TEST_REDIS_URL, waitFor } from '@slipway/testing';
 import { Redis } from 'ioredis';
 import { filesForm, multipart, send } from './support/http.js';

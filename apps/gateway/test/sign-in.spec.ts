@@ -1,5 +1,5 @@
 import { dropApplicationDatabase } from '@slipway/auth-core';
-import { TENANT_CHANGED_CHANNEL } from '@slipway/queue';
+import { TENANT_CHANGED_CHANNEL } from '@slipway/messaging';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
 import { TEST_REDIS_URL, TEST_SERVER_URL, TestDnsServer } from '@slipway/testing';
 import { Redis } from 'ioredis';
