@@ -1,8 +1,11 @@
-import { TEST_REDIS_URL, testRedisPrefix } from '@slipway/testing';
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { REDIS_ROLES, redisConnection, routesChannel } from './index.js';
+
+// Not from @slipway/testing: it depends on this lib (libs/server's specs do the same).
+const TEST_REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
 describe('redisConnection (real Redis)', () => {
   const opened: Redis[] = [];
@@ -12,10 +15,13 @@ describe('redisConnection (real Redis)', () => {
     opened.push(redis);
     return redis;
   };
-  const { prefix, cleanup } = testRedisPrefix('connections');
+  // Nothing is written under it but BullMQ's meta key of a worker that never ran.
+  const prefix = `slipway-test:connections:${randomBytes(5).toString('hex')}:`;
   afterAll(async () => {
-    for (const redis of opened) redis.disconnect();
-    await cleanup();
+    const redis = open(TEST_REDIS_URL, 'command');
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length) await redis.del(...keys);
+    for (const each of opened) each.disconnect();
   });
 
   it('gives each role its documented options, overrides winning', () => {
