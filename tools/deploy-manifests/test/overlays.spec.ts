@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_PORTS, SERVICE_NAMES } from '@slipway/contract';
-import { DEFAULT_QUEUE_PREFIX, QUEUES } from '@slipway/queue';
+import { DEFAULT_QUEUE_PREFIX, QUEUES } from '@slipway/messaging';
 import type { PodSpecShape } from '@slipway/testing';
 import { kubectlClientVersion } from '../src/kubectl.js';
 import { findObject, objectId, renderKustomization, type K8sObject } from '../src/manifest.js';
