@@ -43,10 +43,9 @@ export default tseslint.config(
   },
   {
     // Redis connections are made by libs/messaging's redisConnection(url, role) only (issue 35):
-    // left out are tests, libs/testing (test set-up) and tools/launcher (it is being moved; its
-    // two one-shot probes take redisConnection(url, 'probe') once it has landed).
+    // left out are tests and libs/testing (test set-up).
     files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts', 'tools/*/src/**/*.ts'],
-    ignores: ['**/*.spec.ts', '**/test/**', 'libs/messaging/**', 'libs/testing/**', 'tools/launcher/**'],
+    ignores: ['**/*.spec.ts', '**/test/**', 'libs/messaging/**', 'libs/testing/**'],
     rules: { 'slipway/redis-via-messaging': 'error' },
   },
   {

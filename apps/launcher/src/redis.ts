@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
+import { redisConnection } from '@slipway/messaging';
 import { StartupError, oneLine, pingRedis, redactUrl } from './errors.js';
 import { log } from './log.js';
 import { freeLoopbackPort } from './ports.js';
@@ -54,7 +54,8 @@ async function useOperatorRedis(url: string): Promise<RedisHandle> {
  * One warning line per setting that is otherwise (or cannot be read: CONFIG renamed or denied).
  */
 export async function warnUnlessDurable(url: string): Promise<string[]> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000 });
+  // A probe that queues its commands until the lazy connection is up (it sends them before connecting).
+  const redis = redisConnection(url, 'probe', { enableOfflineQueue: true });
   redis.on('error', () => undefined);
   const warnings: string[] = [];
   try {
@@ -177,7 +178,7 @@ async function stopLeftover(confFile: string, password: string): Promise<void> {
   } catch {
     return;
   }
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const redis = redisConnection(url, 'probe', { enableOfflineQueue: true, connectTimeout: 10_000 });
   redis.on('error', () => undefined);
   await redis.connect();
   await redis.shutdown().catch(() => undefined);
