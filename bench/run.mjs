@@ -131,7 +131,7 @@ const BENCHES = [
     // run unsandboxed behind nginx by hand, interleaved in the same run; medians inside.
     name: 'sandbox-network',
     script: 'bench/edge/sandbox-network.mjs',
-    env: { DURATION: QUICK ? '2' : '5', RUNS: QUICK ? '1' : '3', NETWORK_MODES: 'kernel,pasta' },
+    env: { DURATION: QUICK ? '2' : '10', RUNS: QUICK ? '1' : '3', NETWORK_MODES: 'kernel,pasta' },
     runs: 1,
     figures: [
       ['Sandbox network: hello app sandboxed, RUNTIME_NETWORK=kernel', 'req/s', '≥ 0.9× peer', (r) => r.result.kernel?.rps, (r) => r.result.peer?.rps],

@@ -10,7 +10,7 @@
 // interleaved (every target once per run, the order rotated from run to run); medians, the ratio
 // to the peer, the load average, and the figures issue 34 measured before the change.
 // Run as root (the sandbox needs it): pnpm nx run-many -t build && node bench/edge/sandbox-network.mjs
-// Env: DURATION (5), RUNS (3), CONNECTIONS (50), NETWORK_MODES (kernel,pasta; each auto, kernel or
+// Env: DURATION (10), RUNS (3), CONNECTIONS (50), NETWORK_MODES (kernel,pasta; each auto, kernel or
 // pasta, passed as RUNTIME_NETWORK to the edge and the worker), BENCH_RESULT_FILE; for decompositions
 // (not what `pnpm bench` reports): RUNTIME_CPUS (the app's CPU cap), BENCH_SANDBOX=off (no sandbox at all).
 import { spawn } from 'node:child_process';
@@ -24,7 +24,7 @@ import { ensureNginxAndWrk, head, median, processTree, startPeer, stopChild, wor
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const testing = await import(createRequire(join(ROOT, 'apps/edge/package.json')).resolve('@slipway/testing'));
-const DURATION = Number(process.env.DURATION ?? 5);
+const DURATION = Number(process.env.DURATION ?? 10);
 const RUNS = Number(process.env.RUNS ?? 3);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
 const NETWORKS = ['auto', 'kernel', 'pasta'];
