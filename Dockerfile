@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # One image for every Slipway service; the command picks the service:
 #   node apps/gateway/dist/main.js | apps/auth-service | apps/edge | apps/build-worker
-#   node tools/launcher/dist/migrate.js   (platform migrations, run before the services)
+#   node apps/launcher/dist/migrate.js   (platform migrations, run before the services)
 
 # ---- build: install from the lockfile, build every project, keep production deps only ----
 FROM node:20-bookworm-slim AS build

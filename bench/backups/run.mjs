@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const pg = createRequire(join(ROOT, 'libs/backup/package.json'))('pg');
-const LAUNCHER = join(ROOT, 'tools/launcher/dist/main.js');
+const LAUNCHER = join(ROOT, 'apps/launcher/dist/main.js');
 const CLI = join(ROOT, 'apps/cli/dist/main.js');
 const QUICK = process.env.BENCH_QUICK === '1';
 const APPS = Number(process.env.APPS ?? 50);

@@ -50,14 +50,41 @@ function ticks(pids) {
 /** An nginx master's workers. */
 export const workersOf = (master) => spawnSync('pgrep', ['-P', String(master)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
 
+/** The machine's softirq time so far (all CPUs, 1/100 s): the kernel's packet processing. */
+function softirqTicks() {
+  return Number(readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/)[7]);
+}
+
+/** A process and its descendants, by pid (read from /proc). */
+export function processTree(root) {
+  const children = new Map();
+  for (const line of spawnSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' }).stdout.split('\n')) {
+    const [pid, ppid] = line.trim().split(/\s+/).map(Number);
+    if (pid) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+  }
+  const tree = [];
+  for (const queue = [root]; queue.length; ) {
+    const pid = queue.shift();
+    tree.push(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return tree;
+}
+
 /**
  * One wrk run (-t1, keep-alive): requests/s, p50/p99 in ms, non-2xx and socket errors, and — when
  * the proxy's pids are given — the proxy's CPU per request in µs (less sensitive to a loaded
- * machine than req/s).
+ * machine than req/s). `cpu`: more processes to account per request, by name (their µs per
+ * request in `cpu[name]`, plus `cpu.softirq`: the machine's packet processing, whoever caused it).
  */
-export function wrk(port, host, path, { connections, duration, proxyPids = () => [] }) {
+export function wrk(port, host, path, { connections, duration, proxyPids = () => [], cpu = {} }) {
   const pids = proxyPids();
   const before = ticks(pids);
+  const groups = Object.entries(cpu).map(([name, pidsOf]) => {
+    const of = pidsOf();
+    return { name, of, before: ticks(of) };
+  });
+  const softirq = softirqTicks();
   const out = execFileSync('wrk', ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-H', `Host: ${host}`, `http://127.0.0.1:${port}${path}`], { encoding: 'utf8' });
   const pct = (p) => {
     const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(out);
@@ -66,8 +93,11 @@ export function wrk(port, host, path, { connections, duration, proxyPids = () =>
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
   const errors = /Socket errors: (.*)/.exec(out)?.[1] ?? '';
   const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
-  const cpuUs = pids.length && requests ? ((ticks(pids) - before) * 10_000) / requests : NaN;
-  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]), p50: pct(50), p99: pct(99), non2xx, errors, cpuUs };
+  const perRequest = (t) => (requests ? (t * 10_000) / requests : NaN);
+  const cpuUs = pids.length ? perRequest(ticks(pids) - before) : NaN;
+  const perGroup = Object.fromEntries(groups.map((g) => [g.name, g.of.length ? perRequest(ticks(g.of) - g.before) : NaN]));
+  if (groups.length) perGroup.softirq = perRequest(softirqTicks() - softirq);
+  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]), p50: pct(50), p99: pct(99), non2xx, errors, cpuUs, cpu: perGroup };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { TENANT_CHANGED_CHANNEL } from '@slipway/queue';
+import { tenantChangedChannel } from '@slipway/messaging';
 import { TEST_REDIS_URL, waitFor } from '@slipway/testing';
 import { TenantPools } from '../src/tenants/tenant-pools.js';
 import { TenantsService } from '../src/tenants/tenants.service.js';
@@ -41,7 +41,8 @@ describe('tenant routing, pools and cached configuration', () => {
     expect((await c.signIn('shared@example.com', 'password of red')).status).toBe(403);
     const publisher = new Redis(TEST_REDIS_URL);
     try {
-      await publisher.publish(TENANT_CHANGED_CHANNEL, red.id);
+      const channel = tenantChangedChannel();
+      await publisher.publish(channel.name, channel.encode({ applicationId: red.id }));
     } finally {
       publisher.disconnect();
     }

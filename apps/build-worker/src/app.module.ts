@@ -11,7 +11,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        PlatformDataModule.register(config, { poolSize: 4, blobs: true, redis: { maxRetriesPerRequest: null } }),
+        PlatformDataModule.register(config, { poolSize: 4, blobs: true, redis: { role: 'queue-worker' } }),
         HealthModule.forRoot({ service: 'build-worker', postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL }),
         ...(options.consume === false ? [] : [DeployModule.register(config)]),
       ],

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { baseServerFields, loadConfig, masterKey, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
-import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
+import { DEFAULT_QUEUE_PREFIX } from '@slipway/messaging';
 import { DEFAULT_LOG_LIMITS, DEFAULT_SANDBOX_SUBNET, parseSandboxSubnet, type LogLimits } from '@slipway/runtime';
 import { tlsConfigFields } from './tls/tls-config.js';
 

@@ -6,10 +6,10 @@ import { Logger } from '@nestjs/common';
 import type { BlobStore } from '@slipway/blob';
 import type { Keyring } from '@slipway/crypto';
 import { AppMetrics, asApplicationId, asReleaseId, openPlatformData, type LiveRoute, type LiveRoutes, type PlatformData } from '@slipway/platform-data';
-import { routesChannel } from '@slipway/queue';
-import { LocalDriver, type PortFound, type ReleaseToRun, type RoutesMessage, type RuntimeDriver } from '@slipway/runtime';
+import { redisConnection, routesChannel } from '@slipway/messaging';
+import { LocalDriver, type PortFound, type ReleaseToRun, type RuntimeDriver } from '@slipway/runtime';
 import { DependencyProbe } from '@slipway/server';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { startConcurrency, type EdgeConfig } from './config.js';
 import { EdgePlane } from './data-plane/edge-plane.js';
 import { AppLogs } from './internal/app-logs.js';
@@ -115,7 +115,7 @@ export class EdgeServer {
     if (config.EDGE_DATA_PLANE === 'nginx') EdgePlane.check(config);
     // Routes, releases and what a Node release is given (the edge's Redis is its own subscriber).
     // Redis for metrics only: a command fails at once while Redis is away (that interval's counts are lost; no request waits).
-    const data = openPlatformData(config, { poolSize: 4, blobs: true, redis: { enableOfflineQueue: false, maxRetriesPerRequest: 0 } });
+    const data = openPlatformData(config, { poolSize: 4, blobs: true, redis: { role: 'best-effort' } });
     // An idle client whose server went away (Postgres restarted) is not fatal: the edge keeps
     // serving routes from memory; said once per event, as before.
     data.infrastructure.pool.on('error', (error) => new Logger('edge').warn(`Postgres: ${error.message}`));
@@ -153,9 +153,9 @@ export class EdgeServer {
       this.metrics.start();
     }
     if (this.config.EDGE_HTTPS === 'acme') this.tls = await EdgeTls.start(this.config, this.plane);
-    this.subscriber = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
+    this.subscriber = redisConnection(this.config.REDIS_URL, 'subscriber');
     this.subscriber.on('message', (_channel, message) => void this.onRoutesMessage(message));
-    await this.subscriber.subscribe(routesChannel(this.config.QUEUE_PREFIX));
+    await this.subscriber.subscribe(routesChannel(this.config.QUEUE_PREFIX).name);
     // Resubscribing on reconnect can miss messages: reload everything when Redis comes back.
     this.subscriber.on('ready', () => void this.reloadAll().catch((error: Error) => this.logger.error(`route reload failed: ${error.message}`)));
     await this.reloadAll(startedAt);
@@ -200,7 +200,7 @@ export class EdgeServer {
 
   private async onRoutesMessage(message: string): Promise<void> {
     try {
-      const parsed = JSON.parse(message) as RoutesMessage;
+      const parsed = routesChannel(this.config.QUEUE_PREFIX).decode(message);
       if (parsed.applicationId) await this.reload(parsed.applicationId);
       else await this.reloadAll();
     } catch (error) {

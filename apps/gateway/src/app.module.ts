@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { processShare } from '@slipway/config';
-import { workerHeartbeatPattern } from '@slipway/queue';
+import { workerHeartbeatPattern } from '@slipway/messaging';
 import { PlatformDataModule } from '@slipway/platform-data';
 import { HealthModule } from '@slipway/server';
 import { CommonModule } from './common/common.module.js';

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { LIMITS, parseStorageQuotas, parseRestoreWindows, type OwnerSignInLimits, type UploadLimits } from '@slipway/contract';
 import { baseServerFields, httpUrl, loadConfig, masterKey, parsedBy, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
-import { DEFAULT_QUEUE_PREFIX } from '@slipway/queue';
+import { DEFAULT_QUEUE_PREFIX } from '@slipway/messaging';
 
 const dnsServers = z
   .string()

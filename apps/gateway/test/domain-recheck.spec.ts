@@ -4,7 +4,7 @@
  * unverified, its trusted origins go and the edges are told (routes channel) to drop its route and
  * certificate. Real gateway, Postgres, Redis and DNS server; a one-second interval.
  */
-import { routesChannel } from '@slipway/queue';
+import { routesChannel } from '@slipway/messaging';
 import { TEST_REDIS_URL, TestDnsServer, waitFor } from '@slipway/testing';
 import { Redis } from 'ioredis';
 import { DashboardClient } from './support/dashboard-client.js';
@@ -33,7 +33,7 @@ describe('periodic re-check of verified custom domains (real gateway, Postgres, 
     gw = await startGateway('domain-recheck', { BCRYPT_ROUNDS: '4', SLIPWAY_DNS_SERVERS: dns.address, DOMAIN_RECHECK_INTERVAL_MS: '1000', DOMAIN_RECHECK_FAILURES: '3' });
     subscriber = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
     subscriber.on('message', (_channel, message: string) => announced.push((JSON.parse(message) as { applicationId: string }).applicationId));
-    await subscriber.subscribe(routesChannel(gw.redisPrefix));
+    await subscriber.subscribe(routesChannel(gw.redisPrefix).name);
     owner = new DashboardClient(gw.url);
     expect((await owner.signUp('recheck@example.com')).status).toBe(201);
     app = (await owner.post('/applications', { name: 'Shop' })).json.id;

@@ -1,5 +1,5 @@
 import { LocalBlobStore } from '@slipway/blob';
-import { routesChannel } from '@slipway/queue';
+import { routesChannel } from '@slipway/messaging';
 import { TEST_REDIS_URL, waitFor } from '@slipway/testing';
 import { Redis } from 'ioredis';
 import { filesForm, multipart, send } from './support/http.js';
@@ -105,7 +105,7 @@ describe('previews: POST …/deploy?target=preview, GET/DELETE …/previews, exp
     const subscriber = new Redis(TEST_REDIS_URL);
     const heard: string[] = [];
     subscriber.on('message', (_channel, message) => heard.push(JSON.parse(message).applicationId));
-    await subscriber.subscribe(routesChannel(gw.redisPrefix.replace(/:$/, '')));
+    await subscriber.subscribe(routesChannel(gw.redisPrefix.replace(/:$/, '')).name);
     try {
       // Room under the plan's 3: the finished one goes first.
       expect((await remove(other, other.id, 'preview')).json).toEqual({ removed: 'preview' });

@@ -1,5 +1,5 @@
 import { dropApplicationDatabase } from '@slipway/auth-core';
-import { TENANT_CHANGED_CHANNEL } from '@slipway/queue';
+import { tenantChangedChannel } from '@slipway/messaging';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
 import { TEST_REDIS_URL, TEST_SERVER_URL, TestDnsServer } from '@slipway/testing';
 import { Redis } from 'ioredis';
@@ -22,8 +22,9 @@ describe('/api/v1/auth: switching sign-in on (real HTTP, Postgres, Redis)', () =
     dns = await TestDnsServer.start();
     gw = await startGateway('sign-in', { BCRYPT_ROUNDS: '4', AUTH_PUBLIC_URL: 'http://auth.test:3001', SLIPWAY_DNS_SERVERS: dns.address });
     subscriber = new Redis(TEST_REDIS_URL);
-    subscriber.on('message', (_channel: string, message: string) => announced.push(message));
-    await subscriber.subscribe(TENANT_CHANGED_CHANNEL);
+    const channel = tenantChangedChannel();
+    subscriber.on('message', (_channel: string, message: string) => announced.push(channel.decode(message).applicationId));
+    await subscriber.subscribe(channel.name);
     ada = new DashboardClient(gw.url);
     await ada.signUp(`ada-${Date.now()}@example.com`);
     pat = (await ada.post('/tokens', { name: 'cli' })).json.token;

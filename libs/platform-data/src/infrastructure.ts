@@ -1,7 +1,8 @@
 import { createBlobStore, type BlobStore, type BlobStoreConfig } from '@slipway/blob';
 import { keyringFromMasterKey, type Keyring } from '@slipway/crypto';
 import { createPrismaClient, type PrismaClient } from '@slipway/db';
-import { Redis, type RedisOptions } from 'ioredis';
+import { redisConnection, type RedisRole } from '@slipway/messaging';
+import type { Redis, RedisOptions } from 'ioredis';
 import pg from 'pg';
 
 /** What a process's configuration holds of the platform's infrastructure (the variables of ARCHITECTURE.md). */
@@ -15,10 +16,10 @@ export interface PlatformWiring {
   /** Connections of the one pg pool (Prisma runs on the same pool). */
   poolSize: number;
   /**
-   * Redis options of this process; omitted: no Redis client is made and `redis` throws. A
-   * `maxRetriesPerRequest: null` client waits for Redis through an outage (queues, publishers).
+   * The role of this process's Redis client (`redisConnection`, @slipway/messaging), with the
+   * options it needs beyond the role's; omitted: no Redis client is made and `redis` throws.
    */
-  redis?: RedisOptions;
+  redis?: { role: RedisRole; overrides?: RedisOptions };
   /** Whether this process reads or writes blobs (artifacts, sources). */
   blobs?: boolean;
 }
@@ -44,7 +45,7 @@ export class PlatformInfrastructure {
     this.prisma = createPrismaClient(settings.DATABASE_URL, { pool: this.pool });
     if (wiring.redis) {
       if (!settings.REDIS_URL) throw new Error('REDIS_URL is required by this process');
-      this.redisClient = new Redis(settings.REDIS_URL, wiring.redis);
+      this.redisClient = redisConnection(settings.REDIS_URL, wiring.redis.role, wiring.redis.overrides);
       this.redisClient.on('error', () => undefined);
     }
     if (wiring.blobs) this.blobStore = createBlobStore(settings);

@@ -7,7 +7,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  * to the live one and answers 200 once it is healthy, or 422 `{error, logTail}` when it never
  * becomes healthy (the live release keeps serving). Then the worker makes it live
  * (`applications.live_release_id`) and publishes `{applicationId}` on `routesChannel(prefix)`
- * (@slipway/queue);
+ * (@slipway/messaging, with the message's type `RoutesMessage`);
  * every edge replica reloads that application's route and swaps.
  */
 export const RELEASE_START_PATH = (releaseId: string) => `/_slipway/releases/${releaseId}/start`;
@@ -21,13 +21,6 @@ export const APPLIED_RELEASE_PATTERN = /^\/_slipway\/applications\/([0-9a-f-]{36
  */
 export const SWITCH_RELEASE_PATH = (applicationId: string, releaseId: string) => `/_slipway/applications/${applicationId}/switch/${releaseId}`;
 export const SWITCH_RELEASE_PATTERN = /^\/_slipway\/applications\/([0-9a-f-]{36})\/switch\/([0-9a-f-]{36})$/;
-
-/** Message on the routes channel: reload this application's route (or everything). */
-export interface RoutesMessage {
-  applicationId?: string;
-  /** Set when a domain changed; the edge reloads its whole table. */
-  all?: boolean;
-}
 
 /** The token the worker presents to the edge; derived, so no extra secret to configure. */
 export function edgeInternalToken(masterKeyBase64: string): string {

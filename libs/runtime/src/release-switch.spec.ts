@@ -2,7 +2,7 @@ import { DeploymentsRepository, PlatformInfrastructure, asApplicationId, asRelea
 import { TEST_REDIS_URL, createTestDatabase, testRedisPrefix, type TestDatabase } from '@slipway/testing';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { routesChannel } from '@slipway/queue';
+import { routesChannel } from '@slipway/messaging';
 import { ReleaseNotFoundError, makeReleaseLive } from './release-switch.js';
 
 describe('makeReleaseLive (real Postgres and Redis)', () => {
@@ -23,7 +23,7 @@ describe('makeReleaseLive (real Postgres and Redis)', () => {
     redis = new Redis(TEST_REDIS_URL);
     subscriber = new Redis(TEST_REDIS_URL);
     subscriber.on('message', (_channel, message: string) => messages.push(message));
-    await subscriber.subscribe(routesChannel(prefix));
+    await subscriber.subscribe(routesChannel(prefix).name);
     const prisma = platform.prisma;
     const owner = await prisma.owner.create({ data: { email: 'switch@example.com' } });
     applicationId = asApplicationId((await prisma.application.create({ data: { ownerId: owner.id, name: 'a', slug: 'switch-a' } })).id);

@@ -1,7 +1,6 @@
 import type { ApplicationId, DeploymentsRepository, ReleaseId } from '@slipway/platform-data';
 import type { Redis } from 'ioredis';
-import { routesChannel } from '@slipway/queue';
-import type { RoutesMessage } from './handoff.js';
+import { routesChannel, type RoutesMessage } from '@slipway/messaging';
 
 export class ReleaseNotFoundError extends Error {
   override readonly name = 'ReleaseNotFoundError';
@@ -14,11 +13,12 @@ export class ReleaseNotFoundError extends Error {
  */
 export async function makeReleaseLive(deployments: DeploymentsRepository, redis: Redis, prefix: string, applicationId: ApplicationId, releaseId: ReleaseId): Promise<void> {
   if (!(await deployments.releases.switchLive(applicationId, releaseId))) throw new ReleaseNotFoundError(`application ${applicationId} has no release ${releaseId}`);
-  const message: RoutesMessage = { applicationId };
-  await redis.publish(routesChannel(prefix), JSON.stringify(message));
+  const channel = routesChannel(prefix);
+  await redis.publish(channel.name, channel.encode({ applicationId }));
 }
 
 /** Tell every edge to reload one application's route (e.g. after a domain change) or all. */
 export async function publishRoutesChanged(redis: Redis, prefix: string, message: RoutesMessage): Promise<void> {
-  await redis.publish(routesChannel(prefix), JSON.stringify(message));
+  const channel = routesChannel(prefix);
+  await redis.publish(channel.name, channel.encode(message));
 }

@@ -96,7 +96,7 @@ rootOnly('the sandbox network: the kernel path', () => {
       limits: { memoryBytes: 256 << 20, pids: 64, cpus: 1 },
       tmpBytes: 16 << 20,
       hostPorts: [(allowed.address() as { port: number }).port],
-      network: { mode: 'kernel', subnet, clientUids: async () => [] },
+      network: { mode: 'kernel', subnet, clientUids: async () => [], guardMs: 300 },
       onNotice: (line) => notices.push(line),
     });
     driver = new LocalDriver({ blobs, dir: join(home, 'runtime'), healthTimeoutMs: 20_000, sandbox, backoffMs: 200 });
@@ -159,6 +159,26 @@ rootOnly('the sandbox network: the kernel path', () => {
   it('lets only root and the proxy open connections to an app: any other user of the host is refused', async () => {
     expect(await connectAs(0, b.host, b.port)).toBe('open');
     expect(await connectAs(65_534, b.host, b.port)).not.toBe('open');
+  });
+
+  it("tracks no connection of the host's: the host table's rules are stateless (a ct rule turns conntrack on for every packet of the namespace)", async () => {
+    const listed = (await run('nft', ['list', 'table', 'inet', 'slipway_sandboxes'])).stdout;
+    expect(listed).toContain('@clients');
+    expect(listed).not.toMatch(/\bct\b/);
+  });
+
+  it("makes the host's table again when it is gone (a flushed ruleset): the grants come back without a new link", async () => {
+    await run('nft', ['delete', 'table', 'inet', 'slipway_sandboxes']);
+    const deadline = Date.now() + 5000;
+    let listed = '';
+    while (Date.now() < deadline && !listed.includes('@clients')) {
+      await new Promise((r) => setTimeout(r, 100));
+      listed = await run('nft', ['list', 'table', 'inet', 'slipway_sandboxes']).then((r) => r.stdout, () => '');
+    }
+    expect(listed).toContain('@clients');
+    expect(notices.some((line) => line.includes('was gone'))).toBe(true);
+    expect(await connectAs(65_534, b.host, b.port)).not.toBe('open');
+    expect(await connectAs(0, b.host, b.port)).toBe('open');
   });
 
   it('joins a restarted app again, and takes the link away with the app', async () => {

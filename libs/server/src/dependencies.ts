@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { redisConnection } from '@slipway/messaging';
 import pg from 'pg';
 
 /** Thrown when a process cannot start; printed as one line, never with a stack. */
@@ -29,7 +29,7 @@ export async function pingPostgres(url: string, timeoutMs = 2000): Promise<void>
 }
 
 export async function pingRedis(url: string, timeoutMs = 2000): Promise<void> {
-  const redis = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+  const redis = redisConnection(url, 'probe', { connectTimeout: timeoutMs });
   redis.on('error', () => undefined);
   try {
     await redis.connect();

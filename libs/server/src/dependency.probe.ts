@@ -1,5 +1,6 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { Redis } from 'ioredis';
+import { BACKOFF_TO_2S, redisConnection } from '@slipway/messaging';
+import type { Redis } from 'ioredis';
 import pg from 'pg';
 import { oneLine } from './dependencies.js';
 
@@ -44,13 +45,8 @@ export class DependencyProbe implements OnModuleDestroy {
       this.pool.on('error', () => undefined);
     }
     if (options.redisUrl) {
-      this.redis = new Redis(options.redisUrl, {
-        lazyConnect: true,
-        enableOfflineQueue: false,
-        maxRetriesPerRequest: 0,
-        connectTimeout: this.timeoutMs,
-        retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-      });
+      // Kept open between checks: it reconnects (unlike a one-off probe) so /ready recovers by itself.
+      this.redis = redisConnection(options.redisUrl, 'probe', { connectTimeout: this.timeoutMs, retryStrategy: BACKOFF_TO_2S });
       this.redis.on('error', () => undefined);
       this.redis.connect().catch(() => undefined);
     }

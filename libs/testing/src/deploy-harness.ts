@@ -9,7 +9,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { SOURCE_GZIP_LEVEL, createBlobStore, sourceFileMode, sourceKey, type BlobStore } from '@slipway/blob';
 import { pendingSteps } from '@slipway/contract';
 import { encryptEnvelope, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
-import { QUEUES } from '@slipway/queue';
+import { QUEUES } from '@slipway/messaging';
 import { startS3Emulator, type S3Emulator } from '@slipway/s3-emulator';
 import { startProcess, waitFor, type RunningProcess } from './process.js';
 import { TEST_REDIS_URL, testRedisPrefix } from './redis.js';

@@ -18,7 +18,7 @@ import { freePort, runToEnd, startProcess, type CliResult, type RunningProcess }
 import { createEmptyDatabase, dropApplicationDatabases, queryRows, type TestDatabase } from './test-database.js';
 
 /** The built entry points of `pnpm start`'s launcher and of the `slipway` CLI. */
-export const LAUNCHER_MAIN = join(ROOT, 'tools/launcher/dist/main.js');
+export const LAUNCHER_MAIN = join(ROOT, 'apps/launcher/dist/main.js');
 export const CLI_MAIN = join(ROOT, SERVICE_ENTRIES.cli);
 const OUTWARD_ENV = ['NODE_EXTRA_CA_CERTS', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'no_proxy'];
 

@@ -52,7 +52,7 @@ describe('docker-compose.yml', () => {
       expect(service.read_only).toBe(true);
       expect(service.cap_drop).toEqual(['ALL']);
     }
-    expect(services['migrate']!.command).toEqual(['node', 'tools/launcher/dist/migrate.js']);
+    expect(services['migrate']!.command).toEqual(['node', 'apps/launcher/dist/migrate.js']);
   });
 
   it('starts services only after healthy Postgres and Redis and completed migrations', () => {

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_PORTS, SERVICE_NAMES } from '@slipway/contract';
-import { DEFAULT_QUEUE_PREFIX, QUEUES } from '@slipway/queue';
+import { DEFAULT_QUEUE_PREFIX, QUEUES } from '@slipway/messaging';
 import type { PodSpecShape } from '@slipway/testing';
 import { kubectlClientVersion } from '../src/kubectl.js';
 import { findObject, objectId, renderKustomization, type K8sObject } from '../src/manifest.js';
@@ -71,9 +71,9 @@ describe.each(['base', 'overlays/dev', 'overlays/production'])('k8s/%s', (dir) =
       expect(Object.keys(config)).toEqual(expect.arrayContaining(REQUIRED_CONFIG));
 
       const migrate = template.initContainers?.find((c) => c.name === 'migrate');
-      expect(migrate?.args).toEqual(['node', 'tools/launcher/dist/migrate.js']);
+      expect(migrate?.args).toEqual(['node', 'apps/launcher/dist/migrate.js']);
       expect(migrate?.image).toBe(container.image);
-      expect(existsSync(join(REPO_ROOT, 'tools/launcher/src/migrate.ts'))).toBe(true);
+      expect(existsSync(join(REPO_ROOT, 'apps/launcher/src/migrate.ts'))).toBe(true);
 
       const service = findObject(objects, 'Service', name);
       expect(spec(service!)['ports']).toEqual([expect.objectContaining({ port: DEFAULT_PORTS[name], targetPort: 'http' })]);

@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import pg from 'pg';
-import { sessionCacheChannel, sessionCacheReplicaChannel } from '@slipway/queue';
+import { redisConnection, sessionCacheChannel, sessionCacheReplicaChannel, type Channel, type SessionCacheAck, type SessionCacheMessage } from '@slipway/messaging';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { REDIS } from '../platform/index.js';
 import { TENANT_CONNECTION_BUDGET, type Tenant, type TenantConnectionBudget } from '../tenants/index.js';
@@ -58,8 +58,8 @@ export class SessionCache implements OnModuleInit, OnModuleDestroy {
   private readonly entries = new Map<string, CachedSession>();
   private readonly byUser = new Map<string, Set<string>>();
   private readonly replicaId = randomUUID();
-  private readonly channel: string;
-  private readonly ownChannel: string;
+  private readonly channel: Channel<SessionCacheMessage>;
+  private readonly ownChannel: Channel<SessionCacheAck>;
   private readonly waiters = new Map<string, Waiter>();
   /** Replicas heard from (heartbeats), with performance.now() of the last one. */
   private readonly peers = new Map<string, number>();
@@ -96,7 +96,7 @@ export class SessionCache implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     // Every replica subscribes (and acknowledges), caching or not, so writers know whom to wait for.
-    const subscriber = new Redis(this.config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: null });
+    const subscriber = redisConnection(this.config.REDIS_URL, 'subscriber', { lazyConnect: true });
     this.subscriber = subscriber;
     subscriber.on('error', (error: Error) => this.logger.warn(`session cache subscription: ${error.message}`));
     subscriber.on('message', (channel: string, message: string) => this.onMessage(channel, message));
@@ -177,10 +177,10 @@ export class SessionCache implements OnModuleInit, OnModuleDestroy {
     const waiter: Waiter = { acked: new Set(), receivers: Infinity, expected, done: resolveDone };
     this.waiters.set(messageId, waiter);
     try {
-      const message = JSON.stringify({ r: this.replicaId, m: messageId, t: tenant.applicationId, u: userIds });
+      const message = this.channel.encode({ kind: 'invalidate', replicaId: this.replicaId, messageId, tenantId: tenant.applicationId, userIds });
       for (;;) {
         try {
-          waiter.receivers = await this.redis.publish(this.channel, message);
+          waiter.receivers = await this.redis.publish(this.channel.name, message);
           break;
         } catch (error) {
           if (performance.now() - started > fenceMs) throw new Error(`session cache invalidation could not be published: ${(error as Error).message}`, { cause: error });
@@ -222,7 +222,7 @@ export class SessionCache implements OnModuleInit, OnModuleDestroy {
 
   private async subscribe(): Promise<void> {
     try {
-      await this.subscriber!.subscribe(this.channel, this.ownChannel);
+      await this.subscriber!.subscribe(this.channel.name, this.ownChannel.name);
       // Messages sent while we were away are lost: start empty.
       this.clear();
       this.subscribed = true;
@@ -238,34 +238,29 @@ export class SessionCache implements OnModuleInit, OnModuleDestroy {
   }
 
   private beat(): void {
-    this.redis.publish(this.channel, `beat ${this.replicaId} ${performance.now()}`).catch(() => undefined);
+    this.redis.publish(this.channel.name, this.channel.encode({ kind: 'beat', replicaId: this.replicaId, sentAt: performance.now() })).catch(() => undefined);
   }
 
   private onMessage(channel: string, message: string): void {
-    if (channel === this.ownChannel) {
-      // "ack <messageId> <replicaId>"
-      const [, messageId, replicaId] = message.split(' ');
-      const waiter = this.waiters.get(messageId!);
-      if (waiter) {
-        waiter.acked.add(replicaId!);
+    if (channel === this.ownChannel.name) {
+      const ack = decodeOrUndefined(this.ownChannel, message);
+      const waiter = ack && this.waiters.get(ack.messageId);
+      if (ack && waiter) {
+        waiter.acked.add(ack.replicaId);
         this.checkWaiter(waiter);
       }
       return;
     }
-    if (message.startsWith('beat ')) {
-      const [, replicaId, sentAt] = message.split(' ');
-      this.peers.set(replicaId!, performance.now());
-      if (replicaId === this.replicaId) this.lastBeat = Math.max(this.lastBeat, Number(sentAt));
+    const parsed = decodeOrUndefined(this.channel, message);
+    if (!parsed) return;
+    if (parsed.kind === 'beat') {
+      this.peers.set(parsed.replicaId, performance.now());
+      if (parsed.replicaId === this.replicaId) this.lastBeat = Math.max(this.lastBeat, parsed.sentAt);
       return;
     }
-    let parsed: { r: string; m: string; t: string; u: string[] };
-    try {
-      parsed = JSON.parse(message) as typeof parsed;
-    } catch {
-      return;
-    }
-    if (parsed.r !== this.replicaId) this.evictUsers(parsed.t, parsed.u);
-    this.redis.publish(sessionCacheReplicaChannel(this.config.AUTH_REDIS_PREFIX, parsed.r), `ack ${parsed.m} ${this.replicaId}`).catch(() => undefined);
+    if (parsed.replicaId !== this.replicaId) this.evictUsers(parsed.tenantId, parsed.userIds);
+    const sender = sessionCacheReplicaChannel(this.config.AUTH_REDIS_PREFIX, parsed.replicaId);
+    this.redis.publish(sender.name, sender.encode({ messageId: parsed.messageId, replicaId: this.replicaId })).catch(() => undefined);
   }
 
   private checkWaiter(waiter: Waiter): void {
@@ -376,3 +371,12 @@ class TenantChangeListeners {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A message that is not the channel's (another version's, a stray publish) is dropped. */
+function decodeOrUndefined<Payload>(channel: Channel<Payload>, message: string): Payload | undefined {
+  try {
+    return channel.decode(message);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { migrateServiceAuth, tenantDatabaseUrl } from '@slipway/auth-core';
-import { TENANT_CHANGED_CHANNEL } from '@slipway/queue';
+import { redisConnection, tenantChangedChannel } from '@slipway/messaging';
 import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
 import { SignInServicesRepository } from '@slipway/platform-data';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
@@ -12,7 +12,7 @@ import type { SignInSettings, Tenant, TenantDb } from './tenant.js';
 
 /**
  * Resolves `/a/{slug}` to its tenant. Configuration is cached briefly; a message on
- * TENANT_CHANGED_CHANNEL (application id or slug) drops it on every replica at once.
+ * `tenantChangedChannel` (application id or slug) drops it on every replica at once.
  */
 @Injectable()
 export class TenantsService implements OnModuleInit, OnModuleDestroy {
@@ -30,19 +30,26 @@ export class TenantsService implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    this.subscriber = new Redis(this.config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: null });
+    const channel = tenantChangedChannel();
+    this.subscriber = redisConnection(this.config.REDIS_URL, 'subscriber', { lazyConnect: true });
     this.subscriber.on('error', (error: Error) => this.logger.warn(`tenant change subscription: ${error.message}`));
-    this.subscriber.on('message', (_channel: string, message: string) => this.forget(message));
+    this.subscriber.on('message', (_channel: string, message: string) => {
+      try {
+        this.forget(channel.decode(message).applicationId);
+      } catch (error) {
+        this.logger.warn(`dropped a message on ${channel.name}: ${(error as Error).message}`);
+      }
+    });
     // Announcements missed while Redis was away: drop the whole cache once the connection is back.
     this.subscriber.on('ready', () => this.cache.clear());
     try {
       await this.subscriber.connect();
-      await this.subscriber.subscribe(TENANT_CHANGED_CHANNEL);
+      await this.subscriber.subscribe(channel.name);
     } catch (error) {
       this.logger.warn(`cannot subscribe to tenant changes yet: ${(error as Error).message}`);
       // ioredis re-subscribes on reconnect only to channels it subscribed to; ask again once it is ready.
       this.subscriber.once('ready', () => {
-        this.subscriber?.subscribe(TENANT_CHANGED_CHANNEL).catch((e: Error) => this.logger.warn(`subscribing to tenant changes failed: ${e.message}`));
+        this.subscriber?.subscribe(channel.name).catch((e: Error) => this.logger.warn(`subscribing to tenant changes failed: ${e.message}`));
       });
     }
   }

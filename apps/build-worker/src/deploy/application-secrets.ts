@@ -4,23 +4,10 @@ import { injectedEnv } from '@slipway/auth-core';
 import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
 import { DeploymentsRepository, PlatformInfrastructure, type ApplicationId } from '@slipway/platform-data';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
+import type { ApplicationBuildContext } from '../pipeline/deploy-context.js';
 
-export interface ApplicationBuildContext {
-  /** The slug its sign-in service is named by (a preview's parent's). */
-  slug: string;
-  /** The application whose sign-in service and trusted origins the release uses (a preview's parent). */
-  signInApplicationId: ApplicationId;
-  environment: 'production' | 'preview';
-  secretNames: string[];
-  signInEnabled: boolean;
-  /** Everything to remove from logs: secret values, the cookie secret, the database password. */
-  redactable: { name: string; value: string }[];
-  /** Secret values searched for in served files. */
-  scanSecrets: { name: string; value: string }[];
-  cookieSecret: string | null;
-  /** Build-time variables: public-prefixed secrets, plus the sign-in address when sign-in is on. */
-  buildVariables: Record<string, string>;
-}
+export type { ApplicationBuildContext };
+
 
 /** Decrypts an application's secrets for one deployment; values live only in memory. */
 @Injectable()

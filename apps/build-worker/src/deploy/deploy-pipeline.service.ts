@@ -4,8 +4,8 @@ import { AnalyzeError, rlimitOnlyBuildHazard, unboundedBuildDiskHazard, unsandbo
 import type { BlobStore } from '@slipway/blob';
 import { LIMITS, type DeployError, type DeployFailureCode } from '@slipway/contract';
 import { DeploymentsRepository, asApplicationId, asDeploymentId } from '@slipway/platform-data';
-import { routesChannel } from '@slipway/queue';
-import { nodeToolchainsFor, packageManagersFor, type RoutesMessage } from '@slipway/runtime';
+import { routesChannel } from '@slipway/messaging';
+import { nodeToolchainsFor, packageManagersFor } from '@slipway/runtime';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { BuildCaches } from '../pipeline/build-caches.js';
@@ -24,7 +24,7 @@ import { ApplicationSecrets } from './application-secrets.js';
 import { AttemptStop, AttemptStopped } from './attempt-stop.js';
 import { RuntimeHandoff } from './runtime-handoff.js';
 import { SignInOrigins } from './sign-in-origins.js';
-import { BLOBS, PUBLISHER, SANDBOX, buildDirOf } from './tokens.js';
+import { BLOBS, PUBLISHER, SANDBOX, buildDirOf } from '../tokens.js';
 
 /** Attempts (first run + stall retries) before a deployment is failed with `worker_lost`. */
 export const MAX_ATTEMPTS = 3;
@@ -153,10 +153,10 @@ export class DeployPipelineService implements OnApplicationShutdown {
       }
       stop.throwIfStopped();
       const releaseId = context.release!.id;
-      const message: RoutesMessage = { applicationId };
       const live = await this.deployments.releases.commitLive(applicationId, deploymentId, attempt, releaseId, recorder.steps);
       // Committed or not, the edges follow the database again (a lost attempt: back to the previous release).
-      await this.publisher.publish(routesChannel(this.config.QUEUE_PREFIX), JSON.stringify(message));
+      const routes = routesChannel(this.config.QUEUE_PREFIX);
+      await this.publisher.publish(routes.name, routes.encode({ applicationId }));
       if (!live) throw new LostLeaseError('lost');
       this.logger.log(`deployment ${deploymentId} succeeded: release ${releaseId}`);
       await this.services.storage.afterSuccess(applicationId, deploymentId);

@@ -10,7 +10,7 @@ import { DeployPipelineService } from './deploy-pipeline.service.js';
 import { DeployWorker } from './deploy.worker.js';
 import { ReconcilerService } from './reconciler.service.js';
 import { SignInOrigins } from './sign-in-origins.js';
-import { BLOBS, PUBLISHER, SANDBOX, buildDirOf } from './tokens.js';
+import { BLOBS, PUBLISHER, SANDBOX, buildDirOf } from '../tokens.js';
 
 @Module({})
 export class DeployModule {

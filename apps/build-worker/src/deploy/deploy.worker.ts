@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
 import { hostname } from 'node:os';
-import { QUEUES, WORKER_HEARTBEAT_MS, WORKER_HEARTBEAT_TTL_MS, assertIdsOnly, workerHeartbeatKey, type JobPayloads } from '@slipway/queue';
+import { QUEUES, WORKER_HEARTBEAT_MS, WORKER_HEARTBEAT_TTL_MS, assertIdsOnly, redisConnection, workerHeartbeatKey, type JobPayloads } from '@slipway/messaging';
 import { DelayedError, UnrecoverableError, WaitingError, Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { DeployPipelineService, type DeployOutcome } from './deploy-pipeline.service.js';
 
@@ -39,7 +39,7 @@ export class DeployWorker implements OnApplicationBootstrap, BeforeApplicationSh
 
   onApplicationBootstrap(): void {
     for (const name of QUEUES.deploy.jobs) if (!this.handlers[name]) throw new Error(`no handler for job ${name}`);
-    this.connection = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
+    this.connection = redisConnection(this.config.REDIS_URL, 'queue-worker');
     this.worker = new Worker(QUEUES.deploy.name, (job, token) => this.dispatch(job, token), {
       connection: this.connection,
       prefix: this.config.QUEUE_PREFIX,
@@ -58,7 +58,7 @@ export class DeployWorker implements OnApplicationBootstrap, BeforeApplicationSh
 
   /** While the worker runs, a key with a TTL says so (the gateway's health and the dashboard read it). */
   private startHeartbeat(): void {
-    this.heartbeatRedis = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: (attempt) => Math.min(attempt * 200, 2000) });
+    this.heartbeatRedis = redisConnection(this.config.REDIS_URL, 'heartbeat');
     this.heartbeatRedis.on('error', () => undefined);
     const beat = () => {
       if (!this.worker?.isRunning() || this.heartbeatRedis?.status !== 'ready') return;

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
-import { QUEUES, jobIdFor } from '@slipway/queue';
+import { DeployJobProducer, redisConnection } from '@slipway/messaging';
 import { DeploymentsRepository, asApplicationId, asDeploymentId } from '@slipway/platform-data';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 
 export interface ReconcileReport {
@@ -25,7 +24,7 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
   private readonly logger = new Logger('reconciler');
   private timer?: NodeJS.Timeout;
   private redis?: Redis;
-  private queue?: Queue;
+  private producer?: DeployJobProducer;
 
   constructor(
     @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
@@ -33,8 +32,9 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
   ) {}
 
   onApplicationBootstrap(): void {
-    this.redis = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
-    this.queue = new Queue(QUEUES.deploy.name, { connection: this.redis, prefix: this.config.QUEUE_PREFIX });
+    // Waits through a Redis outage (like the worker's own connection): a pass resumes when it is back.
+    this.redis = redisConnection(this.config.REDIS_URL, 'queue-worker');
+    this.producer = new DeployJobProducer(this.redis, this.config.QUEUE_PREFIX);
     this.timer = setInterval(() => {
       this.reconcile().catch((error: unknown) => this.logger.error(`reconcile failed: ${(error as Error).message}`));
     }, this.config.RECONCILE_INTERVAL_MS);
@@ -42,7 +42,7 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
 
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
-    await this.queue?.close();
+    await this.producer?.close();
     this.redis?.disconnect();
   }
 
@@ -70,7 +70,7 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
           continue;
         }
         const payload = { deploymentId: row.id, applicationId: row.applicationId };
-        const job = await this.queue!.getJob(jobIdFor('deploy', payload));
+        const job = await this.producer!.job(payload);
         const state = job ? await job.getState() : 'missing';
         const quietFor = now.getTime() - row.updatedAt.getTime();
         if (state === 'failed') {
@@ -78,7 +78,7 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
           if (await this.deployments.failActive(asApplicationId(row.applicationId), asDeploymentId(row.id), { code: /stalled/i.test(reason) ? 'worker_lost' : 'internal_error', message: `the deploy job failed: ${reason}`, step: null })) report.failed.push(row.id);
         } else if ((state === 'missing' || state === 'completed') && quietFor > (row.status === 'queued' ? ENQUEUE_GRACE_MS : this.config.JOB_LOCK_MS * 2)) {
           await job?.remove().catch(() => undefined);
-          await this.queue!.add('deploy', payload, { jobId: jobIdFor('deploy', payload) });
+          await this.producer!.enqueue(payload);
           report.requeued.push(row.id);
         }
       }

@@ -1,4 +1,4 @@
-import { TENANT_CHANGED_CHANNEL } from '@slipway/queue';
+import { tenantChangedChannel } from '@slipway/messaging';
 import { openPlatformData, type PlatformData } from '@slipway/platform-data';
 import { createTestDatabase, serviceTestEnv, type TestDatabase } from '@slipway/testing';
 import type { Redis } from 'ioredis';
@@ -29,6 +29,7 @@ describe('SignInOrigins (real Postgres)', () => {
 
     const origins = await new SignInOrigins(config, data.applications, publisher).refresh(app.id);
     expect(origins).toEqual(['http://shop.apps.example.net', 'http://shop.localhost:8080']);
-    expect(published).toEqual([[TENANT_CHANGED_CHANNEL, app.id]]);
+    const channel = tenantChangedChannel();
+    expect(published).toEqual([[channel.name, channel.encode({ applicationId: app.id })]]);
   });
 });

@@ -1,10 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { refreshTrustedOrigins } from '@slipway/auth-core';
 import { ApplicationsRepository, asApplicationId } from '@slipway/platform-data';
-import { TENANT_CHANGED_CHANNEL } from '@slipway/queue';
+import { tenantChangedChannel } from '@slipway/messaging';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
-import { PUBLISHER } from './tokens.js';
+import { PUBLISHER } from '../tokens.js';
 
 /**
  * Contract B.4: trusted origins are registered again on every deploy of an application whose
@@ -21,7 +21,8 @@ export class SignInOrigins {
 
   async refresh(applicationId: string): Promise<string[]> {
     const origins = await refreshTrustedOrigins(this.applications, asApplicationId(applicationId), { appsDomains: this.config.APPS_DOMAIN, appsScheme: this.config.APPS_SCHEME });
-    await this.publisher.publish(TENANT_CHANGED_CHANNEL, applicationId);
+    const channel = tenantChangedChannel();
+    await this.publisher.publish(channel.name, channel.encode({ applicationId }));
     return origins;
   }
 }

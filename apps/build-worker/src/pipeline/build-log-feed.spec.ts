@@ -3,7 +3,7 @@
  * published (a secret split across two chunks of output, and one of several lines, never leave
  * the worker), kept in the capped list for a late follower.
  */
-import { buildLogChannel, buildLogList, type BuildLogChunk } from '@slipway/queue';
+import { buildLogChannel, buildLogList, type BuildLogChunk } from '@slipway/messaging';
 import { Redis } from 'ioredis';
 import { BuildLogFeed } from './build-log-feed.js';
 import { plainLogText } from './plain-log-text.js';
@@ -29,7 +29,7 @@ describe('BuildLogFeed', () => {
     const redactor = new Redactor([{ name: 'TOKEN', value: 'sk_live_abcdef123456' }, { name: 'PEM', value: 'line-one-secret\nline-two-secret' }]);
     const feed = new BuildLogFeed(redis, prefix, 'd1', 1, (text) => redactor.redact(plainLogText(text)));
     const received: BuildLogChunk[] = [];
-    await subscriber.subscribe(buildLogChannel(prefix, 'd1'));
+    await subscriber.subscribe(buildLogChannel(prefix, 'd1').name);
     subscriber.on('message', (_c, m: string) => received.push(JSON.parse(m) as BuildLogChunk));
     const sink = feed.sink('build');
     sink(Buffer.from('compiling… token=sk_live_abc'));

@@ -1,5 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
-import { buildLogChannel, buildLogList, type BuildLogChunk } from '@slipway/queue';
+import { buildLogChannel, buildLogList, type BuildLogChunk } from '@slipway/messaging';
 import type { Redis } from 'ioredis';
 
 /** Batches are sent at most this often (a chatty install is a few messages a second, not one per line). */
@@ -66,11 +66,12 @@ export class BuildLogFeed {
     const batch = this.pending.splice(0);
     if (!batch.length) return;
     const list = buildLogList(this.prefix, this.deploymentId);
+    const channel = buildLogChannel(this.prefix, this.deploymentId);
     const multi = this.redis.multi();
     for (const { step, text } of batch) {
       const chunk: BuildLogChunk = { attempt: this.attempt, seq: ++this.seq, step, text };
-      const message = JSON.stringify(chunk);
-      multi.rpush(list, message).publish(buildLogChannel(this.prefix, this.deploymentId), message);
+      const message = channel.encode(chunk);
+      multi.rpush(list, message).publish(channel.name, message);
     }
     multi.ltrim(list, -KEPT_CHUNKS, -1).expire(list, KEPT_SECONDS);
     await multi.exec().catch(() => undefined);

@@ -3,11 +3,8 @@ import type { BuildResourceUse, Hazard, PackageManagerRequest, ProjectSpec, Warn
 import type { BlobStore } from '@slipway/blob';
 import type { DeployStepName } from '@slipway/contract';
 import type { ApplicationId, DeploymentFindings, DeploymentId, DeploymentsRepository, ReleaseId } from '@slipway/platform-data';
-import type { ManagerToolchain, NodeToolchain, NodeToolchains, PackageManagers } from '@slipway/runtime';
+import type { ManagerToolchain, NodeToolchain, NodeToolchains, PackageManagers, PortFound } from '@slipway/runtime';
 import type { WorkerConfig } from '../config.js';
-import type { ApplicationBuildContext } from '../deploy/application-secrets.js';
-import type { RuntimeHandoff } from '../deploy/runtime-handoff.js';
-import type { SignInOrigins } from '../deploy/sign-in-origins.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -37,6 +34,35 @@ export interface PipelineStep {
 }
 
 /** What the steps use of the worker, the same for every deployment. */
+/** What the pipeline needs of the hand-off to the edge (deploy/runtime-handoff.ts is it): start a release, then make it live. */
+export interface ReleaseHandoff {
+  start(releaseId: string, log: (line: string) => void): Promise<{ containment: { status: 'on' } | { status: 'off'; reason: string }; portFound?: PortFound }>;
+  switchTo(applicationId: string, releaseId: string, log: (line: string) => void): Promise<void>;
+}
+
+/** What the pipeline needs of the sign-in service's trusted origins (deploy/sign-in-origins.ts is it). */
+export interface TrustedOrigins {
+  refresh(applicationId: string): Promise<string[]>;
+}
+
+/** An application's build as its secrets and sign-in service make it (deploy/application-secrets.ts makes it). */
+export interface ApplicationBuildContext {
+  /** The slug its sign-in service is named by (a preview's parent's). */
+  slug: string;
+  /** The application whose sign-in service and trusted origins the release uses (a preview's parent). */
+  signInApplicationId: ApplicationId;
+  environment: 'production' | 'preview';
+  secretNames: string[];
+  signInEnabled: boolean;
+  /** Everything to remove from logs: secret values, the cookie secret, the database password. */
+  redactable: { name: string; value: string }[];
+  /** Secret values searched for in served files. */
+  scanSecrets: { name: string; value: string }[];
+  cookieSecret: string | null;
+  /** Build-time variables: public-prefixed secrets, plus the sign-in address when sign-in is on. */
+  buildVariables: Record<string, string>;
+}
+
 export interface PipelineServices {
   config: WorkerConfig;
   logger: Logger;
@@ -48,8 +74,8 @@ export interface PipelineServices {
   disks: BuildDisks;
   toolchains: NodeToolchains;
   managers: PackageManagers;
-  handoff: RuntimeHandoff;
-  signInOrigins: SignInOrigins;
+  handoff: ReleaseHandoff;
+  signInOrigins: TrustedOrigins;
   storage: StorageLifecycle;
 }
 

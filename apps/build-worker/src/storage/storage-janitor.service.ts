@@ -3,7 +3,7 @@ import type { BlobStore } from '@slipway/blob';
 import { DeploymentsRepository } from '@slipway/platform-data';
 import { PeriodicTask } from '@slipway/server';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
-import { BLOBS } from '../deploy/tokens.js';
+import { BLOBS } from '../tokens.js';
 
 export interface JanitorReport {
   endedSources: number;

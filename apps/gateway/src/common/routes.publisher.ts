@@ -2,7 +2,8 @@ import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common
 import { DeploymentsRepository, asApplicationId, asReleaseId } from '@slipway/platform-data';
 import { ReleaseNotFoundError, makeReleaseLive, publishRoutesChanged } from '@slipway/runtime';
 import { ApiException } from '@slipway/server';
-import { Redis } from 'ioredis';
+import { redisConnection } from '@slipway/messaging';
+import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 
 /** Tells every edge replica that an application's routes changed (domains, rollback). */
@@ -15,7 +16,7 @@ export class RoutesPublisher implements OnModuleDestroy {
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly deployments: DeploymentsRepository,
   ) {
-    this.redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000 });
+    this.redis = redisConnection(config.REDIS_URL, 'publisher');
     this.redis.on('error', (error: Error) => this.logger.warn(`Redis: ${error.message}`));
   }
 

@@ -1,34 +1,29 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { QUEUES, assertIdsOnly, jobIdFor, type JobPayloads } from '@slipway/queue';
+import { DeployJobProducer, redisConnection, type DeployPayload } from '@slipway/messaging';
 import { ApiException } from '@slipway/server';
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 
 const PING_TIMEOUT_MS = 1000;
 const ENQUEUE_TIMEOUT_MS = 3000;
 
 /**
- * Producer of `deploy` jobs. The connection never queues commands while Redis is away
- * (`enableOfflineQueue: false`), so a request fails fast with 503 instead of hanging.
+ * The gateway's end of the deploy queue (`DeployJobProducer`, @slipway/messaging). Its connection
+ * is a `queue-producer`: it never queues commands while Redis is away, so a request fails fast
+ * with 503 instead of hanging.
  */
 @Injectable()
 export class DeployQueue implements OnModuleDestroy {
   private readonly logger = new Logger('DeployQueue');
   private readonly redis: Redis;
-  private readonly queue: Queue;
+  private readonly producer: DeployJobProducer;
   private lastError = '';
 
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
-    this.redis = new Redis(config.REDIS_URL, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      connectTimeout: 2000,
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-    });
+    this.redis = redisConnection(config.REDIS_URL, 'queue-producer');
     this.redis.on('error', (error: Error) => this.noteError(error));
-    this.queue = new Queue(QUEUES.deploy.name, { connection: this.redis, prefix: config.QUEUE_PREFIX });
-    this.queue.on('error', (error: Error) => this.noteError(error));
+    this.producer = new DeployJobProducer(this.redis, config.QUEUE_PREFIX);
+    this.producer.onError((error: Error) => this.noteError(error));
   }
 
   /** Throws `unavailable` unless Redis answers right now. */
@@ -41,13 +36,12 @@ export class DeployQueue implements OnModuleDestroy {
     }
   }
 
-  async enqueue(payload: JobPayloads['deploy']): Promise<void> {
-    assertIdsOnly({ ...payload });
-    await withTimeout(this.queue.add('deploy', payload, { jobId: jobIdFor('deploy', payload), removeOnComplete: 1000, removeOnFail: 5000 }), ENQUEUE_TIMEOUT_MS);
+  async enqueue(payload: DeployPayload): Promise<void> {
+    await withTimeout(this.producer.enqueue(payload), ENQUEUE_TIMEOUT_MS);
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.queue.close().catch(() => undefined);
+    await this.producer.close().catch(() => undefined);
     this.redis.disconnect();
   }
 

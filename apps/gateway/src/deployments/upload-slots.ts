@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { ApiException } from '@slipway/server';
-import { Redis } from 'ioredis';
+import { redisConnection } from '@slipway/messaging';
+import type { Redis } from 'ioredis';
 import type { ApiPrincipal } from '../credentials/api-principal.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 
@@ -64,7 +65,7 @@ export class UploadSlots implements OnModuleDestroy {
   private closing = false;
 
   constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {
-    this.redis = new Redis(config.REDIS_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000, retryStrategy: (n) => Math.min(n * 200, 2000) }) as SlotRedis;
+    this.redis = redisConnection(config.REDIS_URL, 'fail-closed') as SlotRedis;
     // Redis being away is reported by the deploy queue (and answered 503 there); not twice.
     this.redis.on('error', () => undefined);
     this.redis.defineCommand('acquireUploadSlot', { numberOfKeys: 2, lua: ACQUIRE });

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { buildLogChannel, buildLogList, type BuildLogChunk } from '@slipway/queue';
-import { Redis } from 'ioredis';
+import { buildLogChannel, buildLogList, redisConnection, type BuildLogChunk, type Channel } from '@slipway/messaging';
+import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 
 type Listener = (chunk: BuildLogChunk) => void;
@@ -16,18 +16,22 @@ export class BuildLogsService implements OnModuleDestroy {
   private readonly logger = new Logger('BuildLogs');
   private subscriber?: Redis;
   private reader?: Redis;
-  private readonly listeners = new Map<string, Set<Listener>>();
+  /** By channel name: the channel and this process's followers of it. */
+  private readonly listeners = new Map<string, { channel: Channel<BuildLogChunk>; followers: Set<Listener> }>();
 
   constructor(@Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig) {}
 
   private connections(): { subscriber: Redis; reader: Redis } {
     if (!this.subscriber || !this.reader) {
-      this.subscriber = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: null });
-      this.reader = new Redis(this.config.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
+      this.subscriber = redisConnection(this.config.REDIS_URL, 'subscriber');
+      // Made when the first follower comes, and used at once: connected now, not lazily.
+      this.reader = redisConnection(this.config.REDIS_URL, 'command', { lazyConnect: false });
       for (const redis of [this.subscriber, this.reader]) redis.on('error', (error: Error) => this.logger.warn(`Redis: ${error.message}`));
-      this.subscriber.on('message', (channel: string, message: string) => {
-        const chunk = JSON.parse(message) as BuildLogChunk;
-        for (const listener of this.listeners.get(channel) ?? []) listener(chunk);
+      this.subscriber.on('message', (name: string, message: string) => {
+        const entry = this.listeners.get(name);
+        if (!entry) return;
+        const chunk = entry.channel.decode(message);
+        for (const listener of entry.followers) listener(chunk);
       });
     }
     return { subscriber: this.subscriber, reader: this.reader };
@@ -45,24 +49,25 @@ export class BuildLogsService implements OnModuleDestroy {
       send(chunk);
     };
     const listener: Listener = (chunk) => (replaying ? replaying.push(chunk) : deliver(chunk));
-    let set = this.listeners.get(channel);
-    if (!set) {
-      set = new Set();
-      this.listeners.set(channel, set);
-      await subscriber.subscribe(channel);
+    let entry = this.listeners.get(channel.name);
+    if (!entry) {
+      entry = { channel, followers: new Set() };
+      this.listeners.set(channel.name, entry);
+      await subscriber.subscribe(channel.name);
     }
+    const set = entry.followers;
     set.add(listener);
     // Subscribed first, read the list second: a chunk published in between is in one or both, sent once.
-    const kept = (await reader.lrange(buildLogList(this.config.QUEUE_PREFIX, deploymentId), 0, -1)).map((m) => JSON.parse(m) as BuildLogChunk);
+    const kept = (await reader.lrange(buildLogList(this.config.QUEUE_PREFIX, deploymentId), 0, -1)).map((m) => channel.decode(m));
     const newest = Math.max(0, ...kept.map((c) => c.attempt));
     for (const chunk of kept) if (chunk.attempt === newest) deliver(chunk);
     for (const chunk of replaying) deliver(chunk);
     replaying = null;
     return async () => {
       set.delete(listener);
-      if (set.size === 0 && this.listeners.get(channel) === set) {
-        this.listeners.delete(channel);
-        await subscriber.unsubscribe(channel).catch(() => undefined);
+      if (set.size === 0 && this.listeners.get(channel.name) === entry) {
+        this.listeners.delete(channel.name);
+        await subscriber.unsubscribe(channel.name).catch(() => undefined);
       }
     };
   }

@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { AppMetrics, asApplicationId, type MetricsSeries } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
-import { Redis } from 'ioredis';
+import { redisConnection } from '@slipway/messaging';
+import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 
 const RANGES = ['hour', 'day'] as const;
@@ -14,7 +15,7 @@ export class MetricsService implements OnModuleDestroy {
   private readonly metrics: AppMetrics;
 
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
-    this.redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000 });
+    this.redis = redisConnection(config.REDIS_URL, 'command');
     this.redis.on('error', (error: Error) => this.logger.warn(`Redis: ${error.message}`));
     this.metrics = new AppMetrics(this.redis, config.QUEUE_PREFIX);
   }

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { OwnerSignInLimits } from '@slipway/contract';
 import { ApiException, addressBucket } from '@slipway/server';
-import { Redis } from 'ioredis';
+import { redisConnection } from '@slipway/messaging';
+import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, ownerSignInLimits, type GatewayConfig } from '../config.js';
 
 const COMMAND_TIMEOUT_MS = 1000;
@@ -76,13 +77,8 @@ export class SignInLimiter implements OnModuleDestroy {
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
     this.limits = ownerSignInLimits(config);
     this.prefix = `${config.QUEUE_PREFIX}:owner-sign-in:`;
-    this.redis = new Redis(config.REDIS_URL, {
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      connectTimeout: 2000,
-      commandTimeout: COMMAND_TIMEOUT_MS,
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
-    });
+    // A command that hangs (Redis stalled, not down) refuses the sign-in too.
+    this.redis = redisConnection(config.REDIS_URL, 'fail-closed', { commandTimeout: COMMAND_TIMEOUT_MS });
     this.redis.on('error', (error: Error) => this.noteError(error));
     this.redis.on('ready', () => (this.lastError = ''));
   }

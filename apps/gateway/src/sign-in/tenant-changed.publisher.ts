@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { TENANT_CHANGED_CHANNEL } from '@slipway/queue';
-import { Redis } from 'ioredis';
+import { redisConnection, tenantChangedChannel } from '@slipway/messaging';
+import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 
 /**
@@ -13,13 +13,14 @@ export class TenantChangedPublisher implements OnModuleDestroy {
   private readonly redis: Redis;
 
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
-    this.redis = new Redis(config.REDIS_URL, { lazyConnect: true, enableOfflineQueue: true, maxRetriesPerRequest: 1, connectTimeout: 2000 });
+    this.redis = redisConnection(config.REDIS_URL, 'publisher');
     this.redis.on('error', (error: Error) => this.logger.warn(`Redis: ${error.message}`));
   }
 
   async publish(applicationId: string): Promise<void> {
     try {
-      await this.redis.publish(TENANT_CHANGED_CHANNEL, applicationId);
+      const channel = tenantChangedChannel();
+      await this.redis.publish(channel.name, channel.encode({ applicationId }));
     } catch (error) {
       this.logger.warn(`could not announce the change of ${applicationId}: ${(error as Error).message}`);
     }

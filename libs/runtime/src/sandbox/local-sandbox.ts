@@ -21,7 +21,13 @@ export interface LocalSandboxOptions {
    * pasta's user-mode forwarding of the host's 127.0.0.1:PORT; `auto` (the default), `kernel`
    * when its probe passes, else `pasta` (and `onNotice` says why).
    */
-  network?: { mode: 'auto' | 'kernel' | 'pasta'; subnet: SandboxSubnet; clientUids: () => Promise<number[]> };
+  network?: {
+    mode: 'auto' | 'kernel' | 'pasta';
+    subnet: SandboxSubnet;
+    clientUids: () => Promise<number[]>;
+    /** How often the host's table is looked at once links exist (SandboxLinks `guardMs`; default 10 s). */
+    guardMs?: number;
+  };
   /** One line for the operator (the network path chosen). */
   onNotice?: (line: string) => void;
 }
@@ -59,7 +65,7 @@ export class LocalSandbox {
 
   constructor(private readonly options: LocalSandboxOptions) {
     this.users = new AppUsers([process.getuid?.() ?? 0, ...(options.forbiddenUids ?? [])]);
-    if (options.network && options.network.mode !== 'pasta') this.links = new SandboxLinks({ subnet: options.network.subnet, clientUids: options.network.clientUids });
+    if (options.network && options.network.mode !== 'pasta') this.links = new SandboxLinks({ subnet: options.network.subnet, clientUids: options.network.clientUids, guardMs: options.network.guardMs, onNotice: options.onNotice });
   }
 
   /** The network path, chosen once (probed for `auto` and `kernel`). */

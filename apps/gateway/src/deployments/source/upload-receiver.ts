@@ -54,60 +54,42 @@ export class ClientGoneError extends Error {
  * early `paths` checks would be possible.
  */
 export function receiveUpload<A>(req: Request, res: Response, limits: UploadLimits, handlers: PartHandlers<A>): Promise<ReceivedUpload<A>> {
-  return new Promise<ReceivedUpload<A>>((resolve, reject) => {
-    const result: ReceivedUpload<A> = { files: [], paths: [], rootDirectory: null };
-    let rootDirectorySeen = false;
-    const pathSet = new SourcePathSet();
-    const consuming = new Set<Transform>();
-    const handling: Promise<unknown>[] = [];
-    let pending = 0;
-    let archiveSeen = false;
-    let parsed = false;
-    let settled = false;
-    let received = 0;
-    let bb: Busboy;
-    let idleTimer: NodeJS.Timeout | undefined;
+  return new Promise<ReceivedUpload<A>>((resolve, reject) => new UploadReception(req, res, limits, handlers, resolve, reject).start());
+}
 
-    const fail = (error: Error) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(idleTimer);
-      req.off('data', countBytes);
-      if (bb) req.unpipe(bb);
-      req.pause();
-      for (const part of consuming) part.destroy(error);
-      if (!res.headersSent) res.setHeader('Connection', 'close');
-      void Promise.allSettled(handling).then(() => reject(error));
-    };
-    const maybeDone = () => {
-      if (!settled && parsed && pending === 0) {
-        settled = true;
-        clearTimeout(idleTimer);
-        req.off('data', countBytes);
-        resolve(result);
-      }
-    };
-    // Time without a byte from the client. Time the gateway itself holds the body back
-    // (backpressure: the request is paused or has unread bytes) is not the client's: re-armed.
-    const idleMs = limits.idleTimeoutSeconds * 1000;
-    // Runs for every chunk: one timer, pushed back in place (no clear + new timer each time).
-    const armIdle = () => {
-      if (idleTimer) idleTimer.refresh();
-      else idleTimer = setTimeout(onIdle, idleMs);
-    };
-    const onIdle = () => {
-      if (settled || req.readableEnded) return;
-      if (req.readableFlowing === false || req.readableLength > 0) return armIdle();
-      fail(new ApiException('upload_stalled', `The upload sent no byte for ${limits.idleTimeoutSeconds} seconds; it was dropped.`));
-    };
-    const countBytes = (chunk: Buffer) => {
-      armIdle();
-      received += chunk.length;
-      if (received > limits.maxUploadBytes) fail(new ApiException('too_large', `The upload is larger than ${limits.maxUploadBytes} bytes.`));
-    };
+/** One upload being read (receiveUpload): its state, and a method per event. */
+class UploadReception<A> {
+  private readonly result: ReceivedUpload<A> = { files: [], paths: [], rootDirectory: null };
+  private rootDirectorySeen = false;
+  private readonly pathSet = new SourcePathSet();
+  /** The parts whose handler is still reading them. */
+  private readonly consuming = new Set<Transform>();
+  /** Every handler's settling (fail waits for all of them). */
+  private readonly handling: Promise<unknown>[] = [];
+  private pending = 0;
+  private archiveSeen = false;
+  private parsed = false;
+  private settled = false;
+  private received = 0;
+  private bb?: Busboy;
+  private idleTimer?: NodeJS.Timeout;
+  private readonly idleMs: number;
 
+  constructor(
+    private readonly req: Request,
+    private readonly res: Response,
+    private readonly limits: UploadLimits,
+    private readonly handlers: PartHandlers<A>,
+    private readonly resolve: (upload: ReceivedUpload<A>) => void,
+    private readonly reject: (error: Error) => void,
+  ) {
+    this.idleMs = limits.idleTimeoutSeconds * 1000;
+  }
+
+  start(): void {
+    const { req, limits } = this;
     try {
-      bb = busboy({
+      this.bb = busboy({
         headers: req.headers,
         defParamCharset: 'utf8',
         limits: {
@@ -121,109 +103,166 @@ export function receiveUpload<A>(req: Request, res: Response, limits: UploadLimi
         },
       });
     } catch (error) {
-      fail(new ApiException('bad_request', `The request is not valid multipart/form-data (${(error as Error).message}).`));
+      this.fail(new ApiException('bad_request', `The request is not valid multipart/form-data (${(error as Error).message}).`));
       return;
     }
-
-    bb.on('field', (name, value, info) => {
-      if (name === 'rootDirectory') {
-        if (rootDirectorySeen) return fail(new ApiException('bad_request', 'Send one "rootDirectory", not several.'));
-        rootDirectorySeen = true;
-        const check = info.valueTruncated ? { ok: false as const, problem: `is longer than ${ROOT_DIRECTORY_MAX_LENGTH} characters` } : checkRootDirectory(value);
-        if (!check.ok) return fail(new ApiException('bad_request', `rootDirectory ${check.problem}.`));
-        result.rootDirectory = check.value;
-        return;
-      }
-      if (name !== 'paths') return fail(unknownField(name));
-      if (archiveSeen) return fail(bothForms());
-      if (result.paths.length >= limits.maxFiles) return fail(new ApiException('too_large', `The upload has more than ${limits.maxFiles} paths.`));
-      if (info.valueTruncated) return fail(new ApiException('bad_request', `paths[${result.paths.length}] is longer than ${limits.maxPathBytes} bytes.`));
-      const path = value.normalize('NFC');
-      const reason = unsafePathReason(path, limits) ?? pathSet.add(path);
-      if (reason) return fail(new ApiException('bad_request', `paths[${result.paths.length}] ${reason}.`));
-      result.paths.push(path);
-    });
-
-    bb.on('file', (name, stream: Readable, _info) => {
-      if (settled) return stream.resume();
-      if (name !== 'files' && name !== 'archive') return (stream.resume(), fail(unknownField(name)));
-      if (name === 'archive' && (archiveSeen || result.files.length || result.paths.length)) {
-        return (stream.resume(), fail(archiveSeen ? new ApiException('bad_request', 'Send one archive, not several.') : bothForms()));
-      }
-      if (name === 'files' && archiveSeen) return (stream.resume(), fail(bothForms()));
-      if (name === 'files' && result.files.length >= limits.maxFiles) {
-        return (stream.resume(), fail(new ApiException('too_large', `The upload has more than ${limits.maxFiles} files.`)));
-      }
-      const maxBytes = name === 'archive' ? limits.maxUploadBytes : limits.maxFileBytes;
-      const index = result.files.length;
-      let bytes = 0;
-      // Counts (and limits) the part's bytes on their way to the handler.
-      const part = new Transform({
-        transform(chunk: Buffer, _encoding, callback) {
-          bytes += chunk.length;
-          if (bytes > maxBytes) {
-            const error = new ApiException('too_large', name === 'archive' ? `The archive is larger than ${maxBytes} bytes.` : `files[${index}] is larger than ${maxBytes} bytes.`);
-            fail(error);
-            return callback(error);
-          }
-          callback(null, chunk);
-        },
-      });
-      // fail() destroys the part with the refusal; the handler sees that through its own streams.
-      part.on('error', () => undefined);
-      consuming.add(part);
-      pending += 1;
-      stream.on('error', (error: Error) => fail(malformed(error)));
-      stream.pipe(part);
-      let task: Promise<unknown>;
-      if (name === 'archive') {
-        archiveSeen = true;
-        task = handlers.archive(part, () => bytes).then((value) => {
-          result.archive = { value, bytes };
-        });
-      } else {
-        const spooled: SpooledPart = { file: '', bytes: 0 };
-        result.files.push(spooled);
-        task = handlers.file(part, index).then((file) => {
-          spooled.file = file;
-          spooled.bytes = bytes;
-        });
-      }
-      handling.push(
-        task.then(
-          () => {
-            consuming.delete(part);
-            pending -= 1;
-            maybeDone();
-          },
-          (error: Error) => {
-            consuming.delete(part);
-            fail(error);
-          },
-        ),
-      );
-    });
-
-    bb.on('filesLimit', () => fail(new ApiException('too_large', `The upload has more than ${limits.maxFiles} files.`)));
-    bb.on('fieldsLimit', () => fail(new ApiException('too_large', `The upload has more than ${limits.maxFiles} paths.`)));
-    bb.on('partsLimit', () => fail(new ApiException('too_large', 'The upload has too many parts.')));
-    bb.on('error', (error: Error) => fail(malformed(error)));
+    const bb = this.bb;
+    bb.on('field', (name, value, info) => this.onField(name, value, info.valueTruncated));
+    bb.on('file', (name, stream: Readable) => this.onFile(name, stream));
+    bb.on('filesLimit', () => this.fail(new ApiException('too_large', `The upload has more than ${limits.maxFiles} files.`)));
+    bb.on('fieldsLimit', () => this.fail(new ApiException('too_large', `The upload has more than ${limits.maxFiles} paths.`)));
+    bb.on('partsLimit', () => this.fail(new ApiException('too_large', 'The upload has too many parts.')));
+    bb.on('error', (error: Error) => this.fail(malformed(error)));
     bb.on('close', () => {
-      parsed = true;
-      maybeDone();
+      this.parsed = true;
+      this.maybeDone();
     });
-    const gone = () => fail(new ClientGoneError('the client closed the connection during the upload'));
+    const gone = () => this.fail(new ClientGoneError('the client closed the connection during the upload'));
     req.on('aborted', gone);
     req.on('close', () => {
       if (!req.complete) gone();
     });
-    req.on('data', countBytes);
-    req.once('end', () => clearTimeout(idleTimer));
-    if (!req.readableEnded) armIdle();
+    req.on('data', this.countBytes);
+    req.once('end', () => clearTimeout(this.idleTimer));
+    if (!req.readableEnded) this.armIdle();
     req.pipe(bb);
     // The client may have gone while the key and admission were checked: its events are past.
     if (req.destroyed && !req.complete) gone();
-  });
+  }
+
+  private fail(error: Error): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.idleTimer);
+    this.req.off('data', this.countBytes);
+    if (this.bb) this.req.unpipe(this.bb);
+    this.req.pause();
+    for (const part of this.consuming) part.destroy(error);
+    if (!this.res.headersSent) this.res.setHeader('Connection', 'close');
+    void Promise.allSettled(this.handling).then(() => this.reject(error));
+  }
+
+  private maybeDone(): void {
+    if (!this.settled && this.parsed && this.pending === 0) {
+      this.settled = true;
+      clearTimeout(this.idleTimer);
+      this.req.off('data', this.countBytes);
+      this.resolve(this.result);
+    }
+  }
+
+  // Time without a byte from the client. Time the gateway itself holds the body back
+  // (backpressure: the request is paused or has unread bytes) is not the client's: re-armed.
+  // Runs for every chunk: one timer, pushed back in place (no clear + new timer each time).
+  private armIdle(): void {
+    if (this.idleTimer) this.idleTimer.refresh();
+    else this.idleTimer = setTimeout(this.onIdle, this.idleMs);
+  }
+
+  private readonly onIdle = (): void => {
+    const { req } = this;
+    if (this.settled || req.readableEnded) return;
+    if (req.readableFlowing === false || req.readableLength > 0) return this.armIdle();
+    this.fail(new ApiException('upload_stalled', `The upload sent no byte for ${this.limits.idleTimeoutSeconds} seconds; it was dropped.`));
+  };
+
+  private readonly countBytes = (chunk: Buffer): void => {
+    this.armIdle();
+    this.received += chunk.length;
+    if (this.received > this.limits.maxUploadBytes) this.fail(new ApiException('too_large', `The upload is larger than ${this.limits.maxUploadBytes} bytes.`));
+  };
+
+  private onField(name: string, value: string, valueTruncated: boolean): void {
+    const { result, limits } = this;
+    if (name === 'rootDirectory') {
+      if (this.rootDirectorySeen) return this.fail(new ApiException('bad_request', 'Send one "rootDirectory", not several.'));
+      this.rootDirectorySeen = true;
+      const check = valueTruncated ? { ok: false as const, problem: `is longer than ${ROOT_DIRECTORY_MAX_LENGTH} characters` } : checkRootDirectory(value);
+      if (!check.ok) return this.fail(new ApiException('bad_request', `rootDirectory ${check.problem}.`));
+      result.rootDirectory = check.value;
+      return;
+    }
+    if (name !== 'paths') return this.fail(unknownField(name));
+    if (this.archiveSeen) return this.fail(bothForms());
+    if (result.paths.length >= limits.maxFiles) return this.fail(new ApiException('too_large', `The upload has more than ${limits.maxFiles} paths.`));
+    if (valueTruncated) return this.fail(new ApiException('bad_request', `paths[${result.paths.length}] is longer than ${limits.maxPathBytes} bytes.`));
+    const path = value.normalize('NFC');
+    const reason = unsafePathReason(path, limits) ?? this.pathSet.add(path);
+    if (reason) return this.fail(new ApiException('bad_request', `paths[${result.paths.length}] ${reason}.`));
+    result.paths.push(path);
+  }
+
+  /** A file part starts: refused at once, or counted and handed to its handler. */
+  private onFile(name: string, stream: Readable): void {
+    const { result, limits } = this;
+    if (this.settled) return void stream.resume();
+    const refusal = this.refusalOf(name);
+    if (refusal) {
+      stream.resume();
+      return this.fail(refusal);
+    }
+    const maxBytes = name === 'archive' ? limits.maxUploadBytes : limits.maxFileBytes;
+    const index = result.files.length;
+    let bytes = 0;
+    const fail = (error: Error) => this.fail(error);
+    // Counts (and limits) the part's bytes on their way to the handler.
+    const part = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        bytes += chunk.length;
+        if (bytes > maxBytes) {
+          const error = new ApiException('too_large', name === 'archive' ? `The archive is larger than ${maxBytes} bytes.` : `files[${index}] is larger than ${maxBytes} bytes.`);
+          fail(error);
+          return callback(error);
+        }
+        callback(null, chunk);
+      },
+    });
+    // fail() destroys the part with the refusal; the handler sees that through its own streams.
+    part.on('error', () => undefined);
+    this.consuming.add(part);
+    this.pending += 1;
+    stream.on('error', (error: Error) => this.fail(malformed(error)));
+    stream.pipe(part);
+    let task: Promise<unknown>;
+    if (name === 'archive') {
+      this.archiveSeen = true;
+      task = this.handlers.archive(part, () => bytes).then((value) => {
+        result.archive = { value, bytes };
+      });
+    } else {
+      const spooled: SpooledPart = { file: '', bytes: 0 };
+      result.files.push(spooled);
+      task = this.handlers.file(part, index).then((file) => {
+        spooled.file = file;
+        spooled.bytes = bytes;
+      });
+    }
+    this.handling.push(
+      task.then(
+        () => {
+          this.consuming.delete(part);
+          this.pending -= 1;
+          this.maybeDone();
+        },
+        (error: Error) => {
+          this.consuming.delete(part);
+          this.fail(error);
+        },
+      ),
+    );
+  }
+
+  /** Why a file part named `name` cannot come now (undefined: it can). */
+  private refusalOf(name: string): ApiException | undefined {
+    const { result, limits } = this;
+    if (name !== 'files' && name !== 'archive') return unknownField(name);
+    if (name === 'archive' && (this.archiveSeen || result.files.length || result.paths.length)) {
+      return this.archiveSeen ? new ApiException('bad_request', 'Send one archive, not several.') : bothForms();
+    }
+    if (name === 'files' && this.archiveSeen) return bothForms();
+    if (name === 'files' && result.files.length >= limits.maxFiles) return new ApiException('too_large', `The upload has more than ${limits.maxFiles} files.`);
+    return undefined;
+  }
 }
 
 function unknownField(name: string): ApiException {

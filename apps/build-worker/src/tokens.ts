@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import type { WorkerConfig } from '../config.js';
+import type { WorkerConfig } from './config.js';
 
 export const BLOBS = Symbol('BLOBS');
 export const SANDBOX = Symbol('SANDBOX');

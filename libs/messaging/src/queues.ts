@@ -1,5 +1,3 @@
-export * from './channels.js';
-
 /**
  * The one catalogue of BullMQ queues, job names and payloads. Payloads carry ids only, never
  * secrets. A worker must register a handler for every job name of the queues it consumes.
