@@ -5,6 +5,7 @@ import featureFolders from './tools/eslint/feature-folders.js';
 import moduleBoundaries from './tools/eslint/module-boundaries.js';
 import platformDataOnly from './tools/eslint/platform-data-only.js';
 import redisViaMessaging from './tools/eslint/redis-via-messaging.js';
+import serviceAuthOnly from './tools/eslint/service-auth-only.js';
 
 const workspaceRoot = import.meta.dirname;
 
@@ -15,7 +16,7 @@ export default tseslint.config(
   {
     files: ['**/*.ts', '**/*.tsx'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: workspaceRoot } },
-    plugins: { slipway: { rules: { 'module-boundaries': moduleBoundaries, 'feature-folders': featureFolders, 'platform-data-only': platformDataOnly, 'redis-via-messaging': redisViaMessaging } } },
+    plugins: { slipway: { rules: { 'module-boundaries': moduleBoundaries, 'feature-folders': featureFolders, 'platform-data-only': platformDataOnly, 'redis-via-messaging': redisViaMessaging, 'service-auth-only': serviceAuthOnly } } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
@@ -47,6 +48,14 @@ export default tseslint.config(
     files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts', 'tools/*/src/**/*.ts'],
     ignores: ['**/*.spec.ts', '**/test/**', 'libs/messaging/**', 'libs/testing/**'],
     rules: { 'slipway/redis-via-messaging': 'error' },
+  },
+  {
+    // An application's own `service_auth` schema is queried only by libs/auth-core's stores
+    // (issue 35): left out are tests and libs/auth-server, the package an application's server
+    // installs (pg and jose only), which reads its own database's session.
+    files: ['apps/*/src/**/*.ts', 'apps/*/src/**/*.tsx', 'libs/*/src/**/*.ts', 'tools/*/src/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/test/**', 'libs/auth-core/**', 'libs/auth-server/**'],
+    rules: { 'slipway/service-auth-only': 'error' },
   },
   {
     // auth-service's folders import each other only through their index.ts, and never in a circle

@@ -6,4 +6,4 @@ export * from './runtime-env.js';
 export * from './sign-in-variables.js';
 export * from './pooler/scram-secret.js';
 export * from './pooler/app-database-pooler.js';
-export * from './user-admin.js';
+export * from './store/index.js';

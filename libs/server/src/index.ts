@@ -9,3 +9,4 @@ export * from './listen-fds.js';
 export * from './periodic-task.js';
 export * from './server-unavailable.js';
 export * from './outbound-url.js';
+export * from './client-address.js';

@@ -1,13 +1,13 @@
 import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { CLIENT_ADDRESS_HEADER, verifyClientAddress } from '@slipway/auth-server';
-import { AUTH_CONFIG, normaliseIp, type AuthConfig } from '../config.js';
+import { clientAddress, normaliseIp } from '@slipway/server';
+import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { AuthError, sendAuthError } from '../common/index.js';
 import { clearedSessionCookie, hasAmbiguousSessionCookie } from '../cookies/index.js';
 import { canonicalPath } from '../routing/index.js';
 import { TenantsService } from '../tenants/index.js';
 import type { AuthRequest } from './auth-request.js';
-import { clientAddress } from './client-address.js';
 import { assertTrustedOrigin, isTrustedOrigin } from './origin-check.js';
 import { checkedRedirectTargets } from './redirect-targets.js';
 import { RateLimitService, bucketFor } from './rate-limit.service.js';

@@ -1,4 +1,4 @@
-import { DEPLOY_STEPS as STEP_NAMES, ERROR_CODES, LIMITS, ROOT_DIRECTORY_MAX_LENGTH, ROOT_DIRECTORY_PATTERN, type ErrorCode } from '@slipway/contract';
+import { DEPLOY_STEPS as STEP_NAMES, ERROR_CODES, LIMITS, ROOT_DIRECTORY_MAX_LENGTH, ROOT_DIRECTORY_PATTERN, type DeploymentTask as ClientDeploymentTask, type ErrorCode } from '@slipway/contract';
 import { z } from 'zod';
 
 /**
@@ -79,6 +79,16 @@ export const PutSecretsBody = z
 export const SecretNames = z.object({ names: z.array(z.string()).describe('Names now set, sorted; values are never returned.') }).meta({ title: 'SecretNames' });
 
 export type DeploymentTask = z.infer<typeof DeploymentTask>;
+
+/**
+ * The task as served (this schema) and as clients read it (`DeploymentTask` in @slipway/contract)
+ * are one shape: the same fields, and whatever the gateway serves type-checks as what clients read
+ * (theirs is wider on purpose: step names and codes are plain strings). Either side drifting
+ * fails the build here.
+ */
+type SameKeys<A, B> = [Exclude<keyof A, keyof B> | Exclude<keyof B, keyof A>] extends [never] ? true : false;
+const servedTaskIsReadTask: [DeploymentTask extends ClientDeploymentTask ? true : false, SameKeys<DeploymentTask, ClientDeploymentTask>] = [true, true];
+void servedTaskIsReadTask;
 export type PutSecretsBody = z.infer<typeof PutSecretsBody>;
 
 export const ApplicationIdQuery = z.uuid().describe('The application (its id, as in the dashboard or .slipway.json).');

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { OwnerSignInLimits } from '@slipway/contract';
-import { ApiException } from '@slipway/server';
+import { ApiException, addressBucket } from '@slipway/server';
 import { redisConnection } from '@slipway/messaging';
 import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, ownerSignInLimits, type GatewayConfig } from '../config.js';
-import { addressBucket } from './client-address.js';
 
 const COMMAND_TIMEOUT_MS = 1000;
 const STRIKES_TTL_MS = 24 * 3600 * 1000;

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Query, Req } from '@nestjs/common';
+import { clientAddress } from '@slipway/server';
 import type { Request } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
-import { clientAddress } from '../rate-limit/client-address.js';
 import { CurrentApplication, CurrentOwner } from '../dashboard/common/current-owner.decorator.js';
 import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
 import type { OwnedApplication, OwnerPrincipal } from '../dashboard/common/owner-principal.js';

@@ -4,7 +4,7 @@ import { ApplicationsRepository } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import type { Request } from 'express';
 import { isUuid } from '../../common/ids.js';
-import { OWNERS_API_ACCESS, type OwnersApiAccess } from './owner-guards.js';
+import { OWNERS_API_ACCESS, type OwnersApiAccess } from './owners-api-access.js';
 import type { DashboardRequest } from './owner-principal.js';
 
 /**

@@ -7,7 +7,7 @@ import { ApiKeysService, unauthorized } from '../../credentials/api-key-verifier
 import { PersonalAccessTokensService } from '../../credentials/personal-access-tokens.service.js';
 import { OwnerSessionsService } from '../owner-auth/owner-sessions.service.js';
 import { CsrfGuard } from './csrf.guard.js';
-import { OWNERS_API_ACCESS, type OwnersApiAccess } from './owner-guards.js';
+import { OWNERS_API_ACCESS, type OwnersApiAccess } from './owners-api-access.js';
 import type { DashboardRequest, OwnerPrincipal, OwnersApiCaller } from './owner-principal.js';
 import { readSessionCookie } from './session-cookie.js';
 

@@ -1,10 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
-import { ApiException } from '@slipway/server';
+import { ApiException, clientAddress } from '@slipway/server';
 import type { Request } from 'express';
 import { Strategy } from 'passport-local';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../../config.js';
-import { clientAddress } from '../../rate-limit/client-address.js';
 import { OwnerAuthService } from './owner-auth.service.js';
 
 export const OWNER_LOCAL_STRATEGY = 'owner-local';

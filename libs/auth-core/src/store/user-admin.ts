@@ -1,5 +1,6 @@
 import { randomAlphanumeric } from '@slipway/crypto';
-import type pg from 'pg';
+import { deleteSessionsOf, deleteSessionsOfOrImpersonatedBy } from './sessions.store.js';
+import { inTransaction, type UserAdminDb } from './service-auth-db.js';
 
 /**
  * The user-administration writes both doors make on an application's `service_auth` (issue 33):
@@ -11,9 +12,6 @@ import type pg from 'pg';
  * writes change through its own invalidation (its admin routes) or through the NOTIFY triggers
  * on `service_auth.users` and `service_auth.sessions` (migration 20261123090000; the gateway).
  */
-
-/** A tenant database handle: a pool (the sign-in service's TenantDb) or one connected client (the gateway's). */
-export type UserAdminDb = pg.Pool | pg.ClientBase;
 
 /** Who acts: an admin user's id, or `owner:<ownerId>` from the owners' dashboard; and from which address. */
 export interface AuditActor {
@@ -43,23 +41,6 @@ export interface AdminAuditEntry {
 /** Better Auth's default roles (its admin plugin without `roles` configured). */
 export const ADMIN_DEFAULT_ROLES = ['admin', 'user'] as const;
 
-/** `work` inside BEGIN … COMMIT on one connection of `db` (a pool: a connection taken and given back; a client: used as it is); ROLLBACK on any error. */
-export async function inTransaction<T>(db: UserAdminDb, work: (client: pg.ClientBase) => Promise<T>): Promise<T> {
-  const pooled = 'totalCount' in db;
-  const client = pooled ? await (db as pg.Pool).connect() : (db as pg.ClientBase);
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    if (pooled) (client as pg.PoolClient).release();
-  }
-}
-
 /** One audit row; call it inside the change's own transaction (or alone for actions that change nothing else). */
 export async function insertAdminAudit(db: UserAdminDb, by: AuditActor, entry: AdminAuditEntry): Promise<void> {
   await db.query(`INSERT INTO service_auth.admin_audit (id, actor_user_id, action, target_user_id, details, ip_address) VALUES ($1, $2, $3, $4, $5, $6)`, [
@@ -87,13 +68,13 @@ export async function banUser(db: UserAdminDb, userId: string, ban: { reason: st
       ban.expiresAt,
     ]);
     if (!updated.rowCount) return null;
-    const ended = await client.query<{ user_id: string }>(`DELETE FROM service_auth.sessions WHERE user_id = $1 OR impersonated_by = $1 RETURNING user_id`, [userId]);
+    const endedOf = await deleteSessionsOfOrImpersonatedBy(client, userId);
     await insertAdminAudit(client, by, {
       action: 'ban',
       targetUserId: userId,
-      details: { reason: ban.reason, expiresAt: ban.expiresAt?.toISOString() ?? null, sessionsEnded: ended.rowCount ?? 0 },
+      details: { reason: ban.reason, expiresAt: ban.expiresAt?.toISOString() ?? null, sessionsEnded: endedOf.length },
     });
-    return { sessionsOf: [...new Set([userId, ...ended.rows.map((r) => r.user_id)])] };
+    return { sessionsOf: [...new Set([userId, ...endedOf])] };
   });
 }
 
@@ -105,16 +86,6 @@ export async function unbanUser(db: UserAdminDb, userId: string, by: AuditActor)
     await insertAdminAudit(client, by, { action: 'unban', targetUserId: userId });
     return true;
   });
-}
-
-/** Better Auth's rule: a ban whose `ban_expires` has passed is lifted at the user's next sign-in. True when it was. */
-export async function liftExpiredBan(db: UserAdminDb, userId: string): Promise<boolean> {
-  const lifted = await db.query(
-    `UPDATE service_auth.users SET banned = false, ban_reason = NULL, ban_expires = NULL, updated_at = now()
-      WHERE id = $1 AND banned AND ban_expires IS NOT NULL AND ban_expires <= now()`,
-    [userId],
-  );
-  return (lifted.rowCount ?? 0) > 0;
 }
 
 /** Sets the user's role (a comma-separated list, as Better Auth stores it); false when the user is unknown. */
@@ -133,8 +104,8 @@ export async function revokeUserSessions(db: UserAdminDb, userId: string, by: Au
   return inTransaction(db, async (client) => {
     const found = await client.query(`SELECT 1 FROM service_auth.users WHERE id = $1 FOR SHARE`, [userId]);
     if (!found.rowCount) return null;
-    const ended = await client.query(`DELETE FROM service_auth.sessions WHERE user_id = $1`, [userId]);
-    await insertAdminAudit(client, by, { action: 'revoke-sessions', targetUserId: userId, details: { sessionsEnded: ended.rowCount ?? 0 } });
-    return { ended: ended.rowCount ?? 0 };
+    const ended = await deleteSessionsOf(client, userId);
+    await insertAdminAudit(client, by, { action: 'revoke-sessions', targetUserId: userId, details: { sessionsEnded: ended } });
+    return { ended };
   });
 }
