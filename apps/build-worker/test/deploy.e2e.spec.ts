@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { buffer } from 'node:stream/consumers';
-import { edgeInternalToken } from '@slipway/runtime';
+import { edgeInternalToken } from '@slipway/messaging';
 import { join } from 'node:path';
 import { DeployHarness, FIXTURES, freePort, sourceTar } from '@slipway/testing';
 

@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { DeploymentsRepository, PlatformInfrastructure, asApplicationId, asReleaseId } from '@slipway/platform-data';
-import { makeReleaseLive, publishRoutesChanged } from '@slipway/runtime';
+import { publishRoutesChanged } from '@slipway/messaging';
+import { makeReleaseLive } from '@slipway/runtime';
 import { DeployHarness, FIXTURES, freePort, sourceTar, waitFor } from '@slipway/testing';
 import WebSocket from 'ws';
 
@@ -197,7 +198,7 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
     });
 
     it('hands a release artifact (kubernetes pods) only to the holder of that release\'s artifact token', async () => {
-      const { releaseArtifactToken, edgeInternalToken } = await import('@slipway/runtime');
+      const { releaseArtifactToken, edgeInternalToken } = await import('@slipway/messaging');
       const { id: releaseId, artifact_key: key } = (await h.pg.query('SELECT r.id, r.artifact_key FROM releases r JOIN applications a ON a.live_release_id = r.id WHERE a.id = $1', [appId])).rows[0] as { id: string; artifact_key: string };
       const url = `http://127.0.0.1:${port}/_slipway/artifacts/${releaseId}`;
       const ok = await fetch(url, { headers: { authorization: `Bearer ${releaseArtifactToken(h.masterKey, releaseId)}` } });
@@ -223,7 +224,7 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
       }, { timeoutMs: 15_000, what: 'the restarted process' });
       expect(after).toEqual(expect.any(String));
       const live = (await h.pg.query('SELECT live_release_id FROM applications WHERE id = $1', [appId])).rows[0].live_release_id;
-      const { edgeInternalToken } = await import('@slipway/runtime');
+      const { edgeInternalToken } = await import('@slipway/messaging');
       const logs = await fetch(`http://127.0.0.1:${port}/_slipway/releases/${live}/logs`, { headers: { authorization: `Bearer ${edgeInternalToken(h.masterKey)}` } });
       expect(logs.status).toBe(200);
       expect(await logs.text()).toMatch(/process exited \(1\)[\s\S]*restarting in \d+ ms/);

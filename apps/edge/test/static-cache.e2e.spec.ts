@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { DeploymentsRepository, PlatformInfrastructure, asApplicationId, asReleaseId } from '@slipway/platform-data';
-import { edgeInternalToken, makeReleaseLive } from '@slipway/runtime';
+import { edgeInternalToken } from '@slipway/messaging';
+import { makeReleaseLive } from '@slipway/runtime';
 import { DeployHarness, FIXTURES, freePort, sourceTar, waitFor } from '@slipway/testing';
 import { get } from './raw-http.js';
 

@@ -12,7 +12,7 @@ import { Agent, request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { connect as tlsConnect, type PeerCertificate } from 'node:tls';
 import { promisify } from 'node:util';
-import { publishRoutesChanged } from '@slipway/runtime';
+import { publishRoutesChanged } from '@slipway/messaging';
 import { DeployHarness, FIXTURES, TestDnsServer, freePort, sourceTar, waitFor } from '@slipway/testing';
 import { Pebble, TestNginx } from './support/acme-world.js';
 
@@ -50,7 +50,7 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
     const res = await fetch(`http://127.0.0.1:${edgePort}${path}`, { headers: { authorization: `Bearer ${await edgeToken()}` } });
     return (await res.json()) as T;
   };
-  const edgeToken = async () => (await import('@slipway/runtime')).edgeInternalToken(h.masterKey);
+  const edgeToken = async () => (await import('@slipway/messaging')).edgeInternalToken(h.masterKey);
   const hostStatus = async (host: string) => (await internal<{ hosts: HostStatus[] }>('/_slipway/tls')).hosts.find((s) => s.host === host);
 
   /** A TLS handshake with SNI and ALPN against nginx's HTTPS port, verified with pebble's root. */

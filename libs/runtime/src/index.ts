@@ -1,5 +1,4 @@
 export * from './driver.js';
-export * from './handoff.js';
 export * from './local-driver.js';
 export * from './release-records.js';
 export * from './logs/log-budget.js';
@@ -9,6 +8,7 @@ export * from './logs/release-log.js';
 export * from './logs/log-lines.js';
 export * from './release-extractor.js';
 export * from './safe-extraction.js';
+export * from './release-go-live.js';
 export * from './release-switch.js';
 export * from './tree-links.js';
 export * from './watch/release-watch.js';

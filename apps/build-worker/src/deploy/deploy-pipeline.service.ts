@@ -4,8 +4,8 @@ import { AnalyzeError, rlimitOnlyBuildHazard, unboundedBuildDiskHazard, unsandbo
 import type { BlobStore } from '@slipway/blob';
 import { LIMITS, type DeployError, type DeployFailureCode } from '@slipway/contract';
 import { DeploymentsRepository, asApplicationId, asDeploymentId } from '@slipway/platform-data';
-import { routesChannel } from '@slipway/messaging';
-import { nodeToolchainsFor, packageManagersFor } from '@slipway/runtime';
+import { EdgeHandoff, publishRoutesChanged } from '@slipway/messaging';
+import { ReleaseGoLive, nodeToolchainsFor, packageManagersFor } from '@slipway/runtime';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { BuildCaches } from '../pipeline/build-caches.js';
@@ -52,6 +52,8 @@ export class DeployPipelineService implements OnApplicationShutdown {
   private readonly trash: WorkspaceTrash;
   /** Each build's fixed-size disk (BUILD_DISK_MB). */
   private readonly disks: BuildDisks;
+  /** Making a release live: its start and switch in the release step, its commit here. */
+  private readonly live: ReleaseGoLive;
 
   constructor(
     @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
@@ -70,6 +72,9 @@ export class DeployPipelineService implements OnApplicationShutdown {
       ({ unmounted, removed }) => unmounted.length + removed.length && this.logger.log(`build disks left by stopped workers: ${unmounted.length} unmounted, ${removed.length} images deleted`),
       (error: Error) => this.logger.error(`build disks left by stopped workers could not be swept: ${error.message}`),
     );
+    this.live = new ReleaseGoLive(new EdgeHandoff({ edgeUrl: config.EDGE_INTERNAL_URL, masterKey: config.SLIPWAY_MASTER_KEY, timeoutMs: config.RELEASE_TIMEOUT_MS }), (message) =>
+      publishRoutesChanged(publisher, config.QUEUE_PREFIX, message),
+    );
     this.services = {
       config,
       logger: this.logger,
@@ -87,7 +92,7 @@ export class DeployPipelineService implements OnApplicationShutdown {
       disks: this.disks,
       toolchains: nodeToolchainsFor(config, LIMITS.node.supportedMajors, config.NODE_DEFAULT_MAJOR),
       managers: packageManagersFor(config),
-      handoff: new RuntimeHandoff(config.EDGE_INTERNAL_URL, config.SLIPWAY_MASTER_KEY, config.RELEASE_TIMEOUT_MS),
+      handoff: new RuntimeHandoff(this.live, config.EDGE_INTERNAL_URL),
       signInOrigins,
       storage: new StorageLifecycle(deployments, blobs, { releasesKept: config.RELEASES_KEPT, quotas: config.STORAGE_QUOTAS }, new Logger('storage')),
     };
@@ -153,10 +158,8 @@ export class DeployPipelineService implements OnApplicationShutdown {
       }
       stop.throwIfStopped();
       const releaseId = context.release!.id;
-      const live = await this.deployments.releases.commitLive(applicationId, deploymentId, attempt, releaseId, recorder.steps);
-      // Committed or not, the edges follow the database again (a lost attempt: back to the previous release).
-      const routes = routesChannel(this.config.QUEUE_PREFIX);
-      await this.publisher.publish(routes.name, routes.encode({ applicationId }));
+      // Committed or not, the edges are told and follow the database again (a lost attempt: back to the previous release).
+      const live = await this.live.commit(applicationId, () => this.deployments.releases.commitLive(applicationId, deploymentId, attempt, releaseId, recorder.steps));
       if (!live) throw new LostLeaseError('lost');
       this.logger.log(`deployment ${deploymentId} succeeded: release ${releaseId}`);
       await this.services.storage.afterSuccess(applicationId, deploymentId);

@@ -33,11 +33,22 @@ export interface PipelineStep {
   run(context: DeployContext, log: StepLog): Promise<void | 'skipped'>;
 }
 
-/** What the steps use of the worker, the same for every deployment. */
-/** What the pipeline needs of the hand-off to the edge (deploy/runtime-handoff.ts is it): start a release, then make it live. */
+/** A Node release the edge started and found healthy: how it is contained, and the port it was found listening on when it ignores PORT. */
+export interface RuntimeStart {
+  /** `off` carries the reason, which becomes the deploy's `unsandboxed_runtime` hazard. */
+  containment: { status: 'on' } | { status: 'off'; reason: string };
+  portFound?: PortFound;
+}
+
+/**
+ * What the pipeline needs of the hand-off to the edge (deploy/runtime-handoff.ts is it): the first
+ * two steps of making a release live (libs/runtime `ReleaseGoLive`). A Node release is started on
+ * the edge and healthy (else a `StepFailure`), `beforeSwitch` runs with what the start reported
+ * (null: a static release, not started), then the edge is asked to serve it. The commit follows
+ * the release step (deploy/deploy-pipeline.service.ts).
+ */
 export interface ReleaseHandoff {
-  start(releaseId: string, log: (line: string) => void): Promise<{ containment: { status: 'on' } | { status: 'off'; reason: string }; portFound?: PortFound }>;
-  switchTo(applicationId: string, releaseId: string, log: (line: string) => void): Promise<void>;
+  prepare(applicationId: ApplicationId, release: { id: ReleaseId; kind: 'node' | 'static' }, beforeSwitch: (started: RuntimeStart | null) => Promise<void>, log: (line: string) => void): Promise<void>;
 }
 
 /** What the pipeline needs of the sign-in service's trusted origins (deploy/sign-in-origins.ts is it). */
@@ -63,6 +74,7 @@ export interface ApplicationBuildContext {
   buildVariables: Record<string, string>;
 }
 
+/** What the steps use of the worker, the same for every deployment. */
 export interface PipelineServices {
   config: WorkerConfig;
   logger: Logger;

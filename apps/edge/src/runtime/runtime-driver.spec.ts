@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '@slipway/config';
 import { createBlobStore } from '@slipway/blob';
-import { LocalDriver, releaseArtifactToken } from '@slipway/runtime';
+import { releaseArtifactToken } from '@slipway/messaging';
+import { LocalDriver } from '@slipway/runtime';
 import { loadEdgeConfig } from '../config.js';
 import { appHostPorts, createRuntimeDriver } from './runtime-driver.js';
 

@@ -7,7 +7,7 @@ import { DeployQueue } from './deploy-queue.js';
 import { DeployService } from './deploy.service.js';
 import { DeploymentsController } from './deployments.controller.js';
 import { DeploymentsService } from './deployments.service.js';
-import { EdgeReleaseStart } from './edge-release-start.js';
+import { ReleaseGoLiveService } from './release-go-live.service.js';
 import { PreviewExpiry } from './preview-expiry.js';
 import { PreviewsController } from './previews.controller.js';
 import { PreviewsService } from './previews.service.js';
@@ -23,6 +23,6 @@ import { UploadSlots } from './upload-slots.js';
 @Module({
   imports: [AuthModule, DashboardAccessModule],
   controllers: [DeployController, DeploymentsController, DashboardDeploymentsController, PreviewsController],
-  providers: [DeployService, DeployQueue, SourceIntakeService, UploadSlots, StorageQuota, DeploymentsService, EdgeReleaseStart, PreviewsService, PreviewExpiry, TenantChangedPublisher],
+  providers: [DeployService, DeployQueue, SourceIntakeService, UploadSlots, StorageQuota, DeploymentsService, ReleaseGoLiveService, PreviewsService, PreviewExpiry, TenantChangedPublisher],
 })
 export class DeploymentsModule {}

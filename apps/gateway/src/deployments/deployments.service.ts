@@ -5,10 +5,9 @@ import { DeploymentsRepository, asApplicationId, asDeploymentId, asReleaseId } f
 import { ApiException } from '@slipway/server';
 import { BLOB_STORE } from '../common/blob-store.provider.js';
 import { isUuid } from '../common/ids.js';
-import { RoutesPublisher } from '../common/routes.publisher.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import { TaskId, type DeploymentTask } from '../contract/api-schemas.js';
-import { EdgeReleaseStart } from './edge-release-start.js';
+import { ReleaseGoLiveService } from './release-go-live.service.js';
 
 const IN_PROGRESS = new Set(['queued', 'building', 'releasing']);
 
@@ -21,9 +20,8 @@ export class DeploymentsService {
   constructor(
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly deployments: DeploymentsRepository,
-    private readonly routes: RoutesPublisher,
     @Inject(BLOB_STORE) private readonly blobs: BlobStore,
-    private readonly edge: EdgeReleaseStart,
+    private readonly goLive: ReleaseGoLiveService,
   ) {}
 
   async list(applicationId: string): Promise<{ deployments: ServerView<DeploymentRow>[] }> {
@@ -84,9 +82,7 @@ export class DeploymentsService {
     if (IN_PROGRESS.has(target.deploymentStatus)) throw new ApiException('bad_request', 'This release belongs to a deployment still in progress; it goes live when that deployment succeeds.');
     const previous = releases.find((r) => r.live)?.id ?? null;
     if (previous !== target.id) {
-      await this.edge.start(target.id);
-      await this.edge.switchTo(applicationId, target.id);
-      await this.routes.makeLive(applicationId, target.id);
+      await this.goLive.makeLive(applicationId, target.id);
     }
     return { liveReleaseId: target.id, previousReleaseId: previous, releases: (await this.releases(applicationId)).releases };
   }

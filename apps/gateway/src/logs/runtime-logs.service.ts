@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ApiException } from '@slipway/server';
-import { edgeInternalToken, type LogLine } from '@slipway/runtime';
+import { edgeInternalToken } from '@slipway/messaging';
+import type { LogLine } from '@slipway/runtime';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 
 export interface RuntimeLogQuery {

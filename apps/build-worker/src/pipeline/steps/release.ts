@@ -4,8 +4,9 @@ import type { PipelineStep } from '../deploy-context.js';
 import { LostLeaseError } from '../step-recorder.js';
 
 /**
- * The release row stored; a Node release started by the edge and healthy; sign-in's trusted
- * origins refreshed; the edge asked to serve it. The worker commits it as live after this step.
+ * The release row stored, then the first two steps of making it live (libs/runtime
+ * `ReleaseGoLive`): a Node release started by the edge and healthy; sign-in's trusted origins
+ * refreshed; the edge asked to serve it. The worker commits it as live after this step.
  */
 export const releaseStep: PipelineStep = {
   name: 'release',
@@ -21,21 +22,25 @@ export const releaseStep: PipelineStep = {
       project.reasons.push(`the release starts with npm run ${viaNpm[3]} (the ${viaNpm[2]} script, run by the npm of its Node)`);
     }
     if (!(await services.deployments.releases.create(applicationId, deploymentId, attempt, { id: release.id, kind: release.kind, artifactKey: release.artifactKey, artifactBytes: release.artifactBytes ?? 0, spec: project }))) throw new LostLeaseError('lost');
-    if (release.kind === 'node') {
-      const { containment, portFound } = await services.handoff.start(release.id, log);
-      if (containment.status === 'off') {
-        context.hazards.push(unsandboxedRuntimeHazard(containment.reason));
-        await context.save({ hazards: context.hazards });
-      }
-      if (portFound) {
-        log(`the app listens on ${portFound.port}, not on PORT (${portFound.envPort}): routed to ${portFound.port}`);
-        withPortFound(context.warnings, portFound);
-        await context.save({ warnings: context.warnings });
-      }
-    }
-    // A preview's address is trusted by its parent's sign-in service (the origins are the parent's).
-    if (app.signInEnabled) log(`sign-in trusted origins: ${(await services.signInOrigins.refresh(app.signInApplicationId)).join(', ')}`);
-    await services.handoff.switchTo(applicationId, release.id, log);
+    await services.handoff.prepare(
+      applicationId,
+      release,
+      async (started) => {
+        if (started?.containment.status === 'off') {
+          context.hazards.push(unsandboxedRuntimeHazard(started.containment.reason));
+          await context.save({ hazards: context.hazards });
+        }
+        if (started?.portFound) {
+          const { portFound } = started;
+          log(`the app listens on ${portFound.port}, not on PORT (${portFound.envPort}): routed to ${portFound.port}`);
+          withPortFound(context.warnings, portFound);
+          await context.save({ warnings: context.warnings });
+        }
+        // A preview's address is trusted by its parent's sign-in service (the origins are the parent's).
+        if (app.signInEnabled) log(`sign-in trusted origins: ${(await services.signInOrigins.refresh(app.signInApplicationId)).join(', ')}`);
+      },
+      log,
+    );
     log(`release ${release.id} is live`);
   },
 };

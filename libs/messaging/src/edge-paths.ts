@@ -1,14 +1,13 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * The build worker → edge hand-off. For a Node release the worker calls
+ * The edge's internal API: its paths and the tokens that open it. The client of the release
+ * hand-off is `EdgeHandoff` (edge-handoff.ts); the edge serves these paths (apps/edge internal-api.ts).
+ *
  * `POST {EDGE_INTERNAL_URL}/_slipway/releases/{releaseId}/start` with
- * `authorization: Bearer edgeInternalToken(SLIPWAY_MASTER_KEY)`; the edge starts the release next
- * to the live one and answers 200 once it is healthy, or 422 `{error, logTail}` when it never
- * becomes healthy (the live release keeps serving). Then the worker makes it live
- * (`applications.live_release_id`) and publishes `{applicationId}` on `routesChannel(prefix)`
- * (@slipway/messaging, with the message's type `RoutesMessage`);
- * every edge replica reloads that application's route and swaps.
+ * `authorization: Bearer edgeInternalToken(SLIPWAY_MASTER_KEY)`: the edge starts the release next
+ * to the live one (a static one: unpacks it) and answers 200 once it is healthy, or 422
+ * `{error, logTail}` when it never becomes healthy (the live release keeps serving).
  */
 export const RELEASE_START_PATH = (releaseId: string) => `/_slipway/releases/${releaseId}/start`;
 export const RELEASE_START_PATTERN = /^\/_slipway\/releases\/([0-9a-f-]{36})\/start$/;
@@ -16,13 +15,13 @@ export const RELEASE_START_PATTERN = /^\/_slipway\/releases\/([0-9a-f-]{36})\/st
 export const APPLIED_RELEASE_PATH = (applicationId: string) => `/_slipway/applications/${applicationId}/applied`;
 export const APPLIED_RELEASE_PATTERN = /^\/_slipway\/applications\/([0-9a-f-]{36})\/applied$/;
 /**
- * The worker, before it commits a release as live: the edge switches the application to it now
- * (route and data plane applied), so the deploy is never reported succeeded before it is served.
+ * Before a release is committed as live (deploy, rollback, promote): the edge switches the
+ * application to it now (route and data plane applied), so it is never reported live before it is served.
  */
 export const SWITCH_RELEASE_PATH = (applicationId: string, releaseId: string) => `/_slipway/applications/${applicationId}/switch/${releaseId}`;
 export const SWITCH_RELEASE_PATTERN = /^\/_slipway\/applications\/([0-9a-f-]{36})\/switch\/([0-9a-f-]{36})$/;
 
-/** The token the worker presents to the edge; derived, so no extra secret to configure. */
+/** The token the platform's own processes present to the edge; derived, so no extra secret to configure. */
 export function edgeInternalToken(masterKeyBase64: string): string {
   return createHmac('sha256', Buffer.from(masterKeyBase64, 'base64')).update('slipway:edge-internal:v1').digest('base64url');
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { RELEASE_START_PATH, RELEASE_START_PATTERN, edgeInternalToken, isEdgeInternalToken } from './index.js';
+import { RELEASE_START_PATH, RELEASE_START_PATTERN, edgeInternalToken, isEdgeInternalToken } from './edge-paths.js';
 
-describe('worker → edge hand-off', () => {
+describe('the edge internal API: paths and tokens', () => {
   const key = randomBytes(32).toString('base64');
 
   it('derives a stable token from the master key, different per key', () => {
