@@ -16,7 +16,17 @@ export default tseslint.config(
   {
     files: ['**/*.ts', '**/*.tsx'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: workspaceRoot } },
-    plugins: { slipway: { rules: { 'module-boundaries': moduleBoundaries, 'feature-folders': featureFolders, 'platform-data-only': platformDataOnly, 'redis-via-messaging': redisViaMessaging, 'service-auth-only': serviceAuthOnly } } },
+    plugins: {
+      slipway: {
+        rules: {
+          'module-boundaries': moduleBoundaries,
+          'feature-folders': featureFolders,
+          'platform-data-only': platformDataOnly,
+          'redis-via-messaging': redisViaMessaging,
+          'service-auth-only': serviceAuthOnly,
+        },
+      },
+    },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],

@@ -65,7 +65,14 @@ const BENCHES = [
     env: QUICK ? { BUILD_SECONDS: '5', ATTACKER_APPS: '3' } : { BUILD_SECONDS: '10', ATTACKER_APPS: '4' },
     runs: 1,
     figures: [
-      ["Fair queue: victim owner's queue wait behind an attacker's builds (1 slot)", 's', '≤ 1 build', (r) => r['fair.victimQueuedMs'] / 1000, (r) => r['fifo.victimQueuedMs'] / 1000, false],
+      [
+        "Fair queue: victim owner's queue wait behind an attacker's builds (1 slot)",
+        's',
+        '≤ 1 build',
+        (r) => r['fair.victimQueuedMs'] / 1000,
+        (r) => r['fifo.victimQueuedMs'] / 1000,
+        false,
+      ],
       ["Fair queue: the attacker's build it waited for", 's', '', (r) => r['fair.attackerBuildMs'] / 1000, (r) => r['fifo.attackerBuildMs'] / 1000, false],
     ],
     peerName: 'plain FIFO (DEPLOY_QUEUE_ORDER=fifo)',
@@ -115,15 +122,17 @@ const BENCHES = [
     script: 'bench/edge/planes.mjs',
     env: { DURATION: QUICK ? '3' : '5', RUNS: QUICK ? '1' : '3' },
     runs: 1,
-    figures: ['on', 'off'].flatMap((mode) => ['proxied', 'static'].flatMap((kind) => {
-      const of = (name) => (r) => r.result[`${mode}|${kind}|${name}`];
-      const label = `Edge planes (sandbox ${mode}): ${kind}`;
-      return [
-        [`${label}, Slipway nginx plane`, 'req/s', '≥ 0.9× peer', (r) => of('Slipway, nginx plane')(r)?.rps, (r) => of('nginx peer (by hand)')(r)?.rps],
-        [`${label}, Slipway nginx plane p99`, 'ms', '≤ peer', (r) => of('Slipway, nginx plane')(r)?.p99, (r) => of('nginx peer (by hand)')(r)?.p99, false],
-        [`${label}, Slipway Node plane`, 'req/s', '', (r) => of('Slipway, Node plane')(r)?.rps, (r) => of('nginx peer (by hand)')(r)?.rps],
-      ];
-    })),
+    figures: ['on', 'off'].flatMap((mode) =>
+      ['proxied', 'static'].flatMap((kind) => {
+        const of = (name) => (r) => r.result[`${mode}|${kind}|${name}`];
+        const label = `Edge planes (sandbox ${mode}): ${kind}`;
+        return [
+          [`${label}, Slipway nginx plane`, 'req/s', '≥ 0.9× peer', (r) => of('Slipway, nginx plane')(r)?.rps, (r) => of('nginx peer (by hand)')(r)?.rps],
+          [`${label}, Slipway nginx plane p99`, 'ms', '≤ peer', (r) => of('Slipway, nginx plane')(r)?.p99, (r) => of('nginx peer (by hand)')(r)?.p99, false],
+          [`${label}, Slipway Node plane`, 'req/s', '', (r) => of('Slipway, Node plane')(r)?.rps, (r) => of('nginx peer (by hand)')(r)?.rps],
+        ];
+      }),
+    ),
     peerName: 'nginx 1.22 by hand (1 worker, keep-alive upstream)',
   },
   {
@@ -149,9 +158,29 @@ const BENCHES = [
     env: { DURATION: QUICK ? '3' : '5', RUNS: QUICK ? '1' : '3' },
     runs: 1,
     figures: ['nginx', 'node'].flatMap((plane) => [
-      [`Edge metrics (${plane} plane): proxied req/s, collection on`, 'req/s', '≈ off', (r) => r.result[`${plane}|on`]?.rps, (r) => r.result[`${plane}|off`]?.rps],
-      [`Edge metrics (${plane} plane): proxied p99, collection on`, 'ms', '≈ off', (r) => r.result[`${plane}|on`]?.p99, (r) => r.result[`${plane}|off`]?.p99, false],
-      [`Edge metrics (${plane} plane): proxy CPU per request, collection on`, 'µs', '', (r) => r.result[`${plane}|on`]?.cpuUs, (r) => r.result[`${plane}|off`]?.cpuUs, false],
+      [
+        `Edge metrics (${plane} plane): proxied req/s, collection on`,
+        'req/s',
+        '≈ off',
+        (r) => r.result[`${plane}|on`]?.rps,
+        (r) => r.result[`${plane}|off`]?.rps,
+      ],
+      [
+        `Edge metrics (${plane} plane): proxied p99, collection on`,
+        'ms',
+        '≈ off',
+        (r) => r.result[`${plane}|on`]?.p99,
+        (r) => r.result[`${plane}|off`]?.p99,
+        false,
+      ],
+      [
+        `Edge metrics (${plane} plane): proxy CPU per request, collection on`,
+        'µs',
+        '',
+        (r) => r.result[`${plane}|on`]?.cpuUs,
+        (r) => r.result[`${plane}|off`]?.cpuUs,
+        false,
+      ],
     ]),
     peerName: 'the same edge with EDGE_METRICS=off',
   },
@@ -165,7 +194,14 @@ const BENCHES = [
       ['Build limits: victim app p50, idle', 'ms', '', (r) => r['idle.p50']],
       ['Build limits: victim app p99, idle', 'ms', '', (r) => r['idle.p99']],
       ["Build limits: victim app p50, 8 setsid burners in another tenant's build", 'ms', '', (r) => r['build.p50'], (r) => r['unconfined.p50'], false],
-      ["Build limits: victim app p99, 8 setsid burners in another tenant's build", 'ms', '≤ 2× idle p99', (r) => r['build.p99'], (r) => r['unconfined.p99'], false],
+      [
+        "Build limits: victim app p99, 8 setsid burners in another tenant's build",
+        'ms',
+        '≤ 2× idle p99',
+        (r) => r['build.p99'],
+        (r) => r['unconfined.p99'],
+        false,
+      ],
       ['Build limits: victim requests failed during the build', '', '0', (r) => r['build.failures']],
     ],
     peerName: 'the same 8 burners unconfined (a build without limits)',
@@ -175,24 +211,33 @@ const BENCHES = [
     script: 'bench/auth/run.mjs',
     env: { BENCH_SECONDS: QUICK ? '3' : '5' },
     runs: RUNS,
-    figures: ['GET /get-session, many visitors', 'GET /token, many visitors', 'GET /get-session', 'GET /token', 'POST /sign-in/email'].flatMap((title) => {
-      const ours = (rows) => rows.find((x) => x.title === title && x.target.startsWith('slipway'));
-      const theirs = (rows) => rows.find((x) => x.title === title && !x.target.startsWith('slipway'));
-      const target = title === 'POST /sign-in/email' ? '' : '≥ 10× peer';
-      const figures = [
-        [`Sign-in: ${title}`, 'req/s', target, (r) => ours(r)?.rps, (r) => theirs(r)?.rps],
-        [`Sign-in: ${title} p99`, 'ms', title.endsWith('many visitors') ? '< peer' : '', (r) => ours(r)?.p99, (r) => theirs(r)?.p99, false],
-      ];
-      if (title === 'POST /sign-in/email') {
-        // Equal hashing: Better Auth configured with bcrypt at our cost (bench/auth/better-auth-server.mjs).
-        const equal = (rows) => rows.find((x) => x.title === title && !x.target.startsWith('slipway') && x.target.includes('bcrypt'));
-        figures.push([`Sign-in: ${title}, both bcrypt 10`, 'req/s', '≥ peer', (r) => ours(r)?.rps, (r) => equal(r)?.rps]);
-      }
-      return figures;
-    }).concat([
-      // Memory of the per-visitor limiter (no peer figure: Better Auth's memory store is unbounded).
-      ['Sign-in: session-read limiter heap after 1M distinct visitors', 'MB', '', (r) => r.find((x) => x.title.startsWith('session-read limiter heap'))?.heapMB, undefined, false],
-    ]),
+    figures: ['GET /get-session, many visitors', 'GET /token, many visitors', 'GET /get-session', 'GET /token', 'POST /sign-in/email']
+      .flatMap((title) => {
+        const ours = (rows) => rows.find((x) => x.title === title && x.target.startsWith('slipway'));
+        const theirs = (rows) => rows.find((x) => x.title === title && !x.target.startsWith('slipway'));
+        const target = title === 'POST /sign-in/email' ? '' : '≥ 10× peer';
+        const figures = [
+          [`Sign-in: ${title}`, 'req/s', target, (r) => ours(r)?.rps, (r) => theirs(r)?.rps],
+          [`Sign-in: ${title} p99`, 'ms', title.endsWith('many visitors') ? '< peer' : '', (r) => ours(r)?.p99, (r) => theirs(r)?.p99, false],
+        ];
+        if (title === 'POST /sign-in/email') {
+          // Equal hashing: Better Auth configured with bcrypt at our cost (bench/auth/better-auth-server.mjs).
+          const equal = (rows) => rows.find((x) => x.title === title && !x.target.startsWith('slipway') && x.target.includes('bcrypt'));
+          figures.push([`Sign-in: ${title}, both bcrypt 10`, 'req/s', '≥ peer', (r) => ours(r)?.rps, (r) => equal(r)?.rps]);
+        }
+        return figures;
+      })
+      .concat([
+        // Memory of the per-visitor limiter (no peer figure: Better Auth's memory store is unbounded).
+        [
+          'Sign-in: session-read limiter heap after 1M distinct visitors',
+          'MB',
+          '',
+          (r) => r.find((x) => x.title.startsWith('session-read limiter heap'))?.heapMB,
+          undefined,
+          false,
+        ],
+      ]),
     peerName: 'Better Auth + jwt()',
   },
   {
@@ -233,7 +278,11 @@ function runScript(bench, resultFile, log) {
   return new Promise((resolve) => {
     // BENCH_ONLY names benches here; bench/auth reads the same variable as its own row filter, so it is not passed on.
     const { BENCH_ONLY: _only, ...inherited } = process.env;
-    const child = spawn(process.execPath, [join(ROOT, bench.script)], { cwd: ROOT, env: { ...inherited, ...bench.env, BENCH_RESULT_FILE: resultFile }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(ROOT, bench.script)], {
+      cwd: ROOT,
+      env: { ...inherited, ...bench.env, BENCH_RESULT_FILE: resultFile },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout.pipe(log, { end: false });
     child.stderr.pipe(log, { end: false });
     child.on('exit', (code) => resolve(code));
@@ -268,7 +317,17 @@ for (const bench of BENCHES) {
     const v = median(results.map((r) => value(r)));
     const p = peer ? median(results.map((r) => peer(r))) : undefined;
     const ratio = v !== undefined && p ? (higherIsBetter ? v / p : p / v) : undefined;
-    figures.push({ bench: bench.name, figure, unit, value: v, target, peer: p, peerName: p !== undefined ? bench.peerName : undefined, ratio, runs: results.length });
+    figures.push({
+      bench: bench.name,
+      figure,
+      unit,
+      value: v,
+      target,
+      peer: p,
+      peerName: p !== undefined ? bench.peerName : undefined,
+      ratio,
+      runs: results.length,
+    });
   }
 }
 
@@ -280,10 +339,16 @@ const lines = [
   '',
   '| figure | value | unit | target | peer | peer value | ratio | runs |',
   '|---|---:|---|---|---|---:|---:|---:|',
-  ...figures.map((f) => `| ${f.figure} | ${fmt(f.value)} | ${f.unit} | ${f.target} | ${f.peerName ?? ''} | ${fmt(f.peer)} | ${f.ratio === undefined ? '' : `${f.ratio.toFixed(2)}×`} | ${f.runs} |`),
+  ...figures.map(
+    (f) =>
+      `| ${f.figure} | ${fmt(f.value)} | ${f.unit} | ${f.target} | ${f.peerName ?? ''} | ${fmt(f.peer)} | ${f.ratio === undefined ? '' : `${f.ratio.toFixed(2)}×`} | ${f.runs} |`,
+  ),
   ...(failures.length ? ['', 'Failed runs:', ...failures.map((f) => `- ${f}`)] : []),
 ];
 process.stdout.write(`\n${lines.join('\n')}\n`);
-writeFileSync(join(RESULTS, 'latest.json'), `${JSON.stringify({ date: new Date().toISOString(), quick: QUICK, node: process.version, cores: cpus().length, seconds: (Date.now() - started) / 1000, figures, failures }, null, 2)}\n`);
+writeFileSync(
+  join(RESULTS, 'latest.json'),
+  `${JSON.stringify({ date: new Date().toISOString(), quick: QUICK, node: process.version, cores: cpus().length, seconds: (Date.now() - started) / 1000, figures, failures }, null, 2)}\n`,
+);
 writeFileSync(join(RESULTS, 'latest.md'), `${lines.join('\n')}\n`);
 process.exit(failures.length ? 1 : 0);

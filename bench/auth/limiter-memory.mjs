@@ -28,6 +28,8 @@ for (let i = 0; i < visitors; i++) {
 const nsPerDecision = ((performance.now() - started) * 1e6) / visitors;
 gc();
 const after = process.memoryUsage().heapUsed;
-process.stdout.write(`${JSON.stringify({ visitors, maxKeys, keysHeld: limiter.size, heapMB: +((after - before) / 2 ** 20).toFixed(1), nsPerDecision: Math.round(nsPerDecision), redisRoundTrips: roundTrips, refused })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ visitors, maxKeys, keysHeld: limiter.size, heapMB: +((after - before) / 2 ** 20).toFixed(1), nsPerDecision: Math.round(nsPerDecision), redisRoundTrips: roundTrips, refused })}\n`,
+);
 await limiter.close();
 redis.disconnect();

@@ -138,7 +138,10 @@ async function hashTimings() {
   return result;
 }
 async function main() {
-  const loadBefore = (await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ');
+  const loadBefore = (await import('node:os'))
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
   await admin(`CREATE DATABASE ${quoteIdent(platformDb)}`);
   await admin(`CREATE DATABASE ${quoteIdent(betterAuthDb)}`);
   await admin(`CREATE DATABASE ${quoteIdent(betterAuthBcryptDb)}`);
@@ -154,8 +157,22 @@ async function main() {
   // organization, so its JWT carries the organization's claims.
   const pluginsApp = await prisma.application.create({ data: { ownerId: owner.id, name: 'bench-plugins', slug: 'bench-plugins' } });
   try {
-    await provisionSignInTenant({ platform, keyring: keyringFromMasterKey(masterKey), adminDatabaseUrl: SERVER, appsDomains: ['localhost:8080'], appsScheme: 'http', applicationId: app.id });
-    await provisionSignInTenant({ platform, keyring: keyringFromMasterKey(masterKey), adminDatabaseUrl: SERVER, appsDomains: ['localhost:8080'], appsScheme: 'http', applicationId: pluginsApp.id });
+    await provisionSignInTenant({
+      platform,
+      keyring: keyringFromMasterKey(masterKey),
+      adminDatabaseUrl: SERVER,
+      appsDomains: ['localhost:8080'],
+      appsScheme: 'http',
+      applicationId: app.id,
+    });
+    await provisionSignInTenant({
+      platform,
+      keyring: keyringFromMasterKey(masterKey),
+      adminDatabaseUrl: SERVER,
+      appsDomains: ['localhost:8080'],
+      appsScheme: 'http',
+      applicationId: pluginsApp.id,
+    });
     const every = { enabled: true };
     await prisma.signInService.update({
       where: { applicationId: pluginsApp.id },
@@ -168,14 +185,25 @@ async function main() {
       const url = `http://127.0.0.1:${port}`;
       // BENCH_NODE_ARGS: extra node flags for our server (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
       const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-      await start([...nodeArgs, 'apps/auth-service/dist/main.js'], {
-        DATABASE_URL: platformUrl, REDIS_URL: REDIS, SLIPWAY_MASTER_KEY: masterKey, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn',
-        AUTH_PUBLIC_URL: url, AUTH_REDIS_PREFIX: `slipway-bench:${suffix}:${bcryptCost}:${defaultLimits ? 'visitors:' : ''}`, AUTH_BCRYPT_COST: String(bcryptCost),
-        // One-address rows measure throughput, not the limiter: raise both allowances (see README).
-        // The many-visitors server keeps the defaults: each visitor has its own allowance.
-        // Better Auth runs with rateLimit disabled (better-auth-server.mjs).
-        ...(defaultLimits ? {} : { AUTH_RATE_LIMIT_SIGN_IN_MAX: '100000000', AUTH_RATE_LIMIT_SESSION_MAX: '100000000' }),
-      }, `${url}/health/ready`);
+      await start(
+        [...nodeArgs, 'apps/auth-service/dist/main.js'],
+        {
+          DATABASE_URL: platformUrl,
+          REDIS_URL: REDIS,
+          SLIPWAY_MASTER_KEY: masterKey,
+          PORT: String(port),
+          HOST: '127.0.0.1',
+          LOG_LEVEL: 'warn',
+          AUTH_PUBLIC_URL: url,
+          AUTH_REDIS_PREFIX: `slipway-bench:${suffix}:${bcryptCost}:${defaultLimits ? 'visitors:' : ''}`,
+          AUTH_BCRYPT_COST: String(bcryptCost),
+          // One-address rows measure throughput, not the limiter: raise both allowances (see README).
+          // The many-visitors server keeps the defaults: each visitor has its own allowance.
+          // Better Auth runs with rateLimit disabled (better-auth-server.mjs).
+          ...(defaultLimits ? {} : { AUTH_RATE_LIMIT_SIGN_IN_MAX: '100000000', AUTH_RATE_LIMIT_SESSION_MAX: '100000000' }),
+        },
+        `${url}/health/ready`,
+      );
       return url;
     };
     const timings = await hashTimings();
@@ -188,7 +216,12 @@ async function main() {
     const cookieSecret = decryptEnvelopeToString(keyringFromMasterKey(masterKey), service.cookieSecret, envelopeBinding.cookieSecret(app.id));
     const baPort = await freePort();
     const ba = `http://127.0.0.1:${baPort}/api/auth`;
-    await start([fileURLToPath(new URL('./better-auth-server.mjs', import.meta.url)), String(baPort), withDatabase(SERVER, betterAuthDb), ORIGIN], {}, `${ba}/ok`, fileURLToPath(new URL('.', import.meta.url)));
+    await start(
+      [fileURLToPath(new URL('./better-auth-server.mjs', import.meta.url)), String(baPort), withDatabase(SERVER, betterAuthDb), ORIGIN],
+      {},
+      `${ba}/ok`,
+      fileURLToPath(new URL('.', import.meta.url)),
+    );
 
     log('better-auth up');
     // e.g. "sign-in" to measure one endpoint, "get-session-many,token-many" the many-visitors rows.
@@ -204,14 +237,36 @@ async function main() {
     if (STRONGER_COST && (!onlyList || onlyList.includes('sign-in'))) {
       const stronger = await startOurs(STRONGER_COST);
       log(`auth-service (bcrypt ${STRONGER_COST}) up`);
-      targets.push({ name: `slipway auth-service, bcrypt cost ${STRONGER_COST}`, base: `${stronger}/a/bench`, cookieName: 'slipway.session_token', signInOnly: true });
+      targets.push({
+        name: `slipway auth-service, bcrypt cost ${STRONGER_COST}`,
+        base: `${stronger}/a/bench`,
+        cookieName: 'slipway.session_token',
+        signInOnly: true,
+      });
     }
     if (EQUAL_HASHING && (!onlyList || onlyList.includes('sign-in'))) {
       const port = await freePort();
       const base = `http://127.0.0.1:${port}/api/auth`;
-      await start([fileURLToPath(new URL('./better-auth-server.mjs', import.meta.url)), String(port), withDatabase(SERVER, betterAuthBcryptDb), ORIGIN, String(BCRYPT_COST)], {}, `${base}/ok`, fileURLToPath(new URL('.', import.meta.url)));
+      await start(
+        [
+          fileURLToPath(new URL('./better-auth-server.mjs', import.meta.url)),
+          String(port),
+          withDatabase(SERVER, betterAuthBcryptDb),
+          ORIGIN,
+          String(BCRYPT_COST),
+        ],
+        {},
+        `${base}/ok`,
+        fileURLToPath(new URL('.', import.meta.url)),
+      );
       log(`better-auth (bcrypt ${BCRYPT_COST}) up`);
-      targets.push({ name: `Better Auth 1.7.25 + jwt(), bcrypt cost ${BCRYPT_COST}`, base, cookieName: 'better-auth.session_token', signInOnly: true, equalHashing: true });
+      targets.push({
+        name: `Better Auth 1.7.25 + jwt(), bcrypt cost ${BCRYPT_COST}`,
+        base,
+        cookieName: 'better-auth.session_token',
+        signInOnly: true,
+        equalHashing: true,
+      });
     }
     const headers = { 'content-type': 'application/json', origin: ORIGIN };
     for (const t of targets) {
@@ -220,11 +275,19 @@ async function main() {
       t.email = t.signInOnly && !t.equalHashing ? 'bench-stronger@example.com' : 'bench@example.com';
       // Each application trusts its own address: the plugins' one is bench-plugins.localhost.
       const pageHeaders = t.pluginsOn ? { ...headers, origin: 'http://bench-plugins.localhost:8080' } : headers;
-      const up = await fetch(`${t.base}/sign-up/email`, { method: 'POST', headers: pageHeaders, body: JSON.stringify({ name: 'Bench', email: t.email, password: 'correct horse battery' }) });
+      const up = await fetch(`${t.base}/sign-up/email`, {
+        method: 'POST',
+        headers: pageHeaders,
+        body: JSON.stringify({ name: 'Bench', email: t.email, password: 'correct horse battery' }),
+      });
       if (!up.ok) throw new Error(`${t.name} sign-up: ${up.status} ${await up.text()}`);
       t.cookie = cookieFrom(up, t.cookieName);
       if (t.pluginsOn) {
-        const org = await fetch(`${t.base}/organization/create`, { method: 'POST', headers: { ...pageHeaders, cookie: t.cookie }, body: JSON.stringify({ name: 'Bench Org', slug: 'bench-org' }) });
+        const org = await fetch(`${t.base}/organization/create`, {
+          method: 'POST',
+          headers: { ...pageHeaders, cookie: t.cookie },
+          body: JSON.stringify({ name: 'Bench Org', slug: 'bench-org' }),
+        });
         if (!org.ok) throw new Error(`${t.name} organization/create: ${org.status} ${await org.text()}`);
       }
       const check = await fetch(`${t.base}/token`, { headers: { cookie: t.cookie } });
@@ -232,7 +295,8 @@ async function main() {
       if (t.pluginsOn) {
         // The measured path is the one with the organization's claims in the JWT.
         const claims = JSON.parse(Buffer.from((await check.json()).token.split('.')[1], 'base64url').toString());
-        if (!claims.activeOrganizationId || claims.organizationRole !== 'owner') throw new Error(`${t.name}: no organization claims in ${JSON.stringify(claims)}`);
+        if (!claims.activeOrganizationId || claims.organizationRole !== 'owner')
+          throw new Error(`${t.name}: no organization claims in ${JSON.stringify(claims)}`);
       }
     }
     const visitors = targets.find((t) => t.visitorsOnly);
@@ -243,25 +307,47 @@ async function main() {
       const header = { cookie: visitors.cookie, [CLIENT_ADDRESS_HEADER]: signedAddress(cookieSecret, visitorAddresses(1)[0]) };
       const statuses = [];
       for (let i = 0; i < 400; i++) statuses.push((await fetch(`${visitors.base}/get-session`, { headers: header })).status);
-      const fresh = await fetch(`${visitors.base}/get-session`, { headers: { cookie: visitors.cookie, [CLIENT_ADDRESS_HEADER]: signedAddress(cookieSecret, visitorAddresses(1)[0]) } });
-      if (statuses.slice(0, 300).some((st) => st !== 200) || !statuses.slice(300).includes(429) || fresh.status !== 200) throw new Error(`many-visitors server: limiter check failed (${JSON.stringify(statuses.reduce((m, st, i) => ((m[st] ??= []).push(i), m), {}))}, fresh ${fresh.status})`);
-      log(`many-visitors check: 300 reads admitted, ${statuses.filter((st) => st === 429).length} of the next 100 refused (429), a fresh signed visitor admitted`);
+      const fresh = await fetch(`${visitors.base}/get-session`, {
+        headers: { cookie: visitors.cookie, [CLIENT_ADDRESS_HEADER]: signedAddress(cookieSecret, visitorAddresses(1)[0]) },
+      });
+      if (statuses.slice(0, 300).some((st) => st !== 200) || !statuses.slice(300).includes(429) || fresh.status !== 200)
+        throw new Error(
+          `many-visitors server: limiter check failed (${JSON.stringify(statuses.reduce((m, st, i) => ((m[st] ??= []).push(i), m), {}))}, fresh ${fresh.status})`,
+        );
+      log(
+        `many-visitors check: 300 reads admitted, ${statuses.filter((st) => st === 429).length} of the next 100 refused (429), a fresh signed visitor admitted`,
+      );
     }
     // Many visitors: every request a fresh address, prepared before the load (signed for ours, X-Forwarded-For for Better Auth).
     const visitorOpts = (t, path) => {
       const addresses = visitorAddresses(VISITORS_POOL);
       const base = { url: `${t.base}${path}`, headers: { cookie: t.cookie } };
-      return t.visitorsOnly ? perRequestHeader(base, CLIENT_ADDRESS_HEADER, addresses.map((a) => signedAddress(cookieSecret, a))) : perRequestHeader(base, 'x-forwarded-for', addresses);
+      return t.visitorsOnly
+        ? perRequestHeader(
+            base,
+            CLIENT_ADDRESS_HEADER,
+            addresses.map((a) => signedAddress(cookieSecret, a)),
+          )
+        : perRequestHeader(base, 'x-forwarded-for', addresses);
     };
     const endpoints = [
       { key: 'get-session', visitors: true, title: 'GET /get-session, many visitors', opts: (t) => visitorOpts(t, '/get-session') },
       { key: 'token', visitors: true, title: 'GET /token, many visitors', opts: (t) => visitorOpts(t, '/token') },
       { key: 'get-session', title: 'GET /get-session', opts: (t) => ({ url: `${t.base}/get-session`, headers: { cookie: t.cookie } }) },
       { key: 'token', title: 'GET /token', opts: (t) => ({ url: `${t.base}/token`, headers: { cookie: t.cookie } }) },
-      { key: 'sign-in', title: 'POST /sign-in/email', opts: (t) => ({ url: `${t.base}/sign-in/email`, method: 'POST', headers, body: JSON.stringify({ email: t.email, password: 'correct horse battery' }) }) },
+      {
+        key: 'sign-in',
+        title: 'POST /sign-in/email',
+        opts: (t) => ({ url: `${t.base}/sign-in/email`, method: 'POST', headers, body: JSON.stringify({ email: t.email, password: 'correct horse battery' }) }),
+      },
     ].filter((e) => !onlyList || onlyList.includes(e.visitors ? `${e.key}-many` : e.key));
     // Which server answers which rows: the many-visitors rows compare ours (default limiter) with Better Auth.
-    const measures = (t, e) => (t.pluginsOn ? !e.visitors && e.key !== 'sign-in' : e.visitors ? t.visitorsOnly || t === targets[1] : !t.visitorsOnly && (!t.signInOnly || e.key === 'sign-in'));
+    const measures = (t, e) =>
+      t.pluginsOn
+        ? !e.visitors && e.key !== 'sign-in'
+        : e.visitors
+          ? t.visitorsOnly || t === targets[1]
+          : !t.visitorsOnly && (!t.signInOnly || e.key === 'sign-in');
     // Warm-up (not recorded): JIT, connection pools and key caches of every server.
     for (const t of targets) for (const e of endpoints) if (measures(t, e)) await autocannon({ connections: CONNECTIONS, duration: 2, ...e.opts(t) });
     await new Promise((resolve) => setTimeout(resolve, 5000));
@@ -285,21 +371,45 @@ async function main() {
       for (const t of targets) {
         const mine = samples.filter((x) => x.title === e.title && x.target === t.name);
         if (!mine.length) continue;
-        rows.push({ title: e.title, target: t.name, rps: median(mine.map((x) => x.rps)), p99: median(mine.map((x) => x.p99)), non2xx: mine.reduce((n, x) => n + x.non2xx, 0), each: mine.map((x) => x.rps).join(' / ') });
+        rows.push({
+          title: e.title,
+          target: t.name,
+          rps: median(mine.map((x) => x.rps)),
+          p99: median(mine.map((x) => x.p99)),
+          non2xx: mine.reduce((n, x) => n + x.non2xx, 0),
+          each: mine.map((x) => x.rps).join(' / '),
+        });
       }
     }
     // The limiter's memory after 1 M distinct visitors (the real class, real Redis, service defaults).
     const memory = await new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ['--expose-gc', fileURLToPath(new URL('./limiter-memory.mjs', import.meta.url)), '1000000', '100000'], { env: { ...process.env, TEST_REDIS_URL: REDIS }, stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, ['--expose-gc', fileURLToPath(new URL('./limiter-memory.mjs', import.meta.url)), '1000000', '100000'], {
+        env: { ...process.env, TEST_REDIS_URL: REDIS },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let out = '';
       child.stdout.on('data', (d) => (out += d));
       child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`limiter-memory exited ${code}`))));
     });
     log(`limiter memory: ${JSON.stringify(memory)}`);
-    rows.push({ title: 'session-read limiter heap after 1M distinct visitors', target: 'slipway auth-service, default limiter', heapMB: memory.heapMB, keysHeld: memory.keysHeld });
+    rows.push({
+      title: 'session-read limiter heap after 1M distinct visitors',
+      target: 'slipway auth-service, default limiter',
+      heapMB: memory.heapMB,
+      keysHeld: memory.keysHeld,
+    });
     const lines = [
-      `bench/auth — ${new Date().toISOString()} — ${SECONDS}s per endpoint, ${CONNECTIONS} connections, ${ROUNDS} rounds (medians; servers alternate), node ${process.version}, ${(await import('node:os')).cpus().length} CPUs, load average before: ${loadBefore}, after: ${(await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ')}`,
-      `hashing: slipway bcrypt cost ${BCRYPT_COST} (default); Better Auth scrypt N=16384 r=16 p=1 (its default)${EQUAL_HASHING ? ` and, for sign-in, Better Auth with bcrypt cost ${BCRYPT_COST} (same native bcrypt package, via emailAndPassword.password)` : ''}. One verification alone (ms, median of 7): ${Object.entries(timings).map(([k, v]) => `${k} ${v}`).join('; ')}`,
+      `bench/auth — ${new Date().toISOString()} — ${SECONDS}s per endpoint, ${CONNECTIONS} connections, ${ROUNDS} rounds (medians; servers alternate), node ${process.version}, ${(await import('node:os')).cpus().length} CPUs, load average before: ${loadBefore}, after: ${(
+        await import('node:os')
+      )
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+      `hashing: slipway bcrypt cost ${BCRYPT_COST} (default); Better Auth scrypt N=16384 r=16 p=1 (its default)${EQUAL_HASHING ? ` and, for sign-in, Better Auth with bcrypt cost ${BCRYPT_COST} (same native bcrypt package, via emailAndPassword.password)` : ''}. One verification alone (ms, median of 7): ${Object.entries(
+        timings,
+      )
+        .map(([k, v]) => `${k} ${v}`)
+        .join('; ')}`,
       '',
       '| endpoint | server | req/s (median) | each round | p99 ms (median) | non-2xx/errors |',
       '|---|---|---:|---|---:|---:|',
@@ -308,13 +418,24 @@ async function main() {
       `session-read limiter after ${memory.visitors.toLocaleString('en')} distinct visitors, each seen once (AUTH_RATE_LIMIT_SESSION_KEYS=${memory.maxKeys}): ${memory.heapMB} MB heap, ${memory.keysHeld} keys held, ${memory.redisRoundTrips} Redis round trips, ${memory.nsPerDecision} ns per decision`,
       ...endpoints.flatMap((e) => {
         const base = rows.find((r) => r.title === e.title && r.target === targets[1].name);
-        const ratios = rows.filter((r) => r.title === e.title && r.target.startsWith('slipway')).map((r) => `${e.title}: ${r.target} / Better Auth (stock) throughput = ${(r.rps / Math.max(1, base.rps)).toFixed(2)}×, p99 ${r.p99} ms vs ${base.p99} ms${e.visitors ? ` (goal ≥ 10× and p99 below the peer's: ${r.rps >= 10 * base.rps && r.p99 < base.p99 ? 'met' : 'NOT met'})` : ''}`);
+        const ratios = rows
+          .filter((r) => r.title === e.title && r.target.startsWith('slipway'))
+          .map(
+            (r) =>
+              `${e.title}: ${r.target} / Better Auth (stock) throughput = ${(r.rps / Math.max(1, base.rps)).toFixed(2)}×, p99 ${r.p99} ms vs ${base.p99} ms${e.visitors ? ` (goal ≥ 10× and p99 below the peer's: ${r.rps >= 10 * base.rps && r.p99 < base.p99 ? 'met' : 'NOT met'})` : ''}`,
+          );
         const equal = targets.find((t) => t.equalHashing);
         const equalRow = equal && rows.find((r) => r.title === e.title && r.target === equal.name);
         const ours = rows.find((r) => r.title === e.title && r.target === targets[0].name);
         const plugins = rows.find((r) => r.title === e.title && r.target === targets.find((t) => t.pluginsOn).name);
-        if (plugins && ours) ratios.push(`${e.title}: every plugin on / plugins off (same server) = ${(plugins.rps / Math.max(1, ours.rps)).toFixed(2)}×, p99 ${plugins.p99} ms vs ${ours.p99} ms`);
-        if (equalRow && ours) ratios.push(`${e.title}: ${ours.target} / ${equal.name} throughput = ${(ours.rps / Math.max(1, equalRow.rps)).toFixed(2)}× (equal hashing: the target is judged on this row)`);
+        if (plugins && ours)
+          ratios.push(
+            `${e.title}: every plugin on / plugins off (same server) = ${(plugins.rps / Math.max(1, ours.rps)).toFixed(2)}×, p99 ${plugins.p99} ms vs ${ours.p99} ms`,
+          );
+        if (equalRow && ours)
+          ratios.push(
+            `${e.title}: ${ours.target} / ${equal.name} throughput = ${(ours.rps / Math.max(1, equalRow.rps)).toFixed(2)}× (equal hashing: the target is judged on this row)`,
+          );
         return ratios;
       }),
     ];

@@ -104,12 +104,14 @@ function run(command, args, { env = process.env, timeoutMs, cwd } = {}) {
 async function inPool(items, limit, fn) {
   const results = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i], i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        results[i] = await fn(items[i], i);
+      }
+    }),
+  );
   return results;
 }
 
@@ -121,7 +123,14 @@ await mkdir(home, { mode: 0o755 });
 await chmod(home, 0o755); // as `pnpm start` makes .slipway
 const files = join(work, 'files');
 await mkdir(files, { mode: 0o700 });
-const [gateway, auth, edge, worker, postgres, pgbouncer] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+const [gateway, auth, edge, worker, postgres, pgbouncer] = [
+  await freePort(),
+  await freePort(),
+  await freePort(),
+  await freePort(),
+  await freePort(),
+  await freePort(),
+];
 const OUTWARD = ['NODE_EXTRA_CA_CERTS', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'no_proxy'];
 const launcherEnv = {
   ...Object.fromEntries(OUTWARD.filter((name) => process.env[name]).map((name) => [name, process.env[name]])),
@@ -167,7 +176,10 @@ function ours(pid) {
 function killEverything() {
   for (const pid of runningGroups) killGroup(pid);
   if (!launcherGone) killGroup(launcher.pid);
-  const mine = readdirSync('/proc').filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid).map(Number).filter(ours);
+  const mine = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid)
+    .map(Number)
+    .filter(ours);
   for (const pid of mine) {
     killGroup(pid);
     try {
@@ -212,7 +224,14 @@ async function stopPlatform() {
   await rm(work, { recursive: true, force: true }).catch(() => undefined);
 }
 
-const cliEnv = (extra = {}) => ({ PATH: process.env.PATH, SLIPWAY_HOME: home, SLIPWAY_URL: `http://127.0.0.1:${gateway}`, SLIPWAY_POLL_INTERVAL_MS: '200', NO_COLOR: '1', ...extra });
+const cliEnv = (extra = {}) => ({
+  PATH: process.env.PATH,
+  SLIPWAY_HOME: home,
+  SLIPWAY_URL: `http://127.0.0.1:${gateway}`,
+  SLIPWAY_POLL_INTERVAL_MS: '200',
+  NO_COLOR: '1',
+  ...extra,
+});
 async function cli(args, extra = {}, timeoutMs = 120_000) {
   const result = await run(process.execPath, [CLI, ...args], { env: cliEnv(extra), timeoutMs });
   if (result.code !== 0) throw new Error(`slipway ${args.join(' ')}: exit ${result.code}\n${result.stdout.slice(0, 2000)}\n${result.stderr.slice(-2000)}`);
@@ -256,7 +275,11 @@ try {
   const [, startBase] = await waitForLauncher(/base backup [0-9a-f-]+: ([\d.]+) MB in [\d.]+ s/, 300_000, "the launcher's first base backup");
   figures.scheduledBaseAtStartBytes = Number(startBase) * MB;
   const masterKey = (await readFile(join(home, 'master.key'), 'utf8')).trim();
-  console.log(`platform ready in ${(setup.launchMs / 1000).toFixed(1)} s (home ${home}); load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `platform ready in ${(setup.launchMs / 1000).toFixed(1)} s (home ${home}); load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 
   // ---- 50 applications, sign-in on, USERS end users each -------------------------------------
   let t = performance.now();
@@ -266,14 +289,21 @@ try {
     for (let attempt = 1; ; attempt++) {
       try {
         // SLIPWAY_DEBUG: the whole error (the CLI prints only the first line of one it does not know, empty for Prisma's).
-        return (await cli(['admin', 'bootstrap', '--email', `owner-${i}-${tag}@bench.test`, '--app', `bench-${i}-${tag}`, '--plan', 'pro', '--json'], { SLIPWAY_DEBUG: '1' })).json;
+        return (
+          await cli(['admin', 'bootstrap', '--email', `owner-${i}-${tag}@bench.test`, '--app', `bench-${i}-${tag}`, '--plan', 'pro', '--json'], {
+            SLIPWAY_DEBUG: '1',
+          })
+        ).json;
       } catch (error) {
         // Under load the CLI's one-connection pool may not start its transaction within Prisma's
         // 2 s ("Unable to start a transaction in the given time": 3 of 4 concurrent bootstraps at
         // load average 22), or its serializable transaction may conflict with another bootstrap.
         // Bootstrap is idempotent (owner by email, application by name): again, and say so.
         if (attempt >= 5) throw error;
-        const why = error.message.split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('at ') && !/^slipway:\s*$/.test(line) && !line.startsWith('slipway admin bootstrap'));
+        const why = error.message
+          .split('\n')
+          .map((line) => line.trim())
+          .filter((line) => line && !line.startsWith('at ') && !/^slipway:\s*$/.test(line) && !line.startsWith('slipway admin bootstrap'));
         console.log(`bootstrap ${i}, attempt ${attempt}: ${why.join(' ').slice(0, 300) || 'failed'}; again`);
         setup.bootstrapRetries++;
       }
@@ -281,13 +311,19 @@ try {
   });
   setup.bootstrapMs = performance.now() - t;
   t = performance.now();
-  await inPool(accounts, CONCURRENCY, (account) => cli(['auth', 'enable', '--json'], { SLIPWAY_TOKEN: account.ownerToken, SLIPWAY_APPLICATION_ID: account.applicationId }));
+  await inPool(accounts, CONCURRENCY, (account) =>
+    cli(['auth', 'enable', '--json'], { SLIPWAY_TOKEN: account.ownerToken, SLIPWAY_APPLICATION_ID: account.applicationId }),
+  );
   setup.authEnableMs = performance.now() - t;
   t = performance.now();
   const users = accounts.flatMap((account, a) => Array.from({ length: USERS }, (_, u) => ({ account, email: `user-${a}-${u}@bench.test` })));
   await inPool(users, CONCURRENCY, ({ account, email }) => signUp(account, email));
   setup.signUpMs = performance.now() - t;
-  console.log(`${APPS} applications in ${(setup.bootstrapMs / 1000).toFixed(1)} s, sign-in on in ${(setup.authEnableMs / 1000).toFixed(1)} s, ${users.length} end users in ${(setup.signUpMs / 1000).toFixed(1)} s; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `${APPS} applications in ${(setup.bootstrapMs / 1000).toFixed(1)} s, sign-in on in ${(setup.authEnableMs / 1000).toFixed(1)} s, ${users.length} end users in ${(setup.signUpMs / 1000).toFixed(1)} s; load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 
   // The point-in-time target: 1 s after the users were created; one more user after it, for the restore to undo.
   const target = new Date(Date.now() + 1000);
@@ -314,7 +350,9 @@ try {
     sampleLoad();
 
     const peerFile = join(files, `peer-${round}.tar.gz`);
-    const peer = await run('bash', ['-c', 'set -o pipefail; tar -C "$1" -cf - . | gzip -3 > "$2"', 'peer-backup', join(home, 'pg/data'), peerFile], { timeoutMs: 30 * 60_000 });
+    const peer = await run('bash', ['-c', 'set -o pipefail; tar -C "$1" -cf - . | gzip -3 > "$2"', 'peer-backup', join(home, 'pg/data'), peerFile], {
+      timeoutMs: 30 * 60_000,
+    });
     // tar exits 1 when files changed while it read them: expected of a live data directory.
     if (peer.code !== 0 && peer.code !== 1) throw new Error(`peer backup: exit ${peer.code}: ${peer.stderr.slice(-1000)}`);
     r.peerBackupMs = peer.ms;
@@ -343,46 +381,85 @@ try {
     const [wal] = await sql(null, 'SELECT count(*)::int AS files, coalesce(sum(size_bytes), 0)::text AS bytes FROM backup_wal');
     r.walArchivedFiles = wal.files;
     r.walArchivedBytes = Number(wal.bytes);
-    const pitr = await cli(['db', 'restore', '--to', target.toISOString(), '--yes', '--json'], { SLIPWAY_TOKEN: victim.ownerToken, SLIPWAY_APPLICATION_ID: victim.applicationId }, 30 * 60_000);
+    const pitr = await cli(
+      ['db', 'restore', '--to', target.toISOString(), '--yes', '--json'],
+      { SLIPWAY_TOKEN: victim.ownerToken, SLIPWAY_APPLICATION_ID: victim.applicationId },
+      30 * 60_000,
+    );
     if (pitr.json.status !== 'succeeded') throw new Error(`point-in-time restore: ${pitr.stdout.slice(0, 2000)}`);
     r.pitrMs = pitr.ms;
-    const [row] = await sql(null, 'SELECT extract(epoch FROM started_at - created_at) * 1000 AS queued, extract(epoch FROM finished_at - started_at) * 1000 AS ran, size_bytes::text AS size FROM database_restores WHERE id = $1', [pitr.json.id]);
+    const [row] = await sql(
+      null,
+      'SELECT extract(epoch FROM started_at - created_at) * 1000 AS queued, extract(epoch FROM finished_at - started_at) * 1000 AS ran, size_bytes::text AS size FROM database_restores WHERE id = $1',
+      [pitr.json.id],
+    );
     r.pitrQueuedMs = Number(row.queued);
     r.pitrRunMs = Number(row.ran);
     r.pitrDatabaseBytes = Number(row.size);
     r.pitrUsers = await countUsers();
-    if (r.pitrUsers !== USERS) throw new Error(`after the point-in-time restore the application has ${r.pitrUsers} end users, not the ${USERS} it had at ${target.toISOString()}`);
+    if (r.pitrUsers !== USERS)
+      throw new Error(`after the point-in-time restore the application has ${r.pitrUsers} end users, not the ${USERS} it had at ${target.toISOString()}`);
     sampleLoad();
     rounds.push(r);
-    console.log(`round ${round}/${RUNS}: ${JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Math.round(v)])))}; load ${loadavg()[0].toFixed(2)}`);
+    console.log(
+      `round ${round}/${RUNS}: ${JSON.stringify(Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Math.round(v)])))}; load ${loadavg()[0].toFixed(2)}`,
+    );
   }
   for (const key of Object.keys(rounds[0])) figures[key] = median(rounds.map((r) => r[key]));
 } catch (error) {
   console.error(`bench/backups failed: ${error.stack ?? error}`);
-  console.error(launcherOutput.split('\n').filter((line) => /backup|launcher|FAILED|error/i.test(line)).slice(-40).join('\n'));
+  console.error(
+    launcherOutput
+      .split('\n')
+      .filter((line) => /backup|launcher|FAILED|error/i.test(line))
+      .slice(-40)
+      .join('\n'),
+  );
   await stopPlatform();
   process.exit(1);
 }
 // The backup service's own account: each base backup, each restore's start and end, failures.
-const backupLines = launcherOutput.split('\n').filter((line) => /^backup\s*\|/.test(line) && /base backup [0-9a-f-]+:|: starting from|: done in|FAILED|retention/.test(line));
+const backupLines = launcherOutput
+  .split('\n')
+  .filter((line) => /^backup\s*\|/.test(line) && /base backup [0-9a-f-]+:|: starting from|: done in|FAILED|retention/.test(line));
 await stopPlatform();
 
 // ---- the table ------------------------------------------------------------------------------------
-Object.assign(figures, { apps: APPS, usersPerApp: USERS, runs: RUNS, ...Object.fromEntries(Object.entries(setup).map(([k, v]) => [`setup.${k}`, v])), loadMin: Math.min(...loads), loadMax: Math.max(...loads), loadEnd: loadavg()[0] });
+Object.assign(figures, {
+  apps: APPS,
+  usersPerApp: USERS,
+  runs: RUNS,
+  ...Object.fromEntries(Object.entries(setup).map(([k, v]) => [`setup.${k}`, v])),
+  loadMin: Math.min(...loads),
+  loadMax: Math.max(...loads),
+  loadEnd: loadavg()[0],
+});
 const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
 const mb = (bytes) => `${(bytes / MB).toFixed(1)} MB`;
 const ratio = (ours, theirs) => `${(theirs / ours).toFixed(2)}×`;
 const f = figures;
-console.log('\nthe backup service\'s lines:');
+console.log("\nthe backup service's lines:");
 for (const line of backupLines.slice(-40)) console.log(`  ${line.slice(0, 300)}`);
-console.log(`\nbackups: ${APPS} applications with sign-in on, ${USERS} end users each; medians of ${RUNS} round(s) (ours and the peer interleaved); ${process.version}, ${cpus().length} cores; load average (1 min) ${f.loadMin.toFixed(2)}–${f.loadMax.toFixed(2)} during the rounds, ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end`);
-console.log(`data directory ${mb(f.dataDirBytes)} (pg_wal ${mb(f.pgWalBytes)}); setup: ${APPS} bootstraps ${s(setup.bootstrapMs)} (${setup.bootstrapRetries} retried), auth enable ${s(setup.authEnableMs)}, ${APPS * USERS} sign-ups ${s(setup.signUpMs)}\n`);
+console.log(
+  `\nbackups: ${APPS} applications with sign-in on, ${USERS} end users each; medians of ${RUNS} round(s) (ours and the peer interleaved); ${process.version}, ${cpus().length} cores; load average (1 min) ${f.loadMin.toFixed(2)}–${f.loadMax.toFixed(2)} during the rounds, ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')} at the end`,
+);
+console.log(
+  `data directory ${mb(f.dataDirBytes)} (pg_wal ${mb(f.pgWalBytes)}); setup: ${APPS} bootstraps ${s(setup.bootstrapMs)} (${setup.bootstrapRetries} retried), auth enable ${s(setup.authEnableMs)}, ${APPS * USERS} sign-ups ${s(setup.signUpMs)}\n`,
+);
 console.log('| what | slipway | peer: tar + gzip -3 of the live data directory, by hand | peer ÷ slipway (above 1: slipway better) |');
 console.log('|---|---|---|---|');
-console.log(`| backup time (\`slipway admin backup\`: base backup, WAL, blobs, sealed) | ${s(f.backupMs)} (${s(f.backupInsideMs)} after the CLI started) | ${s(f.peerBackupMs)} (not consistent, not encrypted) | ${ratio(f.backupMs, f.peerBackupMs)} |`);
+console.log(
+  `| backup time (\`slipway admin backup\`: base backup, WAL, blobs, sealed) | ${s(f.backupMs)} (${s(f.backupInsideMs)} after the CLI started) | ${s(f.peerBackupMs)} (not consistent, not encrypted) | ${ratio(f.backupMs, f.peerBackupMs)} |`,
+);
 console.log(`| backup size | ${mb(f.backupBytes)} | ${mb(f.peerBackupBytes)} (pg_wal included) | ${ratio(f.backupBytes, f.peerBackupBytes)} |`);
-console.log(`| restore time (\`slipway admin restore\` into a fresh home: checked, unpacked, WAL replayed) | ${s(f.restoreMs)} (${s(f.restoreInsideMs)} after the CLI started) | ${s(f.peerRestoreMs)} (\`tar -xzf\`) | ${ratio(f.restoreMs, f.peerRestoreMs)} |`);
-console.log(`| point-in-time restore of one application's database, in place (\`slipway db restore\`, call → succeeded) | ${s(f.pitrMs)} (queued ${s(f.pitrQueuedMs)}, ran ${s(f.pitrRunMs)}; ${f.walArchivedFiles} WAL files archived, ${mb(f.walArchivedBytes)} sealed; ${f.pitrUsers} of ${f.victimUsersBeforeRestore} users back, as at the target) | — | |`);
+console.log(
+  `| restore time (\`slipway admin restore\` into a fresh home: checked, unpacked, WAL replayed) | ${s(f.restoreMs)} (${s(f.restoreInsideMs)} after the CLI started) | ${s(f.peerRestoreMs)} (\`tar -xzf\`) | ${ratio(f.restoreMs, f.peerRestoreMs)} |`,
+);
+console.log(
+  `| point-in-time restore of one application's database, in place (\`slipway db restore\`, call → succeeded) | ${s(f.pitrMs)} (queued ${s(f.pitrQueuedMs)}, ran ${s(f.pitrRunMs)}; ${f.walArchivedFiles} WAL files archived, ${mb(f.walArchivedBytes)} sealed; ${f.pitrUsers} of ${f.victimUsersBeforeRestore} users back, as at the target) | — | |`,
+);
 console.log(`| base backup inside \`admin backup\` (same code as the scheduled one), ${APPS} applications | ${mb(f.baseBytes)} | | |`);
 console.log(`| scheduled base backup at start (no applications yet) | ${mb(f.scheduledBaseAtStartBytes)} | | |`);
 if (process.env.BENCH_RESULT_FILE) await writeFile(process.env.BENCH_RESULT_FILE, JSON.stringify({ ...figures, rounds }));

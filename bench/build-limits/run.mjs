@@ -22,16 +22,19 @@ const FIXTURES = join(ROOT, 'tools/hostile/fixtures');
 const DURATION = Number(process.env.DURATION ?? 10) * 1000;
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 4);
 const RUNS = Number(process.env.RUNS ?? 1);
-const BURN = "const end = Date.now() + 150000; while (Date.now() < end) {}";
+const BURN = 'const end = Date.now() + 150000; while (Date.now() < end) {}';
 
 const holding = (marker) =>
-  readdirSync('/proc').filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid).filter((n) => {
-    try {
-      return readFileSync(`/proc/${n}/cmdline`, 'latin1').includes(marker);
-    } catch {
-      return false;
-    }
-  }).map(Number);
+  readdirSync('/proc')
+    .filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid)
+    .filter((n) => {
+      try {
+        return readFileSync(`/proc/${n}/cmdline`, 'latin1').includes(marker);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 async function until(check, timeoutMs, what) {
   const end = Date.now() + timeoutMs;
@@ -49,25 +52,28 @@ async function load(port, host) {
   const latencies = [];
   let failures = 0;
   const end = Date.now() + DURATION;
-  const one = () => new Promise((resolve) => {
-    const t = performance.now();
-    const req = http.get({ host: '127.0.0.1', port, path: '/', headers: { host }, agent, timeout: 5000 }, (res) => {
-      res.resume();
-      res.on('end', () => {
-        if (res.statusCode === 200) latencies.push(performance.now() - t);
-        else failures++;
+  const one = () =>
+    new Promise((resolve) => {
+      const t = performance.now();
+      const req = http.get({ host: '127.0.0.1', port, path: '/', headers: { host }, agent, timeout: 5000 }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          if (res.statusCode === 200) latencies.push(performance.now() - t);
+          else failures++;
+          resolve();
+        });
+      });
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.on('error', () => {
+        failures++;
         resolve();
       });
     });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => {
-      failures++;
-      resolve();
-    });
-  });
-  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-    while (Date.now() < end) await one();
-  }));
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (Date.now() < end) await one();
+    }),
+  );
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
@@ -76,7 +82,12 @@ async function load(port, host) {
 
 const h = await testing.DeployHarness.create('bench-build-limits');
 const edgePort = await testing.freePort();
-const env = { EDGE_INTERNAL_URL: `http://127.0.0.1:${edgePort}`, APPS_DOMAIN: `localhost:${edgePort}`, RUNTIME_SANDBOX: 'on', NODE_TOOLCHAIN_DIR: process.env.SLIPWAY_TEST_TOOLCHAINS ?? '/tmp/slipway-toolchains-test' };
+const env = {
+  EDGE_INTERNAL_URL: `http://127.0.0.1:${edgePort}`,
+  APPS_DOMAIN: `localhost:${edgePort}`,
+  RUNTIME_SANDBOX: 'on',
+  NODE_TOOLCHAIN_DIR: process.env.SLIPWAY_TEST_TOOLCHAINS ?? '/tmp/slipway-toolchains-test',
+};
 const phases = { idle: [], build: [], unconfined: [] };
 const started = [];
 try {
@@ -118,13 +129,23 @@ try {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const figure = (phase, key) => median(phases[phase].map((r) => r[key]));
 const ms = (v) => (v === undefined ? '-' : `${v.toFixed(2)} ms`);
-console.log(`\nbuild limits: victim app through the edge, ${CONNECTIONS} connections, ${DURATION / 1000} s per phase, ${RUNS} run(s); ${process.version}, ${cpus().length} cores; shared machine`);
+console.log(
+  `\nbuild limits: victim app through the edge, ${CONNECTIONS} connections, ${DURATION / 1000} s per phase, ${RUNS} run(s); ${process.version}, ${cpus().length} cores; shared machine`,
+);
 console.log('| phase | requests | failed | p50 | p99 | p99 ÷ idle p99 | load (1 min) |');
 console.log('|---|---|---|---|---|---|---|');
-for (const [phase, label] of [['idle', 'idle'], ['build', "8 setsid burners in another tenant's build (Slipway: build cgroup)"], ['unconfined', 'peer: the same 8 burners unconfined (a build without limits)']]) {
-  console.log(`| ${label} | ${figure(phase, 'requests')} | ${figure(phase, 'failures')} | ${ms(figure(phase, 'p50'))} | ${ms(figure(phase, 'p99'))} | ${(figure(phase, 'p99') / figure('idle', 'p99')).toFixed(2)}× | ${figure(phase, 'load').toFixed(2)} |`);
+for (const [phase, label] of [
+  ['idle', 'idle'],
+  ['build', "8 setsid burners in another tenant's build (Slipway: build cgroup)"],
+  ['unconfined', 'peer: the same 8 burners unconfined (a build without limits)'],
+]) {
+  console.log(
+    `| ${label} | ${figure(phase, 'requests')} | ${figure(phase, 'failures')} | ${ms(figure(phase, 'p50'))} | ${ms(figure(phase, 'p99'))} | ${(figure(phase, 'p99') / figure('idle', 'p99')).toFixed(2)}× | ${figure(phase, 'load').toFixed(2)} |`,
+  );
 }
-console.log(`target: p99 during the build ≤ 2× idle → ${figure('build', 'p99') <= 2 * figure('idle', 'p99') ? '✓' : '✗'}; the burners' build used ${figure('build', 'burnerCpuSeconds') ?? '?'} CPU s in its cgroup`);
+console.log(
+  `target: p99 during the build ≤ 2× idle → ${figure('build', 'p99') <= 2 * figure('idle', 'p99') ? '✓' : '✗'}; the burners' build used ${figure('build', 'burnerCpuSeconds') ?? '?'} CPU s in its cgroup`,
+);
 if (process.env.BENCH_RESULT_FILE) {
   const out = {};
   for (const phase of Object.keys(phases)) for (const key of ['p50', 'p99', 'requests', 'failures']) out[`${phase}.${key}`] = figure(phase, key);

@@ -42,13 +42,23 @@ for (const mib of sizes.length ? sizes : [16, 64, 256]) {
   const dir = await folder(mib);
   received.bytes = 0;
   const started = process.hrtime.bigint();
-  const child = spawn('node', [CLI, 'deploy', dir, '--no-wait', '--json'], { env: { PATH: process.env.PATH, SLIPWAY_URL: url, SLIPWAY_API_KEY: 'slw_key_bench' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('node', [CLI, 'deploy', dir, '--no-wait', '--json'], {
+    env: { PATH: process.env.PATH, SLIPWAY_URL: url, SLIPWAY_API_KEY: 'slw_key_bench' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let peak = 0;
   const sampler = setInterval(async () => (peak = Math.max(peak, await peakRss(child.pid))), 25);
   const code = await new Promise((r) => child.on('close', r));
   clearInterval(sampler);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  rows.push({ 'folder MiB': mib, exit: code, 'sent MiB': (received.bytes / MiB).toFixed(1), seconds: seconds.toFixed(2), 'MiB/s': (mib / seconds).toFixed(1), 'peak RSS MiB': (peak / MiB).toFixed(1) });
+  rows.push({
+    'folder MiB': mib,
+    exit: code,
+    'sent MiB': (received.bytes / MiB).toFixed(1),
+    seconds: seconds.toFixed(2),
+    'MiB/s': (mib / seconds).toFixed(1),
+    'peak RSS MiB': (peak / MiB).toFixed(1),
+  });
   await rm(dir, { recursive: true, force: true });
 }
 server.close();

@@ -35,7 +35,12 @@ try {
   const files = Number((await run('sh', ['-c', 'find node_modules -type f | wc -l'], { cwd: project })).stdout.trim());
   const bytes = Number((await run('du', ['-sb', 'node_modules'], { cwd: project })).stdout.split('\t')[0]);
 
-  const cache = new DependencyCache({ root: join(base, 'cache'), downloads: join(base, 'downloads'), masterKey: randomBytes(32).toString('base64'), maxBytes: 8 * 1024 ** 3 });
+  const cache = new DependencyCache({
+    root: join(base, 'cache'),
+    downloads: join(base, 'downloads'),
+    masterKey: randomBytes(32).toString('base64'),
+    maxBytes: 8 * 1024 ** 3,
+  });
   const owner = { uid: process.getuid(), gid: process.getgid() };
   const rows = { 'old restore: cp -a (unverified)': [], 'new save: copy + sha256 + seal': [], 'new restore: verified copy': [], 'npm ci (warm npm cache)': [] };
   let key;

@@ -22,7 +22,14 @@ function tarHeader(name, type, size, gnu) {
   block.write(type, 156);
   block.write(gnu ? 'ustar  \0' : 'ustar\u000000', 257, 'latin1');
   block.fill(' ', 148, 156);
-  block.write(`${block.reduce((sum, b) => sum + b, 0).toString(8).padStart(6, '0')}\0 `, 148, 'latin1');
+  block.write(
+    `${block
+      .reduce((sum, b) => sum + b, 0)
+      .toString(8)
+      .padStart(6, '0')}\0 `,
+    148,
+    'latin1',
+  );
   return block;
 }
 
@@ -85,7 +92,10 @@ function zipWithOversizedRecord() {
 
 /** The 20 uploads: [label, () => async iterable of the archive's bytes]. */
 export function hostileUploads(idleSeconds) {
-  const one = (buffer) => (async function* () { yield buffer; })();
+  const one = (buffer) =>
+    (async function* () {
+      yield buffer;
+    })();
   return [
     ...[1, 2, 3, 4].map((i) => [`gzipped PAX header declaring 48 MiB #${i}`, () => gzipped(longHeader('x', 48 * MiB, 48 * MiB))]),
     ...[1, 2].map((i) => [`PAX header declaring 48 MiB #${i}`, () => longHeader('x', 48 * MiB, 48 * MiB)]),
@@ -96,7 +106,16 @@ export function hostileUploads(idleSeconds) {
     ['GNU long link name declaring 48 MiB', () => longHeader('K', 48 * MiB, 32 * MiB)],
     ['gzipped GNU long link name declaring 1 TiB', () => gzipped(longHeader('K', 2 ** 40, 48 * MiB))],
     ...[1, 2, 3].map((i) => [`gzip bomb, 1 GiB of zeros #${i}`, () => gzipped(zeros(1024 * MiB))]),
-    ['tar.gz whose file is 100 MiB of zeros', () => gzipped((async function* () { yield tarHeader('zeros.bin', '0', 100 * MiB, false); yield* zeros(100 * MiB); })())],
+    [
+      'tar.gz whose file is 100 MiB of zeros',
+      () =>
+        gzipped(
+          (async function* () {
+            yield tarHeader('zeros.bin', '0', 100 * MiB, false);
+            yield* zeros(100 * MiB);
+          })(),
+        ),
+    ],
     ...[1, 2].map((i) => [`stops sending #${i}`, () => stall(idleSeconds + 3)]),
     ['zip record with 192 KiB of metadata', () => one(zipWithOversizedRecord())],
     ['gzipped PAX global header declaring 48 MiB', () => gzipped(longHeader('g', 48 * MiB, 48 * MiB))],
@@ -107,8 +126,17 @@ export function hostileUploads(idleSeconds) {
 export function sendHostile(port, key, archive) {
   const boundary = `bench${randomBytes(6).toString('hex')}`;
   return new Promise((resolve) => {
-    const req = request({ host: '127.0.0.1', port, path: '/api/v1/deploy', method: 'POST', headers: {
-      authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'transfer-encoding': 'chunked' } });
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      path: '/api/v1/deploy',
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'transfer-encoding': 'chunked',
+      },
+    });
     let answered = false;
     req.on('response', (res) => {
       answered = true;
@@ -116,11 +144,17 @@ export function sendHostile(port, key, archive) {
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => {
         let code = '';
-        try { code = JSON.parse(Buffer.concat(chunks).toString()).code ?? ''; } catch { /* not JSON */ }
+        try {
+          code = JSON.parse(Buffer.concat(chunks).toString()).code ?? '';
+        } catch {
+          /* not JSON */
+        }
         resolve(`${res.statusCode} ${code}`.trim());
       });
     });
-    req.on('error', (error) => { if (!answered) resolve(`cut off (${error.code})`); });
+    req.on('error', (error) => {
+      if (!answered) resolve(`cut off (${error.code})`);
+    });
     void (async () => {
       try {
         req.write(`--${boundary}\r\nContent-Disposition: form-data; name="archive"; filename="x.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
@@ -129,7 +163,9 @@ export function sendHostile(port, key, archive) {
           if (!req.write(chunk)) await new Promise((r) => (req.once('drain', r), req.once('close', r)));
         }
         if (!req.destroyed) req.end(`\r\n--${boundary}--\r\n`);
-      } catch { /* cut off: the answer (if any) is what counts */ }
+      } catch {
+        /* cut off: the answer (if any) is what counts */
+      }
     })();
   });
 }

@@ -44,10 +44,20 @@ const suffix = randomBytes(4).toString('hex');
 const dbName = `slipway_bench_${suffix}`;
 const prefix = `slipway-bench-${suffix}`;
 const work = await mkdtemp(join(tmpdir(), 'slipway-bench-'));
-const withDb = (name) => { const u = new URL(SERVER_URL); u.pathname = `/${name}`; return u.toString(); };
+const withDb = (name) => {
+  const u = new URL(SERVER_URL);
+  u.pathname = `/${name}`;
+  return u.toString();
+};
 
 function freePort() {
-  return new Promise((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); }); });
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
 }
 
 /** A tar of `bytes` random (incompressible) bytes in 1 MB files, written to disk, never held whole. */
@@ -82,8 +92,18 @@ function deploy(agent, port, key, archive, archiveSize) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     let sentAt = 0;
-    const req = request({ host: '127.0.0.1', port, path: '/api/v1/deploy', method: 'POST', agent, headers: {
-      authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + archiveSize + tail.length } });
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      path: '/api/v1/deploy',
+      method: 'POST',
+      agent,
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'content-length': head.length + archiveSize + tail.length,
+      },
+    });
     req.on('response', (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
@@ -91,19 +111,32 @@ function deploy(agent, port, key, archive, archiveSize) {
         const done = performance.now();
         // The gateway's own account (Server-Timing): from the body's last byte read to the answer.
         const timing = Object.fromEntries([...(res.headers['server-timing'] ?? '').matchAll(/(\w+);dur=([\d.]+)/g)].map((m) => [m[1], Number(m[2])]));
-        resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString(), totalMs: done - started, afterUploadMs: done - (sentAt || done), gatewayAcceptMs: timing.accept ?? NaN, timing });
+        resolve({
+          status: res.statusCode,
+          body: Buffer.concat(chunks).toString(),
+          totalMs: done - started,
+          afterUploadMs: done - (sentAt || done),
+          gatewayAcceptMs: timing.accept ?? NaN,
+          timing,
+        });
       });
     });
     req.on('error', reject);
     req.write(head);
     if (Buffer.isBuffer(archive)) {
       req.write(archive);
-      req.end(tail, () => { sentAt = performance.now(); });
+      req.end(tail, () => {
+        sentAt = performance.now();
+      });
       return;
     }
     const file = createReadStream(archive);
     file.pipe(req, { end: false });
-    file.on('end', () => req.end(tail, () => { sentAt = performance.now(); }));
+    file.on('end', () =>
+      req.end(tail, () => {
+        sentAt = performance.now();
+      }),
+    );
   });
 }
 
@@ -134,8 +167,12 @@ const machineCpuMs = async () => {
   const total = f.slice(0, 8).reduce((a, b) => a + b, 0) * 10;
   return { total, idle: (f[3] + f[4]) * 10 };
 };
-const percentile = (values, p) => { const s = [...values].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]; };
-const procStatus1 = async (pid, field) => Number(/(\d+) kB/.exec((await readFile(`/proc/${pid}/status`, 'utf8')).split('\n').find((l) => l.startsWith(field)))[1]) / 1024;
+const percentile = (values, p) => {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+const procStatus1 = async (pid, field) =>
+  Number(/(\d+) kB/.exec((await readFile(`/proc/${pid}/status`, 'utf8')).split('\n').find((l) => l.startsWith(field)))[1]) / 1024;
 /** A /proc status field (VmRSS, VmHWM) summed over the gateway's processes, in MB. */
 const procStatus = async (pid, field) => {
   let total = 0;
@@ -159,11 +196,13 @@ try {
     const token = `slw_key_${randomBytes(16).toString('hex').slice(0, 10)}_${randomBytes(32).toString('base64url').replace(/[-_]/g, 'x').slice(0, 43)}`;
     keys.push({ token, prefix: token.slice(0, 18), hash: createHash('sha256').update(token).digest('hex') });
   }
-  await db.query(`WITH apps AS (
+  await db.query(
+    `WITH apps AS (
       INSERT INTO applications (owner_id, name, slug) SELECT $1, 'bench-' || i, 'bench-' || i FROM generate_series(1, $2) AS i RETURNING id, slug)
     INSERT INTO api_keys (application_id, name, prefix, key_hash)
       SELECT apps.id, 'bench', k.prefix, k.hash FROM apps JOIN unnest($3::text[], $4::text[]) WITH ORDINALITY AS k(prefix, hash, n) ON apps.slug = 'bench-' || k.n`,
-    [owner, total, keys.map((k) => k.prefix), keys.map((k) => k.hash)]);
+    [owner, total, keys.map((k) => k.prefix), keys.map((k) => k.hash)],
+  );
 
   const small = join(work, 'small.tar');
   const smallSize = await makeArchive(small, SMALL_BYTES);
@@ -171,15 +210,32 @@ try {
   // the gateway, and re-reading the file per request cost it ~1 ms of CPU.
   const smallBody = await readFile(small);
   const port = await freePort();
-  const env = { ...process.env, DATABASE_URL: databaseUrl, REDIS_URL, SLIPWAY_MASTER_KEY: randomBytes(32).toString('base64'), PORT: String(port), HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn', GATEWAY_WORKERS: WORKERS, QUEUE_PREFIX: prefix, BLOB_DIR: join(work, 'blobs'), UPLOAD_TMP_DIR: join(work, 'uploads'),
-    UPLOAD_IDLE_TIMEOUT_SECONDS: String(IDLE_SECONDS) };
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    SLIPWAY_MASTER_KEY: randomBytes(32).toString('base64'),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    GATEWAY_WORKERS: WORKERS,
+    QUEUE_PREFIX: prefix,
+    BLOB_DIR: join(work, 'blobs'),
+    UPLOAD_TMP_DIR: join(work, 'uploads'),
+    UPLOAD_IDLE_TIMEOUT_SECONDS: String(IDLE_SECONDS),
+  };
   // BENCH_GATEWAY_NODE_ARGS="--prof" profiles the gateway (V8 tick log in the working directory).
   const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
   // BENCH_GATEWAY_MAIN runs another build of the gateway (e.g. an older commit's, for an A/B run).
-  gateway = spawn(process.execPath, [...nodeArgs, process.env.BENCH_GATEWAY_MAIN ?? join(root, 'apps/gateway/dist/main.js')], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  gateway = spawn(process.execPath, [...nodeArgs, process.env.BENCH_GATEWAY_MAIN ?? join(root, 'apps/gateway/dist/main.js')], {
+    env,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   for (let i = 0; ; i++) {
-    const ready = await fetch(`http://127.0.0.1:${port}/health/ready`).then((r) => r.ok, () => false);
+    const ready = await fetch(`http://127.0.0.1:${port}/health/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     if (i > 200) throw new Error('gateway did not become ready');
     await new Promise((r) => setTimeout(r, 100));
@@ -223,7 +279,7 @@ try {
   const startedAt = performance.now();
   await run(WARMUP + REQUESTS, results);
   const elapsed = (performance.now() - startedAt) / 1000;
-  const gatewayCpuPerRequestMs = (await cpuMs(gateway.pid) - cpuBefore) / results.length;
+  const gatewayCpuPerRequestMs = ((await cpuMs(gateway.pid)) - cpuBefore) / results.length;
   const clientCpu = process.cpuUsage(clientCpuBefore);
   const clientCpuPerRequestMs = (clientCpu.user + clientCpu.system) / 1000 / results.length;
   const machine = await machineCpuMs();
@@ -237,7 +293,7 @@ try {
   const single = [];
   const singleCpuBefore = await cpuMs(gateway.pid);
   for (let i = 0; i < SINGLE; i++) single.push(await deploy(agent, port, keys[next++].token, smallBody, smallSize));
-  const singleCpuPerRequestMs = SINGLE ? (await cpuMs(gateway.pid) - singleCpuBefore) / SINGLE : 0;
+  const singleCpuPerRequestMs = SINGLE ? ((await cpuMs(gateway.pid)) - singleCpuBefore) / SINGLE : 0;
 
   // Phase 2: peak RSS while accepting a 20 MB and a 200 MB archive (sampled every 10 ms).
   const memory = [];
@@ -246,10 +302,24 @@ try {
     const size = await makeArchive(path, bytes);
     const before = await procStatus(gateway.pid, 'VmRSS');
     let peak = before;
-    const sampler = setInterval(() => { procStatus(gateway.pid, 'VmRSS').then((v) => { peak = Math.max(peak, v); }, () => undefined); }, 10);
+    const sampler = setInterval(() => {
+      procStatus(gateway.pid, 'VmRSS').then(
+        (v) => {
+          peak = Math.max(peak, v);
+        },
+        () => undefined,
+      );
+    }, 10);
     const result = await deploy(new Agent(), port, keys[next++].token, path, size);
     clearInterval(sampler);
-    memory.push({ archiveMB: size / 1e6, status: result.status, seconds: result.totalMs / 1000, rssBeforeMB: before, peakRssMB: peak, growthMB: peak - before });
+    memory.push({
+      archiveMB: size / 1e6,
+      status: result.status,
+      seconds: result.totalMs / 1000,
+      rssBeforeMB: before,
+      peakRssMB: peak,
+      growthMB: peak - before,
+    });
     await rm(path);
   }
 
@@ -258,7 +328,14 @@ try {
   const hostile = hostileUploads(IDLE_SECONDS);
   const hostileBefore = await procStatus(gateway.pid, 'VmRSS');
   let hostilePeak = hostileBefore;
-  const hostileSampler = setInterval(() => { procStatus(gateway.pid, 'VmRSS').then((v) => { hostilePeak = Math.max(hostilePeak, v); }, () => undefined); }, 10);
+  const hostileSampler = setInterval(() => {
+    procStatus(gateway.pid, 'VmRSS').then(
+      (v) => {
+        hostilePeak = Math.max(hostilePeak, v);
+      },
+      () => undefined,
+    );
+  }, 10);
   const hostileAnswers = [];
   const hostileStarted = performance.now();
   for (let i = 0; i < hostile.length; i += 4) {
@@ -276,40 +353,79 @@ try {
     date: new Date().toISOString(),
     gatewayWorkers: WORKERS,
     gatewayMain: process.env.BENCH_GATEWAY_MAIN ?? null,
-    latency: { archiveBytes: smallSize, concurrency: CONCURRENCY, requests: results.length, accepted, throughputPerSecond: results.length / elapsed, gatewayCpuPerRequestMs, clientCpuPerRequestMs, machineCpuPerRequestMs, machineBusy,
+    latency: {
+      archiveBytes: smallSize,
+      concurrency: CONCURRENCY,
+      requests: results.length,
+      accepted,
+      throughputPerSecond: results.length / elapsed,
+      gatewayCpuPerRequestMs,
+      clientCpuPerRequestMs,
+      machineCpuPerRequestMs,
+      machineBusy,
       totalMs: pct(results.map((r) => r.totalMs)),
       // The target figure ("upload excluded"): the gateway's Server-Timing `accept`, from the body's last byte read to the answer.
       gatewayAcceptMs: pct(results.map((r) => r.gatewayAcceptMs)),
       gatewayAcceptPhasesMs: phases(results),
-      afterUploadMs: pct(results.map((r) => r.afterUploadMs)) },
-    singleClient: SINGLE ? { requests: single.length, accepted: single.filter((r) => r.status === 202).length, gatewayCpuPerRequestMs: singleCpuPerRequestMs,
-      totalMs: pct(single.map((r) => r.totalMs)), gatewayAcceptMs: pct(single.map((r) => r.gatewayAcceptMs)), afterUploadMs: pct(single.map((r) => r.afterUploadMs)) } : null,
-    memory: { rssIdleMB: rssIdle, rssAfterLatencyPhaseMB: rssAfterLoad, uploads: memory, processPeakRssMB: hwm,
-      hostile: { uploads: hostileAnswers, seconds: hostileSeconds, rssBeforeMB: hostileBefore, peakRssMB: hostilePeak, growthMB: hostilePeak - hostileBefore } },
+      afterUploadMs: pct(results.map((r) => r.afterUploadMs)),
+    },
+    singleClient: SINGLE
+      ? {
+          requests: single.length,
+          accepted: single.filter((r) => r.status === 202).length,
+          gatewayCpuPerRequestMs: singleCpuPerRequestMs,
+          totalMs: pct(single.map((r) => r.totalMs)),
+          gatewayAcceptMs: pct(single.map((r) => r.gatewayAcceptMs)),
+          afterUploadMs: pct(single.map((r) => r.afterUploadMs)),
+        }
+      : null,
+    memory: {
+      rssIdleMB: rssIdle,
+      rssAfterLatencyPhaseMB: rssAfterLoad,
+      uploads: memory,
+      processPeakRssMB: hwm,
+      hostile: { uploads: hostileAnswers, seconds: hostileSeconds, rssBeforeMB: hostileBefore, peakRssMB: hostilePeak, growthMB: hostilePeak - hostileBefore },
+    },
   };
   const f = (n) => n.toFixed(1);
   const row = (label, { p50, p99 }) => console.log(`| ${label.padEnd(60)} | ${f(p50).padStart(5)} | ${f(p99).padStart(5)} |`);
   const l = summary.latency;
-  console.log(`\nPOST /api/v1/deploy, GATEWAY_WORKERS=${WORKERS}${process.env.BENCH_GATEWAY_MAIN ? ` (${process.env.BENCH_GATEWAY_MAIN})` : ''}, ${f(smallSize / 1e6)} MB tar, ${CONCURRENCY} concurrent clients, ${results.length} requests (${accepted} × 202), ${f(l.throughputPerSecond)} req/s`);
+  console.log(
+    `\nPOST /api/v1/deploy, GATEWAY_WORKERS=${WORKERS}${process.env.BENCH_GATEWAY_MAIN ? ` (${process.env.BENCH_GATEWAY_MAIN})` : ''}, ${f(smallSize / 1e6)} MB tar, ${CONCURRENCY} concurrent clients, ${results.length} requests (${accepted} × 202), ${f(l.throughputPerSecond)} req/s`,
+  );
   console.log(`| ${'latency (ms)'.padEnd(60)} |   p50 |   p99 |`);
   console.log(`|${'-'.repeat(62)}|-------|-------|`);
   row('whole request (upload included)', l.totalMs);
   row('upload excluded: gateway read the last byte → 202 (target)', l.gatewayAcceptMs);
-  for (const [phase, label] of [['store', 'end of the source tar, fdatasync, rename, dir fsync'], ['row', 'deployment row committed'], ['queue', 'BullMQ job added']]) row(`  ${phase}: ${label}`, l.gatewayAcceptPhasesMs[phase]);
+  for (const [phase, label] of [
+    ['store', 'end of the source tar, fdatasync, rename, dir fsync'],
+    ['row', 'deployment row committed'],
+    ['queue', 'BullMQ job added'],
+  ])
+    row(`  ${phase}: ${label}`, l.gatewayAcceptPhasesMs[phase]);
   row("client's last write returned → 202 (see bench/README.md)", l.afterUploadMs);
-  console.log(`CPU per accepted deploy (user + system): gateway ${f(gatewayCpuPerRequestMs)} ms, this load generator ${f(clientCpuPerRequestMs)} ms, whole machine ${f(machineCpuPerRequestMs)} ms (busy ${(100 * machineBusy).toFixed(0)}%); machine: ${(await import('node:os')).cpus().length} cores, load average ${(await import('node:os')).loadavg()[0].toFixed(1)}`);
+  console.log(
+    `CPU per accepted deploy (user + system): gateway ${f(gatewayCpuPerRequestMs)} ms, this load generator ${f(clientCpuPerRequestMs)} ms, whole machine ${f(machineCpuPerRequestMs)} ms (busy ${(100 * machineBusy).toFixed(0)}%); machine: ${(await import('node:os')).cpus().length} cores, load average ${(await import('node:os')).loadavg()[0].toFixed(1)}`,
+  );
   if (summary.singleClient) {
     const s1 = summary.singleClient;
-    console.log(`one client, ${s1.requests} sequential requests (${s1.accepted} × 202): upload excluded p50/p99 ${f(s1.gatewayAcceptMs.p50)}/${f(s1.gatewayAcceptMs.p99)} ms, whole request ${f(s1.totalMs.p50)}/${f(s1.totalMs.p99)} ms, gateway CPU ${f(s1.gatewayCpuPerRequestMs)} ms per deploy`);
+    console.log(
+      `one client, ${s1.requests} sequential requests (${s1.accepted} × 202): upload excluded p50/p99 ${f(s1.gatewayAcceptMs.p50)}/${f(s1.gatewayAcceptMs.p99)} ms, whole request ${f(s1.totalMs.p50)}/${f(s1.totalMs.p99)} ms, gateway CPU ${f(s1.gatewayCpuPerRequestMs)} ms per deploy`,
+    );
   }
   console.log(`\nGateway memory (RSS, MB): idle ${f(rssIdle)}, after the latency phase ${f(rssAfterLoad)}`);
   console.log('| archive (MB) | status | seconds | RSS before | peak RSS | growth |');
   console.log('|--------------|--------|---------|------------|----------|--------|');
-  for (const m of memory) console.log(`| ${f(m.archiveMB).padStart(12)} | ${String(m.status).padStart(6)} | ${f(m.seconds).padStart(7)} | ${f(m.rssBeforeMB).padStart(10)} | ${f(m.peakRssMB).padStart(8)} | ${f(m.growthMB).padStart(6)} |`);
+  for (const m of memory)
+    console.log(
+      `| ${f(m.archiveMB).padStart(12)} | ${String(m.status).padStart(6)} | ${f(m.seconds).padStart(7)} | ${f(m.rssBeforeMB).padStart(10)} | ${f(m.peakRssMB).padStart(8)} | ${f(m.growthMB).padStart(6)} |`,
+    );
   const counts = new Map();
   for (const { answer } of hostileAnswers) counts.set(answer, (counts.get(answer) ?? 0) + 1);
   const tally = [...counts].map(([answer, n]) => `${n} × ${answer}`).join(', ');
-  console.log(`| gateway RSS growth across ${hostileAnswers.length} hostile uploads (4 at a time, ${f(hostileSeconds)} s) | ${f(hostileBefore)} → peak ${f(hostilePeak)} | +${f(hostilePeak - hostileBefore)} MB |`);
+  console.log(
+    `| gateway RSS growth across ${hostileAnswers.length} hostile uploads (4 at a time, ${f(hostileSeconds)} s) | ${f(hostileBefore)} → peak ${f(hostilePeak)} | +${f(hostilePeak - hostileBefore)} MB |`,
+  );
   console.log(`  answers: ${tally}`);
   console.log(`process peak RSS (VmHWM) over the whole run: ${f(hwm)} MB`);
   await mkdir(join(root, 'bench/results'), { recursive: true });

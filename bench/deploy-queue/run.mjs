@@ -30,10 +30,13 @@ async function stopWorkers() {
 }
 
 async function waitAll(ids, timeoutMs = 600_000) {
-  return testing.waitFor(async () => {
-    const { rows } = await h.pg.query(`SELECT status FROM deployments WHERE id = ANY($1::uuid[]) AND status IN ('succeeded', 'failed')`, [ids]);
-    return rows.length === ids.length ? rows : undefined;
-  }, { timeoutMs, intervalMs: 50, what: `${ids.length} deployments` });
+  return testing.waitFor(
+    async () => {
+      const { rows } = await h.pg.query(`SELECT status FROM deployments WHERE id = ANY($1::uuid[]) AND status IN ('succeeded', 'failed')`, [ids]);
+      return rows.length === ids.length ? rows : undefined;
+    },
+    { timeoutMs, intervalMs: 50, what: `${ids.length} deployments` },
+  );
 }
 
 const figures = {};
@@ -56,12 +59,14 @@ try {
       let done = 0;
       const until = performance.now() + SUSTAIN_SECONDS * 1000;
       const begun = performance.now();
-      await Promise.all(apps.map(async (a) => {
-        while (performance.now() < until) {
-          await waitAll([await h.deploy(a, source)]);
-          done += 1;
-        }
-      }));
+      await Promise.all(
+        apps.map(async (a) => {
+          while (performance.now() < until) {
+            await waitAll([await h.deploy(a, source)]);
+            done += 1;
+          }
+        }),
+      );
       figures.sustainedDeploys = done;
       figures.deploysPerMinute = (done * 60_000) / (performance.now() - begun);
     }

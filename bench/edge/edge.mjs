@@ -46,7 +46,11 @@ async function deploy(slug, source) {
 let rate;
 const rows = [];
 try {
-  const edge = await h.startEdge(port, { ...edgeEnv, LOG_LEVEL: 'warn' }, { nodeArgs: process.env.EDGE_NODE_ARGS?.split(' ').filter(Boolean), main: process.env.EDGE_MAIN });
+  const edge = await h.startEdge(
+    port,
+    { ...edgeEnv, LOG_LEVEL: 'warn' },
+    { nodeArgs: process.env.EDGE_NODE_ARGS?.split(' ').filter(Boolean), main: process.env.EDGE_MAIN },
+  );
   await h.startWorker(edgeEnv);
 
   const page = `<!doctype html><title>bench</title>${'<p>slipway edge benchmark</p>'.repeat(60)}`;
@@ -58,7 +62,14 @@ try {
     await load({ ...target, ...options, durationMs: 1000 }); // warm-up
     const cpu0 = pid ? cpuMicros(pid) : 0;
     const r = await load({ ...target, ...options, durationMs: DURATION * 1000 });
-    const row = { name, mode, connections: options.connections, ...r, cpuUsPerRequest: pid ? (cpuMicros(pid) - cpu0) / r.requests : undefined, load1: loadavg()[0] };
+    const row = {
+      name,
+      mode,
+      connections: options.connections,
+      ...r,
+      cpuUsPerRequest: pid ? (cpuMicros(pid) - cpu0) / r.requests : undefined,
+      load1: loadavg()[0],
+    };
     rows.push(row);
     return row;
   };
@@ -85,7 +96,9 @@ async function nodeCases(edgePid, measure) {
   }
   // (b) a fixed offered load both paths sustain: half of the slowest proxied closed-loop rate
   // of this run, rounded down to 500/s (RATE overrides).
-  rate = Number(process.env.RATE ?? Math.max(500, Math.floor((0.5 * Math.min(...rows.filter((r) => r.name === 'Node app via edge').map((r) => r.rps))) / 500) * 500));
+  rate = Number(
+    process.env.RATE ?? Math.max(500, Math.floor((0.5 * Math.min(...rows.filter((r) => r.name === 'Node app via edge').map((r) => r.rps))) / 500) * 500),
+  );
   for (let i = 0; i < PAIRS; i++) {
     await measure('Node app direct', 'rate', dir, { connections: 50, rate }, appPid);
     await measure('Node app via edge', 'rate', via, { connections: 50, rate }, edgePid);
@@ -97,11 +110,18 @@ async function nodeCases(edgePid, measure) {
 }
 
 const ms = (x) => (x === undefined || Number.isNaN(x) ? '' : x.toFixed(3));
-console.log(`\nedge: ${DURATION} s per case, ${PAIRS} alternating pair(s) per comparison, ${process.version}, ${cpus().length} cores (load generator on the same machine), load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end`);
+console.log(
+  `\nedge: ${DURATION} s per case, ${PAIRS} alternating pair(s) per comparison, ${process.version}, ${cpus().length} cores (load generator on the same machine), load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')} at the end`,
+);
 console.log('closed = closed loop (each connection sends again as soon as answered: saturation); rate = fixed offered load over all connections\n');
 console.log('| case | mode | connections | offered/s | requests/s | p50 ms | p90 ms | p99 ms | late | non-2xx | errors | CPU µs/request | load1 |');
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
-for (const r of rows) console.log(`| ${r.name} | ${r.mode} | ${r.connections} | ${r.offered ?? ''} | ${Math.round(r.rps)} | ${ms(r.p50)} | ${ms(r.p90)} | ${ms(r.p99)} | ${r.late} | ${r.non2xx} | ${r.errors} | ${r.cpuUsPerRequest?.toFixed(1) ?? ''} | ${r.load1.toFixed(2)} |`);
+for (const r of rows)
+  console.log(
+    `| ${r.name} | ${r.mode} | ${r.connections} | ${r.offered ?? ''} | ${Math.round(r.rps)} | ${ms(r.p50)} | ${ms(r.p90)} | ${ms(r.p99)} | ${r.late} | ${r.non2xx} | ${r.errors} | ${r.cpuUsPerRequest?.toFixed(1) ?? ''} | ${r.load1.toFixed(2)} |`,
+  );
 console.log('(CPU µs/request: the edge process for "via edge" rows, the app process for "direct" rows)');
 
 /** Per A/B pair (direct, then via edge): the differences; the figure is their median. */
@@ -110,22 +130,37 @@ function overhead(mode, connections, key) {
   const v = rows.filter((r) => r.name === 'Node app via edge' && r.mode === mode && r.connections === connections);
   return median(v.map((x, i) => x[key] - d[i][key]));
 }
-const pick = (name, mode, connections, key) => median(rows.filter((r) => r.name === name && r.mode === mode && r.connections === connections).map((r) => r[key]));
+const pick = (name, mode, connections, key) =>
+  median(rows.filter((r) => r.name === name && r.mode === mode && r.connections === connections).map((r) => r[key]));
 const result = {
-  staticRps: pick('static file via edge', 'closed', 50, 'rps'), staticP99: pick('static file via edge', 'closed', 50, 'p99'),
-  staticBrRps: pick('static file via edge, br', 'closed', 50, 'rps'), staticBrP99: pick('static file via edge, br', 'closed', 50, 'p99'),
-  proxiedRps: pick('Node app via edge', 'closed', 50, 'rps'), proxiedP99: pick('Node app via edge', 'closed', 50, 'p99'),
-  directRps: pick('Node app direct', 'closed', 50, 'rps'), directP99: pick('Node app direct', 'closed', 50, 'p99'),
-  overheadP50Saturated: overhead('closed', 50, 'p50'), overheadP99Saturated: overhead('closed', 50, 'p99'),
-  rate, overheadP50AtRate: overhead('rate', 50, 'p50'), overheadP99AtRate: overhead('rate', 50, 'p99'),
-  proxiedP99AtRate: pick('Node app via edge', 'rate', 50, 'p99'), directP99AtRate: pick('Node app direct', 'rate', 50, 'p99'),
-  overheadP50At1: overhead('closed', 1, 'p50'), overheadP99At1: overhead('closed', 1, 'p99'),
-  edgeCpuUsPerProxiedRequest: pick('Node app via edge', 'closed', 50, 'cpuUsPerRequest'), appCpuUsPerRequest: pick('Node app direct', 'closed', 50, 'cpuUsPerRequest'),
+  staticRps: pick('static file via edge', 'closed', 50, 'rps'),
+  staticP99: pick('static file via edge', 'closed', 50, 'p99'),
+  staticBrRps: pick('static file via edge, br', 'closed', 50, 'rps'),
+  staticBrP99: pick('static file via edge, br', 'closed', 50, 'p99'),
+  proxiedRps: pick('Node app via edge', 'closed', 50, 'rps'),
+  proxiedP99: pick('Node app via edge', 'closed', 50, 'p99'),
+  directRps: pick('Node app direct', 'closed', 50, 'rps'),
+  directP99: pick('Node app direct', 'closed', 50, 'p99'),
+  overheadP50Saturated: overhead('closed', 50, 'p50'),
+  overheadP99Saturated: overhead('closed', 50, 'p99'),
+  rate,
+  overheadP50AtRate: overhead('rate', 50, 'p50'),
+  overheadP99AtRate: overhead('rate', 50, 'p99'),
+  proxiedP99AtRate: pick('Node app via edge', 'rate', 50, 'p99'),
+  directP99AtRate: pick('Node app direct', 'rate', 50, 'p99'),
+  overheadP50At1: overhead('closed', 1, 'p50'),
+  overheadP99At1: overhead('closed', 1, 'p99'),
+  edgeCpuUsPerProxiedRequest: pick('Node app via edge', 'closed', 50, 'cpuUsPerRequest'),
+  appCpuUsPerRequest: pick('Node app direct', 'closed', 50, 'cpuUsPerRequest'),
 };
 console.log('');
 if (!STATIC_ONLY) {
-  console.log(`(a) proxy overhead at saturation, 50 connections (closed loop): p50 +${ms(result.overheadP50Saturated)} ms, p99 +${ms(result.overheadP99Saturated)} ms — mostly the proxy's throughput cost (p50 ≈ 50 / requests/s)`);
-  console.log(`(b) proxy overhead at a fixed ${rate} requests/s, 50 connections: p50 +${ms(result.overheadP50AtRate)} ms, p99 +${ms(result.overheadP99AtRate)} ms — the latency the proxy adds to a request (issue target: p50 under 1 ms)`);
+  console.log(
+    `(a) proxy overhead at saturation, 50 connections (closed loop): p50 +${ms(result.overheadP50Saturated)} ms, p99 +${ms(result.overheadP99Saturated)} ms — mostly the proxy's throughput cost (p50 ≈ 50 / requests/s)`,
+  );
+  console.log(
+    `(b) proxy overhead at a fixed ${rate} requests/s, 50 connections: p50 +${ms(result.overheadP50AtRate)} ms, p99 +${ms(result.overheadP99AtRate)} ms — the latency the proxy adds to a request (issue target: p50 under 1 ms)`,
+  );
   console.log(`(c) proxy overhead at 1 connection: p50 +${ms(result.overheadP50At1)} ms, p99 +${ms(result.overheadP99At1)} ms`);
   console.log(`edge CPU per proxied request ${result.edgeCpuUsPerProxiedRequest?.toFixed(1)} µs (the app's own: ${result.appCpuUsPerRequest?.toFixed(1)} µs)`);
 }

@@ -22,7 +22,9 @@ function percentile(sorted, p) {
  *   latencies in milliseconds (fractional, µs resolution); `rps` = completed requests / duration.
  */
 export function load({ port, host = '127.0.0.1', hostHeader, path = '/', connections = 50, durationMs = 5000, rate, headers = {} }) {
-  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const extra = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   const request = Buffer.from(`GET ${path} HTTP/1.1\r\nHost: ${hostHeader ?? `${host}:${port}`}\r\n${extra}\r\n`, 'latin1');
   let latencies = new Float64Array(1 << 16);
   let count = 0;
@@ -81,8 +83,16 @@ export function load({ port, host = '127.0.0.1', hostHeader, path = '/', connect
       for (const c of conns) c.socket.destroy();
       const sorted = latencies.subarray(0, count).sort();
       resolve({
-        requests: count, rps: (count * 1000) / elapsed, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted[count - 1] ?? NaN,
-        non2xx, errors, late, ...(rate === undefined ? {} : { offered: rate }),
+        requests: count,
+        rps: (count * 1000) / elapsed,
+        p50: percentile(sorted, 50),
+        p90: percentile(sorted, 90),
+        p99: percentile(sorted, 99),
+        max: sorted[count - 1] ?? NaN,
+        non2xx,
+        errors,
+        late,
+        ...(rate === undefined ? {} : { offered: rate }),
       });
     };
     const begin = () => {

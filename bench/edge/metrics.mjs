@@ -37,7 +37,9 @@ try {
   const row = await h.waitForFinal(await h.deploy(applicationId, await sourceTar(join(FIXTURES, 'node-echo'))), 180_000);
   if (row.status !== 'succeeded') throw new Error(JSON.stringify(row.error));
   const host = `bench-metrics.localhost:${port}`;
-  const serving = () => spawnSync('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-H', `Host: ${host}`, `http://127.0.0.1:${port}/x`], { encoding: 'utf8' }).stdout === '200';
+  const serving = () =>
+    spawnSync('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-H', `Host: ${host}`, `http://127.0.0.1:${port}/x`], { encoding: 'utf8' }).stdout ===
+    '200';
   for (const plane of ['nginx', 'node']) {
     for (let run = 0; run < RUNS; run++) {
       for (const metrics of ['on', 'off']) {
@@ -45,7 +47,8 @@ try {
         edge = await h.startEdge(port, { ...env, LOG_LEVEL: 'warn', EDGE_DATA_PLANE: plane, EDGE_METRICS: metrics });
         await testing.waitFor(serving, { timeoutMs: 60_000, what: `the ${plane} plane serving` });
         const state = join(h.home, 'runtime', 'nginx');
-        const pids = () => (plane === 'nginx' ? [...workersOf(Number(readFileSync(join(state, 'nginx.pid'), 'utf8').trim())), edge.child.pid] : [edge.child.pid]);
+        const pids = () =>
+          plane === 'nginx' ? [...workersOf(Number(readFileSync(join(state, 'nginx.pid'), 'utf8').trim())), edge.child.pid] : [edge.child.pid];
         wrk(port, host, '/x', []); // warm-up, not recorded
         rows.push({ plane, metrics, ...wrk(port, host, '/x', pids()), load1: loadavg()[0] });
       }
@@ -56,15 +59,24 @@ try {
 }
 
 const result = {};
-console.log(`\nedge metrics collection: wrk -t1 -c${CONNECTIONS}, ${DURATION} s per run, ${RUNS} runs per row (medians, on/off interleaved), ${cpus().length} cores shared by wrk, the proxy and the app; runtime sandbox off`);
+console.log(
+  `\nedge metrics collection: wrk -t1 -c${CONNECTIONS}, ${DURATION} s per run, ${RUNS} runs per row (medians, on/off interleaved), ${cpus().length} cores shared by wrk, the proxy and the app; runtime sandbox off`,
+);
 console.log('| data plane | metrics | req/s (median) | p50 ms | p99 ms | proxy CPU µs/request (nginx workers + Node edge) | runs (req/s) | non-2xx | load1 |');
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const plane of ['nginx', 'node']) {
   for (const metrics of ['on', 'off']) {
     const rs = rows.filter((r) => r.plane === plane && r.metrics === metrics);
-    const r = { rps: median(rs.map((x) => x.rps)), p50: median(rs.map((x) => x.p50)), p99: median(rs.map((x) => x.p99)), cpuUs: median(rs.map((x) => x.cpuUs)) };
+    const r = {
+      rps: median(rs.map((x) => x.rps)),
+      p50: median(rs.map((x) => x.p50)),
+      p99: median(rs.map((x) => x.p99)),
+      cpuUs: median(rs.map((x) => x.cpuUs)),
+    };
     result[`${plane}|${metrics}`] = r;
-    console.log(`| ${plane} | ${metrics} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.cpuUs.toFixed(1)} | ${rs.map((x) => Math.round(x.rps)).join(' / ')} | ${rs.reduce((n, x) => n + x.non2xx, 0)} | ${median(rs.map((x) => x.load1)).toFixed(2)} |`);
+    console.log(
+      `| ${plane} | ${metrics} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.p99.toFixed(2)} | ${r.cpuUs.toFixed(1)} | ${rs.map((x) => Math.round(x.rps)).join(' / ')} | ${rs.reduce((n, x) => n + x.non2xx, 0)} | ${median(rs.map((x) => x.load1)).toFixed(2)} |`,
+    );
   }
   const on = result[`${plane}|on`];
   const off = result[`${plane}|off`];

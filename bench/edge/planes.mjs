@@ -46,7 +46,10 @@ async function phase(mode) {
       const applicationId = await h.createApplication({ slug });
       const row = await h.waitForFinal(await h.deploy(applicationId, source), 180_000);
       if (row.status !== 'succeeded') throw new Error(JSON.stringify(row.error));
-      await testing.waitFor(() => /^server: nginx/im.test(head(nginxPort, `${slug}.localhost:${nginxPort}`, '/')), { timeoutMs: 15_000, what: `${slug} on nginx` });
+      await testing.waitFor(() => /^server: nginx/im.test(head(nginxPort, `${slug}.localhost:${nginxPort}`, '/')), {
+        timeoutMs: 15_000,
+        what: `${slug} on nginx`,
+      });
       return applicationId;
     };
     const staticId = await deploy('bench-static', await sourceTar(join(FIXTURES, 'static-site'), { 'bench.html': page }));
@@ -54,7 +57,10 @@ async function phase(mode) {
     // The app's own port (pasta-forwarded with the sandbox on): the live slot in the plane's state.
     const state = join(h.home, 'runtime', 'nginx');
     const slots = JSON.parse(await readFile(join(state, 'slots.json'), 'utf8'))[nodeId];
-    const onB = await readFile(join(state, 'slot-b', nodeId.replace(/-/g, ''))).then(() => true, () => false);
+    const onB = await readFile(join(state, 'slot-b', nodeId.replace(/-/g, ''))).then(
+      () => true,
+      () => false,
+    );
     const appPort = onB ? slots.b : slots.a;
     const releaseId = (await h.pg.query('SELECT live_release_id FROM applications WHERE id = $1', [staticId])).rows[0].live_release_id;
     const peerPort = await testing.freePort();
@@ -73,7 +79,10 @@ async function phase(mode) {
     const nodePort = await testing.freePort();
     const nodeEdge = await h.startEdge(nodePort, { ...env, LOG_LEVEL: 'warn', EDGE_DATA_PLANE: 'node' });
     const edgePid = () => [nodeEdge.child.pid];
-    await testing.waitFor(() => head(nodePort, `bench-node.localhost:${nodePort}`, '/x').startsWith('HTTP/1.1 200'), { timeoutMs: 60_000, what: 'the node plane to serve' });
+    await testing.waitFor(() => head(nodePort, `bench-node.localhost:${nodePort}`, '/x').startsWith('HTTP/1.1 200'), {
+      timeoutMs: 60_000,
+      what: 'the node plane to serve',
+    });
     for (let run = 0; run < RUNS; run++) {
       record(mode, 'Slipway, Node plane', 'proxied', measure(nodePort, `bench-node.localhost:${nodePort}`, '/x', edgePid));
       record(mode, 'Slipway, Node plane', 'static', measure(nodePort, `bench-static.localhost:${nodePort}`, '/bench.html', edgePid));
@@ -88,16 +97,30 @@ async function phase(mode) {
 for (const mode of MODES) await phase(mode);
 
 const result = {};
-console.log(`\nedge planes: wrk -t1 -c${CONNECTIONS}, ${DURATION} s per run, ${RUNS} runs per row (medians), ${cpus().length} cores shared by wrk, the proxies and the app; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end`);
+console.log(
+  `\nedge planes: wrk -t1 -c${CONNECTIONS}, ${DURATION} s per run, ${RUNS} runs per row (medians), ${cpus().length} cores shared by wrk, the proxies and the app; load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')} at the end`,
+);
 console.log('| runtime sandbox | path | request | req/s (median) | p50 ms | p99 ms | proxy CPU µs/request | runs (req/s) | non-2xx | errors | load1 |');
 console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 const keys = [...new Set(rows.map((r) => `${r.mode}|${r.kind}|${r.name}`))];
 for (const key of keys) {
   const [mode, kind, name] = key.split('|');
   const rs = rows.filter((r) => r.mode === mode && r.kind === kind && r.name === name);
-  const row = { rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), cpuUs: median(rs.map((r) => r.cpuUs)) };
+  const row = {
+    rps: median(rs.map((r) => r.rps)),
+    p50: median(rs.map((r) => r.p50)),
+    p99: median(rs.map((r) => r.p99)),
+    cpuUs: median(rs.map((r) => r.cpuUs)),
+  };
   result[key] = row;
-  console.log(`| ${mode} | ${name} | ${kind} | ${Math.round(row.rps)} | ${row.p50.toFixed(2)} | ${row.p99.toFixed(2)} | ${Number.isFinite(row.cpuUs) ? row.cpuUs.toFixed(1) : '—'} | ${rs.map((r) => Math.round(r.rps)).join(' / ')} | ${rs.reduce((n, r) => n + r.non2xx, 0)} | ${rs.map((r) => r.errors).filter(Boolean).join('; ')} | ${median(rs.map((r) => r.load1)).toFixed(2)} |`);
+  console.log(
+    `| ${mode} | ${name} | ${kind} | ${Math.round(row.rps)} | ${row.p50.toFixed(2)} | ${row.p99.toFixed(2)} | ${Number.isFinite(row.cpuUs) ? row.cpuUs.toFixed(1) : '—'} | ${rs.map((r) => Math.round(r.rps)).join(' / ')} | ${rs.reduce((n, r) => n + r.non2xx, 0)} | ${rs
+      .map((r) => r.errors)
+      .filter(Boolean)
+      .join('; ')} | ${median(rs.map((r) => r.load1)).toFixed(2)} |`,
+  );
 }
 for (const mode of MODES) {
   for (const kind of ['proxied', 'static']) {
@@ -106,7 +129,9 @@ for (const mode of MODES) {
     const node = result[`${mode}|${kind}|Slipway, Node plane`];
     if (!peer || !ours) continue;
     const ratio = ours.rps / peer.rps;
-    console.log(`sandbox ${mode}, ${kind}: Slipway nginx plane ${ratio.toFixed(2)}× the peer's req/s (goal ≥ 0.9×: ${ratio >= 0.9 ? 'met' : 'not met'}), p99 ${ours.p99.toFixed(2)} vs ${peer.p99.toFixed(2)} ms (goal ≤ peer: ${ours.p99 <= peer.p99 ? 'met' : `not met, +${(ours.p99 - peer.p99).toFixed(2)} ms`}); nginx CPU per request ${ours.cpuUs.toFixed(1)} vs ${peer.cpuUs.toFixed(1)} µs (${(peer.cpuUs / ours.cpuUs).toFixed(2)}× the peer's efficiency)${node ? `; Node plane ${(node.rps / peer.rps).toFixed(2)}× req/s, ${node.cpuUs.toFixed(1)} µs CPU per request` : ''}`);
+    console.log(
+      `sandbox ${mode}, ${kind}: Slipway nginx plane ${ratio.toFixed(2)}× the peer's req/s (goal ≥ 0.9×: ${ratio >= 0.9 ? 'met' : 'not met'}), p99 ${ours.p99.toFixed(2)} vs ${peer.p99.toFixed(2)} ms (goal ≤ peer: ${ours.p99 <= peer.p99 ? 'met' : `not met, +${(ours.p99 - peer.p99).toFixed(2)} ms`}); nginx CPU per request ${ours.cpuUs.toFixed(1)} vs ${peer.cpuUs.toFixed(1)} µs (${(peer.cpuUs / ours.cpuUs).toFixed(2)}× the peer's efficiency)${node ? `; Node plane ${(node.rps / peer.rps).toFixed(2)}× req/s, ${node.cpuUs.toFixed(1)} µs CPU per request` : ''}`,
+    );
   }
 }
 if (process.env.BENCH_RESULT_FILE) await writeFile(process.env.BENCH_RESULT_FILE, JSON.stringify({ result, rows }));

@@ -63,7 +63,11 @@ for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void stop
 async function startSlipway(mode) {
   const s = { mode, h: await testing.DeployHarness.create(`bench-net-${mode}`) };
   slipways.push(s);
-  const env = { RUNTIME_SANDBOX: process.env.BENCH_SANDBOX ?? 'on', RUNTIME_NETWORK: mode, ...(process.env.RUNTIME_CPUS ? { RUNTIME_CPUS: process.env.RUNTIME_CPUS } : {}) };
+  const env = {
+    RUNTIME_SANDBOX: process.env.BENCH_SANDBOX ?? 'on',
+    RUNTIME_NETWORK: mode,
+    ...(process.env.RUNTIME_CPUS ? { RUNTIME_CPUS: process.env.RUNTIME_CPUS } : {}),
+  };
   s.port = await testing.freePort();
   s.edge = await s.h.startEdge(s.port, { ...env, LOG_LEVEL: 'warn', EDGE_DATA_PLANE: 'nginx' });
   await s.h.startWorker({ ...env, EDGE_INTERNAL_URL: `http://127.0.0.1:${s.port}`, APPS_DOMAIN: `localhost:${s.port}` });
@@ -103,7 +107,12 @@ async function startPlainApp({ h, applicationId }, port) {
   const toolchain = join(h.workerEnv().NODE_TOOLCHAIN_DIR, 'node', String(spec.nodeVersion));
   const bin = existsSync(join(toolchain, 'bin', 'node')) ? `${join(toolchain, 'bin')}:` : '';
   const env = { HOME: '/tmp', NODE_ENV: 'production', PATH: `${bin}/usr/local/bin:/usr/bin:/bin`, PORT: String(port) };
-  const child = spawn('sh', ['-c', spec.commands?.start ?? 'npm start'], { cwd: join(h.home, 'runtime', 'releases', id), env, detached: true, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn('sh', ['-c', spec.commands?.start ?? 'npm start'], {
+    cwd: join(h.home, 'runtime', 'releases', id),
+    env,
+    detached: true,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   peer.app = { child, node: bin ? `Node ${spec.nodeVersion} (the release's)` : `the platform's Node` };
   await testing.waitFor(() => head(port, `127.0.0.1:${port}`, PATH).startsWith('HTTP/1.1 200'), { timeoutMs: 30_000, what: 'the unsandboxed app' });
 }
@@ -118,12 +127,26 @@ try {
   await startPlainApp(slipways[0], appPort);
   const peerPort = await testing.freePort();
   peer.nginx = await startPeer(dir, peerPort, { appPort });
-  targets.push({ key: 'peer', name: 'peer: the app unsandboxed behind nginx by hand', port: peerPort, host: 'app.peer', upstream: `127.0.0.1:${appPort}`, cpu: { nginx: () => workersOf(peer.nginx.pid), app: () => processTree(peer.app.child.pid) } });
+  targets.push({
+    key: 'peer',
+    name: 'peer: the app unsandboxed behind nginx by hand',
+    port: peerPort,
+    host: 'app.peer',
+    upstream: `127.0.0.1:${appPort}`,
+    cpu: { nginx: () => workersOf(peer.nginx.pid), app: () => processTree(peer.app.child.pid) },
+  });
   for (const s of slipways) {
     const upstream = upstreamOf(s);
     const appPids = await testing.processesWith('environ', `PORT=${upstream.split(':')[1]}\0`);
     const master = () => Number(readFileSync(join(s.h.home, 'runtime', 'nginx', 'nginx.pid'), 'utf8'));
-    targets.push({ key: s.mode, name: `Slipway, ${SANDBOXED ? 'sandboxed' : 'NOT sandboxed (BENCH_SANDBOX=off)'}, RUNTIME_NETWORK=${s.mode}`, port: s.port, host: s.host, upstream, cpu: { nginx: () => workersOf(master()), app: () => appPids, edge: () => [s.edge.child.pid] } });
+    targets.push({
+      key: s.mode,
+      name: `Slipway, ${SANDBOXED ? 'sandboxed' : 'NOT sandboxed (BENCH_SANDBOX=off)'}, RUNTIME_NETWORK=${s.mode}`,
+      port: s.port,
+      host: s.host,
+      upstream,
+      cpu: { nginx: () => workersOf(master()), app: () => appPids, edge: () => [s.edge.child.pid] },
+    });
   }
   // JIT and connection pools warm before anything counts (a cold first run would be one of RUNS = 1).
   for (const t of targets) wrk(t.port, t.host, PATH, { connections: CONNECTIONS, duration: 1 });
@@ -131,7 +154,8 @@ try {
   // (with 3 targets and RUNS=3, each takes each place once).
   for (let run = 1; run <= RUNS; run++) {
     const order = targets.map((_, i) => targets[(i + run - 1) % targets.length]);
-    for (const t of order) rows.push({ run, target: t.key, ...wrk(t.port, t.host, PATH, { connections: CONNECTIONS, duration: DURATION, cpu: t.cpu }), load1: loadavg()[0] });
+    for (const t of order)
+      rows.push({ run, target: t.key, ...wrk(t.port, t.host, PATH, { connections: CONNECTIONS, duration: DURATION, cpu: t.cpu }), load1: loadavg()[0] });
   }
 } finally {
   await stopAll();
@@ -141,28 +165,51 @@ const result = {};
 for (const t of targets) {
   const rs = rows.filter((r) => r.target === t.key);
   const cpu = Object.fromEntries(['nginx', 'app', 'softirq', 'edge'].map((k) => [k, median(rs.map((r) => r.cpu?.[k]))]));
-  result[t.key] = { cpu, rps: median(rs.map((r) => r.rps)), p50: median(rs.map((r) => r.p50)), p99: median(rs.map((r) => r.p99)), runs: rs.map((r) => r.rps), non2xx: rs.reduce((n, r) => n + r.non2xx, 0), errors: rs.map((r) => r.errors).filter(Boolean), load1: median(rs.map((r) => r.load1)), upstream: t.upstream };
+  result[t.key] = {
+    cpu,
+    rps: median(rs.map((r) => r.rps)),
+    p50: median(rs.map((r) => r.p50)),
+    p99: median(rs.map((r) => r.p99)),
+    runs: rs.map((r) => r.rps),
+    non2xx: rs.reduce((n, r) => n + r.non2xx, 0),
+    errors: rs.map((r) => r.errors).filter(Boolean),
+    load1: median(rs.map((r) => r.load1)),
+    upstream: t.upstream,
+  };
 }
 const base = result.peer;
 const ms = (x) => x.toFixed(2);
 const verdict = (r) => `${(r.rps / base.rps).toFixed(2)}× (≥ 0.9×: ${r.rps / base.rps >= 0.9 ? 'met' : 'not met'})`;
 const p99Verdict = (r) => (r.p99 <= base.p99 ? 'yes' : `no, +${ms(r.p99 - base.p99)} ms`);
 const loadText = (l) => l.map((x) => x.toFixed(2)).join(' ');
-console.log(`\nsandbox network (issue 34): the hello app (fixtures/${FIXTURE}, GET ${PATH}), wrk -t1 -c${CONNECTIONS} keep-alive, ${DURATION} s per run, ${RUNS} run(s) per row interleaved (medians); the peer's app on ${peer.app?.node}; ${cpus().length} cores shared by wrk, nginx, the app and pasta; load average ${loadText(loadStart)} at the start, ${loadText(loadavg())} at the end`);
-console.log('| target | nginx reaches the app at | req/s (median) | runs (req/s) | p50 ms | p99 ms | req/s ÷ peer (goal ≥ 0.9×) | p99 ≤ peer | CPU µs/request: nginx · app · kernel softirq · edge | non-2xx | errors | load1 (median) |');
+console.log(
+  `\nsandbox network (issue 34): the hello app (fixtures/${FIXTURE}, GET ${PATH}), wrk -t1 -c${CONNECTIONS} keep-alive, ${DURATION} s per run, ${RUNS} run(s) per row interleaved (medians); the peer's app on ${peer.app?.node}; ${cpus().length} cores shared by wrk, nginx, the app and pasta; load average ${loadText(loadStart)} at the start, ${loadText(loadavg())} at the end`,
+);
+console.log(
+  '| target | nginx reaches the app at | req/s (median) | runs (req/s) | p50 ms | p99 ms | req/s ÷ peer (goal ≥ 0.9×) | p99 ≤ peer | CPU µs/request: nginx · app · kernel softirq · edge | non-2xx | errors | load1 (median) |',
+);
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const t of targets) {
   const r = result[t.key];
   const vsPeer = t.key === 'peer' ? ['—', '—'] : [verdict(r), p99Verdict(r)];
   const us = (x) => (Number.isFinite(x) ? x.toFixed(1) : '—');
-  console.log(`| ${t.name} | ${r.upstream} | ${Math.round(r.rps)} | ${r.runs.map(Math.round).join(' / ')} | ${ms(r.p50)} | ${ms(r.p99)} | ${vsPeer[0]} | ${vsPeer[1]} | ${us(r.cpu.nginx)} · ${us(r.cpu.app)} · ${us(r.cpu.softirq)} · ${us(r.cpu.edge)} | ${r.non2xx} | ${r.errors.join('; ')} | ${r.load1.toFixed(2)} |`);
+  console.log(
+    `| ${t.name} | ${r.upstream} | ${Math.round(r.rps)} | ${r.runs.map(Math.round).join(' / ')} | ${ms(r.p50)} | ${ms(r.p99)} | ${vsPeer[0]} | ${vsPeer[1]} | ${us(r.cpu.nginx)} · ${us(r.cpu.app)} · ${us(r.cpu.softirq)} · ${us(r.cpu.edge)} | ${r.non2xx} | ${r.errors.join('; ')} | ${r.load1.toFixed(2)} |`,
+  );
 }
-console.log(`| before the change (issue 34, 2026-11-27, best of 3): Slipway sandboxed through :8080 | pasta | ${BEFORE.slipway.rps} | — | — | ${BEFORE.slipway.p99} | ${(BEFORE.slipway.rps / BEFORE.peer.rps).toFixed(2)}× | no | — | — | — | — |`);
-console.log(`| before the change (issue 34, 2026-11-27, best of 3): the same app behind nginx by hand | — | ${BEFORE.peer.rps} | — | — | ${BEFORE.peer.p99} | — | — | — | — | — | — |`);
+console.log(
+  `| before the change (issue 34, 2026-11-27, best of 3): Slipway sandboxed through :8080 | pasta | ${BEFORE.slipway.rps} | — | — | ${BEFORE.slipway.p99} | ${(BEFORE.slipway.rps / BEFORE.peer.rps).toFixed(2)}× | no | — | — | — | — |`,
+);
+console.log(
+  `| before the change (issue 34, 2026-11-27, best of 3): the same app behind nginx by hand | — | ${BEFORE.peer.rps} | — | — | ${BEFORE.peer.p99} | — | — | — | — | — | — |`,
+);
 for (const t of targets.filter((x) => x.key !== 'peer')) {
   const r = result[t.key];
   // A veth pair gives the app an address of its own: on loopback, nginx still goes through pasta's forward.
-  const onPasta = t.key !== 'pasta' && r.upstream.startsWith('127.') ? ' — nginx reaches this app on loopback: pasta\'s path, not the kernel\'s' : '';
-  console.log(`RUNTIME_NETWORK=${t.key} (nginx → ${r.upstream}): ${verdict(r)} the peer's req/s, p99 ${ms(r.p99)} vs ${ms(base.p99)} ms (≤ peer: ${p99Verdict(r)})${onPasta}`);
+  const onPasta = t.key !== 'pasta' && r.upstream.startsWith('127.') ? " — nginx reaches this app on loopback: pasta's path, not the kernel's" : '';
+  console.log(
+    `RUNTIME_NETWORK=${t.key} (nginx → ${r.upstream}): ${verdict(r)} the peer's req/s, p99 ${ms(r.p99)} vs ${ms(base.p99)} ms (≤ peer: ${p99Verdict(r)})${onPasta}`,
+  );
 }
-if (process.env.BENCH_RESULT_FILE) await writeFile(process.env.BENCH_RESULT_FILE, JSON.stringify({ result, rows, load: { start: loadStart, end: loadavg() }, before: BEFORE }));
+if (process.env.BENCH_RESULT_FILE)
+  await writeFile(process.env.BENCH_RESULT_FILE, JSON.stringify({ result, rows, load: { start: loadStart, end: loadavg() }, before: BEFORE }));

@@ -48,7 +48,11 @@ function ticks(pids) {
 }
 
 /** An nginx master's workers. */
-export const workersOf = (master) => spawnSync('pgrep', ['-P', String(master)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+export const workersOf = (master) =>
+  spawnSync('pgrep', ['-P', String(master)], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter(Boolean)
+    .map(Number);
 
 /** The machine's softirq time so far (all CPUs, 1/100 s): the kernel's packet processing. */
 function softirqTicks() {
@@ -63,7 +67,7 @@ export function processTree(root) {
     if (pid) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
   }
   const tree = [];
-  for (const queue = [root]; queue.length; ) {
+  for (const queue = [root]; queue.length;) {
     const pid = queue.shift();
     tree.push(pid);
     queue.push(...(children.get(pid) ?? []));
@@ -85,7 +89,9 @@ export function wrk(port, host, path, { connections, duration, proxyPids = () =>
     return { name, of, before: ticks(of) };
   });
   const softirq = softirqTicks();
-  const out = execFileSync('wrk', ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-H', `Host: ${host}`, `http://127.0.0.1:${port}${path}`], { encoding: 'utf8' });
+  const out = execFileSync('wrk', ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-H', `Host: ${host}`, `http://127.0.0.1:${port}${path}`], {
+    encoding: 'utf8',
+  });
   const pct = (p) => {
     const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(out);
     return m ? toMs(m[1], m[2]) : NaN;
@@ -117,7 +123,9 @@ export async function startPeer(dir, port, { appPort, staticRoot }) {
     location / { try_files $uri $uri/ =404; }
   }`
     : '';
-  await writeFile(conf, `worker_processes 1;
+  await writeFile(
+    conf,
+    `worker_processes 1;
 pid ${dir}/peer.pid;
 error_log stderr warn;
 events { worker_connections 8192; }
@@ -143,7 +151,8 @@ http {
     }
   }${staticServer}
 }
-`);
+`,
+  );
   const child = spawn('nginx', ['-c', conf, '-g', 'daemon off;'], { stdio: 'inherit' });
   await waitFor(() => head(port, 'app.peer', '/').startsWith('HTTP/1.1 '), { timeoutMs: 10_000, what: 'the peer nginx' });
   return child;

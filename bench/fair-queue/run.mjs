@@ -23,7 +23,10 @@ async function sleepyBuild(ms) {
   const dir = await mkdtemp(join(tmpdir(), 'slipway-bench-fq-'));
   try {
     await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'sleepy', private: true, scripts: { build: `node build.mjs ${ms}` } }));
-    await writeFile(join(dir, 'build.mjs'), "import { mkdirSync, writeFileSync } from 'node:fs';\nsetTimeout(() => { mkdirSync('dist', { recursive: true }); writeFileSync('dist/index.html', '<p>slept</p>'); }, Number(process.argv[2]));\n");
+    await writeFile(
+      join(dir, 'build.mjs'),
+      "import { mkdirSync, writeFileSync } from 'node:fs';\nsetTimeout(() => { mkdirSync('dist', { recursive: true }); writeFileSync('dist/index.html', '<p>slept</p>'); }, Number(process.argv[2]));\n",
+    );
     return await testing.sourceTar(dir);
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -52,7 +55,10 @@ try {
     const first = await h.createApplication({ slug: `atk-${order}-${randomBytes(2).toString('hex')}` });
     const apps = [first];
     for (let i = 1; i < ATTACKER_APPS; i++) {
-      const { rows } = await h.pg.query(`INSERT INTO applications (owner_id, name, slug) SELECT owner_id, $2, $2 FROM applications WHERE id = $1 RETURNING id`, [first, `atk-${order}-${i}-${randomBytes(2).toString('hex')}`]);
+      const { rows } = await h.pg.query(
+        `INSERT INTO applications (owner_id, name, slug) SELECT owner_id, $2, $2 FROM applications WHERE id = $1 RETURNING id`,
+        [first, `atk-${order}-${i}-${randomBytes(2).toString('hex')}`],
+      );
       apps.push(rows[0].id);
     }
     const victimApp = await h.createApplication({ slug: `victim-${order}-${randomBytes(2).toString('hex')}` });
@@ -75,12 +81,16 @@ try {
 }
 
 const s = (ms) => `${(ms / 1000).toFixed(1)} s`;
-console.log(`\nfair queue: attacker owner with ${ATTACKER_APPS} builds of ${BUILD_SECONDS} s queued first, victim's static deploy after; one build slot; ${process.version}, ${cpus().length} cores\n`);
+console.log(
+  `\nfair queue: attacker owner with ${ATTACKER_APPS} builds of ${BUILD_SECONDS} s queued first, victim's static deploy after; one build slot; ${process.version}, ${cpus().length} cores\n`,
+);
 console.log('| order | victim queue wait | attacker build (one deploy) | wait / build |');
 console.log('|---|---|---|---|');
 for (const order of ['fair', 'fifo']) {
   const wait = figures[`${order}.victimQueuedMs`];
   const build = figures[`${order}.attackerBuildMs`];
-  console.log(`| ${order === 'fair' ? 'fair (round-robin, default)' : 'FIFO (peer)'} | ${s(wait)} (${figures[`${order}.victimStatus`]}) | ${s(build)} | ${(wait / build).toFixed(2)} |`);
+  console.log(
+    `| ${order === 'fair' ? 'fair (round-robin, default)' : 'FIFO (peer)'} | ${s(wait)} (${figures[`${order}.victimStatus`]}) | ${s(build)} | ${(wait / build).toFixed(2)} |`,
+  );
 }
 if (process.env.BENCH_RESULT_FILE) await writeFile(process.env.BENCH_RESULT_FILE, JSON.stringify(figures));

@@ -35,8 +35,16 @@ const chosen = (process.env.ROWS ?? Object.keys(ROWS).join(',')).split(',').filt
 const h = await testing.DeployHarness.create('bench-ttl');
 const edgePort = await testing.freePort();
 // Behind a TLS-intercepting proxy the platform's processes need its CA to reach the registry.
-const toolchains = { NODE_TOOLCHAIN_DIR: process.env.SLIPWAY_TEST_TOOLCHAINS ?? '/tmp/slipway-toolchains-test', ...(process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {}) };
-const edgeEnv = { EDGE_INTERNAL_URL: `http://127.0.0.1:${edgePort}`, APPS_DOMAIN: `localhost:${edgePort}`, RUNTIME_SANDBOX: process.env.RUNTIME_SANDBOX ?? 'on', ...toolchains };
+const toolchains = {
+  NODE_TOOLCHAIN_DIR: process.env.SLIPWAY_TEST_TOOLCHAINS ?? '/tmp/slipway-toolchains-test',
+  ...(process.env.NODE_EXTRA_CA_CERTS ? { NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS } : {}),
+};
+const edgeEnv = {
+  EDGE_INTERNAL_URL: `http://127.0.0.1:${edgePort}`,
+  APPS_DOMAIN: `localhost:${edgePort}`,
+  RUNTIME_SANDBOX: process.env.RUNTIME_SANDBOX ?? 'on',
+  ...toolchains,
+};
 // RUNTIME_SANDBOX=off measures apps without the runtime sandbox (the cost of the sandbox is the difference).
 console.log(`runtime sandbox: ${edgeEnv.RUNTIME_SANDBOX}`);
 await h.startEdge(edgePort, { ...edgeEnv, LOG_LEVEL: 'warn', HEALTH_TIMEOUT_MS: '60000' });
@@ -47,14 +55,29 @@ async function timeToLive(applicationId, source) {
   const wall = Date.now();
   const row = await h.waitForFinal(await h.deploy(applicationId, source), 600_000, 25);
   const ms = performance.now() - started;
-  if (row.status !== 'succeeded') throw new Error(`deploy failed: ${JSON.stringify(row.error)}\n${row.steps.map((s) => `${s.name}: ${s.log}`).join('\n').slice(-3000)}`);
+  if (row.status !== 'succeeded')
+    throw new Error(
+      `deploy failed: ${JSON.stringify(row.error)}\n${row.steps
+        .map((s) => `${s.name}: ${s.log}`)
+        .join('\n')
+        .slice(-3000)}`,
+    );
   if (process.env.TTL_TRACE) {
     // Where the time went inside the steps: the lines of each step's log that carry a duration.
     const first = row.steps.find((step) => step.startedAt);
     const last = row.steps.findLast((step) => step.finishedAt);
-    console.log(`  waited ${((Date.parse(first.startedAt) - wall) / 1000).toFixed(2)} s for a worker; ${((wall + ms - Date.parse(last.finishedAt)) / 1000).toFixed(2)} s from the last step to succeeded being seen`);
-    for (const line of (row.steps.find((step) => step.name === 'release')?.log ?? '').split('\n').filter(Boolean)) console.log(`  release: ${line.slice(0, 200)}`);
-    for (const step of row.steps) if (step.name !== 'release') for (const line of (step.log ?? '').split('\n').filter((l) => /\d+(\.\d+)? ?(ms|s)\b/.test(l)).slice(-12)) console.log(`  ${step.name}: ${line.slice(0, 200)}`);
+    console.log(
+      `  waited ${((Date.parse(first.startedAt) - wall) / 1000).toFixed(2)} s for a worker; ${((wall + ms - Date.parse(last.finishedAt)) / 1000).toFixed(2)} s from the last step to succeeded being seen`,
+    );
+    for (const line of (row.steps.find((step) => step.name === 'release')?.log ?? '').split('\n').filter(Boolean))
+      console.log(`  release: ${line.slice(0, 200)}`);
+    for (const step of row.steps)
+      if (step.name !== 'release')
+        for (const line of (step.log ?? '')
+          .split('\n')
+          .filter((l) => /\d+(\.\d+)? ?(ms|s)\b/.test(l))
+          .slice(-12))
+          console.log(`  ${step.name}: ${line.slice(0, 200)}`);
   }
   return { ms, steps: Object.fromEntries(row.steps.map((s) => [s.name, s.durationMs ?? 0])), artifact: row.spec?.artifact ?? null };
 }
@@ -85,7 +108,9 @@ const STEPS = ['receive', 'analyze', 'install', 'build', 'scan', 'package', 'rel
 const outside = (run) => run.ms - STEPS.reduce((sum, step) => sum + (run.steps[step] ?? 0), 0);
 const stepMedian = (runs, step) => median(runs.map((r) => r.steps[step] ?? 0));
 const verdict = (value, goal) => (goal === undefined ? '' : value <= goal ? ' ✓' : ' ✗');
-console.log(`\ntime to live: accept → succeeded (${RUNS} runs each, medians), ${process.version}, ${cpus().length} cores, load (1 min) ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}\n`);
+console.log(
+  `\ntime to live: accept → succeeded (${RUNS} runs each, medians), ${process.version}, ${cpus().length} cores, load (1 min) ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}\n`,
+);
 console.log(`| project | cache | total (min–max) | ${STEPS.join(' | ')} | outside the steps | package+release | artifact | goal |`);
 console.log(`|---|---|---|${STEPS.map(() => '---').join('|')}|---|---|---|---|`);
 for (const r of results) {
@@ -99,8 +124,12 @@ for (const r of results) {
       goal[cache] !== undefined ? `≤ ${s(goal[cache])}${verdict(total, goal[cache])}` : null,
       goal.packageRelease !== undefined ? `pkg+rel ≤ ${s(goal.packageRelease)}${verdict(pr, goal.packageRelease)}` : null,
       goal.artifactBytes !== undefined && artifact ? `artifact ≤ ${mb(goal.artifactBytes)}${verdict(artifact.bytes, goal.artifactBytes)}` : null,
-    ].filter(Boolean).join(', ');
-    console.log(`| ${r.name} | ${cache} | ${s(total)} (${s(Math.min(...runs.map((x) => x.ms)))}–${s(Math.max(...runs.map((x) => x.ms)))}) | ${STEPS.map((step) => s(stepMedian(runs, step))).join(' | ')} | ${s(median(runs.map(outside)))} | ${s(pr)} | ${artifact ? `${mb(artifact.bytes)}, ${artifact.files} files` : '-'} | ${goals} |`);
+    ]
+      .filter(Boolean)
+      .join(', ');
+    console.log(
+      `| ${r.name} | ${cache} | ${s(total)} (${s(Math.min(...runs.map((x) => x.ms)))}–${s(Math.max(...runs.map((x) => x.ms)))}) | ${STEPS.map((step) => s(stepMedian(runs, step))).join(' | ')} | ${s(median(runs.map(outside)))} | ${s(pr)} | ${artifact ? `${mb(artifact.bytes)}, ${artifact.files} files` : '-'} | ${goals} |`,
+    );
   }
 }
 // `pnpm bench` (bench/run.mjs) reads the figures from here.

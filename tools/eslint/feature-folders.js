@@ -69,7 +69,8 @@ export default {
     schema: [{ type: 'object', properties: { root: { type: 'string' } }, required: ['root'] }],
     messages: {
       internals: "'{{spec}}' reaches inside folder '{{folder}}': import '{{folder}}/index.js' (its public face) and export what is needed there.",
-      circle: "Folder '{{from}}' imports '{{to}}', which already depends on '{{from}}' ({{path}}): move the shared piece down, or into the folder that owns it.",
+      circle:
+        "Folder '{{from}}' imports '{{to}}', which already depends on '{{from}}' ({{path}}): move the shared piece down, or into the folder that owns it.",
     },
   },
   create(context) {

@@ -40,7 +40,12 @@ tester.run('feature-folders', rule, {
     { filename: '/elsewhere/x.ts', code: "import { x } from '../sessions/sessions.service.js';", options },
   ],
   invalid: [
-    { filename: at('update-user/update-user.service.ts'), code: "import { SessionsService } from '../sessions/sessions.service.js';", options, errors: [{ messageId: 'internals' }] },
+    {
+      filename: at('update-user/update-user.service.ts'),
+      code: "import { SessionsService } from '../sessions/sessions.service.js';",
+      options,
+      errors: [{ messageId: 'internals' }],
+    },
     { filename: at('app.module.ts'), code: "import { SessionsModule } from './sessions/sessions.module.js';", options, errors: [{ messageId: 'internals' }] },
     { filename: at('tokens/tokens.service.ts'), code: "export * from '../users/users.repository.js';", options, errors: [{ messageId: 'internals' }] },
     { filename: at('sessions/dto/x.dto.ts'), code: "import { newId } from '../../common/ids.js';", options, errors: [{ messageId: 'internals' }] },

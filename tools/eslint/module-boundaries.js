@@ -39,7 +39,10 @@ export default {
         type: 'object',
         properties: {
           workspaceRoot: { type: 'string' },
-          depConstraints: { type: 'array', items: { type: 'object', properties: { sourceTag: { type: 'string' }, onlyDependOnLibsWithTags: { type: 'array', items: { type: 'string' } } } } },
+          depConstraints: {
+            type: 'array',
+            items: { type: 'object', properties: { sourceTag: { type: 'string' }, onlyDependOnLibsWithTags: { type: 'array', items: { type: 'string' } } } },
+          },
         },
       },
     ],
@@ -76,7 +79,11 @@ export default {
         if (constraint.sourceTag !== '*' && !source.tags.includes(constraint.sourceTag)) continue;
         const allowed = constraint.onlyDependOnLibsWithTags ?? ['*'];
         if (!allowed.includes('*') && !target.tags.some((t) => allowed.includes(t))) {
-          context.report({ node, messageId: 'tags', data: { source: source.name, sourceTags: source.tags.join(','), target: target.name, targetTags: target.tags.join(',') } });
+          context.report({
+            node,
+            messageId: 'tags',
+            data: { source: source.name, sourceTags: source.tags.join(','), target: target.name, targetTags: target.tags.join(',') },
+          });
           return;
         }
       }
@@ -84,4 +91,3 @@ export default {
     return { ImportDeclaration: check, ExportNamedDeclaration: check, ExportAllDeclaration: check, ImportExpression: check };
   },
 };
-

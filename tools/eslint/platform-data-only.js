@@ -8,9 +8,55 @@
 // migrations, libs/db (the migration runner), libs/testing and a sign-in tenant's own
 // `service_auth` repositories are left out there.
 
-export const PLATFORM_TABLES = ['owners', 'owner_sessions', 'personal_access_tokens', 'applications', 'api_keys', 'domains', 'secrets', 'deployments', 'releases', 'application_databases', 'sign_in_services', 'trusted_origins', 'emails'];
-export const PLATFORM_MODELS = ['owner', 'ownerSession', 'personalAccessToken', 'application', 'apiKey', 'domain', 'secret', 'deployment', 'release', 'applicationDatabase', 'signInService', 'trustedOrigin', 'email'];
-const MODEL_METHODS = new Set(['findUnique', 'findUniqueOrThrow', 'findFirst', 'findFirstOrThrow', 'findMany', 'create', 'createMany', 'createManyAndReturn', 'update', 'updateMany', 'updateManyAndReturn', 'upsert', 'delete', 'deleteMany', 'count', 'aggregate', 'groupBy']);
+export const PLATFORM_TABLES = [
+  'owners',
+  'owner_sessions',
+  'personal_access_tokens',
+  'applications',
+  'api_keys',
+  'domains',
+  'secrets',
+  'deployments',
+  'releases',
+  'application_databases',
+  'sign_in_services',
+  'trusted_origins',
+  'emails',
+];
+export const PLATFORM_MODELS = [
+  'owner',
+  'ownerSession',
+  'personalAccessToken',
+  'application',
+  'apiKey',
+  'domain',
+  'secret',
+  'deployment',
+  'release',
+  'applicationDatabase',
+  'signInService',
+  'trustedOrigin',
+  'email',
+];
+const MODEL_METHODS = new Set([
+  'findUnique',
+  'findUniqueOrThrow',
+  'findFirst',
+  'findFirstOrThrow',
+  'findMany',
+  'create',
+  'createMany',
+  'createManyAndReturn',
+  'update',
+  'updateMany',
+  'updateManyAndReturn',
+  'upsert',
+  'delete',
+  'deleteMany',
+  'count',
+  'aggregate',
+  'groupBy',
+]);
 const RAW = new Set(['$queryRaw', '$queryRawUnsafe', '$executeRaw', '$executeRawUnsafe', '$transaction']);
 const SQL = new RegExp(`\\b(?:FROM|INTO|UPDATE|JOIN|TABLE)\\s+(?:ONLY\\s+)?(?:public\\.)?"?(${PLATFORM_TABLES.join('|')})"?(?![\\w-])`);
 const MESSAGE = 'The platform database is queried only in libs/platform-data (a repository method); call the repository instead.';
@@ -22,7 +68,12 @@ export default {
     type: 'problem',
     docs: { description: 'Platform-database queries live in libs/platform-data only' },
     schema: [],
-    messages: { sql: `SQL on the platform table "{{table}}". ${MESSAGE}`, model: `Prisma call on the platform model "{{model}}". ${MESSAGE}`, raw: `{{what}} on the platform database. ${MESSAGE}`, client: `The Prisma client of the platform database ({{what}}). ${MESSAGE}` },
+    messages: {
+      sql: `SQL on the platform table "{{table}}". ${MESSAGE}`,
+      model: `Prisma call on the platform model "{{model}}". ${MESSAGE}`,
+      raw: `{{what}} on the platform database. ${MESSAGE}`,
+      client: `The Prisma client of the platform database ({{what}}). ${MESSAGE}`,
+    },
   },
   create(context) {
     const checkText = (node, text) => {
@@ -49,7 +100,8 @@ export default {
         if (node.source.value !== '@slipway/db') return;
         for (const specifier of node.specifiers) {
           const imported = specifier.type === 'ImportSpecifier' ? name(specifier.imported) : undefined;
-          if (imported === 'createPrismaClient' || imported === 'PrismaClient') context.report({ node: specifier, messageId: 'client', data: { what: imported } });
+          if (imported === 'createPrismaClient' || imported === 'PrismaClient')
+            context.report({ node: specifier, messageId: 'client', data: { what: imported } });
         }
       },
     };

@@ -22,7 +22,12 @@ export default {
         if (node.source.value !== 'ioredis') return;
         for (const specifier of node.specifiers) {
           if (node.importKind === 'type' || specifier.importKind === 'type') continue;
-          const imported = specifier.type === 'ImportDefaultSpecifier' ? 'default' : specifier.type === 'ImportNamespaceSpecifier' ? 'default' : specifier.imported.name ?? specifier.imported.value;
+          const imported =
+            specifier.type === 'ImportDefaultSpecifier'
+              ? 'default'
+              : specifier.type === 'ImportNamespaceSpecifier'
+                ? 'default'
+                : (specifier.imported.name ?? specifier.imported.value);
           if (!CONSTRUCTORS.has(imported)) continue;
           fromIoredis.add(specifier.local.name);
           context.report({ node: specifier, messageId: 'import', data: { what: imported === 'default' ? 'default' : imported } });
@@ -31,7 +36,12 @@ export default {
       NewExpression(node) {
         const callee = node.callee;
         // new Redis(...), new IORedis(...), and new ioredis.Redis(...) on a namespace import.
-        const what = callee.type === 'Identifier' ? callee.name : callee.type === 'MemberExpression' && callee.property.type === 'Identifier' ? callee.property.name : undefined;
+        const what =
+          callee.type === 'Identifier'
+            ? callee.name
+            : callee.type === 'MemberExpression' && callee.property.type === 'Identifier'
+              ? callee.property.name
+              : undefined;
         if (!what) return;
         const base = callee.type === 'MemberExpression' && callee.object.type === 'Identifier' ? callee.object.name : what;
         if (what === 'Redis' || fromIoredis.has(base)) context.report({ node, messageId: 'construct', data: { what } });

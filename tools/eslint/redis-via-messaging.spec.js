@@ -15,9 +15,21 @@ tester.run('redis-via-messaging', rule, {
     { code: "import { ReplyError } from 'ioredis';" },
   ],
   invalid: [
-    { code: "import { Redis } from 'ioredis'; const r = new Redis(url, { maxRetriesPerRequest: null });", errors: [{ messageId: 'import' }, { messageId: 'construct', data: { what: 'Redis' } }] },
-    { code: "import IORedis from 'ioredis'; new IORedis(url);", errors: [{ messageId: 'import', data: { what: 'default' } }, { messageId: 'construct', data: { what: 'IORedis' } }] },
-    { code: "import * as ioredis from 'ioredis'; new ioredis.Redis(url);", errors: [{ messageId: 'import' }, { messageId: 'construct', data: { what: 'Redis' } }] },
+    {
+      code: "import { Redis } from 'ioredis'; const r = new Redis(url, { maxRetriesPerRequest: null });",
+      errors: [{ messageId: 'import' }, { messageId: 'construct', data: { what: 'Redis' } }],
+    },
+    {
+      code: "import IORedis from 'ioredis'; new IORedis(url);",
+      errors: [
+        { messageId: 'import', data: { what: 'default' } },
+        { messageId: 'construct', data: { what: 'IORedis' } },
+      ],
+    },
+    {
+      code: "import * as ioredis from 'ioredis'; new ioredis.Redis(url);",
+      errors: [{ messageId: 'import' }, { messageId: 'construct', data: { what: 'Redis' } }],
+    },
     { code: "import { Cluster } from 'ioredis';", errors: [{ messageId: 'import', data: { what: 'Cluster' } }] },
     // Without the import in sight (a re-export from elsewhere): the constructor's name is enough.
     { code: 'const r = new Redis(url);', errors: [{ messageId: 'construct' }] },

@@ -15,7 +15,12 @@ export const authConfigSchema = z
     AUTH_TRUSTED_PROXIES: z
       .string()
       .default('')
-      .transform((v) => v.split(',').map((s) => normaliseIp(s.trim())).filter(Boolean)),
+      .transform((v) =>
+        v
+          .split(',')
+          .map((s) => normaliseIp(s.trim()))
+          .filter(Boolean),
+      ),
     /** Sign-up/sign-in (and password) attempts allowed per window per client address and application. */
     AUTH_RATE_LIMIT_SIGN_IN_MAX: positiveInt(9),
     AUTH_RATE_LIMIT_SIGN_IN_WINDOW_SECONDS: positiveInt(10),
@@ -76,7 +81,10 @@ export const authConfigSchema = z
      * discovery names) use http and loopback, private, link-local or other internal addresses.
      * Off, such a URL is refused at the moment of connecting (docs/plugins/generic-oidc.md).
      */
-    AUTH_OIDC_ALLOW_PRIVATE_ISSUERS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+    AUTH_OIDC_ALLOW_PRIVATE_ISSUERS: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
     AUTH_OAUTH_PROVIDER_URLS: z
       .string()
       .default('{}')

@@ -2,4 +2,8 @@ import { serviceMain } from '@slipway/server';
 import { AppModule } from './app.module.js';
 import { loadAuthConfig } from './config.js';
 
-serviceMain('auth-service', () => loadAuthConfig(), (config) => AppModule.register(config));
+serviceMain(
+  'auth-service',
+  () => loadAuthConfig(),
+  (config) => AppModule.register(config),
+);

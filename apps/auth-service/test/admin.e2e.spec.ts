@@ -86,9 +86,14 @@ describe('admin plugin (Better Auth’s adminClient) against the service', () =>
     expect((await carol.client.getSession()).data?.user).toMatchObject({ role: 'user,admin' });
     const updated = await admin.client.admin.updateUser({ userId: created.data!.user.id, data: { name: 'Carol B', role: 'user' } });
     expect(updated.data).toMatchObject({ name: 'Carol B', role: 'user' });
-    expect((await admin.client.admin.updateUser({ userId: created.data!.user.id, data: { password: 'x' } })).error).toMatchObject({ code: 'PASSWORD_CANNOT_BE_UPDATED_VIA_UPDATE_USER' });
+    expect((await admin.client.admin.updateUser({ userId: created.data!.user.id, data: { password: 'x' } })).error).toMatchObject({
+      code: 'PASSWORD_CANNOT_BE_UPDATED_VIA_UPDATE_USER',
+    });
 
-    const audit = await db.query(`SELECT actor_user_id, action, target_user_id, details FROM service_auth.admin_audit WHERE target_user_id = $1 ORDER BY created_at`, [created.data!.user.id]);
+    const audit = await db.query(
+      `SELECT actor_user_id, action, target_user_id, details FROM service_auth.admin_audit WHERE target_user_id = $1 ORDER BY created_at`,
+      [created.data!.user.id],
+    );
     expect(audit.rows.map((r) => r.action)).toEqual(['create-user', 'set-role', 'update-user']);
     expect(audit.rows[1]).toMatchObject({ actor_user_id: admin.id, details: { from: 'user', to: 'user,admin' } });
   });
@@ -129,7 +134,11 @@ describe('admin plugin (Better Auth’s adminClient) against the service', () =>
     expect((await victim.client.signIn.email({ email: 'victim@example.com', password: PASSWORD })).error).toMatchObject({ status: 403, code: 'BANNED_USER' });
     await db.query(`UPDATE service_auth.users SET ban_expires = now() - interval '1 second' WHERE id = $1`, [victim.id]);
     expect((await victim.client.signIn.email({ email: 'victim@example.com', password: PASSWORD })).error).toBeNull();
-    expect((await db.query('SELECT banned, ban_reason, ban_expires FROM service_auth.users WHERE id = $1', [victim.id])).rows[0]).toEqual({ banned: false, ban_reason: null, ban_expires: null });
+    expect((await db.query('SELECT banned, ban_reason, ban_expires FROM service_auth.users WHERE id = $1', [victim.id])).rows[0]).toEqual({
+      banned: false,
+      ban_reason: null,
+      ban_expires: null,
+    });
 
     const actions = (await db.query(`SELECT action, details FROM service_auth.admin_audit WHERE target_user_id = $1 ORDER BY created_at`, [victim.id])).rows;
     expect(actions.map((r) => r.action)).toEqual(['ban', 'unban', 'ban']);
@@ -143,7 +152,9 @@ describe('admin plugin (Better Auth’s adminClient) against the service', () =>
     const gatewayLike = new pg.Client({ connectionString: withDatabase(TEST_SERVER_URL, `app_${shop.applicationId.replace(/-/g, '')}`) });
     await gatewayLike.connect();
     try {
-      expect(await banUser(gatewayLike, victim.id, { reason: 'owner says no', expiresAt: null }, { actor: 'owner:o1', ip: '203.0.113.9' })).toEqual({ sessionsOf: [victim.id] });
+      expect(await banUser(gatewayLike, victim.id, { reason: 'owner says no', expiresAt: null }, { actor: 'owner:o1', ip: '203.0.113.9' })).toEqual({
+        sessionsOf: [victim.id],
+      });
     } finally {
       await gatewayLike.end();
     }
@@ -154,7 +165,9 @@ describe('admin plugin (Better Auth’s adminClient) against the service', () =>
       session = (await victim.client.getSession()).data;
     }
     expect(session).toBeNull();
-    expect((await db.query(`SELECT actor_user_id, ip_address FROM service_auth.admin_audit WHERE target_user_id = $1`, [victim.id])).rows).toEqual([{ actor_user_id: 'owner:o1', ip_address: '203.0.113.9' }]);
+    expect((await db.query(`SELECT actor_user_id, ip_address FROM service_auth.admin_audit WHERE target_user_id = $1`, [victim.id])).rows).toEqual([
+      { actor_user_id: 'owner:o1', ip_address: '203.0.113.9' },
+    ]);
   });
 
   it('lists and revokes a user’s sessions, sets a password, removes a user', async () => {
@@ -173,13 +186,18 @@ describe('admin plugin (Better Auth’s adminClient) against the service', () =>
     expect((await admin.client.admin.setUserPassword({ userId: target.id, newPassword: 'a brand new password' })).data).toEqual({ status: true });
     expect((await target.client.signIn.email({ email: 'target@example.com', password: PASSWORD })).error).toMatchObject({ status: 401 });
     expect((await target.client.signIn.email({ email: 'target@example.com', password: 'a brand new password' })).error).toBeNull();
-    expect((await admin.client.admin.setUserPassword({ userId: target.id, newPassword: 'short' })).error).toMatchObject({ status: 400, code: 'PASSWORD_TOO_SHORT' });
+    expect((await admin.client.admin.setUserPassword({ userId: target.id, newPassword: 'short' })).error).toMatchObject({
+      status: 400,
+      code: 'PASSWORD_TOO_SHORT',
+    });
 
     expect((await admin.client.admin.removeUser({ userId: admin.id })).error).toMatchObject({ status: 400, code: 'YOU_CANNOT_REMOVE_YOURSELF' });
     expect((await admin.client.admin.removeUser({ userId: target.id })).data).toEqual({ success: true });
     expect((await target.client.getSession()).data).toBeNull();
     expect((await db.query('SELECT count(*)::int AS n FROM service_auth.users WHERE id = $1', [target.id])).rows[0].n).toBe(0);
-    const actions = (await db.query(`SELECT action FROM service_auth.admin_audit WHERE target_user_id = $1 ORDER BY created_at`, [target.id])).rows.map((r) => r.action);
+    const actions = (await db.query(`SELECT action FROM service_auth.admin_audit WHERE target_user_id = $1 ORDER BY created_at`, [target.id])).rows.map(
+      (r) => r.action,
+    );
     expect(actions).toEqual(['revoke-session', 'revoke-sessions', 'set-password', 'remove']);
     expect((await admin.client.admin.hasPermission({ permissions: { user: ['ban'] } })).data).toEqual({ error: null, success: true });
     expect((await admin.client.admin.hasPermission({ permissions: { user: ['impersonate-admins'] } })).data).toEqual({ error: null, success: false });
@@ -215,7 +233,8 @@ describe('admin plugin (Better Auth’s adminClient) against the service', () =>
     expect(admin.jar.has('__Secure-slipway.admin_session')).toBe(false);
     expect((await db.query('SELECT count(*)::int AS n FROM service_auth.sessions WHERE impersonated_by = $1', [admin.id])).rows[0].n).toBe(0);
     expect((await admin.client.admin.stopImpersonating()).error).toMatchObject({ status: 400 });
-    const audit = (await db.query(`SELECT actor_user_id, action FROM service_auth.admin_audit WHERE target_user_id = $1 ORDER BY created_at`, [target.id])).rows;
+    const audit = (await db.query(`SELECT actor_user_id, action FROM service_auth.admin_audit WHERE target_user_id = $1 ORDER BY created_at`, [target.id]))
+      .rows;
     expect(audit).toEqual([
       { actor_user_id: admin.id, action: 'impersonate' },
       { actor_user_id: admin.id, action: 'stop-impersonating' },
@@ -272,7 +291,11 @@ describe('admin plugin (Better Auth’s adminClient) against the service', () =>
     expect((await stolen.client.admin.listUsers({ query: {} })).error).toMatchObject({ status: 401 });
 
     const offAdmin = await user(off, 'offshop', 'off-admin@example.com');
-    for (const call of [offAdmin.client.admin.listUsers({ query: {} }), offAdmin.client.admin.banUser({ userId: offAdmin.id }), offAdmin.client.admin.stopImpersonating()]) {
+    for (const call of [
+      offAdmin.client.admin.listUsers({ query: {} }),
+      offAdmin.client.admin.banUser({ userId: offAdmin.id }),
+      offAdmin.client.admin.stopImpersonating(),
+    ]) {
       expect((await call).error).toMatchObject({ status: 404, code: 'NOT_FOUND' });
     }
   });

@@ -3,7 +3,6 @@ import { jwtClient } from 'better-auth/client/plugins';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { browserLikeFetch, startAuthHarness, originOf, type AuthHarness } from './harness.js';
 
-
 describe('Better Auth’s own client (better-auth/client 1.7) against the service', () => {
   let h: AuthHarness;
   let shop: { authUrl: string };
@@ -43,7 +42,10 @@ describe('Better Auth’s own client (better-auth/client 1.7) against the servic
     expect(browser.jwts.length).toBeGreaterThan(0);
 
     const { data: tokenData } = await client.token();
-    const { payload } = await jwtVerify(tokenData!.token, createRemoteJWKSet(new URL(`${shop.authUrl}/jwks`)), { issuer: shop.authUrl, audience: shop.authUrl });
+    const { payload } = await jwtVerify(tokenData!.token, createRemoteJWKSet(new URL(`${shop.authUrl}/jwks`)), {
+      issuer: shop.authUrl,
+      audience: shop.authUrl,
+    });
     expect(payload.sub).toBe(session.data!.user.id);
 
     expect((await client.updateUser({ name: 'Nora N' })).error).toBeNull();

@@ -19,7 +19,10 @@ describe('duplicate session cookies on the service (real HTTP, Postgres, Redis)'
     const res = await rawRequest(h.url, 'GET', `/a/shop/get-session${fast ? '' : '?via=nest'}`, { cookie });
     expect(res.status).toBe(200);
     const body = JSON.parse(res.body) as { user: { email: string } } | null;
-    return { email: body?.user.email ?? null, cleared: res.setCookies.some((c) => c.startsWith(`${SESSION}=;`) && /Max-Age=0/.test(c) && c.includes('Path=/a/shop')) };
+    return {
+      email: body?.user.email ?? null,
+      cleared: res.setCookies.some((c) => c.startsWith(`${SESSION}=;`) && /Max-Age=0/.test(c) && c.includes('Path=/a/shop')),
+    };
   };
 
   beforeAll(async () => {
@@ -43,7 +46,13 @@ describe('duplicate session cookies on the service (real HTTP, Postgres, Redis)'
       expect(await session(`${SESSION}=${values.victim}; ${SESSION}=${values.victim}`, fast)).toEqual({ email: null, cleared: true });
     }
     // Every route that reads the session sees none: a change is refused, nothing is revoked.
-    const res = await rawRequest(h.url, 'POST', '/a/shop/revoke-other-sessions', { origin: originOf('shop'), 'content-type': 'application/json', cookie: `${SESSION}=${values.attacker}; ${SESSION}=${values.victim}` }, '{}');
+    const res = await rawRequest(
+      h.url,
+      'POST',
+      '/a/shop/revoke-other-sessions',
+      { origin: originOf('shop'), 'content-type': 'application/json', cookie: `${SESSION}=${values.attacker}; ${SESSION}=${values.victim}` },
+      '{}',
+    );
     expect([res.status, JSON.parse(res.body)]).toEqual([401, { code: 'UNAUTHORIZED', message: expect.any(String) }]);
     expect(res.setCookies).toEqual([`${SESSION}=; Max-Age=0; Path=/a/shop; HttpOnly; Secure; SameSite=Lax`]);
     // Both sessions are still there: nothing was revoked on the victim's behalf nor the attacker's.
@@ -53,8 +62,24 @@ describe('duplicate session cookies on the service (real HTTP, Postgres, Redis)'
 
   it('property: a session exists only with exactly one cookie of exactly that name and a valid value', async () => {
     type Value = 'victim' | 'attacker' | 'garbage' | 'quoted' | 'empty';
-    const names = fc.constantFrom(SESSION, SESSION, SESSION, ` ${SESSION}`, `${SESSION} `, '__secure-slipway.session_token', '__SECURE-slipway.session_token', '__Host-slipway.session_token', 'slipway.session_token', '__Secure-slipway.session_token2', 'other');
-    const entry = fc.record({ name: names, value: fc.constantFrom<Value>('victim', 'attacker', 'garbage', 'quoted', 'empty'), pad: fc.constantFrom('', ' ', '  ') });
+    const names = fc.constantFrom(
+      SESSION,
+      SESSION,
+      SESSION,
+      ` ${SESSION}`,
+      `${SESSION} `,
+      '__secure-slipway.session_token',
+      '__SECURE-slipway.session_token',
+      '__Host-slipway.session_token',
+      'slipway.session_token',
+      '__Secure-slipway.session_token2',
+      'other',
+    );
+    const entry = fc.record({
+      name: names,
+      value: fc.constantFrom<Value>('victim', 'attacker', 'garbage', 'quoted', 'empty'),
+      pad: fc.constantFrom('', ' ', '  '),
+    });
     const render = (v: Value) => (v === 'victim' || v === 'attacker' ? values[v] : v === 'quoted' ? `"${values.victim}"` : v === 'garbage' ? 'x.y' : '');
     await fc.assert(
       fc.asyncProperty(fc.array(entry, { minLength: 1, maxLength: 5 }), fc.boolean(), async (entries, fast) => {

@@ -32,7 +32,13 @@ describe('trusted origins never leak across tenants through "localhost" (real HT
     expect(asked.status).toBe(403);
     expect(await asked.json()).toEqual({ code: 'INVALID_ORIGIN', message: expect.any(String) });
     const forged = new TestClient(victim.authUrl, originOf('victim'), '198.51.100.61');
-    for (const redirectTo of [attackerPage, 'http://ATTACKER.localhost:8080/steal', 'http://attacker.localhost.:8080/steal', 'http://victim.localhost:8080@attacker.localhost:8080/steal', 'http://localhost.:8080/steal']) {
+    for (const redirectTo of [
+      attackerPage,
+      'http://ATTACKER.localhost:8080/steal',
+      'http://attacker.localhost.:8080/steal',
+      'http://victim.localhost:8080@attacker.localhost:8080/steal',
+      'http://localhost.:8080/steal',
+    ]) {
       const res = await forged.post('/request-password-reset', { email: victimEmail, redirectTo });
       expect([redirectTo, res.status, await res.json()]).toEqual([redirectTo, 403, { code: 'INVALID_REDIRECT_URL', message: expect.any(String) }]);
     }
@@ -54,13 +60,19 @@ describe('trusted origins never leak across tenants through "localhost" (real HT
       expect((await res.json()).code).toBe('INVALID_CALLBACK_URL');
     }
     // Step 3: B's page could not have learned the token, so the account is still the victim's.
-    const again = await new TestClient(victim.authUrl, originOf('attacker'), '198.51.100.62').post('/reset-password', { token, newPassword: 'attacker password' });
+    const again = await new TestClient(victim.authUrl, originOf('attacker'), '198.51.100.62').post('/reset-password', {
+      token,
+      newPassword: 'attacker password',
+    });
     expect(again.status).toBe(403);
     expect((await new TestClient(victim.authUrl, originOf('victim'), '198.51.100.63').signIn(victimEmail, 'attacker password')).status).toBe(401);
     expect((await new TestClient(victim.authUrl, originOf('victim'), '198.51.100.64').signIn(victimEmail, 'victim password 1')).status).toBe(200);
     // The developer's own machine still works while local development is allowed.
     for (const local of ['http://localhost:5173', 'http://127.0.0.1:3000', 'http://[::1]:8080']) {
-      const res = await new TestClient(victim.authUrl, local, '198.51.100.65').post('/request-password-reset', { email: 'nobody@example.com', redirectTo: `${local}/reset` });
+      const res = await new TestClient(victim.authUrl, local, '198.51.100.65').post('/request-password-reset', {
+        email: 'nobody@example.com',
+        redirectTo: `${local}/reset`,
+      });
       expect([local, res.status]).toEqual([local, 200]);
     }
   });
@@ -71,7 +83,10 @@ describe('trusted origins never leak across tenants through "localhost" (real HT
       fc.asyncProperty(originCases({ scheme: 'http', host: 'victim.localhost', port: 8080 }), async (c) => {
         const address = `203.0.113.${++n % 250}`;
         // As a redirect target (JSON body: any characters).
-        const redirect = await new TestClient(victim.authUrl, originOf('victim'), address).post('/request-password-reset', { email: 'nobody@example.com', redirectTo: c.value });
+        const redirect = await new TestClient(victim.authUrl, originOf('victim'), address).post('/request-password-reset', {
+          email: 'nobody@example.com',
+          redirectTo: c.value,
+        });
         expect([c.value, redirect.status]).toEqual([c.value, c.trusted ? 200 : 403]);
         if (!c.trusted) expect(await redirect.json()).toEqual({ code: 'INVALID_REDIRECT_URL', message: expect.any(String) });
         // As the Origin of a change (header: ASCII only).

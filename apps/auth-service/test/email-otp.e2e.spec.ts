@@ -7,7 +7,6 @@ import { browserLikeFetch, startAuthHarness, originOf, TestClient, type AuthHarn
 
 type Tenant = { applicationId: string; slug: string; authUrl: string };
 
-
 const browser = (origin: string) => browserLikeFetch(origin);
 
 describe('email codes (Better Auth’s emailOTPClient against the service)', () => {
@@ -22,7 +21,8 @@ describe('email codes (Better Auth’s emailOTPClient against the service)', () 
     const b = browser(originOf(tenant.slug));
     return { ...b, client: createAuthClient({ baseURL: tenant.authUrl, plugins: [emailOTPClient()], fetchOptions: { customFetchImpl: b.impl } }) };
   };
-  const emailsTo = (tenant: Tenant, to: string) => h.prisma.email.findMany({ where: { applicationId: tenant.applicationId, toAddress: to }, orderBy: { createdAt: 'desc' } });
+  const emailsTo = (tenant: Tenant, to: string) =>
+    h.prisma.email.findMany({ where: { applicationId: tenant.applicationId, toAddress: to }, orderBy: { createdAt: 'desc' } });
   const lastCode = async (tenant: Tenant, to: string) => {
     const [email] = await emailsTo(tenant, to);
     expect(email).toMatchObject({ kind: 'email_otp', status: 'outbox' });
@@ -205,7 +205,9 @@ describe('email codes (Better Auth’s emailOTPClient against the service)', () 
     expect((await client.emailOtp.sendVerificationOtp({ email: 'ivy@example.com', type: 'sign-in' })).error).toMatchObject({ status: 404, code: 'NOT_FOUND' });
     expect((await client.signIn.emailOtp({ email: 'ivy@example.com', otp: '123456' })).error).toMatchObject({ status: 404 });
     expect((await client.emailOtp.verifyEmail({ email: 'ivy@example.com', otp: '123456' })).error).toMatchObject({ status: 404 });
-    expect((await client.emailOtp.resetPassword({ email: 'ivy@example.com', otp: '123456', password: 'a long password' })).error).toMatchObject({ status: 404 });
+    expect((await client.emailOtp.resetPassword({ email: 'ivy@example.com', otp: '123456', password: 'a long password' })).error).toMatchObject({
+      status: 404,
+    });
     expect((await client.forgetPassword.emailOtp({ email: 'ivy@example.com' })).error).toMatchObject({ status: 404 });
     expect(await h.prisma.email.count({ where: { applicationId: plain.applicationId } })).toBe(0);
   });

@@ -21,7 +21,13 @@ async function providers(h: AuthHarness, tenant: Tenant, list: Record<string, { 
   const oidcProviders = Object.fromEntries(
     Object.entries(list).map(([id, p]) => [
       id,
-      { issuer: p.issuer, clientId: p.clientId ?? `${id}-client`, clientSecret: Buffer.from(encryptEnvelope(keyring, p.secret ?? `owner-secret-${id}`, envelopeBinding.oauthClientSecret(tenant.applicationId, id))).toString('base64') },
+      {
+        issuer: p.issuer,
+        clientId: p.clientId ?? `${id}-client`,
+        clientSecret: Buffer.from(
+          encryptEnvelope(keyring, p.secret ?? `owner-secret-${id}`, envelopeBinding.oauthClientSecret(tenant.applicationId, id)),
+        ).toString('base64'),
+      },
     ]),
   );
   await h.prisma.signInService.update({ where: { applicationId: tenant.applicationId }, data: { settings: { oidcProviders } } });
@@ -54,7 +60,9 @@ describe('generic OpenID Connect providers against a real OIDC server in its own
 
   beforeAll(async () => {
     const port = await freePort();
-    idp = startProcess(process.execPath, [fileURLToPath(new URL('./fixtures/oidc-server.mjs', import.meta.url)), String(port)], { cwd: fileURLToPath(new URL('..', import.meta.url)) });
+    idp = startProcess(process.execPath, [fileURLToPath(new URL('./fixtures/oidc-server.mjs', import.meta.url)), String(port)], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+    });
     await idp.waitForOutput(/listening/);
     issuer = `http://127.0.0.1:${port}`;
     // The local OIDC server is http on 127.0.0.1: allowed here only (the SSRF tests below run without it).
@@ -82,19 +90,37 @@ describe('generic OpenID Connect providers against a real OIDC server in its own
   }
 
   it('signs a new user in (PKCE S256, state, nonce, a verified id_token) and signs the same user in again', async () => {
-    const { client, authorize, callback, done } = await signIn(shop, { claims: { sub: 'acme-olga', email: 'Olga@Example.com', email_verified: true, name: 'Olga' } }, { newUserCallbackURL: `${originOf('shop')}/welcome` });
+    const { client, authorize, callback, done } = await signIn(
+      shop,
+      { claims: { sub: 'acme-olga', email: 'Olga@Example.com', email_verified: true, name: 'Olga' } },
+      { newUserCallbackURL: `${originOf('shop')}/welcome` },
+    );
     expect(authorize.origin).toBe(issuer);
-    expect(Object.fromEntries(authorize.searchParams)).toMatchObject({ response_type: 'code', client_id: 'acme-client', redirect_uri: `${shop.authUrl}/callback/acme`, code_challenge_method: 'S256', nonce: expect.stringMatching(/^\w{32}$/) });
+    expect(Object.fromEntries(authorize.searchParams)).toMatchObject({
+      response_type: 'code',
+      client_id: 'acme-client',
+      redirect_uri: `${shop.authUrl}/callback/acme`,
+      code_challenge_method: 'S256',
+      nonce: expect.stringMatching(/^\w{32}$/),
+    });
     expect(authorize.searchParams.get('scope')!.split(' ')).toEqual(expect.arrayContaining(['openid', 'email', 'profile']));
     expect(callback.toString()).toMatch(new RegExp(`^${shop.authUrl}/callback/acme\\?`));
     expect([done.status, done.headers.get('location')]).toEqual([302, `${originOf('shop')}/welcome`]);
     const session = await client.getSession();
     expect(session.data?.user).toMatchObject({ email: 'olga@example.com', name: 'Olga', emailVerified: true });
-    expect(await tenantRows(h, shop, `SELECT a.provider_id, a.account_id, u.email, u.email_verified FROM service_auth.accounts a JOIN service_auth.users u ON u.id = a.user_id WHERE u.email = 'olga@example.com'`)).toEqual([
-      { provider_id: 'acme', account_id: 'acme-olga', email: 'olga@example.com', email_verified: true },
-    ]);
+    expect(
+      await tenantRows(
+        h,
+        shop,
+        `SELECT a.provider_id, a.account_id, u.email, u.email_verified FROM service_auth.accounts a JOIN service_auth.users u ON u.id = a.user_id WHERE u.email = 'olga@example.com'`,
+      ),
+    ).toEqual([{ provider_id: 'acme', account_id: 'acme-olga', email: 'olga@example.com', email_verified: true }]);
     // The state is used up; the verifications row is gone.
-    expect(await tenantRows(h, shop, `SELECT count(*)::int AS n FROM service_auth.verifications WHERE identifier LIKE 'oauth-state%' AND identifier LIKE $1`, [`%${authorize.searchParams.get('state')}%`])).toEqual([{ n: 0 }]);
+    expect(
+      await tenantRows(h, shop, `SELECT count(*)::int AS n FROM service_auth.verifications WHERE identifier LIKE 'oauth-state%' AND identifier LIKE $1`, [
+        `%${authorize.searchParams.get('state')}%`,
+      ]),
+    ).toEqual([{ n: 0 }]);
 
     const again = await signIn(shop, { claims: { sub: 'acme-olga', email: 'olga@example.com', email_verified: true, name: 'Olga' } });
     expect(again.done.headers.get('location')).toBe(`${originOf('shop')}/home`);
@@ -110,14 +136,21 @@ describe('generic OpenID Connect providers against a real OIDC server in its own
     expect(unverified.done.headers.get('location')).toBe(`${originOf('shop')}/home?error=account_not_linked`);
     expect((await unverified.client.getSession()).data).toBeNull();
     // An id_token without email falls back to userinfo (same sub); unverified there too: not linked.
-    const viaUserinfo = await signIn(shop, { claims: { sub: 'acme-pat-2' }, userinfo: { sub: 'acme-pat-2', email: 'pat@example.com', email_verified: 'false' } });
+    const viaUserinfo = await signIn(shop, {
+      claims: { sub: 'acme-pat-2' },
+      userinfo: { sub: 'acme-pat-2', email: 'pat@example.com', email_verified: 'false' },
+    });
     expect(viaUserinfo.done.headers.get('location')).toBe(`${originOf('shop')}/home?error=account_not_linked`);
-    expect(await tenantRows(h, shop, `SELECT provider_id FROM service_auth.accounts WHERE user_id = $1`, [data!.user.id])).toEqual([{ provider_id: 'credential' }]);
+    expect(await tenantRows(h, shop, `SELECT provider_id FROM service_auth.accounts WHERE user_id = $1`, [data!.user.id])).toEqual([
+      { provider_id: 'credential' },
+    ]);
 
     const verified = await signIn(shop, { claims: { sub: 'acme-pat', email: 'PAT@example.com', email_verified: true, name: 'Pat' } });
     expect(verified.done.headers.get('location')).toBe(`${originOf('shop')}/home`);
     expect((await verified.client.getSession()).data?.user.id).toBe(data!.user.id);
-    expect(await tenantRows(h, shop, `SELECT provider_id, account_id FROM service_auth.accounts WHERE user_id = $1 ORDER BY provider_id`, [data!.user.id])).toEqual([
+    expect(
+      await tenantRows(h, shop, `SELECT provider_id, account_id FROM service_auth.accounts WHERE user_id = $1 ORDER BY provider_id`, [data!.user.id]),
+    ).toEqual([
       { provider_id: 'acme', account_id: 'acme-pat' },
       { provider_id: 'credential', account_id: expect.any(String) },
     ]);
@@ -154,21 +187,39 @@ describe('generic OpenID Connect providers against a real OIDC server in its own
   it('answers PROVIDER_NOT_FOUND for an unknown provider and for a tenant without OIDC providers', async () => {
     const b = browser(originOf('shop'));
     const client = createAuthClient({ baseURL: shop.authUrl, fetchOptions: { customFetchImpl: b.impl } });
-    expect((await client.signIn.social({ provider: 'nope' as 'github', disableRedirect: true })).error).toMatchObject({ status: 404, code: 'PROVIDER_NOT_FOUND' });
-    expect((await client.$fetch('/sign-in/oauth2', { method: 'POST', body: { providerId: 'nope' } })).error).toMatchObject({ status: 404, code: 'PROVIDER_NOT_FOUND' });
+    expect((await client.signIn.social({ provider: 'nope' as 'github', disableRedirect: true })).error).toMatchObject({
+      status: 404,
+      code: 'PROVIDER_NOT_FOUND',
+    });
+    expect((await client.$fetch('/sign-in/oauth2', { method: 'POST', body: { providerId: 'nope' } })).error).toMatchObject({
+      status: 404,
+      code: 'PROVIDER_NOT_FOUND',
+    });
     // The built-in ids are not genericOAuth's, even when configured as social providers.
-    expect((await client.$fetch('/sign-in/oauth2', { method: 'POST', body: { providerId: 'github' } })).error).toMatchObject({ status: 404, code: 'PROVIDER_NOT_FOUND' });
+    expect((await client.$fetch('/sign-in/oauth2', { method: 'POST', body: { providerId: 'github' } })).error).toMatchObject({
+      status: 404,
+      code: 'PROVIDER_NOT_FOUND',
+    });
     const bare = await h.createTenant('bare');
     const c2 = browser(originOf('bare'));
     const bareClient = createAuthClient({ baseURL: bare.authUrl, fetchOptions: { customFetchImpl: c2.impl } });
-    expect((await bareClient.signIn.social({ provider: 'acme' as 'github', disableRedirect: true })).error).toMatchObject({ status: 404, code: 'PROVIDER_NOT_FOUND' });
-    expect((await bareClient.$fetch('/sign-in/oauth2', { method: 'POST', body: { providerId: 'acme' } })).error).toMatchObject({ status: 404, code: 'PROVIDER_NOT_FOUND' });
+    expect((await bareClient.signIn.social({ provider: 'acme' as 'github', disableRedirect: true })).error).toMatchObject({
+      status: 404,
+      code: 'PROVIDER_NOT_FOUND',
+    });
+    expect((await bareClient.$fetch('/sign-in/oauth2', { method: 'POST', body: { providerId: 'acme' } })).error).toMatchObject({
+      status: 404,
+      code: 'PROVIDER_NOT_FOUND',
+    });
   });
 
   it('serves genericOAuthClient’s older routes: /sign-in/oauth2, /oauth2/callback/:providerId, /oauth2/link', async () => {
     const b = browser(originOf('shop'));
     const client = createAuthClient({ baseURL: shop.authUrl, fetchOptions: { customFetchImpl: b.impl } });
-    const start = await client.$fetch<{ url: string; redirect: boolean }>('/sign-in/oauth2', { method: 'POST', body: { providerId: 'acme', callbackURL: '/dash', scopes: ['offline_access'] } });
+    const start = await client.$fetch<{ url: string; redirect: boolean }>('/sign-in/oauth2', {
+      method: 'POST',
+      body: { providerId: 'acme', callbackURL: '/dash', scopes: ['offline_access'] },
+    });
     expect(start.data).toMatchObject({ redirect: true, url: expect.stringContaining(`${issuer}/authorize?`) });
     expect(new URL(start.data!.url).searchParams.get('scope')!.split(' ')).toContain('offline_access');
     const callback = await atProvider(start.data!.url, { claims: { sub: 'acme-lee', email: 'lee@example.com', email_verified: true, name: 'Lee' } });
@@ -179,8 +230,18 @@ describe('generic OpenID Connect providers against a real OIDC server in its own
     // Linking: a second provider of the same tenant, the same person there.
     await providers(h, shop, { acme: { issuer }, corp: { issuer } });
     const noSession = browser(originOf('shop'));
-    expect((await createAuthClient({ baseURL: shop.authUrl, fetchOptions: { customFetchImpl: noSession.impl } }).$fetch('/oauth2/link', { method: 'POST', body: { providerId: 'corp', callbackURL: '/linked' } })).error).toMatchObject({ status: 401 });
-    const link = await client.$fetch<{ url: string; redirect: boolean }>('/oauth2/link', { method: 'POST', body: { providerId: 'corp', callbackURL: '/linked' } });
+    expect(
+      (
+        await createAuthClient({ baseURL: shop.authUrl, fetchOptions: { customFetchImpl: noSession.impl } }).$fetch('/oauth2/link', {
+          method: 'POST',
+          body: { providerId: 'corp', callbackURL: '/linked' },
+        })
+      ).error,
+    ).toMatchObject({ status: 401 });
+    const link = await client.$fetch<{ url: string; redirect: boolean }>('/oauth2/link', {
+      method: 'POST',
+      body: { providerId: 'corp', callbackURL: '/linked' },
+    });
     const linkBack = await atProvider(link.data!.url, { claims: { sub: 'corp-lee', email: 'lee@example.com', email_verified: true } });
     expect((await b.impl(linkBack.toString())).headers.get('location')).toBe('/linked');
     expect(await tenantRows(h, shop, 'SELECT provider_id, account_id FROM service_auth.accounts WHERE user_id = $1 ORDER BY provider_id', [me.id])).toEqual([
@@ -216,7 +277,15 @@ describe('generic OIDC: a tenant’s issuer may not reach the platform’s netwo
   });
 
   it('refuses issuers on loopback, private, link-local addresses and a name resolving to loopback, without connecting', async () => {
-    const issuers = [`https://127.0.0.1:${port}`, `http://127.0.0.1:${port}`, `https://${hostname()}:${port}`, `https://localhost:${port}`, 'https://10.0.0.7', 'https://169.254.169.254/latest/meta-data', 'https://[::ffff:127.0.0.1]:' + port];
+    const issuers = [
+      `https://127.0.0.1:${port}`,
+      `http://127.0.0.1:${port}`,
+      `https://${hostname()}:${port}`,
+      `https://localhost:${port}`,
+      'https://10.0.0.7',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[::ffff:127.0.0.1]:' + port,
+    ];
     for (const [i, issuer] of issuers.entries()) {
       const tenant = await h.createTenant(`ssrf${i}`);
       await providers(h, tenant, { acme: { issuer } });

@@ -37,9 +37,23 @@ export async function startAuthHarness(label: string, env: Record<string, string
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const config = loadAuthConfig(
-    serviceTestEnv(db.url, { AUTH_PUBLIC_URL: url, AUTH_REDIS_PREFIX: redis.prefix, AUTH_RATE_LIMIT_SIGN_IN_MAX: '1000', ...FAILURE_LIMITS_OFF, AUTH_TENANT_CACHE_SECONDS: '0', ...env }),
+    serviceTestEnv(db.url, {
+      AUTH_PUBLIC_URL: url,
+      AUTH_REDIS_PREFIX: redis.prefix,
+      AUTH_RATE_LIMIT_SIGN_IN_MAX: '1000',
+      ...FAILURE_LIMITS_OFF,
+      AUTH_TENANT_CACHE_SECONDS: '0',
+      ...env,
+    }),
   );
-  const app = await startHttpApp({ name: 'auth-service', module: AppModule.register(config), port, host: '127.0.0.1', logLevel: 'warn', baseUrl: config.PUBLIC_URL });
+  const app = await startHttpApp({
+    name: 'auth-service',
+    module: AppModule.register(config),
+    port,
+    host: '127.0.0.1',
+    logLevel: 'warn',
+    baseUrl: config.PUBLIC_URL,
+  });
   const platform = openPlatformData({ DATABASE_URL: db.url }, { poolSize: 2 });
   const prisma = platform.infrastructure.prisma;
   const keyring = keyringFromMasterKey(config.SLIPWAY_MASTER_KEY);

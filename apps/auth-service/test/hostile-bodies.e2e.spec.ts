@@ -13,7 +13,14 @@ const hostileValue = fc.oneof(
   fc.dictionary(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 }), { maxKeys: 3 }),
 );
 const signInLike = fc.record(
-  { email: fc.oneof(fc.emailAddress(), hostileValue), password: hostileValue, name: hostileValue, rememberMe: hostileValue, callbackURL: hostileValue, __proto__: hostileValue },
+  {
+    email: fc.oneof(fc.emailAddress(), hostileValue),
+    password: hostileValue,
+    name: hostileValue,
+    rememberMe: hostileValue,
+    callbackURL: hostileValue,
+    __proto__: hostileValue,
+  },
   { requiredKeys: [] },
 );
 const anyBody = fc.oneof(signInLike, fc.jsonValue({ maxDepth: 3 }));
@@ -35,7 +42,11 @@ describe('hostile sign-in request bodies (fast-check, real HTTP): never a 500', 
       fc.asyncProperty(anyBody, async (body) => {
         const response = await client.post(path, body);
         const text = await response.text();
-        expect({ path, status: response.status < 500 ? 'ok' : response.status, text: response.status < 500 ? '' : text }).toEqual({ path, status: 'ok', text: '' });
+        expect({ path, status: response.status < 500 ? 'ok' : response.status, text: response.status < 500 ? '' : text }).toEqual({
+          path,
+          status: 'ok',
+          text: '',
+        });
       }),
       { numRuns: path.startsWith('/sign-') ? 60 : 25 },
     );
@@ -43,11 +54,19 @@ describe('hostile sign-in request bodies (fast-check, real HTTP): never a 500', 
 
   it('raw bodies that are not JSON (or claim another type) answer < 500', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.string({ maxLength: 300 }), fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data', ''), async (raw, type) => {
-        const response = await fetch(`${authUrl}/sign-in/email`, { method: 'POST', headers: { origin: originOf('hostile'), ...(type ? { 'content-type': type } : {}) }, body: raw });
-        await response.body?.cancel();
-        expect(response.status).toBeLessThan(500);
-      }),
+      fc.asyncProperty(
+        fc.string({ maxLength: 300 }),
+        fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data', ''),
+        async (raw, type) => {
+          const response = await fetch(`${authUrl}/sign-in/email`, {
+            method: 'POST',
+            headers: { origin: originOf('hostile'), ...(type ? { 'content-type': type } : {}) },
+            body: raw,
+          });
+          await response.body?.cancel();
+          expect(response.status).toBeLessThan(500);
+        },
+      ),
       { numRuns: 60 },
     );
   });

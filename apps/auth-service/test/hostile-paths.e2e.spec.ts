@@ -34,7 +34,17 @@ const SIGN_IN_SPELLINGS = [
   '/sign-in/email.',
 ];
 /** The same class for the other sign-in-bucket routes and a session read. */
-const OTHER_SPELLINGS = ['/SIGN-UP/EMAIL', '/sign-up/email/', '/Request-Password-Reset', '/change-password/', '/%72eset-password', '/GET-SESSION', '/get-session/', '/get-session;x', '/./token'];
+const OTHER_SPELLINGS = [
+  '/SIGN-UP/EMAIL',
+  '/sign-up/email/',
+  '/Request-Password-Reset',
+  '/change-password/',
+  '/%72eset-password',
+  '/GET-SESSION',
+  '/get-session/',
+  '/get-session;x',
+  '/./token',
+];
 
 describe('every spelling of a path counts against its handler’s limit or never reaches it (real HTTP, real Redis)', () => {
   let h: AuthHarness;
@@ -85,14 +95,27 @@ describe('every spelling of a path counts against its handler’s limit or never
       expect([get, (await rawRequest(h.url, 'GET', `/a/shop${get}`)).status]).toEqual([get, 404]);
     }
     // Route parameters too: the router would decode `%68` into the token and call the handler.
-    for (const get of ['/reset-password/AbCdEfGh12345678AbCdEfG%68?callbackURL=%2Freset', '/callback/git%68ub?code=x&state=y', '/reset-password/AbCdEfGh12345678AbCdEfGh;x?callbackURL=%2Freset']) {
+    for (const get of [
+      '/reset-password/AbCdEfGh12345678AbCdEfG%68?callbackURL=%2Freset',
+      '/callback/git%68ub?code=x&state=y',
+      '/reset-password/AbCdEfGh12345678AbCdEfGh;x?callbackURL=%2Freset',
+    ]) {
       const res = await rawRequest(h.url, 'GET', `/a/shop${get}`);
       expect([get, res.status, JSON.parse(res.body)]).toEqual([get, 404, { code: 'NOT_FOUND', message: expect.any(String) }]);
     }
   });
 
   it('the tenant segment has one spelling too', async () => {
-    for (const target of ['/a/SHOP/sign-in/email', '/a/Shop/sign-in/email', '/a/sh%6fp/sign-in/email', '/a/shop%2fsign-in/email', '/a//shop/sign-in/email', '/a/./shop/sign-in/email', '/A/shop/sign-in/email', '/a/x/../shop/sign-in/email']) {
+    for (const target of [
+      '/a/SHOP/sign-in/email',
+      '/a/Shop/sign-in/email',
+      '/a/sh%6fp/sign-in/email',
+      '/a/shop%2fsign-in/email',
+      '/a//shop/sign-in/email',
+      '/a/./shop/sign-in/email',
+      '/A/shop/sign-in/email',
+      '/a/x/../shop/sign-in/email',
+    ]) {
       const res = await send(target, '203.0.113.200');
       expect([target, res.status, res.setCookies]).toEqual([target, 404, []]);
     }

@@ -7,7 +7,6 @@ import { browserLikeFetch, startAuthHarness, originOf, TestClient, type AuthHarn
 
 type Tenant = { applicationId: string; slug: string; authUrl: string };
 
-
 const browser = (origin: string) => browserLikeFetch(origin, { redirect: 'manual' });
 
 describe('magic links (Better Auth’s magicLinkClient against the service)', () => {
@@ -53,7 +52,13 @@ describe('magic links (Better Auth’s magicLinkClient against the service)', ()
   it('signs a new user up through the emailed link, once: token hashed in service_auth.verifications, session, verified email', async () => {
     const { client, impl, jar } = clientFor(shop);
     const page = originOf('shop');
-    const sent = await client.signIn.magicLink({ email: 'Mia@Example.com', name: 'Mia', callbackURL: `${page}/home`, newUserCallbackURL: `${page}/welcome`, errorCallbackURL: `${page}/oops` });
+    const sent = await client.signIn.magicLink({
+      email: 'Mia@Example.com',
+      name: 'Mia',
+      callbackURL: `${page}/home`,
+      newUserCallbackURL: `${page}/welcome`,
+      errorCallbackURL: `${page}/oops`,
+    });
     expect(sent.error).toBeNull();
     expect(sent.data).toEqual({ status: true });
 
@@ -62,7 +67,10 @@ describe('magic links (Better Auth’s magicLinkClient against the service)', ()
     const token = link.searchParams.get('token')!;
     expect(token).toMatch(/^[A-Za-z0-9]{32}$/);
     expect(link.searchParams.get('callbackURL')).toBe(`${page}/home`);
-    const rows = await tenantQuery(shop, `SELECT identifier, value, expires_at - created_at AS ttl FROM service_auth.verifications WHERE identifier LIKE 'magic-link:%'`);
+    const rows = await tenantQuery(
+      shop,
+      `SELECT identifier, value, expires_at - created_at AS ttl FROM service_auth.verifications WHERE identifier LIKE 'magic-link:%'`,
+    );
     expect(rows).toHaveLength(1);
     expect(rows[0].identifier).toBe(`magic-link:${sha256(token)}`);
     expect(JSON.stringify(rows[0])).not.toContain(token);
@@ -103,7 +111,9 @@ describe('magic links (Better Auth’s magicLinkClient against the service)', ()
     const unknown = await client.signIn.magicLink({ email: 'nobody@example.com', callbackURL: '/home' });
     expect(known.data).toEqual(unknown.data);
     const link = await lastLink(shop, 'nobody@example.com');
-    await tenantQuery(shop, `UPDATE service_auth.verifications SET expires_at = now() - interval '1 second' WHERE identifier = $1`, [`magic-link:${sha256(link.searchParams.get('token')!)}`]);
+    await tenantQuery(shop, `UPDATE service_auth.verifications SET expires_at = now() - interval '1 second' WHERE identifier = $1`, [
+      `magic-link:${sha256(link.searchParams.get('token')!)}`,
+    ]);
     const expired = await impl(link);
     expect(expired.status).toBe(302);
     expect(expired.headers.get('location')).toBe('/home?error=INVALID_TOKEN');
@@ -139,7 +149,12 @@ describe('magic links (Better Auth’s magicLinkClient against the service)', ()
     expect((await owner.client.getSession()).data?.user).toMatchObject({ email: 'olga@example.com', emailVerified: true });
     expect(await (await squatter.get('/get-session')).json()).toBeNull();
     expect((await new TestClient(shop.authUrl, originOf('shop')).signIn('olga@example.com', 'squatter password')).status).toBe(401);
-    expect(await tenantQuery(shop, `SELECT a.provider_id FROM service_auth.accounts a JOIN service_auth.users u ON u.id = a.user_id WHERE u.email = 'olga@example.com'`)).toEqual([]);
+    expect(
+      await tenantQuery(
+        shop,
+        `SELECT a.provider_id FROM service_auth.accounts a JOIN service_auth.users u ON u.id = a.user_id WHERE u.email = 'olga@example.com'`,
+      ),
+    ).toEqual([]);
   });
 
   it('checks the redirect targets first, and is an unknown path while the plugin is off', async () => {

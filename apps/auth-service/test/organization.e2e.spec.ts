@@ -54,7 +54,10 @@ describe('organization plugin (Better Auth’s organizationClient against the se
   async function claims(client: Client, tenant = shop): Promise<JWTPayload> {
     const { data, error } = await client.$fetch<{ token: string }>('/token', { method: 'GET' });
     expect(error).toBeNull();
-    const { payload } = await jwtVerify(data!.token, createRemoteJWKSet(new URL(`${tenant.authUrl}/jwks`)), { issuer: tenant.authUrl, audience: tenant.authUrl });
+    const { payload } = await jwtVerify(data!.token, createRemoteJWKSet(new URL(`${tenant.authUrl}/jwks`)), {
+      issuer: tenant.authUrl,
+      audience: tenant.authUrl,
+    });
     return payload;
   }
 
@@ -101,10 +104,19 @@ describe('organization plugin (Better Auth’s organizationClient against the se
     const created = await owner.organization.create({ name: 'Acme', slug: 'acme', metadata: { plan: 'pro' } });
     expect(created.error).toBeNull();
     orgId = created.data!.id;
-    expect(created.data).toMatchObject({ name: 'Acme', slug: 'acme', logo: null, metadata: { plan: 'pro' }, members: [{ organizationId: orgId, role: 'owner' }] });
+    expect(created.data).toMatchObject({
+      name: 'Acme',
+      slug: 'acme',
+      logo: null,
+      metadata: { plan: 'pro' },
+      members: [{ organizationId: orgId, role: 'owner' }],
+    });
     const orgRows = await db.query('SELECT name, slug, metadata FROM service_auth.organizations WHERE id = $1', [orgId]);
     expect(orgRows.rows).toEqual([{ name: 'Acme', slug: 'acme', metadata: '{"plan":"pro"}' }]);
-    const ownerRows = await db.query('SELECT u.email, m.role FROM service_auth.members m JOIN service_auth.users u ON u.id = m.user_id WHERE m.organization_id = $1', [orgId]);
+    const ownerRows = await db.query(
+      'SELECT u.email, m.role FROM service_auth.members m JOIN service_auth.users u ON u.id = m.user_id WHERE m.organization_id = $1',
+      [orgId],
+    );
     expect(ownerRows.rows).toEqual([{ email: 'olivia@example.com', role: 'owner' }]);
     expect((await owner.getSession()).data?.session.activeOrganizationId).toBe(orgId);
     expect(await claims(owner)).toMatchObject({ activeOrganizationId: orgId, organizationRole: 'owner', email: 'olivia@example.com' });
@@ -120,8 +132,13 @@ describe('organization plugin (Better Auth’s organizationClient against the se
     expect(hours).toBeLessThanOrEqual(48);
     const invitationId = await invitationIdMailedTo('bob@example.com');
     expect(invitationId).toBe(invited.data!.id);
-    expect((await db.query('SELECT email, role, status FROM service_auth.invitations WHERE id = $1', [invitationId])).rows).toEqual([{ email: 'bob@example.com', role: 'admin', status: 'pending' }]);
-    expect((await owner.organization.inviteMember({ email: 'bob@example.com', role: 'admin' })).error).toMatchObject({ status: 400, code: 'USER_IS_ALREADY_INVITED_TO_THIS_ORGANIZATION' });
+    expect((await db.query('SELECT email, role, status FROM service_auth.invitations WHERE id = $1', [invitationId])).rows).toEqual([
+      { email: 'bob@example.com', role: 'admin', status: 'pending' },
+    ]);
+    expect((await owner.organization.inviteMember({ email: 'bob@example.com', role: 'admin' })).error).toMatchObject({
+      status: 400,
+      code: 'USER_IS_ALREADY_INVITED_TO_THIS_ORGANIZATION',
+    });
 
     admin = await user('bob@example.com');
     const seen = await admin.organization.getInvitation({ query: { id: invitationId } });
@@ -157,8 +174,14 @@ describe('organization plugin (Better Auth’s organizationClient against the se
       status: 403,
       code: 'YOU_ARE_NOT_ALLOWED_TO_INVITE_USERS_TO_THIS_ORGANIZATION',
     });
-    expect((await member.organization.removeMember({ memberIdOrEmail: 'bob@example.com' })).error).toMatchObject({ status: 401, code: 'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_MEMBER' });
-    expect((await member.organization.update({ data: { name: 'Mine' } })).error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_ORGANIZATION' });
+    expect((await member.organization.removeMember({ memberIdOrEmail: 'bob@example.com' })).error).toMatchObject({
+      status: 401,
+      code: 'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_MEMBER',
+    });
+    expect((await member.organization.update({ data: { name: 'Mine' } })).error).toMatchObject({
+      status: 403,
+      code: 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_ORGANIZATION',
+    });
     expect((await admin.organization.removeMember({ memberIdOrEmail: 'olivia@example.com' })).error).toMatchObject({
       status: 400,
       code: 'YOU_CANNOT_LEAVE_THE_ORGANIZATION_AS_THE_ONLY_OWNER',
@@ -172,10 +195,22 @@ describe('organization plugin (Better Auth’s organizationClient against the se
       code: 'YOU_CANNOT_LEAVE_THE_ORGANIZATION_AS_THE_ONLY_OWNER',
     });
     expect((await owner.organization.removeMember({ memberIdOrEmail: 'otto@example.com' })).data?.member.role).toBe('owner');
-    expect((await admin.organization.inviteMember({ email: 'y@example.com', role: 'owner' })).error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_INVITE_USER_WITH_THIS_ROLE' });
-    expect((await admin.organization.inviteMember({ email: 'y@example.com', role: 'wizard' as 'member' })).error).toMatchObject({ status: 400, code: 'ROLE_NOT_FOUND' });
-    expect((await admin.organization.delete({ organizationId: orgId })).error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_ORGANIZATION' });
-    expect((await owner.organization.leave({ organizationId: orgId })).error).toMatchObject({ status: 400, code: 'YOU_CANNOT_LEAVE_THE_ORGANIZATION_AS_THE_ONLY_OWNER' });
+    expect((await admin.organization.inviteMember({ email: 'y@example.com', role: 'owner' })).error).toMatchObject({
+      status: 403,
+      code: 'YOU_ARE_NOT_ALLOWED_TO_INVITE_USER_WITH_THIS_ROLE',
+    });
+    expect((await admin.organization.inviteMember({ email: 'y@example.com', role: 'wizard' as 'member' })).error).toMatchObject({
+      status: 400,
+      code: 'ROLE_NOT_FOUND',
+    });
+    expect((await admin.organization.delete({ organizationId: orgId })).error).toMatchObject({
+      status: 403,
+      code: 'YOU_ARE_NOT_ALLOWED_TO_DELETE_THIS_ORGANIZATION',
+    });
+    expect((await owner.organization.leave({ organizationId: orgId })).error).toMatchObject({
+      status: 400,
+      code: 'YOU_CANNOT_LEAVE_THE_ORGANIZATION_AS_THE_ONLY_OWNER',
+    });
 
     expect((await owner.organization.hasPermission({ permissions: { organization: ['delete'] } })).data).toEqual({ error: null, success: true });
     expect((await admin.organization.hasPermission({ permissions: { organization: ['delete'] } })).data).toEqual({ error: null, success: false });
@@ -187,49 +222,55 @@ describe('organization plugin (Better Auth’s organizationClient against the se
 
   it('a role change and a removal reach the member’s cached session and JWT at once; removal clears the active organization of every session', () =>
     withoutChangeNotifications(async () => {
-    const carolMember = (await owner.organization.listMembers()).data!.members.find((m) => m.user.email === 'carol@example.com')!;
-    // Warm the session cache (and its JWT) first.
-    expect(await claims(member)).toMatchObject({ organizationRole: 'member' });
-    expect(await claims(member)).toMatchObject({ organizationRole: 'member' });
-    const changed = await owner.organization.updateMemberRole({ memberId: carolMember.id, role: 'admin' });
-    expect(changed.data).toMatchObject({ id: carolMember.id, role: 'admin' });
-    expect(await claims(member)).toMatchObject({ activeOrganizationId: orgId, organizationRole: 'admin' });
-    expect((await admin.organization.updateMemberRole({ memberId: carolMember.id, role: 'owner' })).error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER' });
+      const carolMember = (await owner.organization.listMembers()).data!.members.find((m) => m.user.email === 'carol@example.com')!;
+      // Warm the session cache (and its JWT) first.
+      expect(await claims(member)).toMatchObject({ organizationRole: 'member' });
+      expect(await claims(member)).toMatchObject({ organizationRole: 'member' });
+      const changed = await owner.organization.updateMemberRole({ memberId: carolMember.id, role: 'admin' });
+      expect(changed.data).toMatchObject({ id: carolMember.id, role: 'admin' });
+      expect(await claims(member)).toMatchObject({ activeOrganizationId: orgId, organizationRole: 'admin' });
+      expect((await admin.organization.updateMemberRole({ memberId: carolMember.id, role: 'owner' })).error).toMatchObject({
+        status: 403,
+        code: 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER',
+      });
 
-    // A second session of Carol's, also in Acme.
-    const carolElsewhere = clientFor(shop, 'orgshop');
-    await carolElsewhere.signIn.email({ email: 'carol@example.com', password: PASSWORD });
-    expect((await carolElsewhere.organization.setActive({ organizationId: orgId })).error).toBeNull();
-    expect(await claims(carolElsewhere)).toMatchObject({ organizationRole: 'admin' });
+      // A second session of Carol's, also in Acme.
+      const carolElsewhere = clientFor(shop, 'orgshop');
+      await carolElsewhere.signIn.email({ email: 'carol@example.com', password: PASSWORD });
+      expect((await carolElsewhere.organization.setActive({ organizationId: orgId })).error).toBeNull();
+      expect(await claims(carolElsewhere)).toMatchObject({ organizationRole: 'admin' });
 
-    const removed = await owner.organization.removeMember({ memberIdOrEmail: carolMember.id });
-    expect(removed.data).toMatchObject({ member: { id: carolMember.id, userId: carolMember.userId } });
-    for (const session of [member, carolElsewhere]) {
-      expect((await session.getSession()).data?.session.activeOrganizationId).toBeNull();
-      const payload = await claims(session);
-      expect(payload.activeOrganizationId).toBeUndefined();
-      expect(payload.organizationRole).toBeUndefined();
-    }
-    expect((await member.organization.setActive({ organizationId: orgId })).error).toMatchObject({ status: 403, code: 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION' });
+      const removed = await owner.organization.removeMember({ memberIdOrEmail: carolMember.id });
+      expect(removed.data).toMatchObject({ member: { id: carolMember.id, userId: carolMember.userId } });
+      for (const session of [member, carolElsewhere]) {
+        expect((await session.getSession()).data?.session.activeOrganizationId).toBeNull();
+        const payload = await claims(session);
+        expect(payload.activeOrganizationId).toBeUndefined();
+        expect(payload.organizationRole).toBeUndefined();
+      }
+      expect((await member.organization.setActive({ organizationId: orgId })).error).toMatchObject({
+        status: 403,
+        code: 'USER_IS_NOT_A_MEMBER_OF_THE_ORGANIZATION',
+      });
     }));
 
   it('set-active switches the organization on the session and in the JWT (answering after the cache is invalidated)', () =>
     withoutChangeNotifications(async () => {
-    const second = await owner.organization.create({ name: 'Second', slug: 'second', keepCurrentActiveOrganization: true });
-    expect(second.error).toBeNull();
-    expect(await claims(owner)).toMatchObject({ activeOrganizationId: orgId });
-    expect((await owner.organization.setActive({ organizationSlug: 'second' })).data).toMatchObject({ id: second.data!.id, slug: 'second' });
-    expect(await claims(owner)).toMatchObject({ activeOrganizationId: second.data!.id, organizationRole: 'owner' });
-    expect((await owner.getSession()).data?.session.activeOrganizationId).toBe(second.data!.id);
-    expect((await owner.organization.setActive({ organizationId: null })).data).toBeNull();
-    expect((await claims(owner)).activeOrganizationId).toBeUndefined();
-    expect((await owner.organization.list()).data?.map((o) => o.slug).sort()).toEqual(['acme', 'second']);
-    // Deleting the organization clears it from the sessions where it was active.
-    await owner.organization.setActive({ organizationId: second.data!.id });
-    expect((await owner.organization.delete({ organizationId: second.data!.id })).data).toMatchObject({ id: second.data!.id });
-    expect((await owner.getSession()).data?.session.activeOrganizationId).toBeNull();
-    expect((await claims(owner)).activeOrganizationId).toBeUndefined();
-    await owner.organization.setActive({ organizationId: orgId });
+      const second = await owner.organization.create({ name: 'Second', slug: 'second', keepCurrentActiveOrganization: true });
+      expect(second.error).toBeNull();
+      expect(await claims(owner)).toMatchObject({ activeOrganizationId: orgId });
+      expect((await owner.organization.setActive({ organizationSlug: 'second' })).data).toMatchObject({ id: second.data!.id, slug: 'second' });
+      expect(await claims(owner)).toMatchObject({ activeOrganizationId: second.data!.id, organizationRole: 'owner' });
+      expect((await owner.getSession()).data?.session.activeOrganizationId).toBe(second.data!.id);
+      expect((await owner.organization.setActive({ organizationId: null })).data).toBeNull();
+      expect((await claims(owner)).activeOrganizationId).toBeUndefined();
+      expect((await owner.organization.list()).data?.map((o) => o.slug).sort()).toEqual(['acme', 'second']);
+      // Deleting the organization clears it from the sessions where it was active.
+      await owner.organization.setActive({ organizationId: second.data!.id });
+      expect((await owner.organization.delete({ organizationId: second.data!.id })).data).toMatchObject({ id: second.data!.id });
+      expect((await owner.getSession()).data?.session.activeOrganizationId).toBeNull();
+      expect((await claims(owner)).activeOrganizationId).toBeUndefined();
+      await owner.organization.setActive({ organizationId: orgId });
     }));
 
   it('a role changed by anyone else’s write to service_auth.members (the trigger) reaches the cached JWT', async () => {
@@ -247,14 +288,32 @@ describe('organization plugin (Better Auth’s organizationClient against the se
     const forDave = await owner.organization.inviteMember({ email: 'dave@example.com', role: 'member' });
     const daveInvitation = forDave.data!.id;
     const eve = await user('eve@example.com');
-    expect((await eve.organization.acceptInvitation({ invitationId: daveInvitation })).error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_THE_RECIPIENT_OF_THE_INVITATION' });
-    expect((await eve.organization.getInvitation({ query: { id: daveInvitation } })).error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_THE_RECIPIENT_OF_THE_INVITATION' });
-    expect((await eve.organization.rejectInvitation({ invitationId: daveInvitation })).error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_THE_RECIPIENT_OF_THE_INVITATION' });
-    expect((await db.query('SELECT count(*)::int AS n FROM service_auth.members m JOIN service_auth.users u ON u.id = m.user_id WHERE u.email = $1', ['eve@example.com'])).rows[0].n).toBe(0);
+    expect((await eve.organization.acceptInvitation({ invitationId: daveInvitation })).error).toMatchObject({
+      status: 403,
+      code: 'YOU_ARE_NOT_THE_RECIPIENT_OF_THE_INVITATION',
+    });
+    expect((await eve.organization.getInvitation({ query: { id: daveInvitation } })).error).toMatchObject({
+      status: 403,
+      code: 'YOU_ARE_NOT_THE_RECIPIENT_OF_THE_INVITATION',
+    });
+    expect((await eve.organization.rejectInvitation({ invitationId: daveInvitation })).error).toMatchObject({
+      status: 403,
+      code: 'YOU_ARE_NOT_THE_RECIPIENT_OF_THE_INVITATION',
+    });
+    expect(
+      (
+        await db.query('SELECT count(*)::int AS n FROM service_auth.members m JOIN service_auth.users u ON u.id = m.user_id WHERE u.email = $1', [
+          'eve@example.com',
+        ])
+      ).rows[0].n,
+    ).toBe(0);
 
     // Dave on another application (same email) holds an id that application never issued.
     const daveOther = await user('dave@example.com', other, 'orgother');
-    expect((await daveOther.organization.acceptInvitation({ invitationId: daveInvitation })).error).toMatchObject({ status: 400, code: 'INVITATION_NOT_FOUND' });
+    expect((await daveOther.organization.acceptInvitation({ invitationId: daveInvitation })).error).toMatchObject({
+      status: 400,
+      code: 'INVITATION_NOT_FOUND',
+    });
     expect((await daveOther.organization.getInvitation({ query: { id: daveInvitation } })).error).toMatchObject({ status: 400, code: 'INVITATION_NOT_FOUND' });
 
     // Expired: 48 hours passed.
@@ -281,7 +340,10 @@ describe('organization plugin (Better Auth’s organizationClient against the se
     expect((await off.organization.acceptInvitation({ invitationId: 'x'.repeat(32) })).error).toMatchObject({ status: 404 });
 
     const shut = await user('shut@example.com', closed, 'orgclosed');
-    expect((await shut.organization.create({ name: 'Nope', slug: 'nope' })).error).toMatchObject({ status: 403, code: 'YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_ORGANIZATION' });
+    expect((await shut.organization.create({ name: 'Nope', slug: 'nope' })).error).toMatchObject({
+      status: 403,
+      code: 'YOU_ARE_NOT_ALLOWED_TO_CREATE_A_NEW_ORGANIZATION',
+    });
     const anonymous = clientFor(shop, 'orgshop');
     expect((await anonymous.organization.create({ name: 'Nope', slug: 'nope' })).error).toMatchObject({ status: 401 });
   });

@@ -2,7 +2,19 @@ import { CLIENT_ADDRESS_HEADER, signClientAddress } from '@slipway/auth-server';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
 import { startAuthHarness, originOf, TestClient, type AuthHarness } from './harness.js';
 
-const MUTATING = ['/sign-up/email', '/sign-in/email', '/sign-out', '/request-password-reset', '/reset-password', '/send-verification-email', '/change-password', '/update-user', '/revoke-session', '/revoke-sessions', '/revoke-other-sessions'];
+const MUTATING = [
+  '/sign-up/email',
+  '/sign-in/email',
+  '/sign-out',
+  '/request-password-reset',
+  '/reset-password',
+  '/send-verification-email',
+  '/change-password',
+  '/update-user',
+  '/revoke-session',
+  '/revoke-sessions',
+  '/revoke-other-sessions',
+];
 
 describe('origin checks, CORS and rate limits (real Redis, default limits)', () => {
   let h: AuthHarness;
@@ -31,7 +43,14 @@ describe('origin checks, CORS and rate limits (real Redis, default limits)', () 
     let n = 0;
     for (const path of MUTATING) {
       const c = new TestClient(strict.authUrl, origin, `203.0.113.${++n}`);
-      const res = await c.post(path, { email: 'x@example.com', password: 'whatever123', name: 'x', token: 't', newPassword: 'whatever123', currentPassword: 'whatever123' });
+      const res = await c.post(path, {
+        email: 'x@example.com',
+        password: 'whatever123',
+        name: 'x',
+        token: 't',
+        newPassword: 'whatever123',
+        currentPassword: 'whatever123',
+      });
       expect([path, res.status]).toEqual([path, 403]);
       expect(await res.json()).toEqual({ code, message: expect.any(String) });
     }
@@ -55,12 +74,18 @@ describe('origin checks, CORS and rate limits (real Redis, default limits)', () 
   });
 
   it('answers CORS preflight for trusted origins with credentials and exposes set-auth-jwt', async () => {
-    const pre = await fetch(`${strict.authUrl}/get-session`, { method: 'OPTIONS', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET', 'access-control-request-headers': 'content-type' } });
+    const pre = await fetch(`${strict.authUrl}/get-session`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET', 'access-control-request-headers': 'content-type' },
+    });
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
     expect(pre.headers.get('access-control-allow-credentials')).toBe('true');
     expect(pre.headers.get('access-control-expose-headers')).toContain('set-auth-jwt');
-    const evil = await fetch(`${strict.authUrl}/get-session`, { method: 'OPTIONS', headers: { origin: 'https://evil.com', 'access-control-request-method': 'GET' } });
+    const evil = await fetch(`${strict.authUrl}/get-session`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.com', 'access-control-request-method': 'GET' },
+    });
     expect(evil.headers.get('access-control-allow-origin')).toBeNull();
   });
 
@@ -126,7 +151,11 @@ describe('visitor address vouched for by the application server (@slipway/auth-s
   it('counts each signed address on its own; another tenant’s signature or a stale one is ignored', async () => {
     const sign = (slug: string, address: string, at = Date.now()) => signClientAddress(secrets[slug]!, address, at);
     const send = (slug: string, header: string) =>
-      new TestClient(h.authUrl(slug), originOf(slug)).post('/sign-in/email', { email: 'nobody@example.com', password: 'wrong password' }, { [CLIENT_ADDRESS_HEADER]: header });
+      new TestClient(h.authUrl(slug), originOf(slug)).post(
+        '/sign-in/email',
+        { email: 'nobody@example.com', password: 'wrong password' },
+        { [CLIENT_ADDRESS_HEADER]: header },
+      );
     // Ten visitors behind one server, each with its own signed address: nobody is limited.
     const vouched: number[] = [];
     for (let i = 0; i < 10; i++) vouched.push((await send('vouch', sign('vouch', `203.0.113.${i}`))).status);

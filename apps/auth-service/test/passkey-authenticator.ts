@@ -60,7 +60,13 @@ export class SoftAuthenticator {
     credIdLength.writeUInt16BE(rawId.length);
     // flags: user present (0x01), user verified (0x04), attested credential data (0x40)
     const authData = Buffer.concat([sha256(rpID), Buffer.from([0x45]), u32(0), Buffer.alloc(16), credIdLength, rawId, Buffer.from(isoCBOR.encode(cose))]);
-    const attestationObject = isoCBOR.encode(new Map<string, unknown>([['fmt', 'none'], ['attStmt', new Map()], ['authData', new Uint8Array(authData)]]) as never);
+    const attestationObject = isoCBOR.encode(
+      new Map<string, unknown>([
+        ['fmt', 'none'],
+        ['attStmt', new Map()],
+        ['authData', new Uint8Array(authData)],
+      ]) as never,
+    );
     const clientDataJSON = JSON.stringify({ type: 'webauthn.create', challenge: options.challenge, origin, crossOrigin: false });
     this.credentials.push(credential);
     return {
@@ -89,7 +95,12 @@ export class SoftAuthenticator {
       rawId: credential.id,
       type: 'public-key',
       authenticatorAttachment: 'platform',
-      response: { clientDataJSON: b64url(clientDataJSON), authenticatorData: b64url(authenticatorData), signature: b64url(signature), userHandle: credential.userHandle },
+      response: {
+        clientDataJSON: b64url(clientDataJSON),
+        authenticatorData: b64url(authenticatorData),
+        signature: b64url(signature),
+        userHandle: credential.userHandle,
+      },
       clientExtensionResults: {},
     };
   }

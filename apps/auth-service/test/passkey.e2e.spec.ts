@@ -7,10 +7,12 @@ import { browserLikeFetch, originOf, startAuthHarness, TestClient, type AuthHarn
 
 type Tenant = { applicationId: string; slug: string; authUrl: string };
 
-
 function passkeyAuthClient(tenant: Tenant) {
   const browser = browserLikeFetch(originOf(tenant.slug));
-  return { client: createAuthClient({ baseURL: tenant.authUrl, plugins: [passkeyClient()], fetchOptions: { customFetchImpl: browser.impl } }), jar: browser.jar };
+  return {
+    client: createAuthClient({ baseURL: tenant.authUrl, plugins: [passkeyClient()], fetchOptions: { customFetchImpl: browser.impl } }),
+    jar: browser.jar,
+  };
 }
 
 const PASSKEY_ON = { plugins: { passkey: { enabled: true } } };
@@ -60,15 +62,43 @@ describe('passkeys (Better Auth’s passkey plugin; SimpleWebAuthn verifies)', (
 
     const options = await client.$fetch<any>('/passkey/generate-register-options', { method: 'GET', query: { authenticatorAttachment: 'platform' } });
     expect(options.error).toBeNull();
-    expect(options.data).toMatchObject({ rp: { id: 'shop.localhost', name: 'shop' }, attestation: 'none', user: { name: 'pia@example.com' }, authenticatorSelection: { authenticatorAttachment: 'platform', residentKey: 'preferred' } });
+    expect(options.data).toMatchObject({
+      rp: { id: 'shop.localhost', name: 'shop' },
+      attestation: 'none',
+      user: { name: 'pia@example.com' },
+      authenticatorSelection: { authenticatorAttachment: 'platform', residentKey: 'preferred' },
+    });
     expect(jar.has('__Secure-slipway.passkey_challenge')).toBe(true);
-    const registered = await client.$fetch<any>('/passkey/verify-registration', { method: 'POST', body: { response: authenticator.register(options.data), name: 'Pia’s laptop' } });
+    const registered = await client.$fetch<any>('/passkey/verify-registration', {
+      method: 'POST',
+      body: { response: authenticator.register(options.data), name: 'Pia’s laptop' },
+    });
     expect(registered.error).toBeNull();
-    expect(registered.data).toMatchObject({ name: 'Pia’s laptop', credentialID: authenticator.credentials[0]!.id, counter: 0, deviceType: 'singleDevice', backedUp: false, transports: 'internal' });
+    expect(registered.data).toMatchObject({
+      name: 'Pia’s laptop',
+      credentialID: authenticator.credentials[0]!.id,
+      counter: 0,
+      deviceType: 'singleDevice',
+      backedUp: false,
+      transports: 'internal',
+    });
     expect(jar.has('__Secure-slipway.passkey_challenge')).toBe(false);
 
-    const rows = await tenantQuery(shop, `SELECT p.name, p.credential_id, p.counter, p.device_type, p.transports, p.aaguid, u.email FROM service_auth.passkeys p JOIN service_auth.users u ON u.id = p.user_id`);
-    expect(rows).toEqual([{ name: 'Pia’s laptop', credential_id: authenticator.credentials[0]!.id, counter: '0', device_type: 'singleDevice', transports: 'internal', aaguid: '00000000-0000-0000-0000-000000000000', email: 'pia@example.com' }]);
+    const rows = await tenantQuery(
+      shop,
+      `SELECT p.name, p.credential_id, p.counter, p.device_type, p.transports, p.aaguid, u.email FROM service_auth.passkeys p JOIN service_auth.users u ON u.id = p.user_id`,
+    );
+    expect(rows).toEqual([
+      {
+        name: 'Pia’s laptop',
+        credential_id: authenticator.credentials[0]!.id,
+        counter: '0',
+        device_type: 'singleDevice',
+        transports: 'internal',
+        aaguid: '00000000-0000-0000-0000-000000000000',
+        email: 'pia@example.com',
+      },
+    ]);
     const listed = await client.$fetch<any[]>('/passkey/list-user-passkeys', { method: 'GET' });
     expect(listed.data).toEqual([expect.objectContaining({ id: registered.data.id, credentialID: authenticator.credentials[0]!.id })]);
     // Registered once: the next options exclude it.
@@ -80,7 +110,10 @@ describe('passkeys (Better Auth’s passkey plugin; SimpleWebAuthn verifies)', (
     const authOptions = await client.$fetch<any>('/passkey/generate-authenticate-options', { method: 'GET' });
     expect(authOptions.data).toMatchObject({ rpId: 'shop.localhost', userVerification: 'preferred' });
     expect(authOptions.data.allowCredentials).toBeUndefined();
-    const signedIn = await client.$fetch<any>('/passkey/verify-authentication', { method: 'POST', body: { response: authenticator.authenticate(authOptions.data) } });
+    const signedIn = await client.$fetch<any>('/passkey/verify-authentication', {
+      method: 'POST',
+      body: { response: authenticator.authenticate(authOptions.data) },
+    });
     expect(signedIn.error).toBeNull();
     expect(signedIn.data).toMatchObject({ session: { token: expect.any(String), userId: registered.data.userId }, user: { email: 'pia@example.com' } });
     expect((await client.getSession()).data?.user.email).toBe('pia@example.com');
@@ -128,7 +161,10 @@ describe('passkeys (Better Auth’s passkey plugin; SimpleWebAuthn verifies)', (
 
     const old = new TestClient(shop.authUrl, originOf('shop'));
     await old.signUp('old@example.com');
-    await tenantQuery(shop, `UPDATE service_auth.sessions s SET created_at = now() - interval '25 hours' FROM service_auth.users u WHERE u.id = s.user_id AND u.email = 'old@example.com'`);
+    await tenantQuery(
+      shop,
+      `UPDATE service_auth.sessions s SET created_at = now() - interval '25 hours' FROM service_auth.users u WHERE u.id = s.user_id AND u.email = 'old@example.com'`,
+    );
     // The update reaches the session cache by the change notification (asynchronous): poll.
     let stale: Response | undefined;
     for (let i = 0; i < 50 && stale?.status !== 403; i++) {
@@ -178,7 +214,9 @@ describe('passkeys (Better Auth’s passkey plugin; SimpleWebAuthn verifies)', (
     const moved = await user.post('/passkey/verify-registration', { response: authenticator.register(options, { origin: 'http://localhost:5173' }) });
     expect([moved.status, (await moved.json()).code]).toEqual([400, 'CHALLENGE_NOT_FOUND']);
     user.origin = originOf('shop');
-    expect(await tenantQuery(shop, `SELECT p.id FROM service_auth.passkeys p JOIN service_auth.users u ON u.id = p.user_id WHERE u.email = 'origin@example.com'`)).toEqual([]);
+    expect(
+      await tenantQuery(shop, `SELECT p.id FROM service_auth.passkeys p JOIN service_auth.users u ON u.id = p.user_id WHERE u.email = 'origin@example.com'`),
+    ).toEqual([]);
 
     // Signing in: an assertion made for another page or RP ID is refused.
     const { authenticator: device } = await userWithPasskey(shop, 'origin-2@example.com');
@@ -216,7 +254,14 @@ describe('passkeys (Better Auth’s passkey plugin; SimpleWebAuthn verifies)', (
     const cloned = await attacker.post('/passkey/verify-authentication', { response: authenticator.authenticate(fresh, { counter: 1 }) });
     expect([cloned.status, (await cloned.json()).code]).toEqual([400, 'AUTHENTICATION_FAILED']);
     expect(attacker.cookies.has('__Secure-slipway.session_token')).toBe(false);
-    expect((await tenantQuery(shop, `SELECT p.counter FROM service_auth.passkeys p JOIN service_auth.users u ON u.id = p.user_id WHERE u.email = 'replay@example.com'`))[0].counter).toBe('1');
+    expect(
+      (
+        await tenantQuery(
+          shop,
+          `SELECT p.counter FROM service_auth.passkeys p JOIN service_auth.users u ON u.id = p.user_id WHERE u.email = 'replay@example.com'`,
+        )
+      )[0].counter,
+    ).toBe('1');
 
     // Expired (past its five minutes): refused.
     const late = await (await visitor.get('/passkey/generate-authenticate-options')).json();
@@ -271,7 +316,7 @@ describe('passkeys (Better Auth’s passkey plugin; SimpleWebAuthn verifies)', (
     expect([upd.status, (await upd.json()).code]).toEqual([401, 'YOU_ARE_NOT_ALLOWED_TO_REGISTER_THIS_PASSKEY']);
     const unknown = await other.post('/passkey/delete-passkey', { id: 'no-such-passkey' });
     expect([unknown.status, (await unknown.json()).code]).toEqual([404, 'PASSKEY_NOT_FOUND']);
-    expect((await (await other.get('/passkey/list-user-passkeys')).json())).toEqual([]);
+    expect(await (await other.get('/passkey/list-user-passkeys')).json()).toEqual([]);
     expect(await tenantQuery(shop, `SELECT name FROM service_auth.passkeys WHERE id = $1`, [passkey.id])).toEqual([{ name: 'laptop' }]);
   });
 

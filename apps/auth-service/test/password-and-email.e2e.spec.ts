@@ -95,7 +95,8 @@ describe('password reset, change and email verification (platform outbox)', () =
     await c.signUp('mo@example.com');
     const before = await h.prisma.email.count({ where: { applicationId: shop.applicationId } });
     const answers = new Set<string>();
-    for (let i = 0; i < 10; i++) answers.add(await (await c.post('/send-verification-email', { email: i < 8 ? 'mo@example.com' : 'ghost@example.com' })).text());
+    for (let i = 0; i < 10; i++)
+      answers.add(await (await c.post('/send-verification-email', { email: i < 8 ? 'mo@example.com' : 'ghost@example.com' })).text());
     expect([...answers]).toEqual([JSON.stringify({ status: true })]);
     // 5 per hour for this application, 2 already used by the reset test above.
     expect(before).toBe(1);

@@ -56,7 +56,10 @@ describe('applications’ end users: passwords over 72 bytes are refused at ever
     const c = client();
     expect((await c.signUp('reset@example.com', 'old password 1')).status).toBe(200);
     expect((await c.post('/request-password-reset', { email: 'reset@example.com', redirectTo: `${originOf('shop')}/reset` })).status).toBe(200);
-    const email = await h.prisma.email.findFirstOrThrow({ where: { applicationId: shop.applicationId, toAddress: 'reset@example.com' }, orderBy: { createdAt: 'desc' } });
+    const email = await h.prisma.email.findFirstOrThrow({
+      where: { applicationId: shop.applicationId, toAddress: 'reset@example.com' },
+      orderBy: { createdAt: 'desc' },
+    });
     const token = new URL(/(http\S+)/.exec(email.textBody)![1]!).pathname.split('/').pop()!;
     const tooLong = await c.post('/reset-password', { token, newPassword: `${BASE72}${'x'.repeat(23)}` });
     expect([tooLong.status, (await tooLong.json()).code]).toEqual([400, 'PASSWORD_TOO_LONG']);

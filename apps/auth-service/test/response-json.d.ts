@@ -1,7 +1,7 @@
 // Tests read many JSON bodies and assert their shape with expect(); typing each one adds nothing.
 declare global {
   interface Response {
-    json(): Promise<any>;  
+    json(): Promise<any>;
   }
 }
 export {};

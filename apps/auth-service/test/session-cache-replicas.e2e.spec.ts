@@ -6,7 +6,9 @@ import { startAuthHarness, originOf, TestClient, type AuthHarness } from './harn
 
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
-const TRIGGERS = ['sessions_updated', 'sessions_deleted'].map((t) => `service_auth.sessions ${t}`).concat(['users_updated', 'users_deleted'].map((t) => `service_auth.users ${t}`));
+const TRIGGERS = ['sessions_updated', 'sessions_deleted']
+  .map((t) => `service_auth.sessions ${t}`)
+  .concat(['users_updated', 'users_deleted'].map((t) => `service_auth.users ${t}`));
 
 /**
  * Two real auth-service processes (separate ports) over the same platform database, tenant
@@ -148,7 +150,11 @@ describe('session cache across two replicas (real processes, Postgres, Redis)', 
     await other.signIn('password@example.com');
     const otherViaB = on(b, other);
     await warm(otherViaB);
-    const changed = await alice.post('/change-password', { currentPassword: 'correct horse battery', newPassword: 'another horse battery', revokeOtherSessions: true });
+    const changed = await alice.post('/change-password', {
+      currentPassword: 'correct horse battery',
+      newPassword: 'another horse battery',
+      revokeOtherSessions: true,
+    });
     expect(changed.status).toBe(200);
     expect(await (await otherViaB.get('/get-session')).json()).toBeNull();
     expect(await (await on(b, alice).get('/get-session')).json()).not.toBeNull();
@@ -175,7 +181,11 @@ describe('session cache across two replicas (real processes, Postgres, Redis)', 
     for (const t of TRIGGERS) await db.query(`ALTER TABLE ${t.split(' ')[0]} ENABLE TRIGGER ${t.split(' ')[1]}`);
     await db.query('DELETE FROM service_auth.sessions WHERE id = $1', [session.id]);
     // Notifications are asynchronous (delivered at commit, milliseconds): poll briefly.
-    await waitFor(async () => (await (await viaB.get('/get-session')).json()) === null, { timeoutMs: 2000, intervalMs: 20, what: 'B to drop the deleted session' });
+    await waitFor(async () => (await (await viaB.get('/get-session')).json()) === null, {
+      timeoutMs: 2000,
+      intervalMs: 20,
+      what: 'B to drop the deleted session',
+    });
     expect((await viaB.get('/token')).status).toBe(401);
   });
 });

@@ -56,7 +56,9 @@ describe('session-read limiter across two replicas (real processes, Redis)', () 
   });
 
   const read = (base: string, address: string) =>
-    fetch(`${base}/a/${slug}/get-session`, { headers: { origin: originOf(slug), [CLIENT_ADDRESS_HEADER]: signClientAddress(secret, address) } }).then((r) => r.status);
+    fetch(`${base}/a/${slug}/get-session`, { headers: { origin: originOf(slug), [CLIENT_ADDRESS_HEADER]: signClientAddress(secret, address) } }).then(
+      (r) => r.status,
+    );
 
   it('lets one visitor hammering both replicas at once through at most max + 2 × share reads', async () => {
     const address = '203.0.113.7';
@@ -72,7 +74,10 @@ describe('session-read limiter across two replicas (real processes, Redis)', () 
     expect(admitted).toBeGreaterThanOrEqual(MAX);
     expect(admitted).toBeLessThanOrEqual(MAX + replicas.length * Math.floor(LOCAL_SHARE * MAX));
     // Once synchronised, both replicas refuse that visitor.
-    await waitFor(async () => (await read(replicas[0]!.url, address)) === 429 && (await read(replicas[1]!.url, address)) === 429, { timeoutMs: 5000, what: 'both replicas to refuse' });
+    await waitFor(async () => (await read(replicas[0]!.url, address)) === 429 && (await read(replicas[1]!.url, address)) === 429, {
+      timeoutMs: 5000,
+      what: 'both replicas to refuse',
+    });
   });
 
   it('admits every new visitor on either replica (their allowances are their own)', async () => {

@@ -64,7 +64,13 @@ describe('session reads fast path (answers exactly as the Nest routes do)', () =
     const session = await both(`${shop.authUrl}/get-session`, headers);
     expect(session.fast).toEqual(session.nest);
     expect(session.fast.status).toBe(200);
-    expect(session.fast.headers).toMatchObject({ 'access-control-allow-origin': originOf('shop'), 'access-control-allow-credentials': 'true', 'cache-control': 'no-store', 'content-type': 'application/json; charset=utf-8', vary: 'Origin' });
+    expect(session.fast.headers).toMatchObject({
+      'access-control-allow-origin': originOf('shop'),
+      'access-control-allow-credentials': 'true',
+      'cache-control': 'no-store',
+      'content-type': 'application/json; charset=utf-8',
+      vary: 'Origin',
+    });
     expect(session.fast.headers['set-auth-jwt']).toMatch(/^ey/);
     expect(JSON.parse(session.fast.body)).toMatchObject({ user: { email: 'alice@example.com' }, session: { ipAddress: '127.0.0.1' } });
 

@@ -21,10 +21,21 @@ describe('sign-up, sign-in and sessions (real Postgres, Redis, HTTP)', () => {
     const up = await alice.signUp('Alice@Example.com');
     expect(up.status).toBe(200);
     const upBody = await up.json();
-    expect(upBody).toEqual({ token: expect.stringMatching(/^[A-Za-z0-9]{32}$/), user: expect.objectContaining({ id: expect.stringMatching(/^[A-Za-z0-9]{32}$/), email: 'alice@example.com', name: 'Test User', emailVerified: false, image: null }) });
+    expect(upBody).toEqual({
+      token: expect.stringMatching(/^[A-Za-z0-9]{32}$/),
+      user: expect.objectContaining({
+        id: expect.stringMatching(/^[A-Za-z0-9]{32}$/),
+        email: 'alice@example.com',
+        name: 'Test User',
+        emailVerified: false,
+        image: null,
+      }),
+    });
 
     const cookieLine = up.headers.getSetCookie()[0]!;
-    expect(cookieLine).toMatch(/^__Secure-slipway\.session_token=[A-Za-z0-9]{32}\.[A-Za-z0-9%]+; Max-Age=604800; Path=\/a\/shop; HttpOnly; Secure; SameSite=Lax$/);
+    expect(cookieLine).toMatch(
+      /^__Secure-slipway\.session_token=[A-Za-z0-9]{32}\.[A-Za-z0-9%]+; Max-Age=604800; Path=\/a\/shop; HttpOnly; Secure; SameSite=Lax$/,
+    );
     expect(cookieLine).not.toMatch(/Domain=/i);
 
     const session = await alice.get('/get-session');
@@ -62,7 +73,9 @@ describe('sign-up, sign-in and sessions (real Postgres, Redis, HTTP)', () => {
     const client = new pg.Client({ connectionString: TEST_SERVER_URL.replace(/\/[^/]*$/, `/${database.databaseName}`) });
     await client.connect();
     try {
-      const { rows } = await client.query(`SELECT s.token_hash, a.password FROM service_auth.sessions s JOIN service_auth.users u ON u.id = s.user_id JOIN service_auth.accounts a ON a.user_id = u.id WHERE u.email = 'bob@example.com'`);
+      const { rows } = await client.query(
+        `SELECT s.token_hash, a.password FROM service_auth.sessions s JOIN service_auth.users u ON u.id = s.user_id JOIN service_auth.accounts a ON a.user_id = u.id WHERE u.email = 'bob@example.com'`,
+      );
       expect(rows).toHaveLength(1);
       expect(rows[0].token_hash).not.toContain(token);
       expect(rows[0].token_hash).toMatch(/^[0-9a-f]{64}$/);
@@ -150,7 +163,11 @@ describe('sign-up, sign-in and sessions (real Postgres, Redis, HTTP)', () => {
     expect((await (await c.get('/get-session')).json()).user).toMatchObject({ name: 'Hank H', image: 'https://img.example/h.png' });
     expect((await c.post('/update-user', { email: 'x@example.com' })).status).toBe(400);
     expect(await (await c.get('/ok')).json()).toEqual({ ok: true });
-    const malformed = await fetch(`${shop.authUrl}/sign-in/email`, { method: 'POST', headers: { 'content-type': 'application/json', origin: originOf('shop') }, body: '{bad' });
+    const malformed = await fetch(`${shop.authUrl}/sign-in/email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: originOf('shop') },
+      body: '{bad',
+    });
     // Rejected by the body parser before the service sees it, so in the platform's error shape.
     expect(malformed.status).toBe(400);
     const noRoute = await c.get('/no-such-endpoint');

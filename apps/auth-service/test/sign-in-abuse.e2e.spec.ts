@@ -47,7 +47,11 @@ describe('sign-in abuse (issue 29)', () => {
       for (const callbackURL of HOSTILE) {
         const res = await client().post('/sign-in/email', { email: 'redirect@example.com', password: 'redirect password', callbackURL });
         expect([callbackURL, res.status, await res.json(), res.headers.get('location'), res.headers.getSetCookie()]).toEqual([
-          callbackURL, 400, { code: 'INVALID_CALLBACK_URL', message: expect.stringContaining('Invalid callbackURL') }, null, [],
+          callbackURL,
+          400,
+          { code: 'INVALID_CALLBACK_URL', message: expect.stringContaining('Invalid callbackURL') },
+          null,
+          [],
         ]);
       }
       expect(await count(`SELECT count(*) AS n FROM service_auth.sessions`)).toBe(sessionsBefore);
@@ -60,13 +64,33 @@ describe('sign-in abuse (issue 29)', () => {
       const cases: [string, () => Promise<Response>, string][] = [];
       for (const target of HOSTILE) {
         cases.push(
-          ['sign-up callbackURL', () => client().post('/sign-up/email', { email: `new${++n}@example.com`, password: 'sign up password', name: 'N', callbackURL: target }), 'INVALID_CALLBACK_URL'],
-          ['request-password-reset redirectTo', () => client().post('/request-password-reset', { email: 'redirect@example.com', redirectTo: target }), 'INVALID_REDIRECT_URL'],
-          ['send-verification-email callbackURL', () => client().post('/send-verification-email', { email: 'redirect@example.com', callbackURL: target }), 'INVALID_CALLBACK_URL'],
+          [
+            'sign-up callbackURL',
+            () => client().post('/sign-up/email', { email: `new${++n}@example.com`, password: 'sign up password', name: 'N', callbackURL: target }),
+            'INVALID_CALLBACK_URL',
+          ],
+          [
+            'request-password-reset redirectTo',
+            () => client().post('/request-password-reset', { email: 'redirect@example.com', redirectTo: target }),
+            'INVALID_REDIRECT_URL',
+          ],
+          [
+            'send-verification-email callbackURL',
+            () => client().post('/send-verification-email', { email: 'redirect@example.com', callbackURL: target }),
+            'INVALID_CALLBACK_URL',
+          ],
           ['social callbackURL', () => client().post('/sign-in/social', { provider: 'google', callbackURL: target }), 'INVALID_CALLBACK_URL'],
           ['social errorCallbackURL', () => client().post('/sign-in/social', { provider: 'google', errorCallbackURL: target }), 'INVALID_ERROR_CALLBACK_URL'],
-          ['social newUserCallbackURL', () => client().post('/sign-in/social', { provider: 'google', newUserCallbackURL: target }), 'INVALID_NEW_USER_CALLBACK_URL'],
-          ['reset link callbackURL', () => client().get(`/reset-password/AbCdEfGh12345678AbCdEfGh?callbackURL=${encodeURIComponent(target)}`), 'INVALID_CALLBACK_URL'],
+          [
+            'social newUserCallbackURL',
+            () => client().post('/sign-in/social', { provider: 'google', newUserCallbackURL: target }),
+            'INVALID_NEW_USER_CALLBACK_URL',
+          ],
+          [
+            'reset link callbackURL',
+            () => client().get(`/reset-password/AbCdEfGh12345678AbCdEfGh?callbackURL=${encodeURIComponent(target)}`),
+            'INVALID_CALLBACK_URL',
+          ],
           ['verify-email callbackURL', () => client().get(`/verify-email?token=x&callbackURL=${encodeURIComponent(target)}`), 'INVALID_CALLBACK_URL'],
         );
       }
@@ -74,7 +98,8 @@ describe('sign-in abuse (issue 29)', () => {
       for (const [name, send, code] of cases) {
         const res = await send();
         const body = (await res.json()) as { code?: string };
-        if (res.status !== 400 || body.code !== code || res.headers.get('location')) wrong.push(`${name}: ${res.status} ${body.code} ${res.headers.get('location')}`);
+        if (res.status !== 400 || body.code !== code || res.headers.get('location'))
+          wrong.push(`${name}: ${res.status} ${body.code} ${res.headers.get('location')}`);
       }
       expect(wrong).toEqual([]);
       expect(await emailsTo('redirect@example.com')).toEqual([]);
@@ -88,7 +113,8 @@ describe('sign-in abuse (issue 29)', () => {
       expect((await victim.signUp('tokens@example.com', 'first password')).status).toBe(200);
       const laptop = client();
       expect((await laptop.signIn('tokens@example.com', 'first password')).status).toBe(200);
-      for (let i = 0; i < 3; i++) expect((await client().post('/request-password-reset', { email: 'tokens@example.com', redirectTo: '/reset' })).status).toBe(200);
+      for (let i = 0; i < 3; i++)
+        expect((await client().post('/request-password-reset', { email: 'tokens@example.com', redirectTo: '/reset' })).status).toBe(200);
       const [old, older, newest] = (await emailsTo('tokens@example.com')).map((e) => tokenOf(e.textBody)).reverse();
       const userId = (await db.query<{ id: string }>(`SELECT id FROM service_auth.users WHERE email = 'tokens@example.com'`)).rows[0]!.id;
       const outstanding = () => count(`SELECT count(*) AS n FROM service_auth.verifications WHERE identifier LIKE 'reset-password:%' AND value = $1`, [userId]);
@@ -111,7 +137,9 @@ describe('sign-in abuse (issue 29)', () => {
       expect((await desk.signIn('tokens@example.com', 'second password')).status).toBe(200);
       expect((await client().post('/request-password-reset', { email: 'tokens@example.com' })).status).toBe(200);
       const later = tokenOf((await emailsTo('tokens@example.com')).at(-1)!.textBody);
-      expect((await phone.post('/change-password', { currentPassword: 'second password', newPassword: 'third password', revokeOtherSessions: true })).status).toBe(200);
+      expect(
+        (await phone.post('/change-password', { currentPassword: 'second password', newPassword: 'third password', revokeOtherSessions: true })).status,
+      ).toBe(200);
       expect(await outstanding()).toBe(0);
       expect(await (await desk.get('/get-session')).json()).toBeNull();
       expect(await (await phone.get('/get-session')).json()).toMatchObject({ user: { email: 'tokens@example.com' } });
@@ -125,7 +153,13 @@ describe('sign-in abuse (issue 29)', () => {
   describe('per-account and per-address sign-in limits', () => {
     /** 108 wrong passwords, 9 from each of 12 addresses, all at once: the issue's attack. */
     const spray = async (email: string, firstOctet: number) => {
-      const statuses = await Promise.all(Array.from({ length: 108 }, (_, i) => client(`${firstOctet}.0.113.${i % 12}`).signIn(email, `guess ${i}`).then(async (r) => ({ status: r.status, retry: r.headers.get('x-retry-after'), body: await r.text() }))));
+      const statuses = await Promise.all(
+        Array.from({ length: 108 }, (_, i) =>
+          client(`${firstOctet}.0.113.${i % 12}`)
+            .signIn(email, `guess ${i}`)
+            .then(async (r) => ({ status: r.status, retry: r.headers.get('x-retry-after'), body: await r.text() })),
+        ),
+      );
       return statuses;
     };
 
@@ -139,7 +173,8 @@ describe('sign-in abuse (issue 29)', () => {
         const tally = outcomes.reduce<Record<number, number>>((t, o) => ({ ...t, [o.status]: (t[o.status] ?? 0) + 1 }), {});
         expect(tally).toEqual({ 401: 5, 429: 103 });
         // The wait is the lock's (2 s here), also while the last verdicts are still being reached.
-        for (const o of outcomes.filter((o) => o.status === 429)) expect([o.body, o.retry]).toEqual(['{"message":"Too many requests. Please try again later."}', expect.stringMatching(/^[12]$/)]);
+        for (const o of outcomes.filter((o) => o.status === 429))
+          expect([o.body, o.retry]).toEqual(['{"message":"Too many requests. Please try again later."}', expect.stringMatching(/^[12]$/)]);
       }
       // Once the lock ended, the right password signs in (and clears the count).
       await new Promise((r) => setTimeout(r, 2100));
@@ -172,7 +207,8 @@ describe('sign-in abuse (issue 29)', () => {
       expect((await client('2001:db8:29:2::1').signIn('someone@example.com', 'wrong')).status).toBe(401);
       // Sign-ups are attempts (9 per 10 s per address), not failures: the 10th from the same /64 waits.
       const signUps: number[] = [];
-      for (let i = 0; i < 10; i++) signUps.push((await client(`2001:db8:29:3::${(i + 1).toString(16)}`).signUp(`v6-${i}@example.com`, 'a long passphrase')).status);
+      for (let i = 0; i < 10; i++)
+        signUps.push((await client(`2001:db8:29:3::${(i + 1).toString(16)}`).signUp(`v6-${i}@example.com`, 'a long passphrase')).status);
       expect(signUps).toEqual([...Array(9).fill(200), 429]);
     });
   });

@@ -11,17 +11,27 @@ describe('social sign-in against a real local OAuth2 server (oauth2-mock-server)
 
   beforeAll(async () => {
     const port = await freePort();
-    oauth = startProcess(process.execPath, [fileURLToPath(new URL('./fixtures/oauth2-server.mjs', import.meta.url)), String(port)], { cwd: fileURLToPath(new URL('..', import.meta.url)) });
+    oauth = startProcess(process.execPath, [fileURLToPath(new URL('./fixtures/oauth2-server.mjs', import.meta.url)), String(port)], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+    });
     await oauth.waitForOutput(/listening/);
     const issuer = `http://127.0.0.1:${port}`;
     const endpoints = { authorize: `${issuer}/authorize`, token: `${issuer}/token`, userInfo: `${issuer}/userinfo` };
     h = await startAuthHarness('authsocial', { AUTH_OAUTH_PROVIDER_URLS: JSON.stringify({ github: endpoints, google: endpoints }) });
     shop = await h.createTenant('shop');
     const keyring = keyringFromMasterKey(h.config.SLIPWAY_MASTER_KEY);
-    const secret = (provider: string) => Buffer.from(encryptEnvelope(keyring, `owner-secret-${provider}`, envelopeBinding.oauthClientSecret(shop.applicationId, provider))).toString('base64');
+    const secret = (provider: string) =>
+      Buffer.from(encryptEnvelope(keyring, `owner-secret-${provider}`, envelopeBinding.oauthClientSecret(shop.applicationId, provider))).toString('base64');
     await h.prisma.signInService.update({
       where: { applicationId: shop.applicationId },
-      data: { settings: { socialProviders: { github: { clientId: 'gh-client', clientSecret: secret('github') }, google: { clientId: 'google-client', clientSecret: secret('google') } } } },
+      data: {
+        settings: {
+          socialProviders: {
+            github: { clientId: 'gh-client', clientSecret: secret('github') },
+            google: { clientId: 'google-client', clientSecret: secret('google') },
+          },
+        },
+      },
     });
   });
   afterAll(async () => {
@@ -86,11 +96,16 @@ describe('social sign-in against a real local OAuth2 server (oauth2-mock-server)
     const other = await h.createTenant('other');
     const keyring = keyringFromMasterKey(h.config.SLIPWAY_MASTER_KEY);
     const wrong = Buffer.from(encryptEnvelope(keyring, 'not-the-secret', envelopeBinding.oauthClientSecret(other.applicationId, 'google'))).toString('base64');
-    await h.prisma.signInService.update({ where: { applicationId: other.applicationId }, data: { settings: { socialProviders: { google: { clientId: 'g', clientSecret: wrong } } } } });
+    await h.prisma.signInService.update({
+      where: { applicationId: other.applicationId },
+      data: { settings: { socialProviders: { google: { clientId: 'g', clientSecret: wrong } } } },
+    });
     userinfo = { sub: 'google-y', email: 'y@example.com', email_verified: true, name: 'Y' };
     const c = new TestClient(other.authUrl, originOf('other'));
     const { url } = await (await c.post('/sign-in/social', { provider: 'google', callbackURL: '/home' })).json();
-    const callback = new URL((await fetch(`${url}&test_user=${Buffer.from(JSON.stringify(userinfo)).toString('base64url')}`, { redirect: 'manual' })).headers.get('location')!);
+    const callback = new URL(
+      (await fetch(`${url}&test_user=${Buffer.from(JSON.stringify(userinfo)).toString('base64url')}`, { redirect: 'manual' })).headers.get('location')!,
+    );
     const res = await c.get(`${callback.pathname.replace('/a/other', '')}${callback.search}`);
     expect(res.headers.get('location')).toBe('/home?error=oauth_provider_error');
     expect(await (await c.get('/get-session')).json()).toBeNull();
@@ -100,7 +115,9 @@ describe('social sign-in against a real local OAuth2 server (oauth2-mock-server)
     userinfo = { sub: 'google-x', email: 'x@example.com', email_verified: true, name: 'X' };
     const starter = new TestClient(shop.authUrl, originOf('shop'));
     const { url } = await (await starter.post('/sign-in/social', { provider: 'google', callbackURL: '/home' })).json();
-    const callback = new URL((await fetch(`${url}&test_user=${Buffer.from(JSON.stringify(userinfo)).toString('base64url')}`, { redirect: 'manual' })).headers.get('location')!);
+    const callback = new URL(
+      (await fetch(`${url}&test_user=${Buffer.from(JSON.stringify(userinfo)).toString('base64url')}`, { redirect: 'manual' })).headers.get('location')!,
+    );
     const other = new TestClient(shop.authUrl, originOf('shop'));
     const res = await other.get(`/callback/google${callback.search}`);
     expect(res.status).toBe(302);
@@ -121,7 +138,9 @@ describe('social sign-in against a real local OAuth2 server (oauth2-mock-server)
     const begin = async () => {
       const c = new TestClient(shop.authUrl, originOf('shop'));
       const { url } = await (await c.post('/sign-in/social', { provider: 'google', callbackURL: '/home' })).json();
-      const callback = new URL((await fetch(`${url}&test_user=${Buffer.from(JSON.stringify(userinfo)).toString('base64url')}`, { redirect: 'manual' })).headers.get('location')!);
+      const callback = new URL(
+        (await fetch(`${url}&test_user=${Buffer.from(JSON.stringify(userinfo)).toString('base64url')}`, { redirect: 'manual' })).headers.get('location')!,
+      );
       return { search: callback.search, cookie: `${STATE}=${c.cookies.get(STATE)!}` };
     };
     const mine = await begin();

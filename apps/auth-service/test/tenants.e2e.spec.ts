@@ -46,7 +46,10 @@ describe('tenant routing, pools and cached configuration', () => {
     } finally {
       publisher.disconnect();
     }
-    await waitFor(async () => (await c.signIn('shared@example.com', 'password of red')).status === 200, { timeoutMs: 5000, what: 'the new origin to be trusted' });
+    await waitFor(async () => (await c.signIn('shared@example.com', 'password of red')).status === 200, {
+      timeoutMs: 5000,
+      what: 'the new origin to be trusted',
+    });
   });
 
   it('deletes an expired session on sight and slides a remembered session once a day', async () => {
@@ -81,13 +84,17 @@ describe('tenant routing, pools and cached configuration', () => {
     // Near the end: a refresh may not carry it past 30 days from sign-in.
     // As above: the cache hears of these outside writes through NOTIFY, a moment later.
     const afterNotify = { timeoutMs: 5000, intervalMs: 50, what: 'the database change to reach the session cache (NOTIFY)' };
-    await db.query(`UPDATE service_auth.sessions SET created_at = now() - interval '29 days', expires_at = now() + interval '5 days' WHERE id = $1`, [session.id]);
+    await db.query(`UPDATE service_auth.sessions SET created_at = now() - interval '29 days', expires_at = now() + interval '5 days' WHERE id = $1`, [
+      session.id,
+    ]);
     const near = await waitFor(async () => {
       const body = await (await c.get('/get-session')).json();
       return body && new Date(body.session.createdAt).getTime() < Date.now() - 28 * 24 * 3600 * 1000 ? body : undefined;
     }, afterNotify);
     expect(new Date(near.session.expiresAt).getTime()).toBeLessThanOrEqual(Date.now() + 24 * 3600 * 1000 + 5000);
-    await db.query(`UPDATE service_auth.sessions SET created_at = now() - interval '30 days 1 minute', expires_at = now() + interval '6 days' WHERE id = $1`, [session.id]);
+    await db.query(`UPDATE service_auth.sessions SET created_at = now() - interval '30 days 1 minute', expires_at = now() + interval '6 days' WHERE id = $1`, [
+      session.id,
+    ]);
     await waitFor(async () => ((await (await c.get('/get-session')).json()) === null ? true : undefined), afterNotify);
     expect((await c.get('/token')).status).toBe(401);
   });

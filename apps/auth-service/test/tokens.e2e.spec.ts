@@ -66,28 +66,62 @@ describe('JWTs and JWKS (real keys from the tenant database)', () => {
 
     // Our own key, but a header that points elsewhere (jwk/jku) or an unknown kid: the verifier only trusts the JWKS.
     const attacker = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
-    const embedded = await new SignJWT({ sub: userId }).setProtectedHeader({ alg: 'EdDSA', kid: keys[0].kid, jwk: await exportJWK(attacker.publicKey) }).setIssuer(shop.authUrl).setAudience(shop.authUrl).setExpirationTime('5m').sign(attacker.privateKey);
+    const embedded = await new SignJWT({ sub: userId })
+      .setProtectedHeader({ alg: 'EdDSA', kid: keys[0].kid, jwk: await exportJWK(attacker.publicKey) })
+      .setIssuer(shop.authUrl)
+      .setAudience(shop.authUrl)
+      .setExpirationTime('5m')
+      .sign(attacker.privateKey);
     await expect(verify(embedded)).rejects.toThrow();
-    const jku = await new SignJWT({ sub: userId }).setProtectedHeader({ alg: 'EdDSA', kid: 'unknown', jku: 'https://evil.com/jwks' }).setIssuer(shop.authUrl).setAudience(shop.authUrl).setExpirationTime('5m').sign(attacker.privateKey);
+    const jku = await new SignJWT({ sub: userId })
+      .setProtectedHeader({ alg: 'EdDSA', kid: 'unknown', jku: 'https://evil.com/jwks' })
+      .setIssuer(shop.authUrl)
+      .setAudience(shop.authUrl)
+      .setExpirationTime('5m')
+      .sign(attacker.privateKey);
     await expect(verify(jku)).rejects.toThrow();
 
     // Expired and not-yet-valid tokens signed with the tenant's real key.
     const tokens = h.app.get(TokensService);
     const tenant = await h.app.get(TenantsService).resolve('shop');
     const realKey = await (tokens as unknown as { signingKey(t: unknown): Promise<{ kid: string; key: CryptoKey | KeyObject }> }).signingKey(tenant);
-    const expired = await new SignJWT({ sub: userId }).setProtectedHeader({ alg: 'EdDSA', kid: realKey.kid }).setIssuer(shop.authUrl).setAudience(shop.authUrl).setIssuedAt(Math.floor(Date.now() / 1000) - 3600).setExpirationTime(Math.floor(Date.now() / 1000) - 60).sign(realKey.key);
+    const expired = await new SignJWT({ sub: userId })
+      .setProtectedHeader({ alg: 'EdDSA', kid: realKey.kid })
+      .setIssuer(shop.authUrl)
+      .setAudience(shop.authUrl)
+      .setIssuedAt(Math.floor(Date.now() / 1000) - 3600)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 60)
+      .sign(realKey.key);
     await expect(verify(expired)).rejects.toThrow(/exp/);
-    const future = await new SignJWT({ sub: userId }).setProtectedHeader({ alg: 'EdDSA', kid: realKey.kid }).setIssuer(shop.authUrl).setAudience(shop.authUrl).setNotBefore(Math.floor(Date.now() / 1000) + 3600).setExpirationTime('2h').sign(realKey.key);
+    const future = await new SignJWT({ sub: userId })
+      .setProtectedHeader({ alg: 'EdDSA', kid: realKey.kid })
+      .setIssuer(shop.authUrl)
+      .setAudience(shop.authUrl)
+      .setNotBefore(Math.floor(Date.now() / 1000) + 3600)
+      .setExpirationTime('2h')
+      .sign(realKey.key);
     await expect(verify(future)).rejects.toThrow(/nbf/);
     // …and the real key does verify what it signed, so the failures above are the claims, not the key.
-    const good = await new SignJWT({ sub: userId }).setProtectedHeader({ alg: 'EdDSA', kid: realKey.kid }).setIssuer(shop.authUrl).setAudience(shop.authUrl).setExpirationTime('5m').sign(realKey.key);
+    const good = await new SignJWT({ sub: userId })
+      .setProtectedHeader({ alg: 'EdDSA', kid: realKey.kid })
+      .setIssuer(shop.authUrl)
+      .setAudience(shop.authUrl)
+      .setExpirationTime('5m')
+      .sign(realKey.key);
     await expect(verify(good)).resolves.toBeDefined();
 
     // The service signs with node:crypto; its tokens are byte for byte what jose's SignJWT writes.
     const user = { id: userId, email: 'ivy@example.com', name: 'Ivy', email_verified: false } as Parameters<TokensService['sign']>[1];
     const ours = await tokens.sign(tenant, user);
     const { iat } = JSON.parse(Buffer.from(ours.split('.')[1]!, 'base64url').toString()) as { iat: number };
-    const theirs = await new SignJWT({ email: user.email, name: user.name, emailVerified: user.email_verified }).setProtectedHeader({ alg: 'EdDSA', kid: realKey.kid }).setSubject(userId).setIssuer(shop.authUrl).setAudience(shop.authUrl).setIssuedAt(iat).setExpirationTime(iat + 15 * 60).sign(realKey.key);
+    const theirs = await new SignJWT({ email: user.email, name: user.name, emailVerified: user.email_verified })
+      .setProtectedHeader({ alg: 'EdDSA', kid: realKey.kid })
+      .setSubject(userId)
+      .setIssuer(shop.authUrl)
+      .setAudience(shop.authUrl)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + 15 * 60)
+      .sign(realKey.key);
     expect(ours).toBe(theirs);
     await expect(verify(ours)).resolves.toBeDefined();
   });

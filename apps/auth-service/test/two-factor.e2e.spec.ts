@@ -12,7 +12,6 @@ const CHALLENGE_COOKIE = '__Secure-slipway.two_factor';
 const TRUST_COOKIE = '__Secure-slipway.trust_device';
 const SESSION_COOKIE = '__Secure-slipway.session_token';
 
-
 /** The code an authenticator app shows for `totpURI`, `offset` time steps from now (the server accepts one step either side). */
 async function codeFor(totpURI: string, offset = 0): Promise<string> {
   const secret = base32.decode(new URL(totpURI).searchParams.get('secret')!);
@@ -65,7 +64,11 @@ describe('two-factor (Better Auth’s twoFactorClient against the service)', () 
   }
 
   beforeAll(async () => {
-    h = await startAuthHarness('auth2fa', { AUTH_SIGN_IN_ACCOUNT_MAX_FAILURES: '5', AUTH_SIGN_IN_ADDRESS_MAX_FAILURES: '1000', AUTH_DEV_EMAILS_PER_HOUR: '100' });
+    h = await startAuthHarness('auth2fa', {
+      AUTH_SIGN_IN_ACCOUNT_MAX_FAILURES: '5',
+      AUTH_SIGN_IN_ADDRESS_MAX_FAILURES: '1000',
+      AUTH_DEV_EMAILS_PER_HOUR: '100',
+    });
     const plugins = { twoFactor: { enabled: true, issuer: 'Shop & Co' } };
     shop = await h.createTenant('shop', { settings: { plugins } });
     other = await h.createTenant('other', { settings: { plugins } });
@@ -143,7 +146,10 @@ describe('two-factor (Better Auth’s twoFactorClient against the service)', () 
     // The challenge is used up; the same code is not accepted twice, even on a new challenge.
     const reuse = clientFor(shop);
     reuse.jar.set(CHALLENGE_COOKIE, challengeCookie);
-    expect((await reuse.client.twoFactor.verifyTotp({ code: await codeFor(totpURI, 0) })).error).toMatchObject({ status: 401, code: 'INVALID_TWO_FACTOR_COOKIE' });
+    expect((await reuse.client.twoFactor.verifyTotp({ code: await codeFor(totpURI, 0) })).error).toMatchObject({
+      status: 401,
+      code: 'INVALID_TWO_FACTOR_COOKIE',
+    });
     const replay = await challenged('tia@example.com');
     expect((await replay.client.twoFactor.verifyTotp({ code })).error).toMatchObject({ status: 401, code: 'INVALID_CODE' });
     expect((await replay.client.getSession()).data).toBeNull();
@@ -159,7 +165,10 @@ describe('two-factor (Better Auth’s twoFactorClient against the service)', () 
     expect((await c.client.getSession()).data).toBeNull();
 
     const none = clientFor(shop);
-    expect((await none.client.twoFactor.verifyTotp({ code: await codeFor(totpURI, 1) })).error).toMatchObject({ status: 401, code: 'INVALID_TWO_FACTOR_COOKIE' });
+    expect((await none.client.twoFactor.verifyTotp({ code: await codeFor(totpURI, 1) })).error).toMatchObject({
+      status: 401,
+      code: 'INVALID_TWO_FACTOR_COOKIE',
+    });
     expect((await none.client.twoFactor.sendOtp()).error).toMatchObject({ status: 401, code: 'INVALID_TWO_FACTOR_COOKIE' });
 
     // A live challenge of `shop` taken to `other` (whose cookie secret and database differ).
@@ -172,7 +181,10 @@ describe('two-factor (Better Auth’s twoFactorClient against the service)', () 
     // A forged value (this tenant's name, no valid signature) is refused too.
     const forged = clientFor(shop);
     forged.jar.set(CHALLENGE_COOKIE, encodeURIComponent(`${live.jar.get(CHALLENGE_COOKIE)!.split('.')[0]}.AAAA`));
-    expect((await forged.client.twoFactor.verifyTotp({ code: await codeFor(totpURI, 1) })).error).toMatchObject({ status: 401, code: 'INVALID_TWO_FACTOR_COOKIE' });
+    expect((await forged.client.twoFactor.verifyTotp({ code: await codeFor(totpURI, 1) })).error).toMatchObject({
+      status: 401,
+      code: 'INVALID_TWO_FACTOR_COOKIE',
+    });
     // The genuine one still works where it belongs.
     expect((await live.client.twoFactor.verifyTotp({ code: await codeFor(totpURI, 1) })).error).toBeNull();
   });
@@ -190,7 +202,9 @@ describe('two-factor (Better Auth’s twoFactorClient against the service)', () 
     expect((await d.client.twoFactor.verifyBackupCode({ code: 'aaaaa-bbbbb' })).error).toMatchObject({ status: 401, code: 'INVALID_BACKUP_CODE' });
     expect((await d.client.twoFactor.verifyBackupCode({ code: backupCodes[1]! })).error).toBeNull();
     const db = await tenantDb(shop.applicationId);
-    const { rows } = await db.query(`SELECT cardinality(t.backup_codes) AS left FROM service_auth.two_factors t JOIN service_auth.users u ON u.id = t.user_id WHERE u.email = 'bob@example.com'`);
+    const { rows } = await db.query(
+      `SELECT cardinality(t.backup_codes) AS left FROM service_auth.two_factors t JOIN service_auth.users u ON u.id = t.user_id WHERE u.email = 'bob@example.com'`,
+    );
     expect(rows[0].left).toBe(8);
 
     const renewed = await d.client.twoFactor.generateBackupCodes({ password: PASSWORD });
@@ -204,7 +218,10 @@ describe('two-factor (Better Auth’s twoFactorClient against the service)', () 
   it('sends a code by email (outbox), accepts it once, stores only its digest, and refuses it once expired', async () => {
     await enrolled('otto@example.com');
     const lastCode = async () => {
-      const email = await h.prisma.email.findFirstOrThrow({ where: { applicationId: shop.applicationId, toAddress: 'otto@example.com' }, orderBy: { createdAt: 'desc' } });
+      const email = await h.prisma.email.findFirstOrThrow({
+        where: { applicationId: shop.applicationId, toAddress: 'otto@example.com' },
+        orderBy: { createdAt: 'desc' },
+      });
       expect(email.kind).toBe('two_factor_otp');
       return /\b(\d{6})\b/.exec(email.textBody)![1]!;
     };
@@ -281,7 +298,9 @@ describe('two-factor (Better Auth’s twoFactorClient against the service)', () 
     expect((await c.client.twoFactor.disable({ password: PASSWORD })).data).toEqual({ status: true });
     expect((await c.client.getSession()).data?.user.twoFactorEnabled).toBe(false);
     const db = await tenantDb(shop.applicationId);
-    const { rows } = await db.query(`SELECT 1 FROM service_auth.two_factors t JOIN service_auth.users u ON u.id = t.user_id WHERE u.email = 'dora@example.com'`);
+    const { rows } = await db.query(
+      `SELECT 1 FROM service_auth.two_factors t JOIN service_auth.users u ON u.id = t.user_id WHERE u.email = 'dora@example.com'`,
+    );
     expect(rows).toHaveLength(0);
     expect((await clientFor(shop).client.signIn.email({ email: 'dora@example.com', password: PASSWORD })).data).toMatchObject({ token: expect.any(String) });
 

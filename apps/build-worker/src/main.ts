@@ -2,4 +2,8 @@ import { serviceMain } from '@slipway/server';
 import { AppModule } from './app.module.js';
 import { loadWorkerConfig } from './config.js';
 
-serviceMain('build-worker', () => loadWorkerConfig(), (config) => AppModule.register(config));
+serviceMain(
+  'build-worker',
+  () => loadWorkerConfig(),
+  (config) => AppModule.register(config),
+);

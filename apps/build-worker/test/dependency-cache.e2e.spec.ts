@@ -7,7 +7,7 @@ import { DeployHarness, type DeploymentRow } from '@slipway/testing';
 /** One file of a gzipped tar (the release artifact: what the edge serves). */
 function tarFile(gz: Buffer, wanted: string): string | null {
   const tar = gunzipSync(gz);
-  for (let offset = 0; offset + 512 <= tar.length; ) {
+  for (let offset = 0; offset + 512 <= tar.length;) {
     const header = tar.subarray(offset, offset + 512);
     const name = header.subarray(0, 100).toString('utf8').replace(/\0.*$/s, '');
     if (!name) break;
@@ -53,7 +53,7 @@ describe('dependency cache end to end (real worker, sandboxed npm ci, hostile te
     await h.close();
   });
 
-  it('a tenant\'s install and build can neither see nor write the cache; the victim\'s next deploy restores its own code', async () => {
+  it("a tenant's install and build can neither see nor write the cache; the victim's next deploy restores its own code", async () => {
     const victim = await h.createApplication();
     const first = await deployVictim(victim);
     expect(install(first.row)).toMatch(/\$ npm ci[\s\S]*dependencies cached \(\d+ files/);
@@ -68,21 +68,35 @@ describe('dependency cache end to end (real worker, sandboxed npm ci, hostile te
       'phase=$1',
       'try() { if sh -c "$1" >/dev/null 2>&1; then echo "PROBE $phase ALLOWED: $1"; else echo "PROBE $phase refused: $1"; fi; }',
       ...[
-        `ls ${cacheRoot}`, `ls ${join(cacheRoot, victim)}`, `cat ${victimFile}`, `echo "module.exports = () => 'pwned'" > ${victimFile}`,
-        `mkdir ${join(cacheRoot, victim, 'x')}`, `ls /cache/${victim}`, `ls /cache/../${victim}`, `ls ${downloads}`, `touch ${join(downloads, victim, 'x')}`,
+        `ls ${cacheRoot}`,
+        `ls ${join(cacheRoot, victim)}`,
+        `cat ${victimFile}`,
+        `echo "module.exports = () => 'pwned'" > ${victimFile}`,
+        `mkdir ${join(cacheRoot, victim, 'x')}`,
+        `ls /cache/${victim}`,
+        `ls /cache/../${victim}`,
+        `ls ${downloads}`,
+        `touch ${join(downloads, victim, 'x')}`,
       ].map((command) => `try '${command.replaceAll("'", "'\\''")}'`),
       `find / -path /proc -prune -o -name '${victim}*' -print 2>/dev/null | sed "s/^/PROBE $phase FOUND /"`,
       'echo "PROBE $phase done"',
     ].join('\n');
     const pkg = {
-      name: 'attacker', private: true, version: '1.0.0', type: 'module',
+      name: 'attacker',
+      private: true,
+      version: '1.0.0',
+      type: 'module',
       scripts: { preinstall: 'sh probe.sh install', build: 'sh probe.sh build && node build.mjs' },
       dependencies: { 'escape-html': '1.0.3' },
     };
     const fixture = join(import.meta.dirname, '..', '..', '..', 'libs', 'analyzer', 'fixtures', 'vite-spa');
     const lock = await readFile(join(fixture, 'package-lock.json'), 'utf8');
     const attacker = await h.createApplication();
-    const id = await h.deployFixture(attacker, 'vite-spa', { 'probe.sh': probe, 'package.json': JSON.stringify(pkg), 'package-lock.json': lock.replace('vite-style-spa', 'attacker') });
+    const id = await h.deployFixture(attacker, 'vite-spa', {
+      'probe.sh': probe,
+      'package.json': JSON.stringify(pkg),
+      'package-lock.json': lock.replace('vite-style-spa', 'attacker'),
+    });
     const attack = await h.waitForFinal(id);
     expect(attack).toMatchObject({ status: 'succeeded', error: null });
     const build = attack.steps.find((s) => s.name === 'build')!.log;
@@ -113,7 +127,9 @@ describe('dependency cache end to end (real worker, sandboxed npm ci, hostile te
     const second = await deployVictim(victim);
     expect(second.index).not.toContain('PWNED');
     expect(second.index).toContain(GENUINE_TITLE);
-    expect(install(second.row)).toContain('the cached dependencies were discarded: node_modules/escape-html/index.js does not match its digest in the manifest');
+    expect(install(second.row)).toContain(
+      'the cached dependencies were discarded: node_modules/escape-html/index.js does not match its digest in the manifest',
+    );
     expect(install(second.row)).toMatch(/installing afresh[\s\S]*\$ npm ci[\s\S]*dependencies cached/);
 
     const third = await deployVictim(victim);

@@ -9,7 +9,7 @@ import { DeployHarness, FIXTURES, freePort, sourceTar } from '@slipway/testing';
 function tarNames(gz: Buffer): string[] {
   const tar = gunzipSync(gz);
   const names: string[] = [];
-  for (let offset = 0; offset + 512 <= tar.length; ) {
+  for (let offset = 0; offset + 512 <= tar.length;) {
     const header = tar.subarray(offset, offset + 512);
     const name = header.subarray(0, 100).toString('utf8').replace(/\0.*$/s, '');
     if (!name) break;
@@ -52,9 +52,22 @@ describe('build worker end to end (real Postgres, Redis, worker process, npm reg
     expect(row.status).toBe('succeeded');
     expect(row.error).toBeNull();
     expect(row.spec).toMatchObject({ kind: 'static', outputDir: '.', files: { count: 3 } });
-    expect(row.steps.map((s) => [s.name, s.status])).toEqual([['receive', 'succeeded'], ['analyze', 'succeeded'], ['install', 'skipped'], ['build', 'skipped'], ['scan', 'succeeded'], ['package', 'succeeded'], ['release', 'succeeded']]);
+    expect(row.steps.map((s) => [s.name, s.status])).toEqual([
+      ['receive', 'succeeded'],
+      ['analyze', 'succeeded'],
+      ['install', 'skipped'],
+      ['build', 'skipped'],
+      ['scan', 'succeeded'],
+      ['package', 'succeeded'],
+      ['release', 'succeeded'],
+    ]);
     for (const step of row.steps) expect(step).toMatchObject({ startedAt: expect.any(String), finishedAt: expect.any(String), durationMs: expect.any(Number) });
-    const release = (await h.pg.query(`SELECT r.id, r.kind, r.artifact_key, a.live_release_id FROM releases r JOIN applications a ON a.id = r.application_id WHERE r.deployment_id = $1`, [id])).rows[0];
+    const release = (
+      await h.pg.query(
+        `SELECT r.id, r.kind, r.artifact_key, a.live_release_id FROM releases r JOIN applications a ON a.id = r.application_id WHERE r.deployment_id = $1`,
+        [id],
+      )
+    ).rows[0];
     expect(release).toMatchObject({ kind: 'static', artifact_key: `releases/${release.id}.tar.gz`, live_release_id: release.id });
     const artifact = Buffer.from(await (await h.blobs.get(release.artifact_key)).toArray().then((c) => Buffer.concat(c as Buffer[])));
     expect(tarNames(artifact).sort()).toEqual(['about/index.html', 'assets/style.3f2a1b.css', 'index.html']);
@@ -67,7 +80,13 @@ describe('build worker end to end (real Postgres, Redis, worker process, npm reg
     const row = await h.waitForFinal(id);
     expect(row.error).toBeNull();
     expect(row.status).toBe('succeeded');
-    expect(row.spec).toMatchObject({ kind: 'spa', packageManager: 'npm', commands: { install: 'npm ci', build: 'npm run build' }, outputDir: 'dist', spaFallback: true });
+    expect(row.spec).toMatchObject({
+      kind: 'spa',
+      packageManager: 'npm',
+      commands: { install: 'npm ci', build: 'npm run build' },
+      outputDir: 'dist',
+      spaFallback: true,
+    });
     expect(row.steps.find((s) => s.name === 'install')).toMatchObject({ status: 'succeeded', log: expect.stringContaining('$ npm ci') });
     expect(row.steps.find((s) => s.name === 'build')!.log).toMatch(/built dist\/assets\/main-[0-9a-f]{8}\.js/);
     expect(row.hazards.map((x) => x.code)).toEqual([]);
@@ -101,16 +120,23 @@ describe('build worker end to end (real Postgres, Redis, worker process, npm reg
     const id = await h.deployFixture(appId, 'static-site', { 'config.js': "window.token = 'server-only-canary-token-123';" });
     const row = await h.waitForFinal(id);
     expect(row.status).toBe('succeeded');
-    expect(row.hazards).toEqual(expect.arrayContaining([
-      expect.objectContaining({ code: 'secret_in_output', severity: 'critical', detail: 'ORDER_TOKEN', path: 'config.js' }),
-      expect.objectContaining({ code: 'client_exposed_secret', detail: 'VITE_API_SECRET_KEY' }),
-    ]));
+    expect(row.hazards).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ code: 'secret_in_output', severity: 'critical', detail: 'ORDER_TOKEN', path: 'config.js' }),
+        expect.objectContaining({ code: 'client_exposed_secret', detail: 'VITE_API_SECRET_KEY' }),
+      ]),
+    );
     expect(JSON.stringify(row)).not.toContain('server-only-canary-token-123');
   });
 
   it('redacts secret values from step logs', async () => {
     const appId = await h.createApplication({ secrets: { VITE_GREETING: 'printed-canary-greeting' } });
-    const id = await h.deploy(appId, await sourceTar(join(FIXTURES, 'broken-build'), { 'package.json': JSON.stringify({ scripts: { build: 'node -e "console.log(process.env.VITE_GREETING); process.exit(1)"' } }) }));
+    const id = await h.deploy(
+      appId,
+      await sourceTar(join(FIXTURES, 'broken-build'), {
+        'package.json': JSON.stringify({ scripts: { build: 'node -e "console.log(process.env.VITE_GREETING); process.exit(1)"' } }),
+      }),
+    );
     const row = await h.waitForFinal(id);
     expect(row).toMatchObject({ status: 'failed', error: { code: 'build_failed' } });
     const build = row.steps.find((s) => s.name === 'build')!;

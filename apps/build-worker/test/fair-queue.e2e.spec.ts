@@ -67,7 +67,10 @@ describe('fair build queue (real worker processes)', () => {
   /** Another application of an existing owner (the harness makes one owner per application). */
   async function sibling(applicationId: string): Promise<string> {
     const slug = `app-${randomBytes(3).toString('hex')}`;
-    const { rows } = await h.pg.query(`INSERT INTO applications (owner_id, name, slug) SELECT owner_id, $2, $2 FROM applications WHERE id = $1 RETURNING id`, [applicationId, slug]);
+    const { rows } = await h.pg.query(`INSERT INTO applications (owner_id, name, slug) SELECT owner_id, $2, $2 FROM applications WHERE id = $1 RETURNING id`, [
+      applicationId,
+      slug,
+    ]);
     return rows[0].id as string;
   }
 
@@ -95,7 +98,11 @@ describe('fair build queue (real worker processes)', () => {
     const aIds: string[] = [await h.deploy(aApps[0]!, await sleepyBuild(120_000, holding))];
     const short = await sleepyBuild(300, `fq-short-${randomBytes(4).toString('hex')}`);
     for (const app of aApps.slice(1)) aIds.push(await h.deploy(app, short));
-    await waitFor(async () => ((await processesWith(holding)).length > 0 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200, what: "A's first build to run" });
+    await waitFor(async () => ((await processesWith(holding)).length > 0 ? true : undefined), {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      what: "A's first build to run",
+    });
     const bId = await h.deploy(bApp, source['static']!);
 
     // B goes through on the other slot while A's first still holds its own and A's others wait.
@@ -104,10 +111,13 @@ describe('fair build queue (real worker processes)', () => {
     expect((await Promise.all(aIds.slice(1).map((id) => h.row(id)))).map((r) => r.status)).toEqual(['queued', 'queued']);
     // The build's own node (argv `build.mjs <marker>`), not the shell or package manager around
     // it, once it catches SIGUSR2 (before that, on a loaded machine, the signal would kill it).
-    const builds = await waitFor(async () => {
-      const pids = await processesWith(`build.mjs\0${holding}`);
-      return pids.length > 0 && (await Promise.all(pids.map((pid) => catches(pid, 12)))).every(Boolean) ? pids : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 100, what: "A's first build to catch SIGUSR2" });
+    const builds = await waitFor(
+      async () => {
+        const pids = await processesWith(`build.mjs\0${holding}`);
+        return pids.length > 0 && (await Promise.all(pids.map((pid) => catches(pid, 12)))).every(Boolean) ? pids : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, what: "A's first build to catch SIGUSR2" },
+    );
     for (const pid of builds) process.kill(pid, 'SIGUSR2');
 
     for (const id of aIds) await h.waitForFinal(id, 120_000);
@@ -129,7 +139,10 @@ describe('fair build queue (real worker processes)', () => {
     const id = await h.deploy(app, await sleepyBuild(120_000, marker));
     await waitFor(async () => ((await processesWith(marker)).length > 0 ? true : undefined), { timeoutMs: 60_000, intervalMs: 200, what: 'the build to run' });
     const row = await h.waitForFinal(id, 60_000);
-    expect(row).toMatchObject({ status: 'failed', error: { code: 'build_timeout', step: 'build', message: expect.stringMatching(/together ran longer than 5 s \(BUILD_TOTAL_TIMEOUT_MS\)/) } });
+    expect(row).toMatchObject({
+      status: 'failed',
+      error: { code: 'build_timeout', step: 'build', message: expect.stringMatching(/together ran longer than 5 s \(BUILD_TOTAL_TIMEOUT_MS\)/) },
+    });
     expect(await processesWith(marker)).toEqual([]);
     const next = await h.deploy(app, source['static']!);
     expect((await h.waitForFinal(next, 60_000)).status).toBe('succeeded');
@@ -145,7 +158,10 @@ describe('fair build queue (real worker processes)', () => {
     const waiting = await h.deploy(waitingApp, await sleepyBuild(8000, `fq-after-${randomBytes(4).toString('hex')}`));
 
     const killed = await h.waitForFinal(slow, 90_000);
-    expect(killed).toMatchObject({ status: 'failed', error: { code: 'deadline_exceeded', step: 'build', message: expect.stringMatching(/after its build started \(DEPLOY_TIMEOUT_MS\)/) } });
+    expect(killed).toMatchObject({
+      status: 'failed',
+      error: { code: 'deadline_exceeded', step: 'build', message: expect.stringMatching(/after its build started \(DEPLOY_TIMEOUT_MS\)/) },
+    });
     expect(killed.steps.find((s) => s.name === 'build')!.status).toBe('failed');
     expect(await processesWith(marker)).toEqual([]);
 

@@ -26,7 +26,10 @@ describe('framework outputs in the build worker', () => {
   it("a build that does not produce the framework's own output fails with output_missing naming it, before anything is packed", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'worker-frameworks-nest-no-dist-'));
     temps.push(dir);
-    await writeFile(join(dir, 'package.json'), JSON.stringify({ scripts: { build: 'nest build', 'start:prod': 'node dist/main' }, dependencies: { '@nestjs/core': '^11.0.1' } }));
+    await writeFile(
+      join(dir, 'package.json'),
+      JSON.stringify({ scripts: { build: 'nest build', 'start:prod': 'node dist/main' }, dependencies: { '@nestjs/core': '^11.0.1' } }),
+    );
     await writeFile(join(dir, 'slipway.json'), JSON.stringify({ installCommand: 'true', buildCommand: 'node -e "console.log(1)"' }));
     const row = await h.waitForFinal(await h.deploy(await h.createApplication(), await sourceTar(dir)), 120_000, 500);
     expect(row.spec).toMatchObject({ framework: 'nestjs', outputDir: null, buildOutput: 'dist', overrides: ['installCommand', 'buildCommand'] });
@@ -37,7 +40,8 @@ describe('framework outputs in the build worker', () => {
     const dir = await mkdtemp(join(tmpdir(), 'worker-frameworks-fetch-fails-'));
     temps.push(dir);
     // What a framework prints when a build-time fetch fails (Next.js's next/font/google, say), then exits 1.
-    const script = "console.log('Creating an optimized production build ...'); console.error('Failed to fetch font `Geist`.\\nURL: https://fonts.googleapis.com/css2?family=Geist\\ngetaddrinfo ENOTFOUND fonts.googleapis.com token=' + process.env.VITE_BUILD_TOKEN); process.exit(1)";
+    const script =
+      "console.log('Creating an optimized production build ...'); console.error('Failed to fetch font `Geist`.\\nURL: https://fonts.googleapis.com/css2?family=Geist\\ngetaddrinfo ENOTFOUND fonts.googleapis.com token=' + process.env.VITE_BUILD_TOKEN); process.exit(1)";
     await writeFile(join(dir, 'build.mjs'), script);
     await writeFile(join(dir, 'package.json'), JSON.stringify({ scripts: { build: 'node build.mjs' } }));
     await writeFile(join(dir, 'index.html'), '<h1>x</h1>');
@@ -67,6 +71,8 @@ describe('framework outputs in the build worker', () => {
     const appId = await h.createApplication({ secrets: { PAYMENT_KEY: 'pk-9d2e7a41c6b85f30' } });
     const row = await h.waitForFinal(await h.deploy(appId, await sourceTar(dir)), 120_000, 500);
     expect(row.spec).toMatchObject({ kind: 'node', outputDir: 'static' });
-    expect(row.hazards).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'secret_in_output', path: 'public/config.js', detail: 'PAYMENT_KEY' })]));
+    expect(row.hazards).toEqual(
+      expect.arrayContaining([expect.objectContaining({ code: 'secret_in_output', path: 'public/config.js', detail: 'PAYMENT_KEY' })]),
+    );
   }, 180_000);
 });

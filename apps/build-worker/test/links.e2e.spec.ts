@@ -24,7 +24,8 @@ describe('build output links (real worker, sandboxed build)', () => {
   });
 
   /** A project with no dependencies whose build script is `build`. */
-  const project = async (build: string) => sourceTar(join(FIXTURES, 'broken-build'), { 'package.json': JSON.stringify({ name: 'hostile', private: true, scripts: { build } }) });
+  const project = async (build: string) =>
+    sourceTar(join(FIXTURES, 'broken-build'), { 'package.json': JSON.stringify({ name: 'hostile', private: true, scripts: { build } }) });
 
   async function expectRefused(build: string, step: string, message: RegExp): Promise<void> {
     const id = await h.deploy(await h.createApplication(), await project(build));
@@ -41,16 +42,27 @@ describe('build output links (real worker, sandboxed build)', () => {
   });
 
   it('refuses a link inside dist to ../../.slipway', async () => {
-    await expectRefused('mkdir dist && echo home > dist/index.html && ln -s ../../.slipway dist/platform', 'package', /^the build output contains a link dist\/platform that leads outside the project; nothing was packed$/);
+    await expectRefused(
+      'mkdir dist && echo home > dist/index.html && ln -s ../../.slipway dist/platform',
+      'package',
+      /^the build output contains a link dist\/platform that leads outside the project; nothing was packed$/,
+    );
   });
 
   it('refuses an absolute link and a chain a -> b -> ../..', async () => {
     await expectRefused('mkdir dist && echo home > dist/index.html && ln -s /etc dist/etc', 'package', /link dist\/etc that leads outside the project/);
-    await expectRefused('mkdir dist && echo home > dist/index.html && ln -s b dist/a && ln -s ../.. dist/b', 'package', /link dist\/a that leads outside the project/);
+    await expectRefused(
+      'mkdir dist && echo home > dist/index.html && ln -s b dist/a && ln -s ../.. dist/b',
+      'package',
+      /link dist\/a that leads outside the project/,
+    );
   });
 
   it('packs a link that stays inside the output as a link', async () => {
-    const id = await h.deploy(await h.createApplication(), await project('mkdir -p dist/assets/v2 && echo home > dist/index.html && echo app > dist/assets/v2/app.js && ln -s assets/v2 dist/latest'));
+    const id = await h.deploy(
+      await h.createApplication(),
+      await project('mkdir -p dist/assets/v2 && echo home > dist/index.html && echo app > dist/assets/v2/app.js && ln -s assets/v2 dist/latest'),
+    );
     const row = await h.waitForFinal(id);
     expect(row.error).toBeNull();
     const key = (await h.pg.query('SELECT artifact_key FROM releases WHERE deployment_id = $1', [id])).rows[0].artifact_key as string;
@@ -70,7 +82,10 @@ describe('build output links (real worker, sandboxed build)', () => {
     ]);
     const id = await h.deploy(await h.createApplication(), source);
     const row = await h.waitForFinal(id);
-    expect(row).toMatchObject({ status: 'failed', error: { code: 'bad_source', step: 'receive', message: 'the source writes "lib/planted" below "lib", which is a symbolic link' } });
+    expect(row).toMatchObject({
+      status: 'failed',
+      error: { code: 'bad_source', step: 'receive', message: 'the source writes "lib/planted" below "lib", which is a symbolic link' },
+    });
     expect((await readdir(join(h.home, 'pg'))).sort()).toEqual(['password']);
   });
 });

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { FIXTURES, type DeployHarness } from '@slipway/testing';
 import { TOOLCHAINS, getThroughEdge, projectTar, startRegistryPlatform } from './registry-platform.js';
 
-const SERVER = "require('node:http').createServer((q, s) => s.end(JSON.stringify({ version: process.version, execPath: process.execPath }))).listen(Number(process.env.PORT));\n";
+const SERVER =
+  "require('node:http').createServer((q, s) => s.end(JSON.stringify({ version: process.version, execPath: process.execPath }))).listen(Number(process.env.PORT));\n";
 
 const rootOnly = process.getuid?.() === 0 ? describe : describe.skip;
 
@@ -40,34 +41,65 @@ rootOnly('Node versions, deployed (real worker, edge, sandboxes, npm registry)',
     ['nvmrc-20', { 'package.json': {}, '.nvmrc': '20\n' }, /^20\./, '.nvmrc'],
     // Nothing declared: the default, Node 24 (the Active LTS; 20 is end-of-life), from the toolchain cache.
     ['default-24', { 'package.json': {} }, /^24\./, null],
-  ] as const)('%s: built and run on the Node it declared', async (slug, project, major, source) => {
-    const pkg = { name: slug, private: true, version: '1.0.0', scripts: { build: 'node --version && npm --version', start: 'node server.js' }, ...project['package.json'] };
-    const files: Record<string, string> = { 'package.json': JSON.stringify(pkg), 'server.js': SERVER };
-    if ('.nvmrc' in project) files['.nvmrc'] = project['.nvmrc'];
-    if ('lockfile' in project) files['package-lock.json'] = (await readFile(join(FIXTURES, 'node-server', 'package-lock.json'), 'utf8')).replace('"name": "node-server-fixture"', `"name": "${slug}"`);
-    const row = await deploy(slug, files);
-    if (row.error) console.log(row.steps.map((s) => `${s.name}: ${s.log}`).join('\n').slice(-3000));
-    expect(row.error).toBeNull();
-    expect(row.status).toBe('succeeded');
-    const version = (row.spec as { nodeVersion: string }).nodeVersion;
-    expect(version).toMatch(major);
-    expect(row.spec).toMatchObject({ nodeVersionRequest: source ? expect.objectContaining({ source }) : null });
-    expect(row.warnings.filter((w) => w.code === 'node_end_of_life').length).toBe(version.startsWith('20.') ? 1 : 0);
-    // The build ran on it...
-    expect(row.steps.find((s) => s.name === 'build')!.log).toContain(`v${version}`);
-    // ...and so does the release the edge serves.
-    const reply = await getThroughEdge(port, `${slug}.localhost:${port}`);
-    expect(reply.status).toBe(200);
-    const body = JSON.parse(reply.body) as { version: string; execPath: string };
-    expect(body.version).toBe(`v${version}`);
-    // The platform's own Node (a pin to its major) is the machine's; any other comes from the toolchain cache.
-    if (version === process.versions.node) expect(body.execPath).toBe(process.execPath);
-    else expect(body.execPath).toBe('/opt/slipway/node/bin/node');
-    if (!source) expect((row.spec as { reasons: string[] }).reasons).toContainEqual(expect.stringMatching(/^Node\.js 24\.\d+\.\d+: nothing declared .*Node 24 \(the Active LTS; Node 20 is end-of-life\)/));
-  }, 420_000);
+  ] as const)(
+    '%s: built and run on the Node it declared',
+    async (slug, project, major, source) => {
+      const pkg = {
+        name: slug,
+        private: true,
+        version: '1.0.0',
+        scripts: { build: 'node --version && npm --version', start: 'node server.js' },
+        ...project['package.json'],
+      };
+      const files: Record<string, string> = { 'package.json': JSON.stringify(pkg), 'server.js': SERVER };
+      if ('.nvmrc' in project) files['.nvmrc'] = project['.nvmrc'];
+      if ('lockfile' in project)
+        files['package-lock.json'] = (await readFile(join(FIXTURES, 'node-server', 'package-lock.json'), 'utf8')).replace(
+          '"name": "node-server-fixture"',
+          `"name": "${slug}"`,
+        );
+      const row = await deploy(slug, files);
+      if (row.error)
+        console.log(
+          row.steps
+            .map((s) => `${s.name}: ${s.log}`)
+            .join('\n')
+            .slice(-3000),
+        );
+      expect(row.error).toBeNull();
+      expect(row.status).toBe('succeeded');
+      const version = (row.spec as { nodeVersion: string }).nodeVersion;
+      expect(version).toMatch(major);
+      expect(row.spec).toMatchObject({ nodeVersionRequest: source ? expect.objectContaining({ source }) : null });
+      expect(row.warnings.filter((w) => w.code === 'node_end_of_life').length).toBe(version.startsWith('20.') ? 1 : 0);
+      // The build ran on it...
+      expect(row.steps.find((s) => s.name === 'build')!.log).toContain(`v${version}`);
+      // ...and so does the release the edge serves.
+      const reply = await getThroughEdge(port, `${slug}.localhost:${port}`);
+      expect(reply.status).toBe(200);
+      const body = JSON.parse(reply.body) as { version: string; execPath: string };
+      expect(body.version).toBe(`v${version}`);
+      // The platform's own Node (a pin to its major) is the machine's; any other comes from the toolchain cache.
+      if (version === process.versions.node) expect(body.execPath).toBe(process.execPath);
+      else expect(body.execPath).toBe('/opt/slipway/node/bin/node');
+      if (!source)
+        expect((row.spec as { reasons: string[] }).reasons).toContainEqual(
+          expect.stringMatching(/^Node\.js 24\.\d+\.\d+: nothing declared .*Node 24 \(the Active LTS; Node 20 is end-of-life\)/),
+        );
+    },
+    420_000,
+  );
 
   it('a Node the platform does not offer fails at analyze with node_version_unsupported, before anything ran', async () => {
-    const row = await deploy('node-18', { 'package.json': JSON.stringify({ name: 'n18', private: true, scripts: { build: 'touch /workspace/ran', start: 'node server.js' }, engines: { node: '18.x' } }), 'server.js': SERVER });
+    const row = await deploy('node-18', {
+      'package.json': JSON.stringify({
+        name: 'n18',
+        private: true,
+        scripts: { build: 'touch /workspace/ran', start: 'node server.js' },
+        engines: { node: '18.x' },
+      }),
+      'server.js': SERVER,
+    });
     expect(row.status).toBe('failed');
     expect(row.error).toMatchObject({ code: 'node_version_unsupported', step: 'analyze' });
     expect(row.error!.message).toMatch(/engines\.node "18\.x" asks for Node\.js 18; this platform offers majors 20, 22, 24 only/);
@@ -79,7 +111,10 @@ rootOnly('Node versions, deployed (real worker, edge, sandboxes, npm registry)',
     try {
       const appId = await off.createApplication({ slug: 'off22' });
       const pkg = { name: 'off22', private: true, scripts: { build: 'node --version', start: 'node server.js' } };
-      const row = await off.waitForFinal(await off.deploy(appId, await projectTar({ 'package.json': JSON.stringify(pkg), 'server.js': SERVER, '.node-version': '22' })), 120_000);
+      const row = await off.waitForFinal(
+        await off.deploy(appId, await projectTar({ 'package.json': JSON.stringify(pkg), 'server.js': SERVER, '.node-version': '22' })),
+        120_000,
+      );
       expect(row.error).toBeNull();
       const version = (row.spec as { nodeVersion: string }).nodeVersion;
       expect(version).toMatch(/^22\./);

@@ -11,7 +11,10 @@ export const TOOLCHAINS = process.env['SLIPWAY_TEST_TOOLCHAINS'] ?? '/tmp/slipwa
  * A worker and an edge that fetch toolchains from the registry: the shared toolchain cache, and
  * the operator's CA and proxies (`outwardEnv`) as `pnpm start` passes them on.
  */
-export async function startRegistryPlatform(label: string, extra: { edge?: Record<string, string>; worker?: Record<string, string> } = {}): Promise<{ h: DeployHarness; port: number }> {
+export async function startRegistryPlatform(
+  label: string,
+  extra: { edge?: Record<string, string>; worker?: Record<string, string> } = {},
+): Promise<{ h: DeployHarness; port: number }> {
   await mkdir(TOOLCHAINS, { recursive: true, mode: 0o755 });
   const h = await DeployHarness.create(label);
   const port = await freePort();

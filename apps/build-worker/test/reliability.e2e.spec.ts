@@ -19,7 +19,9 @@ const steady = { JOB_LOCK_MS: '15000', STALLED_INTERVAL_MS: '5000', RECONCILE_IN
 /** The vite-spa fixture with an install that takes a few seconds (a preinstall script). */
 async function slowInstallSource(): Promise<Buffer> {
   const pkg = {
-    name: 'slow-install', private: true, type: 'module',
+    name: 'slow-install',
+    private: true,
+    type: 'module',
     scripts: { preinstall: 'node -e "console.log(\'preinstall started\'); setTimeout(() => {}, 5000)"', build: 'node build.mjs' },
     dependencies: { 'escape-html': '1.0.3' },
   };
@@ -45,10 +47,13 @@ describe('at-least-once delivery (real worker processes, kill -9)', () => {
     const killedAt = Date.now();
 
     await h.startWorker(fast);
-    const retried = await waitFor(async () => {
-      const row = await h.row(id);
-      return row.attempts === 2 && row.status === 'building' ? row : undefined;
-    }, { timeoutMs: STALL_WINDOW_MS + 5000, intervalMs: 100, what: 'a second attempt' });
+    const retried = await waitFor(
+      async () => {
+        const row = await h.row(id);
+        return row.attempts === 2 && row.status === 'building' ? row : undefined;
+      },
+      { timeoutMs: STALL_WINDOW_MS + 5000, intervalMs: 100, what: 'a second attempt' },
+    );
     expect(Date.now() - killedAt).toBeLessThan(STALL_WINDOW_MS + 5000);
     expect(retried.steps.find((s) => s.name === 'receive')!.status).not.toBe('pending');
 
@@ -110,7 +115,9 @@ describe('at-least-once delivery (real worker processes, kill -9)', () => {
     await h.startWorker({ ...fast, BUILD_SANDBOX: 'off' });
     const row = await h.waitForFinal(await h.deployFixture(await h.createApplication(), 'vite-spa'), 60_000);
     expect(row.status).toBe('succeeded');
-    expect(row.hazards).toEqual([expect.objectContaining({ code: 'unsandboxed_build', severity: 'medium', detail: expect.stringContaining('BUILD_SANDBOX=off') })]);
+    expect(row.hazards).toEqual([
+      expect.objectContaining({ code: 'unsandboxed_build', severity: 'medium', detail: expect.stringContaining('BUILD_SANDBOX=off') }),
+    ]);
     const staticOnly = await h.waitForFinal(await h.deployFixture(await h.createApplication(), 'static-site'), 30_000);
     expect(staticOnly.hazards).toEqual([expect.objectContaining({ code: 'unsandboxed_build', detail: expect.stringContaining('BUILD_SANDBOX=off') })]);
   }, 90_000);

@@ -73,11 +73,22 @@ describe('build sandbox end to end (real worker, pasta, bubblewrap)', () => {
     const hostTargets = ['127.0.0.1:6379', '127.0.0.1:5432', `127.0.0.1:${platformPortNumber}`];
     const lockfile = await readFile(join(FIXTURES, 'node-server', 'package-lock.json'), 'utf8');
     const pkg = {
-      name: 'node-server-fixture', private: true, version: '1.0.0',
-      scripts: { preinstall: 'node probe.cjs preinstall', postinstall: 'node probe.cjs postinstall', build: 'node probe.cjs build && mkdir -p dist && echo built > dist/index.html' },
+      name: 'node-server-fixture',
+      private: true,
+      version: '1.0.0',
+      scripts: {
+        preinstall: 'node probe.cjs preinstall',
+        postinstall: 'node probe.cjs postinstall',
+        build: 'node probe.cjs build && mkdir -p dist && echo built > dist/index.html',
+      },
       dependencies: { 'escape-html': '1.0.3' },
     };
-    const source = await projectTar({ 'package.json': JSON.stringify(pkg, null, 2), 'package-lock.json': lockfile, '.npmrc': 'foreground-scripts=true\n', 'probe.cjs': probeScript([...hostTargets, 'registry.npmjs.org:443']) });
+    const source = await projectTar({
+      'package.json': JSON.stringify(pkg, null, 2),
+      'package-lock.json': lockfile,
+      '.npmrc': 'foreground-scripts=true\n',
+      'probe.cjs': probeScript([...hostTargets, 'registry.npmjs.org:443']),
+    });
     const row = await h.waitForFinal(await h.deploy(await h.createApplication(), source), 180_000);
     expect(row.error).toBeNull();
     expect(row.status).toBe('succeeded');
@@ -93,7 +104,11 @@ describe('build sandbox end to end (real worker, pasta, bubblewrap)', () => {
 
   it('when bwrap cannot create namespaces, a deploy fails with sandbox_unavailable and nothing of it runs; fixing the machine needs no restart', async () => {
     const bwrap = join(fakeBin, 'bwrap');
-    await writeFile(bwrap, '#!/bin/sh\necho "bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2\nexit 1\n', { mode: 0o755 });
+    await writeFile(
+      bwrap,
+      '#!/bin/sh\necho "bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2\nexit 1\n',
+      { mode: 0o755 },
+    );
     const worker = await h.startWorker({ PATH: `${fakeBin}:${process.env['PATH']}` });
     await worker.waitForOutput(/builds cannot be sandboxed here.*sandbox_unavailable/, 30_000);
     const marker = join(h.home, `ran-${Date.now()}`);
@@ -106,7 +121,15 @@ describe('build sandbox end to end (real worker, pasta, bubblewrap)', () => {
     const failed = await h.waitForFinal(await h.deploy(appId, source));
     expect(failed).toMatchObject({ status: 'failed', error: { code: 'sandbox_unavailable', step: 'build' } });
     expect(failed.error!.message).toMatch(/nothing of the project ran.*No permissions to create new namespace.*sysctl -w user\.max_user_namespaces=15000/);
-    expect(failed.steps.map((s) => [s.name, s.status])).toEqual([['receive', 'succeeded'], ['analyze', 'succeeded'], ['install', 'skipped'], ['build', 'failed'], ['scan', 'skipped'], ['package', 'skipped'], ['release', 'skipped']]);
+    expect(failed.steps.map((s) => [s.name, s.status])).toEqual([
+      ['receive', 'succeeded'],
+      ['analyze', 'succeeded'],
+      ['install', 'skipped'],
+      ['build', 'failed'],
+      ['scan', 'skipped'],
+      ['package', 'skipped'],
+      ['release', 'skipped'],
+    ]);
     expect(existsSync(marker)).toBe(false);
 
     // The operator fixes the machine (here: a bwrap that works); the running worker notices.
@@ -123,7 +146,9 @@ describe('build sandbox end to end (real worker, pasta, bubblewrap)', () => {
     const node = await h.waitForFinal(await h.deployFixture(await h.createApplication(), 'node-echo'));
     expect(node.status).toBe('succeeded');
     expect(node.steps.filter((s) => s.status === 'skipped').map((s) => s.name)).toEqual(['install', 'build']);
-    expect(node.hazards).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'unsandboxed_build', detail: expect.stringContaining('BUILD_SANDBOX=off') })]));
+    expect(node.hazards).toEqual(
+      expect.arrayContaining([expect.objectContaining({ code: 'unsandboxed_build', detail: expect.stringContaining('BUILD_SANDBOX=off') })]),
+    );
     const site = await h.waitForFinal(await h.deployFixture(await h.createApplication(), 'static-site'));
     expect(site.status).toBe('succeeded');
     expect(site.hazards.map((x) => x.code)).toEqual(['unsandboxed_build']);
@@ -131,11 +156,22 @@ describe('build sandbox end to end (real worker, pasta, bubblewrap)', () => {
 
   it('build limits: what the build used is in its log and spec.buildResources; near the memory limit is a warning', async () => {
     await h.startWorker({ BUILD_MEMORY_MB: '512', EDGE_INTERNAL_URL: edgeUrl });
-    const build = "node -e \"const a = []; for (let i = 0; i < 24; i++) a.push(Buffer.alloc(16 * 1024 * 1024, 1)); require('fs').mkdirSync('dist'); require('fs').writeFileSync('dist/index.html', 'held ' + a.length * 16)\"";
-    const row = await h.waitForFinal(await h.deploy(await h.createApplication(), await projectTar({ 'package.json': JSON.stringify({ name: 'near-limit', private: true, scripts: { build } }) })), 120_000);
+    const build =
+      "node -e \"const a = []; for (let i = 0; i < 24; i++) a.push(Buffer.alloc(16 * 1024 * 1024, 1)); require('fs').mkdirSync('dist'); require('fs').writeFileSync('dist/index.html', 'held ' + a.length * 16)\"";
+    const row = await h.waitForFinal(
+      await h.deploy(
+        await h.createApplication(),
+        await projectTar({ 'package.json': JSON.stringify({ name: 'near-limit', private: true, scripts: { build } }) }),
+      ),
+      120_000,
+    );
     expect({ status: row.status, error: row.error }).toEqual({ status: 'succeeded', error: null });
-    expect(row.steps.find((s) => s.name === 'build')?.log).toMatch(/resources: peak memory \d+ MiB of 512 MiB \((8\d|9\d)%\), CPU [\d.]+ s, at most \d+ of 1024 tasks at once/);
-    expect(row.spec?.['buildResources']).toEqual([expect.objectContaining({ step: 'build', command: 'npm run build', memoryLimitBytes: 512 * 1024 * 1024, tasksLimit: 1024, limitHit: null })]);
+    expect(row.steps.find((s) => s.name === 'build')?.log).toMatch(
+      /resources: peak memory \d+ MiB of 512 MiB \((8\d|9\d)%\), CPU [\d.]+ s, at most \d+ of 1024 tasks at once/,
+    );
+    expect(row.spec?.['buildResources']).toEqual([
+      expect.objectContaining({ step: 'build', command: 'npm run build', memoryLimitBytes: 512 * 1024 * 1024, tasksLimit: 1024, limitHit: null }),
+    ]);
     expect(row.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'build_memory_near_limit', detail: 'build' })]));
     expect(row.hazards.map((x) => x.code)).not.toContain('build_limits_rlimit_only');
   }, 180_000);

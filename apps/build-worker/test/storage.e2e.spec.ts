@@ -27,14 +27,30 @@ describe('storage lifecycle in the build worker (real worker process, Postgres, 
     edge.close();
   });
 
-  const sourceOf = async (deploymentId: string) => (await h.pg.query(`SELECT source_key, source_bytes FROM deployments WHERE id = $1`, [deploymentId])).rows[0] as { source_key: string | null; source_bytes: string };
+  const sourceOf = async (deploymentId: string) =>
+    (await h.pg.query(`SELECT source_key, source_bytes FROM deployments WHERE id = $1`, [deploymentId])).rows[0] as {
+      source_key: string | null;
+      source_bytes: string;
+    };
   const releasesOf = async (applicationId: string) =>
-    (await h.pg.query(`SELECT r.id, r.artifact_key, r.artifact_bytes, r.deployment_id FROM releases r WHERE r.application_id = $1 ORDER BY r.created_at`, [applicationId])).rows as { id: string; artifact_key: string; artifact_bytes: string; deployment_id: string }[];
+    (
+      await h.pg.query(`SELECT r.id, r.artifact_key, r.artifact_bytes, r.deployment_id FROM releases r WHERE r.application_id = $1 ORDER BY r.created_at`, [
+        applicationId,
+      ])
+    ).rows as { id: string; artifact_key: string; artifact_bytes: string; deployment_id: string }[];
   /** The worker cleans up right after it commits the final status: polled, with a deadline. */
   const sourceDeleted = (deploymentId: string, key: string) =>
-    waitFor(async () => ((await sourceOf(deploymentId)).source_key === null && !(await h.blobs.exists(key)) ? true : undefined), { timeoutMs: 15_000, intervalMs: 100, what: `the source of ${deploymentId} to be deleted` });
+    waitFor(async () => ((await sourceOf(deploymentId)).source_key === null && !(await h.blobs.exists(key)) ? true : undefined), {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      what: `the source of ${deploymentId} to be deleted`,
+    });
   const releasesSettled = (applicationId: string, count: number) =>
-    waitFor(async () => ((await releasesOf(applicationId)).length === count ? true : undefined), { timeoutMs: 15_000, intervalMs: 100, what: `${count} releases kept` });
+    waitFor(async () => ((await releasesOf(applicationId)).length === count ? true : undefined), {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      what: `${count} releases kept`,
+    });
   /** Blobs go right after their rows (a prune deletes rows, then artifacts): polled too. */
   const unnamedArtifacts = async () => {
     const named = new Set((await h.pg.query(`SELECT artifact_key FROM releases`)).rows.map((r: { artifact_key: string }) => r.artifact_key));
@@ -79,17 +95,32 @@ describe('storage lifecycle in the build worker (real worker process, Postgres, 
     const artifacts = (await h.blobs.list('releases/')).filter((key) => kept.some((r) => r.artifact_key === key));
     expect(artifacts).toHaveLength(2);
     // The first release is gone (row and artifact): 3 deployments, 2 releases, and no artifact no row names.
-    await waitFor(async () => ((await unnamedArtifacts()).length === 0 ? true : undefined), { timeoutMs: 15_000, intervalMs: 100, what: 'the pruned artifact to be deleted' });
+    await waitFor(async () => ((await unnamedArtifacts()).length === 0 ? true : undefined), {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      what: 'the pruned artifact to be deleted',
+    });
 
     // Roll back to the older kept release; the next success keeps the 2 newest: the rollback
     // target stays while it is live, then goes as the oldest.
     const [older, newer] = kept as [(typeof kept)[0], (typeof kept)[0]];
     await h.pg.query(`UPDATE applications SET live_release_id = $1 WHERE id = $2`, [older.id, appId]);
     const fourth = await deployStatic(appId);
-    await waitFor(async () => ((await releasesOf(appId)).some((r) => r.id === older.id) ? undefined : true), { timeoutMs: 15_000, intervalMs: 100, what: 'the old rollback target to be pruned' });
+    await waitFor(async () => ((await releasesOf(appId)).some((r) => r.id === older.id) ? undefined : true), {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      what: 'the old rollback target to be pruned',
+    });
     const after = await releasesOf(appId);
-    expect(after.map((r) => [r.id, r.deployment_id])).toEqual([[newer.id, expect.any(String)], [expect.any(String), fourth]]);
-    await waitFor(async () => ((await h.blobs.exists(older.artifact_key)) ? undefined : true), { timeoutMs: 15_000, intervalMs: 100, what: 'the pruned artifact to be deleted' });
+    expect(after.map((r) => [r.id, r.deployment_id])).toEqual([
+      [newer.id, expect.any(String)],
+      [expect.any(String), fourth],
+    ]);
+    await waitFor(async () => ((await h.blobs.exists(older.artifact_key)) ? undefined : true), {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      what: 'the pruned artifact to be deleted',
+    });
     expect(await h.blobs.exists(newer.artifact_key)).toBe(true);
     expect(await unnamedArtifacts()).toEqual([]);
   });
@@ -107,6 +138,10 @@ describe('storage lifecycle in the build worker (real worker process, Postgres, 
     await sourceDeleted(id, key);
     expect(await releasesOf(appId)).toEqual([]);
     // The packed artifact is deleted after the source (same clean-up, right after the failure).
-    await waitFor(async () => (JSON.stringify(await h.blobs.list('releases/')) === JSON.stringify(artifactsBefore) ? true : undefined), { timeoutMs: 15_000, intervalMs: 100, what: 'the refused artifact to be deleted' });
+    await waitFor(async () => (JSON.stringify(await h.blobs.list('releases/')) === JSON.stringify(artifactsBefore) ? true : undefined), {
+      timeoutMs: 15_000,
+      intervalMs: 100,
+      what: 'the refused artifact to be deleted',
+    });
   });
 });

@@ -36,19 +36,28 @@ describe('slipway auth enable / auth env (real binary, real gateway)', () => {
     const first = await platform.cli(['auth', 'enable', '--json'], { env });
     expect(first).toMatchObject({ code: 0, stderr: '' });
     const record = JSON.parse(first.stdout);
-    expect(record).toMatchObject({ applicationId: app.applicationId, baseUrl: `http://localhost:3001/a/${app.slug}`, jwksUrl: `http://localhost:3001/a/${app.slug}/jwks` });
+    expect(record).toMatchObject({
+      applicationId: app.applicationId,
+      baseUrl: `http://localhost:3001/a/${app.slug}`,
+      jwksUrl: `http://localhost:3001/a/${app.slug}/jwks`,
+    });
     const second = await platform.cli(['auth', 'enable', '--json'], { env });
     expect(JSON.parse(second.stdout)).toEqual(record);
     expect((await platform.sql.query('SELECT count(*)::int AS n FROM sign_in_services WHERE application_id = $1', [app.applicationId])).rows[0].n).toBe(1);
 
     const printed = await platform.cli(['auth', 'env'], { env });
     expect(printed.code).toBe(0);
-    expect(printed.stdout).toMatch(/^SERVICE_AUTH_BASE_URL=http:\/\/localhost:3001\/a\/[a-z0-9-]+\nSERVICE_AUTH_COOKIE_SECRET=[\w-]{43,}\nSERVICE_AUTH_JWKS_URL=\S+\/jwks\nVITE_SERVICE_AUTH_URL=\S+\n$/);
+    expect(printed.stdout).toMatch(
+      /^SERVICE_AUTH_BASE_URL=http:\/\/localhost:3001\/a\/[a-z0-9-]+\nSERVICE_AUTH_COOKIE_SECRET=[\w-]{43,}\nSERVICE_AUTH_JWKS_URL=\S+\/jwks\nVITE_SERVICE_AUTH_URL=\S+\n$/,
+    );
 
     await writeFile(join(project, '.env'), 'PORT=8080\nSERVICE_AUTH_BASE_URL=http://old\n');
     const written = await platform.cli(['auth', 'env', '--write', '.env', '--json'], { env, cwd: project });
     expect(written.code).toBe(0);
-    expect(JSON.parse(written.stdout)).toMatchObject({ added: ['SERVICE_AUTH_COOKIE_SECRET', 'SERVICE_AUTH_JWKS_URL', 'VITE_SERVICE_AUTH_URL'], replaced: ['SERVICE_AUTH_BASE_URL'] });
+    expect(JSON.parse(written.stdout)).toMatchObject({
+      added: ['SERVICE_AUTH_COOKIE_SECRET', 'SERVICE_AUTH_JWKS_URL', 'VITE_SERVICE_AUTH_URL'],
+      replaced: ['SERVICE_AUTH_BASE_URL'],
+    });
     const file = await readFile(join(project, '.env'), 'utf8');
     expect(file.startsWith('PORT=8080\n')).toBe(true);
     for (const line of printed.stdout.trim().split('\n')) expect(file).toContain(line);

@@ -47,7 +47,10 @@ describe('slipway deploy / status (real binary, real gateway)', () => {
   it('sends an excluded file only when --include names it; takes the key from .slipway.json and never sends that file', async () => {
     const app = await platform.bootstrap('Include');
     const dir = await fixture({ '.slipway.json': JSON.stringify({ apiKey: app.apiKey, url: platform.url }) });
-    const result = await platform.cli(['deploy', '--no-wait', '--include', '.env.production', '--include', 'node_modules/left-pad/'], { env: { PATH: process.env['PATH'] }, cwd: dir });
+    const result = await platform.cli(['deploy', '--no-wait', '--include', '.env.production', '--include', 'node_modules/left-pad/'], {
+      env: { PATH: process.env['PATH'] },
+      cwd: dir,
+    });
     expect(result.code).toBe(0);
     const names = [...(await storedSource(platform.blobDir, JSON.parse(result.stdout).taskId)).keys()].sort();
     expect(names).toEqual([...SENT, '.env.production', 'node_modules/left-pad/index.js'].sort());
@@ -58,7 +61,8 @@ describe('slipway deploy / status (real binary, real gateway)', () => {
     const app = await platform.bootstrap('Monorepo');
     const dir = await fixture({ 'apps/web/index.html': '<h1>web</h1>' });
     const env = platform.cliEnv({ SLIPWAY_API_KEY: app.apiKey });
-    const rootDirectoryOf = async (taskId: string) => (await platform.sql.query('SELECT root_directory FROM deployments WHERE id = $1', [taskId])).rows[0]?.root_directory;
+    const rootDirectoryOf = async (taskId: string) =>
+      (await platform.sql.query('SELECT root_directory FROM deployments WHERE id = $1', [taskId])).rows[0]?.root_directory;
 
     const result = await platform.cli(['deploy', dir, '--root-directory', 'apps/web/', '--no-wait'], { env });
     expect([result.code, result.stderr]).toEqual([0, '']);
@@ -73,7 +77,11 @@ describe('slipway deploy / status (real binary, real gateway)', () => {
     expect(await rootDirectoryOf(JSON.parse(preview.stdout).taskId)).toBe('apps/web');
 
     const before = (await platform.sql.query('SELECT count(*)::int AS n FROM deployments')).rows[0].n;
-    for (const [value, problem] of [['../web', 'has a ".." segment'], ['/srv/web', 'is absolute'], ['apps/w\u001b[2Jeb', 'may hold only letters']]) {
+    for (const [value, problem] of [
+      ['../web', 'has a ".." segment'],
+      ['/srv/web', 'is absolute'],
+      ['apps/w\u001b[2Jeb', 'may hold only letters'],
+    ]) {
       const refused = await platform.cli(['deploy', dir, '--root-directory', value!, '--no-wait'], { env });
       expect(refused.code).toBe(2);
       expect(refused.stderr).toMatch(new RegExp(`^slipway: --root-directory ${problem.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[^\n\u001b]*\n$`));
@@ -130,7 +138,9 @@ describe('slipway deploy / status (real binary, real gateway)', () => {
     running.signal('SIGINT');
     const result = await running.done;
     expect(result.code).toBe(130);
-    expect(result.stderr).toBe(`slipway: following task ${taskId} until it succeeds or fails\nslipway: stopped following; the deploy goes on. Follow it again with: slipway status ${taskId} --wait\n`);
+    expect(result.stderr).toBe(
+      `slipway: following task ${taskId} until it succeeds or fails\nslipway: stopped following; the deploy goes on. Follow it again with: slipway status ${taskId} --wait\n`,
+    );
     expect((await platform.sql.query('SELECT status FROM deployments WHERE id = $1', [taskId])).rows[0].status).toBe('queued');
   });
 
@@ -238,10 +248,19 @@ describe('slipway deploy / status (real binary, real gateway)', () => {
     const screen = (raw: string) =>
       raw
         .split('\n')
-        .map((line) => line.slice(line.lastIndexOf('\x1b[2K') + 1).replace(/^\[2K/, '').replace(/\r/g, '').replace(ansi, ''))
+        .map((line) =>
+          line
+            .slice(line.lastIndexOf('\x1b[2K') + 1)
+            .replace(/^\[2K/, '')
+            .replace(/\r/g, '')
+            .replace(ansi, ''),
+        )
         .join('\n');
     const inPty = (args: string[], env: NodeJS.ProcessEnv) =>
-      platform.spawnCli([], { env: { ...env, TERM: 'xterm-256color' }, command: ['script', '-q', '-e', '-c', ['node', CLI_MAIN, ...args].join(' '), '/dev/null'] });
+      platform.spawnCli([], {
+        env: { ...env, TERM: 'xterm-256color' },
+        command: ['script', '-q', '-e', '-c', ['node', CLI_MAIN, ...args].join(' '), '/dev/null'],
+      });
 
     it('shows the upload progress bar, each step live with its duration, severity-coloured findings and the URL', async () => {
       const app = await platform.bootstrap('Terminal');
@@ -301,7 +320,9 @@ describe('slipway deploy / status (real binary, real gateway)', () => {
       expect(result.code).toBe(1);
       const text = screen(result.stdout);
       expect(text).toMatch(/✓ analyze +1\.1s\n✗ install +1\.2s\n/);
-      expect(text).toContain(`✗ Deploy failed at install: install_failed: npm ci exited with code 1 (task ${taskId})\n\nLast lines of the install log:\n  npm ERR! code ERESOLVE\n  npm ERR! could not resolve react@19\n`);
+      expect(text).toContain(
+        `✗ Deploy failed at install: install_failed: npm ci exited with code 1 (task ${taskId})\n\nLast lines of the install log:\n  npm ERR! code ERESOLVE\n  npm ERR! could not resolve react@19\n`,
+      );
     });
   });
 

@@ -56,7 +56,8 @@ describe('slipway secrets, configuration precedence, auth usage (real binary, re
     await platform.cli(['secrets', 'set', 'FROM_FILE=1'], { env: bare, cwd: project });
     await platform.cli(['secrets', 'set', 'FROM_ENV=1'], { env: { ...bare, SLIPWAY_API_KEY: app.apiKey }, cwd: project });
     await platform.cli(['secrets', 'set', 'FROM_FLAG=1', '--api-key', other.apiKey], { env: { ...bare, SLIPWAY_API_KEY: app.apiKey }, cwd: project });
-    const names = async (applicationId: string) => (await platform.sql.query('SELECT name FROM secrets WHERE application_id = $1 ORDER BY name', [applicationId])).rows.map((r) => r.name);
+    const names = async (applicationId: string) =>
+      (await platform.sql.query('SELECT name FROM secrets WHERE application_id = $1 ORDER BY name', [applicationId])).rows.map((r) => r.name);
     expect(await names(other.applicationId)).toEqual(['FROM_FILE', 'FROM_FLAG']);
     expect(await names(app.applicationId)).toContain('FROM_ENV');
 

@@ -47,12 +47,19 @@ describe('slipway never writes a terminal instruction it received (real binary, 
     return dir;
   };
   const run = (args: string[], apiKey: string, options: { pty?: boolean; colour?: boolean } = {}) =>
-    runForBytes(['node', CLI_MAIN, ...args], { env: { ...platform.cliEnv({ SLIPWAY_API_KEY: apiKey, TERM: 'xterm-256color' }), ...(options.colour ? {} : { NO_COLOR: '1' }) }, pty: options.pty, timeoutMs: 60_000 });
+    runForBytes(['node', CLI_MAIN, ...args], {
+      env: { ...platform.cliEnv({ SLIPWAY_API_KEY: apiKey, TERM: 'xterm-256color' }), ...(options.colour ? {} : { NO_COLOR: '1' }) },
+      pty: options.pty,
+      timeoutMs: 60_000,
+    });
 
   /** Every control character in what the CLI wrote, but those a pty adds and the CLI's own (colours, live line) when `own`. */
   function violations(what: string, result: RawRun, options: { pty?: boolean; own?: boolean } = {}): string[] {
     const allowed = [...(options.pty ? PTY_LINE_ENDINGS : []), ...(options.own ? CLI_OWN_SEQUENCES : [])];
-    return [...terminalControls(result.stdout, allowed).map((v) => `${what} stdout: ${v}`), ...terminalControls(result.stderr, allowed).map((v) => `${what} stderr: ${v}`)];
+    return [
+      ...terminalControls(result.stdout, allowed).map((v) => `${what} stdout: ${v}`),
+      ...terminalControls(result.stderr, allowed).map((v) => `${what} stderr: ${v}`),
+    ];
   }
 
   async function failedTask(name: string): Promise<{ apiKey: string; taskId: string }> {
@@ -66,7 +73,10 @@ describe('slipway never writes a terminal instruction it received (real binary, 
   it('status, piped (JSON by default) and with --json: exact data in JSON with every control escaped, C1 included; stderr shows them', async () => {
     const { apiKey, taskId } = await failedTask('Escapes Json');
     const found: string[] = [];
-    for (const args of [['status', taskId], ['status', taskId, '--json']]) {
+    for (const args of [
+      ['status', taskId],
+      ['status', taskId, '--json'],
+    ]) {
       const result = await run(args, apiKey);
       expect(result.code).toBe(1);
       found.push(...violations(args.join(' '), result));
@@ -87,7 +97,11 @@ describe('slipway never writes a terminal instruction it received (real binary, 
     const coloured = await run(['status', taskId], apiKey, { pty: true, colour: true });
     const json = await run(['status', taskId, '--json'], apiKey, { pty: true });
     // NO_COLOR and no live line (status without --wait): not one escape sequence at all.
-    expect([...violations('status (pty, NO_COLOR)', plain, { pty: true }), ...violations('status --json (pty)', json, { pty: true }), ...violations('status (pty, colours)', coloured, { pty: true, own: true })]).toEqual([]);
+    expect([
+      ...violations('status (pty, NO_COLOR)', plain, { pty: true }),
+      ...violations('status --json (pty)', json, { pty: true }),
+      ...violations('status (pty, colours)', coloured, { pty: true, own: true }),
+    ]).toEqual([]);
     expect(coloured.stdout.toString('utf8')).toContain('\x1b[31m✗\x1b[39m'); // the CLI's own colours are still there
     const screen = plain.stdout.toString('utf8').replaceAll('\r\n', '\n');
     expect(screen).toContain(`✗ Deploy failed at build: build_failed: npm run build exited with 1: ${SHOWN} (task ${taskId})`);
@@ -100,10 +114,16 @@ describe('slipway never writes a terminal instruction it received (real binary, 
     const found: string[] = [];
     for (const mode of ['pty', 'json'] as const) {
       const app = await platform.bootstrap(`Escapes Deploy ${mode}`);
-      const running = run(mode === 'pty' ? ['deploy', await fixture()] : ['deploy', await fixture(), '--json'], app.apiKey, { pty: mode === 'pty', colour: true });
+      const running = run(mode === 'pty' ? ['deploy', await fixture()] : ['deploy', await fixture(), '--json'], app.apiKey, {
+        pty: mode === 'pty',
+        colour: true,
+      });
       const taskId = await waitForTask(app.applicationId);
       // A running step too: the live line shows its name.
-      await advanceTask(platform.sql, taskId, { status: 'building', steps: stepsUpTo(3, { status: 'running' }).map((s) => (s.status === 'running' ? { ...s, name: `build${OSC0}` } : s)) });
+      await advanceTask(platform.sql, taskId, {
+        status: 'building',
+        steps: stepsUpTo(3, { status: 'running' }).map((s) => (s.status === 'running' ? { ...s, name: `build${OSC0}` } : s)),
+      });
       await new Promise((r) => setTimeout(r, 600));
       await advanceTask(platform.sql, taskId, FAILED);
       const result = await running;

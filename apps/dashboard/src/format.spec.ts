@@ -36,9 +36,12 @@ describe('dashboard formatting', () => {
     expect(formatMoment('2026-11-28T09:30:27Z', utc)).toBe('28 Nov 2026, 09:30');
     expect(formatMoment('2026-11-28T09:30:27Z', { locale: 'en-GB', timeZone: 'Europe/Paris' })).toBe('28 Nov 2026, 10:30');
     expect(formatMoment('not a time', utc)).toBe('—');
-    expect(localizeTimes('2026-11-20T08:00:00.000Z is before the earliest point this database can be restored to (2026-11-27T08:15:20.123Z: the plan’s 1-day window).', utc)).toBe(
-      '20 Nov 2026, 08:00 is before the earliest point this database can be restored to (27 Nov 2026, 08:15: the plan’s 1-day window).',
-    );
+    expect(
+      localizeTimes(
+        '2026-11-20T08:00:00.000Z is before the earliest point this database can be restored to (2026-11-27T08:15:20.123Z: the plan’s 1-day window).',
+        utc,
+      ),
+    ).toBe('20 Nov 2026, 08:00 is before the earliest point this database can be restored to (27 Nov 2026, 08:15: the plan’s 1-day window).');
     expect(localizeTimes('no times here', utc)).toBe('no times here');
   });
 });

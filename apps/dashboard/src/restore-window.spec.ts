@@ -28,7 +28,9 @@ describe('the restore window', () => {
     const format = (value: string) => value;
     expect(momentProblem(null, window, now, format)).toBe('Choose a date and a time.');
     expect(momentProblem(new Date(now + 60_000), window, now, format)).toMatch(/still to come/);
-    expect(momentProblem(new Date('2026-11-27T08:15:00Z'), window, now, format)).toBe('That is before the earliest moment you can restore to, 2026-11-27T08:16:00.000Z.');
+    expect(momentProblem(new Date('2026-11-27T08:15:00Z'), window, now, format)).toBe(
+      'That is before the earliest moment you can restore to, 2026-11-27T08:16:00.000Z.',
+    );
     expect(momentProblem(new Date('2026-11-28T09:00:00Z'), window, now, format)).toBeNull();
   });
 

@@ -56,7 +56,8 @@ export function isRestorable(iso: string, window: RestoreWindow | null, now: num
 export function momentProblem(at: Date | null, window: RestoreWindow, now: number, format: (iso: string) => string = formatMoment): string | null {
   if (!at) return 'Choose a date and a time.';
   if (at.getTime() > now) return 'That moment is still to come: choose one in the past.';
-  if (at.getTime() < new Date(window.earliest).getTime()) return `That is before the earliest moment you can restore to, ${format(momentBounds(window, now).min.toISOString())}.`;
+  if (at.getTime() < new Date(window.earliest).getTime())
+    return `That is before the earliest moment you can restore to, ${format(momentBounds(window, now).min.toISOString())}.`;
   return null;
 }
 

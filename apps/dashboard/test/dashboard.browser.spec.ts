@@ -139,7 +139,10 @@ describe('dashboard in Chromium', () => {
     expect(await page.getByRole('alert').innerText()).toContain(value);
     dns.setTxt('_slipway-challenge.shop.example.com', ['slipway-verify=not-this-one']);
     await page.getByRole('button', { name: 'Verify shop.example.com' }).click();
-    await page.getByRole('alert').getByText(/does not hold this claim's value \(found "slipway-verify=not-this-one"\)/).waitFor();
+    await page
+      .getByRole('alert')
+      .getByText(/does not hold this claim's value \(found "slipway-verify=not-this-one"\)/)
+      .waitFor();
     await shot('domains-wrong-record');
     dns.setTxt('_slipway-challenge.shop.example.com', [value]);
     await page.getByRole('button', { name: 'Verify shop.example.com' }).click();
@@ -161,7 +164,9 @@ describe('dashboard in Chromium', () => {
     createdDatabases.push(appId);
     await page.getByRole('button', { name: 'Show environment variables' }).click();
     const envText = await page.getByTestId('sign-in-env').textContent();
-    expect(envText).toMatch(/SERVICE_AUTH_BASE_URL=http:\/\/localhost:3001\/a\/test-shop\nSERVICE_AUTH_COOKIE_SECRET=[\w-]{43}\nSERVICE_AUTH_JWKS_URL=\S+\nVITE_SERVICE_AUTH_URL=\S+/);
+    expect(envText).toMatch(
+      /SERVICE_AUTH_BASE_URL=http:\/\/localhost:3001\/a\/test-shop\nSERVICE_AUTH_COOKIE_SECRET=[\w-]{43}\nSERVICE_AUTH_JWKS_URL=\S+\nVITE_SERVICE_AUTH_URL=\S+/,
+    );
     await page.getByText('Nobody has signed up yet.').waitFor();
     await page.getByLabel('Require email verification before sign-in').check();
     await page.getByRole('button', { name: 'Save settings' }).click();
@@ -226,10 +231,21 @@ describe('dashboard in Chromium', () => {
       JSON.stringify(
         ['receive', 'analyze', 'install', 'build', 'scan', 'package', 'release'].map((name) => {
           const [s, start, end, log] = names[name] ?? ['pending', null, null];
-          return { name, status: s, startedAt: start === null ? null : iso(start), finishedAt: end === null ? null : iso(end), durationMs: start !== null && end !== null ? end - start : null, log: log ?? '' };
+          return {
+            name,
+            status: s,
+            startedAt: start === null ? null : iso(start),
+            finishedAt: end === null ? null : iso(end),
+            durationMs: start !== null && end !== null ? end - start : null,
+            log: log ?? '',
+          };
         }),
       );
-    await gw.sql.query(`UPDATE deployments SET status = 'building', started_at = $2, steps = $3 WHERE id = $1`, [taskId, iso(t0), steps({ receive: ['succeeded', t0, t0 + 420, 'received 1 file (14 B)'], analyze: ['running', t0 + 420, null, 'detecting project kind…'] })]);
+    await gw.sql.query(`UPDATE deployments SET status = 'building', started_at = $2, steps = $3 WHERE id = $1`, [
+      taskId,
+      iso(t0),
+      steps({ receive: ['succeeded', t0, t0 + 420, 'received 1 file (14 B)'], analyze: ['running', t0 + 420, null, 'detecting project kind…'] }),
+    ]);
     await status.getByText('building').waitFor();
     await page.locator('[data-step="receive"]').getByText('420 ms').waitFor();
     await page.locator('[data-step="analyze"]').getByText('detecting project kind…').waitFor();
@@ -238,7 +254,15 @@ describe('dashboard in Chromium', () => {
     await gw.sql.query(`UPDATE deployments SET status = 'releasing', spec = $2, steps = $3 WHERE id = $1`, [
       taskId,
       JSON.stringify({ kind: 'static', outputDirectory: '.', files: 1, bytes: 14 }),
-      steps({ receive: ['succeeded', t0, t0 + 420], analyze: ['succeeded', t0 + 420, t0 + 900], install: ['skipped', null, null], build: ['skipped', null, null], scan: ['succeeded', t0 + 900, t0 + 1300], package: ['succeeded', t0 + 1300, t0 + 1500], release: ['running', t0 + 1500, null, 'swapping release'] }),
+      steps({
+        receive: ['succeeded', t0, t0 + 420],
+        analyze: ['succeeded', t0 + 420, t0 + 900],
+        install: ['skipped', null, null],
+        build: ['skipped', null, null],
+        scan: ['succeeded', t0 + 900, t0 + 1300],
+        package: ['succeeded', t0 + 1300, t0 + 1500],
+        release: ['running', t0 + 1500, null, 'swapping release'],
+      }),
     ]);
     await status.getByText('releasing').waitFor();
     await page.getByText('Output directory').waitFor();
@@ -246,8 +270,18 @@ describe('dashboard in Chromium', () => {
     await gw.sql.query(`UPDATE deployments SET status = 'succeeded', finished_at = $2, steps = $3, warnings = $4, hazards = $5 WHERE id = $1`, [
       taskId,
       iso(t0 + 2100),
-      steps({ receive: ['succeeded', t0, t0 + 420], analyze: ['succeeded', t0 + 420, t0 + 900], install: ['skipped', null, null], build: ['skipped', null, null], scan: ['succeeded', t0 + 900, t0 + 1300], package: ['succeeded', t0 + 1300, t0 + 1500], release: ['succeeded', t0 + 1500, t0 + 2100, 'live'] }),
-      JSON.stringify([{ code: 'missing_secret', message: 'The code reads SENTRY_DSN, which is not set.', path: 'src/monitoring.js', detail: 'Set it in the Secrets tab.' }]),
+      steps({
+        receive: ['succeeded', t0, t0 + 420],
+        analyze: ['succeeded', t0 + 420, t0 + 900],
+        install: ['skipped', null, null],
+        build: ['skipped', null, null],
+        scan: ['succeeded', t0 + 900, t0 + 1300],
+        package: ['succeeded', t0 + 1300, t0 + 1500],
+        release: ['succeeded', t0 + 1500, t0 + 2100, 'live'],
+      }),
+      JSON.stringify([
+        { code: 'missing_secret', message: 'The code reads SENTRY_DSN, which is not set.', path: 'src/monitoring.js', detail: 'Set it in the Secrets tab.' },
+      ]),
       JSON.stringify([{ code: 'secret_in_source', severity: 'high', message: 'A Stripe live key is committed in the source.', path: 'config/keys.js' }]),
     ]);
     await status.getByText('succeeded').waitFor();
@@ -291,7 +325,10 @@ describe('dashboard in Chromium', () => {
     await page.getByText('No backup to restore from yet.').waitFor();
 
     const baseAt = new Date(Date.now() - 2 * 3600_000);
-    await gw.sql.query(`INSERT INTO backups (kind, status, trigger, blob_key, size_bytes, wal_start, started_at, finished_at) VALUES ('base', 'succeeded', 'schedule', 'base/1', 52428800, '000000010000000000000002', $1, $1)`, [baseAt]);
+    await gw.sql.query(
+      `INSERT INTO backups (kind, status, trigger, blob_key, size_bytes, wal_start, started_at, finished_at) VALUES ('base', 'succeeded', 'schedule', 'base/1', 52428800, '000000010000000000000002', $1, $1)`,
+      [baseAt],
+    );
     // The tab looks again every 5 s while there is nothing to restore to.
     await page.getByText(/^Restorable to any moment since .+ \(your plan: 1 day\)\./).waitFor({ timeout: 10_000 });
     const backups = page.getByRole('table', { name: 'Backups and restore points' });
@@ -327,7 +364,9 @@ describe('dashboard in Chromium', () => {
     await point.getByRole('button').click();
     // The form, ready to restore to it.
     await page.waitForFunction(() => document.activeElement?.id === 'restore-to-backup');
-    expect(await page.getByLabel('Which backup or restore point').evaluate((el: HTMLSelectElement) => el.selectedOptions[0]?.textContent)).toContain('“before the orders migration”');
+    expect(await page.getByLabel('Which backup or restore point').evaluate((el: HTMLSelectElement) => el.selectedOptions[0]?.textContent)).toContain(
+      '“before the orders migration”',
+    );
     await page.getByRole('button', { name: 'Restore into a new database' }).click();
     const restores = page.getByRole('list', { name: 'Recent restores' });
     const first = restores.getByRole('listitem').first();
@@ -339,7 +378,10 @@ describe('dashboard in Chromium', () => {
     await gw.sql.query(`UPDATE database_restores SET status = 'running', step = 'replaying the WAL', started_at = now() WHERE application_id = $1`, [appId]);
     await first.getByText('Replaying the WAL…').waitFor({ timeout: 5000 });
     await shot('database-restore-running');
-    await gw.sql.query(`UPDATE database_restores SET status = 'succeeded', step = 'done', database_name = 'app_restored', size_bytes = 8388608, finished_at = now() WHERE application_id = $1`, [appId]);
+    await gw.sql.query(
+      `UPDATE database_restores SET status = 'succeeded', step = 'done', database_name = 'app_restored', size_bytes = 8388608, finished_at = now() WHERE application_id = $1`,
+      [appId],
+    );
     await first.getByText(/^Restored as app_restored \(8\.0 MiB\), beside the current database\./).waitFor({ timeout: 5000 });
 
     // In place, to a moment; it fails, and says why in the reader's time.
@@ -349,12 +391,21 @@ describe('dashboard in Chromium', () => {
     await page.getByLabel('Type Test Shop to confirm').fill('Test Shop');
     await inPlace.click();
     await restores.getByRole('listitem').nth(1).waitFor();
-    await gw.sql.query(`UPDATE database_restores SET status = 'failed', step = 'copying the database', error = 'the database did not exist yet at 2026-01-02T03:04:05.000Z', finished_at = now() WHERE application_id = $1 AND status = 'queued'`, [appId]);
-    const failed = await restores.getByRole('listitem').first().getByText(/^The restore failed while copying the database: the database did not exist yet at /).innerText();
+    await gw.sql.query(
+      `UPDATE database_restores SET status = 'failed', step = 'copying the database', error = 'the database did not exist yet at 2026-01-02T03:04:05.000Z', finished_at = now() WHERE application_id = $1 AND status = 'queued'`,
+      [appId],
+    );
+    const failed = await restores
+      .getByRole('listitem')
+      .first()
+      .getByText(/^The restore failed while copying the database: the database did not exist yet at /)
+      .innerText();
     expect(failed).not.toContain('2026-01-02T03:04:05');
 
     // The platform's last base backup failed: a banner on the tab.
-    await gw.sql.query(`INSERT INTO backups (kind, status, trigger, started_at, finished_at, error) VALUES ('base', 'failed', 'schedule', now(), now(), 'disk full')`);
+    await gw.sql.query(
+      `INSERT INTO backups (kind, status, trigger, started_at, finished_at, error) VALUES ('base', 'failed', 'schedule', now(), now(), 'disk full')`,
+    );
     await page.reload();
     await page.getByRole('status').getByText('The platform’s last backup failed').waitFor();
     expect(await page.content()).not.toContain('disk full');

@@ -39,7 +39,8 @@ const RELEASE_TREES_IDLE_MS = 10 * 60_000;
 /** How often request counts are folded into the kept usage scores, and how fast old requests fade. */
 const USAGE_FOLD_MS = 60_000;
 const USAGE_HALF_LIFE_MS = 24 * 3600_000;
-const NOT_FOUND_PAGE = '<!doctype html><html><head><meta charset="utf-8"><title>Not found</title></head><body><h1>404</h1><p>There is no application at this address.</p></body></html>\n';
+const NOT_FOUND_PAGE =
+  '<!doctype html><html><head><meta charset="utf-8"><title>Not found</title></head><body><h1>404</h1><p>There is no application at this address.</p></body></html>\n';
 
 /**
  * The edge: one plain Node HTTP server (no framework on the request path) that routes by Host to
@@ -99,15 +100,22 @@ export class EdgeServer {
     this.keyring = data.infrastructure.keyring;
     this.runtimeDir = resolve(config.RUNTIME_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'runtime'));
     this.statics = new StaticSites(blobs, this.runtimeDir, Math.floor(config.STATIC_CACHE_MB * 1024 * 1024));
-    if (config.SLIPWAY_RUNTIME_DRIVER === 'local') this.appLogs = new AppLogs(join(this.runtimeDir, 'logs'), config.RUNTIME_LOG_FILES, (appId, ids) => this.releasesOf(appId, ids));
+    if (config.SLIPWAY_RUNTIME_DRIVER === 'local')
+      this.appLogs = new AppLogs(join(this.runtimeDir, 'logs'), config.RUNTIME_LOG_FILES, (appId, ids) => this.releasesOf(appId, ids));
     this.watch = new FirstMinuteWatch({
       windowMs: config.RELEASE_WATCH_MS,
       environment: (releaseId) => this.environmentOf(releaseId),
-      addHazards: (applicationId, releaseId, hazards) => this.data.deployments.releases.addLateHazards(asApplicationId(applicationId), asReleaseId(releaseId), hazards),
+      addHazards: (applicationId, releaseId, hazards) =>
+        this.data.deployments.releases.addLateHazards(asApplicationId(applicationId), asReleaseId(releaseId), hazards),
     });
     this.usage = new UsageMeter(join(this.runtimeDir, 'usage'), { halfLifeMs: USAGE_HALF_LIFE_MS });
     this.starts = new StartQueue({ concurrency: startConcurrency(config), compare: this.usage.compare });
-    if (config.EDGE_DATA_PLANE === 'nginx') this.plane = new EdgePlane(config, this.runtimeDir, { router: this.planeRouter, upstream: (id) => this.nodeApps.upstream(id), usageLog: (id) => this.usage.logFor(id) });
+    if (config.EDGE_DATA_PLANE === 'nginx')
+      this.plane = new EdgePlane(config, this.runtimeDir, {
+        router: this.planeRouter,
+        upstream: (id) => this.nodeApps.upstream(id),
+        usageLog: (id) => this.usage.logFor(id),
+      });
   }
 
   static async start(config: EdgeConfig): Promise<EdgeServer> {
@@ -142,10 +150,22 @@ export class EdgeServer {
       process.exit(1);
     });
     const plane = this.plane;
-    const switched = plane ? { switched: () => plane.sync(), drained: (r: unknown, old: { port: number }, graceMs: number) => plane.drained(r as Awaited<ReturnType<EdgePlane['sync']>>, old.port, graceMs) } : undefined;
+    const switched = plane
+      ? {
+          switched: () => plane.sync(),
+          drained: (r: unknown, old: { port: number }, graceMs: number) => plane.drained(r as Awaited<ReturnType<EdgePlane['sync']>>, old.port, graceMs),
+        }
+      : undefined;
     this.adoptable = await this.alreadyRunning();
     const turns = { queue: this.starts, running: (releaseId: string) => this.adoptable.delete(releaseId) };
-    this.nodeApps = new NodeApps(this.driver, this.config.DRAIN_GRACE_MS, (id) => this.describe(id), (release) => this.proxy.forget(release.host, release.port), switched, turns);
+    this.nodeApps = new NodeApps(
+      this.driver,
+      this.config.DRAIN_GRACE_MS,
+      (id) => this.describe(id),
+      (release) => this.proxy.forget(release.host, release.port),
+      switched,
+      turns,
+    );
     await this.usage.load().catch((error: Error) => this.logger.warn(`usage counts not read (releases start in database order): ${error.message}`));
     this.usage.start(USAGE_FOLD_MS);
     if (this.config.EDGE_METRICS === 'on') {
@@ -168,17 +188,25 @@ export class EdgeServer {
       if (this.metrics) {
         const stateDir = this.plane.stateDir;
         this.plane.setMetricsLog(metricsLogFile(stateDir));
-        this.metricsLog = new NginxAccessLog(metricsLogFile(stateDir), () => runningMaster(stateDir), (applicationId, status, ms) => this.metrics!.record(applicationId, status, ms));
+        this.metricsLog = new NginxAccessLog(
+          metricsLogFile(stateDir),
+          () => runningMaster(stateDir),
+          (applicationId, status, ms) => this.metrics!.record(applicationId, status, ms),
+        );
       }
       if (this.config.RELEASE_WATCH_MS > 0) {
-        this.statusFeed = await NginxStatusFeed.open(this.plane.stateDir, (applicationId, status, method, path) => this.watch.answered(applicationId, status, method, path));
+        this.statusFeed = await NginxStatusFeed.open(this.plane.stateDir, (applicationId, status, method, path) =>
+          this.watch.answered(applicationId, status, method, path),
+        );
         this.plane.setStatusFeed(this.statusFeed.address);
       }
       await this.plane.start(this.internalPort);
       this.metricsLog?.start();
     } else await new Promise<void>((ok) => this.server!.listen(this.config.PORT, this.config.HOST, ok));
     const behind = this.plane ? `; nginx data plane in front, this process on 127.0.0.1:${this.internalPort}` : '';
-    this.logger.log(`edge listening on http://${this.config.HOST}:${this.port} (apps at *.${this.config.APPS_DOMAIN.join(', *.')}${behind}; ${Math.round(process.uptime() * 1000)} ms after the process started)`);
+    this.logger.log(
+      `edge listening on http://${this.config.HOST}:${this.port} (apps at *.${this.config.APPS_DOMAIN.join(', *.')}${behind}; ${Math.round(process.uptime() * 1000)} ms after the process started)`,
+    );
   }
 
   private sweepReleaseTrees(): void {
@@ -251,7 +279,8 @@ export class EdgeServer {
     void this.usage.deployed(applicationId).catch((error: Error) => this.logger.warn(`usage counts not written: ${error.message}`));
     await this.reload(applicationId, { id: release.id, kind: release.kind, artifactKey: release.artifactKey, spec: release.spec });
     const switched = this.applied.get(applicationId) === releaseId;
-    if (switched && release.kind === 'node' && this.config.RELEASE_WATCH_MS > 0) this.watch.begin(applicationId, releaseId, this.nodeApps.running(applicationId));
+    if (switched && release.kind === 'node' && this.config.RELEASE_WATCH_MS > 0)
+      this.watch.begin(applicationId, releaseId, this.nodeApps.running(applicationId));
     return switched;
   }
 
@@ -259,7 +288,10 @@ export class EdgeServer {
   private async environmentOf(releaseId: string): Promise<Record<string, string>> {
     const release = await this.routes.release(asReleaseId(releaseId));
     if (!release) return {};
-    const { env } = await appEnvironment(this.data.deployments.inputs, this.keyring, release.applicationId, { databaseUrl: this.config.APP_DATABASES_POOLER_URL ?? this.config.DATABASE_URL, authPublicUrl: this.config.AUTH_PUBLIC_URL });
+    const { env } = await appEnvironment(this.data.deployments.inputs, this.keyring, release.applicationId, {
+      databaseUrl: this.config.APP_DATABASES_POOLER_URL ?? this.config.DATABASE_URL,
+      authPublicUrl: this.config.AUTH_PUBLIC_URL,
+    });
     return env;
   }
 
@@ -305,7 +337,8 @@ export class EdgeServer {
       return true;
     } catch (error) {
       // Stopping: the starts still waiting their turn were dropped, not failed.
-      if (!this.closing) this.logger.error(`${route.slug}: release ${route.release?.id} could not be started; the previous one keeps serving: ${(error as Error).message}`);
+      if (!this.closing)
+        this.logger.error(`${route.slug}: release ${route.release?.id} could not be started; the previous one keeps serving: ${(error as Error).message}`);
       return false;
     }
   }
@@ -329,7 +362,10 @@ export class EdgeServer {
     const release = await this.routes.release(asReleaseId(releaseId));
     if (!release) throw new Error(`no release ${releaseId}`);
     const pooler = this.config.APP_DATABASES_POOLER_URL;
-    const { env, hasDatabase } = await appEnvironment(this.data.deployments.inputs, this.keyring, release.applicationId, { databaseUrl: pooler ?? this.config.DATABASE_URL, authPublicUrl: this.config.AUTH_PUBLIC_URL });
+    const { env, hasDatabase } = await appEnvironment(this.data.deployments.inputs, this.keyring, release.applicationId, {
+      databaseUrl: pooler ?? this.config.DATABASE_URL,
+      authPublicUrl: this.config.AUTH_PUBLIC_URL,
+    });
     // Only an application that has a database reaches the pooler's port (never Postgres's own).
     const hostPorts = hasDatabase && pooler ? loopbackPort(pooler) : [];
     // Angular's SSR server answers only its own hosts; a project that sets the list itself keeps its own.
@@ -340,7 +376,18 @@ export class EdgeServer {
     // With nginx, the application's free slot: the swap is then a switch nginx checks per request, not a reload.
     const port = await this.plane?.portFor(release.applicationId);
     const fixedPort = fixedPortOf(release.spec);
-    return { releaseId, applicationId: release.applicationId, slug: release.slug, artifactKey: release.artifactKey, startCommand: release.spec.commands?.start ?? 'npm start', env, nodeVersion: typeof release.spec['nodeVersion'] === 'string' ? release.spec['nodeVersion'] : null, ...(port ? { port } : {}), hostPorts, ...(fixedPort ? { fixedPort } : {}) };
+    return {
+      releaseId,
+      applicationId: release.applicationId,
+      slug: release.slug,
+      artifactKey: release.artifactKey,
+      startCommand: release.spec.commands?.start ?? 'npm start',
+      env,
+      nodeVersion: typeof release.spec['nodeVersion'] === 'string' ? release.spec['nodeVersion'] : null,
+      ...(port ? { port } : {}),
+      hostPorts,
+      ...(fixedPort ? { fixedPort } : {}),
+    };
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -354,7 +401,9 @@ export class EdgeServer {
       // ACME HTTP-01: answered for the tokens of this edge's own orders, on any host, before routing.
       const keyAuthorization = this.tls?.challenges.answer(req.url);
       if (keyAuthorization !== undefined) {
-        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(keyAuthorization), 'cache-control': 'no-store' }).end(keyAuthorization);
+        res
+          .writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(keyAuthorization), 'cache-control': 'no-store' })
+          .end(keyAuthorization);
         return;
       }
       const route = this.router.resolve(req.headers.host);
@@ -364,7 +413,8 @@ export class EdgeServer {
           probe: this.probe,
           startRelease: (id) => this.startRelease(id),
           sandbox: this.sandboxStatus(),
-          logs: async (id) => this.nodeApps.logs(id) ?? (this.driver instanceof LocalDriver || this.driver instanceof RemoteRuntimeDriver ? this.driver.readLog(id) : undefined),
+          logs: async (id) =>
+            this.nodeApps.logs(id) ?? (this.driver instanceof LocalDriver || this.driver instanceof RemoteRuntimeDriver ? this.driver.readLog(id) : undefined),
           artifact: (id) => this.artifact(id),
           staticCache: () => this.statics.stats(),
           tls: () => this.tls?.status() ?? { mode: 'off' },
@@ -434,7 +484,9 @@ export class EdgeServer {
   }
 
   private notFound(res: ServerResponse): void {
-    res.writeHead(404, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(NOT_FOUND_PAGE), 'cache-control': 'no-store' }).end(NOT_FOUND_PAGE);
+    res
+      .writeHead(404, { 'content-type': 'text/html; charset=utf-8', 'content-length': Buffer.byteLength(NOT_FOUND_PAGE), 'cache-control': 'no-store' })
+      .end(NOT_FOUND_PAGE);
   }
 
   private sandboxStatus(): { status: 'on' } | { status: 'off'; reason: string } {

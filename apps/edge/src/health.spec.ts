@@ -35,7 +35,10 @@ describe('edge health and unknown hosts (real Postgres and Redis)', () => {
 
   it('refuses the internal hand-off without the token', async () => {
     edge = await EdgeServer.start(loadEdgeConfig(serviceTestEnv(db.url, { QUEUE_PREFIX: redis.prefix, LOG_LEVEL: 'warn' })));
-    const response = await fetch(`http://127.0.0.1:${edge.port}/_slipway/releases/0b9f7c1e-6a43-4b8e-9d4e-2f5a3c1d7e90/start`, { method: 'POST', headers: { authorization: 'Bearer nope' } });
+    const response = await fetch(`http://127.0.0.1:${edge.port}/_slipway/releases/0b9f7c1e-6a43-4b8e-9d4e-2f5a3c1d7e90/start`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer nope' },
+    });
     expect(response.status).toBe(401);
   });
 });

@@ -18,17 +18,25 @@ interface Reply {
  * A raw HTTP/1.1 request to the edge with a chosen Host (fetch cannot set Host, and would
  * normalise `..` away, so traversal attempts reach the edge exactly as sent).
  */
-function raw(port: number, host: string, path: string, options: { method?: string; headers?: Record<string, string>; body?: string; agent?: Agent } = {}): Promise<Reply> {
+function raw(
+  port: number,
+  host: string,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; agent?: Agent } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', agent: options.agent, headers: { host, ...options.headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode!, headers: res.headers, body, json: <T>() => JSON.parse(body) as T });
-      });
-      res.on('error', reject);
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path, method: options.method ?? 'GET', agent: options.agent, headers: { host, ...options.headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode!, headers: res.headers, body, json: <T>() => JSON.parse(body) as T });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(options.body);
   });
@@ -45,7 +53,8 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
   let platform: PlatformInfrastructure;
   let deployments: DeploymentsRepository;
   const at = (slug: string) => `${slug}.localhost:${port}`;
-  const get = (slug: string, path = '/', options: { method?: string; headers?: Record<string, string>; body?: string; agent?: Agent } = {}) => raw(port, at(slug), path, options);
+  const get = (slug: string, path = '/', options: { method?: string; headers?: Record<string, string>; body?: string; agent?: Agent } = {}) =>
+    raw(port, at(slug), path, options);
 
   beforeAll(async () => {
     h = await DeployHarness.create('edge-e2e');
@@ -66,7 +75,12 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
     if (row.status === 'succeeded') {
       // Edges learn of the new release over pub/sub, milliseconds after the row is committed.
       const releaseId = (await h.pg.query('SELECT id FROM releases WHERE deployment_id = $1', [row.id])).rows[0].id as string;
-      await waitFor(async () => (await h.pg.query('SELECT live_release_id FROM applications WHERE id = $1', [applicationId])).rows[0].live_release_id === releaseId && ![404, 503].includes((await get(slug, '/')).status), { timeoutMs: 10_000, what: `${slug} to be served` });
+      await waitFor(
+        async () =>
+          (await h.pg.query('SELECT live_release_id FROM applications WHERE id = $1', [applicationId])).rows[0].live_release_id === releaseId &&
+          ![404, 503].includes((await get(slug, '/')).status),
+        { timeoutMs: 10_000, what: `${slug} to be served` },
+      );
     }
     return { applicationId, row };
   }
@@ -75,7 +89,11 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
     let appId: string;
     beforeAll(async () => {
       const big = 'slipway '.repeat(600);
-      const result = await deploy('site', 'static-site', { 'notes.txt': big, '.env': 'SECRET=never-served', 'assets/app.0a1b2c3d.js': 'console.log("fingerprinted")' });
+      const result = await deploy('site', 'static-site', {
+        'notes.txt': big,
+        '.env': 'SECRET=never-served',
+        'assets/app.0a1b2c3d.js': 'console.log("fingerprinted")',
+      });
       if (result.row.status !== 'succeeded') throw new Error(`static deploy failed: ${JSON.stringify(result.row.error)}`);
       appId = result.applicationId;
     });
@@ -112,7 +130,21 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
 
     it('never leaves the release: traversal in every encoding, .env and .git', async () => {
       const passwd = await readFile('/etc/passwd', 'utf8');
-      const attempts = ['/../../../../etc/passwd', '/%2e%2e/%2e%2e/%2e%2e/etc/passwd', '/..%2f..%2f..%2f..%2fetc%2fpasswd', '/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd', '/about/..%2f..%2f..%2f..%2fetc/passwd', '/%252e%252e/%252e%252e/etc/passwd', '/..%5c..%5c..%5cetc%5cpasswd', '/%c0%ae%c0%ae/%c0%ae%c0%ae/etc/passwd', '/index.html%00.txt', '/.env', '/%2eenv', '/.git/config', '/about/../.env'];
+      const attempts = [
+        '/../../../../etc/passwd',
+        '/%2e%2e/%2e%2e/%2e%2e/etc/passwd',
+        '/..%2f..%2f..%2f..%2fetc%2fpasswd',
+        '/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd',
+        '/about/..%2f..%2f..%2f..%2fetc/passwd',
+        '/%252e%252e/%252e%252e/etc/passwd',
+        '/..%5c..%5c..%5cetc%5cpasswd',
+        '/%c0%ae%c0%ae/%c0%ae%c0%ae/etc/passwd',
+        '/index.html%00.txt',
+        '/.env',
+        '/%2eenv',
+        '/.git/config',
+        '/about/../.env',
+      ];
       for (const path of attempts) {
         const response = await get('site', path);
         expect([400, 404]).toContain(response.status);
@@ -127,7 +159,13 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
       await h.pg.query(`INSERT INTO domains (application_id, hostname, verification_token, verified_at) VALUES ($1, 'www.site-e2e.test', 'y', now())`, [appId]);
       await publishRoutesChanged(h.redis, h.prefix, { applicationId: appId });
       await waitFor(async () => (await raw(port, 'www.site-e2e.test', '/')).status === 200, { what: 'the custom domain' });
-      for (const host of ['shop.pending-e2e.test', 'SHOP.Pending-E2E.test', 'shop.pending-e2e.test.', 'shop.pending-e2e.test:8080', 'shop.pending-e2e.test.:443']) {
+      for (const host of [
+        'shop.pending-e2e.test',
+        'SHOP.Pending-E2E.test',
+        'shop.pending-e2e.test.',
+        'shop.pending-e2e.test:8080',
+        'shop.pending-e2e.test.:443',
+      ]) {
         const pending = await raw(port, host, '/');
         expect([host, pending.status, pending.body]).toEqual([host, 404, expect.stringContaining('There is no application at this address.')]);
       }
@@ -169,7 +207,13 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
       expect(response.headers['x-echo']).toBe('yes');
       const echo = response.json<{ method: string; url: string; body: string; headers: Record<string, string>; secret: string }>();
       expect(echo).toMatchObject({ method: 'PUT', url: '/submit?x=1', body: 'hello body', secret: 'set' });
-      expect(echo.headers).toMatchObject({ 'x-custom': 'kept', 'x-forwarded-for': '127.0.0.1', 'x-forwarded-proto': 'http', 'x-forwarded-host': at('echo'), host: at('echo') });
+      expect(echo.headers).toMatchObject({
+        'x-custom': 'kept',
+        'x-forwarded-for': '127.0.0.1',
+        'x-forwarded-proto': 'http',
+        'x-forwarded-host': at('echo'),
+        host: at('echo'),
+      });
     });
 
     it('streams responses as they are produced', async () => {
@@ -178,7 +222,9 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
         request({ host: '127.0.0.1', port, path: '/stream', headers: { host: at('echo') } }, (res) => {
           res.on('data', (c: Buffer) => arrivals.push({ at: Date.now(), text: c.toString('utf8') }));
           res.on('end', resolve);
-        }).on('error', reject).end();
+        })
+          .on('error', reject)
+          .end();
       });
       expect(arrivals.map((a) => a.text).join('')).toBe('chunk 0\nchunk 1\nchunk 2\n');
       // Each chunk was delivered as the app wrote it (300 ms apart), not buffered to the end.
@@ -197,9 +243,11 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
       expect(reply).toBe('echo:ping');
     });
 
-    it('hands a release artifact (kubernetes pods) only to the holder of that release\'s artifact token', async () => {
+    it("hands a release artifact (kubernetes pods) only to the holder of that release's artifact token", async () => {
       const { releaseArtifactToken, edgeInternalToken } = await import('@slipway/messaging');
-      const { id: releaseId, artifact_key: key } = (await h.pg.query('SELECT r.id, r.artifact_key FROM releases r JOIN applications a ON a.live_release_id = r.id WHERE a.id = $1', [appId])).rows[0] as { id: string; artifact_key: string };
+      const { id: releaseId, artifact_key: key } = (
+        await h.pg.query('SELECT r.id, r.artifact_key FROM releases r JOIN applications a ON a.live_release_id = r.id WHERE a.id = $1', [appId])
+      ).rows[0] as { id: string; artifact_key: string };
       const url = `http://127.0.0.1:${port}/_slipway/artifacts/${releaseId}`;
       const ok = await fetch(url, { headers: { authorization: `Bearer ${releaseArtifactToken(h.masterKey, releaseId)}` } });
       expect(ok.status).toBe(200);
@@ -210,22 +258,29 @@ describe('edge end to end (real edge, worker, Postgres, Redis)', () => {
       for (const authorization of [`Bearer ${edgeInternalToken(h.masterKey)}`, `Bearer ${releaseArtifactToken(h.masterKey, otherId)}`, '']) {
         expect((await fetch(url, { headers: { authorization } })).status).toBe(401);
       }
-      const missing = await fetch(`http://127.0.0.1:${port}/_slipway/artifacts/${otherId}`, { headers: { authorization: `Bearer ${releaseArtifactToken(h.masterKey, otherId)}` } });
+      const missing = await fetch(`http://127.0.0.1:${port}/_slipway/artifacts/${otherId}`, {
+        headers: { authorization: `Bearer ${releaseArtifactToken(h.masterKey, otherId)}` },
+      });
       expect(missing.status).toBe(404);
     });
 
     it('restarts a crashed process with backoff and keeps its logs', async () => {
       const before = (await get('echo', '/')).json<{ instance: string }>().instance;
       await get('echo', '/crash');
-      const after = await waitFor(async () => {
-        const response = await get('echo', '/');
-        const instance = response.status === 200 ? response.json<{ instance: string }>().instance : undefined;
-        return instance !== before ? instance : undefined;
-      }, { timeoutMs: 15_000, what: 'the restarted process' });
+      const after = await waitFor(
+        async () => {
+          const response = await get('echo', '/');
+          const instance = response.status === 200 ? response.json<{ instance: string }>().instance : undefined;
+          return instance !== before ? instance : undefined;
+        },
+        { timeoutMs: 15_000, what: 'the restarted process' },
+      );
       expect(after).toEqual(expect.any(String));
       const live = (await h.pg.query('SELECT live_release_id FROM applications WHERE id = $1', [appId])).rows[0].live_release_id;
       const { edgeInternalToken } = await import('@slipway/messaging');
-      const logs = await fetch(`http://127.0.0.1:${port}/_slipway/releases/${live}/logs`, { headers: { authorization: `Bearer ${edgeInternalToken(h.masterKey)}` } });
+      const logs = await fetch(`http://127.0.0.1:${port}/_slipway/releases/${live}/logs`, {
+        headers: { authorization: `Bearer ${edgeInternalToken(h.masterKey)}` },
+      });
       expect(logs.status).toBe(200);
       expect(await logs.text()).toMatch(/process exited \(1\)[\s\S]*restarting in \d+ ms/);
     });

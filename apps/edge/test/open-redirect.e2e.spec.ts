@@ -37,10 +37,20 @@ describe('edge redirects stay on the app origin (real edge, worker, Postgres, Re
 
   it('redirects a directory to its trailing-slash form on the same origin, whatever leads to it', async () => {
     const variants: [string, string][] = [
-      ['//evil.example', '/evil.example/'], ['///evil.example', '/evil.example/'], ['/%2fevil.example', '/evil.example/'], ['/%2F%2Fevil.example', '/evil.example/'],
-      ['//%2fevil.example', '/evil.example/'], ['/%2f/%2F/evil.example', '/evil.example/'], ['//evil.example?next=//other.example', '/evil.example/?next=//other.example'],
-      ['/evil.example', '/evil.example/'], ['/%65vil.example', '/evil.example/'], ['//a//b', '/a/b/'], ['/a/%2fb', '/a/b/'], ['//about', '/about/'],
-      ['/%C3%A9', '/%C3%A9/'], ['//%C3%A9', '/%C3%A9/'],
+      ['//evil.example', '/evil.example/'],
+      ['///evil.example', '/evil.example/'],
+      ['/%2fevil.example', '/evil.example/'],
+      ['/%2F%2Fevil.example', '/evil.example/'],
+      ['//%2fevil.example', '/evil.example/'],
+      ['/%2f/%2F/evil.example', '/evil.example/'],
+      ['//evil.example?next=//other.example', '/evil.example/?next=//other.example'],
+      ['/evil.example', '/evil.example/'],
+      ['/%65vil.example', '/evil.example/'],
+      ['//a//b', '/a/b/'],
+      ['/a/%2fb', '/a/b/'],
+      ['//about', '/about/'],
+      ['/%C3%A9', '/%C3%A9/'],
+      ['//%C3%A9', '/%C3%A9/'],
     ];
     for (const [path, location] of variants) {
       const response = await send(path);
@@ -50,7 +60,21 @@ describe('edge redirects stay on the app origin (real edge, worker, Postgres, Re
   });
 
   it('refuses the spellings browsers turn into another origin instead of redirecting them', async () => {
-    const variants = ['/\\evil.example', '/%5cevil.example', '/%5C%5Cevil.example', '/\\/evil.example', '/%5c/evil.example', '/%09/evil.example', '/%0a/evil.example', '/%0d%0a/evil.example', '/%09%2fevil.example', '/./evil.example', '/%2e/evil.example', '/\t/evil.example', '/ /evil.example'];
+    const variants = [
+      '/\\evil.example',
+      '/%5cevil.example',
+      '/%5C%5Cevil.example',
+      '/\\/evil.example',
+      '/%5c/evil.example',
+      '/%09/evil.example',
+      '/%0a/evil.example',
+      '/%0d%0a/evil.example',
+      '/%09%2fevil.example',
+      '/./evil.example',
+      '/%2e/evil.example',
+      '/\t/evil.example',
+      '/ /evil.example',
+    ];
     for (const path of variants) {
       const response = await send(path);
       expect({ path, location: response.headers['location'] }).toEqual({ path, location: undefined });
@@ -60,11 +84,22 @@ describe('edge redirects stay on the app origin (real edge, worker, Postgres, Re
 
   it('property: every Location answered to a random path resolves to the app origin', async () => {
     // Slashes that collapse (and so redirect), and what browsers read as one (refused).
-    const separator = fc.oneof({ weight: 3, arbitrary: fc.constantFrom('/', '//', '%2f', '%2F', '/%2f') }, { weight: 2, arbitrary: fc.constantFrom('\\', '%5c', '%5C', '\t', '%09', '\n', '%0a', '%0D', ' ', '%20', '\u3000') });
-    const part = fc.oneof({ weight: 3, arbitrary: separator }, { weight: 2, arbitrary: fc.constantFrom('%00', 'é', '%C3%A9', '😀', '.', '%2e', '..', '?', '#', '@', ':', '%', '%25', 'evil.example', 'about', 'a', 'b') });
+    const separator = fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom('/', '//', '%2f', '%2F', '/%2f') },
+      { weight: 2, arbitrary: fc.constantFrom('\\', '%5c', '%5C', '\t', '%09', '\n', '%0a', '%0D', ' ', '%20', '\u3000') },
+    );
+    const part = fc.oneof(
+      { weight: 3, arbitrary: separator },
+      {
+        weight: 2,
+        arbitrary: fc.constantFrom('%00', 'é', '%C3%A9', '😀', '.', '%2e', '..', '?', '#', '@', ':', '%', '%25', 'evil.example', 'about', 'a', 'b'),
+      },
+    );
     // Biased toward what redirects: separators, then a directory name without its trailing slash.
     const dir = fc.constantFrom('evil.example', 'about', 'a', 'a/b', 'a%2fb', '%C3%A9', '%65vil.example', '');
-    const path = fc.tuple(fc.array(part, { maxLength: 5 }), dir, fc.option(part, { freq: 4 })).map(([before, name, after]) => `/${before.join('')}${name}${after ?? ''}`);
+    const path = fc
+      .tuple(fc.array(part, { maxLength: 5 }), dir, fc.option(part, { freq: 4 }))
+      .map(([before, name, after]) => `/${before.join('')}${name}${after ?? ''}`);
     let redirects = 0;
     await fc.assert(
       fc.asyncProperty(path, async (p) => {

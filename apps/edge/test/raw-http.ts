@@ -17,7 +17,9 @@ export function rawGet(port: number, host: string, path: string, headers: Record
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => socket.destroy(new Error(`no answer to GET ${JSON.stringify(path)}`)), 15_000);
-    const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    const extra = Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
     socket.on('connect', () => socket.write(Buffer.from(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\n${extra}Connection: close\r\n\r\n`, 'utf8')));
     socket.on('data', (c: Buffer) => chunks.push(c));
     socket.on('error', (error) => {
@@ -41,7 +43,12 @@ export function rawGet(port: number, host: string, path: string, headers: Record
 }
 
 /** A well-formed request through node:http, the body kept as bytes (compressed bodies are compared after decoding). */
-export function get(port: number, host: string, path: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<RawReply & { rawHeaders: Record<string, string | string[] | undefined> }> {
+export function get(
+  port: number,
+  host: string,
+  path: string,
+  options: { method?: string; headers?: Record<string, string> } = {},
+): Promise<RawReply & { rawHeaders: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: { host, ...options.headers } }, (res) => {
       const chunks: Buffer[] = [];

@@ -16,7 +16,11 @@ describe('runtime sandbox, from the deploy', () => {
     fakeBin = await mkdtemp(join(tmpdir(), 'slipway-fake-bwrap-'));
     await chmod(fakeBin, 0o755);
     // What bubblewrap prints where user namespaces are not allowed.
-    await writeFile(join(fakeBin, 'bwrap'), '#!/bin/sh\necho "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2\nexit 1\n', { mode: 0o755 });
+    await writeFile(
+      join(fakeBin, 'bwrap'),
+      '#!/bin/sh\necho "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2\nexit 1\n',
+      { mode: 0o755 },
+    );
   });
   afterAll(() => rm(fakeBin, { recursive: true, force: true }));
 

@@ -42,7 +42,7 @@ function decode(encoding: string | undefined, body: Buffer): string {
 /** Many spellings of `/big.js`: repeated slashes, `%2f`, percent-encoded letters, all decoding to one path. */
 function alias(i: number): string {
   const name = [...'big.js'].map((c, bit) => ((i >> bit) & 1 ? `%${c.charCodeAt(0).toString(16)}` : c)).join('');
-  const slashes = '/'.repeat(1 + (i >> 6) % 40);
+  const slashes = '/'.repeat(1 + ((i >> 6) % 40));
   return (i >> 6) % 3 === 1 ? `${slashes}%2f${name}` : `${slashes}${name}`;
 }
 
@@ -70,7 +70,14 @@ const NGINX = process.env['EDGE_DATA_PLANE'] === 'nginx';
  * (docs/decisions/static-file-serving.md): never a coding the client refused (q=0 is honoured), but no `x-gzip`,
  * no `*`, no relative weights between br and gzip or identity, and a malformed q read as 1.
  */
-const NGINX_CHOOSES: Record<string, string | undefined> = { 'x-gzip': undefined, 'gzip;q=0.5, br;q=0.4': 'br', '*': undefined, '*, br;q=0': undefined, 'br;q=abc': 'br', 'gzip;q=0.2, identity;q=0.9': 'gzip' };
+const NGINX_CHOOSES: Record<string, string | undefined> = {
+  'x-gzip': undefined,
+  'gzip;q=0.5, br;q=0.4': 'br',
+  '*': undefined,
+  '*, br;q=0': undefined,
+  'br;q=abc': 'br',
+  'gzip;q=0.2, identity;q=0.9': 'gzip',
+};
 
 describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
   let h: DeployHarness;
@@ -116,7 +123,16 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
     expect((await at('/big.js')).body.toString()).toBe(big);
     const before = NGINX ? undefined : await stats();
     if (before) expect(before.releases[releaseId]).toBeDefined();
-    const spellings = ['//big.js', '///big.js', '/%62ig.js', '/%2fbig.js', '//%2F/big.js', '/big%2Ejs', `/${'/'.repeat(200)}big.js`, ...Array.from({ length: 120 }, (_, i) => alias(i * 17 + 1))];
+    const spellings = [
+      '//big.js',
+      '///big.js',
+      '/%62ig.js',
+      '/%2fbig.js',
+      '//%2F/big.js',
+      '/big%2Ejs',
+      `/${'/'.repeat(200)}big.js`,
+      ...Array.from({ length: 120 }, (_, i) => alias(i * 17 + 1)),
+    ];
     for (const path of spellings) {
       const response = await at(path, { 'accept-encoding': path.length % 2 ? 'br' : 'gzip' });
       expect({ path, status: response.status }).toEqual({ path, status: 200 });
@@ -131,14 +147,37 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
 
   it('answers each Accept-Encoding with the right form, headers and bytes', async () => {
     const cases: [string | undefined, string | undefined][] = [
-      [undefined, undefined], ['', undefined], ['identity', undefined], ['br', 'br'], ['gzip', 'gzip'], ['gzip, deflate, br', 'br'], ['BR', 'br'], ['x-gzip', 'gzip'],
-      ['br;q=0, gzip', 'gzip'], ['br;q=0, gzip;q=0', undefined], ['gzip;q=0.5, br;q=0.4', 'gzip'], ['*', 'br'], ['*;q=0', undefined], ['*, br;q=0', 'gzip'],
-      ['deflate', undefined], ['br;q=abc', undefined], ['gzip;q=0.2, identity;q=0.9', undefined], ['br;q=1.0', 'br'],
-    ].map(([accept, coding]) => [accept, NGINX && accept !== undefined && accept in NGINX_CHOOSES ? NGINX_CHOOSES[accept] : coding] as [string | undefined, string | undefined]);
+      [undefined, undefined],
+      ['', undefined],
+      ['identity', undefined],
+      ['br', 'br'],
+      ['gzip', 'gzip'],
+      ['gzip, deflate, br', 'br'],
+      ['BR', 'br'],
+      ['x-gzip', 'gzip'],
+      ['br;q=0, gzip', 'gzip'],
+      ['br;q=0, gzip;q=0', undefined],
+      ['gzip;q=0.5, br;q=0.4', 'gzip'],
+      ['*', 'br'],
+      ['*;q=0', undefined],
+      ['*, br;q=0', 'gzip'],
+      ['deflate', undefined],
+      ['br;q=abc', undefined],
+      ['gzip;q=0.2, identity;q=0.9', undefined],
+      ['br;q=1.0', 'br'],
+    ].map(
+      ([accept, coding]) =>
+        [accept, NGINX && accept !== undefined && accept in NGINX_CHOOSES ? NGINX_CHOOSES[accept] : coding] as [string | undefined, string | undefined],
+    );
     const etags = new Map<string | undefined, string>();
     for (const [accept, coding] of cases) {
       const response = await at('/big.js', accept === undefined ? {} : { 'accept-encoding': accept });
-      expect({ accept, status: response.status, coding: response.headers['content-encoding'], vary: response.headers['vary']?.toLowerCase() }).toEqual({ accept, status: 200, coding, vary: 'accept-encoding' });
+      expect({ accept, status: response.status, coding: response.headers['content-encoding'], vary: response.headers['vary']?.toLowerCase() }).toEqual({
+        accept,
+        status: 200,
+        coding,
+        vary: 'accept-encoding',
+      });
       expect(Number(response.headers['content-length'])).toBe(response.body.length);
       expect(decode(coding, response.body)).toBe(big);
       if (coding) expect(response.body.length).toBeLessThan(big.length / 2);
@@ -153,15 +192,33 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
     expect(head.headers['content-encoding']).toBe('br');
     expect(head.body.length).toBe(0);
     const range = await at('/big.js', { 'accept-encoding': 'br', range: 'bytes=10-19' });
-    expect({ status: range.status, coding: range.headers['content-encoding'], body: range.body.toString() }).toEqual({ status: 206, coding: undefined, body: big.slice(10, 20) });
+    expect({ status: range.status, coding: range.headers['content-encoding'], body: range.body.toString() }).toEqual({
+      status: 206,
+      coding: undefined,
+      body: big.slice(10, 20),
+    });
     // Too small to compress: no forms, no Vary.
     const tiny = await at('/tiny.txt', { 'accept-encoding': 'br' });
-    expect({ body: tiny.body.toString(), coding: tiny.headers['content-encoding'], vary: tiny.headers['vary'] }).toEqual({ body: 'tiny', coding: undefined, vary: undefined });
+    expect({ body: tiny.body.toString(), coding: tiny.headers['content-encoding'], vary: tiny.headers['vary'] }).toEqual({
+      body: 'tiny',
+      coding: undefined,
+      vary: undefined,
+    });
   });
 
   it('never serves the precompressed files by their own path, nor anything the build put under that name', async () => {
     const brotli = (await at('/big.js', { 'accept-encoding': 'br' })).body;
-    for (const path of ['/.slipway-precompressed/big.js.br', '/.slipway-precompressed/big.js.gz', '/%2eslipway-precompressed/big.js.br', '//.slipway-precompressed//big.js.br', '/.slipway-precompressed%2fbig.js.br', '/.slipway-precompressed/', '/.slipway-precompressed', '/big.js.br', '/big.js.gz']) {
+    for (const path of [
+      '/.slipway-precompressed/big.js.br',
+      '/.slipway-precompressed/big.js.gz',
+      '/%2eslipway-precompressed/big.js.br',
+      '//.slipway-precompressed//big.js.br',
+      '/.slipway-precompressed%2fbig.js.br',
+      '/.slipway-precompressed/',
+      '/.slipway-precompressed',
+      '/big.js.br',
+      '/big.js.gz',
+    ]) {
       const response = await at(path, { 'accept-encoding': 'br, gzip' });
       expect({ path, status: response.status }).toEqual({ path, status: 404 });
       expect(response.body.includes(brotli.subarray(0, 32))).toBe(false);
@@ -214,7 +271,9 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
     hammering = false;
     await Promise.all(hammers);
     const cpuPerAlias = (cpuMs(edgePid) - cpu0) / sent;
-    console.log(`tiny request under ${sent} alias requests: p50 ${median(latencies).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms; edge CPU ${cpuPerAlias.toFixed(2)} ms per alias request`);
+    console.log(
+      `tiny request under ${sent} alias requests: p50 ${median(latencies).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms; edge CPU ${cpuPerAlias.toFixed(2)} ms per alias request`,
+    );
     expect(failures).toEqual([]);
     expect(sent).toBeGreaterThan(100);
     // Properties of the design, not timing targets: nothing is compressed while serving (each new
@@ -238,12 +297,23 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
     await h.blobs.put(key, Readable.from([execFileSync('tar', ['-czf', '-', '-C', dir, 'big.js', 'tiny.txt', 'about'])]));
     await rm(dir, { recursive: true, force: true });
     const deploymentId = randomUUID();
-    await h.pg.query(`INSERT INTO deployments (id, application_id, status, steps, source_key, source_bytes) SELECT $1, application_id, 'succeeded', steps, source_key, source_bytes FROM deployments WHERE id = (SELECT deployment_id FROM releases WHERE id = $2)`, [deploymentId, releaseId]);
-    await h.pg.query(`INSERT INTO releases (id, application_id, deployment_id, kind, artifact_key, spec) SELECT $1, application_id, $2, kind, $3, spec FROM releases WHERE id = $4`, [legacyId, deploymentId, key, releaseId]);
+    await h.pg.query(
+      `INSERT INTO deployments (id, application_id, status, steps, source_key, source_bytes) SELECT $1, application_id, 'succeeded', steps, source_key, source_bytes FROM deployments WHERE id = (SELECT deployment_id FROM releases WHERE id = $2)`,
+      [deploymentId, releaseId],
+    );
+    await h.pg.query(
+      `INSERT INTO releases (id, application_id, deployment_id, kind, artifact_key, spec) SELECT $1, application_id, $2, kind, $3, spec FROM releases WHERE id = $4`,
+      [legacyId, deploymentId, key, releaseId],
+    );
     await makeReleaseLive(deployments, h.redis, h.prefix, asApplicationId(appId), asReleaseId(legacyId));
     await waitFor(async () => (await at('/about/')).body.toString().includes('legacy about'), { timeoutMs: 15_000, what: 'the legacy release to be live' });
     const legacy = await at('/big.js', { 'accept-encoding': 'br, gzip' });
-    expect({ status: legacy.status, coding: legacy.headers['content-encoding'], vary: legacy.headers['vary'], length: Number(legacy.headers['content-length']) }).toEqual({ status: 200, coding: undefined, vary: undefined, length: big.length });
+    expect({
+      status: legacy.status,
+      coding: legacy.headers['content-encoding'],
+      vary: legacy.headers['vary'],
+      length: Number(legacy.headers['content-length']),
+    }).toEqual({ status: 200, coding: undefined, vary: undefined, length: big.length });
     expect(legacy.body.toString()).toBe(big);
     const swapped = NGINX ? undefined : await stats();
     if (swapped) {
@@ -253,7 +323,10 @@ describe('edge static cache (real edge, worker, Postgres, Redis)', () => {
     }
     // And back (a rollback): the legacy release's entries go in turn.
     await makeReleaseLive(deployments, h.redis, h.prefix, asApplicationId(appId), asReleaseId(releaseId));
-    await waitFor(async () => (await at('/big.js', { 'accept-encoding': 'br' })).headers['content-encoding'] === 'br', { timeoutMs: 15_000, what: 'the first release to be live again' });
+    await waitFor(async () => (await at('/big.js', { 'accept-encoding': 'br' })).headers['content-encoding'] === 'br', {
+      timeoutMs: 15_000,
+      what: 'the first release to be live again',
+    });
     if (NGINX) return;
     const back = await stats();
     expect(back.releases[legacyId]).toBeUndefined();

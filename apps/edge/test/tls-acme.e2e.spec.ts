@@ -23,7 +23,14 @@ const CUSTOM = 'www.shop-tls-e2e.test';
 const BIG = 32 * 1024 * 1024;
 const BROKEN = 'www.broken-tls-e2e.test';
 
-interface HostStatus { host: string; state: string; serial: string | null; failures: number; lastError: string | null; notAfter: string | null }
+interface HostStatus {
+  host: string;
+  state: string;
+  serial: string | null;
+  failures: number;
+  lastError: string | null;
+  notAfter: string | null;
+}
 
 /**
  * `include`: nginx run by the operator (here the test) includes `TLS_DIR/nginx-tls.conf` and is
@@ -56,10 +63,13 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
   /** A TLS handshake with SNI and ALPN against nginx's HTTPS port, verified with pebble's root. */
   const handshake = (servername: string, verify = true) =>
     new Promise<{ alpn: string | false; cert: PeerCertificate }>((resolve, reject) => {
-      const socket = tlsConnect({ host: '127.0.0.1', port: httpsPort, servername, ca: root, ALPNProtocols: ['h2', 'http/1.1'], rejectUnauthorized: verify }, () => {
-        resolve({ alpn: socket.alpnProtocol ?? false, cert: socket.getPeerCertificate() });
-        socket.end();
-      });
+      const socket = tlsConnect(
+        { host: '127.0.0.1', port: httpsPort, servername, ca: root, ALPNProtocols: ['h2', 'http/1.1'], rejectUnauthorized: verify },
+        () => {
+          resolve({ alpn: socket.alpnProtocol ?? false, cert: socket.getPeerCertificate() });
+          socket.end();
+        },
+      );
       socket.on('error', reject);
     });
 
@@ -69,7 +79,9 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
         res.on('end', () => resolve({ status: res.statusCode!, location: res.headers.location, body }));
-      }).on('error', reject).end();
+      })
+        .on('error', reject)
+        .end();
     });
 
   const h2get = (session: ClientHttp2Session, host: string, path: string) =>
@@ -88,14 +100,21 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
 
   const workers = async () => {
     const { stdout } = await run('ps', ['-o', 'pid=,args=', '--ppid', (await readFile(nginxPidFile, 'utf8')).trim()]);
-    return stdout.trim().split('\n').map((line) => ({ pid: Number(line.trim().split(/\s+/)[0]), args: line.trim() }));
+    return stdout
+      .trim()
+      .split('\n')
+      .map((line) => ({ pid: Number(line.trim().split(/\s+/)[0]), args: line.trim() }));
   };
 
   /**
    * After a reload a new connection can still meet an old worker (old config) until it takes the
    * quit signal: wait until only the new worker accepts (one worker not shutting down).
    */
-  const nginxSettled = () => waitFor(async () => (await workers()).filter((w) => /worker process$/.test(w.args)).length === 1, { timeoutMs: 10_000, what: 'nginx to finish its reload' });
+  const nginxSettled = () =>
+    waitFor(async () => (await workers()).filter((w) => /worker process$/.test(w.args)).length === 1, {
+      timeoutMs: 10_000,
+      what: 'nginx to finish its reload',
+    });
 
   beforeAll(async () => {
     h = await DeployHarness.create(`tls-e2e-${mode}`);
@@ -151,7 +170,11 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
     if (mode === 'plane') {
       // nginx serves the static release over HTTPS itself (the site's own server, its tree as root), not through the Node edge.
       const conf = await readFile(join(h.home, 'runtime', 'nginx', 'nginx.conf'), 'utf8');
-      expect(conf).toMatch(new RegExp(`listen [^;]+:${httpsPort} ssl http2;\\s+server_name ${SITE.replace(/\./g, '\\.')};\\s+(?:set \\$slipway_app \\w+;\\s+)?ssl_certificate [^;]+bundle\\.pem\\$slipway_tls_lazy;[^}]*?root /`));
+      expect(conf).toMatch(
+        new RegExp(
+          `listen [^;]+:${httpsPort} ssl http2;\\s+server_name ${SITE.replace(/\./g, '\\.')};\\s+(?:set \\$slipway_app \\w+;\\s+)?ssl_certificate [^;]+bundle\\.pem\\$slipway_tls_lazy;[^}]*?root /`,
+        ),
+      );
     }
     const session = h2session(SITE);
     try {
@@ -183,10 +206,13 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
     const host = BROKEN;
     await h.pg.query(`INSERT INTO domains (application_id, hostname, verification_token, verified_at) VALUES ($1, $2, 'tok', now())`, [appId, host]);
     await publishRoutesChanged(h.redis, h.prefix, { applicationId: appId });
-    const failed = await waitFor(async () => {
-      const status = await hostStatus(host);
-      return status && status.failures >= 2 ? status : undefined;
-    }, { timeoutMs: 60_000, what: `two failed orders for ${host}` });
+    const failed = await waitFor(
+      async () => {
+        const status = await hostStatus(host);
+        return status && status.failures >= 2 ? status : undefined;
+      },
+      { timeoutMs: 60_000, what: `two failed orders for ${host}` },
+    );
     expect(failed).toMatchObject({ state: expect.stringMatching(/^(retrying|queued|issuing)$/), serial: null, lastError: expect.any(String) });
     expect(failed.lastError!.length).toBeGreaterThan(0);
     expect((await http(host, '/')).status).toBe(200);
@@ -196,7 +222,7 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
     await waitFor(async () => (await hostStatus(host)) === undefined, { timeoutMs: 10_000, what: 'the host to be forgotten' });
   }, 90_000);
 
-  it('keeps keys and certificates root-only (0700 directories, 0600 files; with the plane, only nginx\'s workers\' group also reads bundle.pem); another user cannot read them', async () => {
+  it("keeps keys and certificates root-only (0700 directories, 0600 files; with the plane, only nginx's workers' group also reads bundle.pem); another user cannot read them", async () => {
     await waitFor(async () => (await hostStatus(SITE))?.state === 'valid', { timeoutMs: 60_000, what: SITE });
     const paths = { dir: tlsDir, certs: join(tlsDir, 'certs'), host: join(tlsDir, 'certs', SITE) };
     // The plane's workers run as NGINX_USER (slipway-edge) and load bundle.pem at each handshake: its group may pass and read that file alone.
@@ -211,7 +237,10 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
       const info = await stat(file);
       expect([file, info.mode & 0o777, info.uid, info.gid]).toEqual([file, bundle ? 0o640 : 0o600, 0, bundle ? workers : 0]);
       // As an application's user would try (any uid that is not root).
-      const attempt = await run('setpriv', ['--reuid=200777', '--regid=200777', '--clear-groups', 'cat', file]).then(() => 'read', (error: { stderr?: string }) => error.stderr ?? 'failed');
+      const attempt = await run('setpriv', ['--reuid=200777', '--regid=200777', '--clear-groups', 'cat', file]).then(
+        () => 'read',
+        (error: { stderr?: string }) => error.stderr ?? 'failed',
+      );
       expect(attempt).toMatch(/Permission denied/);
     }
   }, 90_000);
@@ -230,14 +259,32 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
     // What the gateway's re-check does once the TXT record has been missing N times: unverify, announce.
     await h.pg.query(`UPDATE domains SET verified_at = NULL WHERE hostname = $1`, [CUSTOM]);
     await publishRoutesChanged(h.redis, h.prefix, { applicationId: appId });
-    await waitFor(async () => (await hostStatus(CUSTOM)) === undefined && !(await stat(join(tlsDir, 'certs', CUSTOM)).then(() => true, () => false)), { timeoutMs: 10_000, what: 'the certificate to be removed' });
-    await waitFor(async () => handshake(CUSTOM).then(() => undefined, () => true), { timeoutMs: 10_000, what: 'nginx to stop serving it' });
+    await waitFor(
+      async () =>
+        (await hostStatus(CUSTOM)) === undefined &&
+        !(await stat(join(tlsDir, 'certs', CUSTOM)).then(
+          () => true,
+          () => false,
+        )),
+      { timeoutMs: 10_000, what: 'the certificate to be removed' },
+    );
+    await waitFor(
+      async () =>
+        handshake(CUSTOM).then(
+          () => undefined,
+          () => true,
+        ),
+      { timeoutMs: 10_000, what: 'nginx to stop serving it' },
+    );
     await nginxSettled();
     // Right after a reload a connection may still meet the old worker for a moment.
-    const plain = await waitFor(async () => {
-      const reply = await http(CUSTOM, '/');
-      return reply.status === 301 ? undefined : reply;
-    }, { timeoutMs: 5000, what: 'the redirect to go' });
+    const plain = await waitFor(
+      async () => {
+        const reply = await http(CUSTOM, '/');
+        return reply.status === 301 ? undefined : reply;
+      },
+      { timeoutMs: 5000, what: 'the redirect to go' },
+    );
     expect([plain.status, plain.location, plain.body]).toEqual([404, undefined, expect.stringContaining('There is no application at this address.')]);
     // The application address is untouched.
     expect((await handshake(SITE)).alpn).toBe('h2');
@@ -251,17 +298,21 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
     // renewed certificate is served and the workers have been looked at: the reload happens with the transfer in flight.
     let readRest: (() => Promise<number>) | undefined;
     await new Promise<void>((started, reject) => {
-      const req = httpsRequest({ host: '127.0.0.1', port: httpsPort, path: '/big.dat', servername: SITE, headers: { host: SITE }, ca: root, agent: false }, (res) => {
-        res.pause();
-        readRest = () => new Promise<number>((resolve, failed) => {
-          let bytes = 0;
-          res.on('data', (c: Buffer) => (bytes += c.length));
-          res.on('end', () => resolve(bytes));
-          res.on('error', failed);
-          res.resume();
-        });
-        started();
-      });
+      const req = httpsRequest(
+        { host: '127.0.0.1', port: httpsPort, path: '/big.dat', servername: SITE, headers: { host: SITE }, ca: root, agent: false },
+        (res) => {
+          res.pause();
+          readRest = () =>
+            new Promise<number>((resolve, failed) => {
+              let bytes = 0;
+              res.on('data', (c: Buffer) => (bytes += c.length));
+              res.on('end', () => resolve(bytes));
+              res.on('error', failed);
+              res.resume();
+            });
+          started();
+        },
+      );
       req.on('error', reject);
       req.end();
     });
@@ -277,18 +328,23 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
           httpsRequest({ host: '127.0.0.1', port: httpsPort, path: '/', servername: SITE, headers: { host: SITE }, ca: root, agent }, (res) => {
             if (res.statusCode !== 200) failures.push(`status ${res.statusCode}`);
             res.resume().on('end', () => resolve());
-          }).on('error', (error) => {
-            failures.push(error.message);
-            resolve();
-          }).end();
+          })
+            .on('error', (error) => {
+              failures.push(error.message);
+              resolve();
+            })
+            .end();
         });
         await new Promise((r) => setTimeout(r, 100));
       }
     })();
-    const servedAfter = await waitFor(async () => {
-      const serial = (await handshake(SITE)).cert.serialNumber;
-      return serial !== servedBefore ? serial : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 500, what: 'a renewed certificate to be served' });
+    const servedAfter = await waitFor(
+      async () => {
+        const serial = (await handshake(SITE)).cert.serialNumber;
+        return serial !== servedBefore ? serial : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500, what: 'a renewed certificate to be served' },
+    );
     renewed = true;
     const workersAfter = await workers();
     if (mode === 'include') {

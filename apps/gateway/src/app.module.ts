@@ -35,7 +35,12 @@ export class AppModule {
           service: 'gateway',
           postgresUrl: config.DATABASE_URL,
           redisUrl: config.REDIS_URL,
-          siblings: { 'build-worker': { heartbeatPattern: workerHeartbeatPattern(config.QUEUE_PREFIX), whenDown: 'no build worker is consuming the deploy queue: deploys are accepted and wait in the queue' } },
+          siblings: {
+            'build-worker': {
+              heartbeatPattern: workerHeartbeatPattern(config.QUEUE_PREFIX),
+              whenDown: 'no build worker is consuming the deploy queue: deploys are accepted and wait in the queue',
+            },
+          },
         }),
         ContractModule,
         DeploymentsModule,

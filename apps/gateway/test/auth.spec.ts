@@ -37,7 +37,11 @@ describe('project API keys on every /api/v1 endpoint (passport bearer, real HTTP
   ])('answers 401 unauthorized for a %s key on every endpoint', async (_what, authorization) => {
     for (const [method, path, body, type] of endpoints) {
       const response = await call(method, path, body, type, authorization);
-      expect({ endpoint: `${method} ${path}`, status: response.status, body: response.json }).toEqual({ endpoint: `${method} ${path}`, status: 401, body: UNAUTHORIZED });
+      expect({ endpoint: `${method} ${path}`, status: response.status, body: response.json }).toEqual({
+        endpoint: `${method} ${path}`,
+        status: 401,
+        body: UNAUTHORIZED,
+      });
       expect(response.headers['www-authenticate']).toBe('Bearer realm="slipway"');
     }
   });
@@ -59,11 +63,18 @@ describe('project API keys on every /api/v1 endpoint (passport bearer, real HTTP
     const ok = await call('GET', '/api/v1/secrets', undefined, undefined, `Bearer ${mine.key}`);
     expect(ok.status).toBe(200);
     // last_used_at is written off the request path, so poll for it.
-    await waitFor(async () => (await gw.sql.query('SELECT last_used_at FROM api_keys WHERE id = $1', [mine.keyId])).rows[0].last_used_at !== null, { what: 'last_used_at', timeoutMs: 5000 });
+    await waitFor(async () => (await gw.sql.query('SELECT last_used_at FROM api_keys WHERE id = $1', [mine.keyId])).rows[0].last_used_at !== null, {
+      what: 'last_used_at',
+      timeoutMs: 5000,
+    });
     await gw.sql.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [mine.keyId]);
     for (const [method, path, body, type] of endpoints) {
       const response = await call(method, path, body, type, `Bearer ${mine.key}`);
-      expect({ endpoint: `${method} ${path}`, status: response.status, body: response.json }).toEqual({ endpoint: `${method} ${path}`, status: 401, body: UNAUTHORIZED });
+      expect({ endpoint: `${method} ${path}`, status: response.status, body: response.json }).toEqual({
+        endpoint: `${method} ${path}`,
+        status: 401,
+        body: UNAUTHORIZED,
+      });
     }
   });
 
@@ -75,6 +86,10 @@ describe('project API keys on every /api/v1 endpoint (passport bearer, real HTTP
   it('answers unknown routes under /api/v1 with 404 not_found in the contract shape', async () => {
     const response = await send(`${gw.url}/api/v1/applications`);
     expect(response.status).toBe(404);
-    expect(response.json).toEqual({ error: 'No route for GET /api/v1/applications', code: 'not_found', documentation: 'http://localhost:3000/api/v1#error-not_found' });
+    expect(response.json).toEqual({
+      error: 'No route for GET /api/v1/applications',
+      code: 'not_found',
+      documentation: 'http://localhost:3000/api/v1#error-not_found',
+    });
   });
 });

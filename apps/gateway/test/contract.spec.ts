@@ -27,7 +27,12 @@ describe('GET /api/v1 and /api/v1/openapi.json (generated from the validating sc
       'GET /api/v1/auth',
     ]);
     expect(contract.errors.codes).toEqual(
-      Object.entries(ERROR_CODES).map(([code, { status, meaning }]) => ({ code, status, meaning, documentation: `http://localhost:3000/api/v1#error-${code}` })),
+      Object.entries(ERROR_CODES).map(([code, { status, meaning }]) => ({
+        code,
+        status,
+        meaning,
+        documentation: `http://localhost:3000/api/v1#error-${code}`,
+      })),
     );
     expect(contract.errors.body.required).toEqual(['error', 'code', 'documentation']);
     expect(contract.limits).toEqual({
@@ -43,13 +48,29 @@ describe('GET /api/v1 and /api/v1/openapi.json (generated from the validating sc
     });
     // Why a deployment fails (its task's error.code), the build limits' codes among them.
     expect(contract.deploymentFailures).toEqual(Object.entries(DEPLOY_FAILURE_CODES).map(([code, meaning]) => ({ code, meaning })));
-    expect(contract.deploymentFailures.map((f: { code: string }) => f.code)).toEqual(expect.arrayContaining(['sandbox_unavailable', 'build_memory_exceeded', 'build_too_many_processes']));
+    expect(contract.deploymentFailures.map((f: { code: string }) => f.code)).toEqual(
+      expect.arrayContaining(['sandbox_unavailable', 'build_memory_exceeded', 'build_too_many_processes']),
+    );
     const deploy = contract.endpoints.find((e: { path: string }) => e.path === '/api/v1/deploy');
     expect(deploy.request.contentType).toBe('multipart/form-data');
     expect(Object.keys(deploy.request.schema.properties)).toEqual(['files', 'paths', 'archive', 'rootDirectory']);
     expect(deploy.request.schema.properties.rootDirectory).toMatchObject({ type: 'string', pattern: ROOT_DIRECTORY_PATTERN.source });
     expect(deploy.response).toMatchObject({ status: 202, schema: { properties: { taskId: { type: 'string', format: 'uuid' }, status: { const: 'queued' } } } });
-    expect(deploy.errors.map((e: { code: string }) => e.code)).toEqual(expect.arrayContaining(['empty', 'bad_request', 'bad_archive', 'paths_mismatch', 'too_large', 'upload_stalled', 'unauthorized', 'deploy_in_progress', 'storage_quota_exceeded', 'rate_limited', 'too_many_uploads']));
+    expect(deploy.errors.map((e: { code: string }) => e.code)).toEqual(
+      expect.arrayContaining([
+        'empty',
+        'bad_request',
+        'bad_archive',
+        'paths_mismatch',
+        'too_large',
+        'upload_stalled',
+        'unauthorized',
+        'deploy_in_progress',
+        'storage_quota_exceeded',
+        'rate_limited',
+        'too_many_uploads',
+      ]),
+    );
     const secrets = contract.endpoints.find((e: { method: string; path: string }) => e.method === 'PUT' && e.path === '/api/v1/secrets');
     expect(secrets.request.schema.properties.secrets.propertyNames).toMatchObject({ pattern: '^[A-Z_][A-Z0-9_]*$', maxLength: 128 });
     const poll = contract.endpoints.find((e: { path: string }) => e.path === '/api/v1/deployments/{taskId}');
@@ -61,7 +82,15 @@ describe('GET /api/v1 and /api/v1/openapi.json (generated from the validating sc
     expect(response.status).toBe(200);
     const doc = response.json;
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths)).toEqual(['/api/v1', '/api/v1/openapi.json', '/api/v1/deploy', '/api/v1/deployments/{taskId}', '/api/v1/secrets', '/api/v1/auth', '/api/v1/auth/env']);
+    expect(Object.keys(doc.paths)).toEqual([
+      '/api/v1',
+      '/api/v1/openapi.json',
+      '/api/v1/deploy',
+      '/api/v1/deployments/{taskId}',
+      '/api/v1/secrets',
+      '/api/v1/auth',
+      '/api/v1/auth/env',
+    ]);
     expect(doc.paths['/api/v1/auth'].post.security).toEqual([{ ownerToken: [] }, { projectApiKey: [] }]);
     expect(Object.keys(doc.paths['/api/v1/auth'].post.responses).sort()).toEqual(['200', '201', '400', '401', '403', '404', '409', '500']);
     expect(doc.paths['/api/v1/auth/env'].get.responses['200'].content).toHaveProperty(['text/plain']);

@@ -28,7 +28,12 @@ describe('custom domains: proof of control before routing or trust (real HTTP, P
 
   beforeAll(async () => {
     dns = await TestDnsServer.start();
-    gw = await startGateway('domains', { BCRYPT_ROUNDS: '4', SLIPWAY_DNS_SERVERS: dns.address, APPS_DOMAIN: 'localhost:8080,Apps.Platform.Test', AUTH_PUBLIC_URL: 'http://signin.platform.test:3001' });
+    gw = await startGateway('domains', {
+      BCRYPT_ROUNDS: '4',
+      SLIPWAY_DNS_SERVERS: dns.address,
+      APPS_DOMAIN: 'localhost:8080,Apps.Platform.Test',
+      AUTH_PUBLIC_URL: 'http://signin.platform.test:3001',
+    });
     owner = new DashboardClient(gw.url);
     attacker = new DashboardClient(gw.url);
     expect((await owner.signUp('rightful@example.com')).status).toBe(201);
@@ -48,12 +53,23 @@ describe('custom domains: proof of control before routing or trust (real HTTP, P
   };
   const verify = (client: DashboardClient, app: string, id: string) => client.post(`/applications/${app}/domains/${id}/verify`);
   const trusted = async (hostname: string) =>
-    (await gw.sql.query<{ application_id: string; origin: string }>(`SELECT application_id, origin FROM trusted_origins WHERE origin IN ($1, $2) ORDER BY origin`, [`https://${hostname}`, `http://${hostname}`])).rows;
-  const verifiedHolder = async (hostname: string) => (await gw.sql.query(`SELECT application_id FROM domains WHERE hostname = $1 AND verified_at IS NOT NULL`, [hostname])).rows.map((r) => r.application_id);
+    (
+      await gw.sql.query<{ application_id: string; origin: string }>(
+        `SELECT application_id, origin FROM trusted_origins WHERE origin IN ($1, $2) ORDER BY origin`,
+        [`https://${hostname}`, `http://${hostname}`],
+      )
+    ).rows;
+  const verifiedHolder = async (hostname: string) =>
+    (await gw.sql.query(`SELECT application_id FROM domains WHERE hostname = $1 AND verified_at IS NOT NULL`, [hostname])).rows.map((r) => r.application_id);
 
   it('an attacker claim is pending: a per-claim record to set, no trusted origin, and it blocks no one', async () => {
     const evil = await claim(attacker, attackerApp, 'shop.example.com');
-    expect(evil).toMatchObject({ hostname: 'shop.example.com', status: 'pending', trustedOrigins: [], record: { name: '_slipway-challenge.shop.example.com', type: 'TXT', value: expect.stringMatching(/^slipway-verify=[0-9a-f]{64}$/) } });
+    expect(evil).toMatchObject({
+      hostname: 'shop.example.com',
+      status: 'pending',
+      trustedOrigins: [],
+      record: { name: '_slipway-challenge.shop.example.com', type: 'TXT', value: expect.stringMatching(/^slipway-verify=[0-9a-f]{64}$/) },
+    });
     expect(await trusted('shop.example.com')).toEqual([]);
     // The rightful owner can still claim it, with a different token.
     const mine = await claim(owner, ownerApp, 'shop.example.com');
@@ -66,7 +82,9 @@ describe('custom domains: proof of control before routing or trust (real HTTP, P
   });
 
   it('refuses to verify without the exact record: none, wrong value, wrong name, another claim’s token, split oddly, lookup failure', async () => {
-    const evil = (await attacker.get(`/applications/${attackerApp}/domains`)).json.domains.find((d: DomainView) => d.hostname === 'shop.example.com') as DomainView;
+    const evil = (await attacker.get(`/applications/${attackerApp}/domains`)).json.domains.find(
+      (d: DomainView) => d.hostname === 'shop.example.com',
+    ) as DomainView;
     const mine = (await owner.get(`/applications/${ownerApp}/domains`)).json.domains.find((d: DomainView) => d.hostname === 'shop.example.com') as DomainView;
     const token = evil.record.value.slice('slipway-verify='.length);
     const attempts: [string, () => void, string][] = [
@@ -77,7 +95,14 @@ describe('custom domains: proof of control before routing or trust (real HTTP, P
       ['the value with different case', () => dns.setTxt(evil.record.name, [evil.record.value.toUpperCase()]), 'wrong_value'],
       ['the value with trailing text', () => dns.setTxt(evil.record.name, [`${evil.record.value} `]), 'wrong_value'],
       ['the other claim’s token', () => dns.setTxt(evil.record.name, [mine.record.value]), 'wrong_value'],
-      ['the value on the domain itself', () => { dns.remove(evil.record.name); dns.setTxt('shop.example.com', [evil.record.value]); }, 'no_record'],
+      [
+        'the value on the domain itself',
+        () => {
+          dns.remove(evil.record.name);
+          dns.setTxt('shop.example.com', [evil.record.value]);
+        },
+        'no_record',
+      ],
       ['the value on the parent’s challenge name', () => dns.setTxt('_slipway-challenge.example.com', [evil.record.value]), 'no_record'],
       ['the value on a sibling challenge name', () => dns.setTxt('_slipway-challenge.www.shop.example.com', [evil.record.value]), 'no_record'],
       ['a failing resolver (SERVFAIL)', () => dns.fail(evil.record.name), 'lookup_failed'],
@@ -166,20 +191,46 @@ describe('custom domains: proof of control before routing or trust (real HTTP, P
 
   it('normalises case, a final dot, full-width forms and IDNs to one punycode name; the record uses it', async () => {
     const idn = await claim(owner, ownerApp, 'Bücher.Example.');
-    expect(idn).toMatchObject({ hostname: 'xn--bcher-kva.example', displayName: 'bücher.example', record: { name: '_slipway-challenge.xn--bcher-kva.example' } });
+    expect(idn).toMatchObject({
+      hostname: 'xn--bcher-kva.example',
+      displayName: 'bücher.example',
+      record: { name: '_slipway-challenge.xn--bcher-kva.example' },
+    });
     const res = await owner.post(`/applications/${ownerApp}/domains`, { hostname: 'xn--bcher-kva.EXAMPLE' });
     expect([res.status, res.json.code]).toEqual([409, 'domain_taken']);
     dns.setTxt(idn.record.name, [idn.record.value]);
     expect((await verify(owner, ownerApp, idn.id)).json.status).toBe('verified');
     expect((await trusted('xn--bcher-kva.example')).map((r) => r.origin)).toEqual(['http://xn--bcher-kva.example', 'https://xn--bcher-kva.example']);
-    for (const bad of ['xn--zz.example', 'https://shop.example.com/x', 'shop.example.com/x', 'shop.example.com?x', 'shop.example.com#x', 'shop.example.com:443', 'shop..example.com', '_slipway-challenge.example.com', '127.0.0.1', '', 'a'.repeat(64) + '.com']) {
+    for (const bad of [
+      'xn--zz.example',
+      'https://shop.example.com/x',
+      'shop.example.com/x',
+      'shop.example.com?x',
+      'shop.example.com#x',
+      'shop.example.com:443',
+      'shop..example.com',
+      '_slipway-challenge.example.com',
+      '127.0.0.1',
+      '',
+      'a'.repeat(64) + '.com',
+    ]) {
       const r = await owner.post(`/applications/${ownerApp}/domains`, { hostname: bad });
       expect([bad, r.status, r.json.code]).toEqual([bad, 400, 'bad_request']);
     }
   });
 
   it('refuses outright any spelling of a name under the publishing domains or the platform’s own address', async () => {
-    const refused = ['localhost', 'x.localhost', 'X.LOCALHOST.', 'ｘ.ｌｏｃａｌｈｏｓｔ', 'shop.apps.platform.test', 'deep.shop.APPS.platform.test.', 'apps.platform.test', 'signin.platform.test', 'SignIn.Platform.Test.'];
+    const refused = [
+      'localhost',
+      'x.localhost',
+      'X.LOCALHOST.',
+      'ｘ.ｌｏｃａｌｈｏｓｔ',
+      'shop.apps.platform.test',
+      'deep.shop.APPS.platform.test.',
+      'apps.platform.test',
+      'signin.platform.test',
+      'SignIn.Platform.Test.',
+    ];
     for (const hostname of refused) {
       const res = await owner.post(`/applications/${ownerApp}/domains`, { hostname });
       expect([hostname, res.status, res.json.code]).toEqual([hostname, 400, 'bad_request']);
@@ -191,13 +242,11 @@ describe('custom domains: proof of control before routing or trust (real HTTP, P
   it('property: every spelling of a verified name is the same claim, and no spelling verifies against the holder', async () => {
     const mine = (await owner.get(`/applications/${ownerApp}/domains`)).json.domains.find((d: DomainView) => d.hostname === 'shop.example.com') as DomainView;
     dns.setTxt(mine.record.name, [mine.record.value]);
-    const spelling = fc
-      .tuple(fc.array(fc.boolean(), { minLength: 16, maxLength: 16 }), fc.boolean(), fc.boolean())
-      .map(([upper, dot, wide]) => {
-        const cased = [...'shop.example.com'].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join('');
-        const widened = wide ? [...cased].map((c) => (c === '.' ? '．' : String.fromCharCode(c.charCodeAt(0) + 0xfee0))).join('') : cased;
-        return `${widened}${dot ? '.' : ''}`;
-      });
+    const spelling = fc.tuple(fc.array(fc.boolean(), { minLength: 16, maxLength: 16 }), fc.boolean(), fc.boolean()).map(([upper, dot, wide]) => {
+      const cased = [...'shop.example.com'].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join('');
+      const widened = wide ? [...cased].map((c) => (c === '.' ? '．' : String.fromCharCode(c.charCodeAt(0) + 0xfee0))).join('') : cased;
+      return `${widened}${dot ? '.' : ''}`;
+    });
     const app = (await attacker.post('/applications', { name: 'Evil Two' })).json.id as string;
     await fc.assert(
       fc.asyncProperty(spelling, async (hostname) => {
@@ -219,7 +268,12 @@ describe('custom domains on a platform that does not publish under localhost', (
 
   beforeAll(async () => {
     dns = await TestDnsServer.start();
-    gw = await startGateway('domains-prod', { BCRYPT_ROUNDS: '4', SLIPWAY_DNS_SERVERS: dns.address, APPS_DOMAIN: 'apps.platform.test', AUTH_PUBLIC_URL: 'http://signin.platform.test:3001' });
+    gw = await startGateway('domains-prod', {
+      BCRYPT_ROUNDS: '4',
+      SLIPWAY_DNS_SERVERS: dns.address,
+      APPS_DOMAIN: 'apps.platform.test',
+      AUTH_PUBLIC_URL: 'http://signin.platform.test:3001',
+    });
   });
   afterAll(async () => {
     await gw?.close();

@@ -86,7 +86,12 @@ describe('dashboard API /dashboard/api (real HTTP, Postgres)', () => {
       for (const res of [noOrigin, foreign, noHeader]) expect([res.status, res.json.code]).toEqual([403, 'forbidden']);
       expect(foreign.json.error).toContain('Origin');
       expect(noHeader.json.error).toContain('X-Slipway-Csrf');
-      const signIn = await new DashboardClient(gw.url).request('POST', '/session/sign-in', { email: 'ada@example.com', password: 'correct horse battery' }, { origin: DASHBOARD_ORIGIN });
+      const signIn = await new DashboardClient(gw.url).request(
+        'POST',
+        '/session/sign-in',
+        { email: 'ada@example.com', password: 'correct horse battery' },
+        { origin: DASHBOARD_ORIGIN },
+      );
       expect(signIn.status).toBe(403);
       expect(await count()).toBe(before);
     });
@@ -120,7 +125,15 @@ describe('dashboard API /dashboard/api (real HTTP, Postgres)', () => {
     it('shows the full key once; the key deploys; rename, rotate (old key dead) and revoke', async () => {
       const created = await ada.post(`/applications/${appId}/api-keys`, { name: 'ci' });
       expect(created.status).toBe(201);
-      expect(created.json).toEqual({ id: expect.any(String), name: 'ci', prefix: expect.stringMatching(/^slw_key_\w{10}$/), key: expect.stringMatching(/^slw_key_\w{10}_\w{43}$/), createdAt: expect.any(String), lastUsedAt: null, revokedAt: null });
+      expect(created.json).toEqual({
+        id: expect.any(String),
+        name: 'ci',
+        prefix: expect.stringMatching(/^slw_key_\w{10}$/),
+        key: expect.stringMatching(/^slw_key_\w{10}_\w{43}$/),
+        createdAt: expect.any(String),
+        lastUsedAt: null,
+        revokedAt: null,
+      });
       const key = created.json.key as string;
       const api = (k: string) => send(`${gw.url}/api/v1/secrets`, { headers: { authorization: `Bearer ${k}` } });
       expect((await api(key)).status).toBe(200);
@@ -130,7 +143,10 @@ describe('dashboard API /dashboard/api (real HTTP, Postgres)', () => {
       expect(list.json.keys[0]).toMatchObject({ id: created.json.id, prefix: created.json.prefix });
       expect((await gw.sql.query('SELECT key_hash FROM api_keys WHERE id = $1', [created.json.id])).rows[0].key_hash).not.toContain(key.slice(19));
 
-      expect((await ada.patch(`/applications/${appId}/api-keys/${created.json.id}`, { name: 'deploys' })).json).toEqual({ id: created.json.id, name: 'deploys' });
+      expect((await ada.patch(`/applications/${appId}/api-keys/${created.json.id}`, { name: 'deploys' })).json).toEqual({
+        id: created.json.id,
+        name: 'deploys',
+      });
       const rotated = await ada.post(`/applications/${appId}/api-keys/${created.json.id}/rotate`);
       expect(rotated.json).toMatchObject({ name: 'deploys', replaces: created.json.id, key: expect.stringMatching(/^slw_key_/) });
       expect((await api(key)).status).toBe(401);
@@ -144,7 +160,11 @@ describe('dashboard API /dashboard/api (real HTTP, Postgres)', () => {
   describe('personal access tokens', () => {
     it('are the owner’s: created once-shown, listed without the token, rotated and revoked; invisible to others', async () => {
       const created = await ada.post('/tokens', { name: 'laptop' });
-      expect(created.json).toMatchObject({ name: 'laptop', prefix: expect.stringMatching(/^slw_pat_/), token: expect.stringMatching(/^slw_pat_\w{10}_\w{43}$/) });
+      expect(created.json).toMatchObject({
+        name: 'laptop',
+        prefix: expect.stringMatching(/^slw_pat_/),
+        token: expect.stringMatching(/^slw_pat_\w{10}_\w{43}$/),
+      });
       expect((await ada.get('/tokens')).text).not.toContain(created.json.token);
       expect((await eve.get('/tokens')).json.tokens).toEqual([]);
       expect((await eve.delete(`/tokens/${created.json.id}`)).status).toBe(404);
@@ -174,7 +194,11 @@ describe('dashboard API /dashboard/api (real HTTP, Postgres)', () => {
       expect(added.json).toMatchObject({ hostname: 'shop.example.com', status: 'pending', trustedOrigins: [] });
       dns.setTxt(added.json.record.name, [added.json.record.value]);
       const verified = await ada.post(`/applications/${appId}/domains/${added.json.id}/verify`);
-      expect(verified.json).toMatchObject({ hostname: 'shop.example.com', status: 'verified', trustedOrigins: ['http://shop.example.com', 'https://shop.example.com'] });
+      expect(verified.json).toMatchObject({
+        hostname: 'shop.example.com',
+        status: 'verified',
+        trustedOrigins: ['http://shop.example.com', 'https://shop.example.com'],
+      });
       const origins = (await gw.sql.query('SELECT origin, source, domain_id FROM trusted_origins WHERE application_id = $1 ORDER BY origin', [appId])).rows;
       expect(origins).toEqual([
         { origin: 'http://shop.example.com', source: 'custom_domain', domain_id: added.json.id },
@@ -202,22 +226,35 @@ describe('dashboard API /dashboard/api (real HTTP, Postgres)', () => {
       expect(stored.toString('latin1')).not.toContain('sk_live_very_secret');
       const list = await ada.get(`/applications/${appId}/secrets`);
       expect([list.json, list.text.includes('sk_live')]).toEqual([{ names: ['STRIPE_KEY'], secrets: [{ name: 'STRIPE_KEY', scopes: ['all'] }] }, false]);
-      expect((await ada.put(`/applications/${appId}/secrets`, { secrets: { 'bad-name': 'x' } })).json).toMatchObject({ code: 'bad_request', error: expect.stringContaining('^[A-Z_]') });
+      expect((await ada.put(`/applications/${appId}/secrets`, { secrets: { 'bad-name': 'x' } })).json).toMatchObject({
+        code: 'bad_request',
+        error: expect.stringContaining('^[A-Z_]'),
+      });
       expect((await ada.delete(`/applications/${appId}/secrets/STRIPE_KEY`)).json).toEqual({ names: [] });
     });
 
     it('keeps a value per scope (sealed to its scope), deletes one scope or every one, and refuses an unknown scope', async () => {
       await ada.put(`/applications/${appId}/secrets`, { secrets: { API_URL: 'https://prod.example' } });
-      expect((await ada.put(`/applications/${appId}/secrets?scope=preview`, { secrets: { API_URL: 'https://staging.example' } })).json).toEqual({ names: ['API_URL'] });
-      expect((await ada.get(`/applications/${appId}/secrets`)).json).toEqual({ names: ['API_URL'], secrets: [{ name: 'API_URL', scopes: ['all', 'preview'] }] });
+      expect((await ada.put(`/applications/${appId}/secrets?scope=preview`, { secrets: { API_URL: 'https://staging.example' } })).json).toEqual({
+        names: ['API_URL'],
+      });
+      expect((await ada.get(`/applications/${appId}/secrets`)).json).toEqual({
+        names: ['API_URL'],
+        secrets: [{ name: 'API_URL', scopes: ['all', 'preview'] }],
+      });
       // The contract's list is unchanged: each name once.
       const { rows } = await gw.sql.query(`SELECT scope, value FROM secrets WHERE application_id = $1 AND name = 'API_URL' ORDER BY scope`, [appId]);
       expect(rows.map((r) => r.scope)).toEqual(['all', 'preview']);
       const preview = rows[1].value as Buffer;
       // Bound to its scope: it does not open as the value for both (a row moved between scopes fails).
-      expect(decryptEnvelopeToString(keyringFromMasterKey(gw.config.SLIPWAY_MASTER_KEY), preview, envelopeBinding.secret(appId, 'API_URL', 'preview'))).toBe('https://staging.example');
+      expect(decryptEnvelopeToString(keyringFromMasterKey(gw.config.SLIPWAY_MASTER_KEY), preview, envelopeBinding.secret(appId, 'API_URL', 'preview'))).toBe(
+        'https://staging.example',
+      );
       expect(() => decryptEnvelopeToString(keyringFromMasterKey(gw.config.SLIPWAY_MASTER_KEY), preview, envelopeBinding.secret(appId, 'API_URL'))).toThrow();
-      expect((await ada.put(`/applications/${appId}/secrets?scope=staging`, { secrets: { API_URL: 'x' } })).json).toMatchObject({ code: 'bad_request', error: expect.stringContaining('scope') });
+      expect((await ada.put(`/applications/${appId}/secrets?scope=staging`, { secrets: { API_URL: 'x' } })).json).toMatchObject({
+        code: 'bad_request',
+        error: expect.stringContaining('scope'),
+      });
       expect((await ada.delete(`/applications/${appId}/secrets/API_URL?scope=preview`)).json).toEqual({ names: ['API_URL'] });
       expect((await ada.get(`/applications/${appId}/secrets`)).json).toEqual({ names: ['API_URL'], secrets: [{ name: 'API_URL', scopes: ['all'] }] });
       await ada.put(`/applications/${appId}/secrets?scope=production`, { secrets: { API_URL: 'https://prod-only.example' } });
@@ -227,18 +264,27 @@ describe('dashboard API /dashboard/api (real HTTP, Postgres)', () => {
 
   describe('deployments and releases', () => {
     it('lists deployments with counts, shows one exactly as the API poll does, lists releases with the live one', async () => {
-      const dep = (await gw.sql.query(
-        `INSERT INTO deployments (application_id, status, warnings, hazards, spec, started_at, finished_at) VALUES ($1, 'succeeded', $2, '[]', '{"kind":"static"}', now(), now()) RETURNING id`,
-        [appId, JSON.stringify([{ code: 'w', severity: 'warning', message: 'm', file: 'a.js' }])],
-      )).rows[0].id;
-      const rel = (await gw.sql.query(`INSERT INTO releases (application_id, deployment_id, kind, artifact_key, spec) VALUES ($1, $2, 'static', 'k', '{}') RETURNING id`, [appId, dep])).rows[0].id;
+      const dep = (
+        await gw.sql.query(
+          `INSERT INTO deployments (application_id, status, warnings, hazards, spec, started_at, finished_at) VALUES ($1, 'succeeded', $2, '[]', '{"kind":"static"}', now(), now()) RETURNING id`,
+          [appId, JSON.stringify([{ code: 'w', severity: 'warning', message: 'm', file: 'a.js' }])],
+        )
+      ).rows[0].id;
+      const rel = (
+        await gw.sql.query(`INSERT INTO releases (application_id, deployment_id, kind, artifact_key, spec) VALUES ($1, $2, 'static', 'k', '{}') RETURNING id`, [
+          appId,
+          dep,
+        ])
+      ).rows[0].id;
       await gw.sql.query('UPDATE applications SET live_release_id = $1 WHERE id = $2', [rel, appId]);
       const list = await ada.get(`/applications/${appId}/deployments`);
       expect(list.json.deployments[0]).toMatchObject({ id: dep, status: 'succeeded', warningCount: 1, hazardCount: 0 });
       const one = await ada.get(`/applications/${appId}/deployments/${dep}`);
       expect(one.json).toMatchObject({ taskId: dep, status: 'succeeded', spec: { kind: 'static' }, url: 'http://main-shop.localhost:8080' });
       expect((await eve.get(`/applications/${appId}/deployments/${dep}`)).status).toBe(404);
-      expect((await ada.get(`/applications/${appId}/releases`)).json.releases).toEqual([{ id: rel, deploymentId: dep, kind: 'static', createdAt: expect.any(String), sizeBytes: 0, deploymentStatus: 'succeeded', live: true, preview: null }]);
+      expect((await ada.get(`/applications/${appId}/releases`)).json.releases).toEqual([
+        { id: rel, deploymentId: dep, kind: 'static', createdAt: expect.any(String), sizeBytes: 0, deploymentStatus: 'succeeded', live: true, preview: null },
+      ]);
     });
   });
 
@@ -249,9 +295,15 @@ describe('dashboard API /dashboard/api (real HTTP, Postgres)', () => {
       expect((await ada.post(`/applications/${appId}/database/connection-string`)).status).toBe(404);
       const owner = (await gw.sql.query('SELECT owner_id FROM applications WHERE id = $1', [appId])).rows[0].owner_id;
       const sealed = encryptEnvelope(keyringFromMasterKey(gw.config.SLIPWAY_MASTER_KEY), 'p4ss', envelopeBinding.databasePassword(appId));
-      await gw.sql.query(`INSERT INTO application_databases (application_id, owner_id, database_name, role_name, password) VALUES ($1, $2, 'app_main_shop', 'app_main_shop_role', $3)`, [appId, owner, sealed]);
+      await gw.sql.query(
+        `INSERT INTO application_databases (application_id, owner_id, database_name, role_name, password) VALUES ($1, $2, 'app_main_shop', 'app_main_shop_role', $3)`,
+        [appId, owner, sealed],
+      );
       const some = await ada.get(`/applications/${appId}/database`);
-      expect(some.json).toEqual({ database: { name: 'app_main_shop', createdAt: expect.any(String), sizeBytes: null }, allowance: { plan: 'free', used: 1, allowed: 1 } });
+      expect(some.json).toEqual({
+        database: { name: 'app_main_shop', createdAt: expect.any(String), sizeBytes: null },
+        allowance: { plan: 'free', used: 1, allowed: 1 },
+      });
       expect(some.text).not.toContain('p4ss');
       expect((await ada.request('POST', `/applications/${appId}/database/connection-string`, {}, { origin: DASHBOARD_ORIGIN })).status).toBe(403);
       const revealed = await ada.post(`/applications/${appId}/database/connection-string`);

@@ -22,7 +22,9 @@ describe('dashboard sign-in users: ban, unban, revoke sessions, set role (real H
     expect((await ada.post(`/applications/${appId}/sign-in`)).status).toBe(200);
     tenant = new pg.Client({ connectionString: withDatabase(TEST_SERVER_URL, `app_${appId.replace(/-/g, '')}`) });
     await tenant.connect();
-    await tenant.query(`INSERT INTO service_auth.users (id, name, email) VALUES ('u1', 'Grace Hopper', 'grace@example.com'), ('u2', 'Alan Turing', 'alan@example.org')`);
+    await tenant.query(
+      `INSERT INTO service_auth.users (id, name, email) VALUES ('u1', 'Grace Hopper', 'grace@example.com'), ('u2', 'Alan Turing', 'alan@example.org')`,
+    );
     await tenant.query(
       `INSERT INTO service_auth.sessions (id, token_hash, user_id, expires_at) VALUES ('s1', 'h1', 'u1', now() + interval '1 day'), ('s2', 'h2', 'u1', now() + interval '1 day'), ('s3', 'h3', 'u2', now() + interval '1 day')`,
     );
@@ -33,12 +35,26 @@ describe('dashboard sign-in users: ban, unban, revoke sessions, set role (real H
     await gw.close();
   });
 
-  const sessionsOf = async (userId: string) => (await tenant.query('SELECT id FROM service_auth.sessions WHERE user_id = $1 ORDER BY id', [userId])).rows.map((r) => r.id);
-  const audit = async (userId: string) => (await tenant.query('SELECT actor_user_id, action, details FROM service_auth.admin_audit WHERE target_user_id = $1 ORDER BY created_at', [userId])).rows;
+  const sessionsOf = async (userId: string) =>
+    (await tenant.query('SELECT id FROM service_auth.sessions WHERE user_id = $1 ORDER BY id', [userId])).rows.map((r) => r.id);
+  const audit = async (userId: string) =>
+    (await tenant.query('SELECT actor_user_id, action, details FROM service_auth.admin_audit WHERE target_user_id = $1 ORDER BY created_at', [userId])).rows;
 
   it('shows role and ban in the list; a ban ends the user’s sessions; unban, role and revoke; each with an audit row naming the owner', async () => {
     const listed = await ada.get(`/applications/${appId}/sign-in/users?search=grace`);
-    expect(listed.json.users).toEqual([{ id: 'u1', email: 'grace@example.com', name: 'Grace Hopper', emailVerified: false, createdAt: expect.any(String), role: 'user', banned: false, banReason: null, banExpires: null }]);
+    expect(listed.json.users).toEqual([
+      {
+        id: 'u1',
+        email: 'grace@example.com',
+        name: 'Grace Hopper',
+        emailVerified: false,
+        createdAt: expect.any(String),
+        role: 'user',
+        banned: false,
+        banReason: null,
+        banExpires: null,
+      },
+    ]);
 
     const ban = await ada.post(`/applications/${appId}/sign-in/users/u1/ban`, { banReason: 'chargebacks', banExpiresIn: 3600 });
     expect(ban.status).toBe(200);

@@ -35,12 +35,29 @@ describe('dashboard sign-in tab API (real HTTP, Postgres)', () => {
     // Users live in the application's own database.
     const tenant = new pg.Client({ connectionString: withDatabase(TEST_SERVER_URL, `app_${appId.replace(/-/g, '')}`) });
     await tenant.connect();
-    await tenant.query(`INSERT INTO service_auth.users (id, name, email) VALUES ('u1', 'Grace Hopper', 'grace@example.com'), ('u2', 'Alan Turing', 'alan@example.org')`);
+    await tenant.query(
+      `INSERT INTO service_auth.users (id, name, email) VALUES ('u1', 'Grace Hopper', 'grace@example.com'), ('u2', 'Alan Turing', 'alan@example.org')`,
+    );
     await tenant.end();
     const all = await ada.get(`/applications/${appId}/sign-in/users`);
     expect(all.json.total).toBe(2);
     const found = await ada.get(`/applications/${appId}/sign-in/users?search=HOPPER`);
-    expect(found.json).toEqual({ total: 1, users: [{ id: 'u1', email: 'grace@example.com', name: 'Grace Hopper', emailVerified: false, createdAt: expect.any(String), role: 'user', banned: false, banReason: null, banExpires: null }] });
+    expect(found.json).toEqual({
+      total: 1,
+      users: [
+        {
+          id: 'u1',
+          email: 'grace@example.com',
+          name: 'Grace Hopper',
+          emailVerified: false,
+          createdAt: expect.any(String),
+          role: 'user',
+          banned: false,
+          banReason: null,
+          banExpires: null,
+        },
+      ],
+    });
     expect((await ada.get(`/applications/${appId}/sign-in/users?search=%25`)).json.total).toBe(0);
 
     const updated = await ada.patch(`/applications/${appId}/sign-in/settings`, {
@@ -55,11 +72,18 @@ describe('dashboard sign-in tab API (real HTTP, Postgres)', () => {
     const stored = (await gw.sql.query('SELECT settings FROM sign_in_services WHERE application_id = $1', [appId])).rows[0].settings;
     expect(JSON.stringify(stored)).not.toContain('gh-very-secret');
     const sealed = Buffer.from(stored.socialProviders.github.clientSecret, 'base64');
-    expect(decryptEnvelopeToString(keyringFromMasterKey(gw.config.SLIPWAY_MASTER_KEY), sealed, envelopeBinding.oauthClientSecret(appId, 'github'))).toBe('gh-very-secret');
+    expect(decryptEnvelopeToString(keyringFromMasterKey(gw.config.SLIPWAY_MASTER_KEY), sealed, envelopeBinding.oauthClientSecret(appId, 'github'))).toBe(
+      'gh-very-secret',
+    );
     expect((await ada.patch(`/applications/${appId}/sign-in/settings`, { socialProviders: { github: null } })).json.service.socialProviders).toEqual({});
-    expect((await ada.patch(`/applications/${appId}/sign-in/settings`, { socialProviders: { twitter: { clientId: 'x', clientSecret: 'y' } } })).json.code).toBe('bad_request');
+    expect((await ada.patch(`/applications/${appId}/sign-in/settings`, { socialProviders: { twitter: { clientId: 'x', clientSecret: 'y' } } })).json.code).toBe(
+      'bad_request',
+    );
 
-    await gw.sql.query(`INSERT INTO emails (application_id, kind, to_address, subject, text_body) VALUES ($1, 'verification', 'grace@example.com', 'Verify your email', 'Open http://x/verify')`, [appId]);
+    await gw.sql.query(
+      `INSERT INTO emails (application_id, kind, to_address, subject, text_body) VALUES ($1, 'verification', 'grace@example.com', 'Verify your email', 'Open http://x/verify')`,
+      [appId],
+    );
     expect((await ada.get(`/applications/${appId}/sign-in/emails`)).json.emails).toEqual([
       expect.objectContaining({ kind: 'verification', toAddress: 'grace@example.com', subject: 'Verify your email', status: 'outbox' }),
     ]);

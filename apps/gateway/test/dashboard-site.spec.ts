@@ -25,13 +25,24 @@ describe('the built dashboard at / (real HTTP)', () => {
   it('serves index.html uncached at / and for client routes (SPA fallback)', async () => {
     for (const path of ['/', '/apps/123/deployments', '/sign-in']) {
       const res = await send(`${gw.url}${path}`);
-      expect([path, res.status, res.headers['content-type'], res.headers['cache-control'], res.text]).toEqual([path, 200, 'text/html; charset=utf-8', 'no-cache', '<!doctype html><div id="root"></div>']);
+      expect([path, res.status, res.headers['content-type'], res.headers['cache-control'], res.text]).toEqual([
+        path,
+        200,
+        'text/html; charset=utf-8',
+        'no-cache',
+        '<!doctype html><div id="root"></div>',
+      ]);
     }
   });
 
   it('serves hashed assets with a long immutable cache; a missing asset is a 404, not index.html', async () => {
     const asset = await send(`${gw.url}/assets/index-Ab12.js`);
-    expect([asset.status, asset.headers['content-type'], asset.headers['cache-control'], asset.text]).toEqual([200, 'text/javascript; charset=utf-8', 'public, max-age=31536000, immutable', 'console.log(1)']);
+    expect([asset.status, asset.headers['content-type'], asset.headers['cache-control'], asset.text]).toEqual([
+      200,
+      'text/javascript; charset=utf-8',
+      'public, max-age=31536000, immutable',
+      'console.log(1)',
+    ]);
     expect((await send(`${gw.url}/assets/gone-1234.js`)).status).toBe(404);
     expect((await send(`${gw.url}/%2e%2e/%2e%2e/package.json`)).text).not.toContain('"name"');
   });

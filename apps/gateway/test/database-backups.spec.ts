@@ -8,7 +8,7 @@ import { startGateway, type GatewayUnderTest, type TestApplication } from './sup
  * and Postgres. No backup service runs: base backups are catalogue rows the test writes, and
  * restores stay queued unless the test ends them.
  */
-describe("database backups: GET/POST …/database/backups, POST …/database/restores, GET …/restores/:id (real HTTP, Postgres)", () => {
+describe('database backups: GET/POST …/database/backups, POST …/database/restores, GET …/restores/:id (real HTTP, Postgres)', () => {
   let gw: GatewayUnderTest;
   let app: TestApplication;
   /** An application of another owner, with a database of its own. */
@@ -22,13 +22,18 @@ describe("database backups: GET/POST …/database/backups, POST …/database/res
       headers: { authorization: `Bearer ${as.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : Buffer.from(JSON.stringify(body)),
     });
-  const restore = (to: string, into: string | undefined = 'in_place', as = app, appId = app.id) => call(as, 'POST', `${appId}/database/restores`, { to, ...(into === undefined ? {} : { into }) });
+  const restore = (to: string, into: string | undefined = 'in_place', as = app, appId = app.id) =>
+    call(as, 'POST', `${appId}/database/restores`, { to, ...(into === undefined ? {} : { into }) });
   const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
-  const restoreRows = async (appId: string) => (await gw.sql.query(`SELECT id, status, mode, target_time FROM database_restores WHERE application_id = $1 ORDER BY created_at`, [appId])).rows;
+  const restoreRows = async (appId: string) =>
+    (await gw.sql.query(`SELECT id, status, mode, target_time FROM database_restores WHERE application_id = $1 ORDER BY created_at`, [appId])).rows;
 
   async function giveDatabase(appId: string) {
     const name = `app_${randomBytes(5).toString('hex')}`;
-    await gw.sql.query(`INSERT INTO application_databases (application_id, owner_id, database_name, role_name, password) SELECT id, owner_id, $2, $3, '\\x00'::bytea FROM applications WHERE id = $1`, [appId, name, `${name}_role`]);
+    await gw.sql.query(
+      `INSERT INTO application_databases (application_id, owner_id, database_name, role_name, password) SELECT id, owner_id, $2, $3, '\\x00'::bytea FROM applications WHERE id = $1`,
+      [appId, name, `${name}_role`],
+    );
   }
 
   /** Another owner, their application and its project API key (startGateway's helper makes every application under one owner). */
@@ -37,7 +42,13 @@ describe("database backups: GET/POST …/database/backups, POST …/database/res
     const slug = `stranger-${randomBytes(3).toString('hex')}`;
     const id = (await gw.sql.query(`INSERT INTO applications (owner_id, name, slug) VALUES ($1, 'stranger', $2) RETURNING id`, [owner, slug])).rows[0].id;
     const token = issueToken('api_key');
-    const keyId = (await gw.sql.query(`INSERT INTO api_keys (application_id, name, prefix, key_hash) VALUES ($1, 'test', $2, $3) RETURNING id`, [id, token.prefix, token.hash])).rows[0].id;
+    const keyId = (
+      await gw.sql.query(`INSERT INTO api_keys (application_id, name, prefix, key_hash) VALUES ($1, 'test', $2, $3) RETURNING id`, [
+        id,
+        token.prefix,
+        token.hash,
+      ])
+    ).rows[0].id;
     return { id, slug, key: token.token, keyId };
   }
 
@@ -72,7 +83,9 @@ describe("database backups: GET/POST …/database/backups, POST …/database/res
     );
     [baseId, baseAt] = [base.rows[0].id, base.rows[0].finished_at];
     // A later failed base: not something to restore from, but the health says so.
-    await gw.sql.query(`INSERT INTO backups (kind, status, trigger, started_at, finished_at, error) VALUES ('base', 'failed', 'schedule', now() - interval '5 minutes', now() - interval '4 minutes', 'disk full')`);
+    await gw.sql.query(
+      `INSERT INTO backups (kind, status, trigger, started_at, finished_at, error) VALUES ('base', 'failed', 'schedule', now() - interval '5 minutes', now() - interval '4 minutes', 'disk full')`,
+    );
 
     const before = Date.now();
     const list = await call(app, 'GET', `${app.id}/database/backups`);
@@ -91,7 +104,14 @@ describe("database backups: GET/POST …/database/backups, POST …/database/res
   it('marks a restore point (201), listed with its label for its application only', async () => {
     const marked = await call(app, 'POST', `${app.id}/database/backups`, { label: 'before the migration' });
     expect(marked.status).toBe(201);
-    expect(marked.json).toEqual({ id: expect.any(String), kind: 'restore_point', label: 'before the migration', at: expect.any(String), sizeBytes: null, trigger: 'owner' });
+    expect(marked.json).toEqual({
+      id: expect.any(String),
+      kind: 'restore_point',
+      label: 'before the migration',
+      at: expect.any(String),
+      sizeBytes: null,
+      trigger: 'owner',
+    });
     expect(Math.abs(Date.parse(marked.json.at) - Date.now())).toBeLessThan(10_000);
     const { rows } = await gw.sql.query(`SELECT kind, status, application_id, label FROM backups WHERE id = $1`, [marked.json.id]);
     expect(rows).toEqual([{ kind: 'restore_point', status: 'succeeded', application_id: app.id, label: 'before the migration' }]);
@@ -106,7 +126,11 @@ describe("database backups: GET/POST …/database/backups, POST …/database/res
       const refused = await call(app, 'POST', `${app.id}/database/backups`, body);
       expect([JSON.stringify(body), refused.status, refused.json.code]).toEqual([JSON.stringify(body), 400, 'bad_request']);
     }
-    const notJson = await send(`${gw.url}/dashboard/api/applications/${app.id}/database/backups`, { method: 'POST', headers: { authorization: `Bearer ${app.key}`, 'content-type': 'text/plain' }, body: Buffer.from('label=x') });
+    const notJson = await send(`${gw.url}/dashboard/api/applications/${app.id}/database/backups`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.key}`, 'content-type': 'text/plain' },
+      body: Buffer.from('label=x'),
+    });
     expect([notJson.status, notJson.json.code]).toEqual([400, 'bad_request']);
   });
 
@@ -116,7 +140,19 @@ describe("database backups: GET/POST …/database/backups, POST …/database/res
     const to = minutesAgo(30);
     const queued = await restore(to);
     expect(queued.status).toBe(202);
-    expect(queued.json).toEqual({ id: expect.any(String), status: 'queued', step: 'queued', to, into: 'in_place', databaseName: null, keptDatabase: null, sizeBytes: null, error: null, createdAt: expect.any(String), finishedAt: null });
+    expect(queued.json).toEqual({
+      id: expect.any(String),
+      status: 'queued',
+      step: 'queued',
+      to,
+      into: 'in_place',
+      databaseName: null,
+      keptDatabase: null,
+      sizeBytes: null,
+      error: null,
+      createdAt: expect.any(String),
+      finishedAt: null,
+    });
     firstRestore = queued.json.id;
     expect(await restoreRows(app.id)).toEqual([{ id: firstRestore, status: 'queued', mode: 'in_place', target_time: new Date(to) }]);
 
@@ -154,7 +190,7 @@ describe("database backups: GET/POST …/database/backups, POST …/database/res
     expect(await restoreRows(app.id)).toHaveLength(1);
   });
 
-  it("restores to a restore point by its id (its time), once the previous restore has finished", async () => {
+  it('restores to a restore point by its id (its time), once the previous restore has finished', async () => {
     const point = (await call(app, 'POST', `${app.id}/database/backups`, { label: 'known good' })).json;
     await gw.sql.query(`UPDATE database_restores SET status = 'succeeded', step = 'done', finished_at = now() WHERE id = $1`, [firstRestore]);
     const accepted = await restore(point.id, 'new');
@@ -169,7 +205,13 @@ describe("database backups: GET/POST …/database/backups, POST …/database/res
 
   it("answers a restore's status by its id, and 404 for another application's restore or another owner's application", async () => {
     const status = await call(app, 'GET', `${app.id}/database/restores/${firstRestore}`);
-    expect([status.status, status.json.id, status.json.status, status.json.into, status.json.finishedAt]).toEqual([200, firstRestore, 'succeeded', 'in_place', expect.any(String)]);
+    expect([status.status, status.json.id, status.json.status, status.json.into, status.json.finishedAt]).toEqual([
+      200,
+      firstRestore,
+      'succeeded',
+      'in_place',
+      expect.any(String),
+    ]);
 
     const theirs = (await restoreRows(stranger.id))[0].id;
     for (const id of [theirs, randomUUID(), 'not-an-id']) {
@@ -191,10 +233,15 @@ describe("database backups: GET/POST …/database/backups, POST …/database/res
 
   it('limits restores to restoresPerHour per application (429 rate_limited with Retry-After); other applications are not counted', async () => {
     // This application has asked for 2 restores in this file; finish them and add past ones up to the limit.
-    await gw.sql.query(`UPDATE database_restores SET status = 'succeeded', finished_at = now() WHERE application_id = $1 AND status IN ('queued', 'running')`, [app.id]);
+    await gw.sql.query(`UPDATE database_restores SET status = 'succeeded', finished_at = now() WHERE application_id = $1 AND status IN ('queued', 'running')`, [
+      app.id,
+    ]);
     const asked = (await restoreRows(app.id)).length;
     for (let i = asked; i < 4; i++) {
-      await gw.sql.query(`INSERT INTO database_restores (application_id, target_time, mode, status, finished_at) VALUES ($1, now() - interval '30 minutes', 'new', 'succeeded', now())`, [app.id]);
+      await gw.sql.query(
+        `INSERT INTO database_restores (application_id, target_time, mode, status, finished_at) VALUES ($1, now() - interval '30 minutes', 'new', 'succeeded', now())`,
+        [app.id],
+      );
     }
     const refused = await restore(minutesAgo(30), 'new');
     expect([refused.status, refused.json.code]).toEqual([429, 'rate_limited']);

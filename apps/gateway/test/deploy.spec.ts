@@ -40,7 +40,8 @@ describe('POST /api/v1/deploy and GET /api/v1/deployments/{taskId} (real HTTP, P
     const dur = Object.fromEntries([...timing.matchAll(/(\w+);dur=([\d.]+)/g)].map((m) => [m[1], Number(m[2])]));
     expect(dur.accept).toBeCloseTo(dur.store + dur.row + dur.queue, 0);
 
-    const row = (await gw.sql.query('SELECT application_id, status, source_key, source_bytes, steps, deadline_at FROM deployments WHERE id = $1', [taskId])).rows[0];
+    const row = (await gw.sql.query('SELECT application_id, status, source_key, source_bytes, steps, deadline_at FROM deployments WHERE id = $1', [taskId]))
+      .rows[0];
     expect(row).toMatchObject({ application_id: app.id, status: 'queued', source_key: sourceKey(taskId) });
     expect(row.steps.map((s: { name: string }) => s.name)).toEqual(['receive', 'analyze', 'install', 'build', 'scan', 'package', 'release']);
     expect(row.steps[0]).toEqual({ name: 'receive', status: 'pending', startedAt: null, finishedAt: null, durationMs: null, log: '' });
@@ -60,9 +61,33 @@ describe('POST /api/v1/deploy and GET /api/v1/deployments/{taskId} (real HTTP, P
   });
 
   it.each([
-    ['tar', () => makeTar([{ name: './', type: 'directory' }, { name: './run.sh', content: 'echo hi', mode: 0o755 }, { name: './a/b.txt', content: 'b' }])],
-    ['tar.gz', () => makeTarGz([{ name: 'run.sh', content: 'echo hi', mode: 0o755 }, { name: 'a/', type: 'directory' }, { name: 'a/b.txt', content: 'b' }])],
-    ['zip', async () => makeZip([{ name: 'run.sh', content: 'echo hi', unixMode: 0o100755 }, { name: 'a/', unixMode: 0o040755 }, { name: 'a/b.txt', content: 'b', deflate: true }])],
+    [
+      'tar',
+      () =>
+        makeTar([
+          { name: './', type: 'directory' },
+          { name: './run.sh', content: 'echo hi', mode: 0o755 },
+          { name: './a/b.txt', content: 'b' },
+        ]),
+    ],
+    [
+      'tar.gz',
+      () =>
+        makeTarGz([
+          { name: 'run.sh', content: 'echo hi', mode: 0o755 },
+          { name: 'a/', type: 'directory' },
+          { name: 'a/b.txt', content: 'b' },
+        ]),
+    ],
+    [
+      'zip',
+      async () =>
+        makeZip([
+          { name: 'run.sh', content: 'echo hi', unixMode: 0o100755 },
+          { name: 'a/', unixMode: 0o040755 },
+          { name: 'a/b.txt', content: 'b', deflate: true },
+        ]),
+    ],
   ])('accepts a %s archive recognised by content (any file name) and stores the same normalised tar', async (_kind, build) => {
     const app = await gw.createApplication();
     const response = await deploy(app, [{ name: 'archive', filename: 'source.bin', content: await build() }]);
@@ -93,7 +118,12 @@ describe('POST /api/v1/deploy and GET /api/v1/deployments/{taskId} (real HTTP, P
       queuedSeconds: expect.any(Number),
     });
     expect(mine.json.queuedSeconds).toBeGreaterThanOrEqual(0);
-    for (const response of [await poll(b, taskId), await poll(a, '00000000-0000-4000-8000-000000000000'), await poll(a, 'not-a-uuid'), await poll(a, "1' OR '1'='1")]) {
+    for (const response of [
+      await poll(b, taskId),
+      await poll(a, '00000000-0000-4000-8000-000000000000'),
+      await poll(a, 'not-a-uuid'),
+      await poll(a, "1' OR '1'='1"),
+    ]) {
       expect(response.status).toBe(404);
       expect(response.json).toEqual({ error: expect.any(String), code: 'not_found', documentation: `${DOC}not_found` });
     }
@@ -101,8 +131,17 @@ describe('POST /api/v1/deploy and GET /api/v1/deployments/{taskId} (real HTTP, P
 
   it('reports url once succeeded and error once failed', async () => {
     const app = await gw.createApplication();
-    const ok = (await gw.sql.query(`INSERT INTO deployments (application_id, status, started_at, finished_at) VALUES ($1, 'succeeded', now(), now()) RETURNING id`, [app.id])).rows[0].id;
-    const failed = (await gw.sql.query(`INSERT INTO deployments (application_id, status, error, finished_at) VALUES ($1, 'failed', $2, now()) RETURNING id`, [app.id, { code: 'build_failed', message: 'npm run build exited 1', step: 'build' }])).rows[0].id;
+    const ok = (
+      await gw.sql.query(`INSERT INTO deployments (application_id, status, started_at, finished_at) VALUES ($1, 'succeeded', now(), now()) RETURNING id`, [
+        app.id,
+      ])
+    ).rows[0].id;
+    const failed = (
+      await gw.sql.query(`INSERT INTO deployments (application_id, status, error, finished_at) VALUES ($1, 'failed', $2, now()) RETURNING id`, [
+        app.id,
+        { code: 'build_failed', message: 'npm run build exited 1', step: 'build' },
+      ])
+    ).rows[0].id;
     const succeeded = await poll(app, ok);
     expect(succeeded.json).toMatchObject({ status: 'succeeded', url: `http://${app.slug}.localhost:8080`, finishedAt: expect.any(String) });
     expect(succeeded.json.error).toBeUndefined();
@@ -118,10 +157,17 @@ describe('POST /api/v1/deploy and GET /api/v1/deployments/{taskId} (real HTTP, P
     expect(statuses).toEqual([202, 409]);
     const accepted = one.status === 202 ? one : two;
     const refused = one.status === 409 ? one : two;
-    expect(refused.json).toEqual({ error: expect.any(String), code: 'deploy_in_progress', documentation: `${DOC}deploy_in_progress`, taskId: accepted.json.taskId });
+    expect(refused.json).toEqual({
+      error: expect.any(String),
+      code: 'deploy_in_progress',
+      documentation: `${DOC}deploy_in_progress`,
+      taskId: accepted.json.taskId,
+    });
     expect((await gw.sql.query('SELECT count(*)::int AS n FROM deployments WHERE application_id = $1', [app.id])).rows[0].n).toBe(1);
     // The loser's source blob was deleted: every stored source belongs to a committed row.
-    const keys = (await gw.sql.query('SELECT source_key FROM deployments WHERE source_key IS NOT NULL ORDER BY source_key')).rows.map((r: { source_key: string }) => r.source_key);
+    const keys = (await gw.sql.query('SELECT source_key FROM deployments WHERE source_key IS NOT NULL ORDER BY source_key')).rows.map(
+      (r: { source_key: string }) => r.source_key,
+    );
     expect(await blobs().list('sources/')).toEqual(keys);
   });
 
@@ -166,7 +212,12 @@ describe('POST /api/v1/deploy and GET /api/v1/deployments/{taskId} (real HTTP, P
     await gw.sql.query(`INSERT INTO deployments (application_id, status, created_at) VALUES ($1, 'failed', now() - interval '61 minutes')`, [app.id]);
     const refused = await deploy(app, filesForm({ 'a.txt': 'x' }));
     expect(refused.status).toBe(429);
-    expect(refused.json).toEqual({ error: expect.any(String), code: 'rate_limited', documentation: `${DOC}rate_limited`, retryAfterSeconds: expect.any(Number) });
+    expect(refused.json).toEqual({
+      error: expect.any(String),
+      code: 'rate_limited',
+      documentation: `${DOC}rate_limited`,
+      retryAfterSeconds: expect.any(Number),
+    });
     expect(refused.json.retryAfterSeconds).toBeGreaterThan(590);
     expect(refused.json.retryAfterSeconds).toBeLessThanOrEqual(600);
     expect(refused.headers['retry-after']).toBe(String(refused.json.retryAfterSeconds));

@@ -30,7 +30,12 @@ describe('periodic re-check of verified custom domains (real gateway, Postgres, 
 
   beforeAll(async () => {
     dns = await TestDnsServer.start();
-    gw = await startGateway('domain-recheck', { BCRYPT_ROUNDS: '4', SLIPWAY_DNS_SERVERS: dns.address, DOMAIN_RECHECK_INTERVAL_MS: '1000', DOMAIN_RECHECK_FAILURES: '3' });
+    gw = await startGateway('domain-recheck', {
+      BCRYPT_ROUNDS: '4',
+      SLIPWAY_DNS_SERVERS: dns.address,
+      DOMAIN_RECHECK_INTERVAL_MS: '1000',
+      DOMAIN_RECHECK_FAILURES: '3',
+    });
     subscriber = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
     subscriber.on('message', (_channel, message: string) => announced.push((JSON.parse(message) as { applicationId: string }).applicationId));
     await subscriber.subscribe(routesChannel(gw.redisPrefix).name);
@@ -48,10 +53,13 @@ describe('periodic re-check of verified custom domains (real gateway, Postgres, 
   /** Waits for the next re-check of the claim (its checkedAt moves on). */
   const nextCheck = async (id: string) => {
     const before = (await view(id)).checkedAt;
-    return waitFor(async () => {
-      const now = await view(id);
-      return now.checkedAt !== before ? now : undefined;
-    }, { timeoutMs: 15_000, what: 'the next re-check' });
+    return waitFor(
+      async () => {
+        const now = await view(id);
+        return now.checkedAt !== before ? now : undefined;
+      },
+      { timeoutMs: 15_000, what: 'the next re-check' },
+    );
   };
 
   it('keeps a domain whose record stays, ignores a failing resolver, and unverifies after N misses in a row', async () => {
@@ -66,21 +74,32 @@ describe('periodic re-check of verified custom domains (real gateway, Postgres, 
     // The platform's resolver failing (SERVFAIL) is shown but never counts.
     dns.fail(claimed.record.name);
     await nextCheck(claimed.id);
-    for (let i = 0; i < 3; i++) expect(await nextCheck(claimed.id)).toMatchObject({ status: 'verified', failedChecks: 0, checkError: expect.stringContaining('DNS lookup') });
+    for (let i = 0; i < 3; i++)
+      expect(await nextCheck(claimed.id)).toMatchObject({ status: 'verified', failedChecks: 0, checkError: expect.stringContaining('DNS lookup') });
 
     // One miss, then the record is back: the count starts again.
     dns.setTxt(claimed.record.name, ['slipway-verify=someone-else']);
-    expect(await waitFor(async () => ((await view(claimed.id)).failedChecks === 1 ? view(claimed.id) : undefined), { timeoutMs: 15_000, what: 'one counted miss' })).toMatchObject({ status: 'verified', checkError: expect.stringContaining('Re-check 1 of 3 failed') });
+    expect(
+      await waitFor(async () => ((await view(claimed.id)).failedChecks === 1 ? view(claimed.id) : undefined), { timeoutMs: 15_000, what: 'one counted miss' }),
+    ).toMatchObject({ status: 'verified', checkError: expect.stringContaining('Re-check 1 of 3 failed') });
     dns.setTxt(claimed.record.name, [claimed.record.value]);
-    expect(await waitFor(async () => ((await view(claimed.id)).failedChecks === 0 ? view(claimed.id) : undefined), { timeoutMs: 15_000, what: 'the count to reset' })).toMatchObject({ status: 'verified', checkError: null });
+    expect(
+      await waitFor(async () => ((await view(claimed.id)).failedChecks === 0 ? view(claimed.id) : undefined), {
+        timeoutMs: 15_000,
+        what: 'the count to reset',
+      }),
+    ).toMatchObject({ status: 'verified', checkError: null });
 
     // Gone for good: after three misses in a row the domain lapses.
     announced.length = 0;
     dns.remove(claimed.record.name);
-    const lapsed = await waitFor(async () => {
-      const now = await view(claimed.id);
-      return now.status === 'pending' ? now : undefined;
-    }, { timeoutMs: 20_000, what: 'the domain to lapse' });
+    const lapsed = await waitFor(
+      async () => {
+        const now = await view(claimed.id);
+        return now.status === 'pending' ? now : undefined;
+      },
+      { timeoutMs: 20_000, what: 'the domain to lapse' },
+    );
     expect(lapsed).toMatchObject({ failedChecks: 0, trustedOrigins: [], checkError: expect.stringContaining('Verification lapsed: 3 re-checks in a row') });
     expect((await gw.sql.query(`SELECT count(*)::int AS n FROM trusted_origins WHERE domain_id = $1`, [claimed.id])).rows[0].n).toBe(0);
     await waitFor(() => announced.includes(app), { timeoutMs: 5000, what: 'the edges to be told' });

@@ -13,7 +13,27 @@ const UPLOAD_CODES = ['empty', 'bad_request', 'bad_archive', 'paths_mismatch', '
 
 /** Path pieces chosen to hit the edges: traversal, absolute, separators, NUL, dots, unicode. */
 const segment = fc.oneof(
-  fc.constantFrom('..', '.', '', '...', '~', 'a', 'index.html', 'C:', '\\..', '..\\a', '\0', 'a\0b', ' ', '%2e%2e', 'ｃａｆé', '\u202e', 'node_modules', '.git', '.env'),
+  fc.constantFrom(
+    '..',
+    '.',
+    '',
+    '...',
+    '~',
+    'a',
+    'index.html',
+    'C:',
+    '\\..',
+    '..\\a',
+    '\0',
+    'a\0b',
+    ' ',
+    '%2e%2e',
+    'ｃａｆé',
+    '\u202e',
+    'node_modules',
+    '.git',
+    '.env',
+  ),
   fc.string({ minLength: 1, maxLength: 12 }),
 );
 const hostilePath = fc.oneof(
@@ -75,7 +95,11 @@ describe('hostile upload paths and archive entries (fast-check, real HTTP)', () 
         for (const [name, entry] of entries) {
           if (entry.type !== 'symlink') continue;
           acceptedLinks += 1;
-          expect({ name, target: entry.linkname, resolved: (await resolveLinkInTree(root, name.split('/'))).kind }).toEqual({ name, target: entry.linkname, resolved: 'inside' });
+          expect({ name, target: entry.linkname, resolved: (await resolveLinkInTree(root, name.split('/'))).kind }).toEqual({
+            name,
+            target: entry.linkname,
+            resolved: 'inside',
+          });
         }
       } finally {
         await rm(root, { recursive: true, force: true });
@@ -106,7 +130,9 @@ describe('hostile upload paths and archive entries (fast-check, real HTTP)', () 
     name: hostilePath.filter((p) => Buffer.byteLength(p) < 100 && !p.includes('\0')),
     type: fc.constantFrom('file', 'file', 'directory', 'symlink', 'link'),
     content: fc.string({ maxLength: 20 }),
-    linkname: fc.oneof(hostilePath, fc.constantFrom('/etc/passwd', '../../../etc/passwd', 'index.html', 'a', '..', '.', 'a/..', '../a', 'a/../..')).filter((p) => Buffer.byteLength(p) < 100 && !p.includes('\0')),
+    linkname: fc
+      .oneof(hostilePath, fc.constantFrom('/etc/passwd', '../../../etc/passwd', 'index.html', 'a', '..', '.', 'a/..', '../a', 'a/../..'))
+      .filter((p) => Buffer.byteLength(p) < 100 && !p.includes('\0')),
   }) as fc.Arbitrary<TarEntry>;
 
   it('tar archive entries (names, links, directories): stored inside the workspace as files and in-tree links, or a coded 400', async () => {

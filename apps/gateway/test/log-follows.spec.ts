@@ -47,7 +47,10 @@ function follow(url: string, key: string, opened: Set<Follow>): Promise<Follow> 
         received: (needle) =>
           new Promise<void>((ok, fail) => {
             if (body.includes(needle)) return ok();
-            const deadline = setTimeout(() => (waiters.delete(check), fail(new Error(`${needle} not received within ${WAIT_MS} ms; got ${JSON.stringify(body)}`))), WAIT_MS);
+            const deadline = setTimeout(
+              () => (waiters.delete(check), fail(new Error(`${needle} not received within ${WAIT_MS} ms; got ${JSON.stringify(body)}`))),
+              WAIT_MS,
+            );
             const check = () => {
               if (!body.includes(needle)) return;
               clearTimeout(deadline);
@@ -112,7 +115,10 @@ describe('log follows per application (real HTTP, Postgres, Redis, a stand-in ed
       res.write(`${JSON.stringify({ time: new Date().toISOString(), stream: 'stdout', text: `hello ${match[1]}`, releaseId: randomUUID() })}\n`);
     });
     await new Promise<void>((resolve) => edge.listen(0, '127.0.0.1', resolve));
-    gw = await startGateway('log-follows', { LOG_FOLLOWS_PER_APPLICATION: String(CAP), EDGE_INTERNAL_URL: `http://127.0.0.1:${(edge.address() as AddressInfo).port}` });
+    gw = await startGateway('log-follows', {
+      LOG_FOLLOWS_PER_APPLICATION: String(CAP),
+      EDGE_INTERNAL_URL: `http://127.0.0.1:${(edge.address() as AddressInfo).port}`,
+    });
   });
   afterEach(async () => {
     await Promise.all([...opened].map((f) => f.close()));
@@ -124,7 +130,8 @@ describe('log follows per application (real HTTP, Postgres, Redis, a stand-in ed
   });
 
   const runtime = (app: TestApplication) => follow(`${gw.url}/dashboard/api/applications/${app.id}/logs/stream`, app.key, opened);
-  const build = (app: TestApplication, deploymentId: string) => follow(`${gw.url}/dashboard/api/applications/${app.id}/deployments/${deploymentId}/log/stream`, app.key, opened);
+  const build = (app: TestApplication, deploymentId: string) =>
+    follow(`${gw.url}/dashboard/api/applications/${app.id}/deployments/${deploymentId}/log/stream`, app.key, opened);
   const building = async (app: TestApplication) =>
     (await gw.sql.query<{ id: string }>(`INSERT INTO deployments (application_id, status) VALUES ($1, 'building') RETURNING id`, [app.id])).rows[0]!.id;
 

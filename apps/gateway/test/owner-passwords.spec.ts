@@ -19,7 +19,11 @@ describe('owner passwords over 72 bytes are refused, never cut short (real HTTP)
   it('sign-up: a 95-character password is 400 password_too_long with a clear message, and no account is made', async () => {
     const res = await signUp(gw.url, 'long@example.com', 'x'.repeat(95));
     expect(res.status).toBe(400);
-    expect(res.json).toEqual({ error: expect.stringMatching(/at most 72 bytes.*refused rather than cut short/), code: 'password_too_long', documentation: 'http://localhost:3000/api/v1#error-password_too_long' });
+    expect(res.json).toEqual({
+      error: expect.stringMatching(/at most 72 bytes.*refused rather than cut short/),
+      code: 'password_too_long',
+      documentation: 'http://localhost:3000/api/v1#error-password_too_long',
+    });
     expect(res.headers['set-cookie']).toBeUndefined();
     expect(await owners('long@example.com')).toBe(0);
   });
@@ -70,7 +74,9 @@ describe('unauthenticated password hashing is bounded per process', () => {
     const gw = await startOwnerGateway('owner-pw-gate', { BCRYPT_ROUNDS: '8', OWNER_PASSWORD_CHECKS_MAX: '2', OWNER_PASSWORD_CHECK_WAIT_MS: '60000' });
     try {
       const gauge = gw.app.get(OwnerPasswords, { strict: false }).hashing;
-      const results = await Promise.all(Array.from({ length: 40 }, (_, i) => signIn(gw.url, `flood-${i}@example.com`, 'not the password', { from: `127.0.6.${i + 1}` })));
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => signIn(gw.url, `flood-${i}@example.com`, 'not the password', { from: `127.0.6.${i + 1}` })),
+      );
       expect(results.map((r) => r.status)).toEqual(Array<number>(40).fill(401));
       expect(gauge).toEqual({ running: 0, peak: 2 });
     } finally {
@@ -82,7 +88,9 @@ describe('unauthenticated password hashing is bounded per process', () => {
     const gw = await startOwnerGateway('owner-pw-busy', { BCRYPT_ROUNDS: '10', OWNER_PASSWORD_CHECKS_MAX: '1', OWNER_PASSWORD_CHECK_WAIT_MS: '150' });
     try {
       const gauge = gw.app.get(OwnerPasswords, { strict: false }).hashing;
-      const results = await Promise.all(Array.from({ length: 40 }, (_, i) => signIn(gw.url, `busy-${i}@example.com`, 'wrong, and many of them', { from: '127.0.6.200' })));
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => signIn(gw.url, `busy-${i}@example.com`, 'wrong, and many of them', { from: '127.0.6.200' })),
+      );
       const busy = results.filter((r) => r.status === 503);
       const failed = results.filter((r) => r.status === 401);
       expect(busy.length + failed.length).toBe(40);

@@ -40,8 +40,14 @@ describe('owners’ dashboard sign-in limits (real HTTP, Postgres, Redis) — de
 
   it('counts every spelling of one email (letter case, surrounding whitespace) as that one account', async () => {
     expect((await signUp(gw.url, 'casey@example.com', RIGHT)).status).toBe(201);
-    const spelling = fc.tuple(fc.array(fc.boolean(), { minLength: 17, maxLength: 17 }), fc.constantFrom('', ' ', '\t', '  \n'), fc.constantFrom('', ' ', '\t\t', '\r\n'));
-    const variants = fc.sample(spelling, { numRuns: 14, seed: 20 }).map(([upper, before, after]) => `${before}${[...'casey@example.com'].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join('')}${after}`);
+    const spelling = fc.tuple(
+      fc.array(fc.boolean(), { minLength: 17, maxLength: 17 }),
+      fc.constantFrom('', ' ', '\t', '  \n'),
+      fc.constantFrom('', ' ', '\t\t', '\r\n'),
+    );
+    const variants = fc
+      .sample(spelling, { numRuns: 14, seed: 20 })
+      .map(([upper, before, after]) => `${before}${[...'casey@example.com'].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join('')}${after}`);
     for (const variant of variants.slice(0, 10)) expect([variant, (await signIn(gw.url, variant, WRONG)).status]).toEqual([variant, 401]);
     for (const variant of variants.slice(10)) expectLimited(await signIn(gw.url, variant, RIGHT), 'account', 15 * 60);
     expectLimited(await signIn(gw.url, 'casey@example.com', RIGHT), 'account', 15 * 60);
@@ -74,7 +80,10 @@ describe('owners’ dashboard sign-in limits (real HTTP, Postgres, Redis) — de
   it('ignores X-Forwarded-For from an untrusted peer: rotating spoofed values never resets the per-address count', async () => {
     const spoof = fc.sample(fc.oneof(fc.ipV4(), fc.ipV6(), fc.constant('unknown'), fc.constant('127.0.4.1, 10.0.0.1')), { numRuns: 51, seed: 7 });
     for (let i = 0; i < 50; i++) {
-      const res = await signIn(gw.url, `xff-${i}@example.com`, WRONG, { from: '127.0.4.1', headers: { 'x-forwarded-for': spoof[i]!, forwarded: `for=${spoof[i]}`, 'x-real-ip': spoof[i]! } });
+      const res = await signIn(gw.url, `xff-${i}@example.com`, WRONG, {
+        from: '127.0.4.1',
+        headers: { 'x-forwarded-for': spoof[i]!, forwarded: `for=${spoof[i]}`, 'x-real-ip': spoof[i]! },
+      });
       expect(res.status).toBe(401);
     }
     expectLimited(await signIn(gw.url, 'xff-last@example.com', WRONG, { from: '127.0.4.1', headers: { 'x-forwarded-for': spoof[50]! } }), 'address', 15 * 60);
@@ -157,7 +166,10 @@ describe('owners’ dashboard sign-in limits — short windows, growing lock, tr
     for (let i = 0; i < 4; i++) expect((await signIn(gw.url, `v6-${i}@example.com`, WRONG, proxy(`2001:db8:1:2::${i + 1}`))).status).toBe(401);
     expectLimited(await signIn(gw.url, 'v6-x@example.com', WRONG, proxy('2001:db8:1:2:ffff::9')), 'address', 900);
     // An untrusted peer's header is ignored: the peer itself is counted.
-    for (let i = 0; i < 4; i++) expect((await signIn(gw.url, `u-${i}@example.com`, WRONG, { from: '127.0.9.2', headers: { 'x-forwarded-for': `203.0.113.${100 + i}` } })).status).toBe(401);
+    for (let i = 0; i < 4; i++)
+      expect((await signIn(gw.url, `u-${i}@example.com`, WRONG, { from: '127.0.9.2', headers: { 'x-forwarded-for': `203.0.113.${100 + i}` } })).status).toBe(
+        401,
+      );
     expectLimited(await signIn(gw.url, 'u-x@example.com', WRONG, { from: '127.0.9.2', headers: { 'x-forwarded-for': '203.0.113.200' } }), 'address', 900);
   });
 });

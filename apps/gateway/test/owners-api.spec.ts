@@ -32,7 +32,15 @@ describe("owners' API: session, personal access token or project API key (real H
   const applicationRoutes = (appId: string) =>
     Object.entries(document.paths)
       .filter(([path]) => path.includes('{appId}'))
-      .flatMap(([path, operations]) => Object.keys(operations).map((method) => ({ method: method.toUpperCase(), path: path.slice('/dashboard/api'.length).replace('{appId}', appId).replace(/\{\w+\}/g, () => randomUUID()) })));
+      .flatMap(([path, operations]) =>
+        Object.keys(operations).map((method) => ({
+          method: method.toUpperCase(),
+          path: path
+            .slice('/dashboard/api'.length)
+            .replace('{appId}', appId)
+            .replace(/\{\w+\}/g, () => randomUUID()),
+        })),
+      );
 
   /** Status and message: a 404 must be the guard's, not the router's (an unknown path). */
   const answer = (res: HttpResult) => `${res.status} ${(res.json as { error?: string } | undefined)?.error ?? res.text.slice(0, 80)}`;
@@ -59,10 +67,20 @@ describe("owners' API: session, personal access token or project API key (real H
   it('publishes its OpenAPI document (every /dashboard/api route, who may call it), linked from GET /api/v1', async () => {
     const contract = (await send(`${gw.url}/api/v1`)).json;
     expect(contract.ownersApi.openApi).toBe('http://localhost:3000/dashboard/api/openapi.json');
-    expect(document.paths['/dashboard/api/applications/{appId}/releases']!['get']!.security).toEqual([{ session: [] }, { ownerToken: [] }, { projectApiKey: [] }]);
-    expect(document.paths['/dashboard/api/applications/{appId}/rollback']!['post']).toMatchObject({ requestBody: expect.anything(), responses: { '200': expect.anything(), '422': expect.anything() } });
+    expect(document.paths['/dashboard/api/applications/{appId}/releases']!['get']!.security).toEqual([
+      { session: [] },
+      { ownerToken: [] },
+      { projectApiKey: [] },
+    ]);
+    expect(document.paths['/dashboard/api/applications/{appId}/rollback']!['post']).toMatchObject({
+      requestBody: expect.anything(),
+      responses: { '200': expect.anything(), '422': expect.anything() },
+    });
     expect(document.paths['/dashboard/api/applications/{appId}/releases/{releaseId}/live']!['post']).toBeDefined();
-    expect(document.paths['/dashboard/api/applications/{appId}/metrics']!['get']).toMatchObject({ summary: expect.stringContaining('`slipway metrics`'), security: [{ session: [] }, { ownerToken: [] }, { projectApiKey: [] }] });
+    expect(document.paths['/dashboard/api/applications/{appId}/metrics']!['get']).toMatchObject({
+      summary: expect.stringContaining('`slipway metrics`'),
+      security: [{ session: [] }, { ownerToken: [] }, { projectApiKey: [] }],
+    });
     expect(document.paths['/dashboard/api/tokens']!['post']!.security).toEqual([{ session: [] }]);
     expect(document.paths['/dashboard/api/applications/{appId}/api-keys']!['get']!.security).toEqual([{ session: [] }, { ownerToken: [] }]);
     // A route count far from the one written here means the discovery broke, not that routes moved.
@@ -70,14 +88,24 @@ describe("owners' API: session, personal access token or project API key (real H
   });
 
   it("answers 404 to a project API key on every route of another application (the same owner's)", async () => {
-    const answers = await Promise.all(applicationRoutes(blog).map(async ({ method, path }) => `${method} ${path.replace(blog, ':blog')} → ${answer(await bearer(shopKey, method, path, method === 'GET' || method === 'DELETE' ? undefined : {}))}`));
+    const answers = await Promise.all(
+      applicationRoutes(blog).map(
+        async ({ method, path }) =>
+          `${method} ${path.replace(blog, ':blog')} → ${answer(await bearer(shopKey, method, path, method === 'GET' || method === 'DELETE' ? undefined : {}))}`,
+      ),
+    );
     expect(answers.filter((line) => !line.endsWith('→ 404 No such application.'))).toEqual([]);
     const one = await bearer(shopKey, 'GET', `/applications/${blog}/releases`);
     expect(one.json).toMatchObject({ code: 'not_found', documentation: expect.any(String), error: 'No such application.' });
   });
 
   it("answers 404 to another owner's personal access token on every route of Ada's applications", async () => {
-    const answers = await Promise.all(applicationRoutes(shop).map(async ({ method, path }) => `${method} ${path.replace(shop, ':shop')} → ${answer(await bearer(eveToken, method, path, method === 'GET' || method === 'DELETE' ? undefined : {}))}`));
+    const answers = await Promise.all(
+      applicationRoutes(shop).map(
+        async ({ method, path }) =>
+          `${method} ${path.replace(shop, ':shop')} → ${answer(await bearer(eveToken, method, path, method === 'GET' || method === 'DELETE' ? undefined : {}))}`,
+      ),
+    );
     expect(answers.filter((line) => !line.endsWith('→ 404 No such application.'))).toEqual([]);
   });
 
@@ -86,7 +114,14 @@ describe("owners' API: session, personal access token or project API key (real H
     expect([releases.status, releases.json]).toEqual([200, { releases: [] }]);
     const apps = await bearer(shopKey, 'GET', '/applications');
     expect(apps.json.applications.map((a: { id: string }) => a.id)).toEqual([shop]);
-    for (const [method, path] of [['GET', '/platform-status'], ['GET', '/session'], ['POST', '/applications'], ['GET', `/applications/${shop}/api-keys`], ['POST', `/applications/${shop}/api-keys`], ['GET', '/tokens']] as const) {
+    for (const [method, path] of [
+      ['GET', '/platform-status'],
+      ['GET', '/session'],
+      ['POST', '/applications'],
+      ['GET', `/applications/${shop}/api-keys`],
+      ['POST', `/applications/${shop}/api-keys`],
+      ['GET', '/tokens'],
+    ] as const) {
       const res = await bearer(shopKey, method, path, method === 'POST' ? { name: 'x' } : undefined);
       expect([`${method} ${path}`, res.status, res.json.code]).toEqual([`${method} ${path}`, 403, 'forbidden']);
     }

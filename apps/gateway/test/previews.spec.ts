@@ -21,10 +21,15 @@ describe('previews: POST …/deploy?target=preview, GET/DELETE …/previews, exp
 
   const deploy = (as: TestApplication, appId: string, query: string) => {
     const { body, contentType } = multipart(filesForm({ 'index.html': '<h1>preview</h1>' }));
-    return send(`${gw.url}/dashboard/api/applications/${appId}/deploy${query}`, { method: 'POST', headers: { authorization: `Bearer ${as.key}`, 'content-type': contentType }, body });
+    return send(`${gw.url}/dashboard/api/applications/${appId}/deploy${query}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${as.key}`, 'content-type': contentType },
+      body,
+    });
   };
   const get = (as: TestApplication, path: string) => send(`${gw.url}${path}`, { headers: { authorization: `Bearer ${as.key}` } });
-  const remove = (as: TestApplication, appId: string, name: string) => send(`${gw.url}/dashboard/api/applications/${appId}/previews/${name}`, { method: 'DELETE', headers: { authorization: `Bearer ${as.key}` } });
+  const remove = (as: TestApplication, appId: string, name: string) =>
+    send(`${gw.url}/dashboard/api/applications/${appId}/previews/${name}`, { method: 'DELETE', headers: { authorization: `Bearer ${as.key}` } });
   const finish = (taskId: string) => gw.sql.query(`UPDATE deployments SET status = 'succeeded', finished_at = now() WHERE id = $1`, [taskId]);
 
   it("deploys a preview as an application of its own under the parent, polled through the owners' API only; production untouched", async () => {
@@ -34,11 +39,20 @@ describe('previews: POST …/deploy?target=preview, GET/DELETE …/previews, exp
       taskId: expect.any(String),
       status: 'queued',
       target: 'preview',
-      preview: { name: 'feat', url: `http://${app.slug}--feat.localhost:8080`, expiresAt: expect.any(String), createdAt: expect.any(String), liveReleaseId: null },
+      preview: {
+        name: 'feat',
+        url: `http://${app.slug}--feat.localhost:8080`,
+        expiresAt: expect.any(String),
+        createdAt: expect.any(String),
+        liveReleaseId: null,
+      },
     });
     const hours = (Date.parse(accepted.json.preview.expiresAt) - Date.now()) / 3_600_000;
     expect(hours).toBeGreaterThan(167);
-    const { rows } = await gw.sql.query(`SELECT a.parent_id, a.slug, a.preview_name FROM deployments d JOIN applications a ON a.id = d.application_id WHERE d.id = $1`, [accepted.json.taskId]);
+    const { rows } = await gw.sql.query(
+      `SELECT a.parent_id, a.slug, a.preview_name FROM deployments d JOIN applications a ON a.id = d.application_id WHERE d.id = $1`,
+      [accepted.json.taskId],
+    );
     expect(rows).toEqual([{ parent_id: app.id, slug: `${app.slug}--feat`, preview_name: 'feat' }]);
     expect((await gw.sql.query(`SELECT count(*)::int AS n FROM deployments WHERE application_id = $1`, [app.id])).rows[0].n).toBe(0);
 
@@ -58,9 +72,19 @@ describe('previews: POST …/deploy?target=preview, GET/DELETE …/previews, exp
     await finish(accepted.json.taskId);
 
     // Its release is listed with the application's, named by its preview, and is never promoted to production.
-    const release = (await gw.sql.query(`INSERT INTO releases (application_id, deployment_id, kind, artifact_key, spec) VALUES ($1, $2, 'static', 'releases/p.tar.gz', '{}') RETURNING id`, [previewId, accepted.json.taskId])).rows[0].id;
-    expect((await get(app, `/dashboard/api/applications/${app.id}/releases`)).json.releases).toEqual([expect.objectContaining({ id: release, preview: 'feat', live: false })]);
-    const promote = await send(`${gw.url}/dashboard/api/applications/${app.id}/releases/${release}/live`, { method: 'POST', headers: { authorization: `Bearer ${app.key}` } });
+    const release = (
+      await gw.sql.query(
+        `INSERT INTO releases (application_id, deployment_id, kind, artifact_key, spec) VALUES ($1, $2, 'static', 'releases/p.tar.gz', '{}') RETURNING id`,
+        [previewId, accepted.json.taskId],
+      )
+    ).rows[0].id;
+    expect((await get(app, `/dashboard/api/applications/${app.id}/releases`)).json.releases).toEqual([
+      expect.objectContaining({ id: release, preview: 'feat', live: false }),
+    ]);
+    const promote = await send(`${gw.url}/dashboard/api/applications/${app.id}/releases/${release}/live`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.key}` },
+    });
     expect([promote.status, promote.json.code, promote.json.error]).toEqual([400, 'bad_request', expect.stringContaining("preview feat's")]);
     expect((await gw.sql.query(`SELECT live_release_id FROM applications WHERE id = $1`, [app.id])).rows[0].live_release_id).toBeNull();
 
@@ -76,11 +100,18 @@ describe('previews: POST …/deploy?target=preview, GET/DELETE …/previews, exp
     expect((await get(other, `/dashboard/api/applications/${app.id}/previews`)).status).toBe(404);
     expect((await remove(other, app.id, 'feat')).status).toBe(404);
     // A preview's task is visible under its parent only, not under another application's id.
-    const task = (await gw.sql.query(`SELECT d.id FROM deployments d JOIN applications a ON a.id = d.application_id WHERE a.parent_id = $1`, [app.id])).rows[0].id;
+    const task = (await gw.sql.query(`SELECT d.id FROM deployments d JOIN applications a ON a.id = d.application_id WHERE a.parent_id = $1`, [app.id])).rows[0]
+      .id;
     expect((await get(other, `/dashboard/api/applications/${other.id}/deployments/${task}`)).status).toBe(404);
     expect((await get(other, `/dashboard/api/applications/${other.id}/deployments/${task}/log/stream`)).status).toBe(404);
     expect((await gw.sql.query(`SELECT count(*)::int AS n FROM applications WHERE preview_name = 'evil'`)).rows[0].n).toBe(0);
-    for (const query of ['?target=staging', '?target=preview&name=Bad_Name', '?target=preview&name=a--b', `?target=preview&name=${'x'.repeat(33)}`, '?name=feat']) {
+    for (const query of [
+      '?target=staging',
+      '?target=preview&name=Bad_Name',
+      '?target=preview&name=a--b',
+      `?target=preview&name=${'x'.repeat(33)}`,
+      '?name=feat',
+    ]) {
       const refused = await deploy(app, app.id, query);
       expect([query, refused.status, refused.json.code]).toEqual([query, 400, 'bad_request']);
     }
@@ -112,7 +143,9 @@ describe('previews: POST …/deploy?target=preview, GET/DELETE …/previews, exp
       const busy = await deploy(other, other.id, '?target=preview&name=busy');
       expect(busy.status).toBe(202);
       expect((await remove(other, other.id, 'busy')).json).toMatchObject({ code: 'deploy_in_progress' });
-      const { rows } = await gw.sql.query(`SELECT d.source_key, a.id FROM deployments d JOIN applications a ON a.id = d.application_id WHERE d.id = $1`, [busy.json.taskId]);
+      const { rows } = await gw.sql.query(`SELECT d.source_key, a.id FROM deployments d JOIN applications a ON a.id = d.application_id WHERE d.id = $1`, [
+        busy.json.taskId,
+      ]);
       expect(await new LocalBlobStore(gw.blobDir).exists(rows[0].source_key)).toBe(true);
       await finish(busy.json.taskId);
       expect((await remove(other, other.id, 'busy')).json).toEqual({ removed: 'busy' });
@@ -128,7 +161,10 @@ describe('previews: POST …/deploy?target=preview, GET/DELETE …/previews, exp
   it('removes an expired preview within the sweep interval, and leaves the others', async () => {
     const expiring = (await gw.sql.query(`SELECT id FROM applications WHERE parent_id = $1 AND preview_name = 'two'`, [app.id])).rows[0].id;
     await gw.sql.query(`UPDATE applications SET expires_at = now() - interval '1 second' WHERE id = $1`, [expiring]);
-    await waitFor(async () => ((await gw.sql.query(`SELECT count(*)::int AS n FROM applications WHERE id = $1`, [expiring])).rows[0].n === 0 ? true : undefined), { timeoutMs: 15_000, what: 'the expired preview to be removed' });
+    await waitFor(
+      async () => ((await gw.sql.query(`SELECT count(*)::int AS n FROM applications WHERE id = $1`, [expiring])).rows[0].n === 0 ? true : undefined),
+      { timeoutMs: 15_000, what: 'the expired preview to be removed' },
+    );
     expect((await get(app, `/dashboard/api/applications/${app.id}/previews`)).json.previews.map((p: { name: string }) => p.name)).toEqual(['feat']);
   });
 });

@@ -16,9 +16,17 @@ describe('POST /api/v1/deploy while Redis does not answer', () => {
 
   it('answers 503 unavailable at once (no hanging), accepting and storing nothing', async () => {
     const { body, contentType } = multipart(filesForm({ 'index.html': 'hi' }));
-    const response = await send(`${gw.url}/api/v1/deploy`, { method: 'POST', headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType }, body });
+    const response = await send(`${gw.url}/api/v1/deploy`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType },
+      body,
+    });
     expect(response.status).toBe(503);
-    expect(response.json).toEqual({ error: expect.stringMatching(/Redis/), code: 'unavailable', documentation: 'http://localhost:3000/api/v1#error-unavailable' });
+    expect(response.json).toEqual({
+      error: expect.stringMatching(/Redis/),
+      code: 'unavailable',
+      documentation: 'http://localhost:3000/api/v1#error-unavailable',
+    });
     expect(response.headers['retry-after']).toBe('5');
     expect((await gw.sql.query('SELECT count(*)::int AS n FROM deployments WHERE application_id = $1', [app.id])).rows[0].n).toBe(0);
     expect(await new LocalBlobStore(gw.blobDir).list('')).toEqual([]);
@@ -29,7 +37,11 @@ describe('POST /api/v1/deploy while Redis does not answer', () => {
     const busy = await gw.createApplication();
     await gw.sql.query(`INSERT INTO deployments (application_id, status) VALUES ($1, 'building')`, [busy.id]);
     const { body, contentType } = multipart(filesForm({ 'index.html': 'hi' }));
-    const response = await send(`${gw.url}/api/v1/deploy`, { method: 'POST', headers: { authorization: `Bearer ${busy.key}`, 'content-type': contentType }, body });
+    const response = await send(`${gw.url}/api/v1/deploy`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${busy.key}`, 'content-type': contentType },
+      body,
+    });
     expect(response.status).toBe(503);
     expect(response.json.code).toBe('unavailable');
   });

@@ -22,14 +22,19 @@ describe('POST /api/v1/deploy with rootDirectory (real HTTP, Postgres, Redis)', 
     const { body, contentType } = multipart(parts);
     return send(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType }, body });
   };
-  const stored = async (taskId: string) => (await gw.sql.query<{ root_directory: string | null }>('SELECT root_directory FROM deployments WHERE id = $1', [taskId])).rows[0]?.root_directory;
+  const stored = async (taskId: string) =>
+    (await gw.sql.query<{ root_directory: string | null }>('SELECT root_directory FROM deployments WHERE id = $1', [taskId])).rows[0]?.root_directory;
   /** Each test's deploy ends as a worker would end it, so the next deploy of the application is admitted. */
   const accepted = async (response: HttpResult): Promise<string> => {
     expect([response.status, response.json?.code]).toEqual([202, undefined]);
     await gw.sql.query(`UPDATE deployments SET status = 'succeeded', finished_at = now() WHERE id = $1`, [response.json.taskId]);
     return response.json.taskId;
   };
-  const monorepo = () => makeTarGz([{ name: 'package.json', content: '{"workspaces":["apps/*"]}' }, { name: 'apps/web/index.html', content: '<h1>web</h1>' }]);
+  const monorepo = () =>
+    makeTarGz([
+      { name: 'package.json', content: '{"workspaces":["apps/*"]}' },
+      { name: 'apps/web/index.html', content: '<h1>web</h1>' },
+    ]);
   const field = (value: string): Part => ({ name: 'rootDirectory', value });
 
   it('stores the field with the deployment whether it comes before or after the archive, or among files and paths; without it, null', async () => {
@@ -78,7 +83,10 @@ describe('POST /api/v1/deploy with rootDirectory (real HTTP, Postgres, Redis)', 
       expect(await readdir(gw.uploadDir)).toEqual([]);
     });
     const expectRefused = (response: HttpResult, message: RegExp) =>
-      expect({ status: response.status, body: response.json }).toEqual({ status: 400, body: { error: expect.stringMatching(message), code: 'bad_request', documentation: `${DOC}bad_request` } });
+      expect({ status: response.status, body: response.json }).toEqual({
+        status: 400,
+        body: { error: expect.stringMatching(message), code: 'bad_request', documentation: `${DOC}bad_request` },
+      });
 
     const tooLong = new RegExp(`^rootDirectory is longer than ${ROOT_DIRECTORY_MAX_LENGTH} characters\\.$`);
     it.each([
@@ -112,7 +120,10 @@ describe('POST /api/v1/deploy with rootDirectory (real HTTP, Postgres, Redis)', 
     it('answers a bad value sent first without waiting for the rest of the upload', async () => {
       const { body, contentType } = multipart([field('../outside'), { name: 'archive', filename: 'source.tgz', content: Buffer.alloc(0) }]);
       const head = body.subarray(0, body.indexOf('\r\n\r\n', body.indexOf('name="archive"')) + 4);
-      const req = httpRequest(`${gw.url}/api/v1/deploy`, { method: 'POST', headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType, 'transfer-encoding': 'chunked' } });
+      const req = httpRequest(`${gw.url}/api/v1/deploy`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType, 'transfer-encoding': 'chunked' },
+      });
       const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
         req.on('response', (res) => {
           const chunks: Buffer[] = [];

@@ -48,7 +48,10 @@ describe('PUT/GET /api/v1/secrets (real HTTP, Postgres, Redis)', () => {
 
   it('stores values as AES-256-GCM envelopes bound to application and name', async () => {
     const keyring = keyringFromMasterKey(gw.config.SLIPWAY_MASTER_KEY);
-    const rows = (await gw.sql.query('SELECT name, value FROM secrets WHERE application_id = $1 ORDER BY name', [app.id])).rows as { name: string; value: Buffer }[];
+    const rows = (await gw.sql.query('SELECT name, value FROM secrets WHERE application_id = $1 ORDER BY name', [app.id])).rows as {
+      name: string;
+      value: Buffer;
+    }[];
     const token = rows.find((r) => r.name === 'API_TOKEN')!;
     expect(decryptEnvelopeToString(keyring, token.value, envelopeBinding.secret(app.id, 'API_TOKEN'))).toBe('rotated');
     expect(token.value.includes(Buffer.from('rotated'))).toBe(false);
@@ -107,7 +110,9 @@ describe('PUT/GET /api/v1/secrets (real HTTP, Postgres, Redis)', () => {
     await record(put(JSON.stringify({ secrets: { CANARY: CANARY, [`X${CANARY.replace(/-/g, '_').toUpperCase()}`]: 5 } })));
     await record(list());
     const { body, contentType } = multipart(filesForm({ 'index.html': 'hello' }));
-    const deployed = await record(send(`${gw.url}/api/v1/deploy`, { method: 'POST', headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType }, body }));
+    const deployed = await record(
+      send(`${gw.url}/api/v1/deploy`, { method: 'POST', headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType }, body }),
+    );
     const taskId = JSON.parse(deployed.text).taskId as string;
     await record(send(`${gw.url}/api/v1/deployments/${taskId}`, { headers: { authorization: `Bearer ${app.key}` } }));
     await record(send(`${gw.url}/api/v1`));
@@ -134,8 +139,10 @@ describe('PUT/GET /api/v1/secrets (real HTTP, Postgres, Redis)', () => {
     expect(dump.join('\n')).toContain(taskId);
     expect(dump.join('\n')).not.toContain(CANARY);
 
-    const columns = (await gw.sql.query(`SELECT table_name, column_name, data_type FROM information_schema.columns
-        WHERE table_schema = 'public' AND data_type IN ('text', 'character varying', 'jsonb', 'json', 'bytea')`)).rows as { table_name: string; column_name: string; data_type: string }[];
+    const columns = (
+      await gw.sql.query(`SELECT table_name, column_name, data_type FROM information_schema.columns
+        WHERE table_schema = 'public' AND data_type IN ('text', 'character varying', 'jsonb', 'json', 'bytea')`)
+    ).rows as { table_name: string; column_name: string; data_type: string }[];
     expect(columns.length).toBeGreaterThan(20);
     for (const { table_name, column_name, data_type } of columns) {
       const expression = data_type === 'bytea' ? `encode("${column_name}", 'escape')` : `"${column_name}"::text`;

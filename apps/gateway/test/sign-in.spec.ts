@@ -44,7 +44,8 @@ describe('/api/v1/auth: switching sign-in on (real HTTP, Postgres, Redis)', () =
   }
   const call = (method: string, path: string, token = pat) => send(`${gw.url}${path}`, { method, headers: { authorization: `Bearer ${token}` } });
   const enable = (id: string, token = pat) => call('POST', `/api/v1/auth?applicationId=${id}`, token);
-  const count = async (table: string, id: string) => Number((await gw.sql.query(`SELECT count(*) FROM ${table} WHERE application_id = $1`, [id])).rows[0].count);
+  const count = async (table: string, id: string) =>
+    Number((await gw.sql.query(`SELECT count(*) FROM ${table} WHERE application_id = $1`, [id])).rows[0].count);
   const bad = (code: string) => ({ error: expect.any(String), code, documentation: `${DOC}${code}` });
 
   it('switches on once: 201 then 200 with the same record, one record under concurrent calls, announced to the sign-in service', async () => {
@@ -114,7 +115,11 @@ describe('/api/v1/auth: switching sign-in on (real HTTP, Postgres, Redis)', () =
   it('409 auth_owned_by_project names the variable the project set; nothing created', async () => {
     const app = await newApplication('Own DB');
     const put = (secrets: Record<string, string | null>) =>
-      send(`${gw.url}/api/v1/secrets`, { method: 'PUT', headers: { authorization: `Bearer ${app.key}`, 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify({ secrets })) });
+      send(`${gw.url}/api/v1/secrets`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${app.key}`, 'content-type': 'application/json' },
+        body: Buffer.from(JSON.stringify({ secrets })),
+      });
     await put({ DATABASE_URL: 'postgres://me@db.example.com/mine' });
     const refused = await enable(app.id);
     expect([refused.status, refused.json]).toEqual([409, { ...bad('auth_owned_by_project'), variable: 'DATABASE_URL' }]);
@@ -146,7 +151,8 @@ describe('/api/v1/auth: switching sign-in on (real HTTP, Postgres, Redis)', () =
 
   it('registers a custom domain added in the dashboard as a trusted origin once it is verified, and removes it with the domain', async () => {
     const app = (await call('GET', '/api/v1/auth')).json.services[0];
-    const services = async () => (await call('GET', '/api/v1/auth')).json.services.find((s: { applicationId: string }) => s.applicationId === app.applicationId);
+    const services = async () =>
+      (await call('GET', '/api/v1/auth')).json.services.find((s: { applicationId: string }) => s.applicationId === app.applicationId);
     const added = await ada.post(`/applications/${app.applicationId}/domains`, { hostname: 'shop.example.com' });
     expect(added.status).toBe(201);
     // A claim proves nothing: not trusted until its TXT record is found.

@@ -21,7 +21,11 @@ describe('storage: compressed sources and the owner storage quota (real HTTP, Po
   beforeAll(async () => {
     gw = await startGateway('storage', { STORAGE_QUOTAS: `free=${QUOTA}`, RELEASES_KEPT: '2' });
     // The deploy queue's Redis connection comes up after the port: deploys wait for readiness.
-    await waitFor(async () => ((await send(`${gw.url}/health/ready`)).status === 200 ? true : undefined), { timeoutMs: 20_000, intervalMs: 100, what: 'the gateway to be ready' });
+    await waitFor(async () => ((await send(`${gw.url}/health/ready`)).status === 200 ? true : undefined), {
+      timeoutMs: 20_000,
+      intervalMs: 100,
+      what: 'the gateway to be ready',
+    });
   });
   afterAll(async () => {
     await gw.close();
@@ -35,9 +39,15 @@ describe('storage: compressed sources and the owner storage quota (real HTTP, Po
   /** A kept release of `app` with an artifact of `bytes` (what the build worker records). */
   const keptRelease = async (app: TestApplication, bytes: number) => {
     const deployment = randomUUID();
-    await gw.sql.query(`INSERT INTO deployments (id, application_id, status, steps, finished_at) VALUES ($1, $2, 'succeeded', '[]', now())`, [deployment, app.id]);
+    await gw.sql.query(`INSERT INTO deployments (id, application_id, status, steps, finished_at) VALUES ($1, $2, 'succeeded', '[]', now())`, [
+      deployment,
+      app.id,
+    ]);
     const release = randomUUID();
-    await gw.sql.query(`INSERT INTO releases (id, application_id, deployment_id, kind, artifact_key, artifact_bytes, spec) VALUES ($1, $2, $3, 'static', $4, $5, '{}')`, [release, app.id, deployment, `releases/${release}.tar.gz`, bytes]);
+    await gw.sql.query(
+      `INSERT INTO releases (id, application_id, deployment_id, kind, artifact_key, artifact_bytes, spec) VALUES ($1, $2, $3, 'static', $4, $5, '{}')`,
+      [release, app.id, deployment, `releases/${release}.tar.gz`, bytes],
+    );
     return release;
   };
 
@@ -57,7 +67,7 @@ describe('storage: compressed sources and the owner storage quota (real HTTP, Po
     expect(entries.get('zeros.bin')!.content.length).toBe(24 * MiB);
   });
 
-  it('publishes the plans\' storage quotas and the releases kept in GET /api/v1, and the new code with its status', async () => {
+  it("publishes the plans' storage quotas and the releases kept in GET /api/v1, and the new code with its status", async () => {
     const contract = (await send(`${gw.url}/api/v1`)).json;
     expect(contract.limits.storagePerPlan).toEqual({ ...LIMITS.storagePerPlan, free: QUOTA });
     expect(contract.limits.releasesKeptPerApplication).toBe(2);
@@ -114,7 +124,7 @@ describe('storage: compressed sources and the owner storage quota (real HTTP, Po
     expect(refused.json).toMatchObject({ code: 'storage_quota_exceeded', quotaBytes: QUOTA });
   });
 
-  it('the owners\' API says what an application stores (sources, releases, the owner\'s quota); another owner sees nothing', async () => {
+  it("the owners' API says what an application stores (sources, releases, the owner's quota); another owner sees nothing", async () => {
     const ada = new DashboardClient(gw.url);
     const eve = new DashboardClient(gw.url);
     expect((await ada.signUp(`ada-${Date.now()}@example.com`)).status).toBe(201);
@@ -124,9 +134,16 @@ describe('storage: compressed sources and the owner storage quota (real HTTP, Po
     const appId: string = created.json.id;
     await keptRelease({ id: appId } as TestApplication, 3000);
     await keptRelease({ id: appId } as TestApplication, 5000);
-    await gw.sql.query(`INSERT INTO deployments (id, application_id, status, steps, source_key, source_bytes) VALUES ($1, $2, 'building', '[]', $3, 700)`, [randomUUID(), appId, `sources/${randomUUID()}.tar.gz`]);
+    await gw.sql.query(`INSERT INTO deployments (id, application_id, status, steps, source_key, source_bytes) VALUES ($1, $2, 'building', '[]', $3, 700)`, [
+      randomUUID(),
+      appId,
+      `sources/${randomUUID()}.tar.gz`,
+    ]);
     // A finished deployment whose source was deleted counts for nothing.
-    await gw.sql.query(`INSERT INTO deployments (id, application_id, status, steps, source_key, source_bytes, finished_at) VALUES ($1, $2, 'failed', '[]', NULL, 9999, now())`, [randomUUID(), appId]);
+    await gw.sql.query(
+      `INSERT INTO deployments (id, application_id, status, steps, source_key, source_bytes, finished_at) VALUES ($1, $2, 'failed', '[]', NULL, 9999, now())`,
+      [randomUUID(), appId],
+    );
 
     const storage = await ada.get(`/applications/${appId}/storage`);
     expect(storage.status).toBe(200);
@@ -139,11 +156,16 @@ describe('storage: compressed sources and the owner storage quota (real HTTP, Po
     expect((await eve.get(`/applications/${appId}/storage`)).status).toBe(404);
 
     // Making room: a release that is not live can be deleted (its artifact goes); the live one cannot.
-    const [first, second] = (await gw.sql.query<{ id: string; artifact_key: string }>(`SELECT id, artifact_key FROM releases WHERE application_id = $1 ORDER BY created_at`, [appId])).rows;
+    const [first, second] = (
+      await gw.sql.query<{ id: string; artifact_key: string }>(`SELECT id, artifact_key FROM releases WHERE application_id = $1 ORDER BY created_at`, [appId])
+    ).rows;
     await gw.sql.query('UPDATE applications SET live_release_id = $1 WHERE id = $2', [second!.id, appId]);
     await blobs().put(first!.artifact_key, Readable.from([Buffer.alloc(3000)]));
     expect((await eve.delete(`/applications/${appId}/releases/${first!.id}`)).status).toBe(404);
-    expect((await ada.delete(`/applications/${appId}/releases/${second!.id}`)).json).toMatchObject({ code: 'bad_request', error: expect.stringMatching(/live/) });
+    expect((await ada.delete(`/applications/${appId}/releases/${second!.id}`)).json).toMatchObject({
+      code: 'bad_request',
+      error: expect.stringMatching(/live/),
+    });
     const removed = await ada.delete(`/applications/${appId}/releases/${first!.id}`);
     expect(removed.status).toBe(200);
     expect(removed.json.releases.map((r: { id: string }) => r.id)).toEqual([second!.id]);

@@ -44,7 +44,7 @@ describe('streaming intake of tar and tar.gz archives (real HTTP, Postgres, Redi
     const busy = async () => (await listOrEmpty(join(gw.blobDir, '.tmp'))).length + (await listOrEmpty(gw.uploadDir)).length > 0;
     // A deadline, not a count: on a loaded machine each check itself takes a while.
     let quietSince = Date.now();
-    for (const deadline = Date.now() + 10_000; Date.now() < deadline && Date.now() - quietSince < 1000; ) {
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline && Date.now() - quietSince < 1000;) {
       if (await busy()) quietSince = Date.now();
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -152,7 +152,11 @@ describe('streaming intake of tar and tar.gz archives (real HTTP, Postgres, Redi
       { name: 'archive', filename: 'source.tar', content: await makeTar(entries) },
       { name: 'paths', value: 'late.txt' },
     ]);
-    const response = await sendRefusable(`${gw.url}/api/v1/deploy`, { method: 'POST', headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType }, body });
+    const response = await sendRefusable(`${gw.url}/api/v1/deploy`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType },
+      body,
+    });
     await expectRefused(response, 400, 'bad_request');
     await expectNothingKeptEventually(app.id);
   });
@@ -162,7 +166,10 @@ describe('streaming intake of tar and tar.gz archives (real HTTP, Postgres, Redi
     const archive = await makeTar([{ name: 'a.bin', content: Buffer.alloc(4 * MiB, 1) }]);
     const { body, contentType } = multipart([{ name: 'archive', filename: 'source.tar', content: archive }]);
     await new Promise<void>((resolve) => {
-      const req = httpRequest(`${gw.url}/api/v1/deploy`, { method: 'POST', headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType, 'content-length': String(body.length) } });
+      const req = httpRequest(`${gw.url}/api/v1/deploy`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType, 'content-length': String(body.length) },
+      });
       req.on('error', () => resolve());
       req.on('close', () => resolve());
       req.write(body.subarray(0, 2 * MiB), () => setTimeout(() => req.destroy(), 50));

@@ -9,7 +9,16 @@ import { TEST_REDIS_URL, waitFor } from '@slipway/testing';
 import { Redis } from 'ioredis';
 import { makeTar, readTar } from './support/archives.js';
 import { archiveEnvelope, holdUpload, send, sendRefusable, type RefusableResult } from './support/http.js';
-import { LONG_HEADER_TYPES, hostileLongHeader, longHeaderBlockOnly, tarHeader, tarWithLongHeader, withSizeField, zipWithMetadata, type LongHeaderType } from './support/hostile-archives.js';
+import {
+  LONG_HEADER_TYPES,
+  hostileLongHeader,
+  longHeaderBlockOnly,
+  tarHeader,
+  tarWithLongHeader,
+  withSizeField,
+  zipWithMetadata,
+  type LongHeaderType,
+} from './support/hostile-archives.js';
 import { startGateway, type GatewayUnderTest, type TestApplication } from './support/platform.js';
 
 const KiB = 1024;
@@ -79,18 +88,28 @@ describe('uploads that would park memory or slots (real HTTP, Postgres, Redis)',
       else yield* archive;
       yield tail;
     }
-    return sendRefusable(deployUrl(), { method: 'POST', headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType, 'transfer-encoding': 'chunked' }, body: body() });
+    return sendRefusable(deployUrl(), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType, 'transfer-encoding': 'chunked' },
+      body: body(),
+    });
   }
 
   /** Another API key of the same application. */
   async function secondKey(app: TestApplication): Promise<TestApplication> {
     const token = issueToken('api_key');
-    const key = await gw.sql.query<{ id: string }>(`INSERT INTO api_keys (application_id, name, prefix, key_hash) VALUES ($1, 'second', $2, $3) RETURNING id`, [app.id, token.prefix, token.hash]);
+    const key = await gw.sql.query<{ id: string }>(`INSERT INTO api_keys (application_id, name, prefix, key_hash) VALUES ($1, 'second', $2, $3) RETURNING id`, [
+      app.id,
+      token.prefix,
+      token.hash,
+    ]);
     return { ...app, key: token.token, keyId: key.rows[0]!.id };
   }
 
   describe('tar extended headers (PAX x/g) and GNU long names (L/K)', () => {
-    const cases = LONG_HEADER_TYPES.flatMap((type) => [false, true].flatMap((gzip) => [LIMIT + 1, 48 * MiB, 2 ** 40].map((declared) => [type, gzip, declared] as const)));
+    const cases = LONG_HEADER_TYPES.flatMap((type) =>
+      [false, true].flatMap((gzip) => [LIMIT + 1, 48 * MiB, 2 ** 40].map((declared) => [type, gzip, declared] as const)),
+    );
     it.each(cases)('type %s (gzip %s) declaring %i bytes: 400 too_large, cut off early, nothing kept', async (type, gzip, declared) => {
       const app = await gw.createApplication();
       const produced = { bytes: 0 };
@@ -222,7 +241,8 @@ describe('uploads that would park memory or slots (real HTTP, Postgres, Redis)',
 
     /** Waits until the gateway counts the held upload (its lease is in Redis). */
     const slotsOfKey = (key: TestApplication) => redis.zcard(`${gw.redisPrefix}:upload-slots:api-key:${key.keyId}`);
-    const counted = (key: TestApplication) => waitFor(async () => (await slotsOfKey(key)) === 1, { what: 'the held upload to take its slot', timeoutMs: 10_000 });
+    const counted = (key: TestApplication) =>
+      waitFor(async () => (await slotsOfKey(key)) === 1, { what: 'the held upload to take its slot', timeoutMs: 10_000 });
 
     it('answers 429 too_many_uploads with Retry-After (per key, then per application); the slots come back when the uploads end', async () => {
       const app = await gw.createApplication();
@@ -232,7 +252,12 @@ describe('uploads that would park memory or slots (real HTTP, Postgres, Redis)',
         await counted(key1);
         // Same key, while its one upload runs.
         const sameKey = await upload(key1, await tiny());
-        expect({ status: sameKey.status, code: sameKey.json?.code, retryAfterSeconds: sameKey.json?.retryAfterSeconds, header: sameKey.headers['retry-after'] }).toEqual({
+        expect({
+          status: sameKey.status,
+          code: sameKey.json?.code,
+          retryAfterSeconds: sameKey.json?.retryAfterSeconds,
+          header: sameKey.headers['retry-after'],
+        }).toEqual({
           status: 429,
           code: 'too_many_uploads',
           retryAfterSeconds: 5,

@@ -40,9 +40,15 @@ describe('what interrupted uploads left is removed at start (real gateway, real 
   });
 
   it('removes the stale .part and spool directory, keeps fresh ones and what is not its own', async () => {
-    await waitFor(async () => ((await readdir(join(blobDir, '.tmp'))).includes('killed.part') ? undefined : true), { timeoutMs: 10_000, what: 'the stale .part to go' });
+    await waitFor(async () => ((await readdir(join(blobDir, '.tmp'))).includes('killed.part') ? undefined : true), {
+      timeoutMs: 10_000,
+      what: 'the stale .part to go',
+    });
     expect(await readdir(join(blobDir, '.tmp'))).toEqual(['writing.part']);
-    await waitFor(async () => ((await readdir(uploadDir)).includes('slipway-upload-killed') ? undefined : true), { timeoutMs: 10_000, what: 'the stale spool directory to go' });
+    await waitFor(async () => ((await readdir(uploadDir)).includes('slipway-upload-killed') ? undefined : true), {
+      timeoutMs: 10_000,
+      what: 'the stale spool directory to go',
+    });
     expect((await readdir(uploadDir)).sort()).toEqual(['slipway-upload-slow', 'someone-else']);
   });
 });

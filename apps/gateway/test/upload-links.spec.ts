@@ -33,7 +33,12 @@ async function projectWithLinks(root: string): Promise<void> {
   await symlink('dist/index.html', join(root, 'latest.html'));
 }
 
-const EXPECTED_LINKS = { 'CLAUDE.md': 'AGENTS.md', 'apps/web/shared': '../../packages/shared', 'apps/web/AGENTS.md': '../AGENTS.md', 'latest.html': 'dist/index.html' };
+const EXPECTED_LINKS = {
+  'CLAUDE.md': 'AGENTS.md',
+  'apps/web/shared': '../../packages/shared',
+  'apps/web/AGENTS.md': '../AGENTS.md',
+  'latest.html': 'dist/index.html',
+};
 
 describe('symbolic links in an uploaded archive (real HTTP, Postgres, Redis)', () => {
   let gw: GatewayUnderTest;
@@ -119,14 +124,29 @@ describe('symbolic links in an uploaded archive (real HTTP, Postgres, Redis)', (
     });
 
     const expectRefused = (response: { status: number; json: unknown }, message: string) => {
-      expect({ status: response.status, body: response.json }).toEqual({ status: 400, body: { error: expect.stringContaining(message), code: 'bad_archive', documentation: DOC } });
+      expect({ status: response.status, body: response.json }).toEqual({
+        status: 400,
+        body: { error: expect.stringContaining(message), code: 'bad_archive', documentation: DOC },
+      });
     };
     const index = { name: 'index.html', content: '<h1>x</h1>' };
 
     it.each<[string, TarEntry[], string]>([
-      ['an absolute target', [index, { name: 'passwd', type: 'symlink', linkname: '/etc/passwd' }], 'The archive entry "passwd" is a symbolic link that has an absolute target ("/etc/passwd")'],
-      ['a target that climbs out', [index, { name: 'up', type: 'symlink', linkname: '../secret' }], 'The archive entry "up" is a symbolic link (to "../secret") that leads outside the project'],
-      ['a target that climbs out from a folder', [index, { name: 'a/b/c', type: 'symlink', linkname: '../../../x' }], 'The archive entry "a/b/c" is a symbolic link (to "../../../x") that leads outside the project'],
+      [
+        'an absolute target',
+        [index, { name: 'passwd', type: 'symlink', linkname: '/etc/passwd' }],
+        'The archive entry "passwd" is a symbolic link that has an absolute target ("/etc/passwd")',
+      ],
+      [
+        'a target that climbs out',
+        [index, { name: 'up', type: 'symlink', linkname: '../secret' }],
+        'The archive entry "up" is a symbolic link (to "../secret") that leads outside the project',
+      ],
+      [
+        'a target that climbs out from a folder',
+        [index, { name: 'a/b/c', type: 'symlink', linkname: '../../../x' }],
+        'The archive entry "a/b/c" is a symbolic link (to "../../../x") that leads outside the project',
+      ],
       [
         'a chain of links that ends outside',
         [index, { name: 'one', type: 'symlink', linkname: 'two' }, { name: 'two', type: 'symlink', linkname: 'sub/../..' }],
@@ -138,10 +158,17 @@ describe('symbolic links in an uploaded archive (real HTTP, Postgres, Redis)', (
         'The archive entry "b" is a symbolic link (to "a/up/../..") that leads outside the project',
       ],
       ['a link to itself', [index, { name: 'me', type: 'symlink', linkname: 'me' }], 'The archive entry "me" is a symbolic link (to "me") in a loop of links'],
-      ['two links to each other', [index, { name: 'a', type: 'symlink', linkname: 'b' }, { name: 'b', type: 'symlink', linkname: 'a' }], 'The archive entry "a" is a symbolic link (to "b") in a loop of links'],
+      [
+        'two links to each other',
+        [index, { name: 'a', type: 'symlink', linkname: 'b' }, { name: 'b', type: 'symlink', linkname: 'a' }],
+        'The archive entry "a" is a symbolic link (to "b") in a loop of links',
+      ],
       [
         'a link, then a file written through it (`a` -> `..`, then `a/x`)',
-        [{ name: 'a', type: 'symlink', linkname: '..' }, { name: 'a/x', content: 'pwned' }],
+        [
+          { name: 'a', type: 'symlink', linkname: '..' },
+          { name: 'a/x', content: 'pwned' },
+        ],
         'The archive entry "a/x" is inside "a", which is a symbolic link',
       ],
       [
@@ -154,22 +181,55 @@ describe('symbolic links in an uploaded archive (real HTTP, Postgres, Redis)', (
         [index, { name: 'Dir', type: 'symlink', linkname: 'sub' }, { name: 'dir/file', content: 'through' }],
         'The archive entry "dir/file" is inside "Dir", which is a symbolic link',
       ],
-      ['a link, then a directory entry through it', [index, { name: 'dir', type: 'symlink', linkname: 'sub' }, { name: 'dir/inner/', type: 'directory' }], 'The archive entry "dir/inner/" is inside "dir", which is a symbolic link'],
-      ['a file, then a link over its folder', [index, { name: 'dir/file', content: 'x' }, { name: 'dir', type: 'symlink', linkname: 'sub' }], 'The archive entry "dir" is both a symbolic link and a directory'],
-      ['a directory entry, then a link of the same name', [index, { name: 'dir/', type: 'directory' }, { name: 'dir', type: 'symlink', linkname: 'sub' }], 'The archive entry "dir" is both a symbolic link and a directory'],
-      ['a link and a file of the same name', [index, { name: 'x', type: 'symlink', linkname: 'index.html' }, { name: 'x', content: 'over' }], 'The archive entry "x" duplicates "x"'],
-      ['a hard link', [index, { name: 'copy.html', type: 'link', linkname: 'index.html' }], 'The archive entry "copy.html" is a hard link (replace it with a copy or a relative symbolic link)'],
+      [
+        'a link, then a directory entry through it',
+        [index, { name: 'dir', type: 'symlink', linkname: 'sub' }, { name: 'dir/inner/', type: 'directory' }],
+        'The archive entry "dir/inner/" is inside "dir", which is a symbolic link',
+      ],
+      [
+        'a file, then a link over its folder',
+        [index, { name: 'dir/file', content: 'x' }, { name: 'dir', type: 'symlink', linkname: 'sub' }],
+        'The archive entry "dir" is both a symbolic link and a directory',
+      ],
+      [
+        'a directory entry, then a link of the same name',
+        [index, { name: 'dir/', type: 'directory' }, { name: 'dir', type: 'symlink', linkname: 'sub' }],
+        'The archive entry "dir" is both a symbolic link and a directory',
+      ],
+      [
+        'a link and a file of the same name',
+        [index, { name: 'x', type: 'symlink', linkname: 'index.html' }, { name: 'x', content: 'over' }],
+        'The archive entry "x" duplicates "x"',
+      ],
+      [
+        'a hard link',
+        [index, { name: 'copy.html', type: 'link', linkname: 'index.html' }],
+        'The archive entry "copy.html" is a hard link (replace it with a copy or a relative symbolic link)',
+      ],
       ['an empty target', [index, { name: 'empty', type: 'symlink', linkname: '' }], 'The archive entry "empty" is a symbolic link that has an empty target'],
-      ['a target with a backslash', [index, { name: 'win', type: 'symlink', linkname: '..\\..\\x' }], 'The archive entry "win" is a symbolic link that has a target with a backslash'],
+      [
+        'a target with a backslash',
+        [index, { name: 'win', type: 'symlink', linkname: '..\\..\\x' }],
+        'The archive entry "win" is a symbolic link that has a target with a backslash',
+      ],
     ])('a tar.gz with %s', async (_what, entries, message) => {
       expectRefused(await deploy(await makeTarGz(entries)), message);
     });
 
     it('a zip with an absolute link, one that climbs out, and a link then a file through it', async () => {
       const link = (name: string, target: string) => ({ name, content: target, unixMode: 0o120777 });
-      expectRefused(await deploy(makeZip([{ name: 'index.html', content: 'x' }, link('passwd', '/etc/passwd')]), 'source.zip'), 'The archive entry "passwd" is a symbolic link that has an absolute target ("/etc/passwd")');
-      expectRefused(await deploy(makeZip([{ name: 'index.html', content: 'x' }, link('up', '../../x')]), 'source.zip'), 'The archive entry "up" is a symbolic link (to "../../x") that leads outside the project');
-      expectRefused(await deploy(makeZip([link('a', '..'), { name: 'a/x', content: 'pwned' }]), 'source.zip'), 'The archive entry "a/x" is inside "a", which is a symbolic link');
+      expectRefused(
+        await deploy(makeZip([{ name: 'index.html', content: 'x' }, link('passwd', '/etc/passwd')]), 'source.zip'),
+        'The archive entry "passwd" is a symbolic link that has an absolute target ("/etc/passwd")',
+      );
+      expectRefused(
+        await deploy(makeZip([{ name: 'index.html', content: 'x' }, link('up', '../../x')]), 'source.zip'),
+        'The archive entry "up" is a symbolic link (to "../../x") that leads outside the project',
+      );
+      expectRefused(
+        await deploy(makeZip([link('a', '..'), { name: 'a/x', content: 'pwned' }]), 'source.zip'),
+        'The archive entry "a/x" is inside "a", which is a symbolic link',
+      );
     });
 
     it('a tar.gz of links each harmless but too long to follow (chains of 39 hops, each hop 600 steps): refused, the event loop not held for minutes', async () => {
@@ -185,12 +245,21 @@ describe('symbolic links in an uploaded archive (real HTTP, Postgres, Redis)', (
       await writeFile(join(project, 'index.html'), 'x');
       await symlink('../../../etc/hosts', join(project, 'hosts'));
       await run('tar', ['-czf', join(work, 'out.tar.gz'), '-C', project, '.']);
-      expectRefused(await deploy(await readFile(join(work, 'out.tar.gz'))), 'The archive entry "./hosts" is a symbolic link (to "../../../etc/hosts") that leads outside the project');
+      expectRefused(
+        await deploy(await readFile(join(work, 'out.tar.gz'))),
+        'The archive entry "./hosts" is a symbolic link (to "../../../etc/hosts") that leads outside the project',
+      );
     });
   });
 
   it('the stored source of an accepted upload never holds a link another entry is below (readTar sees files and links only)', async () => {
-    const response = await deploy(await makeTarGz([{ name: 'index.html', content: 'x' }, { name: 'sub/a.txt', content: 'a' }, { name: 'link', type: 'symlink', linkname: 'sub' }]));
+    const response = await deploy(
+      await makeTarGz([
+        { name: 'index.html', content: 'x' },
+        { name: 'sub/a.txt', content: 'a' },
+        { name: 'link', type: 'symlink', linkname: 'sub' },
+      ]),
+    );
     expect(response.status).toBe(202);
     const entries = await stored(response.json.taskId);
     expect([...entries].map(([name, e]) => [name, e.type])).toEqual([

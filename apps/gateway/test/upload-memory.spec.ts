@@ -5,7 +5,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createGzip } from 'node:zlib';
 import { issueToken } from '@slipway/crypto';
-import { TEST_REDIS_URL, createTestDatabase, freePort, serviceTestEnv, startProcess, testRedisPrefix, waitFor, type RunningProcess, type TestDatabase } from '@slipway/testing';
+import {
+  TEST_REDIS_URL,
+  createTestDatabase,
+  freePort,
+  serviceTestEnv,
+  startProcess,
+  testRedisPrefix,
+  waitFor,
+  type RunningProcess,
+  type TestDatabase,
+} from '@slipway/testing';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { makeTar } from './support/archives.js';
@@ -58,7 +68,10 @@ describe('gateway memory and upload slots under hostile uploads (real processes,
       });
       const url = `http://127.0.0.1:${port}`;
       gateways.push({ process: child, url });
-      await waitFor(async () => (await send(`${url}/health/ready`).catch(() => ({ status: 0 }))).status === 200, { what: `gateway ${i} to be ready`, timeoutMs: 60_000 });
+      await waitFor(async () => (await send(`${url}/health/ready`).catch(() => ({ status: 0 }))).status === 200, {
+        what: `gateway ${i} to be ready`,
+        timeoutMs: 60_000,
+      });
     }
   });
   afterAll(async () => {
@@ -70,7 +83,10 @@ describe('gateway memory and upload slots under hostile uploads (real processes,
   });
 
   async function createKey(): Promise<{ id: string; key: string }> {
-    const app = await sql.query<{ id: string }>(`INSERT INTO applications (owner_id, name, slug) VALUES ($1, $2, $2) RETURNING id`, [ownerId, `m-${randomBytes(4).toString('hex')}`]);
+    const app = await sql.query<{ id: string }>(`INSERT INTO applications (owner_id, name, slug) VALUES ($1, $2, $2) RETURNING id`, [
+      ownerId,
+      `m-${randomBytes(4).toString('hex')}`,
+    ]);
     const token = issueToken('api_key');
     await sql.query(`INSERT INTO api_keys (application_id, name, prefix, key_hash) VALUES ($1, 'test', $2, $3)`, [app.rows[0]!.id, token.prefix, token.hash]);
     return { id: app.rows[0]!.id, key: token.token };
@@ -84,7 +100,11 @@ describe('gateway memory and upload slots under hostile uploads (real processes,
       else yield* archive;
       yield tail;
     }
-    return sendRefusable(`${url}/api/v1/deploy`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': contentType, 'transfer-encoding': 'chunked' }, body: body() });
+    return sendRefusable(`${url}/api/v1/deploy`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': contentType, 'transfer-encoding': 'chunked' },
+      body: body(),
+    });
   }
 
   it('two gateway processes count the same uploads: a key with 2 uploads on one gets 429 too_many_uploads on the other', async () => {
@@ -95,10 +115,17 @@ describe('gateway memory and upload slots under hostile uploads (real processes,
     const leases = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 1 });
     try {
       // Gateway A has taken both uploads' slots (the leases are in Redis) ...
-      await waitFor(async () => (await leases.zcard(`${redis.prefix}upload-slots:application:${id}`)) === 2, { what: 'gateway A to count the held uploads', timeoutMs: 10_000 });
+      await waitFor(async () => (await leases.zcard(`${redis.prefix}upload-slots:application:${id}`)) === 2, {
+        what: 'gateway A to count the held uploads',
+        timeoutMs: 10_000,
+      });
       // ... and gateway B refuses the key's third upload.
       const viaB = await upload(b.url, key, tiny);
-      expect({ status: viaB.status, code: viaB.json?.code, retryAfter: viaB.headers['retry-after'] }).toEqual({ status: 429, code: 'too_many_uploads', retryAfter: '5' });
+      expect({ status: viaB.status, code: viaB.json?.code, retryAfter: viaB.headers['retry-after'] }).toEqual({
+        status: 429,
+        code: 'too_many_uploads',
+        retryAfter: '5',
+      });
     } finally {
       for (const h of held) h.stop();
       leases.disconnect();
@@ -112,7 +139,8 @@ describe('gateway memory and upload slots under hostile uploads (real processes,
     const gzip = createGzip();
     const zeros = Buffer.alloc(MiB);
     const feed = (async () => {
-      for (let i = 0; i < 1024 && !gzip.destroyed; i++) if (!gzip.write(zeros)) await new Promise((resolve) => (gzip.once('drain', resolve), gzip.once('close', resolve)));
+      for (let i = 0; i < 1024 && !gzip.destroyed; i++)
+        if (!gzip.write(zeros)) await new Promise((resolve) => (gzip.once('drain', resolve), gzip.once('close', resolve)));
       gzip.end();
     })();
     try {
@@ -130,7 +158,9 @@ describe('gateway memory and upload slots under hostile uploads (real processes,
     }
     const gzip = createGzip();
     const feed = (async () => {
-      for await (const chunk of raw()) if (gzip.destroyed || (!gzip.write(chunk) && !(await new Promise((r) => (gzip.once('drain', () => r(true)), gzip.once('close', () => r(false))))))) break;
+      for await (const chunk of raw())
+        if (gzip.destroyed || (!gzip.write(chunk) && !(await new Promise((r) => (gzip.once('drain', () => r(true)), gzip.once('close', () => r(false)))))))
+          break;
       gzip.end();
     })();
     try {
@@ -156,7 +186,12 @@ describe('gateway memory and upload slots under hostile uploads (real processes,
     const pid = gateway.child.pid!;
     type Hostile = [string, () => Buffer | AsyncIterable<Buffer>, number, string];
     const hostile: Hostile[] = [
-      ...[1, 2, 3, 4].map((i): Hostile => [`gzipped PAX header declaring 48 MiB #${i}`, () => hostileLongHeader('x', 48 * MiB, 48 * MiB, true), 400, 'too_large']),
+      ...[1, 2, 3, 4].map((i): Hostile => [
+        `gzipped PAX header declaring 48 MiB #${i}`,
+        () => hostileLongHeader('x', 48 * MiB, 48 * MiB, true),
+        400,
+        'too_large',
+      ]),
       ['PAX global header declaring 48 MiB', () => hostileLongHeader('g', 48 * MiB, 32 * MiB, false), 400, 'too_large'],
       ['PAX header declaring 1 TiB', () => hostileLongHeader('x', 2 ** 40, 32 * MiB, false), 400, 'too_large'],
       ['PAX header declaring 48 MiB, raw', () => hostileLongHeader('x', 48 * MiB, 48 * MiB, false), 400, 'too_large'],
@@ -168,7 +203,12 @@ describe('gateway memory and upload slots under hostile uploads (real processes,
       ['tar.gz whose file is 100 MiB of zeros', tarBomb, 400, 'too_large'],
       ['slow drip', drip, 408, 'upload_stalled'],
       ['slow drip #2', drip, 408, 'upload_stalled'],
-      ['zip entry with 64 KiB extra field and a comment', () => zipWithMetadata({ extraBytes: 65_530, commentBytes: 65_535, archiveCommentBytes: 65_535 }), 400, 'too_large'],
+      [
+        'zip entry with 64 KiB extra field and a comment',
+        () => zipWithMetadata({ extraBytes: 65_530, commentBytes: 65_535, archiveCommentBytes: 65_535 }),
+        400,
+        'too_large',
+      ],
       ['zip declaring 65535 entries', manyEntries, 400, 'too_large'],
       ['zip with the largest archive comment', () => zipWithMetadata({ archiveCommentBytes: 65_535 }), 202, ''],
       ['gzipped GNU long link name declaring 1 TiB', () => hostileLongHeader('K', 2 ** 40, 48 * MiB, true), 400, 'too_large'],
@@ -182,7 +222,14 @@ describe('gateway memory and upload slots under hostile uploads (real processes,
     const rowsBefore = (await sql.query(`SELECT count(*)::int AS n FROM deployments`)).rows[0].n as number;
     const before = await rssMiB(pid);
     let peak = before;
-    const sampler = setInterval(() => void rssMiB(pid).then((rss) => (peak = Math.max(peak, rss)), () => undefined), 20);
+    const sampler = setInterval(
+      () =>
+        void rssMiB(pid).then(
+          (rss) => (peak = Math.max(peak, rss)),
+          () => undefined,
+        ),
+      20,
+    );
     const outcomes: string[] = [];
     try {
       for (let i = 0; i < hostile.length; i += 4) {

@@ -53,7 +53,11 @@ describe('POST /api/v1/deploy refuses bad uploads (real HTTP, Postgres, Redis)',
 
   describe('paths_mismatch', () => {
     it('files and paths counts differ and no archive', async () => {
-      expectCode(await deploy([...filesForm({ 'a.txt': 'a' }), { name: 'files', filename: 'b', content: Buffer.from('b') }]), 'paths_mismatch', /2 "files" fields but 1 "paths"/);
+      expectCode(
+        await deploy([...filesForm({ 'a.txt': 'a' }), { name: 'files', filename: 'b', content: Buffer.from('b') }]),
+        'paths_mismatch',
+        /2 "files" fields but 1 "paths"/,
+      );
       expectCode(await deploy([{ name: 'paths', value: 'a.txt' }]), 'paths_mismatch');
     });
   });
@@ -85,10 +89,26 @@ describe('POST /api/v1/deploy refuses bad uploads (real HTTP, Postgres, Redis)',
       ['a/', /empty segment/],
       ['', /empty/],
     ])('an unsafe path %j', async (path, message) => {
-      expectCode(await deploy([{ name: 'paths', value: path }, { name: 'files', filename: 'x', content: Buffer.from('x') }]), 'bad_request', message);
+      expectCode(
+        await deploy([
+          { name: 'paths', value: path },
+          { name: 'files', filename: 'x', content: Buffer.from('x') },
+        ]),
+        'bad_request',
+        message,
+      );
     });
     it('duplicate paths, also after Unicode NFC normalisation and case folding', async () => {
-      expectCode(await deploy(filesForm({ 'a.txt': '1' }).concat(filesForm({ 'b.txt': '2' }), [{ name: 'paths', value: 'a.txt' }, { name: 'files', filename: 'a', content: Buffer.from('3') }])), 'bad_request', /duplicates "a.txt"/);
+      expectCode(
+        await deploy(
+          filesForm({ 'a.txt': '1' }).concat(filesForm({ 'b.txt': '2' }), [
+            { name: 'paths', value: 'a.txt' },
+            { name: 'files', filename: 'a', content: Buffer.from('3') },
+          ]),
+        ),
+        'bad_request',
+        /duplicates "a.txt"/,
+      );
       expectCode(await deploy(filesForm({ 'Caf\u00e9.txt': '1', 'Cafe\u0301.txt': '2' })), 'bad_request', /duplicates "Café.txt"/);
       expectCode(await deploy(filesForm({ 'README.md': '1', 'readme.md': '2' })), 'bad_request', /collides/);
       expectCode(await deploy(filesForm({ lib: '1', 'lib/a.js': '2' })), 'bad_request', /is inside "lib"/);
@@ -97,7 +117,11 @@ describe('POST /api/v1/deploy refuses bad uploads (real HTTP, Postgres, Redis)',
 
   describe('bad_archive', () => {
     it('not a zip, tar or tar.gz (content, not name, decides)', async () => {
-      expectCode(await deploy([{ name: 'archive', filename: 'source.tar.gz', content: Buffer.from('just some text, not an archive') }]), 'bad_archive', /not a zip, tar or tar.gz/);
+      expectCode(
+        await deploy([{ name: 'archive', filename: 'source.tar.gz', content: Buffer.from('just some text, not an archive') }]),
+        'bad_archive',
+        /not a zip, tar or tar.gz/,
+      );
     });
     it('corrupt archives', async () => {
       const good = await makeTarGz([{ name: 'a.txt', content: 'a'.repeat(5000) }]);
@@ -112,7 +136,18 @@ describe('POST /api/v1/deploy refuses bad uploads (real HTTP, Postgres, Redis)',
       ['/etc/evil', /absolute/],
       ['C:\\evil', /backslash|corrupt/],
     ])('a zip-slip zip with %j', async (name, message) => {
-      expectCode(await deploy(archive(makeZip([{ name: 'ok.txt', content: 'ok' }, { name, content: 'pwned' }]))), 'bad_archive', message);
+      expectCode(
+        await deploy(
+          archive(
+            makeZip([
+              { name: 'ok.txt', content: 'ok' },
+              { name, content: 'pwned' },
+            ]),
+          ),
+        ),
+        'bad_archive',
+        message,
+      );
     });
     it.each([
       ['../evil.txt', /escapes the root/],
@@ -123,12 +158,40 @@ describe('POST /api/v1/deploy refuses bad uploads (real HTTP, Postgres, Redis)',
     });
     it.each<[string, TarEntry[], RegExp]>([
       ['a symlink', [{ name: 'link', type: 'symlink', linkname: '/etc/passwd' }], /symbolic link/],
-      ['a symlink then a file of the same name', [{ name: 'x', type: 'symlink', linkname: '/tmp' }, { name: 'x', content: 'over' }], /symbolic link/],
-      ['a hard link', [{ name: 'a.txt', content: 'a' }, { name: 'b.txt', type: 'link', linkname: 'a.txt' }], /hard link/],
+      [
+        'a symlink then a file of the same name',
+        [
+          { name: 'x', type: 'symlink', linkname: '/tmp' },
+          { name: 'x', content: 'over' },
+        ],
+        /symbolic link/,
+      ],
+      [
+        'a hard link',
+        [
+          { name: 'a.txt', content: 'a' },
+          { name: 'b.txt', type: 'link', linkname: 'a.txt' },
+        ],
+        /hard link/,
+      ],
       ['a FIFO', [{ name: 'pipe', type: 'fifo' }], /FIFO/],
       ['a device', [{ name: 'null', type: 'character-device' }], /device/],
-      ['duplicate entries', [{ name: 'a.txt', content: '1' }, { name: './a.txt', content: '2' }], /duplicates "a.txt"/],
-      ['a case-folding collision', [{ name: 'A.txt', content: '1' }, { name: 'a.txt', content: '2' }], /collides/],
+      [
+        'duplicate entries',
+        [
+          { name: 'a.txt', content: '1' },
+          { name: './a.txt', content: '2' },
+        ],
+        /duplicates "a.txt"/,
+      ],
+      [
+        'a case-folding collision',
+        [
+          { name: 'A.txt', content: '1' },
+          { name: 'a.txt', content: '2' },
+        ],
+        /collides/,
+      ],
     ])('a tar with %s', async (_what, entries, message) => {
       expectCode(await deploy(archive(await makeTar(entries))), 'bad_archive', message);
     });
@@ -178,12 +241,22 @@ describe('POST /api/v1/deploy refuses bad uploads (real HTTP, Postgres, Redis)',
     });
     it('a declared Content-Length over the limit is refused before reading', async () => {
       const { body, contentType } = multipart(filesForm({ 'a.txt': 'a' }));
-      const response = await send(`${gw.url}/api/v1/deploy`, { method: 'POST', headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType, 'content-length': String(2 * MiB) }, body: (async function* () { yield body; })() });
+      const response = await send(`${gw.url}/api/v1/deploy`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${app.key}`, 'content-type': contentType, 'content-length': String(2 * MiB) },
+        body: (async function* () {
+          yield body;
+        })(),
+      });
       expectCode(response, 'too_large');
     });
     it('a single file over the file limit', async () => {
       expectCode(await deploy(filesForm({ 'big.bin': Buffer.alloc(600 * KiB) })), 'too_large', /files\[0\] is larger than 524288 bytes/);
-      expectCode(await deploy(archive(await makeTarGz([{ name: 'big.bin', content: Buffer.alloc(600 * KiB) }]))), 'too_large', /"big.bin" is larger than 524288 bytes/);
+      expectCode(
+        await deploy(archive(await makeTarGz([{ name: 'big.bin', content: Buffer.alloc(600 * KiB) }]))),
+        'too_large',
+        /"big.bin" is larger than 524288 bytes/,
+      );
     });
     it('more files than the limit', async () => {
       const many: Record<string, string> = {};
@@ -209,7 +282,11 @@ describe('POST /api/v1/deploy refuses bad uploads (real HTTP, Postgres, Redis)',
       expectCode(await deploy(archive(bomb)), 'too_large', /expands more than 100 times/);
     });
     it('a zip bomb (an entry declaring more than the file limit)', async () => {
-      expectCode(await deploy(archive(makeZip([{ name: 'zeros.bin', content: Buffer.alloc(8 * MiB), deflate: true }]))), 'too_large', /larger than 524288 bytes/);
+      expectCode(
+        await deploy(archive(makeZip([{ name: 'zeros.bin', content: Buffer.alloc(8 * MiB), deflate: true }]))),
+        'too_large',
+        /larger than 524288 bytes/,
+      );
     });
   });
 });

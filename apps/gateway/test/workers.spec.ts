@@ -71,7 +71,10 @@ describe('GATEWAY_WORKERS: several processes serving one port (real processes, P
   }
 
   async function createApplication(i: number): Promise<string> {
-    const app = await sql.query<{ id: string }>(`INSERT INTO applications (owner_id, name, slug) VALUES ($1, $2, $2) RETURNING id`, [ownerId, `w-${i}-${randomBytes(3).toString('hex')}`]);
+    const app = await sql.query<{ id: string }>(`INSERT INTO applications (owner_id, name, slug) VALUES ($1, $2, $2) RETURNING id`, [
+      ownerId,
+      `w-${i}-${randomBytes(3).toString('hex')}`,
+    ]);
     const token = issueToken('api_key');
     await sql.query(`INSERT INTO api_keys (application_id, name, prefix, key_hash) VALUES ($1, 'test', $2, $3)`, [app.rows[0]!.id, token.prefix, token.hash]);
     return token.token;
@@ -92,7 +95,11 @@ describe('GATEWAY_WORKERS: several processes serving one port (real processes, P
 
     const keys = await Promise.all(Array.from({ length: 16 }, (_, i) => createApplication(i)));
     const { body, contentType } = multipart(filesForm({ 'index.html': '<h1>hi</h1>' }));
-    const answers = await Promise.all(keys.map((key) => send(`http://127.0.0.1:${port}/api/v1/deploy`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': contentType }, body })));
+    const answers = await Promise.all(
+      keys.map((key) =>
+        send(`http://127.0.0.1:${port}/api/v1/deploy`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': contentType }, body }),
+      ),
+    );
     expect(answers.map((a) => a.status)).toEqual(keys.map(() => 202));
     // Nest prefixes every line with the pid of the process that wrote it.
     const servedBy = new Set([...primary.output().matchAll(/\[Nest\] (\d+) .*deployment [0-9a-f-]{36} queued/g)].map((m) => Number(m[1])));

@@ -35,5 +35,10 @@ export async function aptInstall(packages: string[], options: { noServiceStart?:
   if ((await run('apt-get', [...lock, 'update', '-q'])) !== 0) return false;
   if (!options.noServiceStart) return (await run('apt-get', [...lock, 'install', '-y', '-q', ...packages])) === 0;
   const install = `apt-get ${lock.join(' ')} install -y -q ${packages.join(' ')}`;
-  return (await run('sh', ['-c', `printf '#!/bin/sh\\nexit 101\\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d; ${install}; status=$?; rm -f /usr/sbin/policy-rc.d; exit $status`])) === 0;
+  return (
+    (await run('sh', [
+      '-c',
+      `printf '#!/bin/sh\\nexit 101\\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d; ${install}; status=$?; rm -f /usr/sbin/policy-rc.d; exit $status`,
+    ])) === 0
+  );
 }

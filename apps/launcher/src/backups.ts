@@ -1,6 +1,15 @@
 import { readFile, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { backupLayout, blobStoreFor, postgresBinaries, restoreApplicationDatabase, shipWal, spoolBytes, takeBaseBackup, type PostgresBinaries } from '@slipway/backup';
+import {
+  backupLayout,
+  blobStoreFor,
+  postgresBinaries,
+  restoreApplicationDatabase,
+  shipWal,
+  spoolBytes,
+  takeBaseBackup,
+  type PostgresBinaries,
+} from '@slipway/backup';
 import type { BlobStore } from '@slipway/blob';
 import { openPlatformData, type PlatformData } from '@slipway/platform-data';
 import type { LauncherConfig } from './config.js';
@@ -51,7 +60,10 @@ export class BackupService {
     const interrupted = await this.platform.backups.failInterrupted(new Date());
     const restores = await this.platform.backups.failInterruptedRestores();
     if (interrupted || restores) log('backup', `marked ${interrupted} base backup(s) and ${restores} restore(s) a stop interrupted as failed`);
-    log('backup', `on: WAL archived continuously, a base backup every ${this.options.config.BACKUP_INTERVAL_HOURS} h, kept ${this.options.config.BACKUP_RETENTION_DAYS} day(s), to the blob store`);
+    log(
+      'backup',
+      `on: WAL archived continuously, a base backup every ${this.options.config.BACKUP_INTERVAL_HOURS} h, kept ${this.options.config.BACKUP_RETENTION_DAYS} day(s), to the blob store`,
+    );
     this.timer = setInterval(() => void this.tick(), TICK_MS);
     void this.tick();
   }
@@ -67,7 +79,8 @@ export class BackupService {
 
   private async round(): Promise<void> {
     await this.ship();
-    for (let restore = await this.platform.backups.claimRestore(); restore && !this.stopped; restore = await this.platform.backups.claimRestore()) await this.restore(restore.id);
+    for (let restore = await this.platform.backups.claimRestore(); restore && !this.stopped; restore = await this.platform.backups.claimRestore())
+      await this.restore(restore.id);
     const latest = (await this.platform.backups.bases())[0];
     const due = !latest || Date.now() - (latest.finishedAt ?? latest.startedAt).getTime() > this.options.config.BACKUP_INTERVAL_HOURS * 3600_000;
     const lastFailure = (await this.platform.backups.health()).failure;
@@ -117,7 +130,11 @@ export class BackupService {
     const pruned = await this.platform.backups.prune(cutoff);
     for (const key of pruned.blobKeys) await this.blobs.delete(key);
     for (const name of pruned.walNames) await this.blobs.delete(`backups/wal/${name}.gz.sealed`);
-    if (pruned.blobKeys.length || pruned.walNames.length) log('backup', `retention: removed ${pruned.blobKeys.length} base backup(s) older than ${this.options.config.BACKUP_RETENTION_DAYS} day(s) and ${pruned.walNames.length} WAL file(s) no kept backup needs`);
+    if (pruned.blobKeys.length || pruned.walNames.length)
+      log(
+        'backup',
+        `retention: removed ${pruned.blobKeys.length} base backup(s) older than ${this.options.config.BACKUP_RETENTION_DAYS} day(s) and ${pruned.walNames.length} WAL file(s) no kept backup needs`,
+      );
   }
 
   private async restore(id: string): Promise<void> {
@@ -147,7 +164,10 @@ export class BackupService {
         { id: base.id, walStart: base.walStart },
       );
       await this.platform.backups.finishRestore(id, result);
-      log('backup', `${label}: done in ${seconds(result.durationMs)}, ${result.rows} rows, ${mb(result.sizeBytes)}${result.keptDatabase ? `; the database it replaced is kept as ${result.keptDatabase}` : `; restored as ${result.databaseName}`}`);
+      log(
+        'backup',
+        `${label}: done in ${seconds(result.durationMs)}, ${result.rows} rows, ${mb(result.sizeBytes)}${result.keptDatabase ? `; the database it replaced is kept as ${result.keptDatabase}` : `; restored as ${result.databaseName}`}`,
+      );
     } catch (error) {
       await this.platform.backups.failRestore(id, ownerMessage(error, id)).catch(() => undefined);
       this.failure(label, error);

@@ -69,7 +69,11 @@ export const launcherConfigSchema = z.object({
   /** Backups of the embedded Postgres (WAL archiving, base backups, restores): on unless turned off. */
   BACKUPS: z.enum(['on', 'off']).default('on'),
   /** Hours between scheduled base backups. */
-  BACKUP_INTERVAL_HOURS: z.coerce.number().min(0.01).max(24 * 30).default(24),
+  BACKUP_INTERVAL_HOURS: z.coerce
+    .number()
+    .min(0.01)
+    .max(24 * 30)
+    .default(24),
   /** Days base backups (and the WAL they need) are kept; point-in-time restore reaches this far back. */
   BACKUP_RETENTION_DAYS: z.coerce.number().min(0.01).max(3650).default(7),
   /** At most this many seconds of changes wait before their WAL file is archived (what a lost disk loses). */
@@ -85,12 +89,19 @@ export const launcherConfigSchema = z.object({
  * An application role's limit must leave its app's PgBouncer pool and the sign-in service's pools
  * room: AUTH_PROCESSES processes each hold ⌊AUTH_TENANT_POOL_SIZE / AUTH_PROCESSES⌋ (at least 1).
  */
-function checkConnectionBudget<T extends { APP_DATABASE_CONNECTION_LIMIT: number; APP_DATABASE_POOL_SIZE: number; AUTH_TENANT_POOL_SIZE: number; AUTH_PROCESSES: number }>(config: T): T {
+function checkConnectionBudget<
+  T extends { APP_DATABASE_CONNECTION_LIMIT: number; APP_DATABASE_POOL_SIZE: number; AUTH_TENANT_POOL_SIZE: number; AUTH_PROCESSES: number },
+>(config: T): T {
   const auth = config.AUTH_PROCESSES * processShare(config.AUTH_TENANT_POOL_SIZE, config.AUTH_PROCESSES);
   const needed = config.APP_DATABASE_POOL_SIZE + auth;
   if (config.APP_DATABASE_CONNECTION_LIMIT < needed) {
-    const authTerm = config.AUTH_PROCESSES > 1 ? `the sign-in service's ${auth} (AUTH_TENANT_POOL_SIZE ${config.AUTH_TENANT_POOL_SIZE} over AUTH_PROCESSES ${config.AUTH_PROCESSES}, at least 1 each)` : `AUTH_TENANT_POOL_SIZE ${config.AUTH_TENANT_POOL_SIZE}`;
-    throw new ConfigError(`APP_DATABASE_CONNECTION_LIMIT: must be at least APP_DATABASE_POOL_SIZE ${config.APP_DATABASE_POOL_SIZE} + ${authTerm} = ${needed} (got ${config.APP_DATABASE_CONNECTION_LIMIT}), or an application's own pools would be refused by its role's limit`);
+    const authTerm =
+      config.AUTH_PROCESSES > 1
+        ? `the sign-in service's ${auth} (AUTH_TENANT_POOL_SIZE ${config.AUTH_TENANT_POOL_SIZE} over AUTH_PROCESSES ${config.AUTH_PROCESSES}, at least 1 each)`
+        : `AUTH_TENANT_POOL_SIZE ${config.AUTH_TENANT_POOL_SIZE}`;
+    throw new ConfigError(
+      `APP_DATABASE_CONNECTION_LIMIT: must be at least APP_DATABASE_POOL_SIZE ${config.APP_DATABASE_POOL_SIZE} + ${authTerm} = ${needed} (got ${config.APP_DATABASE_CONNECTION_LIMIT}), or an application's own pools would be refused by its role's limit`,
+    );
   }
   return config;
 }

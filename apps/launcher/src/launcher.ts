@@ -39,13 +39,37 @@ function services(config: LauncherConfig, runtimeSocket: string | undefined, ngi
   // gets the edge's environment and PORT (apps may reach the edge's port from their sandbox).
   // With the nginx data plane it also gets nginx's listening sockets, so that a restart of nginx
   // or of the supervisor itself never leaves the port closed or held by an orphan.
-  const runtime: ServiceSpec[] = runtimeSocket ? [{ name: 'runtime', port: config.EDGE_PORT, entry: SERVICE_ENTRIES.runtime, ready: () => supervisorReady(runtimeSocket), ...(nginxPlane ? { sockets: edgeSockets(config) } : {}) }] : [];
+  const runtime: ServiceSpec[] = runtimeSocket
+    ? [
+        {
+          name: 'runtime',
+          port: config.EDGE_PORT,
+          entry: SERVICE_ENTRIES.runtime,
+          ready: () => supervisorReady(runtimeSocket),
+          ...(nginxPlane ? { sockets: edgeSockets(config) } : {}),
+        },
+      ]
+    : [];
   // The gateway and the sign-in service: several independent processes accepting on one socket
   // the launcher holds, so a kill -9 of one leaves the others serving the same backlog.
   const http = (port: number) => [{ name: 'http', host: config.HOST, port }];
   return [
-    { name: 'gateway', port: config.GATEWAY_PORT, entry: SERVICE_ENTRIES.gateway, sockets: http(config.GATEWAY_PORT), processes: gatewayProcesses(config), listening: LISTENING_ON_HELD_SOCKET },
-    { name: 'auth-service', port: config.AUTH_PORT, entry: SERVICE_ENTRIES['auth-service'], sockets: http(config.AUTH_PORT), processes: config.AUTH_PROCESSES, listening: LISTENING_ON_HELD_SOCKET },
+    {
+      name: 'gateway',
+      port: config.GATEWAY_PORT,
+      entry: SERVICE_ENTRIES.gateway,
+      sockets: http(config.GATEWAY_PORT),
+      processes: gatewayProcesses(config),
+      listening: LISTENING_ON_HELD_SOCKET,
+    },
+    {
+      name: 'auth-service',
+      port: config.AUTH_PORT,
+      entry: SERVICE_ENTRIES['auth-service'],
+      sockets: http(config.AUTH_PORT),
+      processes: config.AUTH_PROCESSES,
+      listening: LISTENING_ON_HELD_SOCKET,
+    },
     ...runtime,
     // A standby edge (modules loaded) takes over at once when the edge dies: routing is back in
     // well under a second instead of a whole process start (only with the runtime supervisor,
@@ -90,10 +114,22 @@ export class Launcher {
     const masterKey = await resolveMasterKey(this.home, this.config.SLIPWAY_MASTER_KEY);
     this.redis = await startRedis(this.home, this.config.REDIS_URL, { onRestart: () => this.writeRuntime(), onCrashLoop: (line) => this.crashLoop(line) });
     const backups = this.config.BACKUPS === 'on' && !this.config.DATABASE_URL;
-    const connections = { maxConnections: this.config.SLIPWAY_PG_MAX_CONNECTIONS, superuserReserved: this.config.SLIPWAY_PG_SUPERUSER_RESERVED, ...(backups ? { archiveTimeoutSeconds: this.config.BACKUP_WAL_SECONDS } : {}) };
-    this.postgres = await startPostgres(this.home, this.config.DATABASE_URL, this.config.SLIPWAY_PG_PORT, connections, { onRestart: () => this.writeRuntime(), onCrashLoop: (line) => this.crashLoop(line) });
+    const connections = {
+      maxConnections: this.config.SLIPWAY_PG_MAX_CONNECTIONS,
+      superuserReserved: this.config.SLIPWAY_PG_SUPERUSER_RESERVED,
+      ...(backups ? { archiveTimeoutSeconds: this.config.BACKUP_WAL_SECONDS } : {}),
+    };
+    this.postgres = await startPostgres(this.home, this.config.DATABASE_URL, this.config.SLIPWAY_PG_PORT, connections, {
+      onRestart: () => this.writeRuntime(),
+      onCrashLoop: (line) => this.crashLoop(line),
+    });
     const migrated = await applyMigrations(this.postgres.url);
-    log('launcher', migrated.applied.length ? `applied migrations: ${migrated.applied.join(', ')}` : `database schema up to date (${migrated.alreadyApplied.length} migrations)`);
+    log(
+      'launcher',
+      migrated.applied.length
+        ? `applied migrations: ${migrated.applied.join(', ')}`
+        : `database schema up to date (${migrated.alreadyApplied.length} migrations)`,
+    );
     this.pgbouncer = await this.startPgbouncer(pgbouncerBinary, masterKey);
 
     // Not with the kubernetes driver: apps are pods there, not processes of this machine.
@@ -101,9 +137,14 @@ export class Launcher {
     // nginx serves the apps; the runtime supervisor keeps it (so it outlives an edge restart), the
     // edge programs it and listens behind it on a loopback port of its own.
     const nginxPlane = this.config.EDGE_DATA_PLANE === 'nginx' && runtimeSocket !== undefined;
-    if (this.config.EDGE_DATA_PLANE === 'nginx' && !nginxPlane) log('launcher', 'SLIPWAY_RUNTIME_DRIVER=kubernetes: the Node edge serves the apps (EDGE_DATA_PLANE=node)');
+    if (this.config.EDGE_DATA_PLANE === 'nginx' && !nginxPlane)
+      log('launcher', 'SLIPWAY_RUNTIME_DRIVER=kubernetes: the Node edge serves the apps (EDGE_DATA_PLANE=node)');
     const plane: NodeJS.ProcessEnv = nginxPlane
-      ? { EDGE_DATA_PLANE: 'nginx', EDGE_NGINX_OWNER: 'supervisor', EDGE_INTERNAL_PORT: String(process.env['EDGE_INTERNAL_PORT'] ?? (await freeLoopbackPort())) }
+      ? {
+          EDGE_DATA_PLANE: 'nginx',
+          EDGE_NGINX_OWNER: 'supervisor',
+          EDGE_INTERNAL_PORT: String(process.env['EDGE_INTERNAL_PORT'] ?? (await freeLoopbackPort())),
+        }
       : { EDGE_DATA_PLANE: 'node' };
     const env: NodeJS.ProcessEnv = {
       ...process.env,
@@ -134,7 +175,10 @@ export class Launcher {
       GATEWAY_WORKERS: '1',
     };
     if (this.config.GATEWAY_WORKERS !== undefined && this.config.GATEWAY_PROCESSES === undefined) {
-      log('launcher', `GATEWAY_WORKERS=${this.config.GATEWAY_WORKERS}: under pnpm start that many gateway processes share its port (GATEWAY_PROCESSES), each without node:cluster`);
+      log(
+        'launcher',
+        `GATEWAY_WORKERS=${this.config.GATEWAY_WORKERS}: under pnpm start that many gateway processes share its port (GATEWAY_PROCESSES), each without node:cluster`,
+      );
     }
     await this.startServices(services(this.config, runtimeSocket, nginxPlane), env);
     await this.waitUntilReady();
@@ -152,10 +196,17 @@ export class Launcher {
     await this.writeRuntime();
     this.watch = setInterval(() => void this.watchHealth(), 5000);
     if (backups && this.postgres.dataDir) {
-      this.backups = new BackupService({ home: this.home, serverUrl: this.postgres.url, dataDir: this.postgres.dataDir, masterKey, poolerAdminUrl: this.pgbouncer.adminUrl, config: this.config });
+      this.backups = new BackupService({
+        home: this.home,
+        serverUrl: this.postgres.url,
+        dataDir: this.postgres.dataDir,
+        masterKey,
+        poolerAdminUrl: this.pgbouncer.adminUrl,
+        config: this.config,
+      });
       await this.backups.start();
     } else if (this.config.BACKUPS === 'on') {
-      log('backup', 'off: DATABASE_URL is the operator\'s own server, whose backups (and point-in-time restore) are the operator\'s; see docs/guides/backups.md');
+      log('backup', "off: DATABASE_URL is the operator's own server, whose backups (and point-in-time restore) are the operator's; see docs/guides/backups.md");
     } else {
       log('backup', 'off (BACKUPS=off): nothing is backed up');
     }
@@ -190,7 +241,13 @@ export class Launcher {
       const crashes = new CrashWindow(spec.name, DEFAULT_SUPERVISION.windowMs);
       for (let i = 0; i < processes; i++) {
         const member = i === 0 ? spec : { ...spec, name: `${spec.name}-${i + 1}` };
-        this.running.push(new SupervisedService(REPO_ROOT, member, env, DEFAULT_SUPERVISION, onCrashLoop, () => this.writeRuntime(), { crashes, sockets: sockets.get(spec.name)!, processes }));
+        this.running.push(
+          new SupervisedService(REPO_ROOT, member, env, DEFAULT_SUPERVISION, onCrashLoop, () => this.writeRuntime(), {
+            crashes,
+            sockets: sockets.get(spec.name)!,
+            processes,
+          }),
+        );
       }
       if (processes > 1) log('launcher', `${spec.name}: ${processes} processes on :${spec.port}`);
     }
@@ -289,7 +346,9 @@ export class Launcher {
       }
       if (!pending.size) break;
       if (Date.now() > deadline) {
-        throw new StartupError(`not ready after ${this.config.READY_TIMEOUT_MS / 1000}s: ${[...pending].map(([s, detail]) => `${s.name} (:${s.spec.port}/health/ready${detail ? `: ${detail}` : ''})`).join(', ')}`);
+        throw new StartupError(
+          `not ready after ${this.config.READY_TIMEOUT_MS / 1000}s: ${[...pending].map(([s, detail]) => `${s.name} (:${s.spec.port}/health/ready${detail ? `: ${detail}` : ''})`).join(', ')}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 200));
     }

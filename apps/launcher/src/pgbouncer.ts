@@ -58,7 +58,10 @@ function runAs(): { name: string; uid: number; gid: number } | null {
   const id = (flag: string) => spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' });
   const uid = id('-u');
   const gid = id('-g');
-  if (uid.status !== 0 || gid.status !== 0) throw new StartupError('PgBouncer must not run as root and there is no `postgres` user to run it as: install the pgbouncer package (it creates one), or run `pnpm start` as an ordinary user');
+  if (uid.status !== 0 || gid.status !== 0)
+    throw new StartupError(
+      'PgBouncer must not run as root and there is no `postgres` user to run it as: install the pgbouncer package (it creates one), or run `pnpm start` as an ordinary user',
+    );
   return { name: 'postgres', uid: Number(uid.stdout), gid: Number(gid.stdout) };
 }
 
@@ -91,7 +94,10 @@ export async function startPgbouncer(home: string, binary: string, options: Pgbo
     first.kill('SIGKILL');
     throw new StartupError(`PgBouncer did not start on 127.0.0.1:${options.port} (${output() || failure}); set SLIPWAY_DEBUG=1 to see its log`);
   }
-  log('launcher', `PgBouncer on 127.0.0.1:${options.port} in front of the applications' databases (${options.databases.length} now; ${options.poolSize} server connections each at most)`);
+  log(
+    'launcher',
+    `PgBouncer on 127.0.0.1:${options.port} in front of the applications' databases (${options.databases.length} now; ${options.poolSize} server connections each at most)`,
+  );
   return supervise(first, launch, adminUrl, dir, options);
 }
 
@@ -106,7 +112,8 @@ function supervise(first: ChildProcess, launch: () => ChildProcess, adminUrl: st
       crashes.push(now);
       while (crashes.length && now - crashes[0]! > 60_000) crashes.shift();
       const reason = signal ?? `code ${code}`;
-      if (crashes.length > 5) return options.onCrashLoop(`pgbouncer crashed ${crashes.length} times within 60 s (last: ${reason}); not restarting it again: stopping everything`);
+      if (crashes.length > 5)
+        return options.onCrashLoop(`pgbouncer crashed ${crashes.length} times within 60 s (last: ${reason}); not restarting it again: stopping everything`);
       const delay = Math.min(100 * 2 ** (crashes.length - 1), 5000);
       log('launcher', `pgbouncer exited unexpectedly (${reason}); restarting in ${delay} ms`);
       setTimeout(() => void restart(now), delay);

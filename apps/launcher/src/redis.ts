@@ -42,7 +42,10 @@ async function useOperatorRedis(url: string): Promise<RedisHandle> {
     throw new StartupError(`Redis at ${redactUrl(url)} (REDIS_URL) is not answering (${oneLine(error)}). Start it, or unset REDIS_URL and ${INSTALL}.`);
   }
   if (!new URL(url).password) {
-    log('launcher', `warning: REDIS_URL (${redactUrl(url)}) has no password: anything that reaches that address can read and rewrite the platform's queues. Give it one (requirepass) and put it in the URL (redis://:PASSWORD@host:port), or unset REDIS_URL so Slipway runs its own with a generated one.`);
+    log(
+      'launcher',
+      `warning: REDIS_URL (${redactUrl(url)}) has no password: anything that reaches that address can read and rewrite the platform's queues. Give it one (requirepass) and put it in the URL (redis://:PASSWORD@host:port), or unset REDIS_URL so Slipway runs its own with a generated one.`,
+    );
   }
   await warnUnlessDurable(url);
   return { url, stop: async () => undefined };
@@ -63,10 +66,18 @@ export async function warnUnlessDurable(url: string): Promise<string[]> {
     const read = async (name: string) => ((await redis.config('GET', name)) as string[])[1];
     const appendonly = await read('appendonly');
     const policy = await read('maxmemory-policy');
-    if (appendonly !== 'yes') warnings.push(`warning: REDIS_URL (${redactUrl(url)}) has appendonly ${appendonly ?? 'unset'}: a restart of that Redis loses accepted deploys still in the queue. Set \`appendonly yes\` (and \`appendfsync everysec\`) in its configuration.`);
-    if (policy !== 'noeviction') warnings.push(`warning: REDIS_URL (${redactUrl(url)}) has maxmemory-policy ${policy ?? 'unset'}: under memory pressure it may evict queued deploys. Set \`maxmemory-policy noeviction\`.`);
+    if (appendonly !== 'yes')
+      warnings.push(
+        `warning: REDIS_URL (${redactUrl(url)}) has appendonly ${appendonly ?? 'unset'}: a restart of that Redis loses accepted deploys still in the queue. Set \`appendonly yes\` (and \`appendfsync everysec\`) in its configuration.`,
+      );
+    if (policy !== 'noeviction')
+      warnings.push(
+        `warning: REDIS_URL (${redactUrl(url)}) has maxmemory-policy ${policy ?? 'unset'}: under memory pressure it may evict queued deploys. Set \`maxmemory-policy noeviction\`.`,
+      );
   } catch (error) {
-    warnings.push(`warning: could not read the configuration of REDIS_URL (${redactUrl(url)}) (${oneLine(error)}): make sure it runs with \`appendonly yes\` and \`maxmemory-policy noeviction\`, or accepted deploys can be lost.`);
+    warnings.push(
+      `warning: could not read the configuration of REDIS_URL (${redactUrl(url)}) (${oneLine(error)}): make sure it runs with \`appendonly yes\` and \`maxmemory-policy noeviction\`, or accepted deploys can be lost.`,
+    );
   } finally {
     redis.disconnect();
   }
@@ -77,7 +88,8 @@ export async function warnUnlessDurable(url: string): Promise<string[]> {
 async function startOwnRedis(dir: string, supervision?: RedisSupervision): Promise<RedisHandle> {
   const found = spawnSync('sh', ['-c', 'command -v redis-server'], { encoding: 'utf8' });
   const binary = found.stdout.trim();
-  if (found.status !== 0 || !binary) throw new StartupError(`REDIS_URL is not set and redis-server is not on PATH: ${INSTALL}, or set REDIS_URL to a Redis you run (with a password).`);
+  if (found.status !== 0 || !binary)
+    throw new StartupError(`REDIS_URL is not set and redis-server is not on PATH: ${INSTALL}, or set REDIS_URL to a Redis you run (with a password).`);
   await ensurePrivateDir(dir);
   const password = await ensureSecretFile(join(dir, 'password'), 24);
   const confFile = join(dir, 'redis.conf');
@@ -98,7 +110,9 @@ async function startOwnRedis(dir: string, supervision?: RedisSupervision): Promi
     child.kill('SIGKILL');
     const reason = output.lastLine() || failure;
     if (attempt < START_ATTEMPTS && /address already in use/i.test(output.text())) continue;
-    throw new StartupError(`redis-server did not start on 127.0.0.1:${port} (${reason}). Set SLIPWAY_DEBUG=1 to see its log, or set REDIS_URL to a Redis you run.`);
+    throw new StartupError(
+      `redis-server did not start on 127.0.0.1:${port} (${reason}). Set SLIPWAY_DEBUG=1 to see its log, or set REDIS_URL to a Redis you run.`,
+    );
   }
 }
 
@@ -107,7 +121,11 @@ async function startOwnRedis(dir: string, supervision?: RedisSupervision): Promi
  * port and password), so it reloads its append-only file and no accepted deploy is lost; services
  * reconnect by themselves. More than 5 exits within a minute is a crash loop.
  */
-function superviseRedis(first: ChildProcess, server: { binary: string; confFile: string; url: string; port: number; password: string }, supervision?: RedisSupervision): RedisHandle {
+function superviseRedis(
+  first: ChildProcess,
+  server: { binary: string; confFile: string; url: string; port: number; password: string },
+  supervision?: RedisSupervision,
+): RedisHandle {
   let child = first;
   let stopping = false;
   const crashes: number[] = [];
@@ -118,7 +136,10 @@ function superviseRedis(first: ChildProcess, server: { binary: string; confFile:
       crashes.push(now);
       while (crashes.length && now - crashes[0]! > 60_000) crashes.shift();
       const reason = signal ?? `code ${code}`;
-      if (crashes.length > 5) return supervision.onCrashLoop(`redis-server crashed ${crashes.length} times within 60 s (last: ${reason}); not restarting it again: stopping everything`);
+      if (crashes.length > 5)
+        return supervision.onCrashLoop(
+          `redis-server crashed ${crashes.length} times within 60 s (last: ${reason}); not restarting it again: stopping everything`,
+        );
       log('launcher', `redis-server exited unexpectedly (${reason}); restarting it on 127.0.0.1:${server.port} from its append-only file`);
       void restart(now);
     });
@@ -203,7 +224,11 @@ function collectOutput(child: ChildProcess, password: string): { lastLine(): str
   for (const stream of [child.stdout!, child.stderr!]) {
     stream.setEncoding('utf8');
     stream.on('data', (chunk: string) => {
-      const lines = chunk.split(password).join('***').split('\n').filter((l) => l.trim());
+      const lines = chunk
+        .split(password)
+        .join('***')
+        .split('\n')
+        .filter((l) => l.trim());
       tail.push(...lines.map((l) => l.trim()));
       tail.splice(0, Math.max(0, tail.length - 20));
       if (debug) for (const line of lines) log('redis', line);

@@ -14,7 +14,12 @@ const OFF = 'or set BUILD_SANDBOX=off to run builds unsandboxed (every deploy th
 
 /** bubblewrap, passt and e2fsprogs from apt when we are root on Debian/Ubuntu; the exact command otherwise. */
 async function ensurePackages(root: boolean): Promise<void> {
-  const missing = [onPath('bwrap') ? null : 'bubblewrap', onPath('pasta') ? null : 'passt', root && !onPath('mkfs.ext4') ? 'e2fsprogs' : null, root && !onPath('nft') ? 'nftables' : null].filter((p): p is string => p !== null);
+  const missing = [
+    onPath('bwrap') ? null : 'bubblewrap',
+    onPath('pasta') ? null : 'passt',
+    root && !onPath('mkfs.ext4') ? 'e2fsprogs' : null,
+    root && !onPath('nft') ? 'nftables' : null,
+  ].filter((p): p is string => p !== null);
   if (missing.length === 0) return;
   const command = aptCommand(PACKAGES);
   if (!root || !onPath('apt-get')) {
@@ -23,7 +28,8 @@ async function ensurePackages(root: boolean): Promise<void> {
   }
   log('launcher', `installing the build sandbox (${missing.join(', ')}): apt-get update && ${command}`);
   const ok = await aptInstall(PACKAGES);
-  if (!ok || !onPath('bwrap') || !onPath('pasta') || (missing.includes('e2fsprogs') && !onPath('mkfs.ext4'))) throw new StartupError(`could not install ${missing.join(' and ')}: run \`${command}\` yourself, ${OFF}`);
+  if (!ok || !onPath('bwrap') || !onPath('pasta') || (missing.includes('e2fsprogs') && !onPath('mkfs.ext4')))
+    throw new StartupError(`could not install ${missing.join(' and ')}: run \`${command}\` yourself, ${OFF}`);
   log('launcher', `installed ${missing.join(', ')}`);
 }
 

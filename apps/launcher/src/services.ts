@@ -90,7 +90,9 @@ export function startService(root: string, spec: ServiceSpec, env: NodeJS.Proces
   };
   pipeLines(spec.name, child.stdout!, onLine);
   pipeLines(spec.name, child.stderr!);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   return { ...spec, child, exited, listened: () => listening, ...(loaded ? { loaded } : {}) };
 }
 

@@ -27,7 +27,10 @@ export function exitReason(code: number | null, signal: NodeJS.Signals | null): 
 export class CrashWindow {
   private readonly at: number[] = [];
 
-  constructor(readonly service: string, private readonly windowMs: number) {}
+  constructor(
+    readonly service: string,
+    private readonly windowMs: number,
+  ) {}
 
   /** Records a crash; how many there were within the window, this one included. */
   add(now = Date.now()): number {
@@ -92,7 +95,11 @@ export class SupervisedService {
   }
 
   private launch(standby = false): RunningService {
-    const service = startService(this.root, this.spec, this.env, { standby, ...(this.group.sockets ? { sockets: this.group.sockets } : {}), ...(this.group.processes ? { processes: this.group.processes } : {}) });
+    const service = startService(this.root, this.spec, this.env, {
+      standby,
+      ...(this.group.sockets ? { sockets: this.group.sockets } : {}),
+      ...(this.group.processes ? { processes: this.group.processes } : {}),
+    });
     void service.exited.then(({ code, signal }) => {
       this.clearGroup(service);
       return service === this.standby ? this.onStandbyExit(code, signal) : this.onExit(service, code, signal);
@@ -145,7 +152,9 @@ export class SupervisedService {
     // A standby that keeps dying means the edge cannot start either: it counts towards the crash loop.
     const crashes = this.crashes.add();
     if (crashes > this.options.maxCrashes) {
-      this.onCrashLoop(`the standby ${this.name} crashed ${crashes} times within ${Math.round(this.options.windowMs / 1000)} s (last: ${exitReason(code, signal)}): stopping everything`);
+      this.onCrashLoop(
+        `the standby ${this.name} crashed ${crashes} times within ${Math.round(this.options.windowMs / 1000)} s (last: ${exitReason(code, signal)}): stopping everything`,
+      );
       return;
     }
     log('launcher', `the standby ${this.name} exited (${exitReason(code, signal)}); starting another in 5 s`);
@@ -161,7 +170,10 @@ export class SupervisedService {
     this.standbyLoaded = false;
     next.child.kill('SIGUSR2');
     this.current = next;
-    log('launcher', `${this.name} exited unexpectedly (${reason}); its standby (pid ${next.child.pid}) takes over (crash ${this.crashes.count} of at most ${this.options.maxCrashes} per ${Math.round(this.options.windowMs / 1000)} s)`);
+    log(
+      'launcher',
+      `${this.name} exited unexpectedly (${reason}); its standby (pid ${next.child.pid}) takes over (crash ${this.crashes.count} of at most ${this.options.maxCrashes} per ${Math.round(this.options.windowMs / 1000)} s)`,
+    );
     const published = this.onRestart();
     this.restarting = this.announceReady(next, downSince, published).then(() => this.startStandby());
     return true;
@@ -174,13 +186,18 @@ export class SupervisedService {
     const crashes = this.crashes.add(now);
     if (crashes > this.options.maxCrashes) {
       const last = this.crashes.service === this.name ? reason : `${this.name}, ${reason}`;
-      this.onCrashLoop(`${this.crashes.service} crashed ${crashes} times within ${Math.round(this.options.windowMs / 1000)} s (last: ${last}); not restarting it again: stopping everything`);
+      this.onCrashLoop(
+        `${this.crashes.service} crashed ${crashes} times within ${Math.round(this.options.windowMs / 1000)} s (last: ${last}); not restarting it again: stopping everything`,
+      );
       return;
     }
     this.recovering = true;
     if (this.promoteStandby(reason, now)) return;
     const delay = Math.min(this.options.firstDelayMs * 2 ** (crashes - 1), this.options.maxDelayMs);
-    log('launcher', `${this.name} exited unexpectedly (${reason}); restarting in ${delay} ms (crash ${crashes} of at most ${this.options.maxCrashes} per ${Math.round(this.options.windowMs / 1000)} s)`);
+    log(
+      'launcher',
+      `${this.name} exited unexpectedly (${reason}); restarting in ${delay} ms (crash ${crashes} of at most ${this.options.maxCrashes} per ${Math.round(this.options.windowMs / 1000)} s)`,
+    );
     this.timer = setTimeout(() => {
       if (this.stopping) return;
       this.current = this.launch();

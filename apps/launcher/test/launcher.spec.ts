@@ -62,7 +62,10 @@ describe('pnpm start (launcher)', () => {
 
   it('exits with a one-line reason when REDIS_URL does not answer', async () => {
     db = await createEmptyDatabase('launcher');
-    launcher = startProcess(process.execPath, [LAUNCHER], { cwd: ROOT, env: await launcherEnv(home, { DATABASE_URL: db.url, REDIS_URL: 'redis://127.0.0.1:1' }) });
+    launcher = startProcess(process.execPath, [LAUNCHER], {
+      cwd: ROOT,
+      env: await launcherEnv(home, { DATABASE_URL: db.url, REDIS_URL: 'redis://127.0.0.1:1' }),
+    });
     const { code } = await launcher.exited;
     expect(code).toBe(1);
     const lines = launcher.output().trim().split('\n');
@@ -72,7 +75,14 @@ describe('pnpm start (launcher)', () => {
 
   it('a service given bad config exits with one line naming the variable', () => {
     const result = spawnSync(process.execPath, [join(ROOT, 'apps/gateway/dist/main.js')], {
-      env: { PATH: process.env['PATH'], DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/postgres', REDIS_URL: 'redis://127.0.0.1:1', SLIPWAY_MASTER_KEY: Buffer.alloc(32).toString('base64'), STARTUP_TIMEOUT_MS: '300', PORT: '0' },
+      env: {
+        PATH: process.env['PATH'],
+        DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/postgres',
+        REDIS_URL: 'redis://127.0.0.1:1',
+        SLIPWAY_MASTER_KEY: Buffer.alloc(32).toString('base64'),
+        STARTUP_TIMEOUT_MS: '300',
+        PORT: '0',
+      },
       encoding: 'utf8',
     });
     expect(result.status).toBe(1);
@@ -83,11 +93,21 @@ describe('pnpm start (launcher)', () => {
     expect(missing.stderr.trim().split('\n')).toHaveLength(1);
     // The nginx data plane without nginx: the edge refuses to start, with the command to fix it.
     const noNginx = spawnSync(process.execPath, [join(ROOT, 'apps/edge/dist/main.js')], {
-      env: { PATH: process.env['PATH'], DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/postgres', REDIS_URL: 'redis://127.0.0.1:6379', SLIPWAY_MASTER_KEY: Buffer.alloc(32).toString('base64'), PORT: '0', EDGE_DATA_PLANE: 'nginx', NGINX_BIN: '/nonexistent/nginx' },
+      env: {
+        PATH: process.env['PATH'],
+        DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/postgres',
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        SLIPWAY_MASTER_KEY: Buffer.alloc(32).toString('base64'),
+        PORT: '0',
+        EDGE_DATA_PLANE: 'nginx',
+        NGINX_BIN: '/nonexistent/nginx',
+      },
       encoding: 'utf8',
     });
     expect(noNginx.status).toBe(1);
-    expect(noNginx.stderr).toMatch(/^edge: cannot start: EDGE_DATA_PLANE=nginx needs nginx \(\/nonexistent\/nginx\), which is not installed: run `apt-get install -y nginx-light libnginx-mod-http-brotli-static`, or set EDGE_DATA_PLANE=node/);
+    expect(noNginx.stderr).toMatch(
+      /^edge: cannot start: EDGE_DATA_PLANE=nginx needs nginx \(\/nonexistent\/nginx\), which is not installed: run `apt-get install -y nginx-light libnginx-mod-http-brotli-static`, or set EDGE_DATA_PLANE=node/,
+    );
     expect(noNginx.stderr.trim().split('\n')).toHaveLength(1);
   });
 });

@@ -9,9 +9,15 @@ import { nginxStateDir, stopLeftoverNginx } from '../src/nginx-leftovers.js';
 async function startNginx(dir: string): Promise<{ child: ChildProcess; pid: number }> {
   await mkdir(dir, { recursive: true });
   const port = await freePort();
-  await writeFile(join(dir, 'nginx.conf'), `worker_processes 2;\npid ${join(dir, 'nginx.pid')};\nerror_log stderr error;\nevents {}\nhttp { access_log off; client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi; server { listen 127.0.0.1:${port}; return 200; } }\n`);
+  await writeFile(
+    join(dir, 'nginx.conf'),
+    `worker_processes 2;\npid ${join(dir, 'nginx.pid')};\nerror_log stderr error;\nevents {}\nhttp { access_log off; client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi; server { listen 127.0.0.1:${port}; return 200; } }\n`,
+  );
   const child = spawn('nginx', ['-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'ignore', detached: true });
-  const pid = await waitFor(async () => Number((await readFile(join(dir, 'nginx.pid'), 'utf8').catch(() => '')).trim()) || undefined, { timeoutMs: 10_000, what: 'nginx to write its pid file' });
+  const pid = await waitFor(async () => Number((await readFile(join(dir, 'nginx.pid'), 'utf8').catch(() => '')).trim()) || undefined, {
+    timeoutMs: 10_000,
+    what: 'nginx to write its pid file',
+  });
   return { child, pid };
 }
 
@@ -38,19 +44,22 @@ describe('stopLeftoverNginx', () => {
     await stopLeftoverNginx(home, 3_000);
     await waitFor(() => !alive(pid), { timeoutMs: 5_000, what: 'the master to be gone' });
     // No worker of its group is left (they would hold the edge's port).
-    const groupGone = await waitFor(() => {
-      try {
-        process.kill(-pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
-    }, { timeoutMs: 5_000, what: 'its workers to be gone' });
+    const groupGone = await waitFor(
+      () => {
+        try {
+          process.kill(-pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      { timeoutMs: 5_000, what: 'its workers to be gone' },
+    );
     expect(groupGone).toBe(true);
     expect(alive(pid)).toBe(false);
   });
 
-  it('leaves alone an nginx of another state directory, even if this home\'s pid file names it', async () => {
+  it("leaves alone an nginx of another state directory, even if this home's pid file names it", async () => {
     const other = await startNginx(join(home, 'elsewhere'));
     started.push(other.child);
     await mkdir(nginxStateDir(home, {}), { recursive: true });

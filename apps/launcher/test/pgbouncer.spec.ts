@@ -4,7 +4,15 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { dropApplicationDatabase, enforceApplicationRoles, pooledDatabases, provisionSignInTenant, roleScramSecret, syncPoolerWithPlatform, type PooledDatabase } from '@slipway/auth-core';
+import {
+  dropApplicationDatabase,
+  enforceApplicationRoles,
+  pooledDatabases,
+  provisionSignInTenant,
+  roleScramSecret,
+  syncPoolerWithPlatform,
+  type PooledDatabase,
+} from '@slipway/auth-core';
 import { keyringFromMasterKey } from '@slipway/crypto';
 import { asApplicationId, openPlatformData, type ApplicationId, type PlatformData } from '@slipway/platform-data';
 import { TEST_SERVER_URL, createTestDatabase, freePort, type TestDatabase } from '@slipway/testing';
@@ -15,7 +23,7 @@ import { pgbouncerPreflight, startPgbouncer, type PgbouncerHandle } from '../src
  * applications' roles get in with their own password only, one application holds at most its
  * pool of server connections, and a client that never logs in holds no Postgres slot.
  */
-describe('PgBouncer in front of the applications\' databases', () => {
+describe("PgBouncer in front of the applications' databases", () => {
   const keyring = keyringFromMasterKey(randomBytes(32).toString('base64'));
   const server = new URL(TEST_SERVER_URL);
   let home: string;
@@ -55,7 +63,15 @@ describe('PgBouncer in front of the applications\' databases', () => {
     for (const slug of ['shop', 'blog']) {
       const app = await platform.infrastructure.prisma.application.create({ data: { ownerId: owner.id, name: slug, slug } });
       apps.push(asApplicationId(app.id));
-      await provisionSignInTenant({ platform, keyring, adminDatabaseUrl: TEST_SERVER_URL, appsDomains: ['localhost:8080'], appsScheme: 'http', applicationId: asApplicationId(app.id), connectionLimit: 4 });
+      await provisionSignInTenant({
+        platform,
+        keyring,
+        adminDatabaseUrl: TEST_SERVER_URL,
+        appsDomains: ['localhost:8080'],
+        appsScheme: 'http',
+        applicationId: asApplicationId(app.id),
+        connectionLimit: 4,
+      });
     }
     const all = pooledDatabases(keyring, await platform.applications.databases.listAll());
     [shop, blog] = [all.find((d) => d.roleName.endsWith(apps[0]!.replace(/-/g, '')))!, all.find((d) => d.roleName.endsWith(apps[1]!.replace(/-/g, '')))!];
@@ -80,17 +96,21 @@ describe('PgBouncer in front of the applications\' databases', () => {
     if (home) await rm(home, { recursive: true, force: true });
   });
 
-  it('lets an application\'s role in with its own password, and the next application once the gateway told it', async () => {
+  it("lets an application's role in with its own password, and the next application once the gateway told it", async () => {
     const client = viaBouncer(shop);
     await client.connect();
     expect((await client.query('SELECT current_user AS u, current_database() AS d')).rows[0]).toEqual({ u: shop.roleName, d: shop.databaseName });
     await client.end();
     await expect(connectOnce(viaBouncer(blog))).rejects.toThrow();
-    await syncPoolerWithPlatform({ dir: bouncer.dir, adminUrl: bouncer.adminUrl, server: { host: server.hostname, port: Number(server.port || 5432) } }, platform.applications.databases, keyring);
+    await syncPoolerWithPlatform(
+      { dir: bouncer.dir, adminUrl: bouncer.adminUrl, server: { host: server.hostname, port: Number(server.port || 5432) } },
+      platform.applications.databases,
+      keyring,
+    );
     await connectOnce(viaBouncer(blog));
   });
 
-  it('refuses a wrong password, and another application\'s password for this role', async () => {
+  it("refuses a wrong password, and another application's password for this role", async () => {
     await expect(connectOnce(viaBouncer(shop, 'not-the-password'))).rejects.toThrow(/password authentication failed|SASL authentication failed/);
     await expect(connectOnce(viaBouncer(shop, blog.password))).rejects.toThrow(/password authentication failed|SASL authentication failed/);
   });

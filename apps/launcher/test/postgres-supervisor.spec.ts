@@ -37,7 +37,7 @@ async function query<T extends pg.QueryResultRow>(url: string, sql: string, para
   }
 }
 
-describe('the embedded Postgres under the launcher\'s supervision', () => {
+describe("the embedded Postgres under the launcher's supervision", () => {
   let home: string;
   let dataDir: string;
   let port: number;
@@ -91,7 +91,7 @@ describe('the embedded Postgres under the launcher\'s supervision', () => {
     await rm(home, { recursive: true, force: true });
   });
 
-  it('kill -9 of the postmaster mid-query: the query\'s backend is killed, a new postmaster is up by itself, nothing committed is lost, PgBouncer serves again', async () => {
+  it("kill -9 of the postmaster mid-query: the query's backend is killed, a new postmaster is up by itself, nothing committed is lost, PgBouncer serves again", async () => {
     await query(postgres.url, 'INSERT INTO acknowledged SELECT generate_series(1, 100)');
     expect(await query(viaBouncer(), 'SELECT current_user AS u')).toEqual([{ u: APP.roleName }]);
     // A backend busy computing: it does not notice its postmaster's death until it waits for something.
@@ -100,20 +100,33 @@ describe('the embedded Postgres under the launcher\'s supervision', () => {
     await busy.connect();
     const [{ pid: busyPid }] = (await busy.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
     const running = busy.query('DO $$ DECLARE i bigint := 0; BEGIN LOOP i := i + 1; END LOOP; END $$').catch((error: Error) => error);
-    await waitFor(async () => (await query<{ state: string }>(postgres.url, 'SELECT state FROM pg_stat_activity WHERE pid = $1', [busyPid]))[0]?.state === 'active', { timeoutMs: 10_000, what: 'the long query to run' });
+    await waitFor(
+      async () => (await query<{ state: string }>(postgres.url, 'SELECT state FROM pg_stat_activity WHERE pid = $1', [busyPid]))[0]?.state === 'active',
+      { timeoutMs: 10_000, what: 'the long query to run' },
+    );
 
     const first = postgres.pid!;
     const killedAt = Date.now();
     process.kill(first, 'SIGKILL');
     // A client of an application arrives during the outage: PgBouncer cannot reach the server and
     // keeps it waiting; it is served once Postgres is back (server_login_retry: 1 s, not 15).
-    const during = query(viaBouncer(), 'SELECT 1').then(() => ({ at: Date.now(), outcome: 'answered' }), (error: Error) => ({ at: Date.now(), outcome: error.message }));
-    await waitFor(() => logged().match(/postgres is back \(pid (\d+)\): ready ([\d.]+) s after it went down/) ?? undefined, { timeoutMs: 30_000, what: 'postgres to be back' });
+    const during = query(viaBouncer(), 'SELECT 1').then(
+      () => ({ at: Date.now(), outcome: 'answered' }),
+      (error: Error) => ({ at: Date.now(), outcome: error.message }),
+    );
+    await waitFor(() => logged().match(/postgres is back \(pid (\d+)\): ready ([\d.]+) s after it went down/) ?? undefined, {
+      timeoutMs: 30_000,
+      what: 'postgres to be back',
+    });
     const back = Date.now();
     expect(postgres.pid).not.toBe(first);
     expect(alive(postgres.pid!)).toBe(true);
-    expect(logged()).toMatch(/postgres exited unexpectedly \(SIGKILL: killed from outside[^)]*\); restarting in 100 ms once nothing of it is left \(crash 1 of at most 5 per 60 s\)/);
-    expect(logged()).toMatch(new RegExp(`killed \\d+ process\\(es\\) of the postgres that went down still attached to its shared memory \\(pids [\\d, ]*\\b${busyPid}\\b`));
+    expect(logged()).toMatch(
+      /postgres exited unexpectedly \(SIGKILL: killed from outside[^)]*\); restarting in 100 ms once nothing of it is left \(crash 1 of at most 5 per 60 s\)/,
+    );
+    expect(logged()).toMatch(
+      new RegExp(`killed \\d+ process\\(es\\) of the postgres that went down still attached to its shared memory \\(pids [\\d, ]*\\b${busyPid}\\b`),
+    );
     expect(await processesOf(dataDir, [first, busyPid])).toEqual([postgres.pid]);
     expect(restarts).toBe(1);
     expect(await running).toBeInstanceOf(Error);
@@ -122,10 +135,16 @@ describe('the embedded Postgres under the launcher\'s supervision', () => {
     // Crash recovery from the WAL: every committed row is there.
     expect(await query(postgres.url, 'SELECT count(*)::int AS n FROM acknowledged')).toEqual([{ n: 100 }]);
     // PgBouncer needs no restart: its next client gets a fresh server connection.
-    const pooled = await waitFor(async () => (await query<{ u: string }>(viaBouncer(), 'SELECT current_user AS u').catch(() => undefined))?.[0], { timeoutMs: 10_000, intervalMs: 100, what: 'PgBouncer to serve again' });
+    const pooled = await waitFor(async () => (await query<{ u: string }>(viaBouncer(), 'SELECT current_user AS u').catch(() => undefined))?.[0], {
+      timeoutMs: 10_000,
+      intervalMs: 100,
+      what: 'PgBouncer to serve again',
+    });
     expect(pooled).toEqual({ u: APP.roleName });
     const waited = await during;
-    process.stdout.write(`postgres supervisor: kill -9 → back in ${back - killedAt} ms; through PgBouncer: a new client ${Date.now() - killedAt} ms, a client that arrived during the outage ${waited.outcome} after ${waited.at - killedAt} ms\n`);
+    process.stdout.write(
+      `postgres supervisor: kill -9 → back in ${back - killedAt} ms; through PgBouncer: a new client ${Date.now() - killedAt} ms, a client that arrived during the outage ${waited.outcome} after ${waited.at - killedAt} ms\n`,
+    );
     expect(waited.outcome).toBe('answered');
     expect(waited.at - back).toBeLessThan(5000);
   }, 60_000);
@@ -140,7 +159,10 @@ describe('the embedded Postgres under the launcher\'s supervision', () => {
 
     // PgBouncer fails to reach the server and keeps the client waiting; it tries again after
     // server_login_retry (1 s; PgBouncer's default of 15 s would serve it 15 s late).
-    const waiting = query(viaBouncer(), 'SELECT 1 AS one').then((rows) => ({ at: Date.now(), rows }), (error: Error) => ({ at: Date.now(), rows: error.message }));
+    const waiting = query(viaBouncer(), 'SELECT 1 AS one').then(
+      (rows) => ({ at: Date.now(), rows }),
+      (error: Error) => ({ at: Date.now(), rows: error.message }),
+    );
     await new Promise((r) => setTimeout(r, 1500));
     postgres = await startPostgres(home, undefined, port, undefined, supervision);
     const back = Date.now();
@@ -165,8 +187,12 @@ describe('the embedded Postgres under the launcher\'s supervision', () => {
     await writeFile(join(dataDir, 'postgresql.auto.conf'), "shared_buffers = 'banana'\n");
     process.kill(postgres.pid!, 'SIGKILL');
     await waitFor(() => crashLoop || undefined, { timeoutMs: 60_000, what: 'the crash loop to be reported' });
-    expect(crashLoop).toMatch(/^postgres crashed 6 times within 60 s \(last: code 1: FATAL: configuration file "[^"]+postgresql\.auto\.conf" contains errors\); not restarting it again: stopping everything$/);
-    expect(logged()).toMatch(/postgres exited unexpectedly \(code 1: FATAL: configuration file "[^"]+postgresql\.auto\.conf" contains errors\); restarting in 1600 ms/);
+    expect(crashLoop).toMatch(
+      /^postgres crashed 6 times within 60 s \(last: code 1: FATAL: configuration file "[^"]+postgresql\.auto\.conf" contains errors\); not restarting it again: stopping everything$/,
+    );
+    expect(logged()).toMatch(
+      /postgres exited unexpectedly \(code 1: FATAL: configuration file "[^"]+postgresql\.auto\.conf" contains errors\); restarting in 1600 ms/,
+    );
     await writeFile(join(dataDir, 'postgresql.auto.conf'), '');
   }, 90_000);
 });

@@ -91,7 +91,10 @@ describe("pnpm start's own Redis", () => {
 
     // Every service answered /health/ready (Postgres and Redis up) before the ready line; the
     // operator command works from runtime.json.
-    const cli = spawnSync(process.execPath, [CLI, 'admin', 'bootstrap', '--email', 'ops@example.com', '--app', 'Hello', '--json'], { env: { PATH: process.env['PATH'], SLIPWAY_HOME: home }, encoding: 'utf8' });
+    const cli = spawnSync(process.execPath, [CLI, 'admin', 'bootstrap', '--email', 'ops@example.com', '--app', 'Hello', '--json'], {
+      env: { PATH: process.env['PATH'], SLIPWAY_HOME: home },
+      encoding: 'utf8',
+    });
     expect(cli.stderr).toBe('');
     expect(cli.status).toBe(0);
     for (const port of [env['GATEWAY_PORT'], env['AUTH_PORT'], env['EDGE_PORT'], env['BUILD_WORKER_PORT']]) {

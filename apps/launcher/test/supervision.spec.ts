@@ -42,7 +42,11 @@ function pidAt(port: number): Promise<string> {
   return new Promise((resolve) => {
     const req = request({ host: '127.0.0.1', port, path: '/', agent: false, timeout: 5000 }, (res) => {
       let body = '';
-      res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve(body)).on('error', () => resolve(''));
+      res
+        .setEncoding('utf8')
+        .on('data', (c: string) => (body += c))
+        .on('end', () => resolve(body))
+        .on('error', () => resolve(''));
     });
     req.on('error', () => resolve(''));
     req.on('timeout', () => req.destroy());
@@ -76,7 +80,14 @@ describe('launcher supervision', () => {
 
   it('restarts a service that exits unexpectedly, logging why, and stops a crash loop with one line', async () => {
     let loop = '';
-    const service = new SupervisedService(root, { name: 'crashy', port: await freePort(), entry: 'crash.mjs' }, { PATH: process.env['PATH'] }, { firstDelayMs: 10, maxDelayMs: 50, maxCrashes: 5, windowMs: 60_000 }, (line) => (loop = line), async () => undefined);
+    const service = new SupervisedService(
+      root,
+      { name: 'crashy', port: await freePort(), entry: 'crash.mjs' },
+      { PATH: process.env['PATH'] },
+      { firstDelayMs: 10, maxDelayMs: 50, maxCrashes: 5, windowMs: 60_000 },
+      (line) => (loop = line),
+      async () => undefined,
+    );
     await waitFor(() => loop || undefined, { timeoutMs: 60_000, what: 'the crash loop to be reported' });
     expect(loop).toBe('crashy crashed 6 times within 60 s (last: code 3); not restarting it again: stopping everything');
     const restarts = lines.filter((l) => /crashy exited unexpectedly \(code 3\); restarting in \d+ ms \(crash \d of at most 5 per 60 s\)/.test(l));
@@ -88,11 +99,21 @@ describe('launcher supervision', () => {
 
   it('a service killed with SIGKILL is back by itself (a new process, ready); once stopped it stays stopped', async () => {
     const spec = { name: 'steady', port: await freePort(), entry: 'server.mjs' };
-    const service = new SupervisedService(root, spec, { PATH: process.env['PATH'] }, { firstDelayMs: 10, maxDelayMs: 50, maxCrashes: 5, windowMs: 60_000 }, () => undefined, async () => undefined);
+    const service = new SupervisedService(
+      root,
+      spec,
+      { PATH: process.env['PATH'] },
+      { firstDelayMs: 10, maxDelayMs: 50, maxCrashes: 5, windowMs: 60_000 },
+      () => undefined,
+      async () => undefined,
+    );
     await waitFor(async () => (await readiness(spec)).ok, { timeoutMs: 30_000, what: 'the service to be ready' });
     const first = service.pid!;
     process.kill(first, 'SIGKILL');
-    await waitFor(() => lines.some((l) => /launcher\s*\| steady is back \(pid \d+\): ready [\d.]+ s after it went down/.test(l)), { timeoutMs: 30_000, what: 'the restart to be announced' });
+    await waitFor(() => lines.some((l) => /launcher\s*\| steady is back \(pid \d+\): ready [\d.]+ s after it went down/.test(l)), {
+      timeoutMs: 30_000,
+      what: 'the restart to be announced',
+    });
     expect(lines.join('')).toMatch(/steady exited unexpectedly \(SIGKILL: killed from outside, e\.g\. by the kernel when out of memory\); restarting in 10 ms/);
     expect(service.pid).not.toBe(first);
     expect((await readiness(spec)).ok).toBe(true);
@@ -131,16 +152,47 @@ describe('launcher supervision: several processes of one service, and what a cra
 
   it('two processes on a socket the launcher holds: kill -9 of either costs no request, and each is back by itself', async () => {
     const held = await holdListeningSocket(0, '127.0.0.1');
-    const spec = { name: 'pair', port: held.port, entry: 'shared.mjs', sockets: [{ name: 'http', host: '127.0.0.1', port: held.port }], listening: /listening on the inherited socket/ };
+    const spec = {
+      name: 'pair',
+      port: held.port,
+      entry: 'shared.mjs',
+      sockets: [{ name: 'http', host: '127.0.0.1', port: held.port }],
+      listening: /listening on the inherited socket/,
+    };
     const crashes = new CrashWindow('pair', fast.windowMs);
     const group = { crashes, sockets: [held], processes: 2 };
-    const pair = [new SupervisedService(root, spec, { PATH: process.env['PATH'] }, fast, () => undefined, async () => undefined, group), new SupervisedService(root, { ...spec, name: 'pair-2' }, { PATH: process.env['PATH'] }, fast, () => undefined, async () => undefined, group)];
+    const pair = [
+      new SupervisedService(
+        root,
+        spec,
+        { PATH: process.env['PATH'] },
+        fast,
+        () => undefined,
+        async () => undefined,
+        group,
+      ),
+      new SupervisedService(
+        root,
+        { ...spec, name: 'pair-2' },
+        { PATH: process.env['PATH'] },
+        fast,
+        () => undefined,
+        async () => undefined,
+        group,
+      ),
+    ];
     try {
-      await waitFor(async () => (await Promise.all(pair.map((p) => p.readiness()))).every((r) => r.ok) || undefined, { timeoutMs: 30_000, what: 'both processes to accept' });
+      await waitFor(async () => (await Promise.all(pair.map((p) => p.readiness()))).every((r) => r.ok) || undefined, {
+        timeoutMs: 30_000,
+        what: 'both processes to accept',
+      });
       expect(lines.join('')).toMatch(/of 2 processes/);
       let failed = 0;
       const answered = new Set<string>();
-      for (const [i, victim] of [[0, pair[0]!], [1, pair[1]!]] as const) {
+      for (const [i, victim] of [
+        [0, pair[0]!],
+        [1, pair[1]!],
+      ] as const) {
         const pid = victim.pid!;
         for (let n = 0; n < 150; n++) {
           if (n === 20) process.kill(pid, 'SIGKILL');
@@ -148,7 +200,10 @@ describe('launcher supervision: several processes of one service, and what a cra
           if (by) answered.add(by);
           else failed++;
         }
-        await waitFor(() => lines.some((l) => new RegExp(`${victim.name} is back \\(pid ${victim.pid}\\)`).test(l)) || undefined, { timeoutMs: 30_000, what: `${victim.name} to be back` });
+        await waitFor(() => lines.some((l) => new RegExp(`${victim.name} is back \\(pid ${victim.pid}\\)`).test(l)) || undefined, {
+          timeoutMs: 30_000,
+          what: `${victim.name} to be back`,
+        });
         expect(victim.pid).not.toBe(pid);
         expect(crashes.count).toBe(i + 1);
       }
@@ -164,17 +219,43 @@ describe('launcher supervision: several processes of one service, and what a cra
     let loop = '';
     const crashes = new CrashWindow('crashy', fast.windowMs);
     const spec = { name: 'crashy', port: await freePort(), entry: 'crash.mjs' };
-    const both = [new SupervisedService(root, spec, { PATH: process.env['PATH'] }, fast, (line) => (loop ||= line), async () => undefined, { crashes, processes: 2 }), new SupervisedService(root, { ...spec, name: 'crashy-2' }, { PATH: process.env['PATH'] }, fast, (line) => (loop ||= line), async () => undefined, { crashes, processes: 2 })];
+    const both = [
+      new SupervisedService(
+        root,
+        spec,
+        { PATH: process.env['PATH'] },
+        fast,
+        (line) => (loop ||= line),
+        async () => undefined,
+        { crashes, processes: 2 },
+      ),
+      new SupervisedService(
+        root,
+        { ...spec, name: 'crashy-2' },
+        { PATH: process.env['PATH'] },
+        fast,
+        (line) => (loop ||= line),
+        async () => undefined,
+        { crashes, processes: 2 },
+      ),
+    ];
     await waitFor(() => loop || undefined, { timeoutMs: 60_000, what: 'the crash loop to be reported' });
     expect(loop).toMatch(/^crashy crashed 6 times within 60 s \(last: (crashy-2, )?code 3\); not restarting it again: stopping everything$/);
     expect(lines.filter((l) => /crashy(-2)? exited unexpectedly/.test(l))).toHaveLength(5);
     await Promise.all(both.map((s) => s.stop()));
   });
 
-  it('a crashed service\'s whole process group is killed before it is restarted: no child of the old instance is left', async () => {
+  it("a crashed service's whole process group is killed before it is restarted: no child of the old instance is left", async () => {
     const file = join(root, 'child.pid');
     const spec = { name: 'parent', port: await freePort(), entry: 'parent.mjs' };
-    const service = new SupervisedService(root, spec, { PATH: process.env['PATH'], CHILD_PID_FILE: file }, fast, () => undefined, async () => undefined);
+    const service = new SupervisedService(
+      root,
+      spec,
+      { PATH: process.env['PATH'], CHILD_PID_FILE: file },
+      fast,
+      () => undefined,
+      async () => undefined,
+    );
     try {
       await waitFor(async () => (await readiness(spec)).ok || undefined, { timeoutMs: 30_000, what: 'the service to be ready' });
       const child = Number(await readFile(file, 'utf8'));
@@ -191,9 +272,15 @@ describe('launcher supervision: several processes of one service, and what a cra
   });
 });
 
-describe('an operator\'s Redis (REDIS_URL) is checked at start', () => {
+describe("an operator's Redis (REDIS_URL) is checked at start", () => {
   it.each([
-    [['--appendonly', 'no', '--maxmemory-policy', 'allkeys-lru'], [/has appendonly no: a restart of that Redis loses accepted deploys/, /has maxmemory-policy allkeys-lru: under memory pressure it may evict queued deploys/]],
+    [
+      ['--appendonly', 'no', '--maxmemory-policy', 'allkeys-lru'],
+      [
+        /has appendonly no: a restart of that Redis loses accepted deploys/,
+        /has maxmemory-policy allkeys-lru: under memory pressure it may evict queued deploys/,
+      ],
+    ],
     [['--appendonly', 'yes', '--maxmemory-policy', 'noeviction'], []],
   ])('redis-server %j → the warnings it deserves', async (args, expected) => {
     const dir = await mkdtemp(join(tmpdir(), 'slipway-operator-redis-'));

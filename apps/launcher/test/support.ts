@@ -7,7 +7,6 @@ import { alive, freePort, type RunningProcess, type TestDatabase } from '@slipwa
 export { ROOT, LAUNCHER_MAIN as LAUNCHER, CLI_MAIN as CLI, alive } from '@slipway/testing';
 export const TEST_REDIS = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
-
 /** The launcher's environment on free ports; no REDIS_URL unless `extra` sets one (then the launcher runs its own). */
 export async function launcherEnv(home: string, extra: Record<string, string>): Promise<NodeJS.ProcessEnv> {
   const [gateway, auth, edge, worker, pgbouncer] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);

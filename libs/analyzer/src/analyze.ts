@@ -11,7 +11,7 @@ export function analyzeSource(files: ProjectFile[], context: AnalyzeContext): So
   const runsNode = Boolean(detected.commands.install || detected.commands.build || detected.commands.start);
   // A monorepo's application may declare its own Node; else the top level's declaration counts.
   const own = detected.rootDirectory ? filesUnder(files, detected.rootDirectory) : files;
-  const request = runsNode ? declaredNodeVersion(own) ?? (own !== files ? declaredNodeVersion(files) : null) : null;
+  const request = runsNode ? (declaredNodeVersion(own) ?? (own !== files ? declaredNodeVersion(files) : null)) : null;
   const spec = { ...detected, nodeVersion: null, nodeVersionRequest: request };
   const findings = sourceFindings(files, spec, context);
   const mismatch = engineMismatch(own !== files && declaredNodeVersion(own) === null ? files : own, request);

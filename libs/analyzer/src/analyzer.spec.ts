@@ -48,35 +48,70 @@ afterAll(async () => {
 describe('spec detection', () => {
   it('detects a plain static site', async () => {
     const { spec } = await analyze('static-site');
-    expect(spec).toMatchObject({ kind: 'static', outputDir: '.', packageManager: null, commands: { install: null, build: null, start: null }, files: { count: 3 }, spaFallback: false, port: null, usesSignIn: false });
+    expect(spec).toMatchObject({
+      kind: 'static',
+      outputDir: '.',
+      packageManager: null,
+      commands: { install: null, build: null, start: null },
+      files: { count: 3 },
+      spaFallback: false,
+      port: null,
+      usesSignIn: false,
+    });
     expect(spec.files.bytes).toBeGreaterThan(100);
   });
 
   it('detects a Vite-style SPA with its package manager, build and output', async () => {
     const { spec } = await analyze('vite-spa');
     expect(spec).toMatchObject({
-      kind: 'spa', packageManager: 'npm', packageManagerSource: 'lockfile', lockfile: 'package-lock.json', nodeVersion: null, nodeVersionRequest: { value: '>=18', source: 'engines' },
-      commands: { install: 'npm ci', build: 'npm run build', start: null }, outputDir: 'dist', spaFallback: true, env: ['VITE_GREETING'],
+      kind: 'spa',
+      packageManager: 'npm',
+      packageManagerSource: 'lockfile',
+      lockfile: 'package-lock.json',
+      nodeVersion: null,
+      nodeVersionRequest: { value: '>=18', source: 'engines' },
+      commands: { install: 'npm ci', build: 'npm run build', start: null },
+      outputDir: 'dist',
+      spaFallback: true,
+      env: ['VITE_GREETING'],
     });
   });
 
   it('detects a Node server that reads PORT', async () => {
     const { spec, warnings } = await analyze('node-server');
-    expect(spec).toMatchObject({ kind: 'node', commands: { install: 'npm ci', build: null, start: 'npm run start' }, outputDir: null, port: { source: 'env', fixed: null }, env: ['PORT'] });
+    expect(spec).toMatchObject({
+      kind: 'node',
+      commands: { install: 'npm ci', build: null, start: 'npm run start' },
+      outputDir: null,
+      port: { source: 'env', fixed: null },
+      env: ['PORT'],
+    });
     expect(warnings).toEqual([]);
   });
 
   it('prefers packageManager over the lockfile', async () => {
     const dir = await copyOf('vite-spa', async (d) => {
-      await writeFile(join(d, 'package.json'), JSON.stringify({ scripts: { build: 'vite build' }, devDependencies: { vite: '7.0.0' }, packageManager: 'pnpm@10.0.0' }));
+      await writeFile(
+        join(d, 'package.json'),
+        JSON.stringify({ scripts: { build: 'vite build' }, devDependencies: { vite: '7.0.0' }, packageManager: 'pnpm@10.0.0' }),
+      );
     });
     const { spec } = await analyze(dir);
-    expect(spec).toMatchObject({ kind: 'spa', framework: 'vite', packageManager: 'pnpm', packageManagerSource: 'packageManager', commands: { install: 'pnpm install', build: 'pnpm run build' } });
+    expect(spec).toMatchObject({
+      kind: 'spa',
+      framework: 'vite',
+      packageManager: 'pnpm',
+      packageManagerSource: 'packageManager',
+      commands: { install: 'pnpm install', build: 'pnpm run build' },
+    });
   });
 
   it('refuses an unsupported project with a clear code', async () => {
     await expect(analyze('unsupported')).rejects.toThrow(AnalyzeError);
-    await expect(analyze('unsupported')).rejects.toMatchObject({ code: 'unsupported_project', message: expect.stringContaining('only static sites and Node.js projects') });
+    await expect(analyze('unsupported')).rejects.toMatchObject({
+      code: 'unsupported_project',
+      message: expect.stringContaining('only static sites and Node.js projects'),
+    });
   });
 
   it('refuses a server with no way to start it', async () => {
@@ -102,12 +137,26 @@ describe('warnings: each fires on its fixture and not on the clean ones', () => 
   const clean = ['static-site', 'vite-spa', 'node-server'];
   const cases: [WarningCode, () => Promise<string>, AnalyzeContext?][] = [
     ['no_lockfile', async () => 'warn-no-lockfile'],
-    ['node_modules_uploaded', () => copyOf('warn-node-modules', async (d) => { await mkdir(join(d, 'node_modules/left-pad'), { recursive: true }); await writeFile(join(d, 'node_modules/left-pad/index.js'), 'module.exports = 1;'); })],
+    [
+      'node_modules_uploaded',
+      () =>
+        copyOf('warn-node-modules', async (d) => {
+          await mkdir(join(d, 'node_modules/left-pad'), { recursive: true });
+          await writeFile(join(d, 'node_modules/left-pad/index.js'), 'module.exports = 1;');
+        }),
+    ],
     ['missing_secret', async () => 'warn-missing-secret'],
     ['engine_mismatch', async () => 'warn-engine-mismatch'],
     ['no_start_script', async () => 'warn-no-start-script'],
     ['port_not_from_env', async () => 'warn-port-not-from-env'],
-    ['large_files', () => copyOf('warn-large-files', async (d) => { await writeFile(join(d, 'video.mp4'), ''); await truncate(join(d, 'video.mp4'), 6 * 1024 * 1024); })],
+    [
+      'large_files',
+      () =>
+        copyOf('warn-large-files', async (d) => {
+          await writeFile(join(d, 'video.mp4'), '');
+          await truncate(join(d, 'video.mp4'), 6 * 1024 * 1024);
+        }),
+    ],
     ['sign_in_not_enabled', async () => 'warn-sign-in-not-enabled'],
   ];
   it.each(cases)('%s', async (code, fixture) => {
@@ -129,7 +178,9 @@ describe('warnings: each fires on its fixture and not on the clean ones', () => 
 
   it('build_output_warnings summarises what the build printed', () => {
     const noisy = execFileSync('sh', ['-c', 'node build.mjs 2>&1'], { cwd: join(FIXTURES, 'warn-build-output'), encoding: 'utf8' });
-    expect(buildOutputWarnings(noisy)).toEqual([expect.objectContaining({ code: 'build_output_warnings', detail: expect.stringContaining('larger than 500 kB') })]);
+    expect(buildOutputWarnings(noisy)).toEqual([
+      expect.objectContaining({ code: 'build_output_warnings', detail: expect.stringContaining('larger than 500 kB') }),
+    ]);
     expect(buildOutputWarnings('> vite-style-spa@1.0.0 build\n> node build.mjs\nbuilt dist/assets/main-1a2b3c4d.js\n')).toEqual([]);
   });
 });
@@ -138,14 +189,18 @@ describe('hazards: each fires on its fixture and not on the clean ones', () => {
   const clean = ['static-site', 'vite-spa', 'node-server'];
 
   it('secret_in_source', async () => {
-    expect((await analyze('hazard-secret-in-source')).hazards).toEqual([expect.objectContaining({ code: 'secret_in_source', severity: 'high', path: 'config.js', detail: expect.stringContaining('Stripe') })]);
+    expect((await analyze('hazard-secret-in-source')).hazards).toEqual([
+      expect.objectContaining({ code: 'secret_in_source', severity: 'high', path: 'config.js', detail: expect.stringContaining('Stripe') }),
+    ]);
     for (const name of clean) expect(await sourceHazardCodes(name)).toEqual([]);
   });
 
   const secrets = [{ name: 'ORDER_SERVICE_TOKEN', value: 'canary-order-service-token-42' }];
 
   it('secret_in_output finds a secret value, base64-encoded here, in served files', async () => {
-    expect(outputHazards(await served('hazard-secret-in-output'), { secrets })).toEqual([expect.objectContaining({ code: 'secret_in_output', severity: 'critical', path: 'app.js', detail: 'ORDER_SERVICE_TOKEN' })]);
+    expect(outputHazards(await served('hazard-secret-in-output'), { secrets })).toEqual([
+      expect.objectContaining({ code: 'secret_in_output', severity: 'critical', path: 'app.js', detail: 'ORDER_SERVICE_TOKEN' }),
+    ]);
     for (const name of clean) expect(outputHazards(await served(name), { secrets })).toEqual([]);
   });
 
@@ -156,20 +211,28 @@ describe('hazards: each fires on its fixture and not on the clean ones', () => {
   });
 
   it('secret_in_output leaves public variables alone: they are meant for the browser', () => {
-    expect(outputHazards([{ path: 'a.js', bytes: 1, text: 'x="hello visitors"' }], { secrets: [{ name: 'VITE_GREETING', value: 'hello visitors' }] })).toEqual([]);
+    expect(outputHazards([{ path: 'a.js', bytes: 1, text: 'x="hello visitors"' }], { secrets: [{ name: 'VITE_GREETING', value: 'hello visitors' }] })).toEqual(
+      [],
+    );
   });
 
   it('client_exposed_secret: a sensitive value under a public prefix, or the cookie secret in a bundle', async () => {
     const files = await served('hazard-client-exposed-secret');
-    expect(outputHazards(files, { secrets: [{ name: 'VITE_STRIPE_SECRET_KEY', value: 'sk_test_abcdefghijklmnop1234' }] })).toEqual([expect.objectContaining({ code: 'client_exposed_secret', detail: 'VITE_STRIPE_SECRET_KEY' })]);
+    expect(outputHazards(files, { secrets: [{ name: 'VITE_STRIPE_SECRET_KEY', value: 'sk_test_abcdefghijklmnop1234' }] })).toEqual([
+      expect.objectContaining({ code: 'client_exposed_secret', detail: 'VITE_STRIPE_SECRET_KEY' }),
+    ]);
     expect(outputHazards(files, { secrets: [{ name: 'VITE_GREETING', value: 'hello there' }] })).toEqual([]);
     const cookieSecret = 'cookie-secret-canary-0123456789';
-    expect(outputHazards([{ path: 'assets/x.js', bytes: 1, text: `const s="${cookieSecret}"` }], { secrets: [], cookieSecret })).toEqual([expect.objectContaining({ code: 'client_exposed_secret', severity: 'critical' })]);
+    expect(outputHazards([{ path: 'assets/x.js', bytes: 1, text: `const s="${cookieSecret}"` }], { secrets: [], cookieSecret })).toEqual([
+      expect.objectContaining({ code: 'client_exposed_secret', severity: 'critical' }),
+    ]);
     for (const name of clean) expect(outputHazards(await served(name), { secrets: [], cookieSecret })).toEqual([]);
   });
 
   it('env_file_served', async () => {
-    expect(outputHazards(await served('hazard-env-file'), { secrets: [] })).toEqual([expect.objectContaining({ code: 'env_file_served', path: '.env.production' })]);
+    expect(outputHazards(await served('hazard-env-file'), { secrets: [] })).toEqual([
+      expect.objectContaining({ code: 'env_file_served', path: '.env.production' }),
+    ]);
     for (const name of clean) expect(outputHazards(await served(name), { secrets: [] })).toEqual([]);
   });
 
@@ -183,15 +246,21 @@ describe('hazards: each fires on its fixture and not on the clean ones', () => {
   });
 
   it('source_maps_served', async () => {
-    expect(outputHazards(await served('hazard-source-maps'), { secrets: [] })).toEqual([expect.objectContaining({ code: 'source_maps_served', severity: 'low', path: 'app.4c1d.js.map' })]);
+    expect(outputHazards(await served('hazard-source-maps'), { secrets: [] })).toEqual([
+      expect.objectContaining({ code: 'source_maps_served', severity: 'low', path: 'app.4c1d.js.map' }),
+    ]);
     for (const name of clean) expect(outputHazards(await served(name), { secrets: [] }).map((h) => h.code)).not.toContain('source_maps_served');
   });
 
   it('unsandboxed_build says why', () => {
-    expect(unsandboxedBuildHazard('bwrap not found')).toEqual(expect.objectContaining({ code: 'unsandboxed_build', severity: 'medium', detail: 'bwrap not found' }));
+    expect(unsandboxedBuildHazard('bwrap not found')).toEqual(
+      expect.objectContaining({ code: 'unsandboxed_build', severity: 'medium', detail: 'bwrap not found' }),
+    );
   });
 
   it('unbounded_build_disk says why', () => {
-    expect(unboundedBuildDiskHazard('BUILD_DISK_MB=0')).toEqual(expect.objectContaining({ code: 'unbounded_build_disk', severity: 'medium', detail: 'BUILD_DISK_MB=0' }));
+    expect(unboundedBuildDiskHazard('BUILD_DISK_MB=0')).toEqual(
+      expect.objectContaining({ code: 'unbounded_build_disk', severity: 'medium', detail: 'BUILD_DISK_MB=0' }),
+    );
   });
 });

@@ -12,20 +12,34 @@ const WARNING_LINE = /\bwarn(ing)?\b|^\s*⚠|^\s*\(!\)/i;
  */
 const NOT_THE_BUILD = /^npm warn (config|Unknown)|No build cache found\b/i;
 /** What a failing build prints about why: errors, failed network fetches, missing modules. */
-const FAILURE_LINE = /^\s*URL:\s|\bestablishing a connection\b|\berror\b|\bERR!|\bfailed\b|\bcannot\b|\bcould not\b|\bENOTFOUND\b|\bEAI_AGAIN\b|\bECONNREFUSED\b|\bETIMEDOUT\b|\bECONNRESET\b|\bnot found\b|^\s*⨯/i;
+const FAILURE_LINE =
+  /^\s*URL:\s|\bestablishing a connection\b|\berror\b|\bERR!|\bfailed\b|\bcannot\b|\bcould not\b|\bENOTFOUND\b|\bEAI_AGAIN\b|\bECONNREFUSED\b|\bETIMEDOUT\b|\bECONNRESET\b|\bnot found\b|^\s*⨯/i;
 
 /** The output as lines a reader can use: colours and carriage-return redraws removed, blank lines dropped. */
 function plainLines(output: string): string[] {
-  return output
-    // eslint-disable-next-line no-control-regex -- terminal colour codes are what is removed
-    .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')
-    .split('\n')
-    .map((line) => (line.split('\r').filter((part) => part.trim() !== '').pop() ?? '').trimEnd())
-    .filter((line) => line.trim() !== '');
+  return (
+    output
+      // eslint-disable-next-line no-control-regex -- terminal colour codes are what is removed
+      .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '')
+      .split('\n')
+      .map((line) =>
+        (
+          line
+            .split('\r')
+            .filter((part) => part.trim() !== '')
+            .pop() ?? ''
+        ).trimEnd(),
+      )
+      .filter((line) => line.trim() !== '')
+  );
 }
 
 function bounded(lines: string[]): string {
-  return [...new Set(lines)].slice(0, MAX_LINES).map((line) => (line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line)).join('\n').slice(0, MAX_DETAIL_CHARS);
+  return [...new Set(lines)]
+    .slice(0, MAX_LINES)
+    .map((line) => (line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line))
+    .join('\n')
+    .slice(0, MAX_DETAIL_CHARS);
 }
 
 /**
@@ -37,10 +51,13 @@ export function buildOutputWarnings(buildLog: string): Warning[] {
   if (lines.length === 0) return [];
   const detail = bounded(lines);
   const shown = detail.split('\n').length;
-  return [{
-    code: 'build_output_warnings', detail,
-    message: `The build printed ${lines.length} warning line${lines.length === 1 ? '' : 's'}${shown < lines.length ? ` (the first ${shown} in detail)` : ''}; the whole output is in the build step's log.`,
-  }];
+  return [
+    {
+      code: 'build_output_warnings',
+      detail,
+      message: `The build printed ${lines.length} warning line${lines.length === 1 ? '' : 's'}${shown < lines.length ? ` (the first ${shown} in detail)` : ''}; the whole output is in the build step's log.`,
+    },
+  ];
 }
 
 /**

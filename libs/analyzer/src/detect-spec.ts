@@ -62,14 +62,17 @@ const REQUESTS = new WeakMap<Manager, PackageManagerRequest>();
 /** What the build worker fetches for a project: `packageManager`'s pin and the lockfile facts (null: no package.json). */
 export function packageManagerRequest(files: ProjectFile[]): PackageManagerRequest | null {
   const pkg = parsePackageJson(files.find((f) => f.path === 'package.json'));
-  return pkg ? REQUESTS.get(packageManagerOf(pkg, new Set(files.map((f) => f.path)), files)) ?? null : null;
+  return pkg ? (REQUESTS.get(packageManagerOf(pkg, new Set(files.map((f) => f.path)), files)) ?? null) : null;
 }
 
 function packageManagerOf(pkg: PackageJson, paths: Set<string>, files: ProjectFile[]): Manager {
   const field = typeof pkg.packageManager === 'string' ? pkg.packageManager.trim() : '';
   const pinned = field ? PACKAGE_MANAGER_FIELD.exec(field) : null;
   if (field && !pinned) {
-    throw new AnalyzeError('package_manager_unavailable', `package.json "packageManager" is "${field.slice(0, 100)}"; supported: npm, pnpm, yarn or bun as <name>@<exact version>[+sha512.<hex>] (corepack's format)`);
+    throw new AnalyzeError(
+      'package_manager_unavailable',
+      `package.json "packageManager" is "${field.slice(0, 100)}"; supported: npm, pnpm, yarn or bun as <name>@<exact version>[+sha512.<hex>] (corepack's format)`,
+    );
   }
   const declared = pinned?.[1] as PackageManager | undefined;
   // With `packageManager`, only that manager's own lockfile counts (another one is stale).
@@ -80,10 +83,16 @@ function packageManagerOf(pkg: PackageJson, paths: Set<string>, files: ProjectFi
   const request: PackageManagerRequest = {
     version: pinned?.[2] ?? null,
     hash: pinned?.[3] ?? null,
-    yarnBerry: manager === 'yarn' && (Number.isFinite(major) ? major >= 2 : /(^|\n)__metadata:/.test(yarnLock ?? '') || (!yarnLock && paths.has('.yarnrc.yml'))),
-    lockfileVersion: manager === 'pnpm' ? (/(?:^|\n)lockfileVersion: ['"]?([0-9.]+)/.exec(files.find((f) => f.path === 'pnpm-lock.yaml')?.text ?? '')?.[1] ?? null) : null,
+    yarnBerry:
+      manager === 'yarn' && (Number.isFinite(major) ? major >= 2 : /(^|\n)__metadata:/.test(yarnLock ?? '') || (!yarnLock && paths.has('.yarnrc.yml'))),
+    lockfileVersion:
+      manager === 'pnpm' ? (/(?:^|\n)lockfileVersion: ['"]?([0-9.]+)/.exec(files.find((f) => f.path === 'pnpm-lock.yaml')?.text ?? '')?.[1] ?? null) : null,
   };
-  const facts: Manager = { packageManager: manager, packageManagerSource: declared ? 'packageManager' : lockfile ? 'lockfile' : 'default', lockfile: lockfile?.[0] ?? null };
+  const facts: Manager = {
+    packageManager: manager,
+    packageManagerSource: declared ? 'packageManager' : lockfile ? 'lockfile' : 'default',
+    lockfile: lockfile?.[0] ?? null,
+  };
   REQUESTS.set(facts, request);
   return facts;
 }
@@ -120,15 +129,28 @@ function portHandling(files: ProjectFile[]): NonNullable<ProjectSpec['port']> {
 
 type Base = Pick<ProjectSpec, 'files' | 'env' | 'usesSignIn'>;
 type Manager = Pick<ProjectSpec, 'packageManager' | 'packageManagerSource' | 'lockfile'>;
-const VITE_UI: [string, string][] = [['react', 'React'], ['vue', 'Vue'], ['svelte', 'Svelte'], ['preact', 'Preact'], ['solid-js', 'Solid'], ['lit', 'Lit']];
+const VITE_UI: [string, string][] = [
+  ['react', 'React'],
+  ['vue', 'Vue'],
+  ['svelte', 'Svelte'],
+  ['preact', 'Preact'],
+  ['solid-js', 'Solid'],
+  ['lit', 'Lit'],
+];
 const OTHER_LANGUAGES: [RegExp, string][] = [
-  [/^(requirements\.txt|pyproject\.toml|Pipfile|.*\.py)$/, 'Python'], [/^(Gemfile|.*\.rb)$/, 'Ruby'], [/^(go\.mod|.*\.go)$/, 'Go'],
-  [/^(composer\.json|.*\.php)$/, 'PHP'], [/^(pom\.xml|build\.gradle|.*\.java)$/, 'Java'], [/^(Cargo\.toml|.*\.rs)$/, 'Rust'],
+  [/^(requirements\.txt|pyproject\.toml|Pipfile|.*\.py)$/, 'Python'],
+  [/^(Gemfile|.*\.rb)$/, 'Ruby'],
+  [/^(go\.mod|.*\.go)$/, 'Go'],
+  [/^(composer\.json|.*\.php)$/, 'PHP'],
+  [/^(pom\.xml|build\.gradle|.*\.java)$/, 'Java'],
+  [/^(Cargo\.toml|.*\.rs)$/, 'Rust'],
 ];
 
 /** Why nothing could be placed: what was found, where the analyzer looked, what to change. */
 function unsupported(uploaded: ProjectFile[], found: string): AnalyzeError {
-  const languages = [...new Set(OTHER_LANGUAGES.filter(([re]) => uploaded.some((f) => re.test(f.path.slice(f.path.lastIndexOf('/') + 1)))).map(([, name]) => name))];
+  const languages = [
+    ...new Set(OTHER_LANGUAGES.filter(([re]) => uploaded.some((f) => re.test(f.path.slice(f.path.lastIndexOf('/') + 1)))).map(([, name]) => name)),
+  ];
   const nested = uploaded.filter((f) => /^[^/]+\/(package\.json|index\.html)$/.test(f.path) && !f.path.startsWith('node_modules/')).map((f) => f.path);
   const hints = [
     languages.length ? `this looks like a ${languages.join('/')} project (only static sites and Node.js projects are supported)` : null,
@@ -136,11 +158,22 @@ function unsupported(uploaded: ProjectFile[], found: string): AnalyzeError {
     `to deploy anyway, add ${OVERRIDE_FILE} with "buildCommand", "startCommand" and/or "outputDirectory"`,
   ].filter(Boolean);
   const advice = hints.join('; ');
-  return new AnalyzeError('unsupported_project', `${found}. Looked at the top level for package.json (scripts, dependencies, framework config files) and index.html. ${advice.charAt(0).toUpperCase()}${advice.slice(1)}.`);
+  return new AnalyzeError(
+    'unsupported_project',
+    `${found}. Looked at the top level for package.json (scripts, dependencies, framework config files) and index.html. ${advice.charAt(0).toUpperCase()}${advice.slice(1)}.`,
+  );
 }
 
-function versionOf(name: string, pkg: PackageJson, files: ProjectFile[], lockfile: string | null): Pick<ProjectSpec, 'frameworkVersion' | 'frameworkVersionSource'> {
-  const locked = lockedVersion(files.find((f) => f.path === lockfile), name);
+function versionOf(
+  name: string,
+  pkg: PackageJson,
+  files: ProjectFile[],
+  lockfile: string | null,
+): Pick<ProjectSpec, 'frameworkVersion' | 'frameworkVersionSource'> {
+  const locked = lockedVersion(
+    files.find((f) => f.path === lockfile),
+    name,
+  );
   if (locked) return { frameworkVersion: locked, frameworkVersionSource: 'lockfile' };
   const declared = pkg.dependencies?.[name] ?? pkg.devDependencies?.[name];
   return declared ? { frameworkVersion: declared, frameworkVersionSource: 'package.json' } : { frameworkVersion: null, frameworkVersionSource: null };
@@ -148,8 +181,21 @@ function versionOf(name: string, pkg: PackageJson, files: ProjectFile[], lockfil
 
 function staticSpec(base: Base, manager: Manager, nodeVersion: string | null, reasons: string[]): ProjectSpec {
   return {
-    kind: 'static', framework: null, frameworkVersion: null, frameworkVersionSource: null, ...manager, nodeVersion,
-    commands: { install: null, build: null, start: null }, outputDir: '.', buildOutput: null, startSource: null, reasons, overrides: [], spaFallback: false, port: null, ...base,
+    kind: 'static',
+    framework: null,
+    frameworkVersion: null,
+    frameworkVersionSource: null,
+    ...manager,
+    nodeVersion,
+    commands: { install: null, build: null, start: null },
+    outputDir: '.',
+    buildOutput: null,
+    startSource: null,
+    reasons,
+    overrides: [],
+    spaFallback: false,
+    port: null,
+    ...base,
   };
 }
 
@@ -187,7 +233,10 @@ function genericSpec(files: ProjectFile[], pkg: PackageJson, paths: Set<string>,
       startSource = 'entry';
       reasons.push(`no start script: entry file ${inferredEntry}${mainEntry ? ' (package.json "main")' : ''}`);
     } else {
-      throw new AnalyzeError('no_start_script', `this looks like a Node.js server (${serverFramework ? `it depends on ${serverFramework}` : 'package.json'}) but package.json has no "start" script and no entry file (server.js, index.js, "main") was found; add a "start" script, or "startCommand" in ${OVERRIDE_FILE}`);
+      throw new AnalyzeError(
+        'no_start_script',
+        `this looks like a Node.js server (${serverFramework ? `it depends on ${serverFramework}` : 'package.json'}) but package.json has no "start" script and no entry file (server.js, index.js, "main") was found; add a "start" script, or "startCommand" in ${OVERRIDE_FILE}`,
+      );
     }
     if (serverFramework) reasons.push(`package.json depends on ${serverFramework} ${pkg.dependencies![serverFramework]}`);
     const builtFrontEnd = Boolean(scripts['build'] && frontend);
@@ -195,10 +244,30 @@ function genericSpec(files: ProjectFile[], pkg: PackageJson, paths: Set<string>,
     const kind: ProjectKind = builtFrontEnd ? 'node+static' : 'node';
     const tool = startSource === 'script' ? portReadingCommand(scripts['start']) : null;
     const port: NonNullable<ProjectSpec['port']> = tool ? { source: 'env', fixed: null } : portHandling(files);
-    reasons.push(tool ? `the start script runs ${tool}, which reads PORT` : port.source === 'env' ? 'the code reads process.env.PORT' : port.source === 'fixed' ? `the code listens on the fixed port ${port.fixed}` : 'the code never reads process.env.PORT');
+    reasons.push(
+      tool
+        ? `the start script runs ${tool}, which reads PORT`
+        : port.source === 'env'
+          ? 'the code reads process.env.PORT'
+          : port.source === 'fixed'
+            ? `the code listens on the fixed port ${port.fixed}`
+            : 'the code never reads process.env.PORT',
+    );
     return {
-      kind, framework: serverFramework ?? null, ...(serverFramework ? version : { frameworkVersion: null, frameworkVersionSource: null }), ...manager, nodeVersion, commands,
-      outputDir: builtFrontEnd ? frontend![2] : null, buildOutput: builtFrontEnd ? frontend![2] : null, startSource, reasons, overrides: [], spaFallback: false, port, ...base,
+      kind,
+      framework: serverFramework ?? null,
+      ...(serverFramework ? version : { frameworkVersion: null, frameworkVersionSource: null }),
+      ...manager,
+      nodeVersion,
+      commands,
+      outputDir: builtFrontEnd ? frontend![2] : null,
+      buildOutput: builtFrontEnd ? frontend![2] : null,
+      startSource,
+      reasons,
+      overrides: [],
+      spaFallback: false,
+      port,
+      ...base,
     };
   }
   if (scripts['build']) {
@@ -208,11 +277,25 @@ function genericSpec(files: ProjectFile[], pkg: PackageJson, paths: Set<string>,
     const spa = Boolean(frontend) || moduleScript;
     if (frontend) {
       const ui = VITE_UI.filter(([dep]) => dep in deps).map(([, name]) => name);
-      reasons.push(`package.json depends on ${frontend[0]} ${deps[frontend[0]]}${ui.length ? ` with ${ui.join(', ')}` : ''}: single-page app built to ${outputDir}/`);
+      reasons.push(
+        `package.json depends on ${frontend[0]} ${deps[frontend[0]]}${ui.length ? ` with ${ui.join(', ')}` : ''}: single-page app built to ${outputDir}/`,
+      );
     } else reasons.push(moduleScript ? `index.html boots an ES module: single-page app built to ${outputDir}/` : `static files built to ${outputDir}/`);
     return {
-      kind: spa ? 'spa' : 'static', framework: frontend?.[1] ?? null, ...version, ...manager, nodeVersion, commands,
-      outputDir, buildOutput: outputDir, startSource: null, reasons, overrides: [], spaFallback: spa, port: null, ...base,
+      kind: spa ? 'spa' : 'static',
+      framework: frontend?.[1] ?? null,
+      ...version,
+      ...manager,
+      nodeVersion,
+      commands,
+      outputDir,
+      buildOutput: outputDir,
+      startSource: null,
+      reasons,
+      overrides: [],
+      spaFallback: spa,
+      port: null,
+      ...base,
     };
   }
   if (paths.has('index.html')) return staticSpec(base, manager, nodeVersion, ['index.html at the top level, no build script: files served as they are']);
@@ -222,11 +305,23 @@ function genericSpec(files: ProjectFile[], pkg: PackageJson, paths: Set<string>,
 function planSpec(plan: FrameworkPlan, pkg: PackageJson, files: ProjectFile[], base: Base, manager: Manager): ProjectSpec {
   const deps = { ...pkg.dependencies, ...pkg.devDependencies };
   const install = Object.keys(deps).length > 0 ? installCommand(manager.packageManager!, manager.lockfile, REQUESTS.get(manager)) : null;
-  const port: ProjectSpec['port'] = plan.kind === 'node' || plan.kind === 'node+static' ? (plan.readsPort ? { source: 'env', fixed: null } : portHandling(files)) : null;
+  const port: ProjectSpec['port'] =
+    plan.kind === 'node' || plan.kind === 'node+static' ? (plan.readsPort ? { source: 'env', fixed: null } : portHandling(files)) : null;
   return {
-    kind: plan.kind, framework: plan.framework, ...versionOf(plan.dependency, pkg, files, manager.lockfile), ...manager, nodeVersion: pkg.engines?.node ?? null,
+    kind: plan.kind,
+    framework: plan.framework,
+    ...versionOf(plan.dependency, pkg, files, manager.lockfile),
+    ...manager,
+    nodeVersion: pkg.engines?.node ?? null,
     commands: { install: install && plan.installExtra ? `${install} && ${plan.installExtra}` : install, build: plan.build, start: plan.start },
-    outputDir: plan.outputDir, buildOutput: plan.buildOutput, startSource: plan.startSource, reasons: plan.reasons, overrides: [], spaFallback: plan.spaFallback, port, ...base,
+    outputDir: plan.outputDir,
+    buildOutput: plan.buildOutput,
+    startSource: plan.startSource,
+    reasons: plan.reasons,
+    overrides: [],
+    spaFallback: plan.spaFallback,
+    port,
+    ...base,
   };
 }
 
@@ -293,7 +388,7 @@ export interface DetectOptions {
  */
 export function detectProject(files: ProjectFile[], options: DetectOptions = {}): { spec: ProjectSpec; warnings: Warning[] } {
   const rootOverrides = parseOverrides(files.find((f) => f.path === OVERRIDE_FILE));
-  const fromField = options.rootDirectory ? normaliseRootDirectory(options.rootDirectory, 'the deploy\'s rootDirectory field') : null;
+  const fromField = options.rootDirectory ? normaliseRootDirectory(options.rootDirectory, "the deploy's rootDirectory field") : null;
   const fromFile = rootOverrides.rootDirectory ? normaliseRootDirectory(rootOverrides.rootDirectory, `${OVERRIDE_FILE} "rootDirectory"`) : null;
   const workspace = readWorkspace(files);
   const inherited = withoutRootDirectory(rootOverrides);
@@ -301,17 +396,31 @@ export function detectProject(files: ProjectFile[], options: DetectOptions = {})
   // Only a workspace's packages borrow the top level's manager; a single project reads its own in detectAt.
   const paths = new Set(files.map((f) => f.path));
   const rootManager = workspace && rootPkg ? packageManagerOf(rootPkg, paths, files) : null;
-  const within = (dir: string): Within | undefined => (workspace && rootManager ? { manager: rootManager, overrides: paths.has(`${dir}/${OVERRIDE_FILE}`) ? {} : inherited } : undefined);
+  const within = (dir: string): Within | undefined =>
+    workspace && rootManager ? { manager: rootManager, overrides: paths.has(`${dir}/${OVERRIDE_FILE}`) ? {} : inherited } : undefined;
   const candidates = workspace ? deployablePackages(files, workspace, within) : [];
   const chosen = fromField
-    ? { dir: fromField, why: `the deploy's rootDirectory field: ${fromField}${fromFile && fromFile !== fromField ? ` (over ${OVERRIDE_FILE} "rootDirectory": ${fromFile})` : ''}` }
+    ? {
+        dir: fromField,
+        why: `the deploy's rootDirectory field: ${fromField}${fromFile && fromFile !== fromField ? ` (over ${OVERRIDE_FILE} "rootDirectory": ${fromFile})` : ''}`,
+      }
     : fromFile
       ? { dir: fromFile, why: `${OVERRIDE_FILE} "rootDirectory": ${fromFile}` }
       : null;
   if (!chosen) {
-    if (!workspace || candidates.length === 0) return detectHere(files, undefined, workspace && candidates.length === 0 ? [`${workspace.declaredIn} declares workspaces, but none of its packages is an application: the top level is deployed`] : []);
+    if (!workspace || candidates.length === 0)
+      return detectHere(
+        files,
+        undefined,
+        workspace && candidates.length === 0
+          ? [`${workspace.declaredIn} declares workspaces, but none of its packages is an application: the top level is deployed`]
+          : [],
+      );
     if (candidates.length > 1) {
-      throw new AnalyzeError('ambiguous_project', `this is a monorepo (${workspace.declaredIn}${workspace.tool ? `, ${workspace.tool === 'turbo' ? 'Turborepo' : 'Nx'}` : ''}) with ${candidates.length} applications: ${candidates.join(', ')}. Choose one: add "rootDirectory": "${candidates[0]}" to ${OVERRIDE_FILE} at the top level (or send the deploy's rootDirectory field, \`slipway deploy --root-directory ${candidates[0]}\`)`);
+      throw new AnalyzeError(
+        'ambiguous_project',
+        `this is a monorepo (${workspace.declaredIn}${workspace.tool ? `, ${workspace.tool === 'turbo' ? 'Turborepo' : 'Nx'}` : ''}) with ${candidates.length} applications: ${candidates.join(', ')}. Choose one: add "rootDirectory": "${candidates[0]}" to ${OVERRIDE_FILE} at the top level (or send the deploy's rootDirectory field, \`slipway deploy --root-directory ${candidates[0]}\`)`,
+      );
     }
   }
   const dir = chosen?.dir ?? candidates[0]!;
@@ -320,11 +429,17 @@ export function detectProject(files: ProjectFile[], options: DetectOptions = {})
   if (!sub.some((f) => f.path === 'package.json' || f.path === 'index.html')) {
     const found = files.some((f) => f.path.startsWith(`${dir}/`));
     const listed = candidates.length ? `; the workspace's applications: ${candidates.join(', ')}` : '';
-    throw new AnalyzeError('root_directory_invalid', `rootDirectory "${dir}" (${chosen ? why.split(':')[0] : 'chosen'}) ${found ? 'holds no package.json or index.html' : 'is not a directory of the upload'}${listed}`);
+    throw new AnalyzeError(
+      'root_directory_invalid',
+      `rootDirectory "${dir}" (${chosen ? why.split(':')[0] : 'chosen'}) ${found ? 'holds no package.json or index.html' : 'is not a directory of the upload'}${listed}`,
+    );
   }
   const inside = workspace?.packages.some((p) => p.dir === dir) ? within(dir) : undefined;
   const detected = detectHere(sub, inside, []);
-  return { spec: relocate(detected.spec, dir, why, inside ? { workspace: workspace!, manager: inside.manager } : null, candidates), warnings: detected.warnings.map((w) => (w.path ? { ...w, path: `${dir}/${w.path}` } : w)) };
+  return {
+    spec: relocate(detected.spec, dir, why, inside ? { workspace: workspace!, manager: inside.manager } : null, candidates),
+    warnings: detected.warnings.map((w) => (w.path ? { ...w, path: `${dir}/${w.path}` } : w)),
+  };
 }
 
 /**
@@ -333,16 +448,28 @@ export function detectProject(files: ProjectFile[], options: DetectOptions = {})
  * shared configs) are not.
  */
 function deployablePackages(files: ProjectFile[], workspace: Workspace, within: (dir: string) => Within | undefined): string[] {
-  const byPackage = filesByPackage(files, workspace.packages.map((p) => p.dir));
-  return workspace.packages.filter(({ dir, pkg }) => {
-    const scripts = pkg.scripts ?? {};
-    const deps = { ...pkg.dependencies, ...pkg.devDependencies };
-    const sub = byPackage.get(dir) ?? [];
-    const input: FrameworkInput = { files: sub, paths: new Set(sub.map((f) => f.path)), pkg, deps, scripts, pm: within(dir)?.manager.packageManager ?? 'npm' };
-    if (RECOGNISERS.some(([, recognise]) => recognise(input) !== null)) return true;
-    if (scripts['start'] || SERVER_FRAMEWORKS.some((d) => d in (pkg.dependencies ?? {}))) return true;
-    return Boolean(scripts['build']) && (FRONTEND_FRAMEWORKS.some(([d]) => d in deps) || input.paths.has('index.html'));
-  }).map((p) => p.dir);
+  const byPackage = filesByPackage(
+    files,
+    workspace.packages.map((p) => p.dir),
+  );
+  return workspace.packages
+    .filter(({ dir, pkg }) => {
+      const scripts = pkg.scripts ?? {};
+      const deps = { ...pkg.dependencies, ...pkg.devDependencies };
+      const sub = byPackage.get(dir) ?? [];
+      const input: FrameworkInput = {
+        files: sub,
+        paths: new Set(sub.map((f) => f.path)),
+        pkg,
+        deps,
+        scripts,
+        pm: within(dir)?.manager.packageManager ?? 'npm',
+      };
+      if (RECOGNISERS.some(([, recognise]) => recognise(input) !== null)) return true;
+      if (scripts['start'] || SERVER_FRAMEWORKS.some((d) => d in (pkg.dependencies ?? {}))) return true;
+      return Boolean(scripts['build']) && (FRONTEND_FRAMEWORKS.some(([d]) => d in deps) || input.paths.has('index.html'));
+    })
+    .map((p) => p.dir);
 }
 
 /** `dir`'s spec made relative to the upload's top level: commands `cd` into it, directories under it, the workspace's own packages built first. */
@@ -369,7 +496,15 @@ function relocate(spec: ProjectSpec, dir: string, why: string, root: { workspace
     install = cd(install);
     build = cd(build);
   }
-  const reasons = [`${why}`, ...(workspace ? [`workspace: ${workspace.declaredIn} (${workspace.patterns.join(', ')})${workspace.tool ? `, ${workspace.tool === 'turbo' ? 'Turborepo (turbo.json)' : 'Nx (nx.json)'}` : ''}; installed at the top level with ${spec.lockfile ?? 'no lockfile'}${builtFirst.length ? `; built first: ${builtFirst.join(', ')}` : ''}`] : []), ...spec.reasons];
+  const reasons = [
+    `${why}`,
+    ...(workspace
+      ? [
+          `workspace: ${workspace.declaredIn} (${workspace.patterns.join(', ')})${workspace.tool ? `, ${workspace.tool === 'turbo' ? 'Turborepo (turbo.json)' : 'Nx (nx.json)'}` : ''}; installed at the top level with ${spec.lockfile ?? 'no lockfile'}${builtFirst.length ? `; built first: ${builtFirst.join(', ')}` : ''}`,
+        ]
+      : []),
+    ...spec.reasons,
+  ];
   return {
     ...spec,
     commands: { install, build, start: cd(spec.commands.start) },
@@ -416,23 +551,42 @@ function detectAt(files: ProjectFile[], within: Within | undefined): { spec: Pro
 
   if (!pkg) {
     const none: Manager = { packageManager: null, packageManagerSource: null, lockfile: null };
-    if (paths.has('index.html')) return { spec: applyOverrides(staticSpec(base, none, null, ['no package.json; index.html at the top level: files served as they are']), overrides, files), warnings: [] };
-    if (hasOverrides && (overrides.startCommand || overrides.outputDirectory)) return { spec: applyOverrides(staticSpec(base, none, null, ['no package.json and no index.html']), overrides, files), warnings: [] };
+    if (paths.has('index.html'))
+      return {
+        spec: applyOverrides(staticSpec(base, none, null, ['no package.json; index.html at the top level: files served as they are']), overrides, files),
+        warnings: [],
+      };
+    if (hasOverrides && (overrides.startCommand || overrides.outputDirectory))
+      return { spec: applyOverrides(staticSpec(base, none, null, ['no package.json and no index.html']), overrides, files), warnings: [] };
     throw unsupported(uploaded, 'no package.json and no index.html at the top level');
   }
 
   const manager = within?.manager ?? packageManagerOf(pkg, paths, files);
-  const input: FrameworkInput = { files, paths, pkg, deps: { ...pkg.dependencies, ...pkg.devDependencies }, scripts: pkg.scripts ?? {}, pm: manager.packageManager!, };
+  const input: FrameworkInput = {
+    files,
+    paths,
+    pkg,
+    deps: { ...pkg.dependencies, ...pkg.devDependencies },
+    scripts: pkg.scripts ?? {},
+    pm: manager.packageManager!,
+  };
   let plan: FrameworkPlan | null = null;
   const forced = overrides.framework;
   if (forced && !GENERIC_FRAMEWORKS.includes(forced) && !RECOGNISERS.some(([id]) => id === forced)) {
-    throw new AnalyzeError('invalid_slipway_json', `${OVERRIDE_FILE} "framework" is "${forced}"; known: ${[...RECOGNISERS.map(([id]) => id), ...GENERIC_FRAMEWORKS].join(', ')}`);
+    throw new AnalyzeError(
+      'invalid_slipway_json',
+      `${OVERRIDE_FILE} "framework" is "${forced}"; known: ${[...RECOGNISERS.map(([id]) => id), ...GENERIC_FRAMEWORKS].join(', ')}`,
+    );
   }
   for (const [id, recognise] of RECOGNISERS) {
     if (forced && forced !== id) continue;
     plan = recognise(input);
     if (plan) break;
-    if (forced) throw new AnalyzeError('invalid_slipway_json', `${OVERRIDE_FILE} says "framework": "${forced}", but the project does not look like one (${unplacedFramework(input) ?? 'its package is not in package.json or its config is missing'})`);
+    if (forced)
+      throw new AnalyzeError(
+        'invalid_slipway_json',
+        `${OVERRIDE_FILE} says "framework": "${forced}", but the project does not look like one (${unplacedFramework(input) ?? 'its package is not in package.json or its config is missing'})`,
+      );
   }
   if (forced === 'static') {
     const spec = staticSpec(base, manager, pkg.engines?.node ?? null, ['served as static files']);

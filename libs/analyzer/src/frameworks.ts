@@ -55,7 +55,10 @@ const PORT_READING_COMMANDS: [RegExp, string][] = [
 
 /** The PORT-reading tool a start script runs (after `VAR=value`, `cross-env`, `npx`), or null. */
 export function portReadingCommand(script: string | undefined): string | null {
-  const command = (script ?? '').trim().replace(/^(?:(?:cross-env\s+)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)+)/, '').replace(/^npx\s+(--no-install\s+)?/, '');
+  const command = (script ?? '')
+    .trim()
+    .replace(/^(?:(?:cross-env\s+)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)+)/, '')
+    .replace(/^npx\s+(--no-install\s+)?/, '');
   return PORT_READING_COMMANDS.find(([pattern]) => pattern.test(command))?.[1] ?? null;
 }
 
@@ -93,28 +96,79 @@ function buildWith(input: FrameworkInput, fallback: string, reasons: string[]): 
 const next: Recogniser = (input) => {
   if (!input.deps['next']) return null;
   const reasons = [`package.json depends on next ${input.deps['next']}`];
-  const routers = [hasDir(input, 'app') || hasDir(input, 'src/app') ? 'app' : null, hasDir(input, 'pages') || hasDir(input, 'src/pages') ? 'pages' : null].filter(Boolean);
+  const routers = [
+    hasDir(input, 'app') || hasDir(input, 'src/app') ? 'app' : null,
+    hasDir(input, 'pages') || hasDir(input, 'src/pages') ? 'pages' : null,
+  ].filter(Boolean);
   if (routers.length > 0) reasons.push(`${routers.join(' and ')} router (${routers.map((r) => `${r}/`).join(', ')})`);
   const file = config(input, ['next.config.ts', 'next.config.mjs', 'next.config.js', 'next.config.cjs', 'next.config.mts']);
   const text = code(file);
   let build = buildWith(input, 'next build', reasons);
   if (/\boutput\s*:\s*["'`]export["'`]/.test(text)) {
     reasons.push(`${file!.path}: output 'export' (static export to out/)`);
-    return { framework: 'next', dependency: 'next', kind: 'static', build, start: null, startSource: null, outputDir: 'out', buildOutput: 'out', spaFallback: false, readsPort: false, reasons };
+    return {
+      framework: 'next',
+      dependency: 'next',
+      kind: 'static',
+      build,
+      start: null,
+      startSource: null,
+      outputDir: 'out',
+      buildOutput: 'out',
+      spaFallback: false,
+      readsPort: false,
+      reasons,
+    };
   }
   if (/\boutput\s*:\s*["'`]standalone["'`]/.test(text)) {
     reasons.push(`${file!.path}: output 'standalone': .next/static and public/ are copied next to .next/standalone/server.js, as Next.js documents`);
     build += ' && cp -r .next/static .next/standalone/.next/';
     if (hasDir(input, 'public')) build += ' && cp -r public .next/standalone/';
-    return { framework: 'next', dependency: 'next', kind: 'node', build, start: 'node .next/standalone/server.js', startSource: 'framework', outputDir: '.next/static', buildOutput: '.next/standalone', spaFallback: false, readsPort: true, reasons };
+    return {
+      framework: 'next',
+      dependency: 'next',
+      kind: 'node',
+      build,
+      start: 'node .next/standalone/server.js',
+      startSource: 'framework',
+      outputDir: '.next/static',
+      buildOutput: '.next/standalone',
+      spaFallback: false,
+      readsPort: true,
+      reasons,
+    };
   }
   const start = input.scripts['start'];
   if (start && !/^next start\b/.test(start)) {
     reasons.push(`package.json scripts.start runs its own server: ${start}`);
-    return { framework: 'next', dependency: 'next', kind: 'node', build, start: runScript(input.pm, 'start'), startSource: 'script', outputDir: '.next/static', buildOutput: '.next', spaFallback: false, readsPort: false, reasons };
+    return {
+      framework: 'next',
+      dependency: 'next',
+      kind: 'node',
+      build,
+      start: runScript(input.pm, 'start'),
+      startSource: 'script',
+      outputDir: '.next/static',
+      buildOutput: '.next',
+      spaFallback: false,
+      readsPort: false,
+      reasons,
+    };
   }
   reasons.push(start ? `package.json scripts.start: ${start} (reads PORT)` : 'no start script: next start (reads PORT)');
-  return { framework: 'next', dependency: 'next', kind: 'node', build, start: start ? runScript(input.pm, 'start') : 'npx --no-install next start', startSource: start ? 'script' : 'framework', outputDir: '.next/static', buildOutput: '.next', spaFallback: false, readsPort: true, reasons };
+  return {
+    framework: 'next',
+    dependency: 'next',
+    kind: 'node',
+    build,
+    start: start ? runScript(input.pm, 'start') : 'npx --no-install next start',
+    startSource: start ? 'script' : 'framework',
+    outputDir: '.next/static',
+    buildOutput: '.next',
+    spaFallback: false,
+    readsPort: true,
+    reasons,
+  };
 };
 
 const ADAPTER_NODE_INSTALL: Record<PackageManager, string> = {
@@ -144,9 +198,33 @@ const sveltekit: Recogniser = (input) => {
     const pages = /\bpages\s*:\s*["'`]([^"'`]+)["'`]/.exec(text)?.[1]?.replace(/^\.\//, '').replace(/\/+$/, '') ?? 'build';
     const fallback = /\bfallback\s*:\s*["'`]([^"'`]+)["'`]/.exec(text)?.[1];
     reasons.push(`adapter-static writes pages to ${pages}/${fallback ? ` with fallback ${fallback}` : ''}`);
-    return { framework: 'sveltekit', dependency: '@sveltejs/kit', kind: 'static', build, start: null, startSource: null, outputDir: pages, buildOutput: pages, spaFallback: fallback === 'index.html', readsPort: false, reasons };
+    return {
+      framework: 'sveltekit',
+      dependency: '@sveltejs/kit',
+      kind: 'static',
+      build,
+      start: null,
+      startSource: null,
+      outputDir: pages,
+      buildOutput: pages,
+      spaFallback: fallback === 'index.html',
+      readsPort: false,
+      reasons,
+    };
   }
-  const plan: FrameworkPlan = { framework: 'sveltekit', dependency: '@sveltejs/kit', kind: 'node', build, start: 'node build', startSource: 'framework', outputDir: 'build/client', buildOutput: 'build', spaFallback: false, readsPort: true, reasons };
+  const plan: FrameworkPlan = {
+    framework: 'sveltekit',
+    dependency: '@sveltejs/kit',
+    kind: 'node',
+    build,
+    start: 'node build',
+    startSource: 'framework',
+    outputDir: 'build/client',
+    buildOutput: 'build',
+    spaFallback: false,
+    readsPort: true,
+    reasons,
+  };
   if (adapter === '@sveltejs/adapter-node') {
     reasons.push('adapter-node: Node server in build/, started with node build (reads PORT)');
     return plan;
@@ -156,12 +234,14 @@ const sveltekit: Recogniser = (input) => {
     reasons.push(`${adapter ?? 'no adapter'} cannot detect this platform: built with @sveltejs/adapter-node instead`);
     plan.installExtra = `${ADAPTER_NODE_INSTALL[input.pm]} ${adapterNodeSpec(input.deps['@sveltejs/kit'])}`;
     if (file && adapter) plan.build = `sed -i 's#@sveltejs/adapter-auto#@sveltejs/adapter-node#' ${configPath} && ${build}`;
-    plan.warnings = [{
-      code: 'framework_adapter_replaced',
-      path: configPath,
-      detail: `${adapter ?? 'none'} -> @sveltejs/adapter-node`,
-      message: `${configPath} uses ${adapter ?? 'no adapter'}, which cannot detect this platform, so Slipway builds the app with @sveltejs/adapter-node (${adapterNodeSpec(input.deps['@sveltejs/kit'])}, installed for the build and swapped into the build's copy of ${configPath} only). To make it explicit: install @sveltejs/adapter-node as a devDependency and import adapter from '@sveltejs/adapter-node' in ${configPath}.`,
-    }];
+    plan.warnings = [
+      {
+        code: 'framework_adapter_replaced',
+        path: configPath,
+        detail: `${adapter ?? 'none'} -> @sveltejs/adapter-node`,
+        message: `${configPath} uses ${adapter ?? 'no adapter'}, which cannot detect this platform, so Slipway builds the app with @sveltejs/adapter-node (${adapterNodeSpec(input.deps['@sveltejs/kit'])}, installed for the build and swapped into the build's copy of ${configPath} only). To make it explicit: install @sveltejs/adapter-node as a devDependency and import adapter from '@sveltejs/adapter-node' in ${configPath}.`,
+      },
+    ];
     return plan;
   }
   return null; // another platform's adapter: the caller reports what it found
@@ -177,15 +257,51 @@ const astro: Recogniser = (input) => {
     if (/\bmode\s*:\s*["'`]middleware["'`]/.test(text)) {
       if (!input.scripts['start']) return null;
       reasons.push(`${file!.path}: @astrojs/node in middleware mode, started by scripts.start: ${input.scripts['start']}`);
-      return { framework: 'astro', dependency: 'astro', kind: 'node', build, start: runScript(input.pm, 'start'), startSource: 'script', outputDir: 'dist/client', buildOutput: 'dist', spaFallback: false, readsPort: false, reasons };
+      return {
+        framework: 'astro',
+        dependency: 'astro',
+        kind: 'node',
+        build,
+        start: runScript(input.pm, 'start'),
+        startSource: 'script',
+        outputDir: 'dist/client',
+        buildOutput: 'dist',
+        spaFallback: false,
+        readsPort: false,
+        reasons,
+      };
     }
     reasons.push(`${file!.path}: @astrojs/node standalone: node ./dist/server/entry.mjs (reads PORT)`);
-    return { framework: 'astro', dependency: 'astro', kind: 'node', build, start: 'node ./dist/server/entry.mjs', startSource: 'framework', outputDir: 'dist/client', buildOutput: 'dist', spaFallback: false, readsPort: true, reasons };
+    return {
+      framework: 'astro',
+      dependency: 'astro',
+      kind: 'node',
+      build,
+      start: 'node ./dist/server/entry.mjs',
+      startSource: 'framework',
+      outputDir: 'dist/client',
+      buildOutput: 'dist',
+      spaFallback: false,
+      readsPort: true,
+      reasons,
+    };
   }
   const adapter = /from\s+["'](@astrojs\/(?:vercel|netlify|cloudflare)[^"']*)["']/.exec(text)?.[1];
   if (adapter) return null;
   reasons.push(`${file ? `${file.path}: no server adapter` : 'no astro.config'}: static site in dist/`);
-  return { framework: 'astro', dependency: 'astro', kind: 'static', build, start: null, startSource: null, outputDir: 'dist', buildOutput: 'dist', spaFallback: false, readsPort: false, reasons };
+  return {
+    framework: 'astro',
+    dependency: 'astro',
+    kind: 'static',
+    build,
+    start: null,
+    startSource: null,
+    outputDir: 'dist',
+    buildOutput: 'dist',
+    spaFallback: false,
+    readsPort: false,
+    reasons,
+  };
 };
 
 const nuxt: Recogniser = (input) => {
@@ -199,42 +315,103 @@ const nuxt: Recogniser = (input) => {
     const script = /\bnuxt(i)? generate\b/.test(input.scripts['build'] ?? '') || !input.scripts['generate'] ? 'build' : 'generate';
     reasons.push(spa ? `${file!.path}: ssr: false (single-page app)` : 'prerendered with nuxt generate');
     reasons.push(`package.json scripts.${script}: ${input.scripts[script] ?? '-'}: static files in .output/public`);
-    return { framework: 'nuxt', dependency: 'nuxt', kind: spa ? 'spa' : 'static', build: input.scripts[script] ? runScript(input.pm, script) : 'npx --no-install nuxt generate', start: null, startSource: null, outputDir: '.output/public', buildOutput: '.output/public', spaFallback: spa, readsPort: false, reasons };
+    return {
+      framework: 'nuxt',
+      dependency: 'nuxt',
+      kind: spa ? 'spa' : 'static',
+      build: input.scripts[script] ? runScript(input.pm, script) : 'npx --no-install nuxt generate',
+      start: null,
+      startSource: null,
+      outputDir: '.output/public',
+      buildOutput: '.output/public',
+      spaFallback: spa,
+      readsPort: false,
+      reasons,
+    };
   }
   const build = buildWith(input, 'nuxt build', reasons);
   reasons.push('Nitro node server: node .output/server/index.mjs (reads PORT)');
-  return { framework: 'nuxt', dependency: 'nuxt', kind: 'node', build, start: 'node .output/server/index.mjs', startSource: 'framework', outputDir: '.output/public', buildOutput: '.output', spaFallback: false, readsPort: true, reasons };
+  return {
+    framework: 'nuxt',
+    dependency: 'nuxt',
+    kind: 'node',
+    build,
+    start: 'node .output/server/index.mjs',
+    startSource: 'framework',
+    outputDir: '.output/public',
+    buildOutput: '.output',
+    spaFallback: false,
+    readsPort: true,
+    reasons,
+  };
 };
 
 const reactRouter: Recogniser = (input) => {
   const file = config(input, ['react-router.config.ts', 'react-router.config.js', 'react-router.config.mjs']);
   if (!input.deps['@react-router/dev'] && !file) return null;
-  const reasons = [input.deps['@react-router/dev'] ? `package.json depends on @react-router/dev ${input.deps['@react-router/dev']} (framework mode)` : `${file!.path} (framework mode)`];
+  const reasons = [
+    input.deps['@react-router/dev']
+      ? `package.json depends on @react-router/dev ${input.deps['@react-router/dev']} (framework mode)`
+      : `${file!.path} (framework mode)`,
+  ];
   const build = buildWith(input, 'react-router build', reasons);
   if (/\bssr\s*:\s*false\b/.test(code(file))) {
     reasons.push(`${file!.path}: ssr: false (SPA mode): static files in build/client`);
-    return { framework: 'react-router', dependency: 'react-router', kind: 'spa', build, start: null, startSource: null, outputDir: 'build/client', buildOutput: 'build/client', spaFallback: true, readsPort: false, reasons };
+    return {
+      framework: 'react-router',
+      dependency: 'react-router',
+      kind: 'spa',
+      build,
+      start: null,
+      startSource: null,
+      outputDir: 'build/client',
+      buildOutput: 'build/client',
+      spaFallback: true,
+      readsPort: false,
+      reasons,
+    };
   }
   const start = input.scripts['start'];
   const serves = !start || portReadingCommand(start) !== null;
-  reasons.push(start ? `package.json scripts.start: ${start}${serves ? ' (reads PORT)' : ''}` : 'no start script: react-router-serve ./build/server/index.js (reads PORT)');
+  reasons.push(
+    start ? `package.json scripts.start: ${start}${serves ? ' (reads PORT)' : ''}` : 'no start script: react-router-serve ./build/server/index.js (reads PORT)',
+  );
   return {
-    framework: 'react-router', dependency: 'react-router', kind: 'node', build,
-    start: start ? runScript(input.pm, 'start') : 'npx --no-install react-router-serve ./build/server/index.js', startSource: start ? 'script' : 'framework',
-    outputDir: 'build/client', buildOutput: 'build', spaFallback: false, readsPort: serves, reasons,
+    framework: 'react-router',
+    dependency: 'react-router',
+    kind: 'node',
+    build,
+    start: start ? runScript(input.pm, 'start') : 'npx --no-install react-router-serve ./build/server/index.js',
+    startSource: start ? 'script' : 'framework',
+    outputDir: 'build/client',
+    buildOutput: 'build',
+    spaFallback: false,
+    readsPort: serves,
+    reasons,
   };
 };
 
 const nest: Recogniser = (input) => {
   if (!input.deps['@nestjs/core'] || !/\bnest build\b/.test(input.scripts['build'] ?? '')) return null;
-  const reasons = [`package.json depends on @nestjs/core ${input.deps['@nestjs/core']}`, `package.json scripts.build: ${input.scripts['build']} (compiles to dist/)`];
+  const reasons = [
+    `package.json depends on @nestjs/core ${input.deps['@nestjs/core']}`,
+    `package.json scripts.build: ${input.scripts['build']} (compiles to dist/)`,
+  ];
   const prod = input.scripts['start:prod'];
   const custom = prod && prod.trim() !== 'node dist/main';
   reasons.push(custom ? `package.json scripts.start:prod: ${prod}` : 'started with node dist/main (scripts.start runs nest start, which recompiles)');
   return {
-    framework: 'nestjs', dependency: '@nestjs/core', kind: 'node', build: runScript(input.pm, 'build'),
-    start: custom ? runScript(input.pm, 'start:prod') : 'node dist/main', startSource: custom ? 'script' : 'framework',
-    outputDir: null, buildOutput: 'dist', spaFallback: false, readsPort: false, reasons,
+    framework: 'nestjs',
+    dependency: '@nestjs/core',
+    kind: 'node',
+    build: runScript(input.pm, 'build'),
+    start: custom ? runScript(input.pm, 'start:prod') : 'node dist/main',
+    startSource: custom ? 'script' : 'framework',
+    outputDir: null,
+    buildOutput: 'dist',
+    spaFallback: false,
+    readsPort: false,
+    reasons,
   };
 };
 
@@ -261,15 +438,42 @@ const nitroBased: Recogniser = (input) => {
   const reasons = [`package.json depends on ${dependency} ${input.deps[dependency]}`];
   const build = buildWith(input, 'vite build', reasons);
   const start = input.scripts['start'];
-  if (framework === 'tanstack-start' && !start && !/\bnitro\b/.test(code(config(input, VITE_CONFIGS)))) return tanstackWithoutNitro(input, dependency, build, reasons);
+  if (framework === 'tanstack-start' && !start && !/\bnitro\b/.test(code(config(input, VITE_CONFIGS))))
+    return tanstackWithoutNitro(input, dependency, build, reasons);
   const own = start && !/^(vite|vinxi dev|vite dev)\b/.test(start.trim()) ? start : null;
   if (own) {
     const reads = portReadingCommand(own) !== null;
     reasons.push(`package.json scripts.start: ${own}${reads ? ' (reads PORT)' : ''}`);
-    return { framework, dependency, kind: 'node', build, start: runScript(input.pm, 'start'), startSource: 'script', outputDir: '.output/public', buildOutput: '.output', spaFallback: false, readsPort: reads, reasons };
+    return {
+      framework,
+      dependency,
+      kind: 'node',
+      build,
+      start: runScript(input.pm, 'start'),
+      startSource: 'script',
+      outputDir: '.output/public',
+      buildOutput: '.output',
+      spaFallback: false,
+      readsPort: reads,
+      reasons,
+    };
   }
-  reasons.push(`${start ? `scripts.start runs a dev server (${start}); ` : 'no start script: '}Nitro's node server: node .output/server/index.mjs (reads PORT)`);
-  return { framework, dependency, kind: 'node', build, start: 'node .output/server/index.mjs', startSource: 'framework', outputDir: '.output/public', buildOutput: '.output', spaFallback: false, readsPort: true, reasons };
+  reasons.push(
+    `${start ? `scripts.start runs a dev server (${start}); ` : 'no start script: '}Nitro's node server: node .output/server/index.mjs (reads PORT)`,
+  );
+  return {
+    framework,
+    dependency,
+    kind: 'node',
+    build,
+    start: 'node .output/server/index.mjs',
+    startSource: 'framework',
+    outputDir: '.output/public',
+    buildOutput: '.output',
+    spaFallback: false,
+    readsPort: true,
+    reasons,
+  };
 };
 
 const VITE_CONFIGS = ['vite.config.ts', 'vite.config.mts', 'vite.config.js', 'vite.config.mjs'];
@@ -291,16 +495,34 @@ const SRVX_INSTALL: Record<PackageManager, string> = {
 function tanstackWithoutNitro(input: FrameworkInput, dependency: string, build: string, reasons: string[]): FrameworkPlan {
   const lockfile = input.files.find((f) => f.path === 'package-lock.json')?.text ?? '';
   const hoisted = input.pm === 'npm' && lockfile.includes('"node_modules/srvx"');
-  reasons.push(`vite.config: no Nitro plugin: dist/server/server.js is a fetch handler, served with srvx (reads PORT)${hoisted ? ', installed with TanStack Start (package-lock.json)' : `, added for the release (${SRVX_INSTALL[input.pm]})`}`);
+  reasons.push(
+    `vite.config: no Nitro plugin: dist/server/server.js is a fetch handler, served with srvx (reads PORT)${hoisted ? ', installed with TanStack Start (package-lock.json)' : `, added for the release (${SRVX_INSTALL[input.pm]})`}`,
+  );
   return {
-    framework: 'tanstack-start', dependency, kind: 'node', build, start: 'node_modules/.bin/srvx serve --prod -s ../client dist/server/server.js', startSource: 'framework',
-    outputDir: 'dist/client', buildOutput: 'dist/server', spaFallback: false, readsPort: true, reasons, ...(hoisted ? {} : { installExtra: SRVX_INSTALL[input.pm] }),
+    framework: 'tanstack-start',
+    dependency,
+    kind: 'node',
+    build,
+    start: 'node_modules/.bin/srvx serve --prod -s ../client dist/server/server.js',
+    startSource: 'framework',
+    outputDir: 'dist/client',
+    buildOutput: 'dist/server',
+    spaFallback: false,
+    readsPort: true,
+    reasons,
+    ...(hoisted ? {} : { installExtra: SRVX_INSTALL[input.pm] }),
   };
 }
 
 interface AngularBuildTarget {
   builder?: string;
-  options?: { outputPath?: string | { base?: string; browser?: string; server?: string }; ssr?: unknown; server?: string; outputMode?: string; prerender?: unknown };
+  options?: {
+    outputPath?: string | { base?: string; browser?: string; server?: string };
+    ssr?: unknown;
+    server?: string;
+    outputMode?: string;
+    prerender?: unknown;
+  };
 }
 interface AngularProject {
   projectType?: string;
@@ -339,9 +561,12 @@ const angular: Recogniser = (input) => {
   const [name, project] = chosen;
   const target = project.architect?.build ?? project.targets?.build;
   const options = target?.options ?? {};
-  const reasons = [`package.json depends on @angular/core ${input.deps['@angular/core']}`, `angular.json: application "${name}"${projects.length > 1 ? ` (the ${workspace?.defaultProject === name ? 'default' : 'first'} of ${projects.length})` : ''}, builder ${target?.builder ?? 'unknown'}`];
+  const reasons = [
+    `package.json depends on @angular/core ${input.deps['@angular/core']}`,
+    `angular.json: application "${name}"${projects.length > 1 ? ` (the ${workspace?.defaultProject === name ? 'default' : 'first'} of ${projects.length})` : ''}, builder ${target?.builder ?? 'unknown'}`,
+  ];
   const outputPath = options.outputPath;
-  const base = (typeof outputPath === 'string' ? outputPath : outputPath?.base ?? `dist/${name}`).replace(/^\.\//, '').replace(/\/+$/, '');
+  const base = (typeof outputPath === 'string' ? outputPath : (outputPath?.base ?? `dist/${name}`)).replace(/^\.\//, '').replace(/\/+$/, '');
   // The application builder writes browser/ and server/ below outputPath; the old browser builder writes the files at outputPath.
   const applicationBuilder = !target?.builder || /:application$/.test(target.builder);
   const browserDir = applicationBuilder ? `${base}/${(typeof outputPath === 'object' ? outputPath.browser : undefined) ?? 'browser'}`.replace(/\/$/, '') : base;
@@ -349,17 +574,49 @@ const angular: Recogniser = (input) => {
   const server = applicationBuilder && Boolean(options.ssr) && options.outputMode !== 'static';
   if (server) {
     const serverDir = `${base}/${(typeof outputPath === 'object' ? outputPath.server : undefined) ?? 'server'}`;
-    reasons.push(`angular.json: ssr with ${options.outputMode ? `outputMode '${options.outputMode}'` : 'a server entry'}: node ${serverDir}/server.mjs (reads PORT), browser files in ${browserDir}/`);
-    return { framework: 'angular', dependency: '@angular/core', kind: 'node', build, start: `node ${serverDir}/server.mjs`, startSource: 'framework', outputDir: browserDir, buildOutput: base, spaFallback: false, readsPort: true, reasons };
+    reasons.push(
+      `angular.json: ssr with ${options.outputMode ? `outputMode '${options.outputMode}'` : 'a server entry'}: node ${serverDir}/server.mjs (reads PORT), browser files in ${browserDir}/`,
+    );
+    return {
+      framework: 'angular',
+      dependency: '@angular/core',
+      kind: 'node',
+      build,
+      start: `node ${serverDir}/server.mjs`,
+      startSource: 'framework',
+      outputDir: browserDir,
+      buildOutput: base,
+      spaFallback: false,
+      readsPort: true,
+      reasons,
+    };
   }
   reasons.push(`angular.json: no server (ssr${options.outputMode === 'static' ? ` with outputMode 'static'` : ' not set'}): single-page app in ${browserDir}/`);
-  return { framework: 'angular', dependency: '@angular/core', kind: 'spa', build, start: null, startSource: null, outputDir: browserDir, buildOutput: browserDir, spaFallback: true, readsPort: false, reasons };
+  return {
+    framework: 'angular',
+    dependency: '@angular/core',
+    kind: 'spa',
+    build,
+    start: null,
+    startSource: null,
+    outputDir: browserDir,
+    buildOutput: browserDir,
+    spaFallback: true,
+    readsPort: false,
+    reasons,
+  };
 };
 
 /** In order: meta-frameworks before the libraries they are built on. */
 export const RECOGNISERS: [string, Recogniser][] = [
-  ['next', next], ['sveltekit', sveltekit], ['astro', astro], ['nuxt', nuxt], ['react-router', reactRouter], ['nestjs', nest],
-  ['nitro', nitroBased], ['angular', angular],
+  ['next', next],
+  ['sveltekit', sveltekit],
+  ['astro', astro],
+  ['nuxt', nuxt],
+  ['react-router', reactRouter],
+  ['nestjs', nest],
+  ['nitro', nitroBased],
+  ['angular', angular],
 ];
 
 /**
@@ -372,7 +629,8 @@ export const NITRO_BUILD_OUTPUT = {
   start: 'node .output/server/index.mjs',
   outputDir: '.output/public',
   buildOutput: '.output',
-  reason: "the build wrote Nitro's node server (.output/server/index.mjs, reads PORT): started with node .output/server/index.mjs, public files in .output/public",
+  reason:
+    "the build wrote Nitro's node server (.output/server/index.mjs, reads PORT): started with node .output/server/index.mjs, public files in .output/public",
 } as const;
 /** Values of `framework` in slipway.json besides the recognised frameworks. */
 export const GENERIC_FRAMEWORKS = ['static', 'node'];

@@ -28,7 +28,10 @@ describe('what Node.js a project declares', () => {
   it('the spec carries the request and no version until the worker resolves it; a site with nothing to run asks for none', () => {
     const { spec } = analyzeSource([pkg({ engines: { node: '^22' } }), server], { secretNames: [], signInEnabled: false });
     expect(spec).toMatchObject({ nodeVersion: null, nodeVersionRequest: { value: '^22', source: 'engines' } });
-    const site = analyzeSource([file('package.json', JSON.stringify({ engines: { node: '22' } })), file('index.html', '<p>hi</p>')], { secretNames: [], signInEnabled: false });
+    const site = analyzeSource([file('package.json', JSON.stringify({ engines: { node: '22' } })), file('index.html', '<p>hi</p>')], {
+      secretNames: [],
+      signInEnabled: false,
+    });
     expect(site.spec).toMatchObject({ kind: 'static', nodeVersion: null, nodeVersionRequest: null });
   });
 

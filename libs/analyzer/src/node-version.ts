@@ -46,7 +46,9 @@ export function engineMismatch(files: ProjectFile[], request: NodeVersionRequest
   const pinned = semver.validRange(request.value.replace(/^v(?=\d)/i, ''));
   if (!range || !pinned || semver.intersects(range, pinned)) return null;
   return {
-    code: 'engine_mismatch', path: 'package.json', detail: `engines.node "${engines}", ${request.source} "${request.value}"`,
+    code: 'engine_mismatch',
+    path: 'package.json',
+    detail: `engines.node "${engines}", ${request.source} "${request.value}"`,
     message: `package.json asks for Node ${engines}, but ${request.source} pins ${request.value}; the pin wins, so builds and the server run on a Node that engines.node rules out.`,
   };
 }
@@ -61,7 +63,9 @@ export function nodeEndOfLife(version: string, request: NodeVersionRequest | nul
   if (!since || !request) return null;
   const where = request.source === 'engines' ? 'package.json engines.node' : request.source;
   return {
-    code: 'node_end_of_life', path: request.source === 'engines' ? 'package.json' : request.source, detail: `Node.js ${version}; ${where} "${request.value}"`,
+    code: 'node_end_of_life',
+    path: request.source === 'engines' ? 'package.json' : request.source,
+    detail: `Node.js ${version}; ${where} "${request.value}"`,
     message: `Node.js ${major} reached its end of life on ${since} (no more security fixes), and ${where} "${request.value}" allows no newer major, so builds and the server run on Node.js ${version}. Allow a supported major (e.g. ">=${major}" or "24").`,
   };
 }

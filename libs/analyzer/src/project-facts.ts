@@ -56,7 +56,10 @@ export function parseOverrides(file: ProjectFile | undefined): SlipwayOverrides 
   }
   const dir = overrides.outputDirectory;
   if (dir !== undefined && dir !== '.' && !SAFE_DIR.test(dir)) {
-    throw new AnalyzeError('invalid_slipway_json', `slipway.json "outputDirectory" must be a relative directory inside the project (got ${JSON.stringify(dir)})`);
+    throw new AnalyzeError(
+      'invalid_slipway_json',
+      `slipway.json "outputDirectory" must be a relative directory inside the project (got ${JSON.stringify(dir)})`,
+    );
   }
   if (dir !== undefined) overrides.outputDirectory = dir === '.' ? '.' : dir.replace(/\/+$/, '');
   return overrides;

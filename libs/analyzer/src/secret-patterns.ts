@@ -11,7 +11,8 @@ export const KNOWN_SECRET_PATTERNS: { name: string; pattern: RegExp }[] = [
 ];
 
 /** A string literal assigned to a name that sounds like a credential. */
-const ASSIGNED_SECRET = /\b([A-Za-z0-9_]*(secret|token|password|passwd|api_?key|apikey|private_?key|auth_?key)[A-Za-z0-9_]*)["']?\s*[:=]\s*["'`]([^"'`\s]{16,})["'`]/gi;
+const ASSIGNED_SECRET =
+  /\b([A-Za-z0-9_]*(secret|token|password|passwd|api_?key|apikey|private_?key|auth_?key)[A-Za-z0-9_]*)["']?\s*[:=]\s*["'`]([^"'`\s]{16,})["'`]/gi;
 
 /** Shannon entropy in bits per character. */
 export function entropy(value: string): number {

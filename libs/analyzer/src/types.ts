@@ -148,7 +148,14 @@ export interface Hazard {
 }
 
 /** Why a project cannot be deployed (the deployment's `error.code` at the analyze step). */
-export type AnalyzeFailureCode = 'unsupported_project' | 'no_start_script' | 'invalid_package_json' | 'invalid_slipway_json' | 'package_manager_unavailable' | 'ambiguous_project' | 'root_directory_invalid';
+export type AnalyzeFailureCode =
+  | 'unsupported_project'
+  | 'no_start_script'
+  | 'invalid_package_json'
+  | 'invalid_slipway_json'
+  | 'package_manager_unavailable'
+  | 'ambiguous_project'
+  | 'root_directory_invalid';
 
 export class AnalyzeError extends Error {
   override readonly name = 'AnalyzeError';

@@ -27,7 +27,13 @@ function pnpmPatterns(text: string): string[] {
     if (/^packages\s*:/.test(line)) {
       inPackages = true;
       const inline = /\[(.*)\]/.exec(line)?.[1];
-      if (inline) out.push(...inline.split(',').map((s) => s.trim().replace(/^['"]|['"]$/g, '')).filter(Boolean));
+      if (inline)
+        out.push(
+          ...inline
+            .split(',')
+            .map((s) => s.trim().replace(/^['"]|['"]$/g, ''))
+            .filter(Boolean),
+        );
       continue;
     }
     if (inPackages && /^\S/.test(line)) inPackages = false;
@@ -40,14 +46,27 @@ function pnpmPatterns(text: string): string[] {
 /** `workspaces` of package.json: an array (npm, Yarn, Bun) or `{ packages: [...] }` (Yarn classic). */
 function packageJsonPatterns(pkg: PackageJson & { workspaces?: unknown }): string[] {
   const field = pkg.workspaces;
-  const list = Array.isArray(field) ? field : field && typeof field === 'object' && Array.isArray((field as { packages?: unknown }).packages) ? (field as { packages: unknown[] }).packages : [];
+  const list = Array.isArray(field)
+    ? field
+    : field && typeof field === 'object' && Array.isArray((field as { packages?: unknown }).packages)
+      ? (field as { packages: unknown[] }).packages
+      : [];
   return list.filter((item): item is string => typeof item === 'string' && item.trim() !== '').map((item) => item.trim());
 }
 
 /** A workspace glob as a directory matcher: `*` one segment, `**` any number of them. */
 function globToRegExp(glob: string): RegExp {
   const parts = glob.replace(/^\.\//, '').replace(/\/+$/, '').split('/');
-  const body = parts.map((part) => (part === '**' ? '.*' : part.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*'))).join('/');
+  const body = parts
+    .map((part) =>
+      part === '**'
+        ? '.*'
+        : part
+            .split('*')
+            .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+            .join('[^/]*'),
+    )
+    .join('/');
   return new RegExp(`^${body.replace(/\/\.\*$/, '(/.*)?').replace(/^\.\*\//, '(.*/)?')}$`);
 }
 
@@ -111,7 +130,8 @@ export function normaliseRootDirectory(value: string, source: string): string | 
   const trimmed = value.trim().replace(/^\.\/+/, '');
   if (trimmed === '' || trimmed === '.') return null;
   const checked = checkRootDirectory(trimmed);
-  if (!checked.ok) throw new AnalyzeError('root_directory_invalid', `${source} ${checked.problem} (it must be a relative directory inside the project, e.g. "apps/web")`);
+  if (!checked.ok)
+    throw new AnalyzeError('root_directory_invalid', `${source} ${checked.problem} (it must be a relative directory inside the project, e.g. "apps/web")`);
   return checked.value;
 }
 

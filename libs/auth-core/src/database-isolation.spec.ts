@@ -30,7 +30,14 @@ describe('application database roles (real Postgres)', () => {
     for (const slug of ['attacker', 'victim']) {
       const app = await prisma.application.create({ data: { ownerId: owner.id, name: slug, slug } });
       apps.push(app.id);
-      await provisionSignInTenant({ platform: data, keyring, adminDatabaseUrl: TEST_SERVER_URL, appsDomains: ['localhost:8080'], appsScheme: 'http', applicationId: asApplicationId(app.id) });
+      await provisionSignInTenant({
+        platform: data,
+        keyring,
+        adminDatabaseUrl: TEST_SERVER_URL,
+        appsDomains: ['localhost:8080'],
+        appsScheme: 'http',
+        applicationId: asApplicationId(app.id),
+      });
       const database = await prisma.applicationDatabase.findUniqueOrThrow({ where: { applicationId: app.id } });
       const password = decryptEnvelopeToString(keyring, database.password, envelopeBinding.databasePassword(app.id));
       tenants.set(slug, { url: tenantDatabaseUrl(TEST_SERVER_URL, database, password), databaseName: database.databaseName });
@@ -62,7 +69,10 @@ describe('application database roles (real Postgres)', () => {
 
     await expect(connectAs(attacker.url, platform.name)).rejects.toMatchObject({ code: '42501', message: `permission denied for database "${platform.name}"` });
     const victim = tenants.get('victim')!;
-    await expect(connectAs(attacker.url, victim.databaseName)).rejects.toMatchObject({ code: '42501', message: `permission denied for database "${victim.databaseName}"` });
+    await expect(connectAs(attacker.url, victim.databaseName)).rejects.toMatchObject({
+      code: '42501',
+      message: `permission denied for database "${victim.databaseName}"`,
+    });
   });
 
   it("holds the platform's lock keys only inside its own database: migrations of the platform database still run", async () => {

@@ -33,7 +33,14 @@ describe('provisionSignInTenant (real Postgres)', () => {
   });
 
   const provision = () =>
-    provisionSignInTenant({ platform, keyring, adminDatabaseUrl: TEST_SERVER_URL, appsDomains: ['localhost:8080', 'apps.example.net'], appsScheme: 'http', applicationId: appId });
+    provisionSignInTenant({
+      platform,
+      keyring,
+      adminDatabaseUrl: TEST_SERVER_URL,
+      appsDomains: ['localhost:8080', 'apps.example.net'],
+      appsScheme: 'http',
+      applicationId: appId,
+    });
 
   it('creates database, schema, cookie secret, signing key and origins once, even under concurrent calls', async () => {
     const results = await Promise.all([provision(), provision(), provision()]);
@@ -44,15 +51,35 @@ describe('provisionSignInTenant (real Postgres)', () => {
     const database = await prisma.applicationDatabase.findUniqueOrThrow({ where: { applicationId: appId } });
     const password = decryptEnvelopeToString(keyring, database.password, envelopeBinding.databasePassword(appId));
     const service = await prisma.signInService.findUniqueOrThrow({ where: { applicationId: appId } });
-    expect(Buffer.from(decryptEnvelopeToString(keyring, service.cookieSecret, envelopeBinding.cookieSecret(appId)), 'base64url').length).toBeGreaterThanOrEqual(32);
+    expect(Buffer.from(decryptEnvelopeToString(keyring, service.cookieSecret, envelopeBinding.cookieSecret(appId)), 'base64url').length).toBeGreaterThanOrEqual(
+      32,
+    );
     const origins = await prisma.trustedOrigin.findMany({ where: { applicationId: appId }, orderBy: { origin: 'asc' } });
-    expect(origins.map((o) => o.origin)).toEqual(['http://shop.apps.example.net', 'http://shop.example.com', 'http://shop.localhost:8080', 'https://shop.example.com']);
+    expect(origins.map((o) => o.origin)).toEqual([
+      'http://shop.apps.example.net',
+      'http://shop.example.com',
+      'http://shop.localhost:8080',
+      'https://shop.example.com',
+    ]);
 
     const tenant = new pg.Client({ connectionString: tenantDatabaseUrl(TEST_SERVER_URL, database, password) });
     await tenant.connect();
     try {
       const tables = await tenant.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'service_auth' ORDER BY 1`);
-      expect(tables.rows.map((r) => r.table_name)).toEqual(['_migrations', 'accounts', 'admin_audit', 'invitations', 'jwks', 'members', 'organizations', 'passkeys', 'sessions', 'two_factors', 'users', 'verifications']);
+      expect(tables.rows.map((r) => r.table_name)).toEqual([
+        '_migrations',
+        'accounts',
+        'admin_audit',
+        'invitations',
+        'jwks',
+        'members',
+        'organizations',
+        'passkeys',
+        'sessions',
+        'two_factors',
+        'users',
+        'verifications',
+      ]);
       const keys = await tenant.query('SELECT id, private_key FROM service_auth.jwks');
       expect(keys.rowCount).toBe(1);
       expect(keys.rows[0].private_key.toString('utf8')).not.toContain('"d"');

@@ -77,14 +77,21 @@ async function createApplicationDatabase(options: ProvisionOptions, ownerId: str
     // A half-finished earlier attempt may have left the role or database: adopt them.
     const role = await admin.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [roleName]);
     const verb = role.rowCount ? 'ALTER' : 'CREATE';
-    await admin.query(`${verb} ROLE ${quoteIdent(roleName)} WITH ${roleAttributes(roleName, password, options.connectionLimit ?? DEFAULT_APP_DATABASE_CONNECTION_LIMIT)}`);
+    await admin.query(
+      `${verb} ROLE ${quoteIdent(roleName)} WITH ${roleAttributes(roleName, password, options.connectionLimit ?? DEFAULT_APP_DATABASE_CONNECTION_LIMIT)}`,
+    );
     const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [databaseName]);
     if (!exists.rowCount) await admin.query(`CREATE DATABASE ${quoteIdent(databaseName)} OWNER ${quoteIdent(roleName)}`);
     // Its own role alone (the owner keeps CONNECT and TEMPORARY): no other application's role,
     // nor any other role on the server, may connect. A REVOKE that could not apply only warns.
     await admin.query(`REVOKE ALL ON DATABASE ${quoteIdent(databaseName)} FROM PUBLIC`);
-    const open = await admin.query(`SELECT has_database_privilege('public', $1, 'CONNECT') OR has_database_privilege('public', $1, 'TEMPORARY') AS open`, [databaseName]);
-    if (open.rows[0].open) throw new ProvisionError(`could not revoke CONNECT on database ${databaseName} from PUBLIC; the role of APP_DATABASES_ADMIN_URL must be a superuser or own it`);
+    const open = await admin.query(`SELECT has_database_privilege('public', $1, 'CONNECT') OR has_database_privilege('public', $1, 'TEMPORARY') AS open`, [
+      databaseName,
+    ]);
+    if (open.rows[0].open)
+      throw new ProvisionError(
+        `could not revoke CONNECT on database ${databaseName} from PUBLIC; the role of APP_DATABASES_ADMIN_URL must be a superuser or own it`,
+      );
   } finally {
     await admin.end();
   }
@@ -101,7 +108,8 @@ async function createApplicationDatabase(options: ProvisionOptions, ownerId: str
  * connections, and as its password the SCRAM secret PgBouncer also holds (pooler/scram-secret.ts).
  */
 function roleAttributes(roleName: string, password: string, connectionLimit: number): string {
-  if (!Number.isInteger(connectionLimit) || connectionLimit < 1) throw new ProvisionError(`an application role's connection limit must be a positive integer (got ${connectionLimit})`);
+  if (!Number.isInteger(connectionLimit) || connectionLimit < 1)
+    throw new ProvisionError(`an application role's connection limit must be a positive integer (got ${connectionLimit})`);
   return `LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE CONNECTION LIMIT ${connectionLimit} PASSWORD ${quoteLiteral(roleScramSecret(roleName, password))}`;
 }
 
@@ -110,7 +118,11 @@ function roleAttributes(roleName: string, password: string, connectionLimit: num
  * each application role gets the connection limit and its password as the SCRAM secret PgBouncer
  * holds (the same password, so nothing that connects with it breaks). Idempotent.
  */
-export async function enforceApplicationRoles(adminDatabaseUrl: string, roles: { roleName: string; password: string }[], connectionLimit = DEFAULT_APP_DATABASE_CONNECTION_LIMIT): Promise<void> {
+export async function enforceApplicationRoles(
+  adminDatabaseUrl: string,
+  roles: { roleName: string; password: string }[],
+  connectionLimit = DEFAULT_APP_DATABASE_CONNECTION_LIMIT,
+): Promise<void> {
   if (roles.length === 0) return;
   const admin = new pg.Client({ connectionString: adminDatabaseUrl });
   await admin.connect();

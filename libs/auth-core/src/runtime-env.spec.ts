@@ -47,7 +47,13 @@ describe('signInRuntimeEnv and refreshTrustedOrigins (real Postgres)', () => {
     const id = await application('on');
     await provision(id);
     const env = await signInRuntimeEnv(platform.signInServices, keyring, id, config);
-    expect(Object.keys(env.runtime).sort()).toEqual(['DATABASE_URL', 'SERVICE_AUTH_BASE_URL', 'SERVICE_AUTH_COOKIE_SECRET', 'SERVICE_AUTH_JWKS_URL', 'VITE_SERVICE_AUTH_URL']);
+    expect(Object.keys(env.runtime).sort()).toEqual([
+      'DATABASE_URL',
+      'SERVICE_AUTH_BASE_URL',
+      'SERVICE_AUTH_COOKIE_SECRET',
+      'SERVICE_AUTH_JWKS_URL',
+      'VITE_SERVICE_AUTH_URL',
+    ]);
     expect(env.runtime['SERVICE_AUTH_BASE_URL']).toBe('http://localhost:3001/a/on');
     expect(env.runtime['SERVICE_AUTH_JWKS_URL']).toBe('http://localhost:3001/a/on/jwks');
     expect(env.buildTime).toEqual({ VITE_SERVICE_AUTH_URL: 'http://localhost:3001/a/on' });
@@ -85,7 +91,11 @@ describe('signInRuntimeEnv and refreshTrustedOrigins (real Postgres)', () => {
         { applicationId: id, origin: 'https://orphan.example.org', source: 'custom_domain' },
       ],
     });
-    const origins = await refreshTrustedOrigins(platform.applications, id, { appsDomains: ['apps.example.net'], appsScheme: 'https', addresses: ['https://preview.example.net/path'] });
+    const origins = await refreshTrustedOrigins(platform.applications, id, {
+      appsDomains: ['apps.example.net'],
+      appsScheme: 'https',
+      addresses: ['https://preview.example.net/path'],
+    });
     expect(origins).toEqual(['https://manual.example.org', 'https://origins.apps.example.net', 'https://preview.example.net', 'https://shop.example.com']);
   });
 });

@@ -50,7 +50,12 @@ export function injectedEnv(facts: InjectionFacts, config: RuntimeEnvConfig): Si
 }
 
 /** `injectedEnv` for an application, loading and decrypting what it needs from the platform database. */
-export async function signInRuntimeEnv(signInServices: SignInServicesRepository, keyring: Keyring, applicationId: ApplicationId, config: RuntimeEnvConfig): Promise<SignInRuntimeEnv> {
+export async function signInRuntimeEnv(
+  signInServices: SignInServicesRepository,
+  keyring: Keyring,
+  applicationId: ApplicationId,
+  config: RuntimeEnvConfig,
+): Promise<SignInRuntimeEnv> {
   const app = await signInServices.findInjectionFacts(applicationId, ['SERVICE_AUTH_BASE_URL', 'DATABASE_URL']);
   if (!app) return { runtime: {}, buildTime: {} };
   return injectedEnv(

@@ -30,10 +30,12 @@ export async function generateSigningKey(keyring: Keyring, applicationId: string
 
 export async function insertSigningKey(db: Queryable, keyring: Keyring, applicationId: string, activatesAt: Date | null = null): Promise<string> {
   const key = await generateSigningKey(keyring, applicationId);
-  await db.query(
-    `INSERT INTO service_auth.jwks (id, public_key, private_key, activates_at) VALUES ($1, $2, $3, COALESCE($4, now()))`,
-    [key.kid, JSON.stringify(key.publicJwk), key.privateKey, activatesAt],
-  );
+  await db.query(`INSERT INTO service_auth.jwks (id, public_key, private_key, activates_at) VALUES ($1, $2, $3, COALESCE($4, now()))`, [
+    key.kid,
+    JSON.stringify(key.publicJwk),
+    key.privateKey,
+    activatesAt,
+  ]);
   return key.kid;
 }
 
@@ -47,7 +49,12 @@ export async function decryptSigningKey(keyring: Keyring, applicationId: string,
  * (so caches of the JWKS have it before the first token); the keys signing until then retire at
  * that moment and stay published until their last token expired plus the cache time.
  */
-export async function rotateSigningKey(db: Queryable, keyring: Keyring, applicationId: string, publishLeadSeconds = JWKS_CACHE_SECONDS): Promise<{ kid: string; activatesAt: Date }> {
+export async function rotateSigningKey(
+  db: Queryable,
+  keyring: Keyring,
+  applicationId: string,
+  publishLeadSeconds = JWKS_CACHE_SECONDS,
+): Promise<{ kid: string; activatesAt: Date }> {
   const activatesAt = new Date(Date.now() + publishLeadSeconds * 1000);
   await db.query(`UPDATE service_auth.jwks SET retires_at = $1 WHERE retires_at IS NULL OR retires_at > $1`, [activatesAt]);
   const kid = await insertSigningKey(db, keyring, applicationId, activatesAt);

@@ -17,7 +17,16 @@ export interface OriginEntry {
  */
 export function isClaimableHost(hostname: string, slug: string, appsDomains: string[]): boolean {
   const host = hostname.toLowerCase().replace(/\.$/, '');
-  if (!host || host === 'localhost' || host.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '[::1]' || host === '0.0.0.0' || host === '[::]') return false;
+  if (
+    !host ||
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    /^127\.\d+\.\d+\.\d+$/.test(host) ||
+    host === '[::1]' ||
+    host === '0.0.0.0' ||
+    host === '[::]'
+  )
+    return false;
   for (const domain of appsDomains) {
     const domainHost = domain.toLowerCase().replace(/:\d+$/, '');
     if ((host === domainHost || host.endsWith(`.${domainHost}`)) && host !== `${slug.toLowerCase()}.${domainHost}`) return false;
@@ -64,12 +73,17 @@ export interface RefreshOriginsOptions {
  * longer configured are removed; origins added by hand (`manual`) are left alone. Called on
  * switch-on (through provisioning), on every deploy (the release step) and safe to call anytime.
  */
-export async function refreshTrustedOrigins(applications: ApplicationsRepository, applicationId: ApplicationId, options: RefreshOriginsOptions): Promise<string[]> {
+export async function refreshTrustedOrigins(
+  applications: ApplicationsRepository,
+  applicationId: ApplicationId,
+  options: RefreshOriginsOptions,
+): Promise<string[]> {
   const app = await applications.trustedOrigins.sources(applicationId);
   if (!app) return [];
   const entries = applicationOrigins(app.slug, options.appsDomains, options.appsScheme, app.domains);
   // Its previews' addresses (`{slug}--{name}` under every publishing domain), while they exist.
-  for (const preview of app.previews) for (const domain of options.appsDomains) entries.push({ origin: `${options.appsScheme}://${preview.slug}.${domain}`.toLowerCase(), source: 'preview' });
+  for (const preview of app.previews)
+    for (const domain of options.appsDomains) entries.push({ origin: `${options.appsScheme}://${preview.slug}.${domain}`.toLowerCase(), source: 'preview' });
   for (const address of options.addresses ?? []) {
     const origin = originOf(address);
     if (origin && !isClaimableHost(new URL(origin).hostname, app.slug, options.appsDomains)) continue;

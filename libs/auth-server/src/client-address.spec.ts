@@ -22,7 +22,9 @@ describe('cookies', () => {
     expect(firstPartySetCookie('__Secure-slipway.session_token=abc; Max-Age=604800; Path=/a/shop; HttpOnly; Secure; SameSite=Lax')).toBe(
       '__Host-slipway.session_token=abc; Path=/; Max-Age=604800; HttpOnly; Secure; SameSite=Lax',
     );
-    expect(firstPartySetCookie('__Secure-slipway.oauth_state=s; Domain=auth.example; Path=/a/shop; HttpOnly')).toBe('__Host-slipway.oauth_state=s; Path=/; HttpOnly; Secure');
+    expect(firstPartySetCookie('__Secure-slipway.oauth_state=s; Domain=auth.example; Path=/a/shop; HttpOnly')).toBe(
+      '__Host-slipway.oauth_state=s; Path=/; HttpOnly; Secure',
+    );
   });
   it('verifies the signed session cookie like the service signs it', () => {
     const token = 't'.repeat(32);

@@ -15,7 +15,8 @@ describe('Express adapter (real Express, real HTTP)', () => {
   let appUrl: string;
   const seen: { url: string; headers: Record<string, string | string[] | undefined>; body: string }[] = [];
 
-  const listen = (server: Server) => new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  const listen = (server: Server) =>
+    new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
 
   beforeAll(async () => {
     upstream = createServer((req, res) => {
@@ -24,7 +25,10 @@ describe('Express adapter (real Express, real HTTP)', () => {
       req.on('end', () => {
         seen.push({ url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
         res.setHeader('content-type', 'application/json');
-        res.setHeader('set-cookie', ['__Secure-slipway.session_token=abc.def; Max-Age=604800; Path=/a/shop; HttpOnly; Secure; SameSite=Lax', 'slipway.state=x; Path=/a/shop/callback; Domain=auth.example; HttpOnly']);
+        res.setHeader('set-cookie', [
+          '__Secure-slipway.session_token=abc.def; Max-Age=604800; Path=/a/shop; HttpOnly; Secure; SameSite=Lax',
+          'slipway.state=x; Path=/a/shop/callback; Domain=auth.example; HttpOnly',
+        ]);
         res.setHeader('access-control-allow-origin', 'http://elsewhere');
         res.end('{"ok":true}');
       });
@@ -47,7 +51,12 @@ describe('Express adapter (real Express, real HTTP)', () => {
   it('forwards path, query, body, origin and only the service cookies; signs the visitor address; re-issues cookies first-party', async () => {
     const res = await fetch(`${appUrl}/api/auth/sign-in/email?x=1`, {
       method: 'POST',
-      headers: { origin: 'http://localhost:5173', 'content-type': 'application/json', cookie: 'app_session=private; __Host-slipway.session_token=t.s', 'x-forwarded-for': '203.0.113.9' },
+      headers: {
+        origin: 'http://localhost:5173',
+        'content-type': 'application/json',
+        cookie: 'app_session=private; __Host-slipway.session_token=t.s',
+        'x-forwarded-for': '203.0.113.9',
+      },
       body: JSON.stringify({ email: 'a@example.com', password: 'p' }),
     });
     expect(res.status).toBe(200);
@@ -67,7 +76,17 @@ describe('Express adapter (real Express, real HTTP)', () => {
 
   it('answers 404 {code, message} to other spellings and never forwards them', async () => {
     const before = seen.length;
-    for (const target of ['/api/auth', '/api/auth/', '/api/auth/sign-in/email/', '/api/auth//sign-in/email', '/api/auth/sign-in/%65mail', '/api/auth/sign-in/email;x', '/api/auth/sign-in%2femail', '/API/AUTH/sign-in/email', '//evil.example/api/auth/sign-in/email']) {
+    for (const target of [
+      '/api/auth',
+      '/api/auth/',
+      '/api/auth/sign-in/email/',
+      '/api/auth//sign-in/email',
+      '/api/auth/sign-in/%65mail',
+      '/api/auth/sign-in/email;x',
+      '/api/auth/sign-in%2femail',
+      '/API/AUTH/sign-in/email',
+      '//evil.example/api/auth/sign-in/email',
+    ]) {
       const res = await rawRequest(appUrl, 'POST', target, { origin: 'http://localhost:5173', 'content-type': 'application/json' }, '{}');
       expect([target, res.status]).toEqual([target, 404]);
       if (target.startsWith('/api/auth')) expect(JSON.parse(res.body)).toEqual({ code: 'NOT_FOUND', message: 'Not found' });

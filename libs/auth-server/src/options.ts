@@ -18,7 +18,9 @@ export function optionsFromEnv(env: Record<string, string | undefined> = process
   const baseUrl = env['SERVICE_AUTH_BASE_URL'];
   const cookieSecret = env['SERVICE_AUTH_COOKIE_SECRET'];
   if (!baseUrl || !cookieSecret) {
-    throw new Error('@slipway/auth-server needs SERVICE_AUTH_BASE_URL and SERVICE_AUTH_COOKIE_SECRET (slipway auth env --write .env, or deploy with sign-in on)');
+    throw new Error(
+      '@slipway/auth-server needs SERVICE_AUTH_BASE_URL and SERVICE_AUTH_COOKIE_SECRET (slipway auth env --write .env, or deploy with sign-in on)',
+    );
   }
   return { baseUrl, cookieSecret, jwksUrl: env['SERVICE_AUTH_JWKS_URL'], databaseUrl: env['DATABASE_URL'] };
 }

@@ -15,7 +15,13 @@ describe('@slipway/auth-server against hostile input (real processes, real HTTP)
   const values = { victim: '', attacker: '' };
 
   const post = (target: string, address: string, body: unknown, cookie?: string) =>
-    rawRequest(s.app.url, 'POST', target, { origin: s.app.origin, 'content-type': 'application/json', 'x-forwarded-for': address, ...(cookie ? { cookie } : {}) }, JSON.stringify(body));
+    rawRequest(
+      s.app.url,
+      'POST',
+      target,
+      { origin: s.app.origin, 'content-type': 'application/json', 'x-forwarded-for': address, ...(cookie ? { cookie } : {}) },
+      JSON.stringify(body),
+    );
   const me = async (cookie: string) => {
     const res = await rawRequest(s.app.url, 'GET', '/me', { cookie });
     return res.status === 200 ? (JSON.parse(res.body) as { email: string }).email : null;
@@ -45,12 +51,30 @@ describe('@slipway/auth-server against hostile input (real processes, real HTTP)
 
   it('after 429, no spelling of /api/auth/sign-in/email through the app signs in; each is 429 or a 404 {code, message}', async () => {
     const address = '192.0.2.77';
-    for (let i = 0; i < 5; i++) expect((await post('/api/auth/sign-in/email', address, { email: 'victim@example.com', password: 'wrong password!' })).status).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect((await post('/api/auth/sign-in/email', address, { email: 'victim@example.com', password: 'wrong password!' })).status).toBe(401);
     expect((await post('/api/auth/sign-in/email', address, { email: 'victim@example.com', password })).status).toBe(429);
     const spellings = [
-      '/api/auth/SIGN-IN/EMAIL', '/api/auth/Sign-In/Email', '/API/AUTH/sign-in/email', '/Api/Auth/sign-in/email', '/api/auth/sign-in/email/', '/api/auth//sign-in/email', '/api/auth/sign-in//email',
-      '/api/auth/sign-in/%65mail', '/api/auth/%73ign-in/email', '/api/auth/sign-in%2femail', '/api/auth/sign-in/email;x=1', '/api/auth/sign-in;/email', '/api/auth/./sign-in/email',
-      '/api/auth/x/../sign-in/email', '/api/auth/%2e/sign-in/email', '/api/auth/x/%2e%2e/sign-in/email', '/api/auth/sign-in\\email', '/api/auth/sign-in/email%20', '/api/auth/sign-in/email.', '/api/auth/sign-in/email?x=1',
+      '/api/auth/SIGN-IN/EMAIL',
+      '/api/auth/Sign-In/Email',
+      '/API/AUTH/sign-in/email',
+      '/Api/Auth/sign-in/email',
+      '/api/auth/sign-in/email/',
+      '/api/auth//sign-in/email',
+      '/api/auth/sign-in//email',
+      '/api/auth/sign-in/%65mail',
+      '/api/auth/%73ign-in/email',
+      '/api/auth/sign-in%2femail',
+      '/api/auth/sign-in/email;x=1',
+      '/api/auth/sign-in;/email',
+      '/api/auth/./sign-in/email',
+      '/api/auth/x/../sign-in/email',
+      '/api/auth/%2e/sign-in/email',
+      '/api/auth/x/%2e%2e/sign-in/email',
+      '/api/auth/sign-in\\email',
+      '/api/auth/sign-in/email%20',
+      '/api/auth/sign-in/email.',
+      '/api/auth/sign-in/email?x=1',
     ];
     const outcomes: string[] = [];
     for (const target of spellings) {
@@ -93,11 +117,28 @@ describe('@slipway/auth-server against hostile input (real processes, real HTTP)
     const seed = Number(process.env['COOKIE_PROPERTY_SEED'] ?? Date.now() % 1_000_000);
     const random = seededRandom(seed);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-    const names = [HOST, HOST, HOST, ` ${HOST}`, `${HOST}  `, OLD, OLD, '__host-slipway.session_token', '__HOST-slipway.session_token', '__Secure-slipway.SESSION_TOKEN', 'slipway.session_token', 'app_session'] as const;
+    const names = [
+      HOST,
+      HOST,
+      HOST,
+      ` ${HOST}`,
+      `${HOST}  `,
+      OLD,
+      OLD,
+      '__host-slipway.session_token',
+      '__HOST-slipway.session_token',
+      '__Secure-slipway.SESSION_TOKEN',
+      'slipway.session_token',
+      'app_session',
+    ] as const;
     type Value = 'victim' | 'attacker' | 'garbage' | 'quoted';
     const render = (v: Value) => (v === 'victim' || v === 'attacker' ? values[v] : v === 'quoted' ? `"${values.victim}"` : 'x.y');
     for (let run = 0; run < 60; run++) {
-      const entries = Array.from({ length: 1 + Math.floor(random() * 4) }, () => ({ name: pick(names), value: pick<Value>(['victim', 'attacker', 'garbage', 'quoted']), pad: pick(['', ' ', '  ']) }));
+      const entries = Array.from({ length: 1 + Math.floor(random() * 4) }, () => ({
+        name: pick(names),
+        value: pick<Value>(['victim', 'attacker', 'garbage', 'quoted']),
+        pad: pick(['', ' ', '  ']),
+      }));
       const header = entries.map((e) => `${e.name}=${e.pad}${render(e.value)}${e.pad}`).join(pick([';', '; ', ' ;  ']));
       const exact = entries.filter((e) => e.name.trim() === HOST);
       const only = exact.length === 1 ? exact[0]!.value : null;

@@ -79,11 +79,19 @@ describe('switching sign-in on, end to end: platform calls → a Node app using 
     expect(await prisma.applicationDatabase.count({ where: { applicationId } })).toBe(1);
 
     const envText = await (await platformCall('GET', `/api/v1/auth/env?applicationId=${applicationId}`)).text();
-    const fromEnvText = Object.fromEntries(envText.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    const fromEnvText = Object.fromEntries(
+      envText
+        .trim()
+        .split('\n')
+        .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+    );
     expect(fromEnvText['SERVICE_AUTH_BASE_URL']).toBe(record.baseUrl);
 
     // What a deploy of this application receives at run time.
-    const runtime = await signInRuntimeEnv(data!.signInServices, keyringFromMasterKey(platform.masterKey), asApplicationId(applicationId), { authPublicUrl: platform.authUrl, appDatabasesUrl: TEST_SERVER_URL });
+    const runtime = await signInRuntimeEnv(data!.signInServices, keyringFromMasterKey(platform.masterKey), asApplicationId(applicationId), {
+      authPublicUrl: platform.authUrl,
+      appDatabasesUrl: TEST_SERVER_URL,
+    });
     expect(runtime.runtime).toMatchObject(fromEnvText);
     app = await deployShop(runtime.runtime);
 
@@ -141,7 +149,11 @@ describe('switching sign-in on, end to end: platform calls → a Node app using 
     for (let i = 0; i < 10; i++) {
       const res = await fetch(`${baseUrl}/sign-in/email`, {
         method: 'POST',
-        headers: { origin: app!.origin, 'content-type': 'application/json', 'x-slipway-client-address': `192.0.2.${i};${Math.floor(Date.now() / 1000)};forged` },
+        headers: {
+          origin: app!.origin,
+          'content-type': 'application/json',
+          'x-slipway-client-address': `192.0.2.${i};${Math.floor(Date.now() / 1000)};forged`,
+        },
         body: JSON.stringify({ email: `direct-${i}@example.com`, password: 'wrong password!' }),
       });
       direct.push(res.status);

@@ -75,7 +75,12 @@ export async function restoreApplicationDatabase(options: AppRestoreOptions, bas
       await admin.query(`CREATE DATABASE ${quoteIdent(restoredName)} OWNER ${quoteIdent(options.database.roleName)}`);
       created = true;
       await admin.query(`REVOKE ALL ON DATABASE ${quoteIdent(restoredName)} FROM PUBLIC`);
-      const copied = await copyDatabase(scratch.url(options.database.databaseName), withDatabase(options.serverUrl, restoredName), options.database.roleName, step);
+      const copied = await copyDatabase(
+        scratch.url(options.database.databaseName),
+        withDatabase(options.serverUrl, restoredName),
+        options.database.roleName,
+        step,
+      );
       rows = copied.rows;
     } finally {
       await scratch.stop();
@@ -112,7 +117,7 @@ async function swapIn(admin: pg.Client, poolerAdminUrl: string | undefined, live
   try {
     if (pooler) {
       await pooler.connect();
-      await withTimeout(pooler.query(`KILL ${poolerName(live)}`), 10_000, 'PgBouncer did not close the database\'s connections within 10 s; try again');
+      await withTimeout(pooler.query(`KILL ${poolerName(live)}`), 10_000, "PgBouncer did not close the database's connections within 10 s; try again");
       held = true;
     }
     // Connections that do not come through PgBouncer (the sign-in service's pool) end here; they reconnect by themselves.

@@ -25,7 +25,23 @@ export interface BaseBackupResult {
 }
 
 /** What a base backup leaves out of the data directory (PostgreSQL's "Making a Base Backup Using the Low Level API"). */
-const EXCLUDED = ['./pg_wal/*', './postmaster.pid', './postmaster.opts', './pg_replslot/*', './pg_dynshmem/*', './pg_notify/*', './pg_serial/*', './pg_snapshots/*', './pg_stat_tmp/*', './pg_subtrans/*', '*/pgsql_tmp*', './backup_label', './tablespace_map', './recovery.signal', './standby.signal'];
+const EXCLUDED = [
+  './pg_wal/*',
+  './postmaster.pid',
+  './postmaster.opts',
+  './pg_replslot/*',
+  './pg_dynshmem/*',
+  './pg_notify/*',
+  './pg_serial/*',
+  './pg_snapshots/*',
+  './pg_stat_tmp/*',
+  './pg_subtrans/*',
+  '*/pgsql_tmp*',
+  './backup_label',
+  './tablespace_map',
+  './recovery.signal',
+  './standby.signal',
+];
 
 /**
  * A base backup of the whole server while it serves: `pg_backup_start` (fast checkpoint), the data
@@ -49,7 +65,11 @@ export async function takeBaseBackup(options: BaseBackupOptions): Promise<BaseBa
         callback(null, chunk);
       },
     });
-    const tar = spawn('tar', ['-C', options.dataDir, '-cf', '-', ...EXCLUDED.map((pattern) => `--exclude=${pattern}`), '--warning=no-file-changed', '--warning=no-file-removed', '.'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const tar = spawn(
+      'tar',
+      ['-C', options.dataDir, '-cf', '-', ...EXCLUDED.map((pattern) => `--exclude=${pattern}`), '--warning=no-file-changed', '--warning=no-file-removed', '.'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const tarErrors: string[] = [];
     tar.stderr.on('data', (chunk: Buffer) => tarErrors.push(chunk.toString()));
     const exited = new Promise<number>((resolve) => tar.on('close', (code) => resolve(code ?? 2)));
@@ -61,7 +81,11 @@ export async function takeBaseBackup(options: BaseBackupOptions): Promise<BaseBa
     if (code > 1) throw new Error(`tar of the data directory failed (exit ${code}): ${tarErrors.join('').trim().slice(0, 500)}`);
     const stop = await client.query<{ labelfile: string; finished: Date }>(`SELECT labelfile, clock_timestamp() AS finished FROM pg_backup_stop(true)`);
     const { labelfile, finished } = stop.rows[0]!;
-    await options.blobs.put(backupLayout.labelKey(id), Readable.from([Buffer.from(labelfile)]).pipe(sealStream(options.masterKey, backupLayout.labelBinding(id))), { digest: false });
+    await options.blobs.put(
+      backupLayout.labelKey(id),
+      Readable.from([Buffer.from(labelfile)]).pipe(sealStream(options.masterKey, backupLayout.labelBinding(id))),
+      { digest: false },
+    );
     await shipWal(options.home, options);
     const result = { id, sizeBytes: stored.bytes, walStart, finishedAt: finished, durationMs: Date.now() - started };
     await options.backups.finishBase(id, { blobKey: backupLayout.baseKey(id), sizeBytes: stored.bytes, walStart, finishedAt: finished });
@@ -84,10 +108,15 @@ export async function archiveNow(serverUrl: string, timeoutMs = 60_000): Promise
     const wal = switched.rows[0]!.wal;
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const state = await client.query<{ last: string | null; failed: string | null }>(`SELECT last_archived_wal AS last, last_failed_wal AS failed FROM pg_stat_archiver`);
+      const state = await client.query<{ last: string | null; failed: string | null }>(
+        `SELECT last_archived_wal AS last, last_failed_wal AS failed FROM pg_stat_archiver`,
+      );
       const last = state.rows[0]?.last;
       if (last && last.slice(8) >= wal.slice(8)) return wal;
-      if (Date.now() > deadline) throw new Error(`the server did not archive WAL file ${wal} within ${timeoutMs / 1000} s (last archived: ${last ?? 'none'}, last failed: ${state.rows[0]?.failed ?? 'none'})`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `the server did not archive WAL file ${wal} within ${timeoutMs / 1000} s (last archived: ${last ?? 'none'}, last failed: ${state.rows[0]?.failed ?? 'none'})`,
+        );
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   } finally {

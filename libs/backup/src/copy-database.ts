@@ -26,7 +26,8 @@ export interface CopyResult {
 }
 
 const USER_SCHEMA = `n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') AND n.nspname NOT LIKE 'pg\\_temp\\_%' AND n.nspname NOT LIKE 'pg\\_toast\\_temp\\_%'`;
-const NOT_EXTENSION = (oid: string, catalog: string) => `NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = '${catalog}'::regclass AND d.objid = ${oid} AND d.deptype = 'e')`;
+const NOT_EXTENSION = (oid: string, catalog: string) =>
+  `NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = '${catalog}'::regclass AND d.objid = ${oid} AND d.deptype = 'e')`;
 
 export class UnsupportedObjectsError extends Error {
   override readonly name = 'UnsupportedObjectsError';
@@ -52,7 +53,12 @@ export async function copyDatabase(sourceUrl: string, targetUrl: string, role: s
       UNION ALL SELECT 'aggregate ' || p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.prokind = 'a' AND ${USER_SCHEMA} AND ${NOT_EXTENSION('p.oid', 'pg_proc')}
       UNION ALL SELECT 'large object ' || oid::text FROM pg_largeobject_metadata`);
     if (unsupported.length) {
-      throw new UnsupportedObjectsError(`this database holds objects a restore cannot copy yet: ${unsupported.slice(0, 10).map((row) => row.what).join(', ')}${unsupported.length > 10 ? `, and ${unsupported.length - 10} more` : ''}`);
+      throw new UnsupportedObjectsError(
+        `this database holds objects a restore cannot copy yet: ${unsupported
+          .slice(0, 10)
+          .map((row) => row.what)
+          .join(', ')}${unsupported.length > 10 ? `, and ${unsupported.length - 10} more` : ''}`,
+      );
     }
 
     // Schemas first (an extension may live in one), then types and sequences, then functions (a
@@ -61,9 +67,13 @@ export async function copyDatabase(sourceUrl: string, targetUrl: string, role: s
     const ddl: string[] = [];
     const tableDdl: string[] = [];
     const asRole = `SET ROLE ${quoteIdent(role)}`;
-    const schemas = await q<{ name: string }>(`SELECT n.nspname AS name FROM pg_namespace n WHERE ${USER_SCHEMA} AND n.nspname <> 'public' AND ${NOT_EXTENSION('n.oid', 'pg_namespace')} ORDER BY n.oid`);
+    const schemas = await q<{ name: string }>(
+      `SELECT n.nspname AS name FROM pg_namespace n WHERE ${USER_SCHEMA} AND n.nspname <> 'public' AND ${NOT_EXTENSION('n.oid', 'pg_namespace')} ORDER BY n.oid`,
+    );
     for (const { name } of schemas) schemaDdl.push(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(name)}`);
-    const extensions = await q<{ name: string; schema: string }>(`SELECT e.extname AS name, n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname <> 'plpgsql' ORDER BY e.oid`);
+    const extensions = await q<{ name: string; schema: string }>(
+      `SELECT e.extname AS name, n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname <> 'plpgsql' ORDER BY e.oid`,
+    );
 
     const enums = await q<{ name: string; labels: string[] }>(`
       SELECT format('%I.%I', n.nspname, t.typname) AS name, array_agg(e.enumlabel ORDER BY e.enumsortorder)::text[] AS labels
@@ -74,10 +84,26 @@ export async function copyDatabase(sourceUrl: string, targetUrl: string, role: s
       SELECT format('%I.%I', n.nspname, t.typname) AS name, format_type(t.typbasetype, t.typtypmod) AS base, t.typnotnull AS notnull, t.typdefault AS def,
              (SELECT array_agg(format('CONSTRAINT %I ', c.conname) || pg_get_constraintdef(c.oid)) FROM pg_constraint c WHERE c.contypid = t.oid AND c.contype = 'c') AS checks
         FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace WHERE t.typtype = 'd' AND ${USER_SCHEMA} AND ${NOT_EXTENSION('t.oid', 'pg_type')} ORDER BY t.oid`);
-    for (const d of domains) ddl.push(`CREATE DOMAIN ${d.name} AS ${d.base}${d.def ? ` DEFAULT ${d.def}` : ''}${d.notnull ? ' NOT NULL' : ''}${(d.checks ?? []).map((check) => ` ${check}`).join('')}`);
+    for (const d of domains)
+      ddl.push(
+        `CREATE DOMAIN ${d.name} AS ${d.base}${d.def ? ` DEFAULT ${d.def}` : ''}${d.notnull ? ' NOT NULL' : ''}${(d.checks ?? []).map((check) => ` ${check}`).join('')}`,
+      );
 
     // `owner`: the column a serial's sequence belongs to (deptype 'a') or whose identity it is ('i').
-    const sequences = await q<{ name: string; type: string; start: string; inc: string; min: string; max: string; cache: string; cycle: boolean; identity: boolean; owner: string | null; ownerTable: string | null; ownerColumn: string | null }>(`
+    const sequences = await q<{
+      name: string;
+      type: string;
+      start: string;
+      inc: string;
+      min: string;
+      max: string;
+      cache: string;
+      cycle: boolean;
+      identity: boolean;
+      owner: string | null;
+      ownerTable: string | null;
+      ownerColumn: string | null;
+    }>(`
       SELECT format('%I.%I', n.nspname, c.relname) AS name, format_type(s.seqtypid, NULL) AS type, s.seqstart::text AS start, s.seqincrement::text AS inc,
              s.seqmin::text AS min, s.seqmax::text AS max, s.seqcache::text AS cache, s.seqcycle AS cycle,
              EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'i') AS identity,
@@ -89,7 +115,9 @@ export async function copyDatabase(sourceUrl: string, targetUrl: string, role: s
                 WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype IN ('a', 'i') AND d.refclassid = 'pg_class'::regclass LIMIT 1) o ON true
        WHERE ${USER_SCHEMA} AND ${NOT_EXTENSION('c.oid', 'pg_class')} ORDER BY c.oid`);
     for (const s of sequences.filter((seq) => !seq.identity)) {
-      ddl.push(`CREATE SEQUENCE ${s.name} AS ${s.type} INCREMENT ${s.inc} MINVALUE ${s.min} MAXVALUE ${s.max} START ${s.start} CACHE ${s.cache} ${s.cycle ? 'CYCLE' : 'NO CYCLE'}`);
+      ddl.push(
+        `CREATE SEQUENCE ${s.name} AS ${s.type} INCREMENT ${s.inc} MINVALUE ${s.min} MAXVALUE ${s.max} START ${s.start} CACHE ${s.cache} ${s.cycle ? 'CYCLE' : 'NO CYCLE'}`,
+      );
     }
 
     const functions = await q<{ def: string }>(`
@@ -97,7 +125,11 @@ export async function copyDatabase(sourceUrl: string, targetUrl: string, role: s
        WHERE p.prokind IN ('f', 'p') AND ${USER_SCHEMA} AND ${NOT_EXTENSION('p.oid', 'pg_proc')} ORDER BY p.oid`);
     const functionDefs = functions.map((f) => f.def);
 
-    const tables = await q<{ oid: number; name: string; columns: { name: string; type: string; notnull: boolean; def: string | null; identity: string; generated: string; collation: string | null }[] }>(`
+    const tables = await q<{
+      oid: number;
+      name: string;
+      columns: { name: string; type: string; notnull: boolean; def: string | null; identity: string; generated: string; collation: string | null }[];
+    }>(`
       SELECT c.oid, format('%I.%I', n.nspname, c.relname) AS name,
              (SELECT json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'notnull', a.attnotnull,
                        'def', pg_get_expr(ad.adbin, ad.adrelid), 'identity', a.attidentity, 'generated', a.attgenerated,
@@ -110,13 +142,16 @@ export async function copyDatabase(sourceUrl: string, targetUrl: string, role: s
     // An identity keeps its sequence's name (a renamed table's differs from the default) and options.
     const identityOptions = (table: { oid: number }, column: string) => {
       const s = sequences.find((seq) => seq.identity && seq.ownerTable === String(table.oid) && seq.ownerColumn === column);
-      return s ? ` (SEQUENCE NAME ${s.name} START WITH ${s.start} INCREMENT BY ${s.inc} MINVALUE ${s.min} MAXVALUE ${s.max} CACHE ${s.cache}${s.cycle ? ' CYCLE' : ' NO CYCLE'})` : '';
+      return s
+        ? ` (SEQUENCE NAME ${s.name} START WITH ${s.start} INCREMENT BY ${s.inc} MINVALUE ${s.min} MAXVALUE ${s.max} CACHE ${s.cache}${s.cycle ? ' CYCLE' : ' NO CYCLE'})`
+        : '';
     };
     for (const table of tables) {
       const columns = (table.columns ?? []).map((col) => {
         let line = `${quoteIdent(col.name)} ${col.type}${col.collation ? ` COLLATE ${col.collation}` : ''}`;
         if (col.generated === 's' || col.generated === 'v') line += ` GENERATED ALWAYS AS (${col.def}) ${col.generated === 's' ? 'STORED' : 'VIRTUAL'}`;
-        else if (col.identity === 'a' || col.identity === 'd') line += ` GENERATED ${col.identity === 'a' ? 'ALWAYS' : 'BY DEFAULT'} AS IDENTITY${identityOptions(table, col.name)}`;
+        else if (col.identity === 'a' || col.identity === 'd')
+          line += ` GENERATED ${col.identity === 'a' ? 'ALWAYS' : 'BY DEFAULT'} AS IDENTITY${identityOptions(table, col.name)}`;
         else if (col.def !== null) line += ` DEFAULT ${col.def}`;
         if (col.notnull && col.identity === '') line += ' NOT NULL';
         return line;
@@ -129,7 +164,8 @@ export async function copyDatabase(sourceUrl: string, targetUrl: string, role: s
     await target.query(asRole);
     for (const statement of schemaDdl) await target.query(statement);
     await target.query('RESET ROLE');
-    for (const extension of extensions) await target.query(`CREATE EXTENSION IF NOT EXISTS ${quoteIdent(extension.name)} WITH SCHEMA ${quoteIdent(extension.schema)}`);
+    for (const extension of extensions)
+      await target.query(`CREATE EXTENSION IF NOT EXISTS ${quoteIdent(extension.name)} WITH SCHEMA ${quoteIdent(extension.schema)}`);
     await target.query(`SET check_function_bodies = off`);
     await target.query(asRole);
     for (const statement of ddl) await target.query(statement);
@@ -146,7 +182,10 @@ export async function copyDatabase(sourceUrl: string, targetUrl: string, role: s
       const names = (table.columns ?? []).filter((col) => col.generated === '').map((col) => quoteIdent(col.name));
       if (!names.length) continue;
       const list = names.join(', ');
-      await pipeline(source.query(copyStreams.to(`COPY ${table.name} (${list}) TO STDOUT (FORMAT binary)`)), target.query(copyStreams.from(`COPY ${table.name} (${list}) FROM STDIN (FORMAT binary)`)));
+      await pipeline(
+        source.query(copyStreams.to(`COPY ${table.name} (${list}) TO STDOUT (FORMAT binary)`)),
+        target.query(copyStreams.from(`COPY ${table.name} (${list}) FROM STDIN (FORMAT binary)`)),
+      );
       const counted = await target.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table.name}`);
       const expected = await source.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${table.name}`);
       if (counted.rows[0]!.n !== expected.rows[0]!.n) throw new Error(`${table.name}: copied ${counted.rows[0]!.n} rows of ${expected.rows[0]!.n}`);

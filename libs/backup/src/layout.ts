@@ -21,9 +21,21 @@ export const backupLayout = {
  * at most that much.
  */
 export function archiveSettings(home: string, archiveTimeoutSeconds: number): string[] {
-  return ['-c', 'wal_level=replica', '-c', 'archive_mode=on', '-c', 'archive_library=basic_archive', '-c', `basic_archive.archive_directory=${backupLayout.spool(home)}`, '-c', `archive_timeout=${archiveTimeoutSeconds}`];
+  return [
+    '-c',
+    'wal_level=replica',
+    '-c',
+    'archive_mode=on',
+    '-c',
+    'archive_library=basic_archive',
+    '-c',
+    `basic_archive.archive_directory=${backupLayout.spool(home)}`,
+    '-c',
+    `archive_timeout=${archiveTimeoutSeconds}`,
+  ];
 }
 
-export const isWalFileName = (name: string) => /^[0-9A-F]{24}$/.test(name) || /^[0-9A-F]{8}\.history$/.test(name) || /^[0-9A-F]{24}\.[0-9A-F]{8}\.backup$/.test(name);
+export const isWalFileName = (name: string) =>
+  /^[0-9A-F]{24}$/.test(name) || /^[0-9A-F]{8}\.history$/.test(name) || /^[0-9A-F]{24}\.[0-9A-F]{8}\.backup$/.test(name);
 
 export const scratchDir = (home: string, name: string) => join(backupLayout.scratch(home), name);

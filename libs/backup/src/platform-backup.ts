@@ -67,7 +67,10 @@ export async function writePlatformBackup(options: PlatformBackupOptions): Promi
     const keys = (await options.blobs.list('')).filter((key) => !key.startsWith('backups/'));
     for (const key of keys) await copyBlob(options.blobs, key, join(staging, 'blobs', key));
     const platform = openPlatformData({ DATABASE_URL: options.serverUrl.replace(/\/[^/?]*(\?|$)/, '/slipway$1') }, { poolSize: 1 });
-    const applications = await platform.applications.databases.listAll().then((rows) => rows.length).finally(() => platform.close());
+    const applications = await platform.applications.databases
+      .listAll()
+      .then((rows) => rows.length)
+      .finally(() => platform.close());
     const manifest: PlatformBackupManifest = {
       format: FORMAT,
       createdAt: new Date().toISOString(),
@@ -124,8 +127,12 @@ export async function restorePlatformBackup(options: PlatformRestoreOptions): Pr
   const say = options.onProgress ?? (() => undefined);
   const dataDir = join(options.home, 'pg', 'data');
   if (existsSync(join(dataDir, 'PG_VERSION'))) {
-    if (!options.force) throw new RestoreTargetNotEmptyError(`${options.home} already holds a platform (pg/data): restore into an empty home, or pass --force to move its data aside first`);
-    if (existsSync(join(dataDir, 'postmaster.pid'))) throw new RestoreTargetNotEmptyError(`${dataDir} belongs to a running server (postmaster.pid): stop the platform first`);
+    if (!options.force)
+      throw new RestoreTargetNotEmptyError(
+        `${options.home} already holds a platform (pg/data): restore into an empty home, or pass --force to move its data aside first`,
+      );
+    if (existsSync(join(dataDir, 'postmaster.pid')))
+      throw new RestoreTargetNotEmptyError(`${dataDir} belongs to a running server (postmaster.pid): stop the platform first`);
   }
   // Traversable, not listable, as the launcher keeps a home: the server runs as `postgres` under root.
   await mkdir(options.home, { recursive: true, mode: 0o711 });
@@ -166,10 +173,23 @@ export async function restorePlatformBackup(options: PlatformRestoreOptions): Pr
     await mkdir(join(work, 'wal'), { recursive: true, mode: 0o700 });
     await mkdir(join(work, 'data'), { recursive: true, mode: 0o700 });
     say('unpacking the base backup');
-    await extractSealedTar(createReadStream(join(staging, 'base.tar.gz.sealed')), options.masterKey, backupLayout.baseBinding(manifest.base.id), join(work, 'data'));
-    await writeFile(join(work, 'data', 'backup_label'), await unsealToBuffer(createReadStream(join(staging, 'label.sealed')), options.masterKey, backupLayout.labelBinding(manifest.base.id)));
+    await extractSealedTar(
+      createReadStream(join(staging, 'base.tar.gz.sealed')),
+      options.masterKey,
+      backupLayout.baseBinding(manifest.base.id),
+      join(work, 'data'),
+    );
+    await writeFile(
+      join(work, 'data', 'backup_label'),
+      await unsealToBuffer(createReadStream(join(staging, 'label.sealed')), options.masterKey, backupLayout.labelBinding(manifest.base.id)),
+    );
     for (const name of manifest.wal) {
-      await pipeline(createReadStream(join(staging, 'wal', `${name}.gz.sealed`)), unsealStream(options.masterKey, backupLayout.walBinding(name)), createGunzip(), createWriteStream(join(work, 'wal', name)));
+      await pipeline(
+        createReadStream(join(staging, 'wal', `${name}.gz.sealed`)),
+        unsealStream(options.masterKey, backupLayout.walBinding(name)),
+        createGunzip(),
+        createWriteStream(join(work, 'wal', name)),
+      );
     }
     await prepareRecovery(join(work, 'data'), join(work, 'wal'), 'end');
     say(`replaying ${manifest.wal.length} WAL file(s)`);

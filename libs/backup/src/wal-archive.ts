@@ -22,7 +22,9 @@ export interface WalArchive {
  */
 export async function shipWal(home: string, archive: WalArchive): Promise<{ files: number; bytes: number }> {
   const spool = backupLayout.spool(home);
-  const names = (await readdir(spool).catch(() => [] as string[])).filter(isWalFileName).sort((a, b) => Number(b.endsWith('.history')) - Number(a.endsWith('.history')) || a.localeCompare(b));
+  const names = (await readdir(spool).catch(() => [] as string[]))
+    .filter(isWalFileName)
+    .sort((a, b) => Number(b.endsWith('.history')) - Number(a.endsWith('.history')) || a.localeCompare(b));
   let bytes = 0;
   let files = 0;
   for (const name of names) {
@@ -38,7 +40,12 @@ export async function shipWal(home: string, archive: WalArchive): Promise<{ file
     if (!file) continue;
     try {
       // chained, not piped: a read error fails the put instead of going unhandled.
-      const sealed = chain(file.createReadStream({ autoClose: false }), createGzip({ level: 3 }), sealStream(archive.masterKey, backupLayout.walBinding(name)), () => undefined);
+      const sealed = chain(
+        file.createReadStream({ autoClose: false }),
+        createGzip({ level: 3 }),
+        sealStream(archive.masterKey, backupLayout.walBinding(name)),
+        () => undefined,
+      );
       const stored = await archive.blobs.put(backupLayout.walKey(name), sealed, { digest: false });
       await archive.backups.addWal(name, stored.bytes);
       await rm(path, { force: true });
@@ -55,7 +62,12 @@ export async function shipWal(home: string, archive: WalArchive): Promise<{ file
 export async function fetchWal(home: string | undefined, archive: WalArchive, first: string, dir: string): Promise<number> {
   let count = 0;
   for (const { name } of await archive.backups.walFrom(first)) {
-    await pipeline(await archive.blobs.get(backupLayout.walKey(name)), unsealStream(archive.masterKey, backupLayout.walBinding(name)), createGunzip(), createWriteStream(join(dir, name), { mode: 0o600 }));
+    await pipeline(
+      await archive.blobs.get(backupLayout.walKey(name)),
+      unsealStream(archive.masterKey, backupLayout.walBinding(name)),
+      createGunzip(),
+      createWriteStream(join(dir, name), { mode: 0o600 }),
+    );
     count++;
   }
   if (home) {

@@ -90,10 +90,11 @@ async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>,
   }
 }
 
-const sqlErrorCode = (promise: Promise<unknown>) => promise.then(
-  () => 'no error',
-  (error: { code?: string }) => error.code,
-);
+const sqlErrorCode = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'no error',
+    (error: { code?: string }) => error.code,
+  );
 
 async function rowsOf(url: string, table: string): Promise<string[]> {
   return (await queryRows<{ row: string }>(url, `SELECT t::text AS row FROM ${table} t ORDER BY 1`)).map((r) => r.row);
@@ -103,17 +104,32 @@ async function rowsOf(url: string, table: string): Promise<string[]> {
 async function structureOf(url: string) {
   const user = `n.nspname IN ('public', 'shop')`;
   return {
-    columns: await queryRows(url, `SELECT table_schema, table_name, column_name, ordinal_position, data_type, udt_schema, udt_name, column_default, is_nullable, is_identity, identity_generation, is_generated, generation_expression
-      FROM information_schema.columns WHERE table_schema IN ('public', 'shop') ORDER BY table_schema, table_name, ordinal_position`),
-    constraints: await queryRows(url, `SELECT c.conrelid::regclass::text AS on, c.contypid::regtype::text AS type, c.conname, pg_get_constraintdef(c.oid) AS def
-      FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace WHERE ${user} ORDER BY 1, 2, 3`),
+    columns: await queryRows(
+      url,
+      `SELECT table_schema, table_name, column_name, ordinal_position, data_type, udt_schema, udt_name, column_default, is_nullable, is_identity, identity_generation, is_generated, generation_expression
+      FROM information_schema.columns WHERE table_schema IN ('public', 'shop') ORDER BY table_schema, table_name, ordinal_position`,
+    ),
+    constraints: await queryRows(
+      url,
+      `SELECT c.conrelid::regclass::text AS on, c.contypid::regtype::text AS type, c.conname, pg_get_constraintdef(c.oid) AS def
+      FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace WHERE ${user} ORDER BY 1, 2, 3`,
+    ),
     indexes: await queryRows(url, `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname IN ('public', 'shop') ORDER BY 1`),
     views: await queryRows(url, `SELECT schemaname, viewname, definition FROM pg_views WHERE schemaname IN ('public', 'shop') ORDER BY 1, 2`),
     triggers: await queryRows(url, `SELECT pg_get_triggerdef(t.oid) AS def FROM pg_trigger t WHERE NOT t.tgisinternal ORDER BY 1`),
-    enums: await queryRows(url, `SELECT t.typname, array_agg(e.enumlabel ORDER BY e.enumsortorder)::text[] AS labels FROM pg_enum e JOIN pg_type t ON t.oid = e.enumtypid GROUP BY t.typname ORDER BY 1`),
-    sequences: await queryRows(url, `SELECT sequencename, data_type::text, start_value, increment_by, min_value, max_value, cycle, last_value FROM pg_sequences WHERE schemaname IN ('public', 'shop') ORDER BY 1`),
-    functions: await queryRows(url, `SELECT p.oid::regprocedure::text AS name, pg_get_functiondef(p.oid) AS def FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-      WHERE ${user} AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e') ORDER BY 1`),
+    enums: await queryRows(
+      url,
+      `SELECT t.typname, array_agg(e.enumlabel ORDER BY e.enumsortorder)::text[] AS labels FROM pg_enum e JOIN pg_type t ON t.oid = e.enumtypid GROUP BY t.typname ORDER BY 1`,
+    ),
+    sequences: await queryRows(
+      url,
+      `SELECT sequencename, data_type::text, start_value, increment_by, min_value, max_value, cycle, last_value FROM pg_sequences WHERE schemaname IN ('public', 'shop') ORDER BY 1`,
+    ),
+    functions: await queryRows(
+      url,
+      `SELECT p.oid::regprocedure::text AS name, pg_get_functiondef(p.oid) AS def FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+      WHERE ${user} AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e') ORDER BY 1`,
+    ),
     extensions: await queryRows(url, `SELECT extname, extnamespace::regnamespace::text AS schema FROM pg_extension ORDER BY 1`),
   };
 }
@@ -189,13 +205,23 @@ describe('copyDatabase (real Postgres): a database copied into an empty one owne
         expect(original.length).toBeGreaterThan(0);
         expect([table, await rowsOf(target.url, table)]).toEqual([table, original]);
       }
-      const [ada] = await queryRows<{ photo: Buffer; tags: string[]; name: string | null }>(target.url, `SELECT photo, tags, name FROM customers WHERE email = 'ada@example.com'`);
+      const [ada] = await queryRows<{ photo: Buffer; tags: string[]; name: string | null }>(
+        target.url,
+        `SELECT photo, tags, name FROM customers WHERE email = 'ada@example.com'`,
+      );
       expect([ada!.photo.toString('hex'), ada!.tags]).toEqual(['00ff10', ['vip', 'early']]);
-      expect(await queryRows(target.url, `SELECT name, photo FROM customers WHERE email = 'nobody@example.com'`)).toEqual([{ name: null, photo: Buffer.alloc(0) }]);
+      expect(await queryRows(target.url, `SELECT name, photo FROM customers WHERE email = 'nobody@example.com'`)).toEqual([
+        { name: null, photo: Buffer.alloc(0) },
+      ]);
     });
 
     it('continues every sequence where the original is (serial, identity under a renamed table, a sequence of its own)', async () => {
-      const sequences = (await queryRows<{ name: string }>(source.url, `SELECT format('%I.%I', schemaname, sequencename) AS name FROM pg_sequences WHERE schemaname IN ('public', 'shop') ORDER BY 1`)).map((row) => row.name);
+      const sequences = (
+        await queryRows<{ name: string }>(
+          source.url,
+          `SELECT format('%I.%I', schemaname, sequencename) AS name FROM pg_sequences WHERE schemaname IN ('public', 'shop') ORDER BY 1`,
+        )
+      ).map((row) => row.name);
       expect(sequences).toEqual(['public.customers_id_seq', 'public.invoice_numbers', 'shop.order_log_n_seq', 'shop.orders_draft_id_seq']);
       for (const sequence of sequences) {
         const next = async (url: string) => (await queryRows<{ n: string }>(url, `SELECT nextval($1)::text AS n`, [sequence]))[0]!.n;
@@ -226,10 +252,14 @@ describe('copyDatabase (real Postgres): a database copied into an empty one owne
         expect([sql, copy]).toEqual([sql, original]);
         return copy;
       };
-      const [placed] = await onBoth(`INSERT INTO shop.orders (customer_id, price, quantity) VALUES (2, 2.50, 4) RETURNING id::text, status::text, total::text, code`);
+      const [placed] = await onBoth(
+        `INSERT INTO shop.orders (customer_id, price, quantity) VALUES (2, 2.50, 4) RETURNING id::text, status::text, total::text, code`,
+      );
       // The identity continues past the copied rows; the default calls the copied function and sequence; the total is generated.
       expect(placed).toEqual({ id: expect.stringMatching(/^[4-9]$/), status: 'new', total: '10.00', code: expect.stringMatching(/^C-10[3-9]\d$/) });
-      expect(await onBoth(`SELECT n, note FROM shop.order_log WHERE order_id = ${placed!['id']}`)).toEqual([{ n: expect.any(Number), note: `placed ${placed!['code']}` }]);
+      expect(await onBoth(`SELECT n, note FROM shop.order_log WHERE order_id = ${placed!['id']}`)).toEqual([
+        { n: expect.any(Number), note: `placed ${placed!['code']}` },
+      ]);
       const [customer] = await onBoth(`INSERT INTO customers (email) VALUES ('new@example.com') RETURNING id, region`);
       expect(customer).toEqual({ id: expect.any(Number), region: 'eu' });
       expect(customer!['id']).toBeGreaterThan(3);
@@ -259,11 +289,13 @@ describe('copyDatabase (real Postgres): a database copied into an empty one owne
       expect(view).toHaveLength(4);
       expect(view).toContainEqual({ email: 'Ada@Example.com', orders: 1, spent: '29.97' });
     });
-
   });
 
   it('refuses a database with a materialized view before creating anything, naming it', async () => {
-    const withMatview = await sourceWith('copymv', `CREATE TABLE items (id int PRIMARY KEY); INSERT INTO items VALUES (1); CREATE MATERIALIZED VIEW item_count AS SELECT count(*) FROM items;`);
+    const withMatview = await sourceWith(
+      'copymv',
+      `CREATE TABLE items (id int PRIMARY KEY); INSERT INTO items VALUES (1); CREATE MATERIALIZED VIEW item_count AS SELECT count(*) FROM items;`,
+    );
     const empty = await emptyTarget('copymvdst');
     const refused = copyDatabase(withMatview.url, empty.url, role);
     await expect(refused).rejects.toThrow(UnsupportedObjectsError);

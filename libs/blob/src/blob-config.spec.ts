@@ -7,7 +7,11 @@ const s3 = { S3_ENDPOINT: 'http://127.0.0.1:9000', S3_BUCKET: 'slipway-blobs' };
 describe('blob storage configuration', () => {
   it('is the local store with nothing set, and S3 with an endpoint and a bucket', () => {
     expect(loadConfig(schema, {})).toEqual({});
-    expect(loadConfig(schema, { ...s3, S3_FORCE_PATH_STYLE: 'false', S3_PREFIX: 'slipway/prod' })).toEqual({ ...s3, S3_FORCE_PATH_STYLE: false, S3_PREFIX: 'slipway/prod' });
+    expect(loadConfig(schema, { ...s3, S3_FORCE_PATH_STYLE: 'false', S3_PREFIX: 'slipway/prod' })).toEqual({
+      ...s3,
+      S3_FORCE_PATH_STYLE: false,
+      S3_PREFIX: 'slipway/prod',
+    });
     expect(createBlobStore(loadConfig(schema, { BLOB_DIR: '/data/blobs' }))).toBeInstanceOf(LocalBlobStore);
     expect(createBlobStore(loadConfig(schema, s3))).toBeInstanceOf(S3BlobStore);
   });

@@ -48,9 +48,15 @@ const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 /** Everything wrong with a blob storage configuration, one entry per variable to fix. */
 export function blobStorageProblems(config: BlobStorageSettings): BlobStorageProblem[] {
   const problems: BlobStorageProblem[] = [];
-  const s3Variables = (['S3_BUCKET', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE', 'S3_PREFIX'] as const).filter((name) => config[name] !== undefined);
+  const s3Variables = (['S3_BUCKET', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE', 'S3_PREFIX'] as const).filter(
+    (name) => config[name] !== undefined,
+  );
   if (!config.S3_ENDPOINT) {
-    if (s3Variables.length > 0) problems.push({ variable: 'S3_ENDPOINT', message: `is required when ${s3Variables.join(', ')} ${s3Variables.length === 1 ? 'is' : 'are'} set (blobs go to S3 only with S3_ENDPOINT)` });
+    if (s3Variables.length > 0)
+      problems.push({
+        variable: 'S3_ENDPOINT',
+        message: `is required when ${s3Variables.join(', ')} ${s3Variables.length === 1 ? 'is' : 'are'} set (blobs go to S3 only with S3_ENDPOINT)`,
+      });
     return problems;
   }
   const endpoint = parseUrl(config.S3_ENDPOINT);
@@ -62,9 +68,13 @@ export function blobStorageProblems(config: BlobStorageSettings): BlobStoragePro
     problems.push({ variable: 'S3_ENDPOINT', message: 'must not have a query or fragment' });
   }
   if (!config.S3_BUCKET) problems.push({ variable: 'S3_BUCKET', message: 'is required when S3_ENDPOINT is set' });
-  else if (!BUCKET.test(config.S3_BUCKET)) problems.push({ variable: 'S3_BUCKET', message: 'must be a bucket name: 3-63 lower-case letters, digits, dots or hyphens' });
+  else if (!BUCKET.test(config.S3_BUCKET))
+    problems.push({ variable: 'S3_BUCKET', message: 'must be a bucket name: 3-63 lower-case letters, digits, dots or hyphens' });
   if ((config.S3_ACCESS_KEY_ID === undefined) !== (config.S3_SECRET_ACCESS_KEY === undefined)) {
-    problems.push({ variable: config.S3_ACCESS_KEY_ID === undefined ? 'S3_ACCESS_KEY_ID' : 'S3_SECRET_ACCESS_KEY', message: 'must be set together with the other S3 key (or neither, for the default AWS credential chain)' });
+    problems.push({
+      variable: config.S3_ACCESS_KEY_ID === undefined ? 'S3_ACCESS_KEY_ID' : 'S3_SECRET_ACCESS_KEY',
+      message: 'must be set together with the other S3 key (or neither, for the default AWS credential chain)',
+    });
   }
   if (config.S3_PREFIX !== undefined && !isBlobKey(config.S3_PREFIX.replace(/\/+$/, ''))) {
     problems.push({ variable: 'S3_PREFIX', message: 'must be /-separated segments of letters, digits, ".", "_" or "-" (e.g. slipway/production)' });

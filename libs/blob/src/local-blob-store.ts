@@ -1,5 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { close as closeCallback, createReadStream, createWriteStream, fstat as fstatCallback, fdatasync as fdatasyncCallback, fsync as fsyncCallback, open as openCallback } from 'node:fs';
+import {
+  close as closeCallback,
+  createReadStream,
+  createWriteStream,
+  fstat as fstatCallback,
+  fdatasync as fdatasyncCallback,
+  fsync as fsyncCallback,
+  open as openCallback,
+} from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { Transform, type Readable } from 'node:stream';

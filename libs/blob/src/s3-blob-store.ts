@@ -2,7 +2,16 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { BlobNotFoundError, BlobTooLargeError, assertBlobKey, isBlobKey, type BlobStat, type BlobStore, type PutOptions, type StoredBlob } from './blob-store.js';
+import {
+  BlobNotFoundError,
+  BlobTooLargeError,
+  assertBlobKey,
+  isBlobKey,
+  type BlobStat,
+  type BlobStore,
+  type PutOptions,
+  type StoredBlob,
+} from './blob-store.js';
 
 export interface S3BlobStoreOptions {
   client: S3Client;

@@ -17,7 +17,7 @@ const MiB = 1024 * 1024;
 function randomSource(total: number, failAfter?: number): { body: AsyncIterable<Uint8Array>; sha256: () => string } {
   const hash = createHash('sha256');
   async function* generate() {
-    for (let sent = 0; sent < total; ) {
+    for (let sent = 0; sent < total;) {
       if (failAfter !== undefined && sent >= failAfter) throw new Error('client went away');
       const chunk = randomBytes(Math.min(64 * 1024, total - sent));
       hash.update(chunk);
@@ -87,7 +87,9 @@ export function describeBlobStoreContract(name: string, open: () => Promise<Cont
     });
 
     it('keeps nothing when a small stream exceeds maxBytes or fails half-way', async () => {
-      await expect(store.put('sources/big.tar', Readable.from([Buffer.alloc(600), Buffer.alloc(600)]), { maxBytes: 1000 })).rejects.toBeInstanceOf(BlobTooLargeError);
+      await expect(store.put('sources/big.tar', Readable.from([Buffer.alloc(600), Buffer.alloc(600)]), { maxBytes: 1000 })).rejects.toBeInstanceOf(
+        BlobTooLargeError,
+      );
       async function* failing() {
         yield Buffer.from('partial');
         throw new Error('client went away');
@@ -123,7 +125,9 @@ export function describeBlobStoreContract(name: string, open: () => Promise<Cont
 
     it('stores concurrent puts intact, and one whole blob when they race on the same key', async () => {
       const bodies = Array.from({ length: 12 }, (_, i) => randomBytes(50_000 + i));
-      const puts = await Promise.all(bodies.map((body, i) => store.put(`many/${String(i).padStart(2, '0')}`, Readable.from([body.subarray(0, 20_000), body.subarray(20_000)]))));
+      const puts = await Promise.all(
+        bodies.map((body, i) => store.put(`many/${String(i).padStart(2, '0')}`, Readable.from([body.subarray(0, 20_000), body.subarray(20_000)]))),
+      );
       expect(puts.map((p) => p.sha256)).toEqual(bodies.map((b) => sha256(b)));
       expect(await store.list('many/')).toEqual(bodies.map((_, i) => `many/${String(i).padStart(2, '0')}`));
       for (const [i, body] of bodies.entries()) expect(sha256(await buffer(await store.get(`many/${String(i).padStart(2, '0')}`)))).toBe(sha256(body));

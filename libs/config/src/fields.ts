@@ -1,9 +1,7 @@
 import { z } from 'zod';
 
 /** Reusable environment fields. Apps compose their own schema from these. */
-export const postgresUrl = z
-  .string({ error: 'is required' })
-  .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// or postgresql:// URL');
+export const postgresUrl = z.string({ error: 'is required' }).refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// or postgresql:// URL');
 
 export const redisUrl = z
   .string()
@@ -11,7 +9,12 @@ export const redisUrl = z
   .default('redis://127.0.0.1:6379');
 
 export const port = (fallback: number) =>
-  z.coerce.number().int('must be a whole number').min(0, 'must be a port (0-65535, 0 = any free port)').max(65535, 'must be a port (0-65535, 0 = any free port)').default(fallback);
+  z.coerce
+    .number()
+    .int('must be a whole number')
+    .min(0, 'must be a port (0-65535, 0 = any free port)')
+    .max(65535, 'must be a port (0-65535, 0 = any free port)')
+    .default(fallback);
 
 export const httpUrl = (fallback: string) =>
   z
@@ -68,7 +71,12 @@ export const publicUrlFields = {
   APPS_DOMAIN: z
     .string()
     .default('localhost:8080')
-    .transform((v) => v.split(',').map((d) => d.trim().toLowerCase()).filter(Boolean))
+    .transform((v) =>
+      v
+        .split(',')
+        .map((d) => d.trim().toLowerCase())
+        .filter(Boolean),
+    )
     .refine((list) => list.length > 0, 'must list at least one domain'),
   /** Scheme used for application addresses under the publishing domains. */
   APPS_SCHEME: z.enum(['http', 'https']).default('http'),

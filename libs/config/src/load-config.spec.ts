@@ -14,9 +14,7 @@ describe('loadConfig', () => {
   });
 
   it('names the variable and the value in one line', () => {
-    expect(() => loadConfig(schema, { ...good, REDIS_URL: 'nope' })).toThrow(
-      new ConfigError('REDIS_URL: must be a redis:// or rediss:// URL (got "nope")'),
-    );
+    expect(() => loadConfig(schema, { ...good, REDIS_URL: 'nope' })).toThrow(new ConfigError('REDIS_URL: must be a redis:// or rediss:// URL (got "nope")'));
   });
 
   it('a field read by its own parser: the parsed value, its defaults when unset, its error under the variable', () => {

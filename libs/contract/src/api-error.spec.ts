@@ -2,9 +2,27 @@ import { ApiError } from './api-error.js';
 
 describe('ApiError (what the CLI and the dashboard throw for a refused answer)', () => {
   it('reads the platform JSON: code, message and extras', () => {
-    const error = ApiError.fromText(409, 'Conflict', JSON.stringify({ error: 'A deployment is running.', code: 'deploy_in_progress', taskId: 't-1', retryAfterSeconds: 3, correlationId: 'c-9', documentation: 'https://x/docs' }));
+    const error = ApiError.fromText(
+      409,
+      'Conflict',
+      JSON.stringify({
+        error: 'A deployment is running.',
+        code: 'deploy_in_progress',
+        taskId: 't-1',
+        retryAfterSeconds: 3,
+        correlationId: 'c-9',
+        documentation: 'https://x/docs',
+      }),
+    );
     expect([error.status, error.code, error.message, error.taskId, error.retryAfterSeconds, error.correlationId, error.documentation, error.line()]).toEqual([
-      409, 'deploy_in_progress', 'A deployment is running.', 't-1', 3, 'c-9', 'https://x/docs', 'deploy_in_progress: A deployment is running.',
+      409,
+      'deploy_in_progress',
+      'A deployment is running.',
+      't-1',
+      3,
+      'c-9',
+      'https://x/docs',
+      'deploy_in_progress: A deployment is running.',
     ]);
   });
 

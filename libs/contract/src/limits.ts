@@ -131,7 +131,10 @@ const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kib: 1024, mib: MiB, g
  */
 export function parseStorageQuotas(text: string | undefined): StorageQuotas {
   const quotas: StorageQuotas = { ...LIMITS.storagePerPlan };
-  for (const pair of (text ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const pair of (text ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const match = /^([a-z]+)\s*=\s*(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(pair);
     const plan = match?.[1]?.toLowerCase() as PlanName | undefined;
     const unit = SIZE_UNITS[match?.[3]?.toLowerCase() ?? ''];
@@ -150,10 +153,14 @@ export type RestoreWindows = Record<PlanName, number>;
  */
 export function parseRestoreWindows(text: string | undefined): RestoreWindows {
   const windows: RestoreWindows = { ...LIMITS.restoreWindowDaysPerPlan };
-  for (const pair of (text ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const pair of (text ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const match = /^([a-z]+)\s*=\s*(\d+(?:\.\d+)?)$/i.exec(pair);
     const plan = match?.[1]?.toLowerCase() as PlanName | undefined;
-    if (!match || !plan || !PLANS.includes(plan) || Number(match[2]) <= 0) throw new Error(`"${pair}" is not plan=days with a plan of ${PLANS.join(', ')} and a number of days above 0 such as 7 or 0.5`);
+    if (!match || !plan || !PLANS.includes(plan) || Number(match[2]) <= 0)
+      throw new Error(`"${pair}" is not plan=days with a plan of ${PLANS.join(', ')} and a number of days above 0 such as 7 or 0.5`);
     windows[plan] = Number(match[2]);
   }
   return windows;

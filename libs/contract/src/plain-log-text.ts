@@ -21,7 +21,12 @@ const SEQUENCE = new RegExp(`${CONTROL_STRING.source}|${CSI.source}|${ESCAPE.sou
 /** What stays of a line a progress bar redrew with carriage returns: its last non-blank state. */
 function lastRedraw(line: string): string {
   if (!line.includes('\r')) return line;
-  return line.split('\r').filter((part) => part.trim() !== '').pop() ?? '';
+  return (
+    line
+      .split('\r')
+      .filter((part) => part.trim() !== '')
+      .pop() ?? ''
+  );
 }
 
 /**

@@ -13,7 +13,14 @@ export class Redactor {
   constructor(secrets: { name: string; value: string }[]) {
     for (const { name, value } of secrets) {
       if (value.length < MIN_REDACTED_LENGTH) continue;
-      const variants = new Set([value, Buffer.from(value).toString('base64'), Buffer.from(value).toString('base64url'), encodeURIComponent(value), JSON.stringify(value).slice(1, -1), plainLogText(value)]);
+      const variants = new Set([
+        value,
+        Buffer.from(value).toString('base64'),
+        Buffer.from(value).toString('base64url'),
+        encodeURIComponent(value),
+        JSON.stringify(value).slice(1, -1),
+        plainLogText(value),
+      ]);
       // A value of several lines also line by line: live output is redacted a line at a time.
       if (value.includes('\n')) for (const line of value.split('\n')) variants.add(line.replace(/\r$/, ''));
       for (const form of variants) if (form.length >= MIN_REDACTED_LENGTH) this.forms.push({ form, label: `[redacted:${name}]` });

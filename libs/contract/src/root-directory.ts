@@ -8,7 +8,9 @@ const SEGMENT = /^[A-Za-z0-9._@+-]+$/;
  * The same rule as one regular expression, for the published contract (`GET /api/v1`'s
  * DeployRequest) and clients that check before they upload; `checkRootDirectory` says why.
  */
-export const ROOT_DIRECTORY_PATTERN = new RegExp(`^(?=[^/].{0,${ROOT_DIRECTORY_MAX_LENGTH - 1}}/?$)(?!\\.\\.?(?:/|$))[A-Za-z0-9._@+-]+(?:/(?!\\.\\.?(?:/|$))[A-Za-z0-9._@+-]+)*/?$`);
+export const ROOT_DIRECTORY_PATTERN = new RegExp(
+  `^(?=[^/].{0,${ROOT_DIRECTORY_MAX_LENGTH - 1}}/?$)(?!\\.\\.?(?:/|$))[A-Za-z0-9._@+-]+(?:/(?!\\.\\.?(?:/|$))[A-Za-z0-9._@+-]+)*/?$`,
+);
 
 export type RootDirectoryCheck = { ok: true; value: string } | { ok: false; problem: string };
 

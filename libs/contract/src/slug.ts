@@ -2,7 +2,23 @@
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /** Names that would shadow platform hosts or paths. */
-export const RESERVED_SLUGS = new Set(['api', 'www', 'admin', 'dashboard', 'auth', 'app', 'apps', 'edge', 'gateway', 'static', 'assets', 'health', 'status', 'mail', 'localhost']);
+export const RESERVED_SLUGS = new Set([
+  'api',
+  'www',
+  'admin',
+  'dashboard',
+  'auth',
+  'app',
+  'apps',
+  'edge',
+  'gateway',
+  'static',
+  'assets',
+  'health',
+  'status',
+  'mail',
+  'localhost',
+]);
 
 /** "My Shop!" → "my-shop". Empty or reserved results get a fallback the caller can suffix. */
 export function slugify(name: string): string {

@@ -53,7 +53,9 @@ describe('SourceLinks', () => {
     const started = process.hrtime.bigint();
     const kinds = new Set([...links.keys()].map((path) => resolver.resolve(path).kind));
     expect(kinds).toContain('too_complex');
-    expect(resolver.problem('l0')).toBe(`is a symbolic link (to ${JSON.stringify(links.get('l0')!.slice(0, 200) + '…')}) that cannot be checked: the project's links take more than 256000 steps to follow`);
+    expect(resolver.problem('l0')).toBe(
+      `is a symbolic link (to ${JSON.stringify(links.get('l0')!.slice(0, 200) + '…')}) that cannot be checked: the project's links take more than 256000 steps to follow`,
+    );
     console.log(`2000 crafted links: ${Number(process.hrtime.bigint() - started) / 1e6} ms`);
   });
 });

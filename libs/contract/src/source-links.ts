@@ -56,7 +56,8 @@ export function linkTargetProblem(target: string, limits: SourceLinkLimits): str
   const encoder = new TextEncoder();
   if (encoder.encode(target).length > limits.maxPathBytes) return `has a target longer than ${limits.maxPathBytes} bytes`;
   // No file system takes a longer name: the build machine's would fail on it (ENAMETOOLONG).
-  if (target.split('/').some((segment) => encoder.encode(segment).length > limits.maxPathSegmentBytes)) return `has a target with a segment longer than ${limits.maxPathSegmentBytes} bytes`;
+  if (target.split('/').some((segment) => encoder.encode(segment).length > limits.maxPathSegmentBytes))
+    return `has a target with a segment longer than ${limits.maxPathSegmentBytes} bytes`;
   return null;
 }
 

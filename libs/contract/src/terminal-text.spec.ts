@@ -3,7 +3,9 @@ import { mapStrings, terminalJson, visibleControls, visibleStrings } from './ter
 /** Every character a terminal may act on: C0 but newline and tab, DEL, C1. */
 // eslint-disable-next-line no-control-regex -- control characters are exactly what is looked for
 const DANGEROUS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
-const EVERY_CONTROL = Array.from({ length: 0xa0 }, (_, code) => String.fromCharCode(code)).filter((c) => DANGEROUS.test(c)).join('');
+const EVERY_CONTROL = Array.from({ length: 0xa0 }, (_, code) => String.fromCharCode(code))
+  .filter((c) => DANGEROUS.test(c))
+  .join('');
 
 describe('visibleControls', () => {
   it('shows OSC 52, OSC 8, OSC 0, cursor movement, BEL and C1 as \\u escapes; keeps text, newline and tab', () => {
@@ -47,7 +49,12 @@ describe('terminalJson', () => {
 describe('visibleStrings / mapStrings', () => {
   it('reaches every string in arrays and objects, keys included, and leaves other values alone', () => {
     const finding = { code: 'build_output_warnings', detail: 'warn \x1b]0;t\x07', lines: ['\x07', 3, null, false], '\x1b[k': 'v' };
-    expect(visibleStrings(finding)).toEqual({ code: 'build_output_warnings', detail: 'warn \\u001b]0;t\\u0007', lines: ['\\u0007', 3, null, false], '\\u001b[k': 'v' });
+    expect(visibleStrings(finding)).toEqual({
+      code: 'build_output_warnings',
+      detail: 'warn \\u001b]0;t\\u0007',
+      lines: ['\\u0007', 3, null, false],
+      '\\u001b[k': 'v',
+    });
     expect(mapStrings({ a: ['b'] }, (s) => s.toUpperCase())).toEqual({ A: ['B'] });
   });
 });

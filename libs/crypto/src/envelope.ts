@@ -94,7 +94,8 @@ export function rewrapEnvelope(keyring: Keyring, envelope: Buffer | Uint8Array, 
 /** Associated data conventions, in one place so writers and readers cannot disagree. */
 export const envelopeBinding = {
   /** `scope` `all` (or none) keeps the binding secrets always had; an environment's own value is bound to it too. */
-  secret: (applicationId: string, name: string, scope?: 'all' | 'production' | 'preview') => (scope && scope !== 'all' ? `secret:${applicationId}:${name}:${scope}` : `secret:${applicationId}:${name}`),
+  secret: (applicationId: string, name: string, scope?: 'all' | 'production' | 'preview') =>
+    scope && scope !== 'all' ? `secret:${applicationId}:${name}:${scope}` : `secret:${applicationId}:${name}`,
   cookieSecret: (applicationId: string) => `cookie-secret:${applicationId}`,
   databasePassword: (applicationId: string) => `database-password:${applicationId}`,
   signingKey: (applicationId: string, kid: string) => `signing-key:${applicationId}:${kid}`,

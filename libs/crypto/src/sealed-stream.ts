@@ -119,7 +119,10 @@ export function unsealStream(masterKeyBase64: string, binding: string): Transfor
           const body = buffered.subarray(4, 4 + length);
           const tag = buffered.subarray(4 + length, 4 + length + TAG);
           // A full chunk may be the last only when the plaintext is an exact multiple; try both.
-          const plain = length < chunkSize ? open(key!, header, index, body, tag, true) : (open(key!, header, index, body, tag, false) ?? open(key!, header, index, body, tag, true));
+          const plain =
+            length < chunkSize
+              ? open(key!, header, index, body, tag, true)
+              : (open(key!, header, index, body, tag, false) ?? open(key!, header, index, body, tag, true));
           if (!plain) throw new SealError(`chunk ${index} does not authenticate (a damaged backup, or another master key)`);
           ended = plain.last;
           index++;

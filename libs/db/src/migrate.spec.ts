@@ -25,9 +25,7 @@ describe('applyMigrations (real Postgres)', () => {
     const { rows } = await client.query('SELECT migration_name, checksum, finished_at, applied_steps_count FROM "_prisma_migrations"');
     await client.end();
     const files = await readMigrations(PLATFORM_MIGRATIONS_DIR);
-    expect(rows).toEqual(
-      files.map((f) => ({ migration_name: f.name, checksum: f.checksum, finished_at: expect.any(Date), applied_steps_count: 1 })),
-    );
+    expect(rows).toEqual(files.map((f) => ({ migration_name: f.name, checksum: f.checksum, finished_at: expect.any(Date), applied_steps_count: 1 })));
   });
 
   it('rolls back a failing migration, records nothing, and refuses edited history', async () => {

@@ -36,7 +36,10 @@ export class MigrationError extends Error {
 
 export async function readMigrations(dir: string = PLATFORM_MIGRATIONS_DIR): Promise<Migration[]> {
   const entries = await readdir(dir, { withFileTypes: true });
-  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const names = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   return Promise.all(
     names.map(async (name) => {
       const bytes = await readFile(join(dir, name, 'migration.sql'));

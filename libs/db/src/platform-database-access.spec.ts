@@ -32,7 +32,9 @@ async function publicPrivileges(databaseUrl: string): Promise<{ connect: boolean
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const { rows } = await client.query(`SELECT has_database_privilege('public', current_database(), 'CONNECT') AS connect, has_database_privilege('public', current_database(), 'TEMPORARY') AS temporary`);
+    const { rows } = await client.query(
+      `SELECT has_database_privilege('public', current_database(), 'CONNECT') AS connect, has_database_privilege('public', current_database(), 'TEMPORARY') AS temporary`,
+    );
     return rows[0];
   } finally {
     await client.end();
@@ -58,7 +60,10 @@ describe('platform database access (real Postgres)', () => {
     expect(await publicPrivileges(db.url)).toEqual({ connect: false, temporary: false });
     const refused = new pg.Client({ connectionString: urlAs(role, db.url) });
     refused.on('error', () => undefined);
-    await expect(refused.connect()).rejects.toMatchObject({ code: '42501', message: expect.stringMatching(/^permission denied for database "slipway_dbtest_/) });
+    await expect(refused.connect()).rejects.toMatchObject({
+      code: '42501',
+      message: expect.stringMatching(/^permission denied for database "slipway_dbtest_/),
+    });
     await refused.end().catch(() => undefined);
   });
 
@@ -69,7 +74,9 @@ describe('platform database access (real Postgres)', () => {
     await notOwner.connect();
     try {
       await expect(notOwner.query(migration!.sql)).rejects.toMatchObject({
-        message: expect.stringMatching(new RegExp(`^cannot revoke CONNECT and TEMPORARY on database "?slipway_dbtest_\\w+"? from PUBLIC: role ${role} does not own it$`)),
+        message: expect.stringMatching(
+          new RegExp(`^cannot revoke CONNECT and TEMPORARY on database "?slipway_dbtest_\\w+"? from PUBLIC: role ${role} does not own it$`),
+        ),
         hint: expect.stringContaining(`ALTER DATABASE`),
       });
     } finally {

@@ -33,7 +33,11 @@ interface DmmfField {
   relationToFields?: string[];
   relationOnDelete?: string;
 }
-interface DmmfModel { name: string; dbName: string | null; fields: DmmfField[] }
+interface DmmfModel {
+  name: string;
+  dbName: string | null;
+  fields: DmmfField[];
+}
 interface Dmmf {
   datamodel: {
     models: DmmfModel[];
@@ -52,15 +56,25 @@ function columnType(field: DmmfField, enumDbNames: Map<string, string>): string 
     case 'String':
       return native === 'Uuid' ? 'uuid' : native === 'VarChar' ? `character varying(${args[0]})` : 'text';
     case 'DateTime':
-      return native === 'Timestamptz' ? `timestamp with time zone(${args[0] ?? 6})` : `timestamp without time zone(${native === 'Timestamp' ? (args[0] ?? 6) : 3})`;
-    case 'Int': return 'integer';
-    case 'BigInt': return 'bigint';
-    case 'Boolean': return 'boolean';
-    case 'Json': return 'jsonb';
-    case 'Bytes': return 'bytea';
-    case 'Float': return 'double precision';
-    case 'Decimal': return 'numeric';
-    default: throw new Error(`schema-agreement: no mapping for ${field.type}`);
+      return native === 'Timestamptz'
+        ? `timestamp with time zone(${args[0] ?? 6})`
+        : `timestamp without time zone(${native === 'Timestamp' ? (args[0] ?? 6) : 3})`;
+    case 'Int':
+      return 'integer';
+    case 'BigInt':
+      return 'bigint';
+    case 'Boolean':
+      return 'boolean';
+    case 'Json':
+      return 'jsonb';
+    case 'Bytes':
+      return 'bytea';
+    case 'Float':
+      return 'double precision';
+    case 'Decimal':
+      return 'numeric';
+    default:
+      throw new Error(`schema-agreement: no mapping for ${field.type}`);
   }
 }
 
@@ -80,7 +94,9 @@ function describeSchema(dmmf: Dmmf) {
       byField.set(f.name, column);
       const clientSide = typeof f.default === 'object' && f.default !== null && CLIENT_SIDE_DEFAULTS.has((f.default as { name?: string }).name ?? '');
       const hasDbDefault = f.hasDefaultValue && !clientSide;
-      columns.push(`${table}.${column} ${columnType(f, enumDbNames)}${f.isList ? '[]' : ''} ${f.isRequired ? 'NOT NULL' : 'NULL'}${hasDbDefault ? ' DEFAULT' : ''}`);
+      columns.push(
+        `${table}.${column} ${columnType(f, enumDbNames)}${f.isList ? '[]' : ''} ${f.isRequired ? 'NOT NULL' : 'NULL'}${hasDbDefault ? ' DEFAULT' : ''}`,
+      );
     }
   }
   for (const model of dmmf.datamodel.models) {
@@ -88,7 +104,10 @@ function describeSchema(dmmf: Dmmf) {
       if (f.kind !== 'object' || !f.relationFromFields?.length) continue;
       const from = f.relationFromFields.map((n) => columnsOf.get(model.name)!.get(n)).join(',');
       const to = f.relationToFields!.map((n) => columnsOf.get(f.type)!.get(n)).join(',');
-      const onDelete = (f.relationOnDelete ?? (f.isRequired ? 'Restrict' : 'SetNull')).toUpperCase().replace('SETNULL', 'SET NULL').replace('NOACTION', 'NO ACTION');
+      const onDelete = (f.relationOnDelete ?? (f.isRequired ? 'Restrict' : 'SetNull'))
+        .toUpperCase()
+        .replace('SETNULL', 'SET NULL')
+        .replace('NOACTION', 'NO ACTION');
       foreignKeys.push(`${tables.get(model.name)}(${from}) -> ${tables.get(f.type)}(${to}) ON DELETE ${onDelete}`);
     }
   }
@@ -102,9 +121,13 @@ function describeSchema(dmmf: Dmmf) {
 
 async function describeDatabase(client: pg.Client) {
   const q = async (sql: string) => (await client.query(sql)).rows;
-  const tables = (await q(`SELECT table_name FROM information_schema.tables WHERE table_schema='public' AND table_type='BASE TABLE' AND table_name <> '_prisma_migrations'`)).map((r) => r.table_name as string);
-  const columns = (await q(`SELECT table_name, column_name, data_type, udt_name, is_nullable, column_default, datetime_precision, character_maximum_length
-      FROM information_schema.columns WHERE table_schema='public' AND table_name <> '_prisma_migrations'`)).map((r) => {
+  const tables = (
+    await q(`SELECT table_name FROM information_schema.tables WHERE table_schema='public' AND table_type='BASE TABLE' AND table_name <> '_prisma_migrations'`)
+  ).map((r) => r.table_name as string);
+  const columns = (
+    await q(`SELECT table_name, column_name, data_type, udt_name, is_nullable, column_default, datetime_precision, character_maximum_length
+      FROM information_schema.columns WHERE table_schema='public' AND table_name <> '_prisma_migrations'`)
+  ).map((r) => {
     let type = r.data_type as string;
     if (type === 'USER-DEFINED') type = `enum:${r.udt_name}`;
     else if (type === 'ARRAY') type = `${String(r.udt_name).replace(/^_/, '')}[]`;
@@ -112,25 +135,31 @@ async function describeDatabase(client: pg.Client) {
     else if (type === 'character varying') type = `${type}(${r.character_maximum_length})`;
     return `${r.table_name}.${r.column_name} ${type} ${r.is_nullable === 'YES' ? 'NULL' : 'NOT NULL'}${r.column_default !== null ? ' DEFAULT' : ''}`;
   });
-  const indexes = (await q(`SELECT c.relname AS index_name, t.relname AS table_name, i.indisprimary, i.indisunique,
+  const indexes = (
+    await q(`SELECT c.relname AS index_name, t.relname AS table_name, i.indisprimary, i.indisunique,
         (SELECT string_agg(a.attname, ',' ORDER BY k.ord) FROM unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord)
            JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum) AS cols
       FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
       JOIN pg_namespace n ON n.oid = t.relnamespace
-      WHERE n.nspname = 'public' AND t.relname <> '_prisma_migrations'`))
+      WHERE n.nspname = 'public' AND t.relname <> '_prisma_migrations'`)
+  )
     .filter((r) => !SQL_ONLY_INDEXES.has(r.index_name))
     .map((r) => `${r.indisprimary ? 'PRIMARY' : r.indisunique ? 'UNIQUE' : 'INDEX'} ${r.table_name}(${r.cols})`);
-  const foreignKeys = (await q(`SELECT tc.relname AS table_name, rc.relname AS ref_table, con.confdeltype,
+  const foreignKeys = (
+    await q(`SELECT tc.relname AS table_name, rc.relname AS ref_table, con.confdeltype,
         (SELECT string_agg(a.attname, ',' ORDER BY k.ord) FROM unnest(con.conkey) WITH ORDINALITY k(attnum, ord) JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.attnum) AS cols,
         (SELECT string_agg(a.attname, ',' ORDER BY k.ord) FROM unnest(con.confkey) WITH ORDINALITY k(attnum, ord) JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.attnum) AS ref_cols
       FROM pg_constraint con JOIN pg_class tc ON tc.oid = con.conrelid JOIN pg_class rc ON rc.oid = con.confrelid
-      JOIN pg_namespace n ON n.oid = tc.relnamespace WHERE con.contype = 'f' AND n.nspname = 'public'`)).map((r) => {
+      JOIN pg_namespace n ON n.oid = tc.relnamespace WHERE con.contype = 'f' AND n.nspname = 'public'`)
+  ).map((r) => {
     const action = ({ a: 'NO ACTION', r: 'RESTRICT', c: 'CASCADE', n: 'SET NULL', d: 'SET DEFAULT' } as Record<string, string>)[r.confdeltype];
     return `${r.table_name}(${r.cols}) -> ${r.ref_table}(${r.ref_cols}) ON DELETE ${action}`;
   });
-  const enums = (await q(`SELECT t.typname, string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) AS labels
+  const enums = (
+    await q(`SELECT t.typname, string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) AS labels
       FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid JOIN pg_namespace n ON n.oid = t.typnamespace
-      WHERE n.nspname = 'public' GROUP BY t.typname`)).map((r) => `${r.typname}: ${r.labels}`);
+      WHERE n.nspname = 'public' GROUP BY t.typname`)
+  ).map((r) => `${r.typname}: ${r.labels}`);
   return { tables: tables.sort(), columns: columns.sort(), indexes: indexes.sort(), foreignKeys: foreignKeys.sort(), enums: enums.sort() };
 }
 

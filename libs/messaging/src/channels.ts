@@ -45,7 +45,10 @@ export interface RoutesMessage {
 
 /** Build worker, gateway → every edge replica: an application's routes changed. */
 export function routesChannel(prefix: string): Channel<RoutesMessage> {
-  return jsonChannel(channelName(prefix, 'routes'), (v): v is RoutesMessage => isObject(v) && (v['applicationId'] === undefined || isString(v['applicationId'])));
+  return jsonChannel(
+    channelName(prefix, 'routes'),
+    (v): v is RoutesMessage => isObject(v) && (v['applicationId'] === undefined || isString(v['applicationId'])),
+  );
 }
 
 /** Tenant-changed channel: a sign-in service's configuration changed (application id, or slug). */
@@ -71,11 +74,18 @@ export function tenantChangedChannel(prefix: string = SIGN_IN_REDIS_PREFIX): Cha
 
 /** Sign-in replicas among themselves: an eviction to apply and acknowledge, or a replica's heartbeat (the fence). */
 export type SessionCacheMessage =
-  | { kind: 'invalidate'; replicaId: string; messageId: string; tenantId: string; userIds: string[] }
-  | { kind: 'beat'; replicaId: string; sentAt: number };
+  { kind: 'invalidate'; replicaId: string; messageId: string; tenantId: string; userIds: string[] } | { kind: 'beat'; replicaId: string; sentAt: number };
 
 export function sessionCacheChannel(authPrefix: string): Channel<SessionCacheMessage> {
-  return jsonChannel(channelName(authPrefix, 'session-cache', 'invalidate'), (v): v is SessionCacheMessage => isObject(v) && isString(v['replicaId']) && (v['kind'] === 'beat' ? typeof v['sentAt'] === 'number' : v['kind'] === 'invalidate' && isString(v['messageId']) && isString(v['tenantId']) && Array.isArray(v['userIds'])));
+  return jsonChannel(
+    channelName(authPrefix, 'session-cache', 'invalidate'),
+    (v): v is SessionCacheMessage =>
+      isObject(v) &&
+      isString(v['replicaId']) &&
+      (v['kind'] === 'beat'
+        ? typeof v['sentAt'] === 'number'
+        : v['kind'] === 'invalidate' && isString(v['messageId']) && isString(v['tenantId']) && Array.isArray(v['userIds'])),
+  );
 }
 
 /** One sign-in replica's own channel: a replica acknowledges having applied one of its evictions. */
@@ -85,7 +95,10 @@ export interface SessionCacheAck {
 }
 
 export function sessionCacheReplicaChannel(authPrefix: string, replicaId: string): Channel<SessionCacheAck> {
-  return jsonChannel(channelName(authPrefix, 'session-cache', 'replica', replicaId), (v): v is SessionCacheAck => isObject(v) && isString(v['messageId']) && isString(v['replicaId']));
+  return jsonChannel(
+    channelName(authPrefix, 'session-cache', 'replica', replicaId),
+    (v): v is SessionCacheAck => isObject(v) && isString(v['messageId']) && isString(v['replicaId']),
+  );
 }
 
 /** One batch of a deployment's live build output (whole lines). `seq` grows within an attempt. */
@@ -102,7 +115,10 @@ export interface BuildLogChunk {
  * chunks are kept in the list `buildLogList` (capped, expiring) for a follower that comes late.
  */
 export function buildLogChannel(prefix: string, deploymentId: string): Channel<BuildLogChunk> {
-  return jsonChannel(channelName(prefix, 'build-log', deploymentId), (v): v is BuildLogChunk => isObject(v) && typeof v['attempt'] === 'number' && typeof v['seq'] === 'number' && isString(v['text']));
+  return jsonChannel(
+    channelName(prefix, 'build-log', deploymentId),
+    (v): v is BuildLogChunk => isObject(v) && typeof v['attempt'] === 'number' && typeof v['seq'] === 'number' && isString(v['text']),
+  );
 }
 
 /** The list (not a channel) that keeps a deployment's chunks, encoded like its channel's. */

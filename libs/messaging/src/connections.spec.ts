@@ -26,10 +26,20 @@ describe('redisConnection (real Redis)', () => {
 
   it('gives each role its documented options, overrides winning', () => {
     expect(open(TEST_REDIS_URL, 'queue-worker', { lazyConnect: true }).options).toMatchObject({ maxRetriesPerRequest: null, lazyConnect: true });
-    expect(open(TEST_REDIS_URL, 'queue-producer', { lazyConnect: true }).options).toMatchObject({ enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 });
-    expect(open(TEST_REDIS_URL, 'fail-closed', { lazyConnect: true, commandTimeout: 500 }).options).toMatchObject({ enableOfflineQueue: false, commandTimeout: 500 });
+    expect(open(TEST_REDIS_URL, 'queue-producer', { lazyConnect: true }).options).toMatchObject({
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectTimeout: 2000,
+    });
+    expect(open(TEST_REDIS_URL, 'fail-closed', { lazyConnect: true, commandTimeout: 500 }).options).toMatchObject({
+      enableOfflineQueue: false,
+      commandTimeout: 500,
+    });
     expect(open(TEST_REDIS_URL, 'command').options).toMatchObject({ lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000 });
-    expect(open(TEST_REDIS_URL, 'command', { lazyConnect: false, connectTimeout: 10_000 }).options).toMatchObject({ lazyConnect: false, connectTimeout: 10_000 });
+    expect(open(TEST_REDIS_URL, 'command', { lazyConnect: false, connectTimeout: 10_000 }).options).toMatchObject({
+      lazyConnect: false,
+      connectTimeout: 10_000,
+    });
     // The reconnect back-off: 200 ms more per attempt, at most 2 s; a probe never reconnects.
     const backoff = REDIS_ROLES.heartbeat.retryStrategy!;
     expect([1, 5, 50].map((n) => backoff(n))).toEqual([200, 1000, 2000]);

@@ -16,7 +16,11 @@ describe('EdgeHandoff (a real HTTP edge)', () => {
     server = createServer((req: IncomingMessage, res: ServerResponse) => {
       seen.push(`${req.method} ${req.url}`);
       const known = RELEASE_START_PATTERN.test(req.url ?? '') || SWITCH_RELEASE_PATTERN.test(req.url ?? '');
-      const { status, body } = !isEdgeInternalToken(masterKey, req.headers.authorization) ? { status: 401, body: { error: 'no' } } : known ? answer : { status: 404, body: { error: 'not found' } };
+      const { status, body } = !isEdgeInternalToken(masterKey, req.headers.authorization)
+        ? { status: 401, body: { error: 'no' } }
+        : known
+          ? answer
+          : { status: 404, body: { error: 'not found' } };
       res.writeHead(status, { 'content-type': 'application/json' }).end(body === undefined ? '' : JSON.stringify(body));
     });
     await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
@@ -35,7 +39,11 @@ describe('EdgeHandoff (a real HTTP edge)', () => {
     expect(await handoff().start(releaseId)).toEqual({ kind: 'healthy', containment: { status: 'on' } });
     expect(seen.at(-1)).toBe(`POST /_slipway/releases/${releaseId}/start`);
     answer = { status: 200, body: { status: 'healthy', sandbox: { status: 'off', reason: 'no bwrap' }, portFound: { port: 8080, envPort: 3000 } } };
-    expect(await handoff().start(releaseId)).toEqual({ kind: 'healthy', containment: { status: 'off', reason: 'no bwrap' }, portFound: { port: 8080, envPort: 3000 } });
+    expect(await handoff().start(releaseId)).toEqual({
+      kind: 'healthy',
+      containment: { status: 'off', reason: 'no bwrap' },
+      portFound: { port: 8080, envPort: 3000 },
+    });
     answer = { status: 200, body: { sandbox: { status: 'off' }, portFound: { port: 'x' } } };
     expect(await handoff().start(releaseId)).toEqual({ kind: 'healthy', containment: { status: 'off', reason: 'no reason given' } });
   });
@@ -51,7 +59,11 @@ describe('EdgeHandoff (a real HTTP edge)', () => {
     expect(await handoff().start(releaseId)).toEqual({ kind: 'sandbox_unavailable', status: 503, error: 'no user namespaces' });
     answer = { status: 503, body: { error: 'draining' } };
     expect(await handoff().start(releaseId)).toEqual({ kind: 'refused', status: 503, error: 'draining' });
-    expect(await new EdgeHandoff({ edgeUrl, masterKey: randomBytes(32).toString('base64'), timeoutMs: 5_000 }).start(releaseId)).toEqual({ kind: 'refused', status: 401, error: 'no' });
+    expect(await new EdgeHandoff({ edgeUrl, masterKey: randomBytes(32).toString('base64'), timeoutMs: 5_000 }).start(releaseId)).toEqual({
+      kind: 'refused',
+      status: 401,
+      error: 'no',
+    });
   });
 
   it('reports an edge that does not answer, never throwing', async () => {

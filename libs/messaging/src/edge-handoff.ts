@@ -67,15 +67,23 @@ export class EdgeHandoff {
     } catch (error) {
       return { kind: 'unreachable', message: (error as Error).message };
     }
-    const body = (await response.json().catch(() => ({}))) as { error?: unknown; code?: unknown; logTail?: unknown; sandbox?: { status?: unknown; reason?: unknown }; portFound?: unknown };
+    const body = (await response.json().catch(() => ({}))) as {
+      error?: unknown;
+      code?: unknown;
+      logTail?: unknown;
+      sandbox?: { status?: unknown; reason?: unknown };
+      portFound?: unknown;
+    };
     const error = typeof body.error === 'string' ? { error: body.error } : {};
     if (response.ok) {
-      const containment: EdgeContainment = body.sandbox?.status === 'off' ? { status: 'off', reason: String(body.sandbox.reason ?? 'no reason given') } : { status: 'on' };
+      const containment: EdgeContainment =
+        body.sandbox?.status === 'off' ? { status: 'off', reason: String(body.sandbox.reason ?? 'no reason given') } : { status: 'on' };
       const portFound = portFoundOf(body.portFound);
       return portFound ? { kind: 'healthy', containment, portFound } : { kind: 'healthy', containment };
     }
     if (response.status === 404) return { kind: 'not_found', status: 404, ...error };
-    if (response.status === 422) return { kind: 'unhealthy', status: 422, ...error, ...(typeof body.logTail === 'string' && body.logTail ? { logTail: body.logTail } : {}) };
+    if (response.status === 422)
+      return { kind: 'unhealthy', status: 422, ...error, ...(typeof body.logTail === 'string' && body.logTail ? { logTail: body.logTail } : {}) };
     if (response.status === 503 && body.code === 'sandbox_unavailable') return { kind: 'sandbox_unavailable', status: 503, ...error };
     return { kind: 'refused', status: response.status, ...error };
   }

@@ -9,7 +9,16 @@ import { OwnersRepository } from './owners/owners.repository.js';
 import { SecretsRepository } from './secrets/secrets.repository.js';
 import { SignInServicesRepository } from './sign-in-services/sign-in-services.repository.js';
 
-export const PLATFORM_REPOSITORIES = [ApplicationsRepository, BackupsRepository, CredentialsRepository, DeploymentsRepository, EmailsRepository, OwnersRepository, SecretsRepository, SignInServicesRepository] as const;
+export const PLATFORM_REPOSITORIES = [
+  ApplicationsRepository,
+  BackupsRepository,
+  CredentialsRepository,
+  DeploymentsRepository,
+  EmailsRepository,
+  OwnersRepository,
+  SecretsRepository,
+  SignInServicesRepository,
+] as const;
 
 /** The repositories over one infrastructure, for processes without Nest (the edge, the CLI, tools). */
 export interface PlatformData {
@@ -59,7 +68,11 @@ export class PlatformDataModule {
     return {
       module: PlatformDataModule,
       global: true,
-      providers: [{ provide: PlatformInfrastructure, useFactory: () => PlatformInfrastructure.open(settings, wiring) }, InfrastructureCloser, ...PLATFORM_REPOSITORIES],
+      providers: [
+        { provide: PlatformInfrastructure, useFactory: () => PlatformInfrastructure.open(settings, wiring) },
+        InfrastructureCloser,
+        ...PLATFORM_REPOSITORIES,
+      ],
       exports: [PlatformInfrastructure, ...PLATFORM_REPOSITORIES],
     };
   }

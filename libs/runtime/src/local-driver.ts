@@ -98,7 +98,8 @@ export class LocalDriver implements RuntimeDriver {
     const version = release.nodeVersion;
     const platform = process.version.replace(/^v/, '');
     if (!version || version === platform) return null;
-    if (!this.options.toolchains) throw new Error(`release ${release.releaseId} needs Node.js ${version}, and this runtime has no toolchains configured (only ${platform})`);
+    if (!this.options.toolchains)
+      throw new Error(`release ${release.releaseId} needs Node.js ${version}, and this runtime has no toolchains configured (only ${platform})`);
     return this.options.toolchains.ensure(version);
   }
 
@@ -138,8 +139,30 @@ export class LocalDriver implements RuntimeDriver {
     return { records: this.records, fifos };
   }
 
-  private release(releaseId: string, applicationId: string, ports: { env: number; app: number | undefined }, spec: ReleaseToRun | undefined, log: ReleaseLog, confinement: Confinement | null, toolchain: NodeToolchain | null, supervision: Supervision | null): LocalRelease {
-    return new LocalRelease(releaseId, applicationId, ports.env, ports.app, this.releaseDir(releaseId), spec, log, this.options, confinement, toolchain, supervision, (s) => this.toolchainOf(s));
+  private release(
+    releaseId: string,
+    applicationId: string,
+    ports: { env: number; app: number | undefined },
+    spec: ReleaseToRun | undefined,
+    log: ReleaseLog,
+    confinement: Confinement | null,
+    toolchain: NodeToolchain | null,
+    supervision: Supervision | null,
+  ): LocalRelease {
+    return new LocalRelease(
+      releaseId,
+      applicationId,
+      ports.env,
+      ports.app,
+      this.releaseDir(releaseId),
+      spec,
+      log,
+      this.options,
+      confinement,
+      toolchain,
+      supervision,
+      (s) => this.toolchainOf(s),
+    );
   }
 
   async start(release: ReleaseToRun): Promise<RunningRelease> {
@@ -162,7 +185,16 @@ export class LocalDriver implements RuntimeDriver {
     }
     // Sandboxed, where the analyzer saw it listen instead of PORT is where its sandbox starts routed
     // to; unsandboxed, only a port found among its own processes is ever proxied to.
-    const running = this.release(release.releaseId, release.applicationId, { env: port, app: confinement ? validPort(release.fixedPort) : undefined }, release, log, confinement, toolchain, supervision);
+    const running = this.release(
+      release.releaseId,
+      release.applicationId,
+      { env: port, app: confinement ? validPort(release.fixedPort) : undefined },
+      release,
+      log,
+      confinement,
+      toolchain,
+      supervision,
+    );
     const spawned = performance.now();
     try {
       running.spawn();
@@ -170,7 +202,9 @@ export class LocalDriver implements RuntimeDriver {
       const ms = (t: number) => Math.round(t);
       const found = running.portFound;
       if (found) log.note(`[slipway] the app listens on ${found.port}, not on PORT (${found.envPort}): routed to ${found.port}\n`);
-      log.note(`[slipway] healthy ${ms(performance.now() - spawned)} ms after start${confinement ? ` (sandbox as ${confinement.ids.name}, prepared in ${ms(spawned - began)} ms)` : ' (unsandboxed)'}\n`);
+      log.note(
+        `[slipway] healthy ${ms(performance.now() - spawned)} ms after start${confinement ? ` (sandbox as ${confinement.ids.name}, prepared in ${ms(spawned - began)} ms)` : ' (unsandboxed)'}\n`,
+      );
     } catch (error) {
       await running.stop(1000);
       // A sandbox that broke since it was last probed must say so, not pass for an unhealthy app.
@@ -201,7 +235,16 @@ export class LocalDriver implements RuntimeDriver {
         }
         const log = await this.openLog(record);
         const supervision = await this.supervision(record.releaseId);
-        const release = this.release(record.releaseId, record.applicationId, { env: record.port, app: record.appPort }, undefined, log, confinement, null, supervision);
+        const release = this.release(
+          record.releaseId,
+          record.applicationId,
+          { env: record.port, app: record.appPort },
+          undefined,
+          log,
+          confinement,
+          null,
+          supervision,
+        );
         release.adopt(record.pid, record.startTime);
         log.note(`[slipway] taken over by a restarted runtime supervisor (pid ${process.pid}): still running as pid ${record.pid}\n`);
         found.adopted.push(release);
@@ -226,7 +269,16 @@ export class LocalDriver implements RuntimeDriver {
   private async cleanUp(record: ReleaseRecord, confinement: Confinement | null): Promise<void> {
     const log = await this.openLog(record);
     log.note(`[slipway] no longer running when the runtime supervisor restarted (pid ${record.pid} gone): cleaned up\n`);
-    await this.release(record.releaseId, record.applicationId, { env: record.port, app: record.appPort }, undefined, log, confinement, null, await this.supervision(record.releaseId)).stop(0);
+    await this.release(
+      record.releaseId,
+      record.applicationId,
+      { env: record.port, app: record.appPort },
+      undefined,
+      log,
+      confinement,
+      null,
+      await this.supervision(record.releaseId),
+    ).stop(0);
     // Without a cgroup, what is left of it is its process group (the group's id stays its own while it has members).
     if (!confinement?.cgroup) killGroup(record.pid);
   }

@@ -67,10 +67,13 @@ const OUTPUT_SETTLE_MS = 200;
  */
 function probe(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const req = request({ host, port, path: '/', method: 'GET', timeout: 1000, headers: { 'user-agent': 'slipway-health', host: `127.0.0.1:${port}` } }, (res) => {
-      res.resume();
-      resolve((res.statusCode ?? 500) < 500);
-    });
+    const req = request(
+      { host, port, path: '/', method: 'GET', timeout: 1000, headers: { 'user-agent': 'slipway-health', host: `127.0.0.1:${port}` } },
+      (res) => {
+        res.resume();
+        resolve((res.statusCode ?? 500) < 500);
+      },
+    );
     req.on('error', () => resolve(false));
     req.on('timeout', () => req.destroy());
     req.end();
@@ -174,16 +177,40 @@ export class LocalRelease implements AdoptedRelease {
     const t = this.toolchain;
     // The release's own Node first on PATH (the app cannot set PATH past it: it comes last).
     const first = t ? `${c ? TOOLCHAIN_BIN : join(t.dir, 'bin')}:` : '';
-    const env = { HOME: '/tmp', NODE_ENV: 'production', ...(t ? toolchainEnv() : {}), ...spec.env, PATH: `${first}/usr/local/bin:/usr/bin:/bin`, PORT: String(this.envPort) };
+    const env = {
+      HOME: '/tmp',
+      NODE_ENV: 'production',
+      ...(t ? toolchainEnv() : {}),
+      ...spec.env,
+      PATH: `${first}/usr/local/bin:/usr/bin:/bin`,
+      PORT: String(this.envPort),
+    };
     const binds = t ? [{ host: t.dir, path: TOOLCHAIN_PATH }] : [];
     const fifos = this.supervision?.fifos;
     const out = fifos ? [fifos.stdout.appEnd(), fifos.stderr.appEnd()] : undefined;
     let child: ChildProcess;
     try {
       child = c
-        ? spawnSandbox(c.sandbox.command(c.ids, c.cgroup, this.dir, env, { listen: this.envPort, app: this.appPort }, spec.startCommand, binds, spec.hostPorts, fifos !== undefined).argv, env, { cwd: '/', detached: true, ...(out ? { stdout: out[0], stderr: out[1] } : {}) })
+        ? spawnSandbox(
+            c.sandbox.command(
+              c.ids,
+              c.cgroup,
+              this.dir,
+              env,
+              { listen: this.envPort, app: this.appPort },
+              spec.startCommand,
+              binds,
+              spec.hostPorts,
+              fifos !== undefined,
+            ).argv,
+            env,
+            { cwd: '/', detached: true, ...(out ? { stdout: out[0], stderr: out[1] } : {}) },
+          )
         : spawn('sh', ['-c', spec.startCommand], {
-            cwd: this.dir, env, detached: true, stdio: ['ignore', out?.[0] ?? 'pipe', out?.[1] ?? 'pipe'],
+            cwd: this.dir,
+            env,
+            detached: true,
+            stdio: ['ignore', out?.[0] ?? 'pipe', out?.[1] ?? 'pipe'],
             ...(this.options.user ? { uid: this.options.user.uid, gid: this.options.user.gid } : {}),
           });
     } finally {
@@ -228,15 +255,27 @@ export class LocalRelease implements AdoptedRelease {
     if (!this.supervision || !process?.pid) return;
     const { records, fifos } = this.supervision;
     records.put({
-      releaseId: this.releaseId, applicationId: this.applicationId, pid: process.pid, startTime: process.startTime, port: this.envPort, ...(this.appPort === undefined ? {} : { appPort: this.appPort }),
-      cgroup: this.confinement?.cgroup?.name ?? null, sandboxed: this.confinement !== null, stdout: fifos.stdout.path, stderr: fifos.stderr.path,
+      releaseId: this.releaseId,
+      applicationId: this.applicationId,
+      pid: process.pid,
+      startTime: process.startTime,
+      port: this.envPort,
+      ...(this.appPort === undefined ? {} : { appPort: this.appPort }),
+      cgroup: this.confinement?.cgroup?.name ?? null,
+      sandboxed: this.confinement !== null,
+      stdout: fifos.stdout.path,
+      stderr: fifos.stderr.path,
     });
   }
 
   private onExit(process: AppProcess, reason: string): void {
     this.lastExit = reason;
     if (this.process !== process || this.stopping) return;
-    this.write(process.adopted ? '[slipway] process exited (taken over from a previous runtime supervisor: its status is not known)\n' : `[slipway] process exited (${reason})\n`);
+    this.write(
+      process.adopted
+        ? '[slipway] process exited (taken over from a previous runtime supervisor: its status is not known)\n'
+        : `[slipway] process exited (${reason})\n`,
+    );
     // Still starting (waitHealthy reports it), or stopped to start again on another port.
     if (this.healthySince === 0 || this.rerouting) return;
     if (this.spec) {
@@ -287,14 +326,18 @@ export class LocalRelease implements AdoptedRelease {
     while (Date.now() < deadline) {
       if (this.stopping || (!this.process?.running && !this.restartTimer)) {
         const taken = rerouted || this.stopping ? undefined : await this.platformPortTaken();
-        if (taken === undefined || !this.process) throw new UnhealthyReleaseError(`the release exited (${this.lastExit || 'stopped'}) before it answered HTTP on PORT`, this.log.tail());
+        if (taken === undefined || !this.process)
+          throw new UnhealthyReleaseError(`the release exited (${this.lastExit || 'stopped'}) before it answered HTTP on PORT`, this.log.tail());
         await this.reroute(this.process, taken, `could not listen on ${taken}: in its sandbox that port led to the platform's own`);
         rerouted = true;
         deadline = Date.now() + timeoutMs;
         continue;
       }
       const process = this.process;
-      const linkFailure = await this.linked?.then(() => undefined, (error: Error) => error);
+      const linkFailure = await this.linked?.then(
+        () => undefined,
+        (error: Error) => error,
+      );
       if (linkFailure && process?.running) throw new SandboxUnavailableError(`the edge's path into the sandbox could not be made: ${linkFailure.message}`);
       if (process?.running && (await probe(this.host, this.port))) {
         this.healthySince ||= Date.now();
@@ -312,7 +355,10 @@ export class LocalRelease implements AdoptedRelease {
       await new Promise((r) => setTimeout(r, 100));
     }
     const finding = this.process?.running ? portFinding(await this.listening(this.process), this.envPort) : search.last;
-    throw new UnhealthyReleaseError(unansweredMessage(this.envPort, this.appPort, finding, Math.round(timeoutMs / 1000), this.confinement ? 'in its sandbox' : 'among its processes'), this.log.tail());
+    throw new UnhealthyReleaseError(
+      unansweredMessage(this.envPort, this.appPort, finding, Math.round(timeoutMs / 1000), this.confinement ? 'in its sandbox' : 'among its processes'),
+      this.log.tail(),
+    );
   }
 
   private listening(process: AppProcess): Promise<number[]> {

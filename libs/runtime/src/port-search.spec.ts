@@ -34,9 +34,15 @@ describe('where a starting release is routed', () => {
   });
 
   it('says what was tried and found when it never answered', () => {
-    expect(unansweredMessage(4123, undefined, { kind: 'none' }, 30, 'in its sandbox')).toBe('the release did not answer HTTP within 30 s: it was given PORT=4123, and no listening TCP port was found in its sandbox');
-    expect(unansweredMessage(4123, undefined, { kind: 'several', ports: [3000, 3001] }, 30, 'in its sandbox')).toBe('the release did not answer HTTP on PORT 4123 within 30 s: it listens on 3000, 3001, none of them PORT, and the platform routes to a port other than PORT only when it is the only one');
-    expect(unansweredMessage(4123, 3000, { kind: 'own', port: 3000 }, 30, 'in its sandbox')).toBe('the release listens on 3000, not on PORT (4123), and did not answer HTTP there within 30 s');
+    expect(unansweredMessage(4123, undefined, { kind: 'none' }, 30, 'in its sandbox')).toBe(
+      'the release did not answer HTTP within 30 s: it was given PORT=4123, and no listening TCP port was found in its sandbox',
+    );
+    expect(unansweredMessage(4123, undefined, { kind: 'several', ports: [3000, 3001] }, 30, 'in its sandbox')).toBe(
+      'the release did not answer HTTP on PORT 4123 within 30 s: it listens on 3000, 3001, none of them PORT, and the platform routes to a port other than PORT only when it is the only one',
+    );
+    expect(unansweredMessage(4123, 3000, { kind: 'own', port: 3000 }, 30, 'in its sandbox')).toBe(
+      'the release listens on 3000, not on PORT (4123), and did not answer HTTP there within 30 s',
+    );
     expect(unansweredMessage(4123, undefined, { kind: 'env' }, 30, 'in its sandbox')).toBe('the release did not answer HTTP on PORT 4123 within 30 s');
   });
 });

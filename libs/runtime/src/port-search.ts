@@ -57,7 +57,8 @@ export function portInUse(output: string): number | undefined {
  */
 export function unansweredMessage(envPort: number, routedTo: number | undefined, finding: PortFinding | undefined, seconds: number, where: string): string {
   const within = `within ${seconds} s`;
-  if (routedTo !== undefined && routedTo !== envPort) return `the release listens on ${routedTo}, not on PORT (${envPort}), and did not answer HTTP there ${within}`;
+  if (routedTo !== undefined && routedTo !== envPort)
+    return `the release listens on ${routedTo}, not on PORT (${envPort}), and did not answer HTTP there ${within}`;
   switch (finding?.kind) {
     case 'several':
       return `the release did not answer HTTP on PORT ${envPort} ${within}: it listens on ${finding.ports.join(', ')}, none of them PORT, and the platform routes to a port other than PORT only when it is the only one`;

@@ -18,7 +18,11 @@ async function artifact(entries: Entry[]): Promise<Readable> {
   return Readable.from([gzipSync(await done)]);
 }
 
-const exists = (path: string) => lstat(path).then(() => true, () => false);
+const exists = (path: string) =>
+  lstat(path).then(
+    () => true,
+    () => false,
+  );
 
 describe('extractRelease (real tar archives, real files)', () => {
   let base: string;
@@ -39,7 +43,10 @@ describe('extractRelease (real tar archives, real files)', () => {
   });
 
   async function expectRefused(entries: Entry[], message: RegExp): Promise<void> {
-    const error = await extractRelease(await artifact(entries), release).then(() => null, (e: unknown) => e);
+    const error = await extractRelease(await artifact(entries), release).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(UnsafeReleaseError);
     expect((error as Error).message).toMatch(message);
     expect(await exists(release)).toBe(false);
@@ -49,14 +56,17 @@ describe('extractRelease (real tar archives, real files)', () => {
   }
 
   it('extracts files, directories and links that stay inside, even to an entry that comes later', async () => {
-    await extractRelease(await artifact([
-      { name: 'index.html', body: '<h1>hi</h1>' },
-      { name: 'node_modules/.bin/tool', type: 'symlink', linkname: '../tool/cli.js' },
-      { name: 'node_modules/tool/cli.js', body: 'console.log(1)', mode: 0o755 },
-      { name: 'assets/', type: 'directory' },
-      { name: 'latest', type: 'symlink', linkname: 'assets/v2' },
-      { name: 'assets/v2/app.js', body: 'app' },
-    ]), release);
+    await extractRelease(
+      await artifact([
+        { name: 'index.html', body: '<h1>hi</h1>' },
+        { name: 'node_modules/.bin/tool', type: 'symlink', linkname: '../tool/cli.js' },
+        { name: 'node_modules/tool/cli.js', body: 'console.log(1)', mode: 0o755 },
+        { name: 'assets/', type: 'directory' },
+        { name: 'latest', type: 'symlink', linkname: 'assets/v2' },
+        { name: 'assets/v2/app.js', body: 'app' },
+      ]),
+      release,
+    );
     expect(await readFile(join(release, 'index.html'), 'utf8')).toBe('<h1>hi</h1>');
     expect(await readlink(join(release, 'node_modules/.bin/tool'))).toBe('../tool/cli.js');
     expect(await readFile(join(release, 'node_modules/.bin/tool'), 'utf8')).toBe('console.log(1)');
@@ -65,24 +75,33 @@ describe('extractRelease (real tar archives, real files)', () => {
   });
 
   it('refuses `x -> /tmp/outside` followed by `x/file`: nothing is written outside', async () => {
-    await expectRefused([
-      { name: 'x', type: 'symlink', linkname: outside },
-      { name: 'x/file', body: 'planted' },
-    ], /absolute path/);
+    await expectRefused(
+      [
+        { name: 'x', type: 'symlink', linkname: outside },
+        { name: 'x/file', body: 'planted' },
+      ],
+      /absolute path/,
+    );
   });
 
   it('refuses a relative link followed by a file below it, before writing anything through it', async () => {
-    await expectRefused([
-      { name: 'x', type: 'symlink', linkname: '../../outside' },
-      { name: 'x/planted.txt', body: 'planted' },
-    ], /"x\/planted.txt" is below "x", which is not a directory/);
+    await expectRefused(
+      [
+        { name: 'x', type: 'symlink', linkname: '../../outside' },
+        { name: 'x/planted.txt', body: 'planted' },
+      ],
+      /"x\/planted.txt" is below "x", which is not a directory/,
+    );
   });
 
   it('never writes through a link that has the name of a later file entry', async () => {
-    await expectRefused([
-      { name: 'x', type: 'symlink', linkname: '../../outside/target.txt' },
-      { name: 'x', body: 'overwritten' },
-    ], /"x" appears twice/);
+    await expectRefused(
+      [
+        { name: 'x', type: 'symlink', linkname: '../../outside/target.txt' },
+        { name: 'x', body: 'overwritten' },
+      ],
+      /"x" appears twice/,
+    );
   });
 
   it('refuses `../escape`, absolute names and `.` segments', async () => {
@@ -96,7 +115,13 @@ describe('extractRelease (real tar archives, real files)', () => {
   it('refuses hard links, wherever they point', async () => {
     await expectRefused([{ name: 'h', type: 'link', linkname: join(outside, 'target.txt') }], /not allowed: "h" \(link\)/);
     await expectRefused([{ name: 'h', type: 'link', linkname: '../../outside/target.txt' }], /not allowed: "h" \(link\)/);
-    await expectRefused([{ name: 'a.txt', body: 'a' }, { name: 'h', type: 'link', linkname: 'a.txt' }], /not allowed: "h" \(link\)/);
+    await expectRefused(
+      [
+        { name: 'a.txt', body: 'a' },
+        { name: 'h', type: 'link', linkname: 'a.txt' },
+      ],
+      /not allowed: "h" \(link\)/,
+    );
   });
 
   it('refuses devices and FIFOs', async () => {
@@ -108,14 +133,38 @@ describe('extractRelease (real tar archives, real files)', () => {
     await expectRefused([{ name: 'etc', type: 'symlink', linkname: '/etc' }], /absolute path/);
     await expectRefused([{ name: 'up', type: 'symlink', linkname: '../../outside' }], /"up" leads outside the release/);
     // a -> b -> ../..: each hop looks harmless on its own.
-    await expectRefused([{ name: 'a', type: 'symlink', linkname: 'b' }, { name: 'b', type: 'symlink', linkname: '../..' }], /leads outside the release/);
+    await expectRefused(
+      [
+        { name: 'a', type: 'symlink', linkname: 'b' },
+        { name: 'b', type: 'symlink', linkname: '../..' },
+      ],
+      /leads outside the release/,
+    );
     // b -> . and a -> b/..: `resolve(dirname(a), 'b/..')` is the root, the file system says its parent.
-    await expectRefused([{ name: 'b', type: 'symlink', linkname: '.' }, { name: 'a', type: 'symlink', linkname: 'b/../outside' }], /"a" leads outside the release/);
+    await expectRefused(
+      [
+        { name: 'b', type: 'symlink', linkname: '.' },
+        { name: 'a', type: 'symlink', linkname: 'b/../outside' },
+      ],
+      /"a" leads outside the release/,
+    );
     // Leaves and comes back in: fine where it was packed, elsewhere once extracted.
-    await expectRefused([{ name: 'back', type: 'symlink', linkname: '../r1/index.html' }, { name: 'index.html', body: 'x' }], /"back" leads outside/);
+    await expectRefused(
+      [
+        { name: 'back', type: 'symlink', linkname: '../r1/index.html' },
+        { name: 'index.html', body: 'x' },
+      ],
+      /"back" leads outside/,
+    );
   });
 
   it('refuses a link loop', async () => {
-    await expectRefused([{ name: 'a', type: 'symlink', linkname: 'b' }, { name: 'b', type: 'symlink', linkname: 'a' }], /into a loop/);
+    await expectRefused(
+      [
+        { name: 'a', type: 'symlink', linkname: 'b' },
+        { name: 'b', type: 'symlink', linkname: 'a' },
+      ],
+      /into a loop/,
+    );
   });
 });

@@ -22,7 +22,10 @@ function segmentsOf(name: string): string[] {
 
 /** Parents made only as real directories (see `ensureParents`): no write ever goes through a link. */
 function parentsOf(root: string, segments: string[], name: string, known: Set<string>): Promise<void> {
-  return ensureParents(root, segments, known, { mode: 0o755, refuse: (parent) => new UnsafeReleaseError(`release entry ${JSON.stringify(name)} is below ${JSON.stringify(parent)}, which is not a directory`) });
+  return ensureParents(root, segments, known, {
+    mode: 0o755,
+    refuse: (parent) => new UnsafeReleaseError(`release entry ${JSON.stringify(name)} is below ${JSON.stringify(parent)}, which is not a directory`),
+  });
 }
 
 function createFile(target: string, mode: number, name: string): Promise<FileHandle> {
@@ -84,14 +87,19 @@ export async function extractRelease(artifact: Readable, dir: string): Promise<v
         });
         links.push(segments);
       } else {
-        throw new UnsafeReleaseError(`release entry not allowed: ${JSON.stringify(name)} (${type ?? 'unknown'}${type === 'symlink' ? ' to an absolute path' : ''})`);
+        throw new UnsafeReleaseError(
+          `release entry not allowed: ${JSON.stringify(name)} (${type ?? 'unknown'}${type === 'symlink' ? ' to an absolute path' : ''})`,
+        );
       }
     }
     await feeding;
     // Checked once the tree is complete: a link may point at an entry that comes later.
     for (const segments of links) {
       const resolved = await resolveLinkInTree(root, segments);
-      if (resolved.kind !== 'inside') throw new UnsafeReleaseError(`release link ${JSON.stringify(segments.join('/'))} leads ${resolved.kind === 'loop' ? 'into a loop' : 'outside the release'}`);
+      if (resolved.kind !== 'inside')
+        throw new UnsafeReleaseError(
+          `release link ${JSON.stringify(segments.join('/'))} leads ${resolved.kind === 'loop' ? 'into a loop' : 'outside the release'}`,
+        );
     }
     await rename(temp, dir).catch(async (error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;

@@ -36,7 +36,9 @@ describe('ReleaseGoLive: start → switch → commit → announce', () => {
     server = createServer((req, res) => {
       const live = (async () => (await platform.prisma.application.findUniqueOrThrow({ where: { id: applicationId } })).liveReleaseId)();
       void live.then((liveReleaseId) => {
-        events.push(`${req.url?.endsWith('/start') ? 'start' : 'switch'} (live: ${liveReleaseId === null ? 'none' : releases.indexOf(asReleaseId(liveReleaseId))})`);
+        events.push(
+          `${req.url?.endsWith('/start') ? 'start' : 'switch'} (live: ${liveReleaseId === null ? 'none' : releases.indexOf(asReleaseId(liveReleaseId))})`,
+        );
         const { status, body } = req.url?.endsWith('/start') ? startAnswer : { status: 200, body: {} };
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       });
@@ -50,7 +52,11 @@ describe('ReleaseGoLive: start → switch → commit → announce', () => {
     releases = [];
     for (let i = 0; i < 2; i++) {
       const deployment = await prisma.deployment.create({ data: { applicationId, status: 'succeeded' } });
-      releases.push(asReleaseId((await prisma.release.create({ data: { applicationId, deploymentId: deployment.id, kind: 'node', artifactKey: 'releases/x.tar.gz', spec: {} } })).id));
+      releases.push(
+        asReleaseId(
+          (await prisma.release.create({ data: { applicationId, deploymentId: deployment.id, kind: 'node', artifactKey: 'releases/x.tar.gz', spec: {} } })).id,
+        ),
+      );
     }
   });
   afterAll(async () => {
@@ -77,7 +83,12 @@ describe('ReleaseGoLive: start → switch → commit → announce', () => {
   it('starts, switches, then commits and announces, in that order', async () => {
     const switched: EdgeSwitchOutcome[] = [];
     const started: unknown[] = [];
-    await goLive.run(deployments, applicationId, releases[0]!, { start: true, refused, started: (outcome) => void started.push(outcome), switched: (outcome) => void switched.push(outcome) });
+    await goLive.run(deployments, applicationId, releases[0]!, {
+      start: true,
+      refused,
+      started: (outcome) => void started.push(outcome),
+      switched: (outcome) => void switched.push(outcome),
+    });
     expect(await liveOf()).toBe(releases[0]);
     expect(await eventsOnce(3)).toEqual(['start (live: none)', 'switch (live: none)', `announced ${JSON.stringify({ applicationId })}`]);
     expect(started).toEqual([{ kind: 'healthy', containment: { status: 'on' } }]);

@@ -70,7 +70,15 @@ export class ReleaseRecords {
       return [];
     }
     const releases = Array.isArray(parsed?.releases) ? parsed.releases : [];
-    const valid = releases.filter((r) => typeof r?.releaseId === 'string' && SAFE_ID.test(r.releaseId) && Number.isInteger(r.pid) && Number.isInteger(r.startTime) && Number.isInteger(r.port) && (r.appPort === undefined || Number.isInteger(r.appPort)));
+    const valid = releases.filter(
+      (r) =>
+        typeof r?.releaseId === 'string' &&
+        SAFE_ID.test(r.releaseId) &&
+        Number.isInteger(r.pid) &&
+        Number.isInteger(r.startTime) &&
+        Number.isInteger(r.port) &&
+        (r.appPort === undefined || Number.isInteger(r.appPort)),
+    );
     for (const record of valid) this.records.set(record.releaseId, record);
     return valid;
   }

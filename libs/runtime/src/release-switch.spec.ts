@@ -31,7 +31,15 @@ describe('makeReleaseLive (real Postgres and Redis)', () => {
     releases = [];
     for (const app of [applicationId, applicationId, otherId]) {
       const deployment = await prisma.deployment.create({ data: { applicationId: app, status: 'succeeded' } });
-      releases.push(asReleaseId((await prisma.release.create({ data: { applicationId: app, deploymentId: deployment.id, kind: 'static', artifactKey: 'releases/x.tar.gz', spec: {} } })).id));
+      releases.push(
+        asReleaseId(
+          (
+            await prisma.release.create({
+              data: { applicationId: app, deploymentId: deployment.id, kind: 'static', artifactKey: 'releases/x.tar.gz', spec: {} },
+            })
+          ).id,
+        ),
+      );
     }
   });
   afterAll(async () => {

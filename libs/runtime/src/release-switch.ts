@@ -12,7 +12,14 @@ export class ReleaseNotFoundError extends Error {
  * platform's deploys, rollbacks and promotes go through `ReleaseGoLive` (release-go-live.ts).
  * Nothing is announced when the application has no such release.
  */
-export async function makeReleaseLive(deployments: DeploymentsRepository, redis: Redis, prefix: string, applicationId: ApplicationId, releaseId: ReleaseId): Promise<void> {
-  if (!(await deployments.releases.switchLive(applicationId, releaseId))) throw new ReleaseNotFoundError(`application ${applicationId} has no release ${releaseId}`);
+export async function makeReleaseLive(
+  deployments: DeploymentsRepository,
+  redis: Redis,
+  prefix: string,
+  applicationId: ApplicationId,
+  releaseId: ReleaseId,
+): Promise<void> {
+  if (!(await deployments.releases.switchLive(applicationId, releaseId)))
+    throw new ReleaseNotFoundError(`application ${applicationId} has no release ${releaseId}`);
   await publishRoutesChanged(redis, prefix, { applicationId });
 }

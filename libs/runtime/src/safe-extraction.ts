@@ -28,7 +28,12 @@ export function entrySegments(name: string, refuse: () => Error): string[] {
  * replaces a path (every creation is exclusive), so a directory once checked stays one and is not
  * looked at again (a release's 1 300 files sit ~8 levels deep: 10 000 lstat calls otherwise).
  */
-export async function ensureParents(root: string, segments: string[], known: Set<string>, options: { mode: number; refuse: (parent: string, isLink: boolean) => Error }): Promise<void> {
+export async function ensureParents(
+  root: string,
+  segments: string[],
+  known: Set<string>,
+  options: { mode: number; refuse: (parent: string, isLink: boolean) => Error },
+): Promise<void> {
   for (let i = 1; i < segments.length; i += 1) {
     const relative = segments.slice(0, i).join('/');
     if (known.has(relative)) continue;

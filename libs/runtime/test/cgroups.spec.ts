@@ -11,11 +11,18 @@ const MiB = 1024 * 1024;
 
 /** This test's parent in each hierarchy (v1: under this process's own cgroup per controller). */
 async function parents(): Promise<string[]> {
-  const own = new Map((await readFile('/proc/self/cgroup', 'utf8')).split('\n').filter(Boolean).flatMap((line) => {
-    const [, controllers = '', path = '/'] = line.split(':');
-    return controllers.split(',').map((c) => [c, path] as const);
-  }));
-  return ['memory', 'pids', 'cpu', 'cpuacct', ''].map((c) => join('/sys/fs/cgroup', c, own.get(c) ?? '/', PARENT)).filter((dir) => existsSync(join(dir, 'cgroup.procs')));
+  const own = new Map(
+    (await readFile('/proc/self/cgroup', 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .flatMap((line) => {
+        const [, controllers = '', path = '/'] = line.split(':');
+        return controllers.split(',').map((c) => [c, path] as const);
+      }),
+  );
+  return ['memory', 'pids', 'cpu', 'cpuacct', '']
+    .map((c) => join('/sys/fs/cgroup', c, own.get(c) ?? '/', PARENT))
+    .filter((dir) => existsSync(join(dir, 'cgroup.procs')));
 }
 
 const read = (dir: string, file: string) => readFile(join(dir, file), 'utf8').then((s) => s.trim());
@@ -67,9 +74,24 @@ function inside(procs: string[], script: string) {
         const memory = dirs.find((d) => d.includes('/memory/'))!;
         expect(await read(memory, 'memory.limit_in_bytes')).toBe(String(128 * MiB));
         if (existsSync(join(memory, 'memory.memsw.limit_in_bytes'))) expect(await read(memory, 'memory.memsw.limit_in_bytes')).toBe(String(128 * MiB));
-        expect(await read(dirs.find((d) => d.includes('/pids/'))!, 'pids.max')).toBe('32');
-        expect(await read(dirs.find((d) => d.includes('/cpu/'))!, 'cpu.cfs_quota_us')).toBe('50000');
-        expect(await read(dirs.find((d) => d.includes('/cpu/'))!, 'cpu.shares')).toBe('256');
+        expect(
+          await read(
+            dirs.find((d) => d.includes('/pids/'))!,
+            'pids.max',
+          ),
+        ).toBe('32');
+        expect(
+          await read(
+            dirs.find((d) => d.includes('/cpu/'))!,
+            'cpu.cfs_quota_us',
+          ),
+        ).toBe('50000');
+        expect(
+          await read(
+            dirs.find((d) => d.includes('/cpu/'))!,
+            'cpu.shares',
+          ),
+        ).toBe('256');
       } else {
         expect(await read(dirs[0]!, 'memory.max')).toBe(String(128 * MiB));
         expect(await read(dirs[0]!, 'pids.max')).toBe('32');
@@ -85,11 +107,14 @@ function inside(procs: string[], script: string) {
     const group = await cgroups.create('stats', { memoryBytes: 96 * MiB, pids: 16, cpus: 1 });
     // 160 MiB in a 96 MiB cgroup, busy for a moment (1–2 s of wall time: until the second after
     // next; "+ 1" could be a few milliseconds), then more forks than pids.max allows.
-    const run = inside(group.procsFiles, `
+    const run = inside(
+      group.procsFiles,
+      `
       node -e "const a = []; for (let i = 0; i < 10; i++) a.push(Buffer.alloc(16 * 1024 * 1024, 1)); console.log('held')"
       echo "node: $?"
       end=$(( $(date +%s) + 2 )); while [ $(date +%s) -lt $end ]; do :; done
-      (i=0; while [ $i -lt 40 ]; do sleep 5 & i=$((i + 1)); done) 2>/dev/null || true`);
+      (i=0; while [ $i -lt 40 ]; do sleep 5 & i=$((i + 1)); done) 2>/dev/null || true`,
+    );
     expect(await run.exited).toBe(0);
     expect(run.output()).toMatch(/node: (137|1)/);
     const stats = await group.stats();
@@ -126,7 +151,10 @@ function inside(procs: string[], script: string) {
     const other = await cgroups.create('other-busy', { memoryBytes: 64 * MiB, pids: 8, cpus: 1 });
     const escaped = inside(survivor.procsFiles, 'setsid sleep 600 & sleep 600');
     const kept = inside(other.procsFiles, 'sleep 600');
-    await waitFor(async () => ((await survivor.pids()).length >= 2 && (await other.pids()).length > 0 ? true : undefined), { timeoutMs: 5000, what: 'the sleepers' });
+    await waitFor(async () => ((await survivor.pids()).length >= 2 && (await other.pids()).length > 0 ? true : undefined), {
+      timeoutMs: 5000,
+      what: 'the sleepers',
+    });
     expect(await cgroups.sweep((name) => name.startsWith('step-'))).toBeGreaterThanOrEqual(2);
     for (const file of [...left.procsFiles, ...survivor.procsFiles]) expect(existsSync(file)).toBe(false);
     await escaped.exited;
@@ -137,4 +165,3 @@ function inside(procs: string[], script: string) {
     await other.remove();
   });
 });
-

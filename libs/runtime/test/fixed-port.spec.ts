@@ -73,7 +73,9 @@ rootOnly('apps that ignore PORT', () => {
     return { releaseId: randomUUID(), applicationId, slug: 'fixed', artifactKey: 'releases/fixed.tar.gz', startCommand: 'node server.js', env, ...extra };
   };
   const start = async (driver: LocalDriver, release: ReleaseToRun): Promise<RunningRelease> => {
-    const started = await driver.start(release).catch((error: Error & { logTail?: string }) => Promise.reject(new Error(`${error.message}\n${error.logTail ?? ''}`)));
+    const started = await driver
+      .start(release)
+      .catch((error: Error & { logTail?: string }) => Promise.reject(new Error(`${error.message}\n${error.logTail ?? ''}`)));
     running.push(started);
     return started;
   };
@@ -102,7 +104,7 @@ rootOnly('apps that ignore PORT', () => {
     await Promise.all(apps.map((id) => removeAppUser(id)));
   });
 
-  it('an app on a fixed 3000 is found in its sandbox, routed to through its PORT\'s host port, and stays so across a crash restart', async () => {
+  it("an app on a fixed 3000 is found in its sandbox, routed to through its PORT's host port, and stays so across a crash restart", async () => {
     const release = spec({ LISTEN: '3000' });
     const started = await start(sandboxed, release);
     const first = await answer(started);
@@ -115,10 +117,13 @@ rootOnly('apps that ignore PORT', () => {
     expect(await boots(sandboxed, release.releaseId)).toBe(2);
 
     await fetch(`http://127.0.0.1:${started.port}/crash`).catch(() => undefined);
-    const again = await waitFor(async () => {
-      const reply = await answer(started).catch(() => undefined);
-      return reply && reply.boot !== first.boot ? reply : undefined;
-    }, { timeoutMs: 30_000, what: 'the crashed app to answer again' });
+    const again = await waitFor(
+      async () => {
+        const reply = await answer(started).catch(() => undefined);
+        return reply && reply.boot !== first.boot ? reply : undefined;
+      },
+      { timeoutMs: 30_000, what: 'the crashed app to answer again' },
+    );
     expect(again.port).toBe(3000);
     expect((await sandboxed.readLog(release.releaseId)) ?? '').toMatch(/\[slipway\] restarting in \d+ ms \(restart 1\)/);
   }, 90_000);
@@ -141,10 +146,12 @@ rootOnly('apps that ignore PORT', () => {
     expect(started.portFound).toEqual({ port: taken, envPort: started.port });
     const log = (await sandboxed.readLog(release.releaseId)) ?? '';
     expect(log).toContain(`EADDRINUSE`);
-    expect(log).toContain(`[slipway] the app could not listen on ${taken}: in its sandbox that port led to the platform's own: starting it again with port ${started.port} forwarded to ${taken} in its sandbox`);
+    expect(log).toContain(
+      `[slipway] the app could not listen on ${taken}: in its sandbox that port led to the platform's own: starting it again with port ${started.port} forwarded to ${taken} in its sandbox`,
+    );
   }, 60_000);
 
-  it('an analyzer\'s port the app does not listen on after all: routed back to PORT', async () => {
+  it("an analyzer's port the app does not listen on after all: routed back to PORT", async () => {
     const release = spec({ LISTEN: '' }, { fixedPort: 3000, startCommand: 'LISTEN=$PORT node server.js' });
     const started = await start(sandboxed, release);
     expect(await answer(started)).toMatchObject({ port: started.port });
@@ -154,17 +161,27 @@ rootOnly('apps that ignore PORT', () => {
   it('two ports other than PORT, or none at all: unhealthy, saying what was tried and found', async () => {
     const driver = new LocalDriver({ blobs, dir: join(home, 'runtime'), healthTimeoutMs: 12_000, sandbox });
     const [two, none] = await Promise.all([
-      driver.start(spec({ LISTEN: '3001,3002' })).then(() => undefined, (error: unknown) => error),
-      driver.start(spec({ LISTEN: '' })).then(() => undefined, (error: unknown) => error),
+      driver.start(spec({ LISTEN: '3001,3002' })).then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
+      driver.start(spec({ LISTEN: '' })).then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
     ]);
     expect(two).toBeInstanceOf(UnhealthyReleaseError);
-    expect((two as Error).message).toMatch(/^the release did not answer HTTP on PORT \d+ within 12 s: it listens on 3001, 3002, none of them PORT, and the platform routes to a port other than PORT only when it is the only one$/);
+    expect((two as Error).message).toMatch(
+      /^the release did not answer HTTP on PORT \d+ within 12 s: it listens on 3001, 3002, none of them PORT, and the platform routes to a port other than PORT only when it is the only one$/,
+    );
     expect(none).toBeInstanceOf(UnhealthyReleaseError);
     // pasta's own listener in the sandbox (the platform port it forwards) is not the app's.
-    expect((none as Error).message).toMatch(/^the release did not answer HTTP within 12 s: it was given PORT=\d+, and no listening TCP port was found in its sandbox$/);
+    expect((none as Error).message).toMatch(
+      /^the release did not answer HTTP within 12 s: it was given PORT=\d+, and no listening TCP port was found in its sandbox$/,
+    );
   }, 60_000);
 
-  it('unsandboxed: routed to the port its own processes listen on, never to another process\'s', async () => {
+  it("unsandboxed: routed to the port its own processes listen on, never to another process's", async () => {
     const own = await freePort();
     const started = await start(unsandboxed, spec({ LISTEN: String(own) }));
     expect(started.port).toBe(own);
@@ -173,7 +190,12 @@ rootOnly('apps that ignore PORT', () => {
 
     const driver = new LocalDriver({ blobs, dir: join(home, 'runtime-unsandboxed'), healthTimeoutMs: 8_000 });
     // The host is full of listeners (this one among them): none of them is the app's.
-    const error = await driver.start(spec({ LISTEN: '' })).then(() => undefined, (e: unknown) => e);
-    expect((error as Error).message).toMatch(/^the release did not answer HTTP within 8 s: it was given PORT=\d+, and no listening TCP port was found among its processes$/);
+    const error = await driver.start(spec({ LISTEN: '' })).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((error as Error).message).toMatch(
+      /^the release did not answer HTTP within 8 s: it was given PORT=\d+, and no listening TCP port was found among its processes$/,
+    );
   }, 60_000);
 });

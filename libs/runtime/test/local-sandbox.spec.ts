@@ -86,7 +86,9 @@ rootOnly('the local runtime sandbox, probed from inside an app', () => {
   const appB = randomUUID();
   let a: RunningRelease;
   let b: RunningRelease;
-  const hostAddress = Object.values(networkInterfaces()).flat().find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
+  const hostAddress = Object.values(networkInterfaces())
+    .flat()
+    .find((i) => i && i.family === 'IPv4' && !i.internal)?.address;
 
   beforeAll(async () => {
     home = await mkdtemp(join(tmpdir(), 'slipway-runtime-sandbox-'));
@@ -95,12 +97,23 @@ rootOnly('the local runtime sandbox, probed from inside an app', () => {
     blobs = createBlobStore({ BLOB_DIR: join(home, 'blobs') });
     platform = await listener('0.0.0.0');
     allowed = await listener('127.0.0.1');
-    const sandbox = new LocalSandbox({ limits: { memoryBytes: 256 << 20, pids: 64, cpus: 0.5 }, tmpBytes: 16 << 20, hostPorts: [(allowed.address() as { port: number }).port] });
+    const sandbox = new LocalSandbox({
+      limits: { memoryBytes: 256 << 20, pids: 64, cpus: 0.5 },
+      tmpBytes: 16 << 20,
+      hostPorts: [(allowed.address() as { port: number }).port],
+    });
     driver = new LocalDriver({ blobs, dir: join(home, 'runtime'), healthTimeoutMs: 20_000, sandbox });
     await artifact(join(home, 'src'), blobs, 'releases/probe.tar.gz');
     const start = async (applicationId: string, name: string) => {
       const release = await driver
-        .start({ releaseId: randomUUID(), applicationId, slug: name, artifactKey: 'releases/probe.tar.gz', startCommand: 'npm start', env: { APP_NAME: name, SECRET: `secret-of-${name}` } })
+        .start({
+          releaseId: randomUUID(),
+          applicationId,
+          slug: name,
+          artifactKey: 'releases/probe.tar.gz',
+          startCommand: 'npm start',
+          env: { APP_NAME: name, SECRET: `secret-of-${name}` },
+        })
         .catch((error: Error & { logTail?: string }) => Promise.reject(new Error(`${error.message}\n${error.logTail ?? ''}`)));
       running.push(release);
       return release;
@@ -154,7 +167,11 @@ rootOnly('the local runtime sandbox, probed from inside an app', () => {
   });
 
   it('hides the host: nothing of the platform home, the release read-only, /tmp bounded', async () => {
-    const pa = await probe(a, [], [join(home, 'master.key'), '/etc/shadow', `${driver.releaseDir(b.releaseId)}/server.js`, '/app/server.js', '/proc/1/environ']);
+    const pa = await probe(
+      a,
+      [],
+      [join(home, 'master.key'), '/etc/shadow', `${driver.releaseDir(b.releaseId)}/server.js`, '/app/server.js', '/proc/1/environ'],
+    );
     expect(pa.files[join(home, 'master.key')]).toMatch(/^ERR/);
     expect(pa.files['/etc/shadow']).toMatch(/^ERR/);
     expect(pa.files[`${driver.releaseDir(b.releaseId)}/server.js`]).toMatch(/^ERR/);
@@ -166,7 +183,13 @@ rootOnly('the local runtime sandbox, probed from inside an app', () => {
   it('reaches only the allowed host ports; the app itself only through its forwarded loopback port', async () => {
     const allowedPort = (allowed.address() as { port: number }).port;
     const platformPort = (platform.address() as { port: number }).port;
-    const targets: [string, number][] = [['127.0.0.1', allowedPort], ['127.0.0.1', platformPort], ['127.0.0.1', 6379], ['127.0.0.1', 5432], ['127.0.0.1', b.port]];
+    const targets: [string, number][] = [
+      ['127.0.0.1', allowedPort],
+      ['127.0.0.1', platformPort],
+      ['127.0.0.1', 6379],
+      ['127.0.0.1', 5432],
+      ['127.0.0.1', b.port],
+    ];
     if (hostAddress) targets.push([hostAddress, platformPort]);
     const pa = await probe(a, targets);
     expect(pa.reach[`127.0.0.1:${allowedPort}`]).toBe('open');
@@ -191,11 +214,22 @@ rootOnly('the local runtime sandbox, probed from inside an app', () => {
   }
 
   it('bounds memory: a 4 GiB balloon ends in its own cgroup and the neighbour keeps answering', async () => {
-    const { failures, outcome } = await neighbourFailures(get(a.port, '/balloon').catch((error: Error) => ({ status: 0, text: `connection lost (${error.message})` })));
+    const { failures, outcome } = await neighbourFailures(
+      get(a.port, '/balloon').catch((error: Error) => ({ status: 0, text: `connection lost (${error.message})` })),
+    );
     expect(failures).toBe(0);
     expect(outcome.text).not.toMatch(/^allocated/);
     // The driver restarts the killed app by itself.
-    for (let i = 0; i < 100 && !(await get(a.port, '/').then((r) => r.text === 'hello from a', () => false)); i++) await new Promise((r) => setTimeout(r, 200));
+    for (
+      let i = 0;
+      i < 100 &&
+      !(await get(a.port, '/').then(
+        (r) => r.text === 'hello from a',
+        () => false,
+      ));
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 200));
     expect((await get(a.port, '/')).text).toBe('hello from a');
   }, 60_000);
 

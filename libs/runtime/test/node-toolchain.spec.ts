@@ -8,7 +8,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createBlobStore } from '@slipway/blob';
-import { LocalDriver, LocalSandbox, NodeToolchains, NpmRegistry, ToolchainError, removeAppUser, type NodeToolchain, type RunningRelease } from '../src/index.js';
+import {
+  LocalDriver,
+  LocalSandbox,
+  NodeToolchains,
+  NpmRegistry,
+  ToolchainError,
+  removeAppUser,
+  type NodeToolchain,
+  type RunningRelease,
+} from '../src/index.js';
 
 const run = promisify(execFile);
 const SUPPORTED = [20, 22, 24];
@@ -92,8 +101,15 @@ describe('Node.js toolchains from the npm registry (real downloads, cached)', ()
   });
 
   it('a registry that cannot be reached is a clear failure, never a silent platform Node', async () => {
-    const down = new NodeToolchains({ root: await mkdtemp(join(tmpdir(), 'tc-down-')), registry: new NpmRegistry({ url: 'http://127.0.0.1:9', metadataTimeoutMs: 5000 }), supported: SUPPORTED });
-    await expect(down.resolve({ value: '>=22', source: 'engines' })).rejects.toMatchObject({ code: 'node_unavailable', message: expect.stringContaining('could not list node-linux-') });
+    const down = new NodeToolchains({
+      root: await mkdtemp(join(tmpdir(), 'tc-down-')),
+      registry: new NpmRegistry({ url: 'http://127.0.0.1:9', metadataTimeoutMs: 5000 }),
+      supported: SUPPORTED,
+    });
+    await expect(down.resolve({ value: '>=22', source: 'engines' })).rejects.toMatchObject({
+      code: 'node_unavailable',
+      message: expect.stringContaining('could not list node-linux-'),
+    });
     await expect(down.ensure('22.1.0')).rejects.toMatchObject({ code: 'node_unavailable' });
     // Nothing declared (or the platform's Node fits) needs no registry.
     await expect(down.resolve(null)).resolves.toEqual({ version: process.version.slice(1), source: 'platform' });
@@ -105,21 +121,37 @@ describe('Node.js toolchains from the npm registry (real downloads, cached)', ()
     const wrong = Buffer.alloc(64, 7).toString('base64');
     const arch = `node-linux-${process.arch}`;
     const fake = await fakeRegistry({
-      [`/${arch}`]: () => JSON.stringify({ versions: { '22.1.0': { version: '22.1.0', dist: { integrity: `sha512-${wrong}`, tarball: `${base}/${arch}.tgz` } } } }),
+      [`/${arch}`]: () =>
+        JSON.stringify({ versions: { '22.1.0': { version: '22.1.0', dist: { integrity: `sha512-${wrong}`, tarball: `${base}/${arch}.tgz` } } } }),
       [`/${arch}.tgz`]: () => tarball,
       '/npm': () => JSON.stringify({ versions: { '10.9.0': { version: '10.9.0', dist: { integrity: `sha512-${wrong}`, tarball: `${base}/npm.tgz` } } } }),
     });
     const base = fake.url;
     try {
       const lying = new NodeToolchains({ root, registry: new NpmRegistry({ url: base }), supported: SUPPORTED });
-      await expect(lying.ensure('22.1.0')).rejects.toMatchObject({ code: 'node_unavailable', message: expect.stringContaining('does not match its published sha512 integrity') });
+      await expect(lying.ensure('22.1.0')).rejects.toMatchObject({
+        code: 'node_unavailable',
+        message: expect.stringContaining('does not match its published sha512 integrity'),
+      });
       expect(await readdir(join(root, 'node'))).toEqual([]);
       // The real tarball with a wrong expected hash: refused too, and the file is gone.
       const file = join(root, 'x.tgz');
-      await expect(registry.download('npm', { version: '10.9.0', dist: { integrity: `sha512-${wrong}`, tarball: 'https://registry.npmjs.org/npm/-/npm-10.9.0.tgz' } }, file)).rejects.toMatchObject({ code: 'node_unavailable' });
+      await expect(
+        registry.download(
+          'npm',
+          { version: '10.9.0', dist: { integrity: `sha512-${wrong}`, tarball: 'https://registry.npmjs.org/npm/-/npm-10.9.0.tgz' } },
+          file,
+        ),
+      ).rejects.toMatchObject({ code: 'node_unavailable' });
       await expect(readdir(root)).resolves.not.toContain('x.tgz');
       // A tarball on another host than the registry that published its hash is not fetched.
-      await expect(new NpmRegistry({ url: base }).download('npm', { version: '1.0.0', dist: { integrity: `sha512-${wrong}`, tarball: 'https://example.invalid/npm.tgz' } }, file)).rejects.toThrow(/is not on/);
+      await expect(
+        new NpmRegistry({ url: base }).download(
+          'npm',
+          { version: '1.0.0', dist: { integrity: `sha512-${wrong}`, tarball: 'https://example.invalid/npm.tgz' } },
+          file,
+        ),
+      ).rejects.toThrow(/is not on/);
     } finally {
       fake.server.close();
       await rm(root, { recursive: true, force: true });
@@ -138,7 +170,12 @@ describe('Node.js toolchains from the npm registry (real downloads, cached)', ()
       const fresh = await new NodeToolchains({ root, registry, supported: SUPPORTED }).ensure(node22.version, (l) => lines.push(l));
       expect(lines[0]).toMatch(/is discarded: bin\/node is not the binary that was verified at install/);
       expect(await version(fresh!, 'node')).toBe(`v${node22.version}`);
-      expect((await run('cmp', [copy, join(node22.dir, 'bin', 'node')]).then(() => 'same', () => 'differs'))).toBe('same');
+      expect(
+        await run('cmp', [copy, join(node22.dir, 'bin', 'node')]).then(
+          () => 'same',
+          () => 'differs',
+        ),
+      ).toBe('same');
       // A directory left without its marker (a crash mid-copy by hand, a half-deleted entry) is not used either.
       await rm(join(root, 'node', node22.version, '.slipway-toolchain.json'));
       lines.length = 0;
@@ -168,15 +205,31 @@ describe('Node.js toolchains from the npm registry (real downloads, cached)', ()
       const blobs = createBlobStore({ BLOB_DIR: join(home, 'blobs') });
       const src = join(home, 'src');
       await mkdir(src);
-      await writeFile(join(src, 'server.js'), "require('node:http').createServer((q, s) => s.end(JSON.stringify({ version: process.version, execPath: process.execPath, path: process.env.PATH }))).listen(Number(process.env.PORT));");
+      await writeFile(
+        join(src, 'server.js'),
+        "require('node:http').createServer((q, s) => s.end(JSON.stringify({ version: process.version, execPath: process.execPath, path: process.env.PATH }))).listen(Number(process.env.PORT));",
+      );
       await writeFile(join(src, 'package.json'), JSON.stringify({ name: 'v', private: true, scripts: { start: 'node server.js' } }));
       await run('tar', ['-czf', `${src}.tgz`, '-C', src, 'server.js', 'package.json']);
       await blobs.put('releases/v.tar.gz', createReadStream(`${src}.tgz`));
       const sandbox = new LocalSandbox({ limits: { memoryBytes: 256 << 20, pids: 64, cpus: 0.5 }, tmpBytes: 16 << 20, hostPorts: [] });
       const driver = new LocalDriver({ blobs, dir: join(home, 'runtime'), healthTimeoutMs: 30_000, sandbox, toolchains });
-      for (const [i, [toolchain, start]] of ([[node22, 'node server.js'], [node24, 'npm start']] as const).entries()) {
+      for (const [i, [toolchain, start]] of (
+        [
+          [node22, 'node server.js'],
+          [node24, 'npm start'],
+        ] as const
+      ).entries()) {
         const release = await driver
-          .start({ releaseId: randomUUID(), applicationId: apps[i]!, slug: `v${i}`, artifactKey: 'releases/v.tar.gz', startCommand: start, env: { PATH: '/evil' }, nodeVersion: toolchain.version })
+          .start({
+            releaseId: randomUUID(),
+            applicationId: apps[i]!,
+            slug: `v${i}`,
+            artifactKey: 'releases/v.tar.gz',
+            startCommand: start,
+            env: { PATH: '/evil' },
+            nodeVersion: toolchain.version,
+          })
           .catch((error: Error & { logTail?: string }) => Promise.reject(new Error(`${error.message}\n${error.logTail ?? ''}`)));
         running.push(release);
         const body = (await (await fetch(`http://127.0.0.1:${release.port}/`)).json()) as { version: string; execPath: string; path: string };

@@ -15,7 +15,9 @@ const registry = new NpmRegistry({ downloadTimeoutMs: 180_000 });
 const request = (manager: ManagerRequest['manager'], extra: Partial<ManagerRequest> = {}): ManagerRequest => ({ manager, version: null, hash: null, ...extra });
 
 async function versionOf(dir: string, command: string): Promise<string> {
-  return (await run(join(dir, 'bin', command), ['--version'], { env: { PATH: `${join(dir, 'bin')}:/usr/bin:/bin`, HOME: tmpdir(), COREPACK_ENABLE_STRICT: '0' } })).stdout.trim();
+  return (
+    await run(join(dir, 'bin', command), ['--version'], { env: { PATH: `${join(dir, 'bin')}:/usr/bin:/bin`, HOME: tmpdir(), COREPACK_ENABLE_STRICT: '0' } })
+  ).stdout.trim();
 }
 
 describe('package managers from the npm registry (real downloads, verified, cached)', () => {
@@ -32,22 +34,32 @@ describe('package managers from the npm registry (real downloads, verified, cach
     ['yarn berry', request('yarn', { yarnBerry: true }), '@yarnpkg/cli-dist', 'yarn', /^4\./],
     ['bun', request('bun'), '@oven/bun-linux-x64', 'bun', /^1\./],
     ['npm pinned by packageManager', request('npm', { version: '10.9.2' }), 'npm', 'npm', /^10\.9\.2$/],
-  ] as const)('%s: fetched, verified and runnable', async (_name, req, pkg, command, version) => {
-    const dist = await managers.resolve(req);
-    expect(dist).toMatchObject({ manager: req.manager, package: expect.stringContaining(pkg) });
-    const made = await managers.ensure(dist!, null);
-    expect(await versionOf(made.dir, command)).toMatch(version);
-    // Read-only to everyone but the owner.
-    await expect(run('runuser', ['-u', 'nobody', '--', 'sh', '-c', `touch ${join(made.dir, 'bin', 'x')}`])).rejects.toThrow();
-  }, 300_000);
+  ] as const)(
+    '%s: fetched, verified and runnable',
+    async (_name, req, pkg, command, version) => {
+      const dist = await managers.resolve(req);
+      expect(dist).toMatchObject({ manager: req.manager, package: expect.stringContaining(pkg) });
+      const made = await managers.ensure(dist!, null);
+      expect(await versionOf(made.dir, command)).toMatch(version);
+      // Read-only to everyone but the owner.
+      await expect(run('runuser', ['-u', 'nobody', '--', 'sh', '-c', `touch ${join(made.dir, 'bin', 'x')}`])).rejects.toThrow();
+    },
+    300_000,
+  );
 
-  it('npm without a pinned version is the Node toolchain\'s own (nothing fetched)', async () => {
+  it("npm without a pinned version is the Node toolchain's own (nothing fetched)", async () => {
     await expect(managers.resolve(request('npm'))).resolves.toBeNull();
   });
 
   it('a version that is not published, or not exact, is package_manager_unavailable', async () => {
-    await expect(managers.resolve(request('pnpm', { version: '9.99.99' }))).rejects.toMatchObject({ code: 'package_manager_unavailable', message: expect.stringContaining('not published') });
-    await expect(managers.resolve(request('yarn', { version: '^4' }))).rejects.toMatchObject({ code: 'package_manager_unavailable', message: expect.stringContaining('exact version') });
+    await expect(managers.resolve(request('pnpm', { version: '9.99.99' }))).rejects.toMatchObject({
+      code: 'package_manager_unavailable',
+      message: expect.stringContaining('not published'),
+    });
+    await expect(managers.resolve(request('yarn', { version: '^4' }))).rejects.toMatchObject({
+      code: 'package_manager_unavailable',
+      message: expect.stringContaining('exact version'),
+    });
     await expect(managers.resolve(request('bun', { version: '0.0.1' }))).rejects.toBeInstanceOf(ToolchainError);
   }, 60_000);
 
@@ -57,7 +69,10 @@ describe('package managers from the npm registry (real downloads, verified, cach
     const sha512 = Buffer.from(integrity.replace(/^sha512-/, ''), 'base64').toString('hex');
     await expect(managers.ensure(dist, `sha512.${sha512}`)).resolves.toMatchObject({ version: '1.22.22' });
     const wrong = `sha512.${'0'.repeat(128)}`;
-    await expect(managers.ensure(dist, wrong)).rejects.toMatchObject({ code: 'package_manager_unavailable', message: expect.stringContaining('does not match') });
+    await expect(managers.ensure(dist, wrong)).rejects.toMatchObject({
+      code: 'package_manager_unavailable',
+      message: expect.stringContaining('does not match'),
+    });
     // sha224 (older corepack) is checked by fetching the tarball again.
     const tarball = Buffer.from(await (await fetch((await registry.versions('yarn')).get('1.22.22')!.dist.tarball)).arrayBuffer());
     await expect(managers.ensure(dist, `sha224.${createHash('sha224').update(tarball).digest('hex')}`)).resolves.toBeTruthy();
@@ -82,14 +97,24 @@ describe('package managers from the npm registry (real downloads, verified, cach
     }
   }, 120_000);
 
-  it('a tarball that does not match the registry\'s integrity is refused, nothing kept', async () => {
+  it("a tarball that does not match the registry's integrity is refused, nothing kept", async () => {
     const body = Buffer.from('not the real pnpm');
     let server: Server | undefined;
     const root = await mkdtemp(join(tmpdir(), 'pm-tampered-'));
     try {
       server = createServer((req, res) => {
         const base = `http://127.0.0.1:${(server!.address() as AddressInfo).port}`;
-        if (req.url === '/pnpm') return void res.end(JSON.stringify({ versions: { '10.0.0': { version: '10.0.0', dist: { integrity: `sha512-${createHash('sha512').update('something else').digest('base64')}`, tarball: `${base}/pnpm-10.0.0.tgz` } } } }));
+        if (req.url === '/pnpm')
+          return void res.end(
+            JSON.stringify({
+              versions: {
+                '10.0.0': {
+                  version: '10.0.0',
+                  dist: { integrity: `sha512-${createHash('sha512').update('something else').digest('base64')}`, tarball: `${base}/pnpm-10.0.0.tgz` },
+                },
+              },
+            }),
+          );
         if (req.url === '/pnpm-10.0.0.tgz') return void res.end(body);
         res.writeHead(404).end();
       });

@@ -6,7 +6,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createBlobStore, type BlobStore } from '@slipway/blob';
-import { LocalDriver, LocalSandbox, gatewayAddress, hostLinkName, parseSandboxSubnet, removeAppUser, sandboxAddress, type RunningRelease } from '../src/index.js';
+import {
+  LocalDriver,
+  LocalSandbox,
+  gatewayAddress,
+  hostLinkName,
+  parseSandboxSubnet,
+  removeAppUser,
+  sandboxAddress,
+  type RunningRelease,
+} from '../src/index.js';
 import { descendants } from '../src/sandbox/process-tree.js';
 import { CONNECT_HELPER, appArtifact, secretListener } from './sandbox-apps.js';
 
@@ -80,7 +89,14 @@ rootOnly('the sandbox network: the kernel path', () => {
 
   const start = async (applicationId: string, name: string, env: Record<string, string> = {}, on = driver) => {
     const release = await on
-      .start({ releaseId: randomUUID(), applicationId, slug: name, artifactKey: 'releases/net.tar.gz', startCommand: 'npm start', env: { APP_NAME: name, ...env } })
+      .start({
+        releaseId: randomUUID(),
+        applicationId,
+        slug: name,
+        artifactKey: 'releases/net.tar.gz',
+        startCommand: 'npm start',
+        env: { APP_NAME: name, ...env },
+      })
       .catch((error: Error & { logTail?: string }) => Promise.reject(new Error(`${error.message}\n${error.logTail ?? ''}`)));
     running.push(release);
     return release;
@@ -101,7 +117,12 @@ rootOnly('the sandbox network: the kernel path', () => {
     });
     driver = new LocalDriver({ blobs, dir: join(home, 'runtime'), healthTimeoutMs: 20_000, sandbox, backoffMs: 200 });
     await artifact(join(home, 'src'), blobs, 'releases/net.tar.gz');
-    const pastaSandbox = new LocalSandbox({ limits: { memoryBytes: 256 << 20, pids: 64, cpus: 1 }, tmpBytes: 16 << 20, hostPorts: [], network: { mode: 'pasta', subnet, clientUids: async () => [] } });
+    const pastaSandbox = new LocalSandbox({
+      limits: { memoryBytes: 256 << 20, pids: 64, cpus: 1 },
+      tmpBytes: 16 << 20,
+      hostPorts: [],
+      network: { mode: 'pasta', subnet, clientUids: async () => [] },
+    });
     pastaDriver = new LocalDriver({ blobs, dir: join(home, 'runtime-pasta'), healthTimeoutMs: 20_000, sandbox: pastaSandbox });
     [a, b] = [await start(apps[0]!, 'a'), await start(apps[1]!, 'b', { BIND: '127.0.0.1' })];
     p = await start(apps[3]!, 'p', {}, pastaDriver);
@@ -117,7 +138,10 @@ rootOnly('the sandbox network: the kernel path', () => {
 
   it('reaches each app at its own address through a veth pair, the app seeing its proxy at 127.0.0.1, wherever it listens', async () => {
     expect(notices.join('\n')).toMatch(/kernel path/);
-    for (const [release, name] of [[a, 'a'], [b, 'b']] as const) {
+    for (const [release, name] of [
+      [a, 'a'],
+      [b, 'b'],
+    ] as const) {
       expect(release.host).toBe(sandboxAddress(subnet, release.port));
       await access(`/sys/class/net/${hostLinkName(release.port)}`);
       // b listens on 127.0.0.1 only, a on every address: both are reached.
@@ -137,7 +161,15 @@ rootOnly('the sandbox network: the kernel path', () => {
     const allowedPort = (allowed.address() as { port: number }).port;
     const platformPort = (platform.address() as { port: number }).port;
     const gateway = gatewayAddress(subnet);
-    const targets: [string, number][] = [['127.0.0.1', allowedPort], [gateway, platformPort], [gateway, allowedPort], [gateway, 22], [b.host, b.port], ['127.0.0.1', platformPort], ['127.0.0.1', b.port]];
+    const targets: [string, number][] = [
+      ['127.0.0.1', allowedPort],
+      [gateway, platformPort],
+      [gateway, allowedPort],
+      [gateway, 22],
+      [b.host, b.port],
+      ['127.0.0.1', platformPort],
+      ['127.0.0.1', b.port],
+    ];
     const reach = JSON.parse((await get(a.host, a.port, `/reach?connect=${encodeURIComponent(JSON.stringify(targets))}`)).text) as Record<string, string>;
     expect(reach[`127.0.0.1:${allowedPort}`]).toBe('open');
     for (const [host, port] of targets.slice(1)) expect([`${host}:${port}`, reach[`${host}:${port}`]]).not.toEqual([`${host}:${port}`, 'open']);
@@ -145,7 +177,11 @@ rootOnly('the sandbox network: the kernel path', () => {
 
   it("adds no reach to a sandbox without a link either (pasta's egress, as every build's): neither the links' host address nor an app's", async () => {
     const platformPort = (platform.address() as { port: number }).port;
-    const targets: [string, number][] = [[gatewayAddress(subnet), platformPort], [a.host, a.port], [b.host, b.port]];
+    const targets: [string, number][] = [
+      [gatewayAddress(subnet), platformPort],
+      [a.host, a.port],
+      [b.host, b.port],
+    ];
     const reach = JSON.parse((await get(p.host, p.port, `/reach?connect=${encodeURIComponent(JSON.stringify(targets))}`)).text) as Record<string, string>;
     for (const [host, port] of targets) expect([`${host}:${port}`, reach[`${host}:${port}`]]).not.toEqual([`${host}:${port}`, 'open']);
   });
@@ -173,7 +209,10 @@ rootOnly('the sandbox network: the kernel path', () => {
     let listed = '';
     while (Date.now() < deadline && !listed.includes('@clients')) {
       await new Promise((r) => setTimeout(r, 100));
-      listed = await run('nft', ['list', 'table', 'inet', 'slipway_sandboxes']).then((r) => r.stdout, () => '');
+      listed = await run('nft', ['list', 'table', 'inet', 'slipway_sandboxes']).then(
+        (r) => r.stdout,
+        () => '',
+      );
     }
     expect(listed).toContain('@clients');
     expect(notices.some((line) => line.includes('was gone'))).toBe(true);
@@ -188,13 +227,25 @@ rootOnly('the sandbox network: the kernel path', () => {
     const deadline = Date.now() + 20_000;
     let answer = '';
     while (Date.now() < deadline && !answer) {
-      answer = await get(c.host, c.port).then((r) => r.text, () => '');
+      answer = await get(c.host, c.port).then(
+        (r) => r.text,
+        () => '',
+      );
       if (!answer) await new Promise((r) => setTimeout(r, 100));
     }
     expect(JSON.parse(answer)).toEqual({ name: 'c', peer: '127.0.0.1' });
     await c.stop(2000);
     const link = `/sys/class/net/${hostLinkName(c.port)}`;
-    for (let i = 0; i < 50 && (await access(link).then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 100));
+    for (
+      let i = 0;
+      i < 50 &&
+      (await access(link).then(
+        () => true,
+        () => false,
+      ));
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 100));
     await expect(access(link)).rejects.toThrow();
   }, 60_000);
 });

@@ -30,7 +30,14 @@ interface S3rver {
   run(): Promise<{ address: string; port: number }>;
   close(): Promise<void>;
 }
-type S3rverClass = new (options: { address?: string; port?: number; silent?: boolean; directory: string; configureBuckets?: { name: string }[]; vhostBuckets?: boolean }) => S3rver;
+type S3rverClass = new (options: {
+  address?: string;
+  port?: number;
+  silent?: boolean;
+  directory: string;
+  configureBuckets?: { name: string }[];
+  vhostBuckets?: boolean;
+}) => S3rver;
 // s3rver is CommonJS without types: loaded with require, typed here with only what is used.
 const S3rver = createRequire(import.meta.url)('s3rver') as S3rverClass;
 
@@ -110,10 +117,14 @@ export async function startS3Emulator(bucket = 'slipway-test'): Promise<S3Emulat
       const uploads: string[] = [];
       for (const uploadId of (await readdir(uploadsDir(bucketName)).catch(() => [])).sort()) {
         const key = await readFile(join(uploadsDir(bucketName), uploadId, 'key'), 'utf8').catch(() => null);
-        if (key !== null && key.startsWith(prefix)) uploads.push(`<Upload><Key>${escapeXml(key)}</Key><UploadId>${uploadId}</UploadId><Initiated>${new Date().toISOString()}</Initiated></Upload>`);
+        if (key !== null && key.startsWith(prefix))
+          uploads.push(`<Upload><Key>${escapeXml(key)}</Key><UploadId>${uploadId}</UploadId><Initiated>${new Date().toISOString()}</Initiated></Upload>`);
       }
       ctx.status = 200;
-      xml(ctx, `<ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Bucket>${escapeXml(bucketName)}</Bucket><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker><MaxUploads>1000</MaxUploads><IsTruncated>false</IsTruncated>${uploads.join('')}</ListMultipartUploadsResult>`);
+      xml(
+        ctx,
+        `<ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Bucket>${escapeXml(bucketName)}</Bucket><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker><MaxUploads>1000</MaxUploads><IsTruncated>false</IsTruncated>${uploads.join('')}</ListMultipartUploadsResult>`,
+      );
       return;
     }
     await next();

@@ -86,7 +86,11 @@ describe('AllExceptionsFilter over real HTTP', () => {
   it('gives unknown routes and Nest HTTP errors the same shape', async () => {
     const unknown = await fetch(`${url}/no/such/route`);
     expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toEqual({ error: 'No route for GET /no/such/route', code: 'not_found', documentation: 'http://platform.test/api/v1#error-not_found' });
+    expect(await unknown.json()).toEqual({
+      error: 'No route for GET /no/such/route',
+      code: 'not_found',
+      documentation: 'http://platform.test/api/v1#error-not_found',
+    });
     expect((await fetch(`${url}/missing`)).status).toBe(404);
   });
 
@@ -96,7 +100,11 @@ describe('AllExceptionsFilter over real HTTP', () => {
     expect(await tooLarge.json()).toMatchObject({ code: 'too_large' });
     const badJson = await fetch(`${url}/bad-json`);
     expect(badJson.status).toBe(400);
-    expect(await badJson.json()).toEqual({ error: 'The body is not valid JSON.', code: 'bad_request', documentation: 'http://platform.test/api/v1#error-bad_request' });
+    expect(await badJson.json()).toEqual({
+      error: 'The body is not valid JSON.',
+      code: 'bad_request',
+      documentation: 'http://platform.test/api/v1#error-bad_request',
+    });
   });
 
   it('answers 503 unavailable with Retry-After while a dependency is not answering (a restart), not 500', async () => {

@@ -35,12 +35,15 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return;
     }
     if (exception instanceof ApiException) {
-      response.status(exception.status).set(exception.headers).json({
-        error: exception.message,
-        code: exception.code,
-        documentation: documentationUrl(this.baseUrl, exception.code),
-        ...exception.extras,
-      });
+      response
+        .status(exception.status)
+        .set(exception.headers)
+        .json({
+          error: exception.message,
+          code: exception.code,
+          documentation: documentationUrl(this.baseUrl, exception.code),
+          ...exception.extras,
+        });
       return;
     }
     if (exception instanceof HttpException && exception.getStatus() < 500) {
@@ -61,12 +64,15 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return;
     }
     this.logger.error(`[${correlationId}] ${request.method} ${request.path} failed: ${describe(exception)}`);
-    response.status(500).set('x-correlation-id', correlationId).json({
-      error: `Something went wrong on our side. Quote correlation id ${correlationId} when reporting it.`,
-      code: 'internal',
-      documentation: documentationUrl(this.baseUrl, 'internal'),
-      correlationId,
-    });
+    response
+      .status(500)
+      .set('x-correlation-id', correlationId)
+      .json({
+        error: `Something went wrong on our side. Quote correlation id ${correlationId} when reporting it.`,
+        code: 'internal',
+        documentation: documentationUrl(this.baseUrl, 'internal'),
+        correlationId,
+      });
   }
 }
 

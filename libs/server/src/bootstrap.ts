@@ -97,7 +97,15 @@ export function serviceMain<C extends ServiceConfig>(name: string, loadConfig: (
     const config = loadConfig();
     if (config.SLIPWAY_LAUNCHER_PID) exitWithParent(name, config.SLIPWAY_LAUNCHER_PID);
     await waitForDependencies({ postgresUrl: config.DATABASE_URL, redisUrl: config.REDIS_URL }, config.STARTUP_TIMEOUT_MS);
-    await startHttpApp({ name, module: module(config), port: config.PORT, host: config.HOST, listenFd: inheritedHttpFd(config), logLevel: config.LOG_LEVEL, baseUrl: config.PUBLIC_URL });
+    await startHttpApp({
+      name,
+      module: module(config),
+      port: config.PORT,
+      host: config.HOST,
+      listenFd: inheritedHttpFd(config),
+      logLevel: config.LOG_LEVEL,
+      baseUrl: config.PUBLIC_URL,
+    });
   });
 }
 

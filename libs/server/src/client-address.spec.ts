@@ -19,10 +19,14 @@ describe('clientAddress', () => {
 
   it('never lets an untrusted peer choose its address (property)', () => {
     fc.assert(
-      fc.property(fc.ipV4().filter((ip) => ip !== '192.0.2.1'), fc.array(fc.oneof(fc.ipV4(), fc.ipV6(), fc.string())), (peer, xff) => {
-        expect(clientAddress(peer, xff.join(', '), ['192.0.2.1'])).toBe(peer);
-        expect(clientAddress(peer, xff, ['192.0.2.1'])).toBe(peer);
-      }),
+      fc.property(
+        fc.ipV4().filter((ip) => ip !== '192.0.2.1'),
+        fc.array(fc.oneof(fc.ipV4(), fc.ipV6(), fc.string())),
+        (peer, xff) => {
+          expect(clientAddress(peer, xff.join(', '), ['192.0.2.1'])).toBe(peer);
+          expect(clientAddress(peer, xff, ['192.0.2.1'])).toBe(peer);
+        },
+      ),
     );
   });
 
@@ -60,9 +64,7 @@ describe('normaliseIp', () => {
   });
 
   it('is idempotent and gives every IPv6 spelling of case one form (property)', () => {
-    fc.assert(
-      fc.property(fc.oneof(fc.ipV4(), fc.ipV6(), fc.string()), (ip) => expect(normaliseIp(normaliseIp(ip))).toBe(normaliseIp(ip))),
-    );
+    fc.assert(fc.property(fc.oneof(fc.ipV4(), fc.ipV6(), fc.string()), (ip) => expect(normaliseIp(normaliseIp(ip))).toBe(normaliseIp(ip))));
     fc.assert(fc.property(fc.ipV6(), (ip) => expect(normaliseIp(ip.toUpperCase())).toBe(normaliseIp(ip))));
   });
 });

@@ -10,7 +10,10 @@ describe('waitForDependencies (real Postgres and Redis)', () => {
 
   it('names the variable of the dependency that does not answer', async () => {
     await expect(waitForDependencies({ postgresUrl: PG, redisUrl: 'redis://127.0.0.1:1' }, 300)).rejects.toThrow(
-      expect.objectContaining({ name: 'StartupError', message: expect.stringMatching(/^Redis at redis:\/\/127\.0\.0\.1:1 is not answering \(.+\); check REDIS_URL$/) }),
+      expect.objectContaining({
+        name: 'StartupError',
+        message: expect.stringMatching(/^Redis at redis:\/\/127\.0\.0\.1:1 is not answering \(.+\); check REDIS_URL$/),
+      }),
     );
     await expect(waitForDependencies({ postgresUrl: 'postgresql://nobody:pw@127.0.0.1:1/db' }, 300)).rejects.toThrow(StartupError);
   });

@@ -7,7 +7,11 @@ const REDIS = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 describe('DependencyProbe siblings (real Redis)', () => {
   const prefix = `probe-test-${randomBytes(6).toString('hex')}`;
   const redis = new Redis(REDIS);
-  const probe = new DependencyProbe({ service: 'gateway', redisUrl: REDIS, siblings: { 'build-worker': { heartbeatPattern: `${prefix}:heartbeat:build-worker:*`, whenDown: 'no build worker is consuming' } } });
+  const probe = new DependencyProbe({
+    service: 'gateway',
+    redisUrl: REDIS,
+    siblings: { 'build-worker': { heartbeatPattern: `${prefix}:heartbeat:build-worker:*`, whenDown: 'no build worker is consuming' } },
+  });
   afterAll(async () => {
     await redis.del(`${prefix}:heartbeat:build-worker:a`, `${prefix}:heartbeat:build-worker:b`);
     redis.disconnect();
@@ -17,7 +21,11 @@ describe('DependencyProbe siblings (real Redis)', () => {
   it('reports a sibling down without a heartbeat, up with one, and never fails readiness for it', async () => {
     await new Promise((r) => setTimeout(r, 200));
     const down = await probe.check();
-    expect(down).toMatchObject({ status: 'ok', checks: { redis: { status: 'up' } }, siblings: { 'build-worker': { status: 'down', error: 'no build worker is consuming', count: 0 } } });
+    expect(down).toMatchObject({
+      status: 'ok',
+      checks: { redis: { status: 'up' } },
+      siblings: { 'build-worker': { status: 'down', error: 'no build worker is consuming', count: 0 } },
+    });
 
     await redis.set(`${prefix}:heartbeat:build-worker:a`, '{}', 'PX', 5000);
     await redis.set(`${prefix}:heartbeat:build-worker:b`, '{}', 'PX', 5000);
@@ -31,7 +39,12 @@ describe('DependencyProbe siblings (real Redis)', () => {
   });
 
   it('says unknown (not down) when Redis itself does not answer', async () => {
-    const away = new DependencyProbe({ service: 'gateway', redisUrl: 'redis://127.0.0.1:1', timeoutMs: 300, siblings: { 'build-worker': { heartbeatPattern: 'x:*', whenDown: 'none' } } });
+    const away = new DependencyProbe({
+      service: 'gateway',
+      redisUrl: 'redis://127.0.0.1:1',
+      timeoutMs: 300,
+      siblings: { 'build-worker': { heartbeatPattern: 'x:*', whenDown: 'none' } },
+    });
     const report = await away.check();
     expect(report.status).toBe('unavailable');
     expect(report.siblings!['build-worker']).toMatchObject({ status: 'unknown', error: expect.stringMatching(/^Redis: /) });

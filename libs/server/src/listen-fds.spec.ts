@@ -18,7 +18,10 @@ function get(port: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path: '/', agent: false, headers: { connection: 'close' }, timeout: 5000 }, (res) => {
       let body = '';
-      res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve(body));
+      res
+        .setEncoding('utf8')
+        .on('data', (c: string) => (body += c))
+        .on('end', () => resolve(body));
     });
     req.on('error', reject);
     req.on('timeout', () => req.destroy(new Error('timeout')));
@@ -83,7 +86,10 @@ describe('holdListeningSocket', () => {
 
   it('names inherited descriptors by role', () => {
     expect(listenFdsValue(['http', 'tls'])).toBe('http=3,tls=4');
-    expect([...inheritedListenFds({ SLIPWAY_LISTEN_FDS: 'http=3,tls=4' })]).toEqual([['http', 3], ['tls', 4]]);
+    expect([...inheritedListenFds({ SLIPWAY_LISTEN_FDS: 'http=3,tls=4' })]).toEqual([
+      ['http', 3],
+      ['tls', 4],
+    ]);
     expect(inheritedListenFds({}).size).toBe(0);
   });
 });

@@ -49,7 +49,13 @@ export function holdListeningSocket(port: number, host: string): Promise<HeldSoc
       settled = true;
       if (message.error || !handle || typeof handle.fd !== 'number' || handle.fd < 0) {
         handle?.close();
-        reject(new Error(message.error === 'EADDRINUSE' ? `port ${port} on ${host} is already in use` : `could not listen on ${host}:${port}: ${message.error ?? 'no socket came back'}`));
+        reject(
+          new Error(
+            message.error === 'EADDRINUSE'
+              ? `port ${port} on ${host} is already in use`
+              : `could not listen on ${host}:${port}: ${message.error ?? 'no socket came back'}`,
+          ),
+        );
         return;
       }
       resolve({ fd: handle.fd, host, port: message.port!, close: () => handle.close() });

@@ -8,9 +8,33 @@ const lax = { allowPrivate: true, platformHosts: ['auth.slipway.example'] };
 
 describe('outbound URLs chosen by a tenant (SSRF)', () => {
   it('refuses internal addresses, IPv4 and IPv6, mapped or not', () => {
-    for (const a of ['127.0.0.1', '127.8.9.10', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '100.127.255.255', '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fc00::1', 'fd12:3456::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', '64:ff9b::a9fe:a9fe'])
+    for (const a of [
+      '127.0.0.1',
+      '127.8.9.10',
+      '10.1.2.3',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '100.127.255.255',
+      '0.0.0.0',
+      '224.0.0.1',
+      '255.255.255.255',
+      '::1',
+      '::',
+      'fe80::1',
+      'fc00::1',
+      'fd12:3456::1',
+      'ff02::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '::ffff:a9fe:a9fe',
+      '64:ff9b::a9fe:a9fe',
+    ])
       expect([a, isForbiddenAddress(a)]).toEqual([a, true]);
-    for (const a of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8']) expect([a, isForbiddenAddress(a)]).toEqual([a, false]);
+    for (const a of ['93.184.216.34', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8'])
+      expect([a, isForbiddenAddress(a)]).toEqual([a, false]);
   });
 
   it('requires https without userinfo, refuses the platform’s own hosts, localhost and internal literals', () => {
@@ -18,7 +42,17 @@ describe('outbound URLs chosen by a tenant (SSRF)', () => {
     expect(outboundUrlProblem('http://idp.example.com', strict)).toMatch(/https/);
     expect(outboundUrlProblem('https://u:p@idp.example.com', strict)).toMatch(/user name/);
     expect(outboundUrlProblem('https://AUTH.slipway.example./x', strict)).toMatch(/platform/);
-    for (const url of ['https://localhost:8443', 'https://a.localhost', 'https://127.0.0.1', 'https://10.0.0.1', 'https://169.254.169.254/latest', 'https://[::1]:8443', 'https://[::ffff:169.254.169.254]', 'https://2130706433', 'https://0x7f.1'])
+    for (const url of [
+      'https://localhost:8443',
+      'https://a.localhost',
+      'https://127.0.0.1',
+      'https://10.0.0.1',
+      'https://169.254.169.254/latest',
+      'https://[::1]:8443',
+      'https://[::ffff:169.254.169.254]',
+      'https://2130706433',
+      'https://0x7f.1',
+    ])
       expect([url, outboundUrlProblem(url, strict)]).toEqual([url, expect.stringMatching(/loopback|internal/)]);
     // Development and tests only: http and internal addresses allowed (the platform's hosts too: they are local then).
     expect(outboundUrlProblem('http://127.0.0.1:9000', lax)).toBeNull();

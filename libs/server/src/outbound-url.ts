@@ -115,7 +115,9 @@ export async function outboundUrlProblemResolved(raw: string, policy: OutboundPo
   const host = bareHost(new URL(raw));
   if (isIP(host)) return null;
   try {
-    const addresses = await new Promise<LookupAddress[]>((resolve, reject) => dnsLookup(host, { all: true }, (error, found) => (error ? reject(error) : resolve(found))));
+    const addresses = await new Promise<LookupAddress[]>((resolve, reject) =>
+      dnsLookup(host, { all: true }, (error, found) => (error ? reject(error) : resolve(found))),
+    );
     if (addresses.some((a) => isForbiddenAddress(a.address))) return 'resolves to a loopback, private, link-local or other internal address';
   } catch {
     // Not resolvable yet (its DNS may come later): the request checks the address when it connects.
@@ -125,7 +127,11 @@ export async function outboundUrlProblemResolved(raw: string, policy: OutboundPo
 
 /** A `lookup` for node:http(s) that refuses, at connect time, a name resolving to any forbidden address. */
 function guardedLookup(policy: OutboundPolicy) {
-  return (hostname: string, options: { all?: boolean; family?: number }, callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void) => {
+  return (
+    hostname: string,
+    options: { all?: boolean; family?: number },
+    callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
+  ) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '');
       if (!policy.allowPrivate && (addresses.length === 0 || addresses.some((a) => isForbiddenAddress(a.address))))
@@ -187,7 +193,11 @@ function once(url: URL, method: string, request: OutboundRequest, policy: Outbou
       url,
       {
         method,
-        headers: { 'user-agent': 'slipway-auth', ...(request.headers ?? {}), ...(request.body !== undefined ? { 'content-length': String(Buffer.byteLength(request.body)) } : {}) },
+        headers: {
+          'user-agent': 'slipway-auth',
+          ...(request.headers ?? {}),
+          ...(request.body !== undefined ? { 'content-length': String(Buffer.byteLength(request.body)) } : {}),
+        },
         lookup: guardedLookup(policy) as never,
         // Address literals skip `lookup`: checked by outboundUrlProblem; the servername stays the URL's host.
         ...(isIP(host) ? {} : { servername: host }),

@@ -5,11 +5,14 @@ describe('PeriodicTask', () => {
     const errors: string[] = [];
     let runs = 0;
     let release: () => void = () => undefined;
-    const task = new PeriodicTask(async () => {
-      runs++;
-      if (runs === 2) throw new Error('second run failed');
-      if (runs === 3) await new Promise<void>((ok) => (release = ok));
-    }, (error) => errors.push(error.message));
+    const task = new PeriodicTask(
+      async () => {
+        runs++;
+        if (runs === 2) throw new Error('second run failed');
+        if (runs === 3) await new Promise<void>((ok) => (release = ok));
+      },
+      (error) => errors.push(error.message),
+    );
     await task.tick();
     await task.tick();
     expect([runs, errors]).toEqual([2, ['second run failed']]);

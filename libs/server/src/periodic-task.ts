@@ -24,7 +24,10 @@ export class PeriodicTask {
   /** One run now (or the one in progress). */
   tick(): Promise<void> {
     this.running ??= this.run()
-      .then(() => undefined, (error: unknown) => this.onError(error instanceof Error ? error : new Error(String(error))))
+      .then(
+        () => undefined,
+        (error: unknown) => this.onError(error instanceof Error ? error : new Error(String(error))),
+      )
       .finally(() => (this.running = undefined));
     return this.running;
   }

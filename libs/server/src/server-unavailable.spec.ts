@@ -15,7 +15,10 @@ async function deadPort(): Promise<number> {
 describe('serverUnavailable: what the clients really throw while a server is away', () => {
   it('node-postgres: connection refused', async () => {
     const client = new pg.Client({ host: '127.0.0.1', port: await deadPort(), user: 'postgres' });
-    const error = await client.connect().then(() => undefined, (e: unknown) => e);
+    const error = await client.connect().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(serverUnavailable(error)).toBe(true);
   });
 
@@ -23,7 +26,10 @@ describe('serverUnavailable: what the clients really throw while a server is awa
     const redis = new Redis({ host: '127.0.0.1', port: await deadPort(), maxRetriesPerRequest: 1, retryStrategy: () => 50, lazyConnect: false });
     redis.on('error', () => undefined);
     try {
-      const error = await redis.get('x').then(() => undefined, (e: unknown) => e);
+      const error = await redis.get('x').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).toBeDefined();
       expect(serverUnavailable(error)).toBe(true);
     } finally {
@@ -36,7 +42,10 @@ describe('serverUnavailable: what the clients really throw while a server is awa
     redis.on('error', () => undefined);
     await redis.connect();
     await redis.quit();
-    const error = await redis.get('x').then(() => undefined, (e: unknown) => e);
+    const error = await redis.get('x').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(serverUnavailable(error)).toBe(true);
   });
 
@@ -44,7 +53,10 @@ describe('serverUnavailable: what the clients really throw while a server is awa
     const client = new pg.Client({ host: '127.0.0.1', port: 5432, user: 'postgres' });
     await client.connect();
     try {
-      const error = await client.query('SELEC 1').then(() => undefined, (e: unknown) => e);
+      const error = await client.query('SELEC 1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(serverUnavailable(error)).toBe(false);
     } finally {
       await client.end();

@@ -32,13 +32,15 @@ const SERVER_GONE_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', '
 /** ioredis: a command given up on while the connection is down (its retries per request spent), or sent on a closed connection. */
 const REDIS_GONE_NAMES = new Set(['MaxRetriesPerRequestError']);
 
-const SERVER_GONE_MESSAGE = /Reached the max retries per request limit|Connection is closed\.|Stream isn't writeable|Connection terminated|connection timeout|Can't reach database server|Server has closed the connection|server closed the connection unexpectedly|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command|Client has encountered a connection error/i;
+const SERVER_GONE_MESSAGE =
+  /Reached the max retries per request limit|Connection is closed\.|Stream isn't writeable|Connection terminated|connection timeout|Can't reach database server|Server has closed the connection|server closed the connection unexpectedly|the database system is (starting up|shutting down|in recovery mode)|terminating connection due to administrator command|Client has encountered a connection error/i;
 
 export function serverUnavailable(error: unknown): boolean {
   // The error itself, what caused it, and what Prisma's driver adapter says under `meta`.
   const pending: unknown[] = [error];
   for (let seen = 0; pending.length && seen < 8; seen++) {
-    const e = pending.shift() as { code?: unknown; message?: unknown; kind?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } } | null | undefined;
+    const e = pending.shift() as
+      { code?: unknown; message?: unknown; kind?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } } | null | undefined;
     if (!e || typeof e !== 'object') continue;
     if (typeof e.code === 'string' && SERVER_GONE_CODES.has(e.code)) return true;
     if (typeof e.kind === 'string' && SERVER_GONE_KINDS.has(e.kind)) return true;

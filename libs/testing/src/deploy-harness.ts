@@ -143,7 +143,10 @@ export class DeployHarness {
    */
   async startEdge(port: number, overrides: Record<string, string> = {}, options: { nodeArgs?: string[]; main?: string } = {}): Promise<RunningProcess> {
     const main = options.main ? join(ROOT, options.main) : EDGE_MAIN;
-    const edge = startProcess(process.execPath, [...(options.nodeArgs ?? []), main], { cwd: ROOT, env: this.workerEnv({ PORT: String(port), APPS_DOMAIN: `localhost:${port}`, ...EDGE_PLANE, ...overrides }) });
+    const edge = startProcess(process.execPath, [...(options.nodeArgs ?? []), main], {
+      cwd: ROOT,
+      env: this.workerEnv({ PORT: String(port), APPS_DOMAIN: `localhost:${port}`, ...EDGE_PLANE, ...overrides }),
+    });
     this.workers.push(edge);
     await edge.waitForOutput(/edge listening/, 30_000);
     return edge;
@@ -155,10 +158,17 @@ export class DeployHarness {
     const app = await this.pg.query(`INSERT INTO applications (owner_id, name, slug) VALUES ($1, $2, $2) RETURNING id`, [owner.rows[0].id, slug]);
     const applicationId: string = app.rows[0].id;
     for (const [name, value] of Object.entries(options.secrets ?? {})) {
-      await this.pg.query(`INSERT INTO secrets (application_id, name, value) VALUES ($1, $2, $3)`, [applicationId, name, encryptEnvelope(this.keyring, value, envelopeBinding.secret(applicationId, name))]);
+      await this.pg.query(`INSERT INTO secrets (application_id, name, value) VALUES ($1, $2, $3)`, [
+        applicationId,
+        name,
+        encryptEnvelope(this.keyring, value, envelopeBinding.secret(applicationId, name)),
+      ]);
     }
     if (options.cookieSecret) {
-      await this.pg.query(`INSERT INTO sign_in_services (application_id, cookie_secret) VALUES ($1, $2)`, [applicationId, encryptEnvelope(this.keyring, options.cookieSecret, envelopeBinding.cookieSecret(applicationId))]);
+      await this.pg.query(`INSERT INTO sign_in_services (application_id, cookie_secret) VALUES ($1, $2)`, [
+        applicationId,
+        encryptEnvelope(this.keyring, options.cookieSecret, envelopeBinding.cookieSecret(applicationId)),
+      ]);
     }
     return applicationId;
   }
@@ -171,7 +181,15 @@ export class DeployHarness {
     const stored = await this.blobs.put(key, Readable.from([gzipSync(source, { level: SOURCE_GZIP_LEVEL })]));
     await this.pg.query(
       `INSERT INTO deployments (id, application_id, status, steps, source_key, source_bytes, deadline_at, root_directory) VALUES ($1, $2, 'queued', $3, $4, $5, now() + ($6 || ' milliseconds')::interval, $7)`,
-      [deploymentId, applicationId, JSON.stringify(pendingSteps()), key, stored.bytes, String(options.deadlineMs ?? 15 * 60_000), options.rootDirectory ?? null],
+      [
+        deploymentId,
+        applicationId,
+        JSON.stringify(pendingSteps()),
+        key,
+        stored.bytes,
+        String(options.deadlineMs ?? 15 * 60_000),
+        options.rootDirectory ?? null,
+      ],
     );
     if (options.enqueue !== false) await this.queue.add('deploy', { deploymentId, applicationId }, { jobId: deploymentId });
     return deploymentId;

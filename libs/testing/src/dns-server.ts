@@ -82,10 +82,17 @@ export class TestDnsServer {
     if ('rcode' in entry) return Packet.createErrorResponseFromRequest(request, entry.rcode);
     const response = Packet.createResponseFromRequest(request);
     if (question.type === Packet.TYPE.TXT) {
-      for (const data of entry.txt) response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 1, data } as unknown as Packet["answers"][number]);
+      for (const data of entry.txt)
+        response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 1, data } as unknown as Packet['answers'][number]);
     }
     if (question.type === Packet.TYPE.A && entry.address) {
-      response.answers.push({ name: question.name, type: Packet.TYPE.A, class: Packet.CLASS.IN, ttl: 1, address: entry.address } as unknown as Packet["answers"][number]);
+      response.answers.push({
+        name: question.name,
+        type: Packet.TYPE.A,
+        class: Packet.CLASS.IN,
+        ttl: 1,
+        address: entry.address,
+      } as unknown as Packet['answers'][number]);
     }
     return response;
   }

@@ -36,7 +36,10 @@ export function describeServiceHealth(service: string, module: (env: NodeJS.Proc
       expect((await fetch(`${running.url}/health/live`)).status).toBe(200);
       const ready = await fetch(`${running.url}/health/ready`);
       expect(ready.status).toBe(503);
-      expect(await ready.json()).toMatchObject({ status: 'unavailable', checks: { postgres: { status: 'up' }, redis: { status: 'down', error: expect.any(String) } } });
+      expect(await ready.json()).toMatchObject({
+        status: 'unavailable',
+        checks: { postgres: { status: 'up' }, redis: { status: 'down', error: expect.any(String) } },
+      });
     });
   });
 }

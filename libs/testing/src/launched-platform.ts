@@ -69,7 +69,10 @@ export interface PlatformPorts {
 }
 
 /** The services by the launcher's names for them (runtime.json's `processes`), and their ports. */
-const SERVICE_PORTS = { gateway: 'gateway', 'auth-service': 'auth', edge: 'edge', 'build-worker': 'worker' } as const satisfies Record<string, keyof PlatformPorts>;
+const SERVICE_PORTS = { gateway: 'gateway', 'auth-service': 'auth', edge: 'edge', 'build-worker': 'worker' } as const satisfies Record<
+  string,
+  keyof PlatformPorts
+>;
 export type PlatformService = keyof typeof SERVICE_PORTS;
 
 export interface LaunchOptions {
@@ -108,7 +111,18 @@ export class LaunchedPlatform {
     const suite = options.suite ?? 'hostile';
     const home = options.home ?? (await mkdtemp(join(tmpdir(), `slipway-${suite}-${label}-`)));
     await chmod(home, 0o755); // as `pnpm start` makes .slipway
-    const ports: PlatformPorts = options.ports ?? (await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]).then(([gateway, auth, edge, worker, postgres, pgbouncer]) => ({ gateway: gateway!, auth: auth!, edge: edge!, worker: worker!, postgres: postgres!, pgbouncer: pgbouncer! })));
+    const ports: PlatformPorts =
+      options.ports ??
+      (await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]).then(
+        ([gateway, auth, edge, worker, postgres, pgbouncer]) => ({
+          gateway: gateway!,
+          auth: auth!,
+          edge: edge!,
+          worker: worker!,
+          postgres: postgres!,
+          pgbouncer: pgbouncer!,
+        }),
+      ));
     const { gateway, auth, edge, worker, postgres, pgbouncer } = ports;
     const path = [options.pathPrefix, process.env['PATH']].filter(Boolean).join(':');
     // What the operator's shell gives `pnpm start` to reach the outside world (a TLS-intercepting proxy's CA, a proxy).
@@ -184,7 +198,13 @@ export class LaunchedPlatform {
 
   /** Runs the real `slipway` binary against this platform; killed (code null) after `timeoutMs`. */
   cli(args: string[], env: Record<string, string> = {}, timeoutMs = 15 * 60_000): Promise<CliResult> {
-    const base = { PATH: process.env['PATH'], SLIPWAY_HOME: this.home, SLIPWAY_URL: `http://127.0.0.1:${this.ports.gateway}`, SLIPWAY_POLL_INTERVAL_MS: '200', NO_COLOR: '1' };
+    const base = {
+      PATH: process.env['PATH'],
+      SLIPWAY_HOME: this.home,
+      SLIPWAY_URL: `http://127.0.0.1:${this.ports.gateway}`,
+      SLIPWAY_POLL_INTERVAL_MS: '200',
+      NO_COLOR: '1',
+    };
     return runToEnd(process.execPath, [CLI_MAIN, ...args], { env: { ...base, ...env }, timeoutMs });
   }
 

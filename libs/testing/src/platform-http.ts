@@ -20,7 +20,11 @@ export interface EdgeRequest {
 }
 
 /** A request to 127.0.0.1:`port` under another Host (fetch() would drop the header); status 0 when nothing answers. */
-export function requestByHost(port: number, path: string, { method = 'GET', headers = {}, body, host, timeoutMs = 10_000 }: EdgeRequest & { host: string }): Promise<HttpResult> {
+export function requestByHost(
+  port: number,
+  path: string,
+  { method = 'GET', headers = {}, body, host, timeoutMs = 10_000 }: EdgeRequest & { host: string },
+): Promise<HttpResult> {
   return new Promise((resolve) => {
     const req = request({ host: '127.0.0.1', port, path, method, headers: { ...headers, host }, timeout: timeoutMs }, (res) => {
       let text = '';
@@ -48,7 +52,10 @@ export async function readyStatus(port: number): Promise<number> {
 
 /** A deployment's task as `GET /api/v1/deployments/:id` reports it to the application's API key (throws unless 200). */
 export async function deploymentTask<T>(gatewayPort: number, apiKey: string, id: string): Promise<T> {
-  const response = await fetch(`http://127.0.0.1:${gatewayPort}/api/v1/deployments/${id}`, { headers: { authorization: `Bearer ${apiKey}` }, signal: AbortSignal.timeout(5000) });
+  const response = await fetch(`http://127.0.0.1:${gatewayPort}/api/v1/deployments/${id}`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+    signal: AbortSignal.timeout(5000),
+  });
   if (response.status !== 200) throw new Error(`task ${id}: ${response.status} ${await response.text()}`);
   return (await response.json()) as T;
 }

@@ -33,7 +33,10 @@ export async function freePort(): Promise<number> {
 }
 
 /** Polls `check` until it returns a value other than undefined/false, or the deadline passes. */
-export async function waitFor<T>(check: () => Promise<T | undefined | false> | T | undefined | false, options: { timeoutMs?: number; intervalMs?: number; what?: string } = {}): Promise<T> {
+export async function waitFor<T>(
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  options: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 20_000);
   let lastError: unknown;
   while (Date.now() < deadline) {
@@ -64,7 +67,10 @@ export interface RunningProcess {
  * messages, and the tail is mostly other services' start-up chatter.
  */
 function whyLines(output: string): string {
-  const lines = output.split('\n').filter((line) => /launcher\s*\||cannot start|crash|EADDRINUSE|address already in use|stopping everything|error/i.test(line)).slice(-15);
+  const lines = output
+    .split('\n')
+    .filter((line) => /launcher\s*\||cannot start|crash|EADDRINUSE|address already in use|stopping everything|error/i.test(line))
+    .slice(-15);
   return lines.length ? `lines that may say why:\n${lines.map((l) => `  ${l.slice(0, 400)}`).join('\n')}\n` : '';
 }
 
@@ -93,11 +99,15 @@ export function startProcess(command: string, args: string[], options: { cwd?: s
     exited,
     waitForOutput: (pattern, timeoutMs = 30_000) =>
       new Promise((resolve, reject) => {
-        const timer = setTimeout(() => finish(new Error(`timed out after ${timeoutMs} ms waiting for ${pattern}; output so far:\n${output.slice(-4000)}`)), timeoutMs);
+        const timer = setTimeout(
+          () => finish(new Error(`timed out after ${timeoutMs} ms waiting for ${pattern}; output so far:\n${output.slice(-4000)}`)),
+          timeoutMs,
+        );
         const check = () => {
           const match = pattern.exec(output);
           if (match) finish(undefined, match[0]);
-          else if (done || child.exitCode !== null) finish(new Error(`process exited (${child.exitCode}) before ${pattern}; ${whyLines(output)}output:\n${output.slice(-4000)}`));
+          else if (done || child.exitCode !== null)
+            finish(new Error(`process exited (${child.exitCode}) before ${pattern}; ${whyLines(output)}output:\n${output.slice(-4000)}`));
         };
         const finish = (error?: Error, value?: string) => {
           clearTimeout(timer);
@@ -143,10 +153,13 @@ export function runToEnd(command: string, args: string[], options: { env?: NodeJ
     const child = spawn(command, args, { env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => {
-      stderr += `\n(killed: no result within ${options.timeoutMs} ms)`;
-      child.kill('SIGKILL');
-    }, options.timeoutMs);
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            stderr += `\n(killed: no result within ${options.timeoutMs} ms)`;
+            child.kill('SIGKILL');
+          }, options.timeoutMs);
     child.stdout.on('data', (c) => (stdout += c));
     child.stderr.on('data', (c) => (stderr += c));
     child.on('error', (error) => {

@@ -20,7 +20,9 @@ export const PTY_LINE_ENDINGS = [/\r\n/g];
 export function terminalControls(bytes: Buffer | string, allowed: RegExp[] = []): string[] {
   let text = typeof bytes === 'string' ? bytes : new TextDecoder('utf-8').decode(bytes);
   for (const pattern of allowed) text = text.replace(pattern, '');
-  return [...text.matchAll(TERMINAL_CONTROL)].slice(0, 20).map((m) => `U+${m[0].charCodeAt(0).toString(16).padStart(4, '0')} at ${m.index}: ${JSON.stringify(text.slice(Math.max(0, m.index - 30), m.index + 30))}`);
+  return [...text.matchAll(TERMINAL_CONTROL)]
+    .slice(0, 20)
+    .map((m) => `U+${m[0].charCodeAt(0).toString(16).padStart(4, '0')} at ${m.index}: ${JSON.stringify(text.slice(Math.max(0, m.index - 30), m.index + 30))}`);
 }
 
 export interface RawRun {

@@ -47,7 +47,10 @@ export async function ensureTemplateDatabase(migrationsDir: string = PLATFORM_MI
 /** A fresh, migrated platform database of this test file's own, cloned from the template. */
 export async function createTestDatabase(label = 'test'): Promise<TestDatabase> {
   const template = await ensureTemplateDatabase();
-  const name = `slipway_${label.replace(/[^a-z0-9]/gi, '').toLowerCase().slice(0, 20)}_${randomBytes(5).toString('hex')}`;
+  const name = `slipway_${label
+    .replace(/[^a-z0-9]/gi, '')
+    .toLowerCase()
+    .slice(0, 20)}_${randomBytes(5).toString('hex')}`;
   await withAdmin((admin) => admin.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(template)}`));
   return {
     name,
@@ -58,7 +61,10 @@ export async function createTestDatabase(label = 'test'): Promise<TestDatabase> 
 
 /** An empty database (no migrations), e.g. to stand in for an application's own database. */
 export async function createEmptyDatabase(label = 'empty'): Promise<TestDatabase> {
-  const name = `slipway_${label.replace(/[^a-z0-9]/gi, '').toLowerCase().slice(0, 20)}_${randomBytes(5).toString('hex')}`;
+  const name = `slipway_${label
+    .replace(/[^a-z0-9]/gi, '')
+    .toLowerCase()
+    .slice(0, 20)}_${randomBytes(5).toString('hex')}`;
   await withAdmin((admin) => admin.query(`CREATE DATABASE ${quoteIdent(name)}`));
   return {
     name,
@@ -74,7 +80,9 @@ export async function createEmptyDatabase(label = 'empty'): Promise<TestDatabase
 export async function dropApplicationDatabases(platformUrl: string): Promise<void> {
   const platformDb = new pg.Client({ connectionString: platformUrl });
   await platformDb.connect();
-  const { rows } = await platformDb.query<{ database_name: string; role_name: string }>('SELECT database_name, role_name FROM application_databases').catch(() => ({ rows: [] }));
+  const { rows } = await platformDb
+    .query<{ database_name: string; role_name: string }>('SELECT database_name, role_name FROM application_databases')
+    .catch(() => ({ rows: [] }));
   await platformDb.end();
   if (!rows.length) return;
   await withAdmin(async (server) => {

@@ -1,7 +1,12 @@
 import type { K8sObject } from './manifest.js';
 import { inCidr, NetworkPolicies, selectorMatches, type PodEndpoint } from './network-policy.js';
 
-const policy = (namespace: string, name: string, spec: Record<string, unknown>): K8sObject => ({ apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name, namespace }, spec });
+const policy = (namespace: string, name: string, spec: Record<string, unknown>): K8sObject => ({
+  apiVersion: 'networking.k8s.io/v1',
+  kind: 'NetworkPolicy',
+  metadata: { name, namespace },
+  spec,
+});
 const pod = (namespace: string, labels: Record<string, string>, ip: string): PodEndpoint => ({ kind: 'pod', namespace, labels, ip });
 const web = pod('a', { app: 'web' }, '10.244.0.2');
 const db = pod('b', { app: 'db' }, '10.244.0.3');
@@ -13,8 +18,15 @@ describe('NetworkPolicies', () => {
   });
 
   it('denies both ways under a default deny, and needs egress AND ingress to be opened', () => {
-    const deny = [policy('a', 'deny', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] }), policy('b', 'deny', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] })];
-    const egress = policy('a', 'out', { podSelector: { matchLabels: { app: 'web' } }, policyTypes: ['Egress'], egress: [{ to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'b' } } }], ports: [{ port: 5432 }] }] });
+    const deny = [
+      policy('a', 'deny', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] }),
+      policy('b', 'deny', { podSelector: {}, policyTypes: ['Ingress', 'Egress'] }),
+    ];
+    const egress = policy('a', 'out', {
+      podSelector: { matchLabels: { app: 'web' } },
+      policyTypes: ['Egress'],
+      egress: [{ to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'b' } } }], ports: [{ port: 5432 }] }],
+    });
     const ingress = policy('b', 'in', { podSelector: {}, ingress: [{ from: [{ namespaceSelector: {}, podSelector: { matchLabels: { app: 'web' } } }] }] });
     expect(new NetworkPolicies(deny).allows(web, db, 5432)).toBe(false);
     expect(new NetworkPolicies([...deny, egress]).allows(web, db, 5432)).toBe(false);
@@ -33,7 +45,11 @@ describe('NetworkPolicies', () => {
 
   it('matches ipBlocks with their exceptions, for addresses and (permissively) pod IPs, IPv4 and IPv6', () => {
     const deny = policy('a', 'deny', { podSelector: {}, policyTypes: ['Egress'] });
-    const out = policy('a', 'out', { podSelector: {}, policyTypes: ['Egress'], egress: [{ to: [{ ipBlock: { cidr: '0.0.0.0/0', except: ['10.0.0.0/8'] } }, { ipBlock: { cidr: '::/0', except: ['fc00::/7'] } }] }] });
+    const out = policy('a', 'out', {
+      podSelector: {},
+      policyTypes: ['Egress'],
+      egress: [{ to: [{ ipBlock: { cidr: '0.0.0.0/0', except: ['10.0.0.0/8'] } }, { ipBlock: { cidr: '::/0', except: ['fc00::/7'] } }] }],
+    });
     const policies = new NetworkPolicies([deny, out]);
     expect(policies.allows(web, internet, 443)).toBe(true);
     expect(policies.allows(web, { kind: 'address', ip: '10.1.2.3' }, 443)).toBe(false);

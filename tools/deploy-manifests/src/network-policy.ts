@@ -106,7 +106,9 @@ export class NetworkPolicies {
   }
 
   private permits(pod: PodEndpoint, direction: 'Ingress' | 'Egress', peer: Endpoint, port: number, protocol: Protocol): boolean {
-    const applying = this.policies.filter((p) => p.namespace === pod.namespace && selectorMatches(p.spec.podSelector, pod.labels) && this.types(p.spec).includes(direction));
+    const applying = this.policies.filter(
+      (p) => p.namespace === pod.namespace && selectorMatches(p.spec.podSelector, pod.labels) && this.types(p.spec).includes(direction),
+    );
     if (applying.length === 0) return true;
     return applying.some((p) => {
       const rules = (direction === 'Ingress' ? p.spec.ingress : p.spec.egress) ?? [];
@@ -128,7 +130,9 @@ export class NetworkPolicies {
       return inCidr(endpoint.ip, cidr) && !except.some((e) => inCidr(endpoint.ip, e));
     }
     if (endpoint.kind === 'address') return false;
-    const namespaceOk = peer.namespaceSelector ? selectorMatches(peer.namespaceSelector, this.labelsOfNamespace(endpoint.namespace)) : endpoint.namespace === policyNamespace;
+    const namespaceOk = peer.namespaceSelector
+      ? selectorMatches(peer.namespaceSelector, this.labelsOfNamespace(endpoint.namespace))
+      : endpoint.namespace === policyNamespace;
     return namespaceOk && selectorMatches(peer.podSelector, endpoint.labels);
   }
 }

@@ -22,7 +22,12 @@ describe('schemaProblems', () => {
   });
 
   it('validates KEDA objects against the KEDA schema', async () => {
-    const scaled = { apiVersion: 'keda.sh/v1alpha1', kind: 'ScaledObject', metadata: { name: 'x' }, spec: { scaleTargetRef: { name: 'w' }, triggers: [{ type: 'redis', metadata: {} }] } };
+    const scaled = {
+      apiVersion: 'keda.sh/v1alpha1',
+      kind: 'ScaledObject',
+      metadata: { name: 'x' },
+      spec: { scaleTargetRef: { name: 'w' }, triggers: [{ type: 'redis', metadata: {} }] },
+    };
     expect(await schemaProblems(scaled)).toEqual([]);
     expect(await schemaProblems({ ...scaled, spec: { triggers: [] } })).not.toEqual([]);
   });

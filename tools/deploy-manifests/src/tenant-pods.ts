@@ -24,7 +24,15 @@ export function generatedTenantObjects() {
   const app = releaseManifests(release('shop', '0b9f7c1e-6a43-4b8e-9d4e-2f5a3c1d7e90'), { ...options, namespace: APPS_NAMESPACE });
   const neighbour = releaseManifests(release('blog', '7d1e0c2b-3a4f-4e5d-8c6b-9a0f1e2d3c4b'), { ...options, namespace: APPS_NAMESPACE });
   const build = buildJobManifests(
-    { deploymentId: '9c1d2e3f-4a5b-4c6d-8e7f-0a1b2c3d4e5f', applicationId: 'a', steps: [{ name: 'build', command: 'npm run build' }], env: {}, sourceUrl: 'https://s/x', outputUrl: 'https://s/y', outputDir: 'dist' },
+    {
+      deploymentId: '9c1d2e3f-4a5b-4c6d-8e7f-0a1b2c3d4e5f',
+      applicationId: 'a',
+      steps: [{ name: 'build', command: 'npm run build' }],
+      env: {},
+      sourceUrl: 'https://s/x',
+      outputUrl: 'https://s/y',
+      outputDir: 'dist',
+    },
     { namespace: BUILDS_NAMESPACE, image: 'slipway/slipway:0.1.0', timeoutSeconds: 600 },
   );
   return { app, neighbour, build };
@@ -32,13 +40,19 @@ export function generatedTenantObjects() {
 
 let nextIp = 10;
 const podIp = () => `10.244.${Math.floor(nextIp / 250)}.${(nextIp++ % 250) + 2}`;
-const endpoint = (namespace: string, labels: Record<string, string> | undefined): PodEndpoint => ({ kind: 'pod', namespace, labels: labels ?? {}, ip: podIp() });
+const endpoint = (namespace: string, labels: Record<string, string> | undefined): PodEndpoint => ({
+  kind: 'pod',
+  namespace,
+  labels: labels ?? {},
+  ip: podIp(),
+});
 
 /** Every pod a rendered overlay runs, by workload name, as a network endpoint with its template's labels. */
 export function platformPods(objects: K8sObject[]): Map<string, PodEndpoint & { ports: number[] }> {
   const pods = new Map<string, PodEndpoint & { ports: number[] }>();
   for (const object of objects) {
-    const template = podTemplateOf(object) as { metadata?: { labels?: Record<string, string> }; spec: { containers: { ports?: { containerPort: number }[] }[] } } | undefined;
+    const template = podTemplateOf(object) as
+      { metadata?: { labels?: Record<string, string> }; spec: { containers: { ports?: { containerPort: number }[] }[] } } | undefined;
     if (!template) continue;
     const ports = template.spec.containers.flatMap((c) => (c.ports ?? []).map((p) => p.containerPort));
     pods.set(object.metadata.name, { ...endpoint(object.metadata.namespace!, template.metadata?.labels), ports });

@@ -8,7 +8,15 @@ const address = (ip: string): AddressEndpoint => ({ kind: 'address', ip });
 /** Somewhere on the internet, by IPv4 and IPv6. */
 const INTERNET = [address('93.184.216.34'), address('2606:4700:4700::1111')];
 /** Addresses tenant code must never reach: metadata, the API server's Service and node, a private datastore, the node's kubelet, a private IPv6 host. */
-const PRIVATE = [address('169.254.169.254'), address('10.96.0.1'), address('172.18.0.2'), address('192.168.1.20'), address('100.64.0.10'), address('fd00::10'), address('fe80::1')];
+const PRIVATE = [
+  address('169.254.169.254'),
+  address('10.96.0.1'),
+  address('172.18.0.2'),
+  address('192.168.1.20'),
+  address('100.64.0.10'),
+  address('fd00::10'),
+  address('fe80::1'),
+];
 /** The production overlay's managed Postgres (its patch) and a managed Redis on the same private network. */
 const MANAGED_POSTGRES = address('10.20.0.5');
 const MANAGED_REDIS = address('10.20.0.6');
@@ -33,7 +41,14 @@ describe.each(['overlays/dev', 'overlays/production'])('k8s/%s: what tenant code
 
   it('denies everything by default in every namespace that runs tenant code', () => {
     for (const ns of TENANT_CODE_NAMESPACES) {
-      const deny = objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.namespace === ns && JSON.stringify((o['spec'] as any).podSelector) === '{}' && !(o['spec'] as any).ingress && !(o['spec'] as any).egress);
+      const deny = objects.find(
+        (o) =>
+          o.kind === 'NetworkPolicy' &&
+          o.metadata.namespace === ns &&
+          JSON.stringify((o['spec'] as any).podSelector) === '{}' &&
+          !(o['spec'] as any).ingress &&
+          !(o['spec'] as any).egress,
+      );
       expect([ns, deny && (deny['spec'] as any).policyTypes]).toEqual([ns, ['Ingress', 'Egress']]);
     }
     // Whatever its labels, a pod in the builds namespace reaches no application and the edge does not reach it.
@@ -68,13 +83,14 @@ describe.each(['overlays/dev', 'overlays/production'])('k8s/%s: what tenant code
       }
     }
     for (const datastore of [MANAGED_REDIS, ...(dir === 'overlays/production' ? [] : [MANAGED_POSTGRES])]) {
-      for (const port of [6379, 5432]) for (const from of [tenants.app, tenants.build]) if (can(from, datastore, port)) reached.push(`${from.namespace} → ${datastore.ip}:${port}`);
+      for (const port of [6379, 5432])
+        for (const from of [tenants.app, tenants.build]) if (can(from, datastore, port)) reached.push(`${from.namespace} → ${datastore.ip}:${port}`);
     }
     expect(reached).toEqual([]);
     if (dir === 'overlays/dev') expect(can(tenants.app, platformPod('redis'), 6379)).toBe(false);
   });
 
-  it('keeps two walls: tenant egress alone, and the platform\'s ingress alone, each shut tenant code out of the platform', () => {
+  it("keeps two walls: tenant egress alone, and the platform's ingress alone, each shut tenant code out of the platform", () => {
     const meant = new Set(['slipway-apps → edge:8080', 'slipway-apps → auth-service:3001', 'slipway-apps → postgres:5432']);
     const open: string[] = [];
     for (const [name, pod] of platform) {
@@ -93,7 +109,8 @@ describe.each(['overlays/dev', 'overlays/production'])('k8s/%s: what tenant code
   it('never lets tenant code reach cloud metadata, the Kubernetes API, nodes or other private addresses', () => {
     for (const from of [tenants.app, tenants.build]) {
       for (const to of PRIVATE) {
-        for (const port of [53, 80, 443, 6443, 10250, 6379]) expect([from.namespace, to.ip, port, can(from, to, port)]).toEqual([from.namespace, to.ip, port, false]);
+        for (const port of [53, 80, 443, 6443, 10250, 6379])
+          expect([from.namespace, to.ip, port, can(from, to, port)]).toEqual([from.namespace, to.ip, port, false]);
         // DNS goes to kube-dns, not to whatever answers on 53 inside the cluster or the node.
         expect([from.namespace, to.ip, 'udp/53', can(from, to, 53, 'UDP')]).toEqual([from.namespace, to.ip, 'udp/53', false]);
       }
@@ -104,7 +121,8 @@ describe.each(['overlays/dev', 'overlays/production'])('k8s/%s: what tenant code
   it('lets a build reach DNS and the outside world, and nothing of the platform, the applications or the ingress controller', () => {
     expect(can(tenants.build, tenants.kubeDns, 53, 'UDP')).toBe(true);
     for (const outside of INTERNET) for (const port of [80, 443, 22, 9418]) expect(can(tenants.build, outside, port)).toBe(true);
-    for (const to of [tenants.app, tenants.ingressController, ...platform.values()]) for (const port of [80, 443, 3000, 3001, 8080]) expect(can(tenants.build, to, port)).toBe(false);
+    for (const to of [tenants.app, tenants.ingressController, ...platform.values()])
+      for (const port of [80, 443, 3000, 3001, 8080]) expect(can(tenants.build, to, port)).toBe(false);
   });
 
   it('lets only the edge reach an application, on the application port; nobody reaches a build', () => {
@@ -113,7 +131,8 @@ describe.each(['overlays/dev', 'overlays/production'])('k8s/%s: what tenant code
     const others = [tenants.neighbour, tenants.build, tenants.ingressController, ...[...platform].filter(([n]) => n !== 'edge').map(([, p]) => p)];
     // The application's own ingress wall, whatever the sender's egress says.
     for (const from of others) expect([objectLabel(from), policies.admits(from, tenants.app, 8080)]).toEqual([objectLabel(from), false]);
-    for (const from of [tenants.app, tenants.neighbour, tenants.ingressController, ...platform.values()]) expect(policies.admits(from, tenants.build, 8080)).toBe(false);
+    for (const from of [tenants.app, tenants.neighbour, tenants.ingressController, ...platform.values()])
+      expect(policies.admits(from, tenants.build, 8080)).toBe(false);
   });
 
   it('admits platform traffic from the ingress controller and the applications only where meant', () => {

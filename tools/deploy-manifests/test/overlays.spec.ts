@@ -16,10 +16,26 @@ const APPS_NAMESPACE = 'slipway-apps';
 const REQUIRED_CONFIG = ['PUBLIC_URL', 'AUTH_PUBLIC_URL', 'APPS_DOMAIN', 'APPS_SCHEME', 'LOG_LEVEL'];
 
 type Env = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } };
-type Container = { name: string; image: string; args?: string[]; env?: Env[]; envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string; optional?: boolean } }[]; ports?: { name: string; containerPort: number }[]; livenessProbe?: any; readinessProbe?: any };
+type Container = {
+  name: string;
+  image: string;
+  args?: string[];
+  env?: Env[];
+  envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string; optional?: boolean } }[];
+  ports?: { name: string; containerPort: number }[];
+  livenessProbe?: any;
+  readinessProbe?: any;
+};
 
 const spec = (o: K8sObject) => o['spec'] as Record<string, any>;
-const pod = (o: K8sObject) => podSpecOf(o) as unknown as Omit<PodSpecShape, 'containers' | 'initContainers'> & { containers: Container[]; initContainers?: Container[]; serviceAccountName?: string; automountServiceAccountToken?: boolean; terminationGracePeriodSeconds?: number };
+const pod = (o: K8sObject) =>
+  podSpecOf(o) as unknown as Omit<PodSpecShape, 'containers' | 'initContainers'> & {
+    containers: Container[];
+    initContainers?: Container[];
+    serviceAccountName?: string;
+    automountServiceAccountToken?: boolean;
+    terminationGracePeriodSeconds?: number;
+  };
 const deployments = (objects: K8sObject[]) => objects.filter((o) => o.kind === 'Deployment');
 const platformDeployment = (objects: K8sObject[], name: string) => {
   const found = findObject(objects, 'Deployment', name);
@@ -112,8 +128,7 @@ describe.each(['base', 'overlays/dev', 'overlays/production'])('k8s/%s', (dir) =
   it('routes the platform, auth and wildcard applications hosts of the ConfigMap through the Ingress', () => {
     const ingress = findObject(objects, 'Ingress', 'slipway')!;
     const config = configMap(objects, pod(platformDeployment(objects, 'gateway')).containers[0]!.envFrom![0]!.configMapRef!.name);
-    const backendOf = (host: string) =>
-      (spec(ingress)['rules'] as any[]).find((r) => r.host === host)?.http.paths[0].backend.service;
+    const backendOf = (host: string) => (spec(ingress)['rules'] as any[]).find((r) => r.host === host)?.http.paths[0].backend.service;
     expect(backendOf(new URL(config['PUBLIC_URL']!).host)).toEqual({ name: 'gateway', port: { name: 'http' } });
     expect(backendOf(new URL(config['AUTH_PUBLIC_URL']!).host)).toEqual({ name: 'auth-service', port: { name: 'http' } });
     expect(backendOf(`*.${config['APPS_DOMAIN']!.split(',')[0]}`)).toEqual({ name: 'edge', port: { name: 'http' } });
@@ -126,7 +141,11 @@ describe.each(['base', 'overlays/dev', 'overlays/production'])('k8s/%s', (dir) =
     const roles = objects.filter((o) => o.kind === 'Role');
     expect(roles.map(objectId)).toEqual([`Role ${APPS_NAMESPACE}/slipway-runtime`]);
     const rules = roles[0]!['rules'] as { apiGroups: string[]; resources: string[]; verbs: string[] }[];
-    expect(rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}/${res}`))).sort()).toEqual(['/secrets', '/services', 'apps/deployments']);
+    expect(rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.map((res) => `${g}/${res}`))).sort()).toEqual([
+      '/secrets',
+      '/services',
+      'apps/deployments',
+    ]);
     // Secrets: only by name (the driver's own), never listed or watched.
     const secretRule = rules.find((r) => r.resources.includes('secrets'))!;
     expect(secretRule.verbs).not.toEqual(expect.arrayContaining(['list']));
@@ -153,7 +172,12 @@ describe('k8s/overlays/dev', () => {
   });
 
   it('runs Postgres and Redis as StatefulSets in the cluster, Redis with AOF and noeviction', () => {
-    expect(objects.filter((o) => o.kind === 'StatefulSet').map((o) => o.metadata.name).sort()).toEqual(['postgres', 'redis']);
+    expect(
+      objects
+        .filter((o) => o.kind === 'StatefulSet')
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['postgres', 'redis']);
     const redis = pod(findObject(objects, 'StatefulSet', 'redis')!).containers[0]!;
     expect(redis.args?.join(' ')).toContain('--appendonly yes');
     expect(redis.args?.join(' ')).toContain('--maxmemory-policy noeviction');

@@ -48,12 +48,19 @@ describe.each(['base', 'overlays/dev', 'overlays/production'])('k8s/%s', (dir) =
     for (const o of objects.filter((x) => x.kind !== 'Namespace')) expect(TENANT_CODE_NAMESPACES).toContain(o.metadata.namespace);
   });
 
-  it('mounts no service-account token: every account but the runtime driver\'s refuses it, and each namespace\'s default account does', () => {
+  it("mounts no service-account token: every account but the runtime driver's refuses it, and each namespace's default account does", () => {
     const accounts = objects.filter((o) => o.kind === 'ServiceAccount');
     for (const account of accounts) {
       expect([objectId(account), account['automountServiceAccountToken']]).toEqual([objectId(account), account.metadata.name === RUNTIME_ACCOUNT]);
     }
-    for (const ns of TENANT_CODE_NAMESPACES) expect(findObject(accounts.filter((a) => a.metadata.namespace === ns), 'ServiceAccount', 'default')).toBeDefined();
+    for (const ns of TENANT_CODE_NAMESPACES)
+      expect(
+        findObject(
+          accounts.filter((a) => a.metadata.namespace === ns),
+          'ServiceAccount',
+          'default',
+        ),
+      ).toBeDefined();
     for (const workload of objects.filter((o) => podTemplateOf(o))) {
       const spec = podTemplateOf(workload)!.spec as { serviceAccountName?: string; automountServiceAccountToken?: boolean };
       const holdsToken = TOKEN_HOLDERS.has(objectId(workload));
@@ -64,7 +71,8 @@ describe.each(['base', 'overlays/dev', 'overlays/production'])('k8s/%s', (dir) =
   it('bounds every container in the tenant namespaces by default and at most, whoever creates the pod', () => {
     for (const ns of [APPS_NAMESPACE, BUILDS_NAMESPACE]) {
       const ranges = objects.filter((o) => o.kind === 'LimitRange' && o.metadata.namespace === ns);
-      const container = ranges.flatMap((r) => (r['spec'] as { limits: { type: string }[] }).limits).find((l) => l.type === 'Container') as Record<string, Record<string, string>> | undefined;
+      const container = ranges.flatMap((r) => (r['spec'] as { limits: { type: string }[] }).limits).find((l) => l.type === 'Container') as
+        Record<string, Record<string, string>> | undefined;
       for (const field of ['default', 'defaultRequest', 'max']) {
         expect([ns, field, Object.keys(container?.[field] ?? {}).sort()]).toEqual([ns, field, ['cpu', 'ephemeral-storage', 'memory']]);
       }

@@ -41,15 +41,22 @@ async function authCall(platform: LaunchedPlatform, account: PlatformAccount, me
     signal: AbortSignal.timeout(30_000),
   });
   const text = await response.text();
-  const cookies = response.headers.getSetCookie().map((line) => line.split(';')[0]!).filter((pair) => pair.split('=')[1]);
+  const cookies = response.headers
+    .getSetCookie()
+    .map((line) => line.split(';')[0]!)
+    .filter((pair) => pair.split('=')[1]);
   return { status: response.status, text, cookie: cookies.join('; ') };
 }
 
-const signIn = (platform: LaunchedPlatform, account: PlatformAccount, email: string, password = PASSWORD) => authCall(platform, account, 'POST', '/sign-in/email', { email, password });
+const signIn = (platform: LaunchedPlatform, account: PlatformAccount, email: string, password = PASSWORD) =>
+  authCall(platform, account, 'POST', '/sign-in/email', { email, password });
 
 /** The application's own DATABASE_URL as its app gets it: its role, through PgBouncer. */
 async function appDatabaseUrl(platform: LaunchedPlatform, account: PlatformAccount): Promise<string> {
-  const response = await fetch(`http://127.0.0.1:${platform.ports.gateway}/dashboard/api/applications/${account.applicationId}/database/connection-string`, { method: 'POST', headers: { authorization: `Bearer ${account.ownerToken}` } });
+  const response = await fetch(`http://127.0.0.1:${platform.ports.gateway}/dashboard/api/applications/${account.applicationId}/database/connection-string`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${account.ownerToken}` },
+  });
   const { connectionString } = (await response.json()) as { connectionString: string };
   const url = new URL(connectionString);
   url.hostname = '127.0.0.1';
@@ -69,7 +76,8 @@ async function onAppDatabase<T>(url: string, work: (client: pg.Client) => Promis
 
 /** The CLI exited with `code`; its output in the failure otherwise. */
 function exits(result: { code: number | null; stdout: string; stderr: string }, code: number): void {
-  if (result.code !== code) throw new Error(`exit ${result.code}, expected ${code}\nstdout: ${result.stdout.slice(0, 2000)}\nstderr: ${result.stderr.slice(-3000)}`);
+  if (result.code !== code)
+    throw new Error(`exit ${result.code}, expected ${code}\nstdout: ${result.stdout.slice(0, 2000)}\nstderr: ${result.stderr.slice(-3000)}`);
 }
 
 const owner = (account: PlatformAccount) => ({ SLIPWAY_TOKEN: account.ownerToken, SLIPWAY_APPLICATION_ID: account.applicationId });
@@ -155,7 +163,9 @@ describe('backups and restore, as pnpm start runs them', () => {
     const current = await authCall(platform, account, 'GET', '/get-session', undefined, sessionCookie);
     expect(current.status).toBe(200);
     expect(JSON.parse(current.text)?.user?.email).toBe(emails[0]);
-    expect(await onAppDatabase(url, async (client) => (await client.query('SELECT email FROM service_auth.users ORDER BY email')).rows.map((row) => row.email))).toEqual([...emails].sort());
+    expect(
+      await onAppDatabase(url, async (client) => (await client.query('SELECT email FROM service_auth.users ORDER BY email')).rows.map((row) => row.email)),
+    ).toEqual([...emails].sort());
     // The database it replaced is kept (with no users), beside the live one.
     const kept = await platform.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname = $1', [restore.keptDatabase]);
     expect(kept).toHaveLength(1);
@@ -234,7 +244,11 @@ describe('backups and restore, as pnpm start runs them', () => {
     const jwksAfter = await authCall(platform, account, 'GET', '/jwks');
     expect(JSON.parse(jwksAfter.text)).toEqual(JSON.parse(jwksBefore.text));
     // The restored platform backs itself up on its own from the start.
-    await waitFor(async () => (await platform.query("SELECT 1 FROM backups WHERE kind = 'base' AND status = 'succeeded'")).length > 0, { timeoutMs: 120_000, intervalMs: 1000, what: "the restored platform's first base backup" });
+    await waitFor(async () => (await platform.query("SELECT 1 FROM backups WHERE kind = 'base' AND status = 'succeeded'")).length > 0, {
+      timeoutMs: 120_000,
+      intervalMs: 1000,
+      what: "the restored platform's first base backup",
+    });
     await rm(backupDir, { recursive: true, force: true });
   }, 600_000);
 });

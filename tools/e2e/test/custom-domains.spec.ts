@@ -24,7 +24,12 @@ describe('custom domains need proof of control (whole platform)', () => {
   const dashboard = async (who: Account, method: string, path: string, body?: unknown) => {
     const res = await fetch(`http://127.0.0.1:${platform.ports.gateway}/dashboard/api${path}`, {
       method,
-      headers: { origin: `http://localhost:${platform.ports.gateway}`, 'x-slipway-csrf': '1', 'content-type': 'application/json', cookie: cookies.get(who.ownerId) ?? '' },
+      headers: {
+        origin: `http://localhost:${platform.ports.gateway}`,
+        'x-slipway-csrf': '1',
+        'content-type': 'application/json',
+        cookie: cookies.get(who.ownerId) ?? '',
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: res.status, json: (await res.json()) as any, headers: res.headers };
@@ -41,10 +46,16 @@ describe('custom domains need proof of control (whole platform)', () => {
     const result = await platform.cli(['deploy', await site(text), '--json'], { SLIPWAY_API_KEY: who.apiKey });
     expect({ code: result.code, status: JSON.parse(result.stdout).status }).toEqual({ code: 0, status: 'succeeded' });
     // Edges learn of the new release over pub/sub, just after the deploy is reported.
-    await waitFor(async () => (await platform.viaEdge(who.slug)).body.includes(text) || undefined, { timeoutMs: 15_000, what: `${who.slug} to serve its release` });
+    await waitFor(async () => (await platform.viaEdge(who.slug)).body.includes(text) || undefined, {
+      timeoutMs: 15_000,
+      what: `${who.slug} to serve its release`,
+    });
   };
   const enableSignIn = async (who: Account) => {
-    const res = await fetch(`http://127.0.0.1:${platform.ports.gateway}/api/v1/auth?applicationId=${who.applicationId}`, { method: 'POST', headers: { authorization: `Bearer ${who.ownerToken}` } });
+    const res = await fetch(`http://127.0.0.1:${platform.ports.gateway}/api/v1/auth?applicationId=${who.applicationId}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${who.ownerToken}` },
+    });
     expect(res.status).toBe(201);
   };
   /** A browser on `origin` signing up at the application's sign-in service. */
@@ -68,7 +79,13 @@ describe('custom domains need proof of control (whole platform)', () => {
       const email = who === owner ? 'rightful@example.com' : 'attacker@example.com';
       const res = await dashboard(who, 'POST', '/session/sign-up', { email, password: 'correct horse battery', name: 'Owner' });
       expect(res.status).toBeLessThan(300);
-      cookies.set(who.ownerId, res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; '));
+      cookies.set(
+        who.ownerId,
+        res.headers
+          .getSetCookie()
+          .map((c) => c.split(';')[0])
+          .join('; '),
+      );
     }
   }, 180_000);
 
@@ -108,9 +125,15 @@ describe('custom domains need proof of control (whole platform)', () => {
     dns.setTxt(claim.json.record.name, [claim.json.record.value]);
     const verify = await dashboard(owner, 'POST', `/applications/${owner.applicationId}/domains/${claim.json.id}/verify`);
     expect([verify.status, verify.json.status]).toEqual([200, 'verified']);
-    await waitFor(async () => (await byHost(DOMAIN)).body.includes('rightful shop') || undefined, { timeoutMs: 15_000, what: 'the edge to serve the verified domain' });
+    await waitFor(async () => (await byHost(DOMAIN)).body.includes('rightful shop') || undefined, {
+      timeoutMs: 15_000,
+      what: 'the edge to serve the verified domain',
+    });
     expect((await byHost('SHOP.EXAMPLE.COM')).body).toContain('rightful shop');
-    await waitFor(async () => (await signUpFrom(owner, `https://${DOMAIN}`, 'grace@example.com')).status === 200 || undefined, { timeoutMs: 15_000, what: 'the sign-in service to trust the verified domain' });
+    await waitFor(async () => (await signUpFrom(owner, `https://${DOMAIN}`, 'grace@example.com')).status === 200 || undefined, {
+      timeoutMs: 15_000,
+      what: 'the sign-in service to trust the verified domain',
+    });
     const refused = await signUpFrom(evil, `https://${DOMAIN}`, 'victim@example.com');
     expect([refused.status, refused.json.code]).toEqual([403, 'INVALID_ORIGIN']);
     // The attacker cannot verify over the holder while the holder's value is published.

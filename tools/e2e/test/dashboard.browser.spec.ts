@@ -71,9 +71,15 @@ describe('dashboard in Chromium, over the whole platform', () => {
     await status.getByText('succeeded').waitFor({ timeout: 90_000 });
     await page.getByText('Live at').waitFor();
     const warning = page.getByRole('article', { name: 'warning: missing_secret' });
-    await warning.getByText(/STRIPE_API_KEY/).first().waitFor();
+    await warning
+      .getByText(/STRIPE_API_KEY/)
+      .first()
+      .waitFor();
     expect(await warning.getAttribute('class')).toContain('finding-warning');
-    await page.locator('[data-step="release"]').getByText(/Succeeded/i).waitFor();
+    await page
+      .locator('[data-step="release"]')
+      .getByText(/Succeeded/i)
+      .waitFor();
     await page.screenshot({ path: join(SHOTS, 'deployment-real-succeeded.png'), fullPage: true });
 
     // The app really answers at its address.
@@ -100,7 +106,10 @@ describe('dashboard in Chromium, over the whole platform', () => {
     expect(await platform.viaEdge('warned-shop--try')).toMatchObject({ status: 200, body: 'configured' });
     expect(await platform.viaEdge('warned-shop')).toMatchObject({ status: 200, body: 'not configured' });
     await page.getByRole('link', { name: 'Previews', exact: true }).click();
-    await page.getByRole('list', { name: 'Previews' }).getByRole('link', { name: `http://warned-shop--try.localhost:${platform.ports.edge}` }).waitFor();
+    await page
+      .getByRole('list', { name: 'Previews' })
+      .getByRole('link', { name: `http://warned-shop--try.localhost:${platform.ports.edge}` })
+      .waitFor();
     await page.screenshot({ path: join(SHOTS, 'previews.png'), fullPage: true });
     await page.getByRole('button', { name: 'Delete preview try' }).click();
     await page.getByText('No previews.').waitFor();

@@ -79,12 +79,28 @@ describe('the first minute after release', () => {
       body: JSON.stringify({ email: `watch-${kind}@example.com`, password: 'correct horse battery', name: kind }),
     });
     expect(response.status).toBeLessThan(300);
-    return response.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    return response.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
   }
 
-  type Series = { summary: { requests: number; byClass: Record<string, number>; latencyMs: Record<string, number | null>; cpu: number; memoryBytes: number | null; restarts: number }; points: unknown[] };
+  type Series = {
+    summary: {
+      requests: number;
+      byClass: Record<string, number>;
+      latencyMs: Record<string, number | null>;
+      cpu: number;
+      memoryBytes: number | null;
+      restarts: number;
+    };
+    points: unknown[];
+  };
   async function metrics(cookie: string, kind: Kind, range = 'hour'): Promise<{ status: number; body: Series }> {
-    const response = await fetch(`http://127.0.0.1:${platform.ports.gateway}/dashboard/api/applications/${accounts[kind].applicationId}/metrics?range=${range}`, { headers: { cookie } });
+    const response = await fetch(
+      `http://127.0.0.1:${platform.ports.gateway}/dashboard/api/applications/${accounts[kind].applicationId}/metrics?range=${range}`,
+      { headers: { cookie } },
+    );
     return { status: response.status, body: (await response.json()) as Series };
   }
 
@@ -101,13 +117,29 @@ describe('the first minute after release', () => {
 
   it('turns crashes, 5xx answers and stderr errors into hazards of the succeeded task, and prints them with deploy --watch', async () => {
     const started = Date.now();
-    const paths = Object.fromEntries(await Promise.all((Object.keys(SERVERS) as Kind[]).map(async (k) => [k, await project(k)] as const))) as Record<Kind, string>;
+    const paths = Object.fromEntries(await Promise.all((Object.keys(SERVERS) as Kind[]).map(async (k) => [k, await project(k)] as const))) as Record<
+      Kind,
+      string
+    >;
     dirs.push(...Object.values(paths));
 
     // --watch for the 500s, on a terminal (a pty): the CLI waits for the minute while requests hit /boom three times.
-    const cliEnv = { PATH: process.env['PATH'], HOME: process.env['HOME'], SLIPWAY_HOME: platform.home, SLIPWAY_URL: `http://127.0.0.1:${platform.ports.gateway}`, SLIPWAY_POLL_INTERVAL_MS: '200', NO_COLOR: '1', TERM: 'xterm', ...platform.cliEnv(accounts.fivexx) };
+    const cliEnv = {
+      PATH: process.env['PATH'],
+      HOME: process.env['HOME'],
+      SLIPWAY_HOME: platform.home,
+      SLIPWAY_URL: `http://127.0.0.1:${platform.ports.gateway}`,
+      SLIPWAY_POLL_INTERVAL_MS: '200',
+      NO_COLOR: '1',
+      TERM: 'xterm',
+      ...platform.cliEnv(accounts.fivexx),
+    };
     const watched = runForBytes([process.execPath, CLI_MAIN, 'deploy', paths.fivexx, '--watch'], { env: cliEnv, pty: true, timeoutMs: 600_000 });
-    const [crash, errors, healthy] = await Promise.all([platform.deploy(accounts.crash, paths.crash), platform.deploy(accounts.errors, paths.errors), platform.deploy(accounts.healthy, paths.healthy)]);
+    const [crash, errors, healthy] = await Promise.all([
+      platform.deploy(accounts.crash, paths.crash),
+      platform.deploy(accounts.errors, paths.errors),
+      platform.deploy(accounts.healthy, paths.healthy),
+    ]);
     for (const task of [crash, errors, healthy]) expect(task).toMatchObject({ status: 'succeeded' });
     await waitFor(async () => (await platform.viaEdge(accounts.fivexx.slug, '/')).body === 'fine', { timeoutMs: 300_000, what: 'the 500s app live' });
     for (let i = 0; i < 3; i++) expect((await platform.viaEdge(accounts.fivexx.slug, `/boom?token=${PAYMENT_KEY}`)).status).toBe(500);
@@ -119,7 +151,9 @@ describe('the first minute after release', () => {
     const quiet = await settled(accounts.healthy, healthy.taskId!);
     const run = await watched;
     const cli = { code: run.code, stdout: run.stdout.toString('utf8') };
-    console.log(`hazards read ${Math.round((Date.now() - started) / 1000)} s after the start:\n${JSON.stringify({ crashed: crashed.hazards, stderr: stderr.hazards, quiet: quiet.hazards }, null, 1)}\n--- deploy --watch:\n${cli.stdout}`);
+    console.log(
+      `hazards read ${Math.round((Date.now() - started) / 1000)} s after the start:\n${JSON.stringify({ crashed: crashed.hazards, stderr: stderr.hazards, quiet: quiet.hazards }, null, 1)}\n--- deploy --watch:\n${cli.stdout}`,
+    );
 
     // A crash 5 s after going live: runtime_crashed, the task still succeeded, its last output quoted.
     expect(crashed.status).toBe('succeeded');
@@ -195,7 +229,9 @@ describe('the first minute after release', () => {
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
     });
     try {
-      await context.addCookies(cookie.split('; ').map((pair) => ({ name: pair.slice(0, pair.indexOf('=')), value: pair.slice(pair.indexOf('=') + 1), url: base })));
+      await context.addCookies(
+        cookie.split('; ').map((pair) => ({ name: pair.slice(0, pair.indexOf('=')), value: pair.slice(pair.indexOf('=') + 1), url: base })),
+      );
       const page = context.pages()[0] ?? (await context.newPage());
       await page.goto(`${base}/apps/${applicationId}/metrics`);
       const summary = page.getByTestId('metrics-summary');

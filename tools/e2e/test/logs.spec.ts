@@ -33,7 +33,10 @@ class Watched {
     this.child = spawn(process.execPath, [CLI_MAIN, ...args], {
       env: { PATH: process.env['PATH'], SLIPWAY_URL: `http://127.0.0.1:${platform.ports.gateway}`, SLIPWAY_POLL_INTERVAL_MS: '200', NO_COLOR: '1', ...env },
     });
-    for (const [stream, into] of [[this.child.stdout, this.out], [this.child.stderr, this.err]] as const) {
+    for (const [stream, into] of [
+      [this.child.stdout, this.out],
+      [this.child.stderr, this.err],
+    ] as const) {
       let carry = '';
       stream.on('data', (chunk: Buffer) => {
         const text = carry + chunk.toString('utf8');
@@ -90,7 +93,9 @@ describe('runtime logs and live build output', () => {
     const task = JSON.parse(deploy.out.map((l) => l.line).join('\n')) as { taskId: string; status: string };
     expect(task.status).toBe('succeeded');
     taskId = task.taskId;
-    process.stdout.write(`build output: first line ${Math.round(first.at - began)} ms after the deploy began, second ${Math.round(second.at - first.at)} ms later, the deploy ended ${Math.round(ended - first.at)} ms after the first\n`);
+    process.stdout.write(
+      `build output: first line ${Math.round(first.at - began)} ms after the deploy began, second ${Math.round(second.at - first.at)} ms later, the deploy ended ${Math.round(ended - first.at)} ms after the first\n`,
+    );
     // The build sleeps 6 s between its two lines: the first arrived while it still ran.
     expect(second.at - first.at).toBeGreaterThan(4000);
     const rows = await platform.query<{ id: string }>('SELECT live_release_id AS id FROM applications WHERE id = $1', [alice.applicationId]);
@@ -100,12 +105,18 @@ describe('runtime logs and live build output', () => {
   it('keeps each request line with time, stream and release; --json is one object per line', async () => {
     const before = Date.now();
     expect((await platform.viaEdge(alice.slug, '/hello?id=first')).status).toBe(200);
-    const result = await waitFor(async () => {
-      const run = await platform.cli(['logs', '--json'], env());
-      return run.stdout.includes('request GET /hello first') ? run : undefined;
-    }, { timeoutMs: 10_000, what: 'the first request line in slipway logs' });
+    const result = await waitFor(
+      async () => {
+        const run = await platform.cli(['logs', '--json'], env());
+        return run.stdout.includes('request GET /hello first') ? run : undefined;
+      },
+      { timeoutMs: 10_000, what: 'the first request line in slipway logs' },
+    );
     expect(result.code).toBe(0);
-    const lines = result.stdout.trim().split('\n').map((l) => JSON.parse(l) as Line);
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Line);
     const line = lines.find((l) => l.text === 'request GET /hello first')!;
     expect(Object.keys(line).sort()).toEqual(['releaseId', 'stream', 'text', 'time']);
     expect(line).toMatchObject({ stream: 'stdout', releaseId });
@@ -119,18 +130,29 @@ describe('runtime logs and live build output', () => {
     const cut = new Date().toISOString();
     await new Promise((r) => setTimeout(r, 50));
     expect((await platform.viaEdge(alice.slug, '/hello?id=second')).status).toBe(200);
-    const since = await waitFor(async () => {
-      const run = await platform.cli(['logs', '--json', '--since', cut], env());
-      return run.stdout.includes('second') ? run : undefined;
-    }, { timeoutMs: 10_000, what: 'the second request line' });
-    const texts = since.stdout.trim().split('\n').map((l) => (JSON.parse(l) as Line).text);
+    const since = await waitFor(
+      async () => {
+        const run = await platform.cli(['logs', '--json', '--since', cut], env());
+        return run.stdout.includes('second') ? run : undefined;
+      },
+      { timeoutMs: 10_000, what: 'the second request line' },
+    );
+    const texts = since.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as Line).text);
     expect(texts).toContain('request GET /hello second');
     expect(texts).not.toContain('request GET /hello first');
     const until = await platform.cli(['logs', '--json', '--until', cut], env());
     expect(until.stdout).toContain('request GET /hello first');
     expect(until.stdout).not.toContain('request GET /hello second');
     const released = await platform.cli(['logs', '--json', '--release', releaseId, '--since', '15m'], env());
-    expect(released.stdout.trim().split('\n').every((l) => (JSON.parse(l) as Line).releaseId === releaseId)).toBe(true);
+    expect(
+      released.stdout
+        .trim()
+        .split('\n')
+        .every((l) => (JSON.parse(l) as Line).releaseId === releaseId),
+    ).toBe(true);
     // A release of another application: nothing (404, as one that does not exist).
     const rows = await platform.query<{ id: string }>('SELECT id FROM releases WHERE application_id <> $1 LIMIT 1', [alice.applicationId]);
     const foreign = rows[0]?.id ?? '00000000-0000-4000-8000-000000000000';
@@ -163,11 +185,18 @@ describe('runtime logs and live build output', () => {
 
   it("shows the app's control characters, never sends them to the terminal", async () => {
     // The crash above: the app is back after its restart backoff (about 1 s).
-    await waitFor(async () => (await platform.viaEdge(alice.slug, '/evil')).status === 200, { timeoutMs: 15_000, intervalMs: 250, what: 'the app back after its crash' });
-    const human = await waitFor(async () => {
-      const run = await platform.cli(['logs', '--since', '1m'], env());
-      return run.stdout.includes('evil') ? run : undefined;
-    }, { timeoutMs: 15_000, what: 'the evil line' });
+    await waitFor(async () => (await platform.viaEdge(alice.slug, '/evil')).status === 200, {
+      timeoutMs: 15_000,
+      intervalMs: 250,
+      what: 'the app back after its crash',
+    });
+    const human = await waitFor(
+      async () => {
+        const run = await platform.cli(['logs', '--since', '1m'], env());
+        return run.stdout.includes('evil') ? run : undefined;
+      },
+      { timeoutMs: 15_000, what: 'the evil line' },
+    );
     expect(human.stdout).toContain('evil \\u001b]0;owned\\u0007\\u001b[31mred');
     // eslint-disable-next-line no-control-regex -- the point: no raw control character reaches the terminal
     expect(human.stdout).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
@@ -181,7 +210,10 @@ describe('runtime logs and live build output', () => {
     expect(JSON.parse(follow.stdout)).toMatchObject({ code: 'not_found', status: 404 });
     // The live build output of alice's deployment: 404 too (and the answer comes at once, not as a stream).
     const api = `http://127.0.0.1:${platform.ports.gateway}/dashboard/api/applications/${alice.applicationId}`;
-    const build = await fetch(`${api}/deployments/${taskId}/log/stream`, { headers: { authorization: `Bearer ${bob.apiKey}` }, signal: AbortSignal.timeout(20_000) });
+    const build = await fetch(`${api}/deployments/${taskId}/log/stream`, {
+      headers: { authorization: `Bearer ${bob.apiKey}` },
+      signal: AbortSignal.timeout(20_000),
+    });
     expect(build.status).toBe(404);
     expect(await build.json()).toMatchObject({ code: 'not_found' });
     // alice's own key reaches it (the stream opens).
@@ -205,7 +237,11 @@ describe('runtime logs and live build output', () => {
       const page = context.pages()[0] ?? (await context.newPage());
       // For whoever reads a failure: what the page said.
       page.on('console', (message) => process.stdout.write(`browser console: ${message.text()}\n`));
-      page.on('response', (response) => response.url().includes('/logs') && process.stdout.write(`browser: ${response.status()} ${response.headers()['content-type']} ${response.url()}\n`));
+      page.on(
+        'response',
+        (response) =>
+          response.url().includes('/logs') && process.stdout.write(`browser: ${response.status()} ${response.headers()['content-type']} ${response.url()}\n`),
+      );
       // An exception in the page (a React render or effect) leaves it blank: say so, with where.
       page.on('pageerror', (error) => process.stdout.write(`browser page error: ${error.stack ?? error.message}\n`));
       const base = `http://localhost:${platform.ports.gateway}`;
@@ -217,7 +253,10 @@ describe('runtime logs and live build output', () => {
       await page.getByRole('button', { name: 'Create account' }).click();
       await page.getByRole('heading', { name: 'Applications', level: 1 }).waitFor();
       // Set-up: the bootstrapped application (an owner without a password) becomes Carol's.
-      await platform.query('UPDATE applications SET owner_id = (SELECT id FROM owners WHERE email = $1) WHERE id = $2', ['carol@example.com', alice.applicationId]);
+      await platform.query('UPDATE applications SET owner_id = (SELECT id FROM owners WHERE email = $1) WHERE id = $2', [
+        'carol@example.com',
+        alice.applicationId,
+      ]);
       await page.goto(`${base}/apps/${alice.applicationId}/logs`);
       await page.getByTestId('logs-state').getByText('following live').waitFor({ timeout: 15_000 });
       // The backlog (the last hour) is there, and a new request's line arrives while the page stays open.
@@ -230,7 +269,12 @@ describe('runtime logs and live build output', () => {
       process.stdout.write(`dashboard Logs tab: the request's line shown ${Math.round(performance.now() - sent)} ms after the request was sent\n`);
       // Still following (no reconnect on the way), the line as its own row with its stream.
       await expect(page.getByTestId('logs-state').textContent()).resolves.toBe('following live');
-      expect(await page.getByTestId('runtime-log').locator('[data-stream="stdout"]', { hasText: `request GET /hello ${id}` }).count()).toBe(1);
+      expect(
+        await page
+          .getByTestId('runtime-log')
+          .locator('[data-stream="stdout"]', { hasText: `request GET /hello ${id}` })
+          .count(),
+      ).toBe(1);
       // The app's terminal escapes shown as text.
       await page.getByTestId('runtime-log').getByText('evil \\u001b]0;owned').waitFor({ timeout: 5000 });
     } finally {

@@ -51,7 +51,13 @@ describe('apps as generators leave them', () => {
 
   async function deploy(account: Account, dir: string): Promise<Task> {
     const task = (await platform.deploy(account, dir)) as unknown as Task;
-    if (task.status !== 'succeeded') throw new Error(`deploy failed: ${JSON.stringify(task.error)}\n${task.steps.map((s) => s.log ?? '').join('\n').slice(-3000)}`);
+    if (task.status !== 'succeeded')
+      throw new Error(
+        `deploy failed: ${JSON.stringify(task.error)}\n${task.steps
+          .map((s) => s.log ?? '')
+          .join('\n')
+          .slice(-3000)}`,
+      );
     return task;
   }
 
@@ -85,7 +91,7 @@ describe('apps as generators leave them', () => {
     expect(await platform.viaEdge(account.slug)).toMatchObject({ status: 200, body: '<h1>Hello Hono!</h1>' });
   }, 300_000);
 
-  it("an Angular server gets its own hosts in NG_ALLOWED_HOSTS (its address without the port, its verified domains), unless the project set its own", async () => {
+  it('an Angular server gets its own hosts in NG_ALLOWED_HOSTS (its address without the port, its verified domains), unless the project set its own', async () => {
     const account = await platform.bootstrap('angular@example.com', 'Angular Shop');
     const env = platform.cliEnv(account);
     await deploy(account, await project({ 'server.js': ENV_ECHO('v1') }));
@@ -93,7 +99,9 @@ describe('apps as generators leave them', () => {
     await deploy(account, await project({ 'server.js': ENV_ECHO('v2') }));
     // Both releases as the analyzer reports an Angular SSR project; a domain proved meanwhile.
     await platform.query(`UPDATE releases SET spec = spec || '{"framework":"angular"}'::jsonb WHERE application_id = $1`, [account.applicationId]);
-    await platform.query(`INSERT INTO domains (application_id, hostname, verification_token, verified_at) VALUES ($1, 'shop.example.test', 'token', now())`, [account.applicationId]);
+    await platform.query(`INSERT INTO domains (application_id, hostname, verification_token, verified_at) VALUES ($1, 'shop.example.test', 'token', now())`, [
+      account.applicationId,
+    ]);
 
     const rollback = await platform.cli(['rollback', '--json'], env);
     expect([rollback.code, rollback.stderr]).toEqual([0, '']);

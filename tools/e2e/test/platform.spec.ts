@@ -64,13 +64,25 @@ describe('the platform end to end', () => {
     const dashboard = `http://127.0.0.1:${platform.ports.gateway}/dashboard/api`;
     const headers = { origin: `http://localhost:${platform.ports.gateway}`, 'x-slipway-csrf': '1', 'content-type': 'application/json' };
     // The owner made by `admin bootstrap` claims the account by signing up with its email.
-    const signUp = await fetch(`${dashboard}/session/sign-up`, { method: 'POST', headers, body: JSON.stringify({ email: 'e2e@example.com', password: 'correct horse battery', name: 'E2E' }) });
+    const signUp = await fetch(`${dashboard}/session/sign-up`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ email: 'e2e@example.com', password: 'correct horse battery', name: 'E2E' }),
+    });
     expect(signUp.status).toBeLessThan(300);
-    const cookie = signUp.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    const cookie = signUp.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
     const apps = (await (await fetch(`${dashboard}/applications`, { headers: { cookie } })).json()) as { applications: { id: string; slug: string }[] };
     const app = apps.applications.find((a) => a.slug === slug)!;
-    const { releases } = (await (await fetch(`${dashboard}/applications/${app.id}/releases`, { headers: { cookie } })).json()) as { releases: { id: string; kind: string; live: boolean }[] };
-    expect(releases.map((r) => [r.kind, r.live])).toEqual([['node', true], ['static', false]]);
+    const { releases } = (await (await fetch(`${dashboard}/applications/${app.id}/releases`, { headers: { cookie } })).json()) as {
+      releases: { id: string; kind: string; live: boolean }[];
+    };
+    expect(releases.map((r) => [r.kind, r.live])).toEqual([
+      ['node', true],
+      ['static', false],
+    ]);
     const staticRelease = releases.find((r) => r.kind === 'static')!;
 
     const rollback = await fetch(`${dashboard}/applications/${app.id}/releases/${staticRelease.id}/live`, { method: 'POST', headers: { ...headers, cookie } });
@@ -79,16 +91,22 @@ describe('the platform end to end', () => {
     const index = await readFile(join(FIXTURES, 'static-site', 'index.html'), 'utf8');
     await waitFor(async () => (await platform.viaEdge(slug)).body === index, { timeoutMs: 10_000, what: 'the static release serving again' });
 
-    const unknown = await fetch(`${dashboard}/applications/${app.id}/releases/00000000-0000-4000-8000-000000000000/live`, { method: 'POST', headers: { ...headers, cookie } });
+    const unknown = await fetch(`${dashboard}/applications/${app.id}/releases/00000000-0000-4000-8000-000000000000/live`, {
+      method: 'POST',
+      headers: { ...headers, cookie },
+    });
     expect(unknown.status).toBe(404);
   });
 
-  it('steers releases from the CLI with a project API key: promote and rollback swap under load with no failed request; another application\'s key gets 404', async () => {
+  it("steers releases from the CLI with a project API key: promote and rollback swap under load with no failed request; another application's key gets 404", async () => {
     const listed = await platform.cli(['releases', '--json'], cliEnv);
     expect(listed.code).toBe(0);
     const { releases } = JSON.parse(listed.stdout) as { releases: { id: string; kind: string; live: boolean; sizeBytes: number; deploymentId: string }[] };
     // The dashboard rollback above left the static release live; the Node one is the newer.
-    expect(releases.map((r) => [r.kind, r.live])).toEqual([['node', false], ['static', true]]);
+    expect(releases.map((r) => [r.kind, r.live])).toEqual([
+      ['node', false],
+      ['static', true],
+    ]);
     expect(releases.every((r) => r.sizeBytes > 0 && r.deploymentId)).toBe(true);
     const [nodeRelease, staticRelease] = releases as [(typeof releases)[0], (typeof releases)[0]];
     const index = await readFile(join(FIXTURES, 'static-site', 'index.html'), 'utf8');
@@ -141,7 +159,12 @@ describe('the platform end to end', () => {
     const scoped = await platform.cli(['secrets', 'set', 'GREETING=for-previews', 'ONLY_PREVIEW=yes', '--preview', '--json'], cliEnv);
     expect([scoped.code, scoped.stderr]).toEqual([0, '']);
     const listed = await platform.cli(['secrets', 'list', '--preview', '--json'], cliEnv);
-    expect(JSON.parse(listed.stdout).secrets).toEqual(expect.arrayContaining([{ name: 'GREETING', scopes: ['all', 'preview'] }, { name: 'ONLY_PREVIEW', scopes: ['preview'] }]));
+    expect(JSON.parse(listed.stdout).secrets).toEqual(
+      expect.arrayContaining([
+        { name: 'GREETING', scopes: ['all', 'preview'] },
+        { name: 'ONLY_PREVIEW', scopes: ['preview'] },
+      ]),
+    );
 
     const index = await readFile(join(FIXTURES, 'static-site', 'index.html'), 'utf8');
     const before = await platform.viaEdge(slug);
@@ -164,7 +187,12 @@ describe('the platform end to end', () => {
     expect(await platform.viaEdge(slug)).toMatchObject({ status: 200, body: index });
     expect(loop.failures()).toEqual([]);
     expect(new Set(loop.samples.map((s) => s.body))).toEqual(new Set([index]));
-    const releases = JSON.parse((await platform.cli(['releases', '--json'], cliEnv)).stdout).releases as { id: string; kind: string; live: boolean; preview: string | null }[];
+    const releases = JSON.parse((await platform.cli(['releases', '--json'], cliEnv)).stdout).releases as {
+      id: string;
+      kind: string;
+      live: boolean;
+      preview: string | null;
+    }[];
     expect(releases.find((r) => r.live)?.kind).toBe('static');
     // The preview's release is listed, named by its preview, and never promoted to production.
     const previewRelease = releases.find((r) => r.preview === 'feat')!;
@@ -176,20 +204,36 @@ describe('the platform end to end', () => {
     // Its logs are its own: what its release wrote (the platform's start note at least), none of production's.
     const previewLogs = await platform.cli(['logs', '--preview', 'feat', '--since', '1h', '--json'], cliEnv);
     expect([previewLogs.code, previewLogs.stderr]).toEqual([0, '']);
-    const logLines = previewLogs.stdout.trim().split('\n').map((l) => JSON.parse(l) as { releaseId: string });
+    const logLines = previewLogs.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { releaseId: string });
     expect(logLines.length).toBeGreaterThan(0);
     expect(new Set(logLines.map((l) => l.releaseId))).toEqual(new Set([previewRelease.id]));
     expect((await platform.cli(['logs', '--preview', 'nope', '--json'], cliEnv)).code).toBe(1);
 
     const previews = await platform.cli(['previews', '--json'], cliEnv);
-    expect(JSON.parse(previews.stdout)).toMatchObject({ previews: [{ name: 'feat', url: previewUrl, liveReleaseId: expect.any(String) }], limit: expect.any(Number) });
+    expect(JSON.parse(previews.stdout)).toMatchObject({
+      previews: [{ name: 'feat', url: previewUrl, liveReleaseId: expect.any(String) }],
+      limit: expect.any(Number),
+    });
 
     // Another owner's project key, naming this application: 404 for all of it, nothing made or changed.
     const other = await platform.bootstrap('preview-other@example.com', 'Preview Other');
     const otherEnv = { SLIPWAY_API_KEY: other.apiKey };
-    for (const args of [['previews'], ['previews', 'rm', 'feat'], ['secrets', 'set', 'GREETING=stolen', '--preview'], ['secrets', 'list', '--preview'], ['deploy', app, '--preview', 'evil']]) {
+    for (const args of [
+      ['previews'],
+      ['previews', 'rm', 'feat'],
+      ['secrets', 'set', 'GREETING=stolen', '--preview'],
+      ['secrets', 'list', '--preview'],
+      ['deploy', app, '--preview', 'evil'],
+    ]) {
       const refused = await platform.cli([...args, '--json', '--application', account.applicationId], otherEnv);
-      expect([args.join(' '), refused.code, JSON.parse(refused.stdout)]).toEqual([args.join(' '), 1, expect.objectContaining({ code: 'not_found', status: 404 })]);
+      expect([args.join(' '), refused.code, JSON.parse(refused.stdout)]).toEqual([
+        args.join(' '),
+        1,
+        expect.objectContaining({ code: 'not_found', status: 404 }),
+      ]);
     }
     expect((await platform.viaEdge(`${slug}--evil`)).status).toBe(404);
     expect(await platform.viaEdge(`${slug}--feat`, '/')).toMatchObject({ status: 200, body: '<p>preview app: for-previews yes</p>' });
@@ -202,10 +246,13 @@ describe('the platform end to end', () => {
     await rm(app, { recursive: true, force: true });
   }, 240_000);
 
-  it("refuses a rollback to a release that does not become healthy (release_unhealthy, its log tail quoted), and the live release serves on with no failed request", async () => {
+  it('refuses a rollback to a release that does not become healthy (release_unhealthy, its log tail quoted), and the live release serves on with no failed request', async () => {
     const app = await mkdtemp(join(tmpdir(), 'slipway-e2e-unhealthy-'));
     const version = (v: string) =>
-      writeFile(join(app, 'server.js'), `import { createServer } from 'node:http';\nif (process.env.CRASH_ON_START === '1') { console.error('refusing to start: CRASH_ON_START'); process.exit(3); }\ncreateServer((req, res) => res.end('crashy ${v}')).listen(Number(process.env.PORT));\n`);
+      writeFile(
+        join(app, 'server.js'),
+        `import { createServer } from 'node:http';\nif (process.env.CRASH_ON_START === '1') { console.error('refusing to start: CRASH_ON_START'); process.exit(3); }\ncreateServer((req, res) => res.end('crashy ${v}')).listen(Number(process.env.PORT));\n`,
+      );
     await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'crashy', private: true, type: 'module', scripts: { start: 'node server.js' } }));
     for (const v of ['v1', 'v2']) {
       await version(v);
@@ -223,7 +270,11 @@ describe('the platform end to end', () => {
       await loop.stop();
     }
     expect(rollback.code).toBe(1);
-    expect(JSON.parse(rollback.stdout)).toMatchObject({ code: 'release_unhealthy', status: 422, error: expect.stringContaining('refusing to start: CRASH_ON_START') });
+    expect(JSON.parse(rollback.stdout)).toMatchObject({
+      code: 'release_unhealthy',
+      status: 422,
+      error: expect.stringContaining('refusing to start: CRASH_ON_START'),
+    });
     expect(loop.failures()).toEqual([]);
     expect(new Set(loop.samples.map((s) => s.body))).toEqual(new Set(['crashy v2']));
     const releases = JSON.parse((await platform.cli(['releases', '--json'], cliEnv)).stdout).releases as { live: boolean; preview: string | null }[];
@@ -254,7 +305,10 @@ describe('the platform end to end', () => {
     await mkdir(join(server, 'shared'));
     await writeFile(join(server, 'package.json'), JSON.stringify({ name: 'linked-node', private: true, type: 'module', scripts: { start: 'node server.js' } }));
     await writeFile(join(server, 'shared/greeting.js'), "export const greeting = 'hello through a linked folder';\n");
-    await writeFile(join(server, 'server.js'), "import { createServer } from 'node:http';\nimport { greeting } from './lib/greeting.js';\ncreateServer((req, res) => res.end(greeting)).listen(Number(process.env.PORT));\n");
+    await writeFile(
+      join(server, 'server.js'),
+      "import { createServer } from 'node:http';\nimport { greeting } from './lib/greeting.js';\ncreateServer((req, res) => res.end(greeting)).listen(Number(process.env.PORT));\n",
+    );
     await writeFile(join(server, 'AGENTS.md'), '# agents');
     await symlink('shared', join(server, 'lib'));
     await symlink('AGENTS.md', join(server, 'CLAUDE.md'));

@@ -54,7 +54,13 @@ describe('a rollback to the release still draining', () => {
     await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'drain', private: true, type: 'module', scripts: { start: 'node server.js' } }));
     await writeFile(join(dir, 'server.js'), APP(version));
     const task = (await platform.deploy(account, dir)) as unknown as Task;
-    if (task.status !== 'succeeded') throw new Error(`deploy failed: ${JSON.stringify(task.error)}\n${task.steps.map((s) => s.log ?? '').join('\n').slice(-3000)}`);
+    if (task.status !== 'succeeded')
+      throw new Error(
+        `deploy failed: ${JSON.stringify(task.error)}\n${task.steps
+          .map((s) => s.log ?? '')
+          .join('\n')
+          .slice(-3000)}`,
+      );
     const [release] = await platform.query<{ id: string }>('SELECT id FROM releases WHERE deployment_id = $1', [task.taskId]);
     return { task, releaseId: release!.id };
   }
@@ -104,8 +110,13 @@ describe('a rollback to the release still draining', () => {
       while (Date.now() < until) await new Promise((r) => setTimeout(r, 500));
       const afterRollback = loop.samples.filter((s) => s.at > rolledBackAt);
       const other = afterRollback.filter((s) => s.status !== 200 || s.body !== first.body);
-      console.log(`rollback to the draining release: ${afterRollback.length} requests in the ${Math.round((until - rolledBackAt) / 1000)} s after it, ${other.length} failed or answered by another process`);
-      expect({ other: other.length, sample: other.slice(0, 3).map((s) => ({ status: s.status, body: s.body.slice(0, 80) })) }).toEqual({ other: 0, sample: [] });
+      console.log(
+        `rollback to the draining release: ${afterRollback.length} requests in the ${Math.round((until - rolledBackAt) / 1000)} s after it, ${other.length} failed or answered by another process`,
+      );
+      expect({ other: other.length, sample: other.slice(0, 3).map((s) => ({ status: s.status, body: s.body.slice(0, 80) })) }).toEqual({
+        other: 0,
+        sample: [],
+      });
       expect(afterRollback.length).toBeGreaterThan(50);
     } finally {
       await loop.stop();

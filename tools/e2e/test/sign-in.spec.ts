@@ -16,7 +16,14 @@ async function shopProject(): Promise<string> {
   await writeFile(join(dir, 'server.mjs'), server.replace("from '@slipway/auth-server'", "from './vendor/auth-server/index.js'"));
   await mkdir(join(dir, 'vendor'));
   await cp(join(ROOT, 'libs/auth-server/dist'), join(dir, 'vendor/auth-server'), { recursive: true, filter: (src) => !src.endsWith('.map') });
-  const manifest = { name: 'shop', private: true, type: 'module', scripts: { start: 'node server.mjs' }, engines: { node: '>=20' }, dependencies: { express: '5.3.0', jose: '6.2.17', pg: '8.16.3' } };
+  const manifest = {
+    name: 'shop',
+    private: true,
+    type: 'module',
+    scripts: { start: 'node server.mjs' },
+    engines: { node: '>=20' },
+    dependencies: { express: '5.3.0', jose: '6.2.17', pg: '8.16.3' },
+  };
   await writeFile(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   return dir;
 }
@@ -62,7 +69,11 @@ describe('sign-in, switched on and used by a deployed app', () => {
   });
 
   it('switches on once (also concurrently), injects the variables, and the app signs people in and joins on service_auth.users', async () => {
-    const enable = () => fetch(`http://127.0.0.1:${platform.ports.gateway}/api/v1/auth?applicationId=${account.applicationId}`, { method: 'POST', headers: { authorization: `Bearer ${account.ownerToken}` } });
+    const enable = () =>
+      fetch(`http://127.0.0.1:${platform.ports.gateway}/api/v1/auth?applicationId=${account.applicationId}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${account.ownerToken}` },
+      });
     const first = await enable();
     expect(first.status).toBe(201);
     const record = (await first.json()) as { applicationId: string; baseUrl: string; trustedOrigins: string[] };
@@ -76,7 +87,9 @@ describe('sign-in, switched on and used by a deployed app', () => {
     expect((await db.query('SELECT count(*)::int AS n FROM application_databases')).rows[0].n).toBe(1);
     await db.end();
 
-    const env = await fetch(`http://127.0.0.1:${platform.ports.gateway}/api/v1/auth/env?applicationId=${account.applicationId}`, { headers: { authorization: `Bearer ${account.ownerToken}` } });
+    const env = await fetch(`http://127.0.0.1:${platform.ports.gateway}/api/v1/auth/env?applicationId=${account.applicationId}`, {
+      headers: { authorization: `Bearer ${account.ownerToken}` },
+    });
     expect(env.status).toBe(200);
     expect(await env.text()).toMatch(/^SERVICE_AUTH_BASE_URL=.+\nSERVICE_AUTH_COOKIE_SECRET=.+\nSERVICE_AUTH_JWKS_URL=.+\/jwks\nVITE_SERVICE_AUTH_URL=.+\n$/);
 

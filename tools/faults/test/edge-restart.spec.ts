@@ -23,7 +23,10 @@ describe('fault: the edge is restarted', () => {
   it.each([['SIGTERM'], ['SIGKILL']] as const)('after %s, live applications come back at their addresses', async (signal) => {
     if (!dirs.length) {
       dirs.push(await fixtureDir('static-site'), await fixtureDir('node-server'));
-      for (const [account, dir] of [[site, dirs[0]!], [server, dirs[1]!]] as const) {
+      for (const [account, dir] of [
+        [site, dirs[0]!],
+        [server, dirs[1]!],
+      ] as const) {
         const result = await platform.cli(['deploy', dir, '--json'], platform.cliEnv(account));
         expect(result.code).toBe(0);
       }
@@ -37,10 +40,13 @@ describe('fault: the edge is restarted', () => {
     platform.restartService('edge');
 
     await waitFor(async () => (await platform.ready('edge')) === 200, { timeoutMs: 60_000, intervalMs: 200, what: 'the edge to be ready' });
-    const after = await waitFor(async () => {
-      const responses = [await platform.viaEdge(site), await platform.viaEdge(server, '/hello')];
-      return responses.every((r) => r.status === 200) ? responses : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 250, what: 'both applications to answer again' });
+    const after = await waitFor(
+      async () => {
+        const responses = [await platform.viaEdge(site), await platform.viaEdge(server, '/hello')];
+        return responses.every((r) => r.status === 200) ? responses : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 250, what: 'both applications to answer again' },
+    );
     expect(after).toEqual(before);
   });
 });

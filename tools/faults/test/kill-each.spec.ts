@@ -70,10 +70,12 @@ describe('fault: kill -9 of every process of pnpm start, one at a time, under ap
    * service: it answers its /health/ready itself — a sibling answering on the shared socket is
    * not enough, or the next kill would hit the only process serving).
    */
-  const announced = (name: string, logName = name) => async (killed: number) => {
-    const now = await platform.pid(name).catch(() => killed);
-    return now !== killed && new RegExp(`launcher\\s+\\| ${logName} is back \\(pid ${now}\\)`).test(platform.log());
-  };
+  const announced =
+    (name: string, logName = name) =>
+    async (killed: number) => {
+      const now = await platform.pid(name).catch(() => killed);
+      return now !== killed && new RegExp(`launcher\\s+\\| ${logName} is back \\(pid ${now}\\)`).test(platform.log());
+    };
 
   /** The nginx master this platform's pid file names (checked to be the nginx of its state directory). */
   const nginxMaster = async (): Promise<number> => {
@@ -123,7 +125,10 @@ describe('fault: kill -9 of every process of pnpm start, one at a time, under ap
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
     if (rows.length) {
       process.stdout.write(`kill-each (2 cores; load ${(await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ')}):\n`);
-      for (const r of rows) process.stdout.write(`  ${r.label.padEnd(22)} app ${r.appFailed}/${r.appTotal} failed · sign-in: ${r.signIn}${r.cutByKill ? ` (+${r.cutByKill} cut in flight)` : ''} · ready again after ${(r.readyMs / 1000).toFixed(1)} s\n`);
+      for (const r of rows)
+        process.stdout.write(
+          `  ${r.label.padEnd(22)} app ${r.appFailed}/${r.appTotal} failed · sign-in: ${r.signIn}${r.cutByKill ? ` (+${r.cutByKill} cut in flight)` : ''} · ready again after ${(r.readyMs / 1000).toFixed(1)} s\n`,
+        );
     }
   }, 120_000);
 
@@ -134,7 +139,11 @@ describe('fault: kill -9 of every process of pnpm start, one at a time, under ap
     const killedAt = clock();
     process.kill(pid, 'SIGKILL');
     const meanwhile = target.meanwhile?.();
-    const readyAt = await waitFor(async () => ((await target.back(pid)) && (await everyReady()) ? clock() : undefined), { timeoutMs: 90_000, intervalMs: 100, what: `${target.label} to be back and every service ready` });
+    const readyAt = await waitFor(async () => ((await target.back(pid)) && (await everyReady()) ? clock() : undefined), {
+      timeoutMs: 90_000,
+      intervalMs: 100,
+      what: `${target.label} to be back and every service ready`,
+    });
     const answered = await loop.answeredAfter(readyAt, 30_000);
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const end = Math.max(answered.at, clock());
@@ -142,36 +151,62 @@ describe('fault: kill -9 of every process of pnpm start, one at a time, under ap
     const summary = users.summary(killedAt, end);
     const cut = users.samples.filter((s) => s.at < killedAt && s.at + s.ms >= killedAt && !s.ok).length;
     await meanwhile;
-    const row = { label: target.label, appFailed: during.filter((s) => s.status !== 200).length, appTotal: during.length, signIn: formatSignInSummary(summary), failedSessionReads: summary.failedSessionReads, cutByKill: cut, readyMs: readyAt - killedAt };
+    const row = {
+      label: target.label,
+      appFailed: during.filter((s) => s.status !== 200).length,
+      appTotal: during.length,
+      signIn: formatSignInSummary(summary),
+      failedSessionReads: summary.failedSessionReads,
+      cutByKill: cut,
+      readyMs: readyAt - killedAt,
+    };
     rows.push(row);
     // What the services logged for the failures the clients saw (their correlation ids).
     const ids = new Set(users.between(killedAt, end).flatMap((s) => [...(s.detail ?? '').matchAll(/correlation id ([0-9a-f-]{36})/g)].map((m) => m[1]!)));
     const lines = platform.log().split('\n');
     const hits = lines.flatMap((l, i) => ([...ids].some((id) => l.includes(id)) ? [i] : [])).slice(0, 3);
     // Each with the lines after it (a stack, Prisma's multi-line message).
-    for (const i of hits) process.stdout.write(`kill-each: logged:\n${lines.slice(i, i + 8).map((l) => `  ${l.slice(0, 400)}`).join('\n')}\n`);
-    process.stdout.write(`kill-each: ${row.label} kill -9 → ${row.appFailed} of ${row.appTotal} app requests failed; sign-in: ${row.signIn}; every /health/ready 200 again after ${(row.readyMs / 1000).toFixed(1)} s\n`);
+    for (const i of hits)
+      process.stdout.write(
+        `kill-each: logged:\n${lines
+          .slice(i, i + 8)
+          .map((l) => `  ${l.slice(0, 400)}`)
+          .join('\n')}\n`,
+      );
+    process.stdout.write(
+      `kill-each: ${row.label} kill -9 → ${row.appFailed} of ${row.appTotal} app requests failed; sign-in: ${row.signIn}; every /health/ready 200 again after ${(row.readyMs / 1000).toFixed(1)} s\n`,
+    );
     return row;
   }
 
   function expectUnnoticed(row: Row): void {
-    expect({ kill: row.label, appFailed: row.appFailed, failedSessionReads: row.failedSessionReads }).toEqual({ kill: row.label, appFailed: 0, failedSessionReads: 0 });
+    expect({ kill: row.label, appFailed: row.appFailed, failedSessionReads: row.failedSessionReads }).toEqual({
+      kill: row.label,
+      appFailed: 0,
+      failedSessionReads: 0,
+    });
     expect(row.appTotal).toBeGreaterThan(0);
   }
 
-  it.each(['build-worker', 'gateway', 'gateway-2', 'auth-service', 'auth-service-2', 'edge', 'redis'])('%s: back by itself, no app request and no session read failed (a gateway process: no upload refused)', async (name) => {
-    const uploader = uploaders.get(name);
-    let upload: { code: number | null; stdout: string; stderr: string } | undefined;
-    const row = await killAndMeasure({
-      label: name,
-      pid: published(name),
-      back: announced(name, name === 'redis' ? 'redis-server' : name),
-      // The killed gateway process's sibling takes the upload: a deploy is never refused.
-      ...(uploader ? { meanwhile: async () => void (upload = await platform.cli(['deploy', uploadSource, '--no-wait', '--json'], platform.cliEnv(uploader))) } : {}),
-    });
-    expectUnnoticed(row);
-    if (uploader) expect({ code: upload?.code, output: upload?.code === 0 ? '' : `${upload?.stdout} ${upload?.stderr}` }).toEqual({ code: 0, output: '' });
-  }, 150_000);
+  it.each(['build-worker', 'gateway', 'gateway-2', 'auth-service', 'auth-service-2', 'edge', 'redis'])(
+    '%s: back by itself, no app request and no session read failed (a gateway process: no upload refused)',
+    async (name) => {
+      const uploader = uploaders.get(name);
+      let upload: { code: number | null; stdout: string; stderr: string } | undefined;
+      const row = await killAndMeasure({
+        label: name,
+        pid: published(name),
+        back: announced(name, name === 'redis' ? 'redis-server' : name),
+        // The killed gateway process's sibling takes the upload: a deploy is never refused.
+        ...(uploader
+          ? { meanwhile: async () => void (upload = await platform.cli(['deploy', uploadSource, '--no-wait', '--json'], platform.cliEnv(uploader))) }
+          : {}),
+      });
+      expectUnnoticed(row);
+      if (uploader) expect({ code: upload?.code, output: upload?.code === 0 ? '' : `${upload?.stdout} ${upload?.stderr}` }).toEqual({ code: 0, output: '' });
+    },
+    150_000,
+  );
 
   it('an nginx worker: its master replaces it, nothing failed', async () => {
     const master = await nginxMaster();
@@ -217,16 +252,22 @@ describe('fault: kill -9 of every process of pnpm start, one at a time, under ap
     const site = await fixtureDir('static-site');
     dirs.push(site);
     expect(await platform.deploy(other, site)).toMatchObject({ status: 'succeeded' });
-    const served = await waitFor(async () => {
-      const reply = await platform.viaEdge(other.slug, '/');
-      return reply.status === 200 ? reply : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 100, what: 'the application deployed after the kills to be served' });
+    const served = await waitFor(
+      async () => {
+        const reply = await platform.viaEdge(other.slug, '/');
+        return reply.status === 200 ? reply : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100, what: 'the application deployed after the kills to be served' },
+    );
     expect(served.status).toBe(200);
     for (const [name, account] of uploaders) {
-      const reply = await waitFor(async () => {
-        const answer = await platform.viaEdge(account.slug, '/');
-        return answer.status === 200 ? answer : undefined;
-      }, { timeoutMs: 120_000, intervalMs: 250, what: `the upload taken during the ${name} kill to be deployed and served` });
+      const reply = await waitFor(
+        async () => {
+          const answer = await platform.viaEdge(account.slug, '/');
+          return answer.status === 200 ? answer : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 250, what: `the upload taken during the ${name} kill to be deployed and served` },
+      );
       expect(reply.status).toBe(200);
     }
   }, 240_000);

@@ -29,13 +29,15 @@ describe('fault: many deploys from many applications at once', () => {
     const refusals: unknown[] = [];
     // Each application sends its deploys back to back; one active deploy per app means the later
     // ones may be refused with 409 deploy_in_progress (coded, nothing accepted): that is allowed.
-    await Promise.all(accounts.map(async (account, i) => {
-      for (let n = 0; n < DEPLOYS_PER_APP; n++) {
-        const result = await platform.postDeploy(account, `<p>app ${i} deploy ${n}</p>`);
-        if (result.status === 202) tasks.push({ account, id: (result.body as { taskId: string }).taskId });
-        else refusals.push(result.body);
-      }
-    }));
+    await Promise.all(
+      accounts.map(async (account, i) => {
+        for (let n = 0; n < DEPLOYS_PER_APP; n++) {
+          const result = await platform.postDeploy(account, `<p>app ${i} deploy ${n}</p>`);
+          if (result.status === 202) tasks.push({ account, id: (result.body as { taskId: string }).taskId });
+          else refusals.push(result.body);
+        }
+      }),
+    );
     for (const refusal of refusals) expect(refusal).toMatchObject({ code: 'deploy_in_progress' });
     expect(tasks.length).toBeGreaterThanOrEqual(APPS);
 

@@ -29,7 +29,11 @@ async function everyReady(platform: LaunchedPlatform): Promise<boolean> {
 }
 
 /** A deployed Node app under a request loop, its sign-in service on, end users signing up. */
-async function steadyTraffic(platform: LaunchedPlatform, label: string, dirs: string[]): Promise<{ account: PlatformAccount; loop: RequestLoop; signUps: SignUpLoop }> {
+async function steadyTraffic(
+  platform: LaunchedPlatform,
+  label: string,
+  dirs: string[],
+): Promise<{ account: PlatformAccount; loop: RequestLoop; signUps: SignUpLoop }> {
   const account = await platform.bootstrap(`${label}@example.com`, `${label} steady`);
   await platform.enableSignIn(account);
   const source = await fixtureDir('node-server');
@@ -53,7 +57,7 @@ async function lostSignUps(platform: LaunchedPlatform, account: PlatformAccount,
   return lost;
 }
 
-describe('fault: the operator\'s Postgres (DATABASE_URL) restarted under pnpm start', () => {
+describe("fault: the operator's Postgres (DATABASE_URL) restarted under pnpm start", () => {
   let dir: string;
   let server: EmbeddedPostgres;
   let platform: LaunchedPlatform;
@@ -68,7 +72,18 @@ describe('fault: the operator\'s Postgres (DATABASE_URL) restarted under pnpm st
     await chmod(dir, 0o755);
     const password = randomBytes(12).toString('hex');
     const port = await freePort();
-    server = new EmbeddedPostgres({ databaseDir: join(dir, 'data'), port, user: 'operator', password, persistent: true, authMethod: 'scram-sha-256', createPostgresUser: userInfo().uid === 0, postgresFlags: ['-c', 'max_connections=200'], onLog: () => undefined, onError: () => undefined });
+    server = new EmbeddedPostgres({
+      databaseDir: join(dir, 'data'),
+      port,
+      user: 'operator',
+      password,
+      persistent: true,
+      authMethod: 'scram-sha-256',
+      createPostgresUser: userInfo().uid === 0,
+      postgresFlags: ['-c', 'max_connections=200'],
+      onLog: () => undefined,
+      onError: () => undefined,
+    });
     await server.initialise();
     await server.start();
     await server.createDatabase('slipway');
@@ -88,16 +103,26 @@ describe('fault: the operator\'s Postgres (DATABASE_URL) restarted under pnpm st
     const processes = (await platform.runtime()).processes;
     const stoppedAt = Date.now();
     await server.stop();
-    await waitFor(async () => ((await platform.ready('gateway')) === 503 ? true : undefined), { timeoutMs: 30_000, intervalMs: 100, what: 'the gateway to report Postgres down' });
+    await waitFor(async () => ((await platform.ready('gateway')) === 503 ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      what: 'the gateway to report Postgres down',
+    });
     await new Promise((r) => setTimeout(r, 2000));
     await server.start();
     const backAt = Date.now();
-    const readyAt = await waitFor(async () => ((await everyReady(platform)) ? Date.now() : undefined), { timeoutMs: 90_000, intervalMs: 100, what: 'every service to be ready again' });
+    const readyAt = await waitFor(async () => ((await everyReady(platform)) ? Date.now() : undefined), {
+      timeoutMs: 90_000,
+      intervalMs: 100,
+      what: 'every service to be ready again',
+    });
     const appAnswered = await loop.answeredAfter(readyAt);
     const failed = loop.between(stoppedAt, appAnswered.at + 1).filter((s) => s.status !== 200);
     await signUps.acknowledgedAfter(readyAt, 3);
     await signUps.stop();
-    process.stdout.write(`postgres (DATABASE_URL) restarted by its operator, down ${((backAt - stoppedAt) / 1000).toFixed(1)} s → failed app requests ${failed.length}, every /health/ready 200 again ${((readyAt - backAt) / 1000).toFixed(1)} s after it was back\n`);
+    process.stdout.write(
+      `postgres (DATABASE_URL) restarted by its operator, down ${((backAt - stoppedAt) / 1000).toFixed(1)} s → failed app requests ${failed.length}, every /health/ready 200 again ${((readyAt - backAt) / 1000).toFixed(1)} s after it was back\n`,
+    );
 
     expect(readyAt - backAt).toBeLessThan(READY_WITHIN_MS);
     expect(failed).toEqual([]);
@@ -108,7 +133,7 @@ describe('fault: the operator\'s Postgres (DATABASE_URL) restarted under pnpm st
     expect(platform.log()).not.toMatch(/launcher\s+\| postgres exited unexpectedly/);
   }, 180_000);
 
-  it('Ctrl-C stops everything cleanly, the operator\'s server untouched', async () => {
+  it("Ctrl-C stops everything cleanly, the operator's server untouched", async () => {
     await loop.stop();
     expect((await platform.stop()).code).toBe(0);
     const client = server.getPgClient('slipway', '127.0.0.1');

@@ -38,7 +38,10 @@ describe('fault: Postgres restarted', () => {
     }
     // The edge routes from memory: the live application still answers.
     const edge = platform.process('edge');
-    expect({ exited: edge.child.exitCode ?? edge.child.signalCode, output: edge.child.exitCode === null ? '' : edge.output().slice(-3000) }).toEqual({ exited: null, output: '' });
+    expect({ exited: edge.child.exitCode ?? edge.child.signalCode, output: edge.child.exitCode === null ? '' : edge.output().slice(-3000) }).toEqual({
+      exited: null,
+      output: '',
+    });
     expect(await platform.viaEdge(account)).toEqual(served);
 
     await platform.postgres!.start();

@@ -29,7 +29,10 @@ describe('fault: Redis restarted mid-deploy', () => {
     const site = await fixtureDir('static-site');
     dirs.push(slow, site);
     const building = await platform.deployNoWait(first, slow);
-    await waitFor(async () => (await platform.task(first, building)).steps.find((s) => s.name === 'install')?.status === 'running', { timeoutMs: 60_000, what: 'install to start' });
+    await waitFor(async () => (await platform.task(first, building)).steps.find((s) => s.name === 'install')?.status === 'running', {
+      timeoutMs: 60_000,
+      what: 'install to start',
+    });
     // One worker, concurrency 1: this one waits in the queue behind the running build.
     const queued = await platform.deployNoWait(second, site);
 
@@ -46,10 +49,13 @@ describe('fault: Redis restarted mid-deploy', () => {
     if (a.status === 'failed') expect(a.error).toMatchObject({ code: expect.any(String) });
     expect(b.status).toBe('succeeded');
     // And the gateway accepts again without a restart.
-    const accepted = await waitFor(async () => {
-      const r = await platform.postDeploy(third);
-      return r.status === 202 ? r : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 500, what: 'the gateway to accept again' });
+    const accepted = await waitFor(
+      async () => {
+        const r = await platform.postDeploy(third);
+        return r.status === 202 ? r : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 500, what: 'the gateway to accept again' },
+    );
     const id = (accepted.body as { taskId: string }).taskId;
     expect((await platform.waitForFinal(third, id)).status).toBe('succeeded');
   });

@@ -31,7 +31,13 @@ const SERVER = `import { createServer } from 'node:http';
 createServer((req, res) => res.end('app ' + process.env.APP_NAME + ' ' + req.url)).listen(Number(process.env.PORT ?? 3000));
 `;
 const PACKAGE = JSON.stringify({ name: 'restart-order', private: true, version: '1.0.0', type: 'module', scripts: { start: 'node server.js' } });
-const LOCK = JSON.stringify({ name: 'restart-order', version: '1.0.0', lockfileVersion: 3, requires: true, packages: { '': { name: 'restart-order', version: '1.0.0' } } });
+const LOCK = JSON.stringify({
+  name: 'restart-order',
+  version: '1.0.0',
+  lockfileVersion: 3,
+  requires: true,
+  packages: { '': { name: 'restart-order', version: '1.0.0' } },
+});
 
 const TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
@@ -75,7 +81,13 @@ class StartWatcher {
   private stopped = false;
   private readonly done: Promise<void>;
 
-  constructor(private readonly home: string, releaseIds: string[], private readonly since: number, private readonly baseline: Map<string, number>, maxMs = 5 * 60_000) {
+  constructor(
+    private readonly home: string,
+    releaseIds: string[],
+    private readonly since: number,
+    private readonly baseline: Map<string, number>,
+    maxMs = 5 * 60_000,
+  ) {
     for (const id of releaseIds) this.observed.set(id, {});
     this.done = (async () => {
       const end = Date.now() + maxMs;
@@ -121,7 +133,12 @@ class StartWatcher {
 
 /** The most intervals that overlap at one moment (an end and a start at the same poll: the end first). */
 function mostAtOnce(intervals: { from: number; to: number }[]): number {
-  const edges = intervals.flatMap((i) => [{ at: i.from, d: 1 }, { at: i.to, d: -1 }]).sort((a, b) => a.at - b.at || a.d - b.d);
+  const edges = intervals
+    .flatMap((i) => [
+      { at: i.from, d: 1 },
+      { at: i.to, d: -1 },
+    ])
+    .sort((a, b) => a.at - b.at || a.d - b.d);
   let now = 0;
   let most = 0;
   for (const e of edges) most = Math.max(most, (now += e.d));
@@ -163,51 +180,74 @@ describe('restart of the whole platform: releases come back a bounded number at 
     if (source) await rm(source, { recursive: true, force: true });
   });
 
-  it(`after Ctrl-C and pnpm start with RUNTIME_START_CONCURRENCY=${SETTING}: at most ${LIMIT} starting at once, the used ones first, a waiting app bumped by a request, all answering, the time printed`, async () => {
-    // Traffic for two apps deployed early (without it they would come back among the last).
-    const used = [apps[1]!, apps[2]!];
-    for (const [app, requests] of [[used[0]!, 40], [used[1]!, 25]] as const) {
-      for (let i = 0; i < requests; i++) expect((await platform.viaEdge(app.account.slug, '/')).status).toBe(200);
-    }
-    // The first deployed app, unused: the last in line unless someone asks for it.
-    const asked = apps[0]!;
+  it(
+    `after Ctrl-C and pnpm start with RUNTIME_START_CONCURRENCY=${SETTING}: at most ${LIMIT} starting at once, the used ones first, a waiting app bumped by a request, all answering, the time printed`,
+    async () => {
+      // Traffic for two apps deployed early (without it they would come back among the last).
+      const used = [apps[1]!, apps[2]!];
+      for (const [app, requests] of [
+        [used[0]!, 40],
+        [used[1]!, 25],
+      ] as const) {
+        for (let i = 0; i < requests; i++) expect((await platform.viaEdge(app.account.slug, '/')).status).toBe(200);
+      }
+      // The first deployed app, unused: the last in line unless someone asks for it.
+      const asked = apps[0]!;
 
-    const baseline = new Map(await Promise.all(apps.map(async (app) => [app.releaseId, await healthyLines(platform.home, app.releaseId)] as const)));
-    const watcher = new StartWatcher(platform.home, apps.map((a) => a.releaseId), await uptime(), baseline);
-    const stopped = await platform.restart({ RUNTIME_START_CONCURRENCY: SETTING });
-    expect(stopped.code).toBe(0);
-    process.stdout.write(`restart-order: Ctrl-C → the launcher exited ${stopped.code}\n`);
-    const askedAt = await uptime();
-    const waiting = await platform.viaEdge(asked.account.slug, '/');
-    expect({ status: waiting.status, retryAfter: waiting.headers['retry-after'] }).toEqual({ status: 503, retryAfter: '1' });
+      const baseline = new Map(await Promise.all(apps.map(async (app) => [app.releaseId, await healthyLines(platform.home, app.releaseId)] as const)));
+      const watcher = new StartWatcher(
+        platform.home,
+        apps.map((a) => a.releaseId),
+        await uptime(),
+        baseline,
+      );
+      const stopped = await platform.restart({ RUNTIME_START_CONCURRENCY: SETTING });
+      expect(stopped.code).toBe(0);
+      process.stdout.write(`restart-order: Ctrl-C → the launcher exited ${stopped.code}\n`);
+      const askedAt = await uptime();
+      const waiting = await platform.viaEdge(asked.account.slug, '/');
+      expect({ status: waiting.status, retryAfter: waiting.headers['retry-after'] }).toEqual({ status: 503, retryAfter: '1' });
 
-    const pattern = /runtime: \d+ releases? answering [\d.]+ s after the edge started[^\n]*/;
-    const printed = pattern.exec(await platform.launcher.waitForOutput(pattern, 5 * 60_000))![0];
-    process.stdout.write(`restart-order: ${printed}\n`);
-    expect(printed).toMatch(new RegExp(`runtime: ${APPS} releases answering [\\d.]+ s after the edge started \\(${SETTING} at a time, most used first\\)`));
-    await waitFor(() => [...watcher.observed.values()].every((o) => o.healthy !== undefined) || undefined, { timeoutMs: 10_000, what: 'every release seen healthy' }).catch(() => undefined);
-    await watcher.stop();
-    for (const app of apps) expect((await platform.viaEdge(app.account.slug, '/')).body).toBe(`app ${app.name} /`);
+      const pattern = /runtime: \d+ releases? answering [\d.]+ s after the edge started[^\n]*/;
+      const printed = pattern.exec(await platform.launcher.waitForOutput(pattern, 5 * 60_000))![0];
+      process.stdout.write(`restart-order: ${printed}\n`);
+      expect(printed).toMatch(new RegExp(`runtime: ${APPS} releases answering [\\d.]+ s after the edge started \\(${SETTING} at a time, most used first\\)`));
+      await waitFor(() => [...watcher.observed.values()].every((o) => o.healthy !== undefined) || undefined, {
+        timeoutMs: 10_000,
+        what: 'every release seen healthy',
+      }).catch(() => undefined);
+      await watcher.stop();
+      for (const app of apps) expect((await platform.viaEdge(app.account.slug, '/')).body).toBe(`app ${app.name} /`);
 
-    const starts = apps.map((app) => {
-      const o = watcher.observed.get(app.releaseId)!;
-      if (o.seen === undefined || o.healthy === undefined || o.kernelStart === undefined) throw new Error(`${app.name}: start not observed (${JSON.stringify(o)})`);
-      return { app, from: o.seen, to: o.healthy, kernelStart: o.kernelStart };
-    });
-    const bySpawn = [...starts].sort((a, b) => a.kernelStart - b.kernelStart);
-    const most = mostAtOnce(starts);
-    const t0 = bySpawn[0]!.kernelStart;
-    process.stdout.write(`restart-order: most apps starting at once: ${most} (limit ${LIMIT}, setting ${SETTING}); seen starting (s after the first process): ${bySpawn.map((s) => `${s.app.name.slice(-1)} ${(s.from - t0).toFixed(2)}–${(s.to - t0).toFixed(2)}`).join(', ')}; request for ${asked.name.slice(-1)} at ${(askedAt - t0).toFixed(2)}\n`);
+      const starts = apps.map((app) => {
+        const o = watcher.observed.get(app.releaseId)!;
+        if (o.seen === undefined || o.healthy === undefined || o.kernelStart === undefined)
+          throw new Error(`${app.name}: start not observed (${JSON.stringify(o)})`);
+        return { app, from: o.seen, to: o.healthy, kernelStart: o.kernelStart };
+      });
+      const bySpawn = [...starts].sort((a, b) => a.kernelStart - b.kernelStart);
+      const most = mostAtOnce(starts);
+      const t0 = bySpawn[0]!.kernelStart;
+      process.stdout.write(
+        `restart-order: most apps starting at once: ${most} (limit ${LIMIT}, setting ${SETTING}); seen starting (s after the first process): ${bySpawn.map((s) => `${s.app.name.slice(-1)} ${(s.from - t0).toFixed(2)}–${(s.to - t0).toFixed(2)}`).join(', ')}; request for ${asked.name.slice(-1)} at ${(askedAt - t0).toFixed(2)}\n`,
+      );
 
-    expect(most).toBeLessThanOrEqual(LIMIT);
-    // The used apps were the first to start (the kernel's start times), and the first to answer.
-    expect(bySpawn.slice(0, used.length).map((s) => s.app.name).sort()).toEqual(used.map((a) => a.name).sort());
-    const firstHealthy = (list: typeof starts) => Math.min(...list.map((s) => s.to));
-    expect(firstHealthy(starts.filter((s) => used.includes(s.app)))).toBeLessThanOrEqual(firstHealthy(starts.filter((s) => !used.includes(s.app))));
-    // The app asked for while it waited started before every other app still waiting then.
-    const askedStart = starts.find((s) => s.app === asked)!;
-    expect(askedStart.kernelStart).toBeGreaterThan(askedAt);
-    const laterOthers = starts.filter((s) => s.app !== asked && !used.includes(s.app) && s.kernelStart > askedAt);
-    expect(laterOthers.every((s) => s.kernelStart > askedStart.kernelStart)).toBe(true);
-  }, 10 * 60_000);
+      expect(most).toBeLessThanOrEqual(LIMIT);
+      // The used apps were the first to start (the kernel's start times), and the first to answer.
+      expect(
+        bySpawn
+          .slice(0, used.length)
+          .map((s) => s.app.name)
+          .sort(),
+      ).toEqual(used.map((a) => a.name).sort());
+      const firstHealthy = (list: typeof starts) => Math.min(...list.map((s) => s.to));
+      expect(firstHealthy(starts.filter((s) => used.includes(s.app)))).toBeLessThanOrEqual(firstHealthy(starts.filter((s) => !used.includes(s.app))));
+      // The app asked for while it waited started before every other app still waiting then.
+      const askedStart = starts.find((s) => s.app === asked)!;
+      expect(askedStart.kernelStart).toBeGreaterThan(askedAt);
+      const laterOthers = starts.filter((s) => s.app !== asked && !used.includes(s.app) && s.kernelStart > askedAt);
+      expect(laterOthers.every((s) => s.kernelStart > askedStart.kernelStart)).toBe(true);
+    },
+    10 * 60_000,
+  );
 });

@@ -59,7 +59,14 @@ describe('a canary secret through a full deploy', () => {
     for (const key of keys) {
       outputs.push(key);
       const type = (await platform.redis.cli('type', key)).trim();
-      const dump = { string: ['get'], hash: ['hgetall'], list: ['lrange', '0', '-1'], set: ['smembers'], zset: ['zrange', '0', '-1'], stream: ['xrange', '-', '+'] }[type];
+      const dump = {
+        string: ['get'],
+        hash: ['hgetall'],
+        list: ['lrange', '0', '-1'],
+        set: ['smembers'],
+        zset: ['zrange', '0', '-1'],
+        stream: ['xrange', '-', '+'],
+      }[type];
       if (dump) outputs.push(await platform.redis.cli(dump[0]!, key, ...dump.slice(1)));
     }
 
@@ -67,8 +74,10 @@ describe('a canary secret through a full deploy', () => {
     const client = new pg.Client({ connectionString: platform.databaseUrl });
     await client.connect();
     try {
-      const columns = (await client.query<{ table_name: string; column_name: string }>(`SELECT table_name, column_name FROM information_schema.columns
-          WHERE table_schema = 'public' AND data_type IN ('text', 'character varying', 'jsonb', 'json', 'bytea')`)).rows;
+      const columns = (
+        await client.query<{ table_name: string; column_name: string }>(`SELECT table_name, column_name FROM information_schema.columns
+          WHERE table_schema = 'public' AND data_type IN ('text', 'character varying', 'jsonb', 'json', 'bytea')`)
+      ).rows;
       expect(columns.length).toBeGreaterThan(20);
       for (const { table_name, column_name } of columns) {
         const rows = await client.query(`SELECT encode(convert_to(coalesce("${column_name}"::text, ''), 'UTF8'), 'escape') AS v FROM "${table_name}"`);

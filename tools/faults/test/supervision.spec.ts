@@ -46,29 +46,42 @@ describe('fault: services killed under pnpm start, with an app under steady traf
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
-  it('the gateway\'s /health/ready reports the build worker consuming (its heartbeat), without depending on it', async () => {
-    const report = await waitFor(async () => {
-      const body = (await (await fetch(`http://127.0.0.1:${platform.ports.gateway}/health/ready`)).json()) as { status: string; siblings?: Record<string, { status: string }> };
-      return body.siblings?.['build-worker']?.status === 'up' ? body : undefined;
-    }, { timeoutMs: 30_000, what: 'the build worker to be reported up' });
+  it("the gateway's /health/ready reports the build worker consuming (its heartbeat), without depending on it", async () => {
+    const report = await waitFor(
+      async () => {
+        const body = (await (await fetch(`http://127.0.0.1:${platform.ports.gateway}/health/ready`)).json()) as {
+          status: string;
+          siblings?: Record<string, { status: string }>;
+        };
+        return body.siblings?.['build-worker']?.status === 'up' ? body : undefined;
+      },
+      { timeoutMs: 30_000, what: 'the build worker to be reported up' },
+    );
     expect(report.status).toBe('ok');
   });
 
-  it.each([['build-worker'], ['auth-service'], ['gateway']] as const)('kill -9 of the %s: zero failed app requests, and it answers /health/ready again by itself', async (name) => {
-    const pid = await platform.pid(name);
-    const killedAt = clock();
-    process.kill(pid, 'SIGKILL');
-    const back = await waitFor(async () => (await platform.pid(name).catch(() => pid)) !== pid && (await platform.ready(name)) === 200 ? clock() : undefined, { timeoutMs: 90_000, intervalMs: 100, what: `${name} to be restarted and ready` });
-    const after = await loop.answeredAfter(back);
-    process.stdout.write(`supervision: ${name} kill -9 → ready again in ${back - killedAt} ms\n`);
+  it.each([['build-worker'], ['auth-service'], ['gateway']] as const)(
+    'kill -9 of the %s: zero failed app requests, and it answers /health/ready again by itself',
+    async (name) => {
+      const pid = await platform.pid(name);
+      const killedAt = clock();
+      process.kill(pid, 'SIGKILL');
+      const back = await waitFor(
+        async () => ((await platform.pid(name).catch(() => pid)) !== pid && (await platform.ready(name)) === 200 ? clock() : undefined),
+        { timeoutMs: 90_000, intervalMs: 100, what: `${name} to be restarted and ready` },
+      );
+      const after = await loop.answeredAfter(back);
+      process.stdout.write(`supervision: ${name} kill -9 → ready again in ${back - killedAt} ms\n`);
 
-    const during = loop.between(killedAt, after.at + 1);
-    expect(during.length).toBeGreaterThan(0);
-    expect(during.filter((s) => s.status !== 200)).toEqual([]);
-    expect(platform.log()).toMatch(new RegExp(`launcher\\s+\\| ${name} exited unexpectedly \\(SIGKILL[^)]*\\); restarting in \\d+ ms`));
-    // The launcher's own line once it sees the restarted service ready (it polls every 200 ms).
-    await platform.launcher.waitForOutput(new RegExp(`launcher\\s+\\| ${name} is back \\(pid ${await platform.pid(name)}\\)`), 30_000);
-  }, 120_000);
+      const during = loop.between(killedAt, after.at + 1);
+      expect(during.length).toBeGreaterThan(0);
+      expect(during.filter((s) => s.status !== 200)).toEqual([]);
+      expect(platform.log()).toMatch(new RegExp(`launcher\\s+\\| ${name} exited unexpectedly \\(SIGKILL[^)]*\\); restarting in \\d+ ms`));
+      // The launcher's own line once it sees the restarted service ready (it polls every 200 ms).
+      await platform.launcher.waitForOutput(new RegExp(`launcher\\s+\\| ${name} is back \\(pid ${await platform.pid(name)}\\)`), 30_000);
+    },
+    120_000,
+  );
 
   it('a deploy whose build worker is killed mid-build still ends succeeded', async () => {
     const source = await slowInstallDir(6);
@@ -76,18 +89,24 @@ describe('fault: services killed under pnpm start, with an app under steady traf
     const started = await platform.cli(['deploy', source, '--no-wait', '--json'], platform.cliEnv(builder));
     expect(started.code).toBe(0);
     const id = (JSON.parse(started.stdout) as { taskId: string }).taskId;
-    await waitFor(async () => (await platform.task(builder, id)).steps.find((s) => s.name === 'install')?.status === 'running', { timeoutMs: 90_000, what: 'install to start' });
+    await waitFor(async () => (await platform.task(builder, id)).steps.find((s) => s.name === 'install')?.status === 'running', {
+      timeoutMs: 90_000,
+      what: 'install to start',
+    });
     const killedAt = clock();
     process.kill(await platform.pid('build-worker'), 'SIGKILL');
-    const final = await waitFor(async () => {
-      const task = await platform.task(builder, id).catch(() => undefined);
-      return task && (task.status === 'succeeded' || task.status === 'failed') ? task : undefined;
-    }, { timeoutMs: 180_000, intervalMs: 250, what: `task ${id} to finish` });
+    const final = await waitFor(
+      async () => {
+        const task = await platform.task(builder, id).catch(() => undefined);
+        return task && (task.status === 'succeeded' || task.status === 'failed') ? task : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 250, what: `task ${id} to finish` },
+    );
     expect(final).toMatchObject({ status: 'succeeded' });
     expect(loop.between(killedAt).filter((s) => s.status !== 200)).toEqual([]);
   }, 240_000);
 
-  it('the launcher\'s own Redis (append-only, noeviction) killed with queued deploys: restarted by the launcher, no deploy lost', async () => {
+  it("the launcher's own Redis (append-only, noeviction) killed with queued deploys: restarted by the launcher, no deploy lost", async () => {
     const redisUrl = new URL((await platform.runtime()).redisUrl);
     const auth = { REDISCLI_AUTH: decodeURIComponent(redisUrl.password) };
     const config = await run('redis-cli', ['-p', redisUrl.port, '--no-auth-warning', 'CONFIG', 'GET', '*'], { PATH: process.env['PATH'], ...auth });
@@ -101,7 +120,11 @@ describe('fault: services killed under pnpm start, with an app under steady traf
     const [siteA, siteB] = [await fixtureDir('static-site'), await fixtureDir('static-site')];
     dirs.push(slow, siteA, siteB);
     const ids: [Account, string][] = [];
-    for (const [account, dir] of [[builder, slow], [queuedA, siteA], [queuedB, siteB]] as const) {
+    for (const [account, dir] of [
+      [builder, slow],
+      [queuedA, siteA],
+      [queuedB, siteB],
+    ] as const) {
       const started = await platform.cli(['deploy', dir, '--no-wait', '--json'], platform.cliEnv(account));
       expect(started.code).toBe(0);
       ids.push([account, (JSON.parse(started.stdout) as { taskId: string }).taskId]);
@@ -113,10 +136,13 @@ describe('fault: services killed under pnpm start, with an app under steady traf
     expect(await platform.pid('redis')).not.toBe(redisPid);
 
     for (const [account, id] of ids) {
-      const final = await waitFor(async () => {
-        const task = await platform.task(account, id).catch(() => undefined);
-        return task && (task.status === 'succeeded' || task.status === 'failed') ? task : undefined;
-      }, { timeoutMs: 180_000, intervalMs: 250, what: `task ${id} to finish` });
+      const final = await waitFor(
+        async () => {
+          const task = await platform.task(account, id).catch(() => undefined);
+          return task && (task.status === 'succeeded' || task.status === 'failed') ? task : undefined;
+        },
+        { timeoutMs: 180_000, intervalMs: 250, what: `task ${id} to finish` },
+      );
       expect({ id, status: final.status, error: final.error }).toEqual({ id, status: 'succeeded', error: final.error });
     }
     expect(loop.between(killedAt).filter((s) => s.status !== 200)).toEqual([]);
@@ -133,13 +159,19 @@ describe('fault: services killed under pnpm start, with an app under steady traf
     process.kill(edge, 'SIGKILL');
     // nginx (pnpm start's data plane, kept by the runtime supervisor) goes on proxying to the app
     // while the edge is replaced: wait for the edge to be back, then look at what the loop saw.
-    await waitFor(async () => (await platform.pid('edge').catch(() => edge)) !== edge && (await platform.ready('edge')) === 200, { timeoutMs: 30_000, intervalMs: 50, what: 'the edge to be replaced and ready' });
+    await waitFor(async () => (await platform.pid('edge').catch(() => edge)) !== edge && (await platform.ready('edge')) === 200, {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+      what: 'the edge to be replaced and ready',
+    });
     await loop.answeredAfter(clock(), 10_000);
     const firstFailure = loop.samples.find((s) => s.at >= killedAt && s.status !== 200);
     const recovered = firstFailure ? await loop.answeredAfter(firstFailure.at, 60_000) : undefined;
     const interruption = firstFailure && recovered ? recovered.at - killedAt : 0;
     const failed = loop.between(killedAt).filter((s) => s.status !== 200).length;
-    process.stdout.write(`supervision: edge kill -9 → app traffic interrupted for ${interruption} ms (${failed} failed requests; goal under 2000 ms; nginx data plane: ${platform.log().includes('nginx data plane: master') ? 'yes' : 'no'})\n`);
+    process.stdout.write(
+      `supervision: edge kill -9 → app traffic interrupted for ${interruption} ms (${failed} failed requests; goal under 2000 ms; nginx data plane: ${platform.log().includes('nginx data plane: master') ? 'yes' : 'no'})\n`,
+    );
     expect(interruption).toBeLessThan(EDGE_INTERRUPTION_BOUND_MS);
     // With the nginx data plane the app's traffic never went through the edge process at all.
     if (platform.log().includes('nginx data plane: master')) expect(failed).toBe(0);

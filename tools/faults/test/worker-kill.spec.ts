@@ -37,7 +37,10 @@ describe('fault: the build worker is killed with SIGKILL during install', () => 
     const source = await slowInstallDir();
     dirs.push(source);
     const id = await platform.deployNoWait(account, source);
-    await waitFor(async () => (await platform.task(account, id)).steps.find((s) => s.name === 'install')?.status === 'running', { timeoutMs: 60_000, what: 'install to start' });
+    await waitFor(async () => (await platform.task(account, id)).steps.find((s) => s.name === 'install')?.status === 'running', {
+      timeoutMs: 60_000,
+      what: 'install to start',
+    });
 
     // The operator's view of the platform: the worker's pid from runtime.json.
     const runtime = JSON.parse(await readFile(join(platform.home, 'runtime.json'), 'utf8')) as RuntimeFile;
@@ -49,10 +52,15 @@ describe('fault: the build worker is killed with SIGKILL during install', () => 
     platform.restartService('build-worker');
 
     // Within the stall window the task is running again (a second attempt) or failed with a reason.
-    const after = await waitFor(async () => {
-      const row = (await platform.query<{ status: string; attempts: number; error: unknown }>('SELECT status, attempts, error FROM deployments WHERE id = $1', [id]))[0]!;
-      return (row.attempts >= 2 && row.status !== 'queued') || row.status === 'failed' ? row : undefined;
-    }, { timeoutMs: STALL_WINDOW_MS + 30_000, intervalMs: 100, what: 'a second attempt or a failure' });
+    const after = await waitFor(
+      async () => {
+        const row = (
+          await platform.query<{ status: string; attempts: number; error: unknown }>('SELECT status, attempts, error FROM deployments WHERE id = $1', [id])
+        )[0]!;
+        return (row.attempts >= 2 && row.status !== 'queued') || row.status === 'failed' ? row : undefined;
+      },
+      { timeoutMs: STALL_WINDOW_MS + 30_000, intervalMs: 100, what: 'a second attempt or a failure' },
+    );
     expect(Date.now() - killedAt).toBeLessThan(STALL_WINDOW_MS + 30_000);
     if (after.status === 'failed') expect(after.error).toMatchObject({ code: expect.any(String) });
 

@@ -64,7 +64,10 @@ export interface FrameworkFixture {
 
 /** Whether this machine reaches a host over HTTPS (5 s bound). */
 export async function reachable(url: string): Promise<boolean> {
-  return fetch(url, { method: 'HEAD', signal: AbortSignal.timeout(5000) }).then(() => true, () => false);
+  return fetch(url, { method: 'HEAD', signal: AbortSignal.timeout(5000) }).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Hashed asset names (Vite, Next, SvelteKit, Nuxt, Astro): cached for a year, immutable. */
@@ -112,7 +115,12 @@ export const FIXTURES: FrameworkFixture[] = [
     spec: { framework: 'next', kind: 'node', nodeMajor: 24, packageManager: 'npm' },
     warnings: [],
     checks: [{ role: 'home', path: '/', text: ['To get started, edit the page.tsx file.'] }],
-    failure: { code: 'build_failed', step: 'build', message: [/^`npm run build` exited with 1:\n/, /Failed to fetch `Geist` from Google Fonts/], unless: () => reachable('https://fonts.googleapis.com/css2?family=Geist') },
+    failure: {
+      code: 'build_failed',
+      step: 'build',
+      message: [/^`npm run build` exited with 1:\n/, /Failed to fetch `Geist` from Google Fonts/],
+      unless: () => reachable('https://fonts.googleapis.com/css2?family=Geist'),
+    },
   },
   {
     name: 'next-pages-router',
@@ -241,7 +249,10 @@ export const FIXTURES: FrameworkFixture[] = [
     dir: 'hono-node',
     spec: { framework: 'hono', kind: 'node', nodeMajor: 24 },
     warnings: [],
-    checks: [{ role: 'home', path: '/', text: ['Hello Hono!'] }, { role: 'api', path: '/api/hello', json: { hello: 'hono' } }],
+    checks: [
+      { role: 'home', path: '/', text: ['Hello Hono!'] },
+      { role: 'api', path: '/api/hello', json: { hello: 'hono' } },
+    ],
   },
   {
     name: 'express',
@@ -259,14 +270,20 @@ export const FIXTURES: FrameworkFixture[] = [
     dir: 'fastify-app',
     spec: { framework: 'fastify', kind: 'node', nodeMajor: 24 },
     warnings: [],
-    checks: [{ role: 'api', path: '/', json: { root: true } }, { role: 'home', path: '/example', text: ['this is an example'] }],
+    checks: [
+      { role: 'api', path: '/', json: { root: true } },
+      { role: 'home', path: '/example', text: ['this is an example'] },
+    ],
   },
   {
     name: 'koa',
     dir: 'koa-app',
     spec: { framework: 'koa', kind: 'node', nodeMajor: 24 },
     warnings: [],
-    checks: [{ role: 'home', path: '/', text: ['Hello World from Koa'] }, { role: 'api', path: '/api/hello', json: { hello: 'koa' } }],
+    checks: [
+      { role: 'home', path: '/', text: ['Hello World from Koa'] },
+      { role: 'api', path: '/api/hello', json: { hello: 'koa' } },
+    ],
   },
   // Second wave (issue 32): the starters as their generators make them, with their lockfiles. How each
   // was made (and the build facts behind these checks) is in tools/frameworks/README.md.
@@ -291,7 +308,14 @@ export const FIXTURES: FrameworkFixture[] = [
     checks: [
       { role: 'home', path: '/', text: ['<title>AngularStatic</title>', '<app-root></app-root>'], contentType: /text\/html/, cacheControl: /no-cache/ },
       { role: 'deep-link', path: '/some/client/route', text: ['<app-root></app-root>'] },
-      { role: 'asset', from: '/', pattern: /src="\/?(main-[^"]+\.js)"/, cacheControl: IMMUTABLE, contentType: /javascript/, text: ['Congratulations! Your app is running.'] },
+      {
+        role: 'asset',
+        from: '/',
+        pattern: /src="\/?(main-[^"]+\.js)"/,
+        cacheControl: IMMUTABLE,
+        contentType: /javascript/,
+        text: ['Congratulations! Your app is running.'],
+      },
     ],
   },
   {
@@ -334,7 +358,12 @@ export const FIXTURES: FrameworkFixture[] = [
     spec: { framework: 'next', kind: 'node', nodeMajor: 24, packageManager: 'pnpm' },
     warnings: [],
     checks: [],
-    failure: { code: 'ambiguous_project', step: 'analyze', message: [/apps\/web/, /apps\/docs/, /"rootDirectory": "apps\/(web|docs)"/, /slipway\.json/], unless: async () => false },
+    failure: {
+      code: 'ambiguous_project',
+      step: 'analyze',
+      message: [/apps\/web/, /apps\/docs/, /"rootDirectory": "apps\/(web|docs)"/, /slipway\.json/],
+      unless: async () => false,
+    },
   },
   {
     // `npx @tanstack/cli create` (React, npm) plus src/routes/ssr.tsx. Its build is a fetch handler
@@ -380,6 +409,8 @@ export const FIXTURES: FrameworkFixture[] = [
     spec: { framework: null, kind: 'node', nodeMajor, packageManager },
     // Its .nvmrc pins Node 20, past its end of life.
     warnings: nodeMajor === 20 ? ['node_end_of_life'] : [],
-    checks: [{ role: 'api', path: '/', json: { escaped: '&lt;pm&gt;', devDependencyShipped: false, buildCacheShipped: false, build: { devDependencyAtBuild: true } } }],
+    checks: [
+      { role: 'api', path: '/', json: { escaped: '&lt;pm&gt;', devDependencyShipped: false, buildCacheShipped: false, build: { devDependencyAtBuild: true } } },
+    ],
   })),
 ];

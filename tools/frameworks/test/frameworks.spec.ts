@@ -26,7 +26,11 @@ async function check(run: SuiteRun, slug: string, c: Check): Promise<void> {
     expect([c.from, found ? 'asset linked' : `no asset matching ${c.pattern} in ${page.body.slice(0, 1500)}`]).toEqual([c.from, 'asset linked']);
     const path = found!.startsWith('/') ? found! : `/${found}`;
     const asset = await run.page(slug, path, 200);
-    expect({ path, status: asset.status, cacheControl: header(asset.headers['cache-control']) }).toEqual({ path, status: 200, cacheControl: expect.stringMatching(c.cacheControl) });
+    expect({ path, status: asset.status, cacheControl: header(asset.headers['cache-control']) }).toEqual({
+      path,
+      status: 200,
+      cacheControl: expect.stringMatching(c.cacheControl),
+    });
     if (c.contentType) expect(header(asset.headers['content-type'])).toMatch(c.contentType);
     expect(asset.body.length).toBeGreaterThan(0);
     for (const text of c.text ?? []) expect({ path, found: asset.body.includes(text) }).toEqual({ path, found: true });
@@ -61,10 +65,16 @@ describe('framework starters through `slipway deploy`, the platform as `pnpm sta
   it.each(fixtures.map((f) => [f.name, f] as [string, FrameworkFixture]))('%s', async (name, fixture) => {
     const { account, task, ms } = await run.result(name);
     // The deploy time goes to the log for whoever reads it (never asserted; see bench/ for figures).
-    process.stdout.write(`frameworks: ${name} ${task.status} in ${(ms / 1000).toFixed(1)} s (${(task.steps ?? []).map((s) => `${s.name} ${((s.durationMs ?? 0) / 1000).toFixed(1)}s`).join(', ')})\n`);
+    process.stdout.write(
+      `frameworks: ${name} ${task.status} in ${(ms / 1000).toFixed(1)} s (${(task.steps ?? []).map((s) => `${s.name} ${((s.durationMs ?? 0) / 1000).toFixed(1)}s`).join(', ')})\n`,
+    );
     if (fixture.failure && !(await fixture.failure.unless())) {
       // The deploy must fail where it should, saying what failed in the framework's own words.
-      expect({ status: task.status, code: task.error?.code, step: task.error?.step }).toEqual({ status: 'failed', code: fixture.failure.code, step: fixture.failure.step });
+      expect({ status: task.status, code: task.error?.code, step: task.error?.step }).toEqual({
+        status: 'failed',
+        code: fixture.failure.code,
+        step: fixture.failure.step,
+      });
       for (const pattern of fixture.failure.message) expect(task.error?.message).toMatch(pattern);
       return;
     }
@@ -72,10 +82,18 @@ describe('framework starters through `slipway deploy`, the platform as `pnpm sta
 
     const spec = task.spec ?? {};
     const nodeMajor = typeof spec.nodeVersion === 'string' ? Number(spec.nodeVersion.split('.')[0]) : null;
-    expect({ framework: spec.framework, kind: spec.kind, nodeMajor, ...(fixture.spec.packageManager !== undefined ? { packageManager: spec['packageManager'] } : {}) }).toEqual(fixture.spec);
+    expect({
+      framework: spec.framework,
+      kind: spec.kind,
+      nodeMajor,
+      ...(fixture.spec.packageManager !== undefined ? { packageManager: spec['packageManager'] } : {}),
+    }).toEqual(fixture.spec);
     const codes = (task.warnings ?? []).map((w) => w.code).sort();
     // On a mismatch the whole warnings (with the build's own lines) are the evidence.
-    expect({ codes, warnings: codes.join() === [...fixture.warnings].sort().join() ? 'as listed' : task.warnings }).toEqual({ codes: [...fixture.warnings].sort(), warnings: 'as listed' });
+    expect({ codes, warnings: codes.join() === [...fixture.warnings].sort().join() ? 'as listed' : task.warnings }).toEqual({
+      codes: [...fixture.warnings].sort(),
+      warnings: 'as listed',
+    });
     if (fixture.buildWarnings) expect(task.warnings?.find((w) => w.code === 'build_output_warnings')?.detail).toMatch(fixture.buildWarnings);
     // The platform's sandboxes are on: no deploy may say it ran without them.
     expect((task.hazards ?? []).map((h) => h.code).filter((code) => code.startsWith('unsandboxed'))).toEqual([]);

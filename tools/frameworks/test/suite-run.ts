@@ -36,7 +36,10 @@ export interface Deployed {
 /** Fixtures picked by `FRAMEWORKS=name,name` (all when unset); an unknown name is an error, not an empty run. */
 export function selected(all: FrameworkFixture[], filter = process.env['FRAMEWORKS']): FrameworkFixture[] {
   if (!filter) return all;
-  const names = filter.split(',').map((n) => n.trim()).filter(Boolean);
+  const names = filter
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !all.some((f) => f.name === n));
   if (unknown.length) throw new Error(`FRAMEWORKS names unknown fixtures: ${unknown.join(', ')}; known: ${all.map((f) => f.name).join(', ')}`);
   return all.filter((f) => names.includes(f.name));
@@ -78,10 +81,13 @@ export class SuiteRun {
   async page(slug: string, path: string, status: number, headers: Record<string, string> = {}): Promise<HttpResult> {
     let last: HttpResult | undefined;
     try {
-      return await waitFor(async () => {
-        last = await this.platform.viaEdge(slug, path, 20_000, headers);
-        return last.status === status ? last : undefined;
-      }, { timeoutMs: 30_000, intervalMs: 500, what: `${slug}${path} to answer ${status}` });
+      return await waitFor(
+        async () => {
+          last = await this.platform.viaEdge(slug, path, 20_000, headers);
+          return last.status === status ? last : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 500, what: `${slug}${path} to answer ${status}` },
+      );
     } catch {
       return last ?? { status: 0, headers: {}, body: 'no answer' };
     }

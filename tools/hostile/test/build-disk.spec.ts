@@ -27,11 +27,18 @@ async function hostFree(path: string): Promise<number> {
 
 /** Lines of /proc/mounts with a mount point under `dir`. */
 function mountsUnder(dir: string): string[] {
-  return readFileSync('/proc/mounts', 'utf8').split('\n').filter((line) => line.split(' ')[1]?.startsWith(`${dir}/`));
+  return readFileSync('/proc/mounts', 'utf8')
+    .split('\n')
+    .filter((line) => line.split(' ')[1]?.startsWith(`${dir}/`));
 }
 
 function outcome(task: Task): unknown {
-  return { status: task.status, error: task.error, hazards: task.hazards?.map((h) => h.code), steps: task.steps?.map((s) => [s.name, s.status, (s.log ?? '').slice(-600)]) };
+  return {
+    status: task.status,
+    error: task.error,
+    hazards: task.hazards?.map((h) => h.code),
+    steps: task.steps?.map((s) => [s.name, s.status, (s.log ?? '').slice(-600)]),
+  };
 }
 
 describe('a build that writes 6 GiB into its workspace', () => {
@@ -73,28 +80,40 @@ describe('a build that writes 6 GiB into its workspace', () => {
     const [task, victimTask] = await Promise.all([attack, victimDeploy]);
     // The disk is released in the background as the deployment ends (unmounting writes its dirty pages back first).
     const imagesDir = join(p.home, 'build', 'disks');
-    for (let i = 0; i < 120 && (mountsUnder(p.home).length || (await readdir(imagesDir).catch(() => [])).length); i++) await new Promise((resolve) => setTimeout(resolve, 500));
+    for (let i = 0; i < 120 && (mountsUnder(p.home).length || (await readdir(imagesDir).catch(() => [])).length); i++)
+      await new Promise((resolve) => setTimeout(resolve, 500));
     sampling = false;
     await sampler;
     const after = await hostFree(p.home);
 
     const violations: string[] = [];
     if (task.status !== 'failed' || task.error?.code !== 'build_disk_exceeded') {
-      violations.push(`the attack's deploy ${task.status}${task.error ? ` with ${task.error.code}: ${task.error.message}` : ''} (expected failed, build_disk_exceeded)`);
+      violations.push(
+        `the attack's deploy ${task.status}${task.error ? ` with ${task.error.code}: ${task.error.message}` : ''} (expected failed, build_disk_exceeded)`,
+      );
     } else if (!new RegExp(`of the ${BUDGET_MB} MiB a build may use`).test(task.error.message ?? '') || !/it wrote \d+/.test(task.error.message ?? '')) {
       violations.push(`build_disk_exceeded does not say the budget and what was written: "${task.error.message}"`);
     }
     const buildLog = task.steps?.find((s) => s.name === 'build')?.log ?? '';
-    if (!/build disk: \d+ MiB used of 512 MiB \(peak \d+ MiB\)/.test(buildLog)) violations.push('the build step\'s log does not say how much disk the build used');
+    if (!/build disk: \d+ MiB used of 512 MiB \(peak \d+ MiB\)/.test(buildLog))
+      violations.push("the build step's log does not say how much disk the build used");
     const drop = before - lowest;
-    if (drop > BUDGET_MB * MiB + MARGIN) violations.push(`the host's free space dropped by ${Math.round(drop / MiB)} MiB during the attack (budget ${BUDGET_MB} MiB; the attack writes ${ATTACK_BYTES / MiB} MiB)`);
-    if (after < before - MARGIN) violations.push(`the space did not come back: ${Math.round((before - after) / MiB)} MiB less free after the deploy than before`);
+    if (drop > BUDGET_MB * MiB + MARGIN)
+      violations.push(
+        `the host's free space dropped by ${Math.round(drop / MiB)} MiB during the attack (budget ${BUDGET_MB} MiB; the attack writes ${ATTACK_BYTES / MiB} MiB)`,
+      );
+    if (after < before - MARGIN)
+      violations.push(`the space did not come back: ${Math.round((before - after) / MiB)} MiB less free after the deploy than before`);
     const left = mountsUnder(p.home);
     if (left.length) violations.push(`mounts left behind: ${left.join('; ')}`);
     const images = await readdir(imagesDir).catch(() => []);
     if (images.length) violations.push(`disk images left behind: ${images.join(', ')}`);
     if (victimTask.status !== 'succeeded') violations.push(`the victim's deploy ${victimTask.status}: ${JSON.stringify(victimTask.error)}`);
     if (signUp.status !== 200) violations.push(`the victim's sign-up answered ${signUp.status}: ${signUp.body}`);
-    expectNone('a build filled the platform\'s disk', violations, { attack: outcome(task), victim: outcome(victimTask), freeMiB: { before: before / MiB, lowest: lowest / MiB, after: after / MiB } });
+    expectNone("a build filled the platform's disk", violations, {
+      attack: outcome(task),
+      victim: outcome(victimTask),
+      freeMiB: { before: before / MiB, lowest: lowest / MiB, after: after / MiB },
+    });
   }, 600_000);
 });

@@ -60,10 +60,16 @@ function cpuCgroupOf(pid: number): { path: string; capCpus: number | null } | nu
 }
 
 function outcome(task: Task): unknown {
-  return { status: task.status, error: task.error, warnings: task.warnings?.map((w) => w.code), steps: task.steps?.map((s) => [s.name, s.status, s.log?.slice(-600)]), buildResources: task.spec?.['buildResources'] };
+  return {
+    status: task.status,
+    error: task.error,
+    warnings: task.warnings?.map((w) => w.code),
+    steps: task.steps?.map((s) => [s.name, s.status, s.log?.slice(-600)]),
+    buildResources: task.spec?.['buildResources'],
+  };
 }
 
-describe('build limits (a tenant\'s build against the machine)', () => {
+describe("build limits (a tenant's build against the machine)", () => {
   let platform: HostilePlatform | undefined;
   let attacker: Account;
   const cleanup: string[] = [];
@@ -81,17 +87,20 @@ describe('build limits (a tenant\'s build against the machine)', () => {
   it('a build that touches 3 GiB fails with build_memory_exceeded, saying what it used', async () => {
     const task = await platform!.deploy(attacker, join(HOSTILE_FIXTURES, 'build-balloon'));
     const violations: string[] = [];
-    if (task.status !== 'failed' || task.error?.code !== 'build_memory_exceeded') violations.push(`deploy ${task.status} with ${task.error?.code ?? 'no error'} (expected failed, build_memory_exceeded)`);
+    if (task.status !== 'failed' || task.error?.code !== 'build_memory_exceeded')
+      violations.push(`deploy ${task.status} with ${task.error?.code ?? 'no error'} (expected failed, build_memory_exceeded)`);
     else if (!/memory/.test(task.error.message ?? '')) violations.push(`the message does not say memory: ${task.error.message}`);
     const build = task.steps?.find((s) => s.name === 'build');
-    if (!/resources: peak memory [\d.]+ (MiB|GiB) of 2\.00 GiB/.test(build?.log ?? '')) violations.push('the build step log does not say the peak memory against the 2 GiB limit');
+    if (!/resources: peak memory [\d.]+ (MiB|GiB) of 2\.00 GiB/.test(build?.log ?? ''))
+      violations.push('the build step log does not say the peak memory against the 2 GiB limit');
     expectNone('a 3 GiB build was not stopped by its memory limit', violations, outcome(task));
   }, 240_000);
 
   it('a build that forks towards 2 000 processes fails with build_too_many_processes', async () => {
     const task = await platform!.deploy(attacker, join(HOSTILE_FIXTURES, 'build-forkloop'));
     const violations: string[] = [];
-    if (task.status !== 'failed' || task.error?.code !== 'build_too_many_processes') violations.push(`deploy ${task.status} with ${task.error?.code ?? 'no error'} (expected failed, build_too_many_processes)`);
+    if (task.status !== 'failed' || task.error?.code !== 'build_too_many_processes')
+      violations.push(`deploy ${task.status} with ${task.error?.code ?? 'no error'} (expected failed, build_too_many_processes)`);
     const started = /started (\d+)/.exec(task.steps?.find((s) => s.name === 'build')?.log ?? '');
     if (started && Number(started[1]) >= 1024) violations.push(`the build started ${started[1]} processes (limit 1 024 tasks)`);
     expectNone('a fork loop in a build was not stopped by its process limit', violations, outcome(task));
@@ -103,7 +112,10 @@ describe('build limits (a tenant\'s build against the machine)', () => {
     cleanup.push(victimDir);
     const first = await platform!.deploy(victim, victimDir);
     if (first.status !== 'succeeded') throw new Error(`the victim did not deploy: ${JSON.stringify(outcome(first))}`);
-    await waitFor(async () => ((await platform!.viaEdge(victim.slug, '/')).body.includes('victim v1') ? true : undefined), { timeoutMs: 30_000, what: 'the victim to serve v1' });
+    await waitFor(async () => ((await platform!.viaEdge(victim.slug, '/')).body.includes('victim v1') ? true : undefined), {
+      timeoutMs: 30_000,
+      what: 'the victim to serve v1',
+    });
 
     const marker = `burner-${randomBytes(8).toString('hex')}`;
     const attackDir = await fixtureCopy('build-burners', {}, { 'package.json': ['BURNER_MARKER', marker] });
@@ -115,7 +127,8 @@ describe('build limits (a tenant\'s build against the machine)', () => {
     for (const pid of burners) {
       const group = cpuCgroupOf(pid);
       if (!group?.path.includes('/slipway-builds/')) violations.push(`burner ${pid} is not in a build cgroup (cpu cgroup ${group?.path ?? 'unknown'})`);
-      else if (group.capCpus === null || group.capCpus >= cores) violations.push(`burner ${pid}'s cgroup ${group.path} has no CPU cap below the machine's ${cores} cores (${group.capCpus ?? 'none'})`);
+      else if (group.capCpus === null || group.capCpus >= cores)
+        violations.push(`burner ${pid}'s cgroup ${group.path} has no CPU cap below the machine's ${cores} cores (${group.capCpus ?? 'none'})`);
     }
 
     // While they burn: the victim's app in a loop, its sign-in switched on and a sign-up, and a deploy.
@@ -127,7 +140,8 @@ describe('build limits (a tenant\'s build against the machine)', () => {
       while (burning && Date.now() < end && requests < 5000) {
         requests++;
         const response = await platform!.viaEdge(victim.slug, '/', 5000).catch((e: Error) => ({ status: 0, body: e.message }));
-        if (response.status !== 200 || !response.body.includes('victim')) failures.push(`request ${requests}: ${response.status} ${response.body.slice(0, 100)}`);
+        if (response.status !== 200 || !response.body.includes('victim'))
+          failures.push(`request ${requests}: ${response.status} ${response.body.slice(0, 100)}`);
         await new Promise((r) => setTimeout(r, 20));
       }
     })();
@@ -145,16 +159,26 @@ describe('build limits (a tenant\'s build against the machine)', () => {
     const attackTask = await attack;
     burning = false;
     await loop;
-    if (attackTask.status !== 'succeeded') violations.push(`the burners' build itself ${attackTask.status} (${attackTask.error?.code}): it exits 0 and should deploy`);
-    if (!/resources: peak memory .*CPU [\d.]+ s/.test(attackTask.steps?.find((s) => s.name === 'build')?.log ?? '')) violations.push('the attacker\'s build log does not say what it used');
-    const survivors = await waitFor(() => (holding(marker).length === 0 ? [] : undefined), { timeoutMs: 10_000, what: 'the burners to be gone' }).catch(() => holding(marker));
+    if (attackTask.status !== 'succeeded')
+      violations.push(`the burners' build itself ${attackTask.status} (${attackTask.error?.code}): it exits 0 and should deploy`);
+    if (!/resources: peak memory .*CPU [\d.]+ s/.test(attackTask.steps?.find((s) => s.name === 'build')?.log ?? ''))
+      violations.push("the attacker's build log does not say what it used");
+    const survivors = await waitFor(() => (holding(marker).length === 0 ? [] : undefined), { timeoutMs: 10_000, what: 'the burners to be gone' }).catch(() =>
+      holding(marker),
+    );
     if (survivors.length) violations.push(`${survivors.length} burners outlived their build step (pids ${survivors.join(', ')})`);
     if (failures.length) violations.push(`${failures.length} of ${requests} victim requests failed: ${failures.slice(0, 5).join('; ')}`);
     if (requests < 10) violations.push(`only ${requests} victim requests were made during the attack`);
-    expectNone('a build\'s setsid CPU burners hurt another tenant or outlived the build', violations, {
-      requests, signUpDuringAttack, deployDuringAttack, attack: outcome(attackTask), victimDeploy: outcome(second),
+    expectNone("a build's setsid CPU burners hurt another tenant or outlived the build", violations, {
+      requests,
+      signUpDuringAttack,
+      deployDuringAttack,
+      attack: outcome(attackTask),
+      victimDeploy: outcome(second),
     });
     // Said, not asserted: whether the victim's sign-up and deploy finished while the burners still ran.
-    console.log(`build-limits: ${requests} victim requests during the attack, all answered; sign-up ${signUpDuringAttack ? 'during' : 'after'} the burn, victim deploy finished ${deployDuringAttack ? 'during' : 'after'} it`);
+    console.log(
+      `build-limits: ${requests} victim requests during the attack, all answered; sign-up ${signUpDuringAttack ? 'during' : 'after'} the burn, victim deploy finished ${deployDuringAttack ? 'during' : 'after'} it`,
+    );
   }, 420_000);
 });

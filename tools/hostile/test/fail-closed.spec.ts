@@ -41,9 +41,13 @@ function outcome(task: Task): unknown {
 
 function refused(label: string, task: Task): string[] {
   if (task.status === 'failed' && task.error?.code === 'sandbox_unavailable') {
-    return /bwrap|namespace|sandbox/i.test(task.error.message ?? '') ? [] : [`${label}: sandbox_unavailable without saying what is wrong: "${task.error.message}"`];
+    return /bwrap|namespace|sandbox/i.test(task.error.message ?? '')
+      ? []
+      : [`${label}: sandbox_unavailable without saying what is wrong: "${task.error.message}"`];
   }
-  return [`${label}: deploy ${task.status}${task.error ? ` with ${task.error.code}: ${task.error.message}` : ''} (expected failed, sandbox_unavailable); hazards: ${(task.hazards ?? []).map((h) => h.code).join(', ') || 'none'}`];
+  return [
+    `${label}: deploy ${task.status}${task.error ? ` with ${task.error.code}: ${task.error.message}` : ''} (expected failed, sandbox_unavailable); hazards: ${(task.hazards ?? []).map((h) => h.code).join(', ') || 'none'}`,
+  ];
 }
 
 describe('with bwrap unable to create namespaces', () => {

@@ -33,11 +33,14 @@ interface QueuedTask {
 async function sleepyProject(ms: number): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'slipway-hostile-sleepy-'));
   await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'sleepy', private: true, scripts: { build: `node build.mjs ${ms}` } }));
-  await writeFile(join(dir, 'build.mjs'), "import { mkdirSync, writeFileSync } from 'node:fs';\nsetTimeout(() => { mkdirSync('dist', { recursive: true }); writeFileSync('dist/index.html', '<p>slept</p>'); }, Number(process.argv[2]));\n");
+  await writeFile(
+    join(dir, 'build.mjs'),
+    "import { mkdirSync, writeFileSync } from 'node:fs';\nsetTimeout(() => { mkdirSync('dist', { recursive: true }); writeFileSync('dist/index.html', '<p>slept</p>'); }, Number(process.argv[2]));\n",
+  );
   return dir;
 }
 
-describe('fair queue: one owner\'s long builds ahead of another owner\'s static deploy', () => {
+describe("fair queue: one owner's long builds ahead of another owner's static deploy", () => {
   let platform: HostilePlatform | undefined;
   const cleanup: string[] = [];
 
@@ -50,7 +53,7 @@ describe('fair queue: one owner\'s long builds ahead of another owner\'s static 
     await Promise.all(cleanup.map((dir) => rm(dir, { recursive: true, force: true })));
   }, 90_000);
 
-  it('B starts right after A\'s current build, ahead of A\'s queued ones, and succeeds', async () => {
+  it("B starts right after A's current build, ahead of A's queued ones, and succeeds", async () => {
     const p = platform!;
     // One owner (same email), three applications; another owner with one.
     const attacker: Account[] = [];
@@ -67,7 +70,11 @@ describe('fair queue: one owner\'s long builds ahead of another owner\'s static 
       return (JSON.parse(started.stdout) as { taskId: string }).taskId;
     };
     const first = await noWait(attacker[0]!, sleepy);
-    await waitFor(async () => (await p.task(attacker[0]!, first)).steps.find((s) => s.name === 'build')?.status === 'running', { timeoutMs: 120_000, intervalMs: 250, what: "A's first build to run" });
+    await waitFor(async () => (await p.task(attacker[0]!, first)).steps.find((s) => s.name === 'build')?.status === 'running', {
+      timeoutMs: 120_000,
+      intervalMs: 250,
+      what: "A's first build to run",
+    });
     const queuedBehind = [await noWait(attacker[1]!, sleepy), await noWait(attacker[2]!, sleepy)];
 
     // While A's builds hold the queue, the victim's end users still sign up (sign-in never waits on builds).
@@ -82,7 +89,9 @@ describe('fair queue: one owner\'s long builds ahead of another owner\'s static 
     const a1 = (await p.task(attacker[0]!, first)) as unknown as QueuedTask;
     const others = await Promise.all(queuedBehind.map(async (id, i) => (await p.task(attacker[i + 1]!, id)) as unknown as QueuedTask));
     const at = (iso: string | null) => (iso === null ? Number.POSITIVE_INFINITY : Date.parse(iso));
-    process.stdout.write(`fair-queue: victim waited ${b.queuedSeconds} s in the queue behind a ${BUILD_SLEEP_MS / 1000} s build, with ${queuedBehind.length} more of the attacker's queued ahead of it (one build slot)\n`);
+    process.stdout.write(
+      `fair-queue: victim waited ${b.queuedSeconds} s in the queue behind a ${BUILD_SLEEP_MS / 1000} s build, with ${queuedBehind.length} more of the attacker's queued ahead of it (one build slot)\n`,
+    );
 
     // Taken second: right after A's current build (one slot), before either of A's queued ones started.
     expect(a1.status).toBe('succeeded');

@@ -41,7 +41,8 @@ async function endOf(file: string, bytes: number): Promise<string> {
 }
 
 function succeeded(task: Task, what: string): Task {
-  if (task.status !== 'succeeded') throw new Error(`${what} did not deploy: ${JSON.stringify(task.error)} ${JSON.stringify(task.steps?.map((s) => [s.name, s.status]))}`);
+  if (task.status !== 'succeeded')
+    throw new Error(`${what} did not deploy: ${JSON.stringify(task.error)} ${JSON.stringify(task.steps?.map((s) => [s.name, s.status]))}`);
   return task;
 }
 
@@ -72,7 +73,9 @@ describe('an app writing a 1 GiB burst to stdout', () => {
   it('keeps its log within the budget, marks the drops, and costs the platform and the other tenants nothing', async () => {
     const p = platform!;
     const supervisor = await p.pid('runtime');
-    const [{ live_release_id: release }] = await p.query<{ live_release_id: string }>('SELECT live_release_id FROM applications WHERE id = $1', [attacker.applicationId]);
+    const [{ live_release_id: release }] = await p.query<{ live_release_id: string }>('SELECT live_release_id FROM applications WHERE id = $1', [
+      attacker.applicationId,
+    ]);
     const cpuBefore = await cpuSeconds(supervisor);
     const began = performance.now();
     const started = await p.viaEdge(attacker.slug, `/flood?bytes=${FLOOD_BYTES}&seconds=${FLOOD_SECONDS}`);
@@ -93,11 +96,14 @@ describe('an app writing a 1 GiB burst to stdout', () => {
     const deploy = p.deploy(victim, join(HOSTILE_FIXTURES, 'plain-node'));
     const signUp = p.signUp(victim, 'visitor@hostile.example');
 
-    const flood = await waitFor(async () => {
-      const status = await p.viaEdge(attacker.slug, '/flood/status', 5000);
-      const parsed = status.status === 200 ? (JSON.parse(status.body) as FloodStatus) : undefined;
-      return parsed && !parsed.running ? parsed : undefined;
-    }, { timeoutMs: (FLOOD_SECONDS + 60) * 1000, intervalMs: 500, what: 'the flood to end' });
+    const flood = await waitFor(
+      async () => {
+        const status = await p.viaEdge(attacker.slug, '/flood/status', 5000);
+        const parsed = status.status === 200 ? (JSON.parse(status.body) as FloodStatus) : undefined;
+        return parsed && !parsed.running ? parsed : undefined;
+      },
+      { timeoutMs: (FLOOD_SECONDS + 60) * 1000, intervalMs: 500, what: 'the flood to end' },
+    );
     const floodSeconds = (performance.now() - began) / 1000;
     const cpu = (await cpuSeconds(supervisor)) - cpuBefore;
     const [deployed, signedUp] = await Promise.all([deploy, signUp]);
@@ -112,17 +118,27 @@ describe('an app writing a 1 GiB burst to stdout', () => {
     const text = (await Promise.all(files.map((name) => endOf(join(logs, name), 2 * LOG_MAX_BYTES)))).join('');
     // Each line of the ring is stamped `<ISO time> <stream> ` (the owners' API reads time and stream from it).
     const markers = text.match(/^\S+ slipway \[slipway\] log rate limit: dropped \d+ lines \(\d+ bytes\) in the last \d+ s$/gm) ?? [];
-    const figures = { supervisorCpuSeconds: Math.round(cpu * 100) / 100, floodSeconds: Math.round(floodSeconds * 10) / 10, flood, logFiles: sizes, logBytes: total, markers: markers.length, victimRequests: requests.ok };
+    const figures = {
+      supervisorCpuSeconds: Math.round(cpu * 100) / 100,
+      floodSeconds: Math.round(floodSeconds * 10) / 10,
+      flood,
+      logFiles: sizes,
+      logBytes: total,
+      markers: markers.length,
+      victimRequests: requests.ok,
+    };
     process.stdout.write(`log-budget: ${JSON.stringify(figures)}\n`);
 
     const violations: string[] = [];
     if (files.length > LOG_FILES) violations.push(`the attacker's log has ${files.length} files (budget ${LOG_FILES})`);
-    for (const [name, size] of Object.entries(sizes)) if (size > LOG_MAX_BYTES) violations.push(`${name} holds ${size} bytes (budget ${LOG_MAX_BYTES} per file)`);
+    for (const [name, size] of Object.entries(sizes))
+      if (size > LOG_MAX_BYTES) violations.push(`${name} holds ${size} bytes (budget ${LOG_MAX_BYTES} per file)`);
     if (total > LOG_FILES * LOG_MAX_BYTES) violations.push(`the attacker's log holds ${total} bytes on disk (budget ${LOG_FILES * LOG_MAX_BYTES})`);
     if (markers.length === 0) violations.push('no "[slipway] log rate limit: dropped …" marker in the log');
     // Reading 1 GiB costs the supervisor seconds of CPU (about one per 100 MiB here); reading
     // the budget costs it nothing to speak of. Loose: a quarter of a core over the flood.
-    if (cpu > floodSeconds / 4) violations.push(`the runtime supervisor spent ${figures.supervisorCpuSeconds} s of CPU during the ${Math.round(floodSeconds)} s flood`);
+    if (cpu > floodSeconds / 4)
+      violations.push(`the runtime supervisor spent ${figures.supervisorCpuSeconds} s of CPU during the ${Math.round(floodSeconds)} s flood`);
     if (requests.failed.length) violations.push(`${requests.failed.length} victim request(s) failed: ${requests.failed.slice(0, 5).join('; ')}`);
     if (requests.ok === 0) violations.push('no victim request was made');
     if (deployed.status !== 'succeeded') violations.push(`the victim's deploy ${deployed.status}: ${JSON.stringify(deployed.error)}`);

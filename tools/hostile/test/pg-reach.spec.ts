@@ -41,7 +41,8 @@ describe('an app floods every Postgres port it can reach with connections that n
     return platform;
   };
   /** Client backends of the platform's Postgres right now (asked as the platform's superuser: a new connection each time). */
-  const backends = async () => Number((await get().query<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE backend_type = 'client backend'`))[0]!.n);
+  const backends = async () =>
+    Number((await get().query<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE backend_type = 'client backend'`))[0]!.n);
 
   beforeAll(async () => {
     platform = await HostilePlatform.start('pg-reach');
@@ -74,12 +75,14 @@ describe('an app floods every Postgres port it can reach with connections that n
 
     // Inside the attacker's namespace: the platform's Postgres is not there at all.
     const postgres = flood(p.ports.postgres);
-    if (!postgres || postgres.states['refused'] !== COUNT) violations.push(`the platform's Postgres port ${p.ports.postgres} was not refused inside the app's namespace: ${JSON.stringify(postgres)}`);
+    if (!postgres || postgres.states['refused'] !== COUNT)
+      violations.push(`the platform's Postgres port ${p.ports.postgres} was not refused inside the app's namespace: ${JSON.stringify(postgres)}`);
     if (attack.scan.open.includes(p.ports.postgres)) violations.push(`the scan found the platform's Postgres port ${p.ports.postgres} open`);
     for (const port of attack.scan.postgresish) if (port !== p.ports.pgbouncer) violations.push(`the app reached another Postgres-speaking port: ${port}`);
     // PgBouncer took every connection and asked each for its SCRAM proof (AuthenticationSASL = 10).
     const bouncer = flood(p.ports.pgbouncer);
-    if (!bouncer || bouncer.authRequests !== COUNT) violations.push(`PgBouncer did not hold the ${COUNT} connections waiting for a password: ${JSON.stringify(bouncer)}`);
+    if (!bouncer || bouncer.authRequests !== COUNT)
+      violations.push(`PgBouncer did not hold the ${COUNT} connections waiting for a password: ${JSON.stringify(bouncer)}`);
 
     // While the flood is held: no server slot taken, the superuser connects, a victim works.
     const during = await backends();
@@ -108,10 +111,10 @@ describe('an app floods every Postgres port it can reach with connections that n
     const deployed = await p.deploy(victim, site);
     if (deployed.status !== 'succeeded') violations.push(`the victim's deploy ${deployed.status} during the flood: ${JSON.stringify(deployed.error)}`);
     if (/too many clients already/.test(p.log())) violations.push('a platform service met "sorry, too many clients already"');
-    expectNone('a tenant\'s connection flood reached the platform\'s Postgres', violations, { before, during, attack });
+    expectNone("a tenant's connection flood reached the platform's Postgres", violations, { before, during, attack });
   }, 400_000);
 
-  it('does not even forward PgBouncer\'s port into an app that has no database', async () => {
+  it("does not even forward PgBouncer's port into an app that has no database", async () => {
     const p = get();
     const response = await p.viaEdge(bystander.slug, `/attack?count=1&holdMs=1000&also=${p.ports.postgres},${p.ports.pgbouncer}`, 150_000);
     const attack = parse<Attack>(response.body, 'the app without a database');

@@ -43,24 +43,42 @@ function ambiguous(host: string): Record<string, { request: string; refused: num
   const h = `Host: ${host}\r\nConnection: close\r\n`;
   const bad = (request: string) => ({ request, refused: [400] });
   return {
-    'Content-Length and Transfer-Encoding': bad(`POST /ambiguous/cl-te HTTP/1.1\r\n${h}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`),
-    'Transfer-Encoding and Content-Length': bad(`POST /ambiguous/te-cl HTTP/1.1\r\n${h}Transfer-Encoding: chunked\r\nContent-Length: 11\r\n\r\n5\r\nhello\r\n0\r\n\r\n`),
-    'Transfer-Encoding twice': bad(`POST /ambiguous/te-te HTTP/1.1\r\n${h}Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`),
+    'Content-Length and Transfer-Encoding': bad(
+      `POST /ambiguous/cl-te HTTP/1.1\r\n${h}Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`,
+    ),
+    'Transfer-Encoding and Content-Length': bad(
+      `POST /ambiguous/te-cl HTTP/1.1\r\n${h}Transfer-Encoding: chunked\r\nContent-Length: 11\r\n\r\n5\r\nhello\r\n0\r\n\r\n`,
+    ),
+    'Transfer-Encoding twice': bad(
+      `POST /ambiguous/te-te HTTP/1.1\r\n${h}Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`,
+    ),
     'Transfer-Encoding in HTTP/1.0': bad(`POST /ambiguous/te-http10 HTTP/1.0\r\n${h}Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`),
     'space before the colon': bad(`POST /ambiguous/te-space HTTP/1.1\r\n${h}Transfer-Encoding : chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`),
     'Content-Length twice, different': bad(`POST /ambiguous/cl-cl HTTP/1.1\r\n${h}Content-Length: 5\r\nContent-Length: 6\r\n\r\nhello!`),
     'Content-Length list': bad(`POST /ambiguous/cl-list HTTP/1.1\r\n${h}Content-Length: 5, 5\r\n\r\nhello`),
     'Content-Length with a sign': bad(`POST /ambiguous/cl-sign HTTP/1.1\r\n${h}Content-Length: +5\r\n\r\nhello`),
-    'obsolete line folding hiding Transfer-Encoding': bad(`POST /ambiguous/fold-sp HTTP/1.1\r\n${h}X-Pad: 1\r\n Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\nhello`),
-    'obsolete line folding of Transfer-Encoding': bad(`POST /ambiguous/fold-tab HTTP/1.1\r\n${h}Transfer-Encoding:\r\n\tchunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`),
+    'obsolete line folding hiding Transfer-Encoding': bad(
+      `POST /ambiguous/fold-sp HTTP/1.1\r\n${h}X-Pad: 1\r\n Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\nhello`,
+    ),
+    'obsolete line folding of Transfer-Encoding': bad(
+      `POST /ambiguous/fold-tab HTTP/1.1\r\n${h}Transfer-Encoding:\r\n\tchunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`,
+    ),
     'bare CR': bad(`POST /ambiguous/bare-cr HTTP/1.1\r\n${h}X-Pad: 1\rContent-Length: 5\r\n\r\nhello`),
     'chunk size not hex': bad(`POST /ambiguous/chunk-zz HTTP/1.1\r\n${h}Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n`),
     'chunk size negative': bad(`POST /ambiguous/chunk-neg HTTP/1.1\r\n${h}Transfer-Encoding: chunked\r\n\r\n-5\r\nhello\r\n0\r\n\r\n`),
     'chunk size 0x': bad(`POST /ambiguous/chunk-0x HTTP/1.1\r\n${h}Transfer-Encoding: chunked\r\n\r\n0x5\r\nhello\r\n0\r\n\r\n`),
-    'chunk size overflowing 64 bits': bad(`POST /ambiguous/chunk-huge HTTP/1.1\r\n${h}Transfer-Encoding: chunked\r\n\r\n1000000000000000000005\r\nhello\r\n0\r\n\r\n`),
+    'chunk size overflowing 64 bits': bad(
+      `POST /ambiguous/chunk-huge HTTP/1.1\r\n${h}Transfer-Encoding: chunked\r\n\r\n1000000000000000000005\r\nhello\r\n0\r\n\r\n`,
+    ),
     'chunk shorter than its size': bad(`POST /ambiguous/chunk-short HTTP/1.1\r\n${h}Transfer-Encoding: chunked\r\n\r\n3\r\nhello\r\n0\r\n\r\n`),
-    'unknown coding gzip, chunked': { request: `POST /ambiguous/te-gzip HTTP/1.1\r\n${h}Transfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`, refused: [400, 501] },
-    'unknown coding identity': { request: `POST /ambiguous/te-identity HTTP/1.1\r\n${h}Transfer-Encoding: identity\r\nContent-Length: 5\r\n\r\nhello`, refused: [400, 501] },
+    'unknown coding gzip, chunked': {
+      request: `POST /ambiguous/te-gzip HTTP/1.1\r\n${h}Transfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n`,
+      refused: [400, 501],
+    },
+    'unknown coding identity': {
+      request: `POST /ambiguous/te-identity HTTP/1.1\r\n${h}Transfer-Encoding: identity\r\nContent-Length: 5\r\n\r\nhello`,
+      refused: [400, 501],
+    },
   };
 }
 
@@ -74,7 +92,8 @@ function bareLf(host: string): Record<string, string> {
 }
 
 function succeeded(task: Task, what: string): void {
-  if (task.status !== 'succeeded') throw new Error(`${what} did not deploy: ${JSON.stringify(task.error)} ${JSON.stringify(task.steps?.map((s) => [s.name, s.status]))}`);
+  if (task.status !== 'succeeded')
+    throw new Error(`${what} did not deploy: ${JSON.stringify(task.error)} ${JSON.stringify(task.steps?.map((s) => [s.name, s.status]))}`);
 }
 
 /** `pieces` of a body, each its own packet. */
@@ -142,31 +161,69 @@ describe.each([['nginx'], ['node']])('request framing at the edge (%s data plane
     const digest = createHash('sha256').update(body).digest('hex');
     const next = (to: string) => `GET /next HTTP/1.1\r\nHost: ${to}\r\nConnection: close\r\n\r\n`;
     const began = performance.now();
-    const chunked = await exchange(p.ports.edge, [`POST /upload/chunked HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\n\r\n`, ...split(body, PACKETS).map(chunk), '0\r\n\r\n', next(host)], PAUSE_MS);
+    const chunked = await exchange(
+      p.ports.edge,
+      [`POST /upload/chunked HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\n\r\n`, ...split(body, PACKETS).map(chunk), '0\r\n\r\n', next(host)],
+      PAUSE_MS,
+    );
     const chunkedMs = Math.round(performance.now() - began);
-    const sized = await exchange(p.ports.edge, [`POST /upload/sized HTTP/1.1\r\nHost: ${host}\r\nContent-Length: ${body.length}\r\n\r\n`, ...split(body, PACKETS), next(host)], PAUSE_MS);
+    const sized = await exchange(
+      p.ports.edge,
+      [`POST /upload/sized HTTP/1.1\r\nHost: ${host}\r\nContent-Length: ${body.length}\r\n\r\n`, ...split(body, PACKETS), next(host)],
+      PAUSE_MS,
+    );
     const toStatic: Record<string, number[]> = {};
     for (const method of ['POST', 'GET']) {
-      const replies = await exchange(p.ports.edge, [`${method} / HTTP/1.1\r\nHost: ${staticHost}\r\nTransfer-Encoding: chunked\r\n\r\n`, ...split(body, 4).map(chunk), '0\r\n\r\n', next(staticHost)], PAUSE_MS);
+      const replies = await exchange(
+        p.ports.edge,
+        [`${method} / HTTP/1.1\r\nHost: ${staticHost}\r\nTransfer-Encoding: chunked\r\n\r\n`, ...split(body, 4).map(chunk), '0\r\n\r\n', next(staticHost)],
+        PAUSE_MS,
+      );
       toStatic[method] = replies.map((r) => r.status);
     }
     const app = await seen();
     app.parseErrors = app.parseErrors.slice(before);
-    const figures = { plane, chunkedMs, chunked: chunked.map((r) => [r.status, r.body.slice(0, 300)]), sized: sized.map((r) => [r.status, r.body.slice(0, 300)]), toStatic, parseErrors: app.parseErrors };
-    process.stdout.write(`request-framing (${plane}): ${JSON.stringify({ ...figures, chunked: chunked.map((r) => r.status), sized: sized.map((r) => r.status) })}\n`);
+    const figures = {
+      plane,
+      chunkedMs,
+      chunked: chunked.map((r) => [r.status, r.body.slice(0, 300)]),
+      sized: sized.map((r) => [r.status, r.body.slice(0, 300)]),
+      toStatic,
+      parseErrors: app.parseErrors,
+    };
+    process.stdout.write(
+      `request-framing (${plane}): ${JSON.stringify({ ...figures, chunked: chunked.map((r) => r.status), sized: sized.map((r) => r.status) })}\n`,
+    );
 
     const violations: string[] = [];
-    for (const [what, replies, framing] of [['chunked', chunked, 'chunked'], ['Content-Length', sized, 'length']] as const) {
+    for (const [what, replies, framing] of [
+      ['chunked', chunked, 'chunked'],
+      ['Content-Length', sized, 'length'],
+    ] as const) {
       const got = parsed(replies[0]);
-      if (replies[0]?.status !== 200 || !got) violations.push(`the ${what} upload answered ${replies[0]?.status ?? 'nothing'}: ${replies[0]?.body.slice(0, 200) ?? ''}`);
+      if (replies[0]?.status !== 200 || !got)
+        violations.push(`the ${what} upload answered ${replies[0]?.status ?? 'nothing'}: ${replies[0]?.body.slice(0, 200) ?? ''}`);
       else {
-        if (got.bytes !== BODY_BYTES || got.sha256 !== digest) violations.push(`the app received ${got.bytes} of the ${BODY_BYTES} bytes of the ${what} upload${got.bytes === BODY_BYTES ? ' (different bytes)' : ''}`);
-        if (framing === 'chunked' && got.transferEncoding !== 'chunked' && got.contentLength !== String(BODY_BYTES)) violations.push(`the chunked upload reached the app with no framing header (Transfer-Encoding ${got.transferEncoding}, Content-Length ${got.contentLength})`);
-        if (framing === 'length' && got.contentLength !== String(BODY_BYTES)) violations.push(`the Content-Length upload reached the app with Content-Length ${got.contentLength}`);
+        if (got.bytes !== BODY_BYTES || got.sha256 !== digest)
+          violations.push(
+            `the app received ${got.bytes} of the ${BODY_BYTES} bytes of the ${what} upload${got.bytes === BODY_BYTES ? ' (different bytes)' : ''}`,
+          );
+        if (framing === 'chunked' && got.transferEncoding !== 'chunked' && got.contentLength !== String(BODY_BYTES))
+          violations.push(
+            `the chunked upload reached the app with no framing header (Transfer-Encoding ${got.transferEncoding}, Content-Length ${got.contentLength})`,
+          );
+        if (framing === 'length' && got.contentLength !== String(BODY_BYTES))
+          violations.push(`the Content-Length upload reached the app with Content-Length ${got.contentLength}`);
       }
-      if (replies[1]?.status !== 200 || parsed(replies[1])?.url !== '/next') violations.push(`the request after the ${what} upload on the same connection answered ${replies[1]?.status ?? 'nothing'} (${replies[1]?.body.slice(0, 100) ?? 'no response'})`);
+      if (replies[1]?.status !== 200 || parsed(replies[1])?.url !== '/next')
+        violations.push(
+          `the request after the ${what} upload on the same connection answered ${replies[1]?.status ?? 'nothing'} (${replies[1]?.body.slice(0, 100) ?? 'no response'})`,
+        );
     }
-    if (JSON.stringify(toStatic) !== JSON.stringify({ POST: [405, 404], GET: [200, 404] })) violations.push(`the static release answered ${JSON.stringify(toStatic)} to a chunked POST / GET and the next request (expected 405 then 404, 200 then 404)`);
+    if (JSON.stringify(toStatic) !== JSON.stringify({ POST: [405, 404], GET: [200, 404] }))
+      violations.push(
+        `the static release answered ${JSON.stringify(toStatic)} to a chunked POST / GET and the next request (expected 405 then 404, 200 then 404)`,
+      );
     if (app.parseErrors.length) violations.push(`the app's parser got bytes it could not read: ${app.parseErrors.slice(0, 3).join('; ')}`);
     expectNone('a request body was not passed on as sent', violations, figures);
   }, 120_000);
@@ -183,7 +240,8 @@ describe.each([['nginx'], ['node']])('request framing at the edge (%s data plane
     }
     const app = await seen();
     const reached = app.seen.filter((r) => r.url.startsWith('/ambiguous/'));
-    for (const r of reached) violations.push(`${r.url} reached the app (${r.bytes} bytes, Transfer-Encoding ${r.transferEncoding}, Content-Length ${r.contentLength})`);
+    for (const r of reached)
+      violations.push(`${r.url} reached the app (${r.bytes} bytes, Transfer-Encoding ${r.transferEncoding}, Content-Length ${r.contentLength})`);
     // A body streams: the Node edge has passed the head on when a bad chunk shows up, and then cuts
     // the app's request off (the app's parser says the connection ended mid-message). Anything
     // else the app could not parse would be the client's bytes passed on.
@@ -192,7 +250,9 @@ describe.each([['nginx'], ['node']])('request framing at the edge (%s data plane
     const unreadable = errors.filter((e) => !e.startsWith('HPE_INVALID_EOF_STATE'));
     if (unreadable.length) violations.push(`the app's parser got bytes it could not read: ${unreadable.slice(0, 3).join('; ')}`);
     const headsOnly = app.started.filter((url) => url.startsWith('/ambiguous/') && !reached.some((r) => r.url === url));
-    process.stdout.write(`request-framing (${plane}): ambiguous framings answered ${JSON.stringify(answers)}; heads passed on before the body turned out malformed, then cut off: ${JSON.stringify(headsOnly)} (${cutOff.length} cut off at the app's parser)\n`);
+    process.stdout.write(
+      `request-framing (${plane}): ambiguous framings answered ${JSON.stringify(answers)}; heads passed on before the body turned out malformed, then cut off: ${JSON.stringify(headsOnly)} (${cutOff.length} cut off at the app's parser)\n`,
+    );
     expectNone('an ambiguous request was passed on', violations, { answers, reached, headsOnly, parseErrors: errors });
   }, 120_000);
 
@@ -216,16 +276,20 @@ describe.each([['nginx'], ['node']])('request framing at the edge (%s data plane
     expectNone('a bare LF was passed on', violations, { answers, reached, parseErrors: errors });
   }, 60_000);
 
-  (plane === 'nginx' ? it : it.skip)("runs nginx's workers as an unprivileged user", async () => {
-    const workers = await nginxWorkers(platform!.home);
-    process.stdout.write(`request-framing (nginx): workers ${JSON.stringify(workers)}\n`);
-    const violations: string[] = [];
-    if (!workers.length) violations.push('no nginx worker process of this platform was found');
-    for (const w of workers) {
-      if (w.uid.split(/\s+/).includes('0')) violations.push(`worker ${w.pid} has uid 0 (Uid: ${w.uid})`);
-      if (w.gid.split(/\s+/).includes('0')) violations.push(`worker ${w.pid} has gid 0 (Gid: ${w.gid})`);
-      if (!/^0+$/.test(w.capEff)) violations.push(`worker ${w.pid} has effective capabilities ${w.capEff}`);
-    }
-    expectNone("nginx's workers run privileged", violations, workers);
-  }, 30_000);
+  (plane === 'nginx' ? it : it.skip)(
+    "runs nginx's workers as an unprivileged user",
+    async () => {
+      const workers = await nginxWorkers(platform!.home);
+      process.stdout.write(`request-framing (nginx): workers ${JSON.stringify(workers)}\n`);
+      const violations: string[] = [];
+      if (!workers.length) violations.push('no nginx worker process of this platform was found');
+      for (const w of workers) {
+        if (w.uid.split(/\s+/).includes('0')) violations.push(`worker ${w.pid} has uid 0 (Uid: ${w.uid})`);
+        if (w.gid.split(/\s+/).includes('0')) violations.push(`worker ${w.pid} has gid 0 (Gid: ${w.gid})`);
+        if (!/^0+$/.test(w.capEff)) violations.push(`worker ${w.pid} has effective capabilities ${w.capEff}`);
+      }
+      expectNone("nginx's workers run privileged", violations, workers);
+    },
+    30_000,
+  );
 });

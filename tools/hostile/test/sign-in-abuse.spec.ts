@@ -46,7 +46,11 @@ describe('the sign-in service against redirect, reset-token and guessing attacks
           localAddress: from,
           method,
           path: `/a/${account.slug}${path}`,
-          headers: { origin: account.appUrl, ...(payload ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } : {}), ...headers },
+          headers: {
+            origin: account.appUrl,
+            ...(payload ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } : {}),
+            ...headers,
+          },
           timeout: 30_000,
         },
         (res) => {
@@ -60,22 +64,30 @@ describe('the sign-in service against redirect, reset-token and guessing attacks
       req.end(payload);
     });
   const post = (path: string, body: unknown, from = '127.0.0.1', headers: Record<string, string> = {}) => call('POST', path, body, from, headers);
-  const signIn = (email: string, password: string, from?: string, extra: Record<string, unknown> = {}, headers?: Record<string, string>) => post('/sign-in/email', { email, password, ...extra }, from, headers);
+  const signIn = (email: string, password: string, from?: string, extra: Record<string, unknown> = {}, headers?: Record<string, string>) =>
+    post('/sign-in/email', { email, password, ...extra }, from, headers);
   const cookieOf = (answer: Answer) => ((answer.headers['set-cookie'] as string[] | undefined) ?? []).map((c) => c.split(';')[0]!).join('; ');
   /** The session a cookie holds (`null` when none), as the application's page asks for it. */
-  const session = async (cookie: string) => JSON.parse((await call('GET', '/get-session', undefined, '127.0.0.1', { cookie })).body) as { user?: { email?: string } } | null;
+  const session = async (cookie: string) =>
+    JSON.parse((await call('GET', '/get-session', undefined, '127.0.0.1', { cookie })).body) as { user?: { email?: string } } | null;
   /** The tenant's own database, as the operator (to count sessions and reset tokens). */
   const tenantRows = async <T extends Record<string, unknown>>(sql: string, params: unknown[] = []) => {
-    const [{ database_name: name }] = await platform!.query<{ database_name: string }>('SELECT database_name FROM application_databases WHERE application_id = $1', [account.applicationId]);
+    const [{ database_name: name }] = await platform!.query<{ database_name: string }>(
+      'SELECT database_name FROM application_databases WHERE application_id = $1',
+      [account.applicationId],
+    );
     const url = new URL((await platform!.runtime()).databaseUrl);
     url.pathname = `/${name}`;
     return queryRows<T>(url.toString(), sql, params);
   };
   /** Reset links sent to `to`, oldest first (the victim's mailbox). */
   const resetTokens = async (to: string) =>
-    (await platform!.query<{ text_body: string }>(`SELECT text_body FROM emails WHERE application_id = $1 AND to_address = $2 AND kind = 'password_reset' ORDER BY created_at`, [account.applicationId, to])).map(
-      (e) => new URL(/(http\S+)/.exec(e.text_body)![1]!).pathname.split('/').pop()!,
-    );
+    (
+      await platform!.query<{ text_body: string }>(
+        `SELECT text_body FROM emails WHERE application_id = $1 AND to_address = $2 AND kind = 'password_reset' ORDER BY created_at`,
+        [account.applicationId, to],
+      )
+    ).map((e) => new URL(/(http\S+)/.exec(e.text_body)![1]!).pathname.split('/').pop()!);
 
   beforeAll(async () => {
     platform = await HostilePlatform.start('signin-abuse');
@@ -98,7 +110,9 @@ describe('the sign-in service against redirect, reset-token and guessing attacks
     const answers: string[] = [];
     for (const callbackURL of ['/\t/evil.example', '/\t\\evil.example', '/\n/evil.example', '/\\evil.example']) {
       const res = await signIn(VICTIM, VICTIM_PASSWORD, '127.0.0.20', { callbackURL });
-      answers.push(`${JSON.stringify(callbackURL)} → ${res.status} ${res.body} location=${res.headers['location'] ?? '-'} cookie=${cookieOf(res) ? 'set' : '-'}`);
+      answers.push(
+        `${JSON.stringify(callbackURL)} → ${res.status} ${res.body} location=${res.headers['location'] ?? '-'} cookie=${cookieOf(res) ? 'set' : '-'}`,
+      );
     }
     console.log(`redirect targets:\n${answers.join('\n')}`);
     expect(answers.filter((a) => !/→ 400 \{"code":"INVALID_CALLBACK_URL","message":"Invalid callbackURL[^"]*"\} location=- cookie=-$/.test(a))).toEqual([]);
@@ -120,7 +134,10 @@ describe('the sign-in service against redirect, reset-token and guessing attacks
     expect((await post('/reset-password', { token: newer, newPassword: 'victim took it back' }, '127.0.0.22')).status).toBe(200);
     expect(await session(attacker)).toBeNull();
     const victim = cookieOf(await signIn(email, 'victim took it back', '127.0.0.22'));
-    expect((await post('/change-password', { currentPassword: 'victim took it back', newPassword: 'and changed it again' }, '127.0.0.22', { cookie: victim })).status).toBe(200);
+    expect(
+      (await post('/change-password', { currentPassword: 'victim took it back', newPassword: 'and changed it again' }, '127.0.0.22', { cookie: victim }))
+        .status,
+    ).toBe(200);
 
     const stale = await post('/reset-password', { token: older, newPassword: 'attacker sets this' }, '127.0.0.21');
     console.log(`older reset link after a reset and a change: ${stale.status} ${stale.body}`);
@@ -147,12 +164,17 @@ describe('the sign-in service against redirect, reset-token and guessing attacks
     // AUTH_SIGN_IN_ACCOUNT_MAX_FAILURES (5): each guess is reserved before any hashing, so parallel ones cannot slip past.
     expect(known.filter((a) => a.status === 401)).toHaveLength(5);
     expect(known.filter((a) => a.status !== 401 && a.status !== 429)).toEqual([]);
-    for (const a of known.filter((a) => a.status === 429)) expect([a.body, Number(a.headers['x-retry-after']) >= 1]).toEqual(['{"message":"Too many requests. Please try again later."}', true]);
+    for (const a of known.filter((a) => a.status === 429))
+      expect([a.body, Number(a.headers['x-retry-after']) >= 1]).toEqual(['{"message":"Too many requests. Please try again later."}', true]);
     // The right password waits too: nothing is evaluated while the account is locked.
     expect((await signIn(VICTIM, VICTIM_PASSWORD, '127.0.0.30')).status).toBe(429);
 
     const unknown = await burst('nobody-at-all@hostile.example', botnet(50));
-    const shape = (answers: Answer[]) => answers.map((a) => a.status).sort().join(',');
+    const shape = (answers: Answer[]) =>
+      answers
+        .map((a) => a.status)
+        .sort()
+        .join(',');
     expect(shape(unknown)).toBe(shape(known));
 
     // The victim's way out: a reset (proof of the mailbox) lifts the lock at once.
@@ -174,7 +196,8 @@ describe('the sign-in service against redirect, reset-token and guessing attacks
       return { 'x-slipway-client-address': `${address};${seconds};${mac}` };
     };
     const statuses: number[] = [];
-    for (let i = 1; i <= 10; i++) statuses.push((await signIn(`v6-${i}@hostile.example`, 'wrong guess', '127.0.0.40', {}, vouch(`2001:db8:29:1::${i}`))).status);
+    for (let i = 1; i <= 10; i++)
+      statuses.push((await signIn(`v6-${i}@hostile.example`, 'wrong guess', '127.0.0.40', {}, vouch(`2001:db8:29:1::${i}`))).status);
     console.log(`ten visitors of 2001:db8:29:1::/64 within 10 s: ${statuses.join(' ')}`);
     expect(statuses).toEqual([...Array(9).fill(401), 429]);
     // Another /64 behind the same server is another address (and proves the signatures are taken).

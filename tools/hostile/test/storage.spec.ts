@@ -90,27 +90,46 @@ describe('storage: a highly compressible upload that fails at analyze', () => {
     const before = await blobListing(blobs);
 
     await platform!.enableSignIn(victim);
-    const [accepted, victimTask, signUp] = await Promise.all([deployArchive(platform!.ports.gateway, attacker, archive), platform!.deploy(victim, victimDir), platform!.signUp(victim, 'visitor@storage.example')]);
+    const [accepted, victimTask, signUp] = await Promise.all([
+      deployArchive(platform!.ports.gateway, attacker, archive),
+      platform!.deploy(victim, victimDir),
+      platform!.signUp(victim, 'visitor@storage.example'),
+    ]);
     expect(accepted).toMatchObject({ status: 202 });
     const taskId = String(accepted.body['taskId']);
-    const attack = await waitFor(async () => {
-      const task = await platform!.task(attacker, taskId);
-      return task.status === 'succeeded' || task.status === 'failed' ? task : undefined;
-    }, { timeoutMs: 180_000, intervalMs: 500, what: 'the compressible deploy to end' });
+    const attack = await waitFor(
+      async () => {
+        const task = await platform!.task(attacker, taskId);
+        return task.status === 'succeeded' || task.status === 'failed' ? task : undefined;
+      },
+      { timeoutMs: 180_000, intervalMs: 500, what: 'the compressible deploy to end' },
+    );
 
     // What the victim's release stores is the victim's; everything else must be as before.
-    const victimKeys = new Set((await platform!.query<{ artifact_key: string }>(`SELECT r.artifact_key FROM releases r JOIN applications a ON a.id = r.application_id WHERE a.id = $1`, [victim.applicationId])).map((r) => r.artifact_key));
+    const victimKeys = new Set(
+      (
+        await platform!.query<{ artifact_key: string }>(
+          `SELECT r.artifact_key FROM releases r JOIN applications a ON a.id = r.application_id WHERE a.id = $1`,
+          [victim.applicationId],
+        )
+      ).map((r) => r.artifact_key),
+    );
     const leftOver = async () => {
       const now = await blobListing(blobs);
       return [...now].filter(([key]) => !before.has(key) && !victimKeys.has(key) && !key.startsWith('.tmp/'));
     };
-    const settled = await waitFor(async () => ((await leftOver()).length === 0 ? true : undefined), { timeoutMs: 30_000, intervalMs: 250, what: 'the blob directory to hold nothing of the failed deploy' }).catch(() => false);
+    const settled = await waitFor(async () => ((await leftOver()).length === 0 ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 250,
+      what: 'the blob directory to hold nothing of the failed deploy',
+    }).catch(() => false);
     const after = await blobListing(blobs);
     const violations: string[] = [];
     if (attack.status !== 'failed') violations.push(`the compressible deploy ${attack.status} (expected failed at analyze)`);
     if (!settled) for (const [key, bytes] of await leftOver()) violations.push(`left in blob storage after the deploy ended: ${key} (${bytes} bytes)`);
     if (signUp.status !== 200) violations.push(`the victim's sign-up answered ${signUp.status}: ${signUp.body}`);
-    if ((victimTask as Task).status !== 'succeeded') violations.push(`the victim's deploy ${(victimTask as Task).status}: ${JSON.stringify((victimTask as Task).error)}`);
+    if ((victimTask as Task).status !== 'succeeded')
+      violations.push(`the victim's deploy ${(victimTask as Task).status}: ${JSON.stringify((victimTask as Task).error)}`);
     expectNone('the compressible upload', violations, {
       archiveBytes: archive.length,
       unpackedBytes: UNPACKED,
@@ -119,11 +138,13 @@ describe('storage: a highly compressible upload that fails at analyze', () => {
       worker: platform!.serviceLog('build-worker', 20),
     });
     expect(attack.error).toMatchObject({ code: 'invalid_package_json', step: 'analyze' });
-    console.log(`storage: a ${(archive.length / MiB).toFixed(1)} MiB archive unpacking to ${(UNPACKED / MiB).toFixed(0)} MiB failed at analyze; blob directory ${total(before)} bytes before, ${total(after)} after (the victim's release: ${total(after) - total(before)} bytes)`);
+    console.log(
+      `storage: a ${(archive.length / MiB).toFixed(1)} MiB archive unpacking to ${(UNPACKED / MiB).toFixed(0)} MiB failed at analyze; blob directory ${total(before)} bytes before, ${total(after)} after (the victim's release: ${total(after) - total(before)} bytes)`,
+    );
     expect(total(after) - [...victimKeys].reduce((sum, key) => sum + (after.get(key) ?? 0), 0)).toBe(total(before));
   });
 
-  it("refuses the same upload with 413 storage_quota_exceeded on a plan whose quota it exceeds, and keeps nothing of it", async () => {
+  it('refuses the same upload with 413 storage_quota_exceeded on a plan whose quota it exceeds, and keeps nothing of it', async () => {
     const tenant = await platform!.bootstrap('storage-quota@hostile.example', 'Storage Quota');
     await platform!.query(`UPDATE owners SET plan = 'free' WHERE id = $1`, [tenant.ownerId]);
     const before = await blobListing(blobs);
@@ -132,6 +153,8 @@ describe('storage: a highly compressible upload that fails at analyze', () => {
     expect(refused.body).toMatchObject({ code: 'storage_quota_exceeded', quotaBytes: 4 * MiB, usedBytes: 0 });
     expect(String(refused.body['error'])).toMatch(/over the free plan's storage quota of 4\.0 MiB/);
     expect(await blobListing(blobs)).toEqual(before);
-    expect(await platform!.query(`SELECT d.id FROM deployments d JOIN applications a ON a.id = d.application_id WHERE a.owner_id = $1`, [tenant.ownerId])).toEqual([]);
+    expect(
+      await platform!.query(`SELECT d.id FROM deployments d JOIN applications a ON a.id = d.application_id WHERE a.owner_id = $1`, [tenant.ownerId]),
+    ).toEqual([]);
   });
 });

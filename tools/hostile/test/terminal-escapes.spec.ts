@@ -43,14 +43,28 @@ describe('a build printing terminal escapes, followed with slipway deploy / stat
 
   /** The real `slipway` as the owner runs it: piped (JSON by default) or on a pty (colours on), its exact bytes kept. */
   function slipway(args: string[], mode: Mode): Promise<RawRun> {
-    const env = { PATH: process.env['PATH'], HOME: process.env['HOME'], TERM: 'xterm-256color', SLIPWAY_URL: `http://127.0.0.1:${platform!.ports.gateway}`, SLIPWAY_API_KEY: tenant.apiKey, SLIPWAY_POLL_INTERVAL_MS: '200' };
-    return runForBytes(['node', CLI_MAIN, ...args, ...(mode.endsWith('--json') ? ['--json'] : [])], { env, pty: mode.startsWith('pty'), timeoutMs: 10 * 60_000 });
+    const env = {
+      PATH: process.env['PATH'],
+      HOME: process.env['HOME'],
+      TERM: 'xterm-256color',
+      SLIPWAY_URL: `http://127.0.0.1:${platform!.ports.gateway}`,
+      SLIPWAY_API_KEY: tenant.apiKey,
+      SLIPWAY_POLL_INTERVAL_MS: '200',
+    };
+    return runForBytes(['node', CLI_MAIN, ...args, ...(mode.endsWith('--json') ? ['--json'] : [])], {
+      env,
+      pty: mode.startsWith('pty'),
+      timeoutMs: 10 * 60_000,
+    });
   }
 
   /** Control characters in what the CLI wrote; on a pty, less the pty's CRLF and the CLI's own sequences. */
   function written(what: string, result: RawRun, mode: Mode): string[] {
     const allowed = mode.startsWith('pty') ? [...PTY_LINE_ENDINGS, ...CLI_OWN_SEQUENCES] : [];
-    return [...terminalControls(result.stdout, allowed).map((v) => `${what} stdout: ${v}`), ...terminalControls(result.stderr, allowed).map((v) => `${what} stderr: ${v}`)];
+    return [
+      ...terminalControls(result.stdout, allowed).map((v) => `${what} stdout: ${v}`),
+      ...terminalControls(result.stderr, allowed).map((v) => `${what} stderr: ${v}`),
+    ];
   }
 
   /** The task the CLI reported: from its JSON (piped, or --json), else found by the API's newest deployment. */
@@ -62,7 +76,10 @@ describe('a build printing terminal escapes, followed with slipway deploy / stat
     // On a pty stderr arrives on the same stream: the JSON document is the line that starts with {.
     const json = text.split(/\r?\n/).find((line) => line.startsWith('{"'));
     const id = mode === 'pty' ? /\(task ([0-9a-f-]{36})\)/.exec(text)?.[1] : json && (JSON.parse(json) as Task).taskId;
-    if (!id) throw new Error(`no task id in what deploy (${mode}) wrote: ${JSON.stringify(text.slice(0, 2000))} ${JSON.stringify(result.stderr.toString('utf8').slice(-2000))}`);
+    if (!id)
+      throw new Error(
+        `no task id in what deploy (${mode}) wrote: ${JSON.stringify(text.slice(0, 2000))} ${JSON.stringify(result.stderr.toString('utf8').slice(-2000))}`,
+      );
     return { result, task: await platform!.task(tenant, id) };
   }
 
@@ -80,8 +97,11 @@ describe('a build printing terminal escapes, followed with slipway deploy / stat
     for (const { mode, fail } of runs) {
       const started = performance.now();
       const { result, task } = await deploy(mode, fail);
-      process.stdout.write(`terminal-escapes: deploy (${mode}) ${task.status} in ${((performance.now() - started) / 1000).toFixed(1)} s, exit ${result.code}\n`);
-      if (task.status !== (fail ? 'failed' : 'succeeded')) violations.push(`deploy (${mode}) ${task.status}, expected ${fail ? 'failed' : 'succeeded'}: ${JSON.stringify(task.error)}`);
+      process.stdout.write(
+        `terminal-escapes: deploy (${mode}) ${task.status} in ${((performance.now() - started) / 1000).toFixed(1)} s, exit ${result.code}\n`,
+      );
+      if (task.status !== (fail ? 'failed' : 'succeeded'))
+        violations.push(`deploy (${mode}) ${task.status}, expected ${fail ? 'failed' : 'succeeded'}: ${JSON.stringify(task.error)}`);
       if (result.code !== (fail ? 1 : 0)) violations.push(`deploy (${mode}) exited ${result.code}`);
       violations.push(...written(`deploy (${mode})`, result, mode));
       evidence[`deploy (${mode})`] = { stdout: result.stdout.toString('utf8').slice(-3000), stderr: result.stderr.toString('utf8').slice(-3000) };
@@ -104,7 +124,17 @@ describe('a build printing terminal escapes, followed with slipway deploy / stat
     // What the sequences surrounded is still there: the text, a redrawn line's last state, a lone ESC shown.
     const [succeeded, , failed] = tasks;
     const build = succeeded?.steps?.find((s) => s.name === 'build')?.log ?? '';
-    for (const line of ['osc52  clipboard', 'osc8 innocent link end', 'osc0  title', 'cursor  moved', 'c1   \\u0085 nel', 'colour red orange', 'progress 100%', 'bell\\u0007 backspace\\u0008 lone esc \\u001b', 'WARN on stderr  ']) {
+    for (const line of [
+      'osc52  clipboard',
+      'osc8 innocent link end',
+      'osc0  title',
+      'cursor  moved',
+      'c1   \\u0085 nel',
+      'colour red orange',
+      'progress 100%',
+      'bell\\u0007 backspace\\u0008 lone esc \\u001b',
+      'WARN on stderr  ',
+    ]) {
       if (!build.includes(line)) violations.push(`the build log lacks ${JSON.stringify(line)}`);
     }
     if (build.includes('progress  10%')) violations.push('the build log kept a redrawn state of the progress line');
@@ -117,7 +147,14 @@ describe('a build printing terminal escapes, followed with slipway deploy / stat
     const piped = String(evidence['deploy (piped)'] && (evidence['deploy (piped)'] as { stderr: string }).stderr);
     if (!piped.includes('Error: failed on purpose')) violations.push('deploy (piped) stderr lacks the failure line');
 
-    evidence['tasks'] = tasks.map(({ label, steps, warnings, hazards, error, spec }) => ({ label, error, warnings, hazards, build: spec?.['commands'], log: steps?.find((s) => s.name === 'build')?.log }));
+    evidence['tasks'] = tasks.map(({ label, steps, warnings, hazards, error, spec }) => ({
+      label,
+      error,
+      warnings,
+      hazards,
+      build: spec?.['commands'],
+      log: steps?.find((s) => s.name === 'build')?.log,
+    }));
     expectNone('a build reached the owner’s terminal, or the API kept a control character', violations, evidence);
   }, 1_200_000);
 });

@@ -34,7 +34,11 @@ export class AdminImpersonationService {
     const expiresAt = new Date(Date.now() + IMPERSONATION_SECONDS * 1000);
     // Through SessionsService.start as every session: a banned user cannot be impersonated either (403 BANNED_USER).
     const started = await this.sessions.start(tenant, target, meta, false, { impersonatedBy: current.user.id, expiresAt });
-    await this.repository.audit(this.tenants.db(tenant), by, { action: 'impersonate', targetUserId: target.id, details: { sessionId: started.session.id, expiresAt: expiresAt.toISOString() } });
+    await this.repository.audit(this.tenants.db(tenant), by, {
+      action: 'impersonate',
+      targetUserId: target.id,
+      details: { sessionId: started.session.id, expiresAt: expiresAt.toISOString() },
+    });
     return {
       body: { session: sessionView(started.session, started.token), user: userView(target) },
       cookies: [adminSessionCookie(tenant, current.token, IMPERSONATION_SECONDS), started.cookie],
@@ -51,7 +55,11 @@ export class AdminImpersonationService {
     // The kept session must be the very admin's who started this one (Better Auth's check).
     if (!adminToken || !adminSession || adminSession.user.id !== adminId) throw failed('Failed to find admin session');
     await this.sessions.end(tenant, current.session);
-    await this.repository.audit(this.tenants.db(tenant), { actor: adminId, ip: meta.ip }, { action: 'stop-impersonating', targetUserId: current.user.id, details: { sessionId: current.session.id } });
+    await this.repository.audit(
+      this.tenants.db(tenant),
+      { actor: adminId, ip: meta.ip },
+      { action: 'stop-impersonating', targetUserId: current.user.id, details: { sessionId: current.session.id } },
+    );
     const remaining = Math.max(1, Math.floor((adminSession.session.expires_at.getTime() - Date.now()) / 1000));
     return {
       body: { session: sessionView(adminSession.session, adminToken), user: userView(adminSession.user) },

@@ -7,7 +7,15 @@ const role = z.union([z.string().max(200), z.array(z.string().max(200)).max(20)]
 export const userIdBody = z.object({ userId });
 export const getUserQuery = z.object({ id: z.string().min(1).max(200) });
 export const setRoleBody = z.object({ userId, role });
-export const banBody = z.object({ userId, banReason: z.string().max(1000).optional(), banExpiresIn: z.number().positive().max(100 * 365 * 24 * 3600).optional() });
+export const banBody = z.object({
+  userId,
+  banReason: z.string().max(1000).optional(),
+  banExpiresIn: z
+    .number()
+    .positive()
+    .max(100 * 365 * 24 * 3600)
+    .optional(),
+});
 export const revokeSessionBody = z.object({ sessionToken: z.string().min(1).max(200) });
 export const setPasswordBody = z.object({ userId, newPassword: z.string().min(1, 'newPassword cannot be empty') });
 export const createUserBody = z.object({
@@ -19,7 +27,12 @@ export const createUserBody = z.object({
 });
 export const updateUserBody = z.object({ userId, data: z.record(z.string(), z.unknown()) });
 const permissions = z.record(z.string(), z.array(z.string()));
-export const hasPermissionBody = z.object({ userId: z.coerce.string().optional(), role: z.string().optional(), permission: permissions.optional(), permissions: permissions.optional() });
+export const hasPermissionBody = z.object({
+  userId: z.coerce.string().optional(),
+  role: z.string().optional(),
+  permission: permissions.optional(),
+  permissions: permissions.optional(),
+});
 
 const whereOperator = z.enum(['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'not_in', 'contains', 'starts_with', 'ends_with']);
 const scalar = z.union([z.string(), z.number(), z.boolean()]);

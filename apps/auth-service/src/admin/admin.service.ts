@@ -76,7 +76,8 @@ export class AdminService {
       return { body: { users: users.map(userView), total, limit, offset } };
     } catch (error) {
       // Better Auth answers an empty list when its adapter refuses the query (unknown field, a value of the wrong type).
-      if (error instanceof UnknownFieldError || ['22P02', '22007', '22008', '42883'].includes((error as { code?: string }).code ?? '')) return { body: { users: [], total: 0 } };
+      if (error instanceof UnknownFieldError || ['22P02', '22007', '22008', '42883'].includes((error as { code?: string }).code ?? ''))
+        return { body: { users: [], total: 0 } };
       throw error;
     }
   }
@@ -162,7 +163,13 @@ export class AdminService {
     }
     if (banning) {
       if (data.banned === false) await this.repository.unban(db, input.userId, caller.by);
-      else if (data.banned === true) await this.banAndEnd(tenant, input.userId, { reason: typeof data.banReason === 'string' ? data.banReason : 'No reason', expiresAt: banExpiry(data.banExpires) }, caller.by);
+      else if (data.banned === true)
+        await this.banAndEnd(
+          tenant,
+          input.userId,
+          { reason: typeof data.banReason === 'string' ? data.banReason : 'No reason', expiresAt: banExpiry(data.banExpires) },
+          caller.by,
+        );
     }
     await this.sessions.invalidateUsers(tenant, [input.userId]);
     return { body: userView(await this.existing(tenant, input.userId)) };
@@ -176,7 +183,11 @@ export class AdminService {
     return { body: { user: userView(await this.existing(tenant, input.userId)) } };
   }
 
-  async ban(tenant: Tenant, meta: RequestMeta, input: { userId: string; banReason?: string | undefined; banExpiresIn?: number | undefined }): Promise<AuthResult> {
+  async ban(
+    tenant: Tenant,
+    meta: RequestMeta,
+    input: { userId: string; banReason?: string | undefined; banExpiresIn?: number | undefined },
+  ): Promise<AuthResult> {
     const { current, by } = await this.caller(tenant, meta, { user: ['ban'] }, 'YOU_ARE_NOT_ALLOWED_TO_BAN_USERS');
     await this.existing(tenant, input.userId);
     if (input.userId === current.user.id) throw adminError(400, 'YOU_CANNOT_BAN_YOURSELF');
@@ -239,7 +250,8 @@ export class AdminService {
   /** Any signed-in user may ask what their own role allows (Better Auth checks the session's user, not `userId`/`role`, when there is a session). */
   async hasPermission(tenant: Tenant, meta: RequestMeta, input: { permissions?: Record<string, string[]> | undefined }): Promise<AuthResult> {
     requirePlugin(tenant, 'admin');
-    if (!input.permissions) throw new AuthError(400, 'INVALID_PERMISSION_CHECK_NO_PERMISSIONS_WERE_PASSED', 'invalid permission check. no permission(s) were passed.');
+    if (!input.permissions)
+      throw new AuthError(400, 'INVALID_PERMISSION_CHECK_NO_PERMISSIONS_WERE_PASSED', 'invalid permission check. no permission(s) were passed.');
     const current = await this.sessions.require(tenant, meta);
     return { body: { error: null, success: hasPermission(current.user.role, input.permissions) } };
   }

@@ -97,7 +97,10 @@ describe('throughRestart: a read waits out a database server that is restarting'
       const rows = await throughRestart(() => prisma.$queryRaw<{ one: number }[]>`SELECT 1 AS one`, 5000);
       expect(rows[0]!.one).toBe(1);
       const [{ pid }] = await prisma.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
-      const sleeping = prisma.$queryRaw`SELECT pg_sleep(5)`.then(() => undefined, (error: unknown) => error);
+      const sleeping = prisma.$queryRaw`SELECT pg_sleep(5)`.then(
+        () => undefined,
+        (error: unknown) => error,
+      );
       await new Promise((r) => setTimeout(r, 300));
       const admin = new pg.Client({ host: '127.0.0.1', port: 5432, user: 'postgres', database: 'postgres' });
       await admin.connect();

@@ -19,12 +19,15 @@ export function cookieAttributes(tenant: Tenant, maxAgeSeconds: number | null): 
  * challenge, say).
  */
 function signature(tenant: Tenant, name: string, value: string, sessionCookieName: string): Buffer {
-  return createHmac('sha256', tenant.cookieSecret).update(name === sessionCookieName ? value : `${name}\n${value}`).digest();
+  return createHmac('sha256', tenant.cookieSecret)
+    .update(name === sessionCookieName ? value : `${name}\n${value}`)
+    .digest();
 }
 
 /** A factory bound to the session cookie's name (the one cookie signed in Better Auth's own format). */
 export function signedCookies(sessionCookieName: string) {
-  const signedValue = (tenant: Tenant, name: string, value: string) => encodeURIComponent(`${value}.${signature(tenant, name, value, sessionCookieName).toString('base64')}`);
+  const signedValue = (tenant: Tenant, name: string, value: string) =>
+    encodeURIComponent(`${value}.${signature(tenant, name, value, sessionCookieName).toString('base64')}`);
   return {
     signedValue,
     /** `Set-Cookie` for `name` holding `value`, signed with the tenant's cookie secret. */

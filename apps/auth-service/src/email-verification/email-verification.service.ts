@@ -26,7 +26,12 @@ export class EmailVerificationService {
     const link = new URL(`${tenant.authUrl}/verify-email`);
     link.searchParams.set('token', token);
     if (callbackURL) link.searchParams.set('callbackURL', callbackURL);
-    await this.mailer.send(tenant, { kind: 'email_verification', to: user.email, subject: 'Verify your email address', text: `Open this link to verify your email address:\n\n${link}\n\nIt works for one hour.` });
+    await this.mailer.send(tenant, {
+      kind: 'email_verification',
+      to: user.email,
+      subject: 'Verify your email address',
+      text: `Open this link to verify your email address:\n\n${link}\n\nIt works for one hour.`,
+    });
   }
 
   /** Always `{status:true}`: the answer says nothing about whether the address has an account. */

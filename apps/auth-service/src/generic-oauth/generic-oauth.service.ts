@@ -53,7 +53,8 @@ export class GenericOAuthService implements OAuthProviderSource, OnModuleInit {
       // Better Auth's answer when a provider's discovery left it unusable.
       throw new AuthError(400, 'INVALID_OAUTH_CONFIGURATION', 'Invalid OAuth configuration');
     }
-    const clientSecret = () => decryptEnvelopeToString(this.keyring, Buffer.from(settings.clientSecret, 'base64'), envelopeBinding.oauthClientSecret(tenant.applicationId, id));
+    const clientSecret = () =>
+      decryptEnvelopeToString(this.keyring, Buffer.from(settings.clientSecret, 'base64'), envelopeBinding.oauthClientSecret(tenant.applicationId, id));
     const scopes = [...new Set(['openid', 'email', 'profile', ...(settings.scopes ?? [])])];
     return {
       id,
@@ -62,8 +63,13 @@ export class GenericOAuthService implements OAuthProviderSource, OnModuleInit {
       authorizeUrl: meta.authorization_endpoint,
       usesNonce: true,
       exchange: async (form) => {
-        const { status, body } = await this.discovery.tokenRequest(meta.token_endpoint, { ...form, client_id: settings.clientId, client_secret: clientSecret() });
-        if (status !== 200 || typeof body['access_token'] !== 'string') throw new Error(`token endpoint answered ${status} ${text(body['error']) ?? ''}`.trim());
+        const { status, body } = await this.discovery.tokenRequest(meta.token_endpoint, {
+          ...form,
+          client_id: settings.clientId,
+          client_secret: clientSecret(),
+        });
+        if (status !== 200 || typeof body['access_token'] !== 'string')
+          throw new Error(`token endpoint answered ${status} ${text(body['error']) ?? ''}`.trim());
         return { accessToken: body['access_token'], idToken: text(body['id_token']), scope: text(body['scope']) ?? null };
       },
       profile: async (tokens, nonce) => {
@@ -79,7 +85,13 @@ export class GenericOAuthService implements OAuthProviderSource, OnModuleInit {
         }
         const email = text(claims['email']);
         if (!email) return null;
-        return { accountId: sub, email, emailVerified: verifiedClaim(claims['email_verified']), name: text(claims['name']) ?? text(claims['preferred_username']) ?? email, image: text(claims['picture']) ?? null };
+        return {
+          accountId: sub,
+          email,
+          emailVerified: verifiedClaim(claims['email_verified']),
+          name: text(claims['name']) ?? text(claims['preferred_username']) ?? email,
+          image: text(claims['picture']) ?? null,
+        };
       },
     };
   }
@@ -87,7 +99,14 @@ export class GenericOAuthService implements OAuthProviderSource, OnModuleInit {
   /** `POST /sign-in/oauth2`: only the tenant's OIDC providers (not GitHub/Google), as genericOAuth's route. */
   async signIn(tenant: Tenant, input: OAuth2SignInInput): Promise<AuthResult> {
     this.requireProvider(tenant, input.providerId);
-    return this.social.start(tenant, { provider: input.providerId, callbackURL: input.callbackURL, errorCallbackURL: input.errorCallbackURL, newUserCallbackURL: input.newUserCallbackURL, disableRedirect: input.disableRedirect, scopes: input.scopes });
+    return this.social.start(tenant, {
+      provider: input.providerId,
+      callbackURL: input.callbackURL,
+      errorCallbackURL: input.errorCallbackURL,
+      newUserCallbackURL: input.newUserCallbackURL,
+      disableRedirect: input.disableRedirect,
+      scopes: input.scopes,
+    });
   }
 
   /** `GET /oauth2/callback/:providerId`: the same callback as `/callback/:providerId`. */
@@ -99,10 +118,21 @@ export class GenericOAuthService implements OAuthProviderSource, OnModuleInit {
   async link(tenant: Tenant, input: OAuth2LinkInput, meta: RequestMeta): Promise<AuthResult> {
     const current = await this.sessions.require(tenant, meta);
     this.requireProvider(tenant, input.providerId);
-    return this.social.start(tenant, { provider: input.providerId, callbackURL: input.callbackURL, errorCallbackURL: input.errorCallbackURL, disableRedirect: input.disableRedirect, scopes: input.scopes }, current.user.id);
+    return this.social.start(
+      tenant,
+      {
+        provider: input.providerId,
+        callbackURL: input.callbackURL,
+        errorCallbackURL: input.errorCallbackURL,
+        disableRedirect: input.disableRedirect,
+        scopes: input.scopes,
+      },
+      current.user.id,
+    );
   }
 
   private requireProvider(tenant: Tenant, id: string): void {
-    if (!OIDC_PROVIDER_ID.test(id) || RESERVED.has(id) || !Object.hasOwn(tenant.settings.oidcProviders ?? {}, id)) throw new AuthError(404, 'PROVIDER_NOT_FOUND', 'Provider not found');
+    if (!OIDC_PROVIDER_ID.test(id) || RESERVED.has(id) || !Object.hasOwn(tenant.settings.oidcProviders ?? {}, id))
+      throw new AuthError(404, 'PROVIDER_NOT_FOUND', 'Provider not found');
   }
 }

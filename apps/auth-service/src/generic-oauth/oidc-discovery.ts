@@ -53,11 +53,14 @@ export class OidcDiscovery {
         token_endpoint: text('token_endpoint') ?? '',
         userinfo_endpoint: text('userinfo_endpoint'),
         jwks_uri: text('jwks_uri') ?? '',
-        id_token_signing_alg_values_supported: Array.isArray(doc['id_token_signing_alg_values_supported']) ? (doc['id_token_signing_alg_values_supported'] as unknown[]).filter((a): a is string => typeof a === 'string') : ['RS256'],
+        id_token_signing_alg_values_supported: Array.isArray(doc['id_token_signing_alg_values_supported'])
+          ? (doc['id_token_signing_alg_values_supported'] as unknown[]).filter((a): a is string => typeof a === 'string')
+          : ['RS256'],
       };
       // OpenID Connect Discovery 1.0 §4.3: the document's issuer is the one asked for.
       if (meta.issuer.replace(/\/+$/, '') !== issuer.replace(/\/+$/, '')) throw new Error(`discovery names issuer ${meta.issuer}, not ${issuer}`);
-      if (!meta.authorization_endpoint || !meta.token_endpoint || !meta.jwks_uri) throw new Error('discovery lacks authorization_endpoint, token_endpoint or jwks_uri');
+      if (!meta.authorization_endpoint || !meta.token_endpoint || !meta.jwks_uri)
+        throw new Error('discovery lacks authorization_endpoint, token_endpoint or jwks_uri');
       for (const url of [meta.authorization_endpoint, meta.token_endpoint, meta.jwks_uri, meta.userinfo_endpoint]) if (url !== undefined) new URL(url);
       return meta;
     });
@@ -66,7 +69,9 @@ export class OidcDiscovery {
   /** Verifies signature (the issuer's JWKS), iss, aud (and azp), exp/nbf and the nonce; returns the claims. */
   async verifyIdToken(meta: OidcMetadata, idToken: string, clientId: string, nonce: string): Promise<JWTPayload> {
     const algorithms = meta.id_token_signing_alg_values_supported.filter((a) => ALGORITHMS.has(a));
-    const verify = async (keys: JWTVerifyGetKey) => (await jwtVerify(idToken, keys, { issuer: meta.issuer, audience: clientId, algorithms, clockTolerance: 30, requiredClaims: ['sub', 'exp', 'iat'] })).payload;
+    const verify = async (keys: JWTVerifyGetKey) =>
+      (await jwtVerify(idToken, keys, { issuer: meta.issuer, audience: clientId, algorithms, clockTolerance: 30, requiredClaims: ['sub', 'exp', 'iat'] }))
+        .payload;
     let claims: JWTPayload;
     try {
       claims = await verify(await this.keySet(meta.jwks_uri));
@@ -108,7 +113,11 @@ export class OidcDiscovery {
   }
 
   private async getJson(url: string, headers: Record<string, string> = {}): Promise<Record<string, unknown>> {
-    const res = await fetchOutbound(url, this.policy, { headers: { accept: 'application/json', ...headers }, maxBytes: MAX_DOCUMENT_BYTES, timeoutMs: FETCH_TIMEOUT_MS });
+    const res = await fetchOutbound(url, this.policy, {
+      headers: { accept: 'application/json', ...headers },
+      maxBytes: MAX_DOCUMENT_BYTES,
+      timeoutMs: FETCH_TIMEOUT_MS,
+    });
     if (res.status !== 200) throw new Error(`${new URL(url).origin} answered ${res.status}`);
     const body = parseObject(res.body);
     if (!body) throw new Error(`${new URL(url).origin} did not answer a JSON object`);

@@ -124,7 +124,9 @@ export class InvitationsService {
     if (!organization) throw orgError(400, 'ORGANIZATION_NOT_FOUND');
     const inviter = await this.repository.findMember(db, invitation.organization_id, invitation.inviter_id);
     if (!inviter) throw orgError(400, 'INVITER_IS_NO_LONGER_A_MEMBER_OF_THE_ORGANIZATION');
-    return { body: { ...invitationView(invitation), organizationName: organization.name, organizationSlug: organization.slug, inviterEmail: inviter.user.email } };
+    return {
+      body: { ...invitationView(invitation), organizationName: organization.name, organizationSlug: organization.slug, inviterEmail: inviter.user.email },
+    };
   }
 
   async list(tenant: Tenant, meta: RequestMeta, organizationIdQuery: string | undefined): Promise<AuthResult> {
@@ -158,7 +160,13 @@ export class InvitationsService {
    * (the request's Origin, which the pipeline admitted as this application's), where the app calls
    * `organization.acceptInvitation({invitationId})`.
    */
-  private async sendEmail(tenant: Tenant, invitation: InvitationRow, organization: OrganizationRow, inviter: UserRow, pageOrigin: string | undefined): Promise<void> {
+  private async sendEmail(
+    tenant: Tenant,
+    invitation: InvitationRow,
+    organization: OrganizationRow,
+    inviter: UserRow,
+    pageOrigin: string | undefined,
+  ): Promise<void> {
     const origin = pageOrigin ? new URL(pageOrigin).origin : [...tenant.trustedOrigins][0];
     const link = origin ? `${origin}/accept-invitation/${invitation.id}` : null;
     const text = [
@@ -169,6 +177,11 @@ export class InvitationsService {
       '',
       'It works for 48 hours.',
     ].join('\n');
-    await this.mailer.send(tenant, { kind: 'organization_invitation', to: invitation.email, subject: `You are invited to join ${organization.name.replace(/\p{Cc}+/gu, ' ')}`, text });
+    await this.mailer.send(tenant, {
+      kind: 'organization_invitation',
+      to: invitation.email,
+      subject: `You are invited to join ${organization.name.replace(/\p{Cc}+/gu, ' ')}`,
+      text,
+    });
   }
 }

@@ -44,7 +44,11 @@ export class MembersService {
     return { body: { member: memberView(target) } };
   }
 
-  async updateRole(tenant: Tenant, meta: RequestMeta, input: { role: string | string[]; memberId: string; organizationId?: string | undefined }): Promise<AuthResult> {
+  async updateRole(
+    tenant: Tenant,
+    meta: RequestMeta,
+    input: { role: string | string[]; memberId: string; organizationId?: string | undefined },
+  ): Promise<AuthResult> {
     const current = await this.sessions.require(tenant, meta);
     const roleToSet = parseRoleList(input.role);
     if (roleToSet.length === 0) throw plainError(400, 'Bad Request');
@@ -59,7 +63,8 @@ export class MembersService {
     const updaterIsCreator = hasRole(member.role, CREATOR_ROLE);
     const settingCreator = roleToSet.includes(CREATOR_ROLE);
     if ((hasRole(target.role, CREATOR_ROLE) || settingCreator) && !updaterIsCreator) throw orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER');
-    if (updaterIsCreator && member.id === target.id && !settingCreator && (await this.owners(db, organizationId)) <= 1) throw orgError(400, 'YOU_CANNOT_LEAVE_THE_ORGANIZATION_WITHOUT_AN_OWNER');
+    if (updaterIsCreator && member.id === target.id && !settingCreator && (await this.owners(db, organizationId)) <= 1)
+      throw orgError(400, 'YOU_CANNOT_LEAVE_THE_ORGANIZATION_WITHOUT_AN_OWNER');
     if (!hasPermission(member.role, { member: ['update'] }, true)) throw orgError(403, 'YOU_ARE_NOT_ALLOWED_TO_UPDATE_THIS_MEMBER');
     const unknown = roleToSet.filter((role) => !KNOWN_ROLES.has(role));
     if (unknown.length > 0) throw roleNotFound(unknown);
@@ -75,7 +80,8 @@ export class MembersService {
     const db = this.tenants.db(tenant);
     const member = await this.repository.findMember(db, organizationId, current.user.id);
     if (!member) throw orgError(400, 'MEMBER_NOT_FOUND');
-    if (hasRole(member.role, CREATOR_ROLE) && (await this.owners(db, organizationId)) <= 1) throw orgError(400, 'YOU_CANNOT_LEAVE_THE_ORGANIZATION_AS_THE_ONLY_OWNER');
+    if (hasRole(member.role, CREATOR_ROLE) && (await this.owners(db, organizationId)) <= 1)
+      throw orgError(400, 'YOU_CANNOT_LEAVE_THE_ORGANIZATION_AS_THE_ONLY_OWNER');
     await this.repository.deleteMember(db, member);
     await this.sessions.invalidateUsers(tenant, [current.user.id]);
     return { body: memberWithUserView(member) };
@@ -111,7 +117,11 @@ export class MembersService {
     return { body: memberWithUserView(member) };
   }
 
-  async activeMemberRole(tenant: Tenant, meta: RequestMeta, query: { userId?: string | undefined; organizationId?: string | undefined; organizationSlug?: string | undefined }): Promise<AuthResult> {
+  async activeMemberRole(
+    tenant: Tenant,
+    meta: RequestMeta,
+    query: { userId?: string | undefined; organizationId?: string | undefined; organizationSlug?: string | undefined },
+  ): Promise<AuthResult> {
     const current = await this.sessions.require(tenant, meta);
     const db = this.tenants.db(tenant);
     const organizationId = await this.organizationOf(db, query, current.session.active_organization_id);
@@ -128,7 +138,11 @@ export class MembersService {
   }
 
   /** `organizationSlug`, else `organizationId`, else the session's active organization (list-members, get-active-member-role). */
-  private async organizationOf(db: TenantDb, query: { organizationId?: string | undefined; organizationSlug?: string | undefined }, active: string | null): Promise<string> {
+  private async organizationOf(
+    db: TenantDb,
+    query: { organizationId?: string | undefined; organizationSlug?: string | undefined },
+    active: string | null,
+  ): Promise<string> {
     let organizationId = query.organizationId || active;
     if (query.organizationSlug) {
       const organization = await this.repository.findOrganization(db, { slug: query.organizationSlug });

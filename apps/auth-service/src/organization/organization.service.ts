@@ -80,7 +80,11 @@ export class OrganizationService {
     return { body: rows.map((row) => organizationView(row)) };
   }
 
-  async getFull(tenant: Tenant, meta: RequestMeta, query: { organizationId?: string | undefined; organizationSlug?: string | undefined; membersLimit?: number | undefined }): Promise<AuthResult> {
+  async getFull(
+    tenant: Tenant,
+    meta: RequestMeta,
+    query: { organizationId?: string | undefined; organizationSlug?: string | undefined; membersLimit?: number | undefined },
+  ): Promise<AuthResult> {
     const current = await this.sessions.require(tenant, meta);
     const key = query.organizationSlug || query.organizationId || current.session.active_organization_id;
     if (!key) return { body: null };

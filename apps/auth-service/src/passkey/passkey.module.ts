@@ -8,5 +8,9 @@ import { PasskeyRepository } from './passkey.repository.js';
 import { PasskeyService } from './passkey.service.js';
 
 /** Better Auth's passkey plugin (WebAuthn), switched by `settings.plugins.passkey.enabled`. */
-@Module({ imports: [TenantsModule, UsersModule, VerificationsModule, SessionsModule], controllers: [PasskeyController], providers: [PasskeyRepository, PasskeyService] })
+@Module({
+  imports: [TenantsModule, UsersModule, VerificationsModule, SessionsModule],
+  controllers: [PasskeyController],
+  providers: [PasskeyRepository, PasskeyService],
+})
 export class PasskeyModule {}

@@ -140,7 +140,12 @@ export class PasskeyService {
       userVerification: 'preferred',
       ...(own.length ? { allowCredentials: own.map(descriptorOf) } : {}),
     });
-    const cookie = await this.pending(tenant, { type: 'authentication', expectedChallenge: options.challenge, userId: current?.user.id ?? '', origin: rp?.origin ?? null });
+    const cookie = await this.pending(tenant, {
+      type: 'authentication',
+      expectedChallenge: options.challenge,
+      userId: current?.user.id ?? '',
+      origin: rp?.origin ?? null,
+    });
     return { body: options, cookies: [cookie], headers: { 'Cache-Control': 'no-store' } };
   }
 
@@ -162,7 +167,12 @@ export class PasskeyService {
         expectedChallenge: ceremony.expectedChallenge,
         expectedOrigin: rp.origin,
         expectedRPID: rp.rpID,
-        credential: { id: passkey.credential_id, publicKey: new Uint8Array(Buffer.from(passkey.public_key, 'base64')), counter: passkey.counter, ...transportsOf(passkey) },
+        credential: {
+          id: passkey.credential_id,
+          publicKey: new Uint8Array(Buffer.from(passkey.public_key, 'base64')),
+          counter: passkey.counter,
+          ...transportsOf(passkey),
+        },
         requireUserVerification: false,
       });
     } catch (error) {
@@ -171,7 +181,8 @@ export class PasskeyService {
       throw PasskeyErrors.authenticationFailed();
     }
     if (!verification.verified) throw PasskeyErrors.authenticationFailed(401);
-    if (!(await this.passkeys.advanceCounter(db, passkey.id, passkey.counter, verification.authenticationInfo.newCounter))) throw PasskeyErrors.authenticationFailed(401);
+    if (!(await this.passkeys.advanceCounter(db, passkey.id, passkey.counter, verification.authenticationInfo.newCounter)))
+      throw PasskeyErrors.authenticationFailed(401);
 
     const user = await this.users.findById(db, passkey.user_id);
     if (!user) throw PasskeyErrors.userNotFound();
@@ -242,7 +253,11 @@ export class PasskeyService {
   }
 
   /** A session as sign-in makes it, and Better Auth's `{session, user}` body. */
-  private async startSession(tenant: Tenant, user: UserRow, meta: RequestMeta): Promise<{ cookie: string; body: { session: ReturnType<typeof sessionView>; user: ReturnType<typeof userView> } }> {
+  private async startSession(
+    tenant: Tenant,
+    user: UserRow,
+    meta: RequestMeta,
+  ): Promise<{ cookie: string; body: { session: ReturnType<typeof sessionView>; user: ReturnType<typeof userView> } }> {
     const started = await this.sessions.start(tenant, user, meta);
     const current = await this.sessions.current(tenant, { ...meta, cookieHeader: `${SESSION_COOKIE}=${signedValue(tenant, started.token)}` });
     if (!current) throw new Error('a session just started was not found');

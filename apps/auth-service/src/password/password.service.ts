@@ -34,7 +34,12 @@ export class PasswordService {
       await this.verifications.create(db, PURPOSE, token, user.id, TTL_SECONDS);
       const link = new URL(`${tenant.authUrl}/reset-password/${token}`);
       if (redirectTo) link.searchParams.set('callbackURL', redirectTo);
-      await this.mailer.send(tenant, { kind: 'password_reset', to: user.email, subject: 'Reset your password', text: `Open this link to choose a new password:\n\n${link}\n\nIt works once, for one hour. If you did not ask for it, ignore this email.` });
+      await this.mailer.send(tenant, {
+        kind: 'password_reset',
+        to: user.email,
+        subject: 'Reset your password',
+        text: `Open this link to choose a new password:\n\n${link}\n\nIt works once, for one hour. If you did not ask for it, ignore this email.`,
+      });
     }
     return { body: RESET_REQUESTED };
   }

@@ -108,7 +108,19 @@ export class BatchedWindowLimiter {
     if (!entry) {
       if (this.young.size >= Math.max(1, Math.floor(this.maxKeys / 2))) this.rotate(now);
       this.longestWindowMs = Math.max(this.longestWindowMs, windowMs);
-      entry = { window, windowMs, shared: 0, previous: 0, local: 0, pending: 0, inflight: 0, busyWindow: -2, lastUsed: now, syncing: undefined, first: undefined };
+      entry = {
+        window,
+        windowMs,
+        shared: 0,
+        previous: 0,
+        local: 0,
+        pending: 0,
+        inflight: 0,
+        busyWindow: -2,
+        lastUsed: now,
+        syncing: undefined,
+        first: undefined,
+      };
       this.young.set(key, entry);
       // Dropped from memory while busy in this window or the last: read it back first.
       if (this.dropped[this.slot(key)]! >= window - 1) {
@@ -152,7 +164,11 @@ export class BatchedWindowLimiter {
     this.timer = undefined;
     const keys = [...this.dirty];
     this.dirty.clear();
-    await Promise.all(keys.map((key) => this.young.get(key) ?? this.old.get(key)).map((entry, i) => (entry?.pending ? this.sync(keys[i]!, entry).catch(() => undefined) : undefined)));
+    await Promise.all(
+      keys
+        .map((key) => this.young.get(key) ?? this.old.get(key))
+        .map((entry, i) => (entry?.pending ? this.sync(keys[i]!, entry).catch(() => undefined) : undefined)),
+    );
   }
 
   /** Every `flushMs` while keys are held: synchronise the dirty keys, drop the idle ones. */
@@ -206,7 +222,11 @@ export class BatchedWindowLimiter {
 
   private send(key: string, window: number, windowMs: number, count: number): Promise<unknown> {
     const current = `${key}:${window}`;
-    return this.redis.pipeline().incrby(current, count).pexpire(current, 2 * windowMs).exec();
+    return this.redis
+      .pipeline()
+      .incrby(current, count)
+      .pexpire(current, 2 * windowMs)
+      .exec();
   }
 
   /** One pipelined round trip: add our unsent admissions, read the shared totals back. */

@@ -27,12 +27,22 @@ describe('isTrustedOrigin (property: only the tenant’s exact origins and the t
   });
 
   it('refuses another tenant’s host under the publishing domain and other "localhost" look-alikes', () => {
-    for (const value of ['http://b.localhost:8080', 'http://b.localhost:8080/reset', 'http://localhost.:5173', 'http://victim.localhost.:8080', 'http://victim.localhost:8080@b.localhost:8080', 'http://@localhost:5173', 'http://:@localhost']) {
+    for (const value of [
+      'http://b.localhost:8080',
+      'http://b.localhost:8080/reset',
+      'http://localhost.:5173',
+      'http://victim.localhost.:8080',
+      'http://victim.localhost:8080@b.localhost:8080',
+      'http://@localhost:5173',
+      'http://:@localhost',
+    ]) {
       expect([value, isTrustedOrigin(tenant(true), value)]).toEqual([value, false]);
     }
     for (const value of ['http://localhost:5173', 'http://127.0.0.1:3000/x', 'http://[::1]:8080', 'https://localhost', 'http://victim.localhost:8080/reset']) {
       expect([value, isTrustedOrigin(tenant(true), value)]).toEqual([value, true]);
     }
-    expect(() => checkedRedirectTargets(tenant(true), { redirectTo: 'http://b.localhost:8080/reset' })).toThrow(expect.objectContaining({ status: 403, code: 'INVALID_REDIRECT_URL' }));
+    expect(() => checkedRedirectTargets(tenant(true), { redirectTo: 'http://b.localhost:8080/reset' })).toThrow(
+      expect.objectContaining({ status: 403, code: 'INVALID_REDIRECT_URL' }),
+    );
   });
 });

@@ -26,7 +26,8 @@ export type RateLimitBucket = 'sign-in' | 'session';
  * calls. Only canonical paths get here (routing/canonical-path.ts), and the router is
  * case-sensitive; the test ignores case anyway, so no spelling of a sign-in path counts as a read.
  */
-const SIGN_IN_PATHS = /^\/(sign-in|sign-up|change-password|reset-password|request-password-reset|send-verification-email|two-factor|magic-link|email-otp|forget-password|passkey)(\/|$)/i;
+const SIGN_IN_PATHS =
+  /^\/(sign-in|sign-up|change-password|reset-password|request-password-reset|send-verification-email|two-factor|magic-link|email-otp|forget-password|passkey)(\/|$)/i;
 
 export function bucketFor(path: string): RateLimitBucket {
   return SIGN_IN_PATHS.test(path) ? 'sign-in' : 'session';

@@ -19,7 +19,23 @@ function verdict(value: unknown, field = 'callbackURL'): { status: number; code?
 
 describe('redirect targets (callbackURL, redirectTo, errorCallbackURL, newUserCallbackURL)', () => {
   it('refuses spellings a browser reads as another host with 400 and the field’s code (issue 29)', () => {
-    const hostile = ['/\t/evil.example', '/\t\\evil.example', '/\n/evil.example', '/\r\n/evil.example', '/\\evil.example', '/x\\..\\..\\evil', '/%2f/evil.example', '/%5C%5Cevil.example', '/\u0000', '/ok\u0085', `${OWN}/\t`, 'http:\\\\evil.example', '/%2e//evil.example', '/./x/..//evil.example', '/.//evil.example'];
+    const hostile = [
+      '/\t/evil.example',
+      '/\t\\evil.example',
+      '/\n/evil.example',
+      '/\r\n/evil.example',
+      '/\\evil.example',
+      '/x\\..\\..\\evil',
+      '/%2f/evil.example',
+      '/%5C%5Cevil.example',
+      '/\u0000',
+      '/ok\u0085',
+      `${OWN}/\t`,
+      'http:\\\\evil.example',
+      '/%2e//evil.example',
+      '/./x/..//evil.example',
+      '/.//evil.example',
+    ];
     for (const value of hostile) expect([value, verdict(value)]).toEqual([value, { status: 400, code: 'INVALID_CALLBACK_URL' }]);
     expect(verdict('/\t/evil.example', 'redirectTo')).toEqual({ status: 400, code: 'INVALID_REDIRECT_URL' });
     expect(verdict('/\t/evil.example', 'errorCallbackURL')).toEqual({ status: 400, code: 'INVALID_ERROR_CALLBACK_URL' });
@@ -28,7 +44,15 @@ describe('redirect targets (callbackURL, redirectTo, errorCallbackURL, newUserCa
   });
 
   it('refuses well-formed targets elsewhere with 403, as Better Auth does', () => {
-    for (const value of ['//evil.example', 'https://evil.example/', 'http://b.localhost:8080/', `${OWN}@evil.example`, 'javascript:alert(1)', 'dashboard', '?x=1']) {
+    for (const value of [
+      '//evil.example',
+      'https://evil.example/',
+      'http://b.localhost:8080/',
+      `${OWN}@evil.example`,
+      'javascript:alert(1)',
+      'dashboard',
+      '?x=1',
+    ]) {
       expect([value, verdict(value)]).toEqual([value, { status: 403, code: 'INVALID_CALLBACK_URL' }]);
     }
   });
@@ -43,17 +67,50 @@ describe('redirect targets (callbackURL, redirectTo, errorCallbackURL, newUserCa
   });
 
   it('property: whatever is accepted has no control character or backslash and lands, in a browser, on a trusted origin — raw and normalised', () => {
-    const pieces = fc.constantFrom('/', '//', '\\', '\t', '\n', '\r', '\u0000', '\u0085', ' ', '%2f', '%5c', '%2e', '.', '..', ':', '@', '?', '#', 'evil.example', 'victim.localhost', ':8080', 'http:', 'https:', 'javascript:', 'localhost', 'a', 'é', '%', '\u3000');
+    const pieces = fc.constantFrom(
+      '/',
+      '//',
+      '\\',
+      '\t',
+      '\n',
+      '\r',
+      '\u0000',
+      '\u0085',
+      ' ',
+      '%2f',
+      '%5c',
+      '%2e',
+      '.',
+      '..',
+      ':',
+      '@',
+      '?',
+      '#',
+      'evil.example',
+      'victim.localhost',
+      ':8080',
+      'http:',
+      'https:',
+      'javascript:',
+      'localhost',
+      'a',
+      'é',
+      '%',
+      '\u3000',
+    );
     fc.assert(
-      fc.property(fc.array(pieces, { maxLength: 8 }).map((p) => p.join('')), (raw) => {
-        const result = verdict(raw);
-        if (!('target' in result)) return;
-        // eslint-disable-next-line no-control-regex -- matching control characters is the point
-        expect([raw, /[\u0000-\u001f\u007f-\u009f\\]/.test(raw)]).toEqual([raw, false]);
-        // Node's URL is the WHATWG parser browsers use: tabs and newlines removed, `\` read as `/`.
-        expect([raw, trustedByBrowser(new URL(raw, PAGE).origin)]).toEqual([raw, true]);
-        expect([raw, result.target, trustedByBrowser(new URL(result.target, PAGE).origin)]).toEqual([raw, result.target, true]);
-      }),
+      fc.property(
+        fc.array(pieces, { maxLength: 8 }).map((p) => p.join('')),
+        (raw) => {
+          const result = verdict(raw);
+          if (!('target' in result)) return;
+          // eslint-disable-next-line no-control-regex -- matching control characters is the point
+          expect([raw, /[\u0000-\u001f\u007f-\u009f\\]/.test(raw)]).toEqual([raw, false]);
+          // Node's URL is the WHATWG parser browsers use: tabs and newlines removed, `\` read as `/`.
+          expect([raw, trustedByBrowser(new URL(raw, PAGE).origin)]).toEqual([raw, true]);
+          expect([raw, result.target, trustedByBrowser(new URL(result.target, PAGE).origin)]).toEqual([raw, result.target, true]);
+        },
+      ),
       { numRuns: 20_000 },
     );
   });

@@ -125,7 +125,17 @@ export class SignInAttempts {
     const { failures, lock, strikes } = attempt.keys;
     const c = this.config;
     const lockMs = Number(
-      await this.redis.eval(FAILED, 3, failures, lock, strikes, c.AUTH_SIGN_IN_ACCOUNT_MAX_FAILURES, c.AUTH_SIGN_IN_ACCOUNT_LOCK_SECONDS * 1000, this.longestLockMs(), STRIKES_TTL_MS),
+      await this.redis.eval(
+        FAILED,
+        3,
+        failures,
+        lock,
+        strikes,
+        c.AUTH_SIGN_IN_ACCOUNT_MAX_FAILURES,
+        c.AUTH_SIGN_IN_ACCOUNT_LOCK_SECONDS * 1000,
+        this.longestLockMs(),
+        STRIKES_TTL_MS,
+      ),
     );
     if (lockMs > 0) this.logger.warn(`An account was locked for ${Math.ceil(lockMs / 1000)} s after ${c.AUTH_SIGN_IN_ACCOUNT_MAX_FAILURES} failed sign-ins.`);
   }
@@ -158,5 +168,11 @@ export class SignInAttempts {
 /** Answered as the address limit is: Better Auth's 429 `{message}` with X-Retry-After (and Retry-After). */
 export function tooManyAttempts(waitMs: number): AuthError {
   const seconds = String(Math.max(1, Math.ceil(waitMs / 1000)));
-  return new AuthError(429, 'TOO_MANY_REQUESTS', 'Too many requests. Please try again later.', { 'X-Retry-After': seconds, 'Retry-After': seconds }, { message: 'Too many requests. Please try again later.' });
+  return new AuthError(
+    429,
+    'TOO_MANY_REQUESTS',
+    'Too many requests. Please try again later.',
+    { 'X-Retry-After': seconds, 'Retry-After': seconds },
+    { message: 'Too many requests. Please try again later.' },
+  );
 }

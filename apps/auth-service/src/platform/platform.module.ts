@@ -25,6 +25,17 @@ export class PlatformModule {
       { provide: KEYRING, useFactory: (platform: PlatformInfrastructure) => platform.keyring, inject: [PlatformInfrastructure] },
       { provide: REDIS, useFactory: (platform: PlatformInfrastructure) => platform.redis, inject: [PlatformInfrastructure] },
     ];
-    return { module: PlatformModule, global: true, imports: [PlatformDataModule.register(config, { poolSize: processShare(AUTH_PLATFORM_PG_CONNECTIONS, config.SLIPWAY_SERVICE_PROCESSES, 2), redis: { role: 'command', overrides: { lazyConnect: false, connectTimeout: 10_000 } } })], providers, exports: providers.map((p) => p.provide) };
+    return {
+      module: PlatformModule,
+      global: true,
+      imports: [
+        PlatformDataModule.register(config, {
+          poolSize: processShare(AUTH_PLATFORM_PG_CONNECTIONS, config.SLIPWAY_SERVICE_PROCESSES, 2),
+          redis: { role: 'command', overrides: { lazyConnect: false, connectTimeout: 10_000 } },
+        }),
+      ],
+      providers,
+      exports: providers.map((p) => p.provide),
+    };
   }
 }

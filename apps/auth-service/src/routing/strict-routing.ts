@@ -22,7 +22,8 @@ export class StrictRouting {
     express.set('strict routing', true);
     const router = express.router;
     // Middleware mounted at `/` (`slash`) matches every path whatever the flags; anything else would not follow them.
-    if (router.stack.some((layer) => !layer.slash)) throw new Error('auth-service: routes were registered before case-sensitive, strict routing was switched on');
+    if (router.stack.some((layer) => !layer.slash))
+      throw new Error('auth-service: routes were registered before case-sensitive, strict routing was switched on');
     router.caseSensitive = true;
     router.strict = true;
   }

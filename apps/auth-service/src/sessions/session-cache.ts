@@ -3,7 +3,14 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import pg from 'pg';
-import { redisConnection, sessionCacheChannel, sessionCacheReplicaChannel, type Channel, type SessionCacheAck, type SessionCacheMessage } from '@slipway/messaging';
+import {
+  redisConnection,
+  sessionCacheChannel,
+  sessionCacheReplicaChannel,
+  type Channel,
+  type SessionCacheAck,
+  type SessionCacheMessage,
+} from '@slipway/messaging';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { REDIS } from '../platform/index.js';
 import { TENANT_CONNECTION_BUDGET, type Tenant, type TenantConnectionBudget } from '../tenants/index.js';
@@ -183,7 +190,8 @@ export class SessionCache implements OnModuleInit, OnModuleDestroy {
           waiter.receivers = await this.redis.publish(this.channel.name, message);
           break;
         } catch (error) {
-          if (performance.now() - started > fenceMs) throw new Error(`session cache invalidation could not be published: ${(error as Error).message}`, { cause: error });
+          if (performance.now() - started > fenceMs)
+            throw new Error(`session cache invalidation could not be published: ${(error as Error).message}`, { cause: error });
           await sleep(100);
         }
       }
@@ -194,7 +202,9 @@ export class SessionCache implements OnModuleInit, OnModuleDestroy {
       clearTimeout(timer);
       if (late) {
         this.stats.acksTimedOut++;
-        this.logger.warn(`session cache invalidation: ${waiter.acked.size} of ${waiter.receivers} replicas acknowledged within ${fenceMs} ms; the others are past their fence`);
+        this.logger.warn(
+          `session cache invalidation: ${waiter.acked.size} of ${waiter.receivers} replicas acknowledged within ${fenceMs} ms; the others are past their fence`,
+        );
       }
     } finally {
       this.waiters.delete(messageId);

@@ -81,7 +81,9 @@ export class SessionReadsFastPath implements OnApplicationBootstrap {
     }
     const correlationId = randomUUID();
     if (serverUnavailable(error)) {
-      this.logger.warn(`[${correlationId}] ${req.method} ${req.url}: a dependency is not answering (${error instanceof Error ? error.message : String(error)})`);
+      this.logger.warn(
+        `[${correlationId}] ${req.method} ${req.url}: a dependency is not answering (${error instanceof Error ? error.message : String(error)})`,
+      );
       res.setHeader('x-correlation-id', correlationId);
       res.setHeader('retry-after', '2');
       send(res, 503, JSON.stringify(unavailableBody(this.config.PUBLIC_URL, correlationId)));

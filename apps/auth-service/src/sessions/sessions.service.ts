@@ -54,7 +54,15 @@ export class SessionsService {
     const token = newId();
     const expiresAt = options.expiresAt ?? new Date(Date.now() + (rememberMe ? EXPIRES_IN_MS : DAY_MS));
     const db = this.tenants.db(tenant);
-    const row = { id: newId(), tokenHash: sha256Hex(token), userId: user.id, expiresAt, ip: meta.ip, userAgent: meta.userAgent, impersonatedBy: options.impersonatedBy };
+    const row = {
+      id: newId(),
+      tokenHash: sha256Hex(token),
+      userId: user.id,
+      expiresAt,
+      ip: meta.ip,
+      userAgent: meta.userAgent,
+      impersonatedBy: options.impersonatedBy,
+    };
     let session = await this.repository.create(db, row);
     if (!session && (await this.repository.liftExpiredBan(db, user.id))) {
       await this.cache.invalidate(tenant, [user.id]);

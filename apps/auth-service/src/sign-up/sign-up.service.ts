@@ -23,12 +23,22 @@ export class SignUpService {
     const email = input.email.toLowerCase();
     const hash = await this.hasher.hash(input.password);
     const requireVerification = tenant.settings.requireEmailVerification === true;
-    const user = await this.users.createWithPassword(this.tenants.db(tenant), { id: newId(), name: input.name, email, image: input.image ?? null }, newId(), hash);
+    const user = await this.users.createWithPassword(
+      this.tenants.db(tenant),
+      { id: newId(), name: input.name, email, image: input.image ?? null },
+      newId(),
+      hash,
+    );
     if (!user) {
       if (requireVerification) {
         // As Better Auth: with verification required, a taken email gets the same answer as a new one.
         const now = new Date();
-        return { body: { token: null, user: { id: newId(), name: input.name, email, emailVerified: false, image: input.image ?? null, createdAt: now, updatedAt: now } } };
+        return {
+          body: {
+            token: null,
+            user: { id: newId(), name: input.name, email, emailVerified: false, image: input.image ?? null, createdAt: now, updatedAt: now },
+          },
+        };
       }
       throw AuthErrors.userExists();
     }

@@ -16,7 +16,10 @@ export interface SocialProvider {
 }
 
 async function getJson(url: string, accessToken: string): Promise<unknown> {
-  const res = await fetch(url, { headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json', 'user-agent': 'slipway-auth' }, signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(url, {
+    headers: { authorization: `Bearer ${accessToken}`, accept: 'application/json', 'user-agent': 'slipway-auth' },
+    signal: AbortSignal.timeout(10_000),
+  });
   if (!res.ok) throw new Error(`${url} answered ${res.status}`);
   return res.json();
 }
@@ -31,7 +34,13 @@ const github: SocialProvider = {
     emails: 'https://api.github.com/user/emails',
   },
   async profile(endpoints, accessToken) {
-    const user = (await getJson(endpoints.userInfo, accessToken)) as { id?: number | string; login?: string; name?: string | null; email?: string | null; avatar_url?: string | null };
+    const user = (await getJson(endpoints.userInfo, accessToken)) as {
+      id?: number | string;
+      login?: string;
+      name?: string | null;
+      email?: string | null;
+      avatar_url?: string | null;
+    };
     if (user.id === undefined) return null;
     // GitHub's public email may be missing or unverified; the primary verified address from /user/emails decides.
     let email: string | null = null;
@@ -60,7 +69,13 @@ const google: SocialProvider = {
     userInfo: 'https://openidconnect.googleapis.com/v1/userinfo',
   },
   async profile(endpoints, accessToken) {
-    const info = (await getJson(endpoints.userInfo, accessToken)) as { sub?: string; email?: string; email_verified?: boolean; name?: string; picture?: string };
+    const info = (await getJson(endpoints.userInfo, accessToken)) as {
+      sub?: string;
+      email?: string;
+      email_verified?: boolean;
+      name?: string;
+      picture?: string;
+    };
     if (!info.sub || !info.email) return null;
     return { accountId: info.sub, email: info.email, emailVerified: info.email_verified === true, name: info.name || info.email, image: info.picture ?? null };
   },

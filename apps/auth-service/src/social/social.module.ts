@@ -7,5 +7,10 @@ import { OAuthProviderSources } from './oauth-provider.js';
 import { SocialController } from './social.controller.js';
 import { SocialService } from './social.service.js';
 
-@Module({ imports: [TenantsModule, UsersModule, VerificationsModule, SessionsModule], controllers: [SocialController], providers: [SocialService, OAuthProviderSources], exports: [SocialService, OAuthProviderSources] })
+@Module({
+  imports: [TenantsModule, UsersModule, VerificationsModule, SessionsModule],
+  controllers: [SocialController],
+  providers: [SocialService, OAuthProviderSources],
+  exports: [SocialService, OAuthProviderSources],
+})
 export class SocialModule {}

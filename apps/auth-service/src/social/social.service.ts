@@ -58,7 +58,16 @@ export class SocialService {
     const codeVerifier = randomAlphanumeric(64);
     const nonce = provider.usesNonce ? randomAlphanumeric(32) : undefined;
     const redirectUri = this.redirectUri(tenant, provider.id);
-    const pending: PendingSignIn = { provider: provider.id, codeVerifier, redirectUri, nonce, linkUserId, callbackURL: input.callbackURL, errorCallbackURL: input.errorCallbackURL, newUserCallbackURL: input.newUserCallbackURL };
+    const pending: PendingSignIn = {
+      provider: provider.id,
+      codeVerifier,
+      redirectUri,
+      nonce,
+      linkUserId,
+      callbackURL: input.callbackURL,
+      errorCallbackURL: input.errorCallbackURL,
+      newUserCallbackURL: input.newUserCallbackURL,
+    };
     await this.verifications.create(this.tenants.db(tenant), PURPOSE, state, JSON.stringify(pending), STATE_TTL_SECONDS);
     const url = new URL(provider.authorizeUrl);
     url.searchParams.set('response_type', 'code');
@@ -76,9 +85,13 @@ export class SocialService {
   async callback(tenant: Tenant, providerId: string, query: { code?: string; state?: string; error?: string }, meta: RequestMeta): Promise<AuthResult> {
     const clearState = clearedCookie(tenant, STATE_COOKIE);
     const state = query.state ?? '';
-    const pendingJson = state && this.stateCookieMatches(tenant, meta.cookieHeader, state) ? await this.verifications.consume(this.tenants.db(tenant), PURPOSE, state) : null;
+    const pendingJson =
+      state && this.stateCookieMatches(tenant, meta.cookieHeader, state) ? await this.verifications.consume(this.tenants.db(tenant), PURPOSE, state) : null;
     const pending = pendingJson ? (JSON.parse(pendingJson) as PendingSignIn) : null;
-    const fail = (code: string): AuthResult => ({ redirect: withQuery(pending?.errorCallbackURL ?? pending?.callbackURL ?? `${tenant.authUrl}/error`, 'error', code), cookies: [clearState] });
+    const fail = (code: string): AuthResult => ({
+      redirect: withQuery(pending?.errorCallbackURL ?? pending?.callbackURL ?? `${tenant.authUrl}/error`, 'error', code),
+      cookies: [clearState],
+    });
     if (!pending || pending.provider !== providerId) return fail('state_mismatch');
     if (query.error || !query.code) return fail(query.error ?? 'no_code');
 
@@ -86,7 +99,12 @@ export class SocialService {
     let scope: string | null;
     try {
       const provider = await this.providerOf(tenant, providerId);
-      const exchanged = await provider.exchange({ grant_type: 'authorization_code', code: query.code, redirect_uri: pending.redirectUri ?? this.redirectUri(tenant, provider.id), code_verifier: pending.codeVerifier });
+      const exchanged = await provider.exchange({
+        grant_type: 'authorization_code',
+        code: query.code,
+        redirect_uri: pending.redirectUri ?? this.redirectUri(tenant, provider.id),
+        code_verifier: pending.codeVerifier,
+      });
       scope = exchanged.scope;
       const found = await provider.profile(exchanged, pending.nonce);
       profile = found ? { ...found, providerId: provider.id } : null;
@@ -97,7 +115,9 @@ export class SocialService {
     if (!profile) return fail('email_not_found');
     if (pending.linkUserId) {
       const linked = await this.link(tenant, pending.linkUserId, profile, scope);
-      return linked ? { redirect: pending.callbackURL ?? '/', cookies: [clearState] } : fail(linked === null ? 'account_already_linked_to_different_user' : "email_doesn't_match");
+      return linked
+        ? { redirect: pending.callbackURL ?? '/', cookies: [clearState] }
+        : fail(linked === null ? 'account_already_linked_to_different_user' : "email_doesn't_match");
     }
 
     const resolved = await this.userFor(tenant, profile, scope);
@@ -141,7 +161,11 @@ export class SocialService {
     const provider = SOCIAL_PROVIDERS[id];
     const settings = tenant.settings.socialProviders?.[id];
     if (provider && settings) {
-      const clientSecret = decryptEnvelopeToString(this.keyring, Buffer.from(settings.clientSecret, 'base64'), envelopeBinding.oauthClientSecret(tenant.applicationId, id));
+      const clientSecret = decryptEnvelopeToString(
+        this.keyring,
+        Buffer.from(settings.clientSecret, 'base64'),
+        envelopeBinding.oauthClientSecret(tenant.applicationId, id),
+      );
       const endpoints = endpointsFor(provider, this.config.AUTH_OAUTH_PROVIDER_URLS);
       return {
         id: provider.id,

@@ -37,7 +37,13 @@ export class TenantBudgetError extends Error {
  * start`), the connections, the room and each tenant's pool are divided by N (⌊…⌋, a pool at
  * least 1), so the N processes together hold what one process was sized for.
  */
-export function tenantConnectionBudget(config: Pick<AuthConfig, 'AUTH_MAX_TENANT_CONNECTIONS' | 'AUTH_MAX_TENANT_POOLS' | 'AUTH_TENANT_POOL_SIZE' | 'AUTH_PLATFORM_RESERVED_CONNECTIONS' | 'AUTH_SESSION_CACHE_SIZE'> & { SLIPWAY_SERVICE_PROCESSES?: number }, server: ServerConnections): TenantConnectionBudget {
+export function tenantConnectionBudget(
+  config: Pick<
+    AuthConfig,
+    'AUTH_MAX_TENANT_CONNECTIONS' | 'AUTH_MAX_TENANT_POOLS' | 'AUTH_TENANT_POOL_SIZE' | 'AUTH_PLATFORM_RESERVED_CONNECTIONS' | 'AUTH_SESSION_CACHE_SIZE'
+  > & { SLIPWAY_SERVICE_PROCESSES?: number },
+  server: ServerConnections,
+): TenantConnectionBudget {
   const processes = config.SLIPWAY_SERVICE_PROCESSES ?? 1;
   const poolSize = processShare(config.AUTH_TENANT_POOL_SIZE, processes);
   const perTenant = poolSize + (config.AUTH_SESSION_CACHE_SIZE > 0 ? 1 : 0);
@@ -48,13 +54,19 @@ export function tenantConnectionBudget(config: Pick<AuthConfig, 'AUTH_MAX_TENANT
   const serverArithmetic = `max_connections ${server.maxConnections} − superuser_reserved_connections ${server.superuserReserved} − reserved_connections ${server.reserved} − AUTH_PLATFORM_RESERVED_CONNECTIONS ${config.AUTH_PLATFORM_RESERVED_CONNECTIONS}`;
   const arithmetic = processes > 1 ? `(${serverArithmetic})${share} = ${roomHere}` : `${serverArithmetic} = ${room}`;
   if (connections < perTenant) {
-    throw new TenantBudgetError(`AUTH_MAX_TENANT_CONNECTIONS: the applications' database server leaves room for ${Math.max(roomHere, 0)} sign-in connections${processes > 1 ? ' in this process' : ''} (${arithmetic}), fewer than one tenant needs (AUTH_TENANT_POOL_SIZE ${config.AUTH_TENANT_POOL_SIZE}${share}${perTenant > poolSize ? ' + 1 for the session cache' : ''}): raise the server's max_connections, or lower AUTH_PLATFORM_RESERVED_CONNECTIONS or AUTH_TENANT_POOL_SIZE`);
+    throw new TenantBudgetError(
+      `AUTH_MAX_TENANT_CONNECTIONS: the applications' database server leaves room for ${Math.max(roomHere, 0)} sign-in connections${processes > 1 ? ' in this process' : ''} (${arithmetic}), fewer than one tenant needs (AUTH_TENANT_POOL_SIZE ${config.AUTH_TENANT_POOL_SIZE}${share}${perTenant > poolSize ? ' + 1 for the session cache' : ''}): raise the server's max_connections, or lower AUTH_PLATFORM_RESERVED_CONNECTIONS or AUTH_TENANT_POOL_SIZE`,
+    );
   }
   const pools = Math.min(config.AUTH_MAX_TENANT_POOLS, Math.floor(connections / perTenant));
   const reasons: string[] = [];
   const wanted = Math.floor(config.AUTH_MAX_TENANT_CONNECTIONS / processes);
-  if (connections < wanted) reasons.push(`tenant connections ${connections} instead of AUTH_MAX_TENANT_CONNECTIONS ${config.AUTH_MAX_TENANT_CONNECTIONS}${share} (${arithmetic})`);
-  if (pools < config.AUTH_MAX_TENANT_POOLS) reasons.push(`${pools} tenant pools at once instead of AUTH_MAX_TENANT_POOLS ${config.AUTH_MAX_TENANT_POOLS} (${connections} connections / ${perTenant} per tenant)`);
+  if (connections < wanted)
+    reasons.push(`tenant connections ${connections} instead of AUTH_MAX_TENANT_CONNECTIONS ${config.AUTH_MAX_TENANT_CONNECTIONS}${share} (${arithmetic})`);
+  if (pools < config.AUTH_MAX_TENANT_POOLS)
+    reasons.push(
+      `${pools} tenant pools at once instead of AUTH_MAX_TENANT_POOLS ${config.AUTH_MAX_TENANT_POOLS} (${connections} connections / ${perTenant} per tenant)`,
+    );
   return { connections, pools, poolSize, sizedDown: reasons.length ? reasons.join('; ') : null };
 }
 

@@ -14,9 +14,7 @@ export class TenantPools implements OnModuleDestroy {
   private readonly logger = new Logger('TenantPools');
   private readonly pools = new Map<string, { url: string; pool: pg.Pool }>();
 
-  constructor(
-    @Inject(TENANT_CONNECTION_BUDGET) private readonly budget: TenantConnectionBudget,
-  ) {}
+  constructor(@Inject(TENANT_CONNECTION_BUDGET) private readonly budget: TenantConnectionBudget) {}
 
   /** The tenant's pool, untyped: TenantsService.db brands it (the only place a TenantDb is made). */
   get(tenant: Tenant): pg.Pool {

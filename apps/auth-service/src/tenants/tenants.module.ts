@@ -16,7 +16,9 @@ import { TenantsService } from './tenants.service.js';
         const budget = tenantConnectionBudget(config, await readServerConnections(config.APP_DATABASES_ADMIN_URL));
         const logger = new Logger('TenantPools');
         if (budget.sizedDown) logger.warn(`sized down to fit the server: ${budget.sizedDown}`);
-        logger.log(`tenant connections: at most ${budget.connections} (${budget.pools} pools × ${budget.poolSize}${config.SLIPWAY_SERVICE_PROCESSES > 1 ? `; this process's share, 1 of ${config.SLIPWAY_SERVICE_PROCESSES}` : ''})`);
+        logger.log(
+          `tenant connections: at most ${budget.connections} (${budget.pools} pools × ${budget.poolSize}${config.SLIPWAY_SERVICE_PROCESSES > 1 ? `; this process's share, 1 of ${config.SLIPWAY_SERVICE_PROCESSES}` : ''})`,
+        );
         return budget;
       },
     },

@@ -26,8 +26,7 @@ const TRUST = 'two-factor-trust';
 
 /** Who is proving a second factor: a signed-in user (enrolment, session checks) or a sign-in awaiting its second factor. */
 export type Prover =
-  | { mode: 'session'; user: UserRow; current: CurrentSession; key: string }
-  | { mode: 'challenge'; user: UserRow; challengeId: string; key: string };
+  { mode: 'session'; user: UserRow; current: CurrentSession; key: string } | { mode: 'challenge'; user: UserRow; challengeId: string; key: string };
 
 /**
  * The second step of a password sign-in. A challenge is a random id in a signed, path-scoped
@@ -52,7 +51,13 @@ export class TwoFactorChallenges {
    * trusted device (its cookie renewed, as Better Auth rotates it), or the challenge to answer
    * instead of a session (`{twoFactorRedirect, twoFactorMethods}`, no session cookie).
    */
-  async gate(tenant: Tenant, user: UserRow, passwordHash: string, meta: RequestMeta, rememberMe: boolean): Promise<{ challenge: AuthResult } | { cookies: string[] }> {
+  async gate(
+    tenant: Tenant,
+    user: UserRow,
+    passwordHash: string,
+    meta: RequestMeta,
+    rememberMe: boolean,
+  ): Promise<{ challenge: AuthResult } | { cookies: string[] }> {
     if (!pluginEnabled(tenant, 'twoFactor') || !user.two_factor_enabled) return { cookies: [] };
     const db = this.tenants.db(tenant);
     const trust = readSignedCookie(tenant, meta.cookieHeader, TRUST_COOKIE);

@@ -22,7 +22,8 @@ import { backupCodeDigest } from './two-factor-cookies.js';
  * may be a session id, stored as is, and six digits are a million guesses away from a plain hash.
  */
 const OTP = 'two-factor-otp';
-const otpToken = (tenant: Tenant, key: string, code: string) => createHmac('sha256', tenant.cookieSecret).update(`two-factor-otp\n${key}\n${code}`).digest('hex');
+const otpToken = (tenant: Tenant, key: string, code: string) =>
+  createHmac('sha256', tenant.cookieSecret).update(`two-factor-otp\n${key}\n${code}`).digest('hex');
 /** That a code was sent for this key and has not expired: tells an expired code (400) from a wrong one (401). */
 const OTP_SENT = 'two-factor-otp-sent';
 /** Better Auth's OTP period: 3 minutes. */
@@ -89,7 +90,12 @@ export class TwoFactorCodes {
     const prover = await this.challenges.prover(tenant, meta);
     const db = this.tenants.db(tenant);
     if (!(await this.verifications.peek(db, OTP_SENT, prover.key))) throw TwoFactorErrors.otpExpired();
-    const ok = await this.guess(tenant, prover, meta, async () => (await this.verifications.consume(db, OTP, otpToken(tenant, prover.key, input.code))) === prover.user.id);
+    const ok = await this.guess(
+      tenant,
+      prover,
+      meta,
+      async () => (await this.verifications.consume(db, OTP, otpToken(tenant, prover.key, input.code))) === prover.user.id,
+    );
     if (!ok) throw TwoFactorErrors.invalidCode();
     await this.verifications.deleteAllFor(db, OTP_SENT, prover.user.id);
     if (prover.mode === 'session' && !prover.user.two_factor_enabled) {
@@ -104,7 +110,9 @@ export class TwoFactorCodes {
     const prover = await this.challenges.prover(tenant, meta);
     const db = this.tenants.db(tenant);
     if (!(await this.twoFactors.findByUser(db, prover.user.id))) throw TwoFactorErrors.backupCodesNotEnabled();
-    const ok = await this.guess(tenant, prover, meta, () => this.twoFactors.useBackupCode(db, prover.user.id, backupCodeDigest(tenant, prover.user.id, input.code)));
+    const ok = await this.guess(tenant, prover, meta, () =>
+      this.twoFactors.useBackupCode(db, prover.user.id, backupCodeDigest(tenant, prover.user.id, input.code)),
+    );
     if (!ok) throw TwoFactorErrors.invalidBackupCode();
     // Better Auth: `disableSession` checks the code without starting a session.
     if (input.disableSession && prover.mode === 'challenge') return { body: { user: userView(prover.user) } };

@@ -49,7 +49,15 @@ export class TwoFactorService {
     const secret = randomAlphanumeric(32);
     const backupCodes = newBackupCodes();
     const sealed = encryptEnvelope(this.keyring, secret, envelopeBinding.twoFactorSecret(tenant.applicationId, user.id));
-    if (!(await this.twoFactors.enrol(db, user.id, sealed, backupCodes.map((c) => backupCodeDigest(tenant, user.id, c))))) throw TwoFactorErrors.totpAlreadyEnabled();
+    if (
+      !(await this.twoFactors.enrol(
+        db,
+        user.id,
+        sealed,
+        backupCodes.map((c) => backupCodeDigest(tenant, user.id, c)),
+      ))
+    )
+      throw TwoFactorErrors.totpAlreadyEnabled();
     return { body: { method: 'totp', totpURI: totpURI(secret, input.issuer || this.issuer(tenant), user.email), backupCodes } };
   }
 
@@ -71,7 +79,14 @@ export class TwoFactorService {
     const db = this.tenants.db(tenant);
     await this.checkPassword(db, user, password);
     const backupCodes = newBackupCodes();
-    if (!(await this.twoFactors.replaceBackupCodes(db, user.id, backupCodes.map((c) => backupCodeDigest(tenant, user.id, c))))) throw TwoFactorErrors.notEnabled();
+    if (
+      !(await this.twoFactors.replaceBackupCodes(
+        db,
+        user.id,
+        backupCodes.map((c) => backupCodeDigest(tenant, user.id, c)),
+      ))
+    )
+      throw TwoFactorErrors.notEnabled();
     return { body: { status: true, backupCodes } };
   }
 

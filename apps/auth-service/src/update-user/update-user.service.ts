@@ -14,7 +14,11 @@ export class UpdateUserService {
     private readonly sessions: SessionsService,
   ) {}
 
-  async update(tenant: Tenant, meta: RequestMeta, input: { name?: string | undefined; image?: string | null | undefined; email?: unknown }): Promise<AuthResult> {
+  async update(
+    tenant: Tenant,
+    meta: RequestMeta,
+    input: { name?: string | undefined; image?: string | null | undefined; email?: unknown },
+  ): Promise<AuthResult> {
     const current = await this.sessions.require(tenant, meta);
     if (input.email !== undefined) throw new AuthError(400, 'EMAIL_CAN_NOT_BE_UPDATED', 'Email can not be updated');
     await this.users.update(this.tenants.db(tenant), current.user.id, { name: input.name, image: input.image });

@@ -8,7 +8,6 @@ import type { ApplicationBuildContext } from '../pipeline/deploy-context.js';
 
 export type { ApplicationBuildContext };
 
-
 /** Decrypts an application's secrets for one deployment; values live only in memory. */
 @Injectable()
 export class ApplicationSecrets {
@@ -26,7 +25,10 @@ export class ApplicationSecrets {
     const app = await this.deployments.inputs.forBuild(applicationId);
     // A preview's values are its parent's (sealed for the parent), of the `preview` scope.
     const sealedFor = app.sealedFor;
-    const secrets = app.secrets.map((s) => ({ name: s.name, value: decryptEnvelopeToString(this.keyring, s.value, envelopeBinding.secret(sealedFor, s.name, s.scope)) }));
+    const secrets = app.secrets.map((s) => ({
+      name: s.name,
+      value: decryptEnvelopeToString(this.keyring, s.value, envelopeBinding.secret(sealedFor, s.name, s.scope)),
+    }));
     const cookieSecret = app.cookieSecret ? decryptEnvelopeToString(this.keyring, app.cookieSecret, envelopeBinding.cookieSecret(sealedFor)) : null;
     const dbPassword = app.database ? decryptEnvelopeToString(this.keyring, app.database.password, envelopeBinding.databasePassword(sealedFor)) : null;
     const buildVariables: Record<string, string> = {};
@@ -42,7 +44,11 @@ export class ApplicationSecrets {
       environment: app.environment,
       secretNames: secrets.map((s) => s.name),
       signInEnabled: cookieSecret !== null,
-      redactable: [...secrets, ...(cookieSecret ? [{ name: 'SERVICE_AUTH_COOKIE_SECRET', value: cookieSecret }] : []), ...(dbPassword ? [{ name: 'DATABASE_PASSWORD', value: dbPassword }] : [])],
+      redactable: [
+        ...secrets,
+        ...(cookieSecret ? [{ name: 'SERVICE_AUTH_COOKIE_SECRET', value: cookieSecret }] : []),
+        ...(dbPassword ? [{ name: 'DATABASE_PASSWORD', value: dbPassword }] : []),
+      ],
       scanSecrets: secrets,
       cookieSecret,
       buildVariables,

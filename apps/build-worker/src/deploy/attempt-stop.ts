@@ -42,7 +42,13 @@ export class AttemptStop {
       if (checking) return;
       checking = true;
       // A database that does not answer is not a lost row: the next look decides.
-      options.stillRunning().then((mine) => !mine && this.stop('lost'), () => undefined).finally(() => (checking = false));
+      options
+        .stillRunning()
+        .then(
+          (mine) => !mine && this.stop('lost'),
+          () => undefined,
+        )
+        .finally(() => (checking = false));
     }, options.watchEveryMs);
   }
 

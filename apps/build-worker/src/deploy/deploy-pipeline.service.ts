@@ -66,14 +66,21 @@ export class DeployPipelineService implements OnApplicationShutdown {
   ) {
     this.trash = new WorkspaceTrash(join(buildDirOf(config), 'trash'));
     void this.trash.sweep();
-    this.disks = new BuildDisks({ imagesDir: join(buildDirOf(config), 'disks'), workspacesDir: join(buildDirOf(config), 'workspaces'), sizeBytes: config.BUILD_DISK_MB * 1024 * 1024 });
+    this.disks = new BuildDisks({
+      imagesDir: join(buildDirOf(config), 'disks'),
+      workspacesDir: join(buildDirOf(config), 'workspaces'),
+      sizeBytes: config.BUILD_DISK_MB * 1024 * 1024,
+    });
     // Disks a killed worker left mounted: unmounted and deleted (never those of a live worker sharing BUILD_DIR).
     void this.disks.sweep().then(
-      ({ unmounted, removed }) => unmounted.length + removed.length && this.logger.log(`build disks left by stopped workers: ${unmounted.length} unmounted, ${removed.length} images deleted`),
+      ({ unmounted, removed }) =>
+        unmounted.length + removed.length &&
+        this.logger.log(`build disks left by stopped workers: ${unmounted.length} unmounted, ${removed.length} images deleted`),
       (error: Error) => this.logger.error(`build disks left by stopped workers could not be swept: ${error.message}`),
     );
-    this.live = new ReleaseGoLive(new EdgeHandoff({ edgeUrl: config.EDGE_INTERNAL_URL, masterKey: config.SLIPWAY_MASTER_KEY, timeoutMs: config.RELEASE_TIMEOUT_MS }), (message) =>
-      publishRoutesChanged(publisher, config.QUEUE_PREFIX, message),
+    this.live = new ReleaseGoLive(
+      new EdgeHandoff({ edgeUrl: config.EDGE_INTERNAL_URL, masterKey: config.SLIPWAY_MASTER_KEY, timeoutMs: config.RELEASE_TIMEOUT_MS }),
+      (message) => publishRoutesChanged(publisher, config.QUEUE_PREFIX, message),
     );
     this.services = {
       config,
@@ -88,7 +95,10 @@ export class DeployPipelineService implements OnApplicationShutdown {
         maxBytes: config.DEPENDENCY_CACHE_MAX_BYTES,
         appMaxBytes: config.DEPENDENCY_CACHE_APP_MAX_BYTES,
       }),
-      buildCaches: new BuildCaches(join(buildDirOf(config), 'build-caches'), { appMaxBytes: config.BUILD_CACHE_APP_MAX_BYTES, maxBytes: config.BUILD_CACHES_MAX_BYTES }),
+      buildCaches: new BuildCaches(join(buildDirOf(config), 'build-caches'), {
+        appMaxBytes: config.BUILD_CACHE_APP_MAX_BYTES,
+        maxBytes: config.BUILD_CACHES_MAX_BYTES,
+      }),
       disks: this.disks,
       toolchains: nodeToolchainsFor(config, LIMITS.node.supportedMajors, config.NODE_DEFAULT_MAJOR),
       managers: packageManagersFor(config),
@@ -106,7 +116,11 @@ export class DeployPipelineService implements OnApplicationShutdown {
   async run(command: DeployCommand, shutdown: AbortSignal): Promise<DeployOutcome> {
     const applicationId = asApplicationId(command.applicationId);
     const deploymentId = asDeploymentId(command.deploymentId);
-    const start = await this.deployments.queue.tryStart(applicationId, deploymentId, { order: this.config.DEPLOY_QUEUE_ORDER, perOwner: this.config.BUILDS_PER_OWNER, deadlineMs: this.config.DEPLOY_TIMEOUT_MS });
+    const start = await this.deployments.queue.tryStart(applicationId, deploymentId, {
+      order: this.config.DEPLOY_QUEUE_ORDER,
+      perOwner: this.config.BUILDS_PER_OWNER,
+      deadlineMs: this.config.DEPLOY_TIMEOUT_MS,
+    });
     if (start.kind === 'gone') return 'not-mine';
     if (start.kind === 'wait') {
       this.logger.debug(`deployment ${deploymentId} waits for its turn: ${start.reason}`);
@@ -115,12 +129,26 @@ export class DeployPipelineService implements OnApplicationShutdown {
     const { attempt } = start;
     this.logger.log(`deployment ${deploymentId} attempt ${attempt} started after ${(start.queuedMs / 1000).toFixed(1)} s in the queue`);
     // The deadline counts from here (the build's start), never from when the deploy was queued.
-    const stop = new AttemptStop({ shutdown, deadlineMs: this.config.DEPLOY_TIMEOUT_MS, watchEveryMs: ATTEMPT_WATCH_MS, stillRunning: () => this.deployments.queue.stillRunning(applicationId, deploymentId, attempt) });
+    const stop = new AttemptStop({
+      shutdown,
+      deadlineMs: this.config.DEPLOY_TIMEOUT_MS,
+      watchEveryMs: ATTEMPT_WATCH_MS,
+      stillRunning: () => this.deployments.queue.stillRunning(applicationId, deploymentId, attempt),
+    });
     // Install and build output as it is produced, redacted as the step log is, to whoever follows the deploy (Redis, not Postgres).
-    const feed: BuildLogFeed = new BuildLogFeed(this.publisher, this.config.QUEUE_PREFIX, deploymentId, attempt, (text: string): string => recorder.plain(text));
+    const feed: BuildLogFeed = new BuildLogFeed(this.publisher, this.config.QUEUE_PREFIX, deploymentId, attempt, (text: string): string =>
+      recorder.plain(text),
+    );
     const recorder: StepRecorder = new StepRecorder((steps) => this.deployments.save(applicationId, deploymentId, attempt, steps), feed);
     const root = resolve(buildDirOf(this.config), 'workspaces', `${deploymentId}-${attempt}`);
-    const context = new DeployContext({ applicationId, deploymentId, attempt, sourceKey: start.sourceKey, rootDirectory: start.rootDirectory }, root, join(root, 'src'), recorder, stop.signal, this.services);
+    const context = new DeployContext(
+      { applicationId, deploymentId, attempt, sourceKey: start.sourceKey, rootDirectory: start.rootDirectory },
+      root,
+      join(root, 'src'),
+      recorder,
+      stop.signal,
+      this.services,
+    );
     const fail = async (code: DeployFailureCode, message: string) => {
       recorder.skipRemaining();
       // The message may quote the build (its failure lines, its command): kept plain and redacted, as the log is.
@@ -159,7 +187,9 @@ export class DeployPipelineService implements OnApplicationShutdown {
       stop.throwIfStopped();
       const releaseId = context.release!.id;
       // Committed or not, the edges are told and follow the database again (a lost attempt: back to the previous release).
-      const live = await this.live.commit(applicationId, () => this.deployments.releases.commitLive(applicationId, deploymentId, attempt, releaseId, recorder.steps));
+      const live = await this.live.commit(applicationId, () =>
+        this.deployments.releases.commitLive(applicationId, deploymentId, attempt, releaseId, recorder.steps),
+      );
       if (!live) throw new LostLeaseError('lost');
       this.logger.log(`deployment ${deploymentId} succeeded: release ${releaseId}`);
       await this.services.storage.afterSuccess(applicationId, deploymentId);
@@ -170,7 +200,10 @@ export class DeployPipelineService implements OnApplicationShutdown {
         return 'not-mine';
       }
       if (stop.reason === 'deadline') {
-        return fail('deadline_exceeded', `the deployment was still running ${duration(this.config.DEPLOY_TIMEOUT_MS)} after its build started (DEPLOY_TIMEOUT_MS); ${context.currentStep ?? 'it'} was stopped`);
+        return fail(
+          'deadline_exceeded',
+          `the deployment was still running ${duration(this.config.DEPLOY_TIMEOUT_MS)} after its build started (DEPLOY_TIMEOUT_MS); ${context.currentStep ?? 'it'} was stopped`,
+        );
       }
       if (shutdown.aborted) {
         const fresh = new StepRecorder(async () => true).steps;
@@ -188,7 +221,10 @@ export class DeployPipelineService implements OnApplicationShutdown {
     } finally {
       stop.dispose();
       // A build disk goes in one piece (unmounted, its image deleted), in the background; an unbounded workspace through the trash.
-      if (context.disk) await this.disks.retire(context.disk, (error) => this.logger.error(`deployment ${deploymentId}: its build disk could not be released (the next worker start sweeps it): ${error.message}`));
+      if (context.disk)
+        await this.disks.retire(context.disk, (error) =>
+          this.logger.error(`deployment ${deploymentId}: its build disk could not be released (the next worker start sweeps it): ${error.message}`),
+        );
       else await this.trash.dispose(root).catch(() => undefined);
       releaseTrash();
     }

@@ -23,7 +23,13 @@ export class DeployModule {
         {
           provide: SANDBOX,
           useFactory: () => {
-            const provider = new SandboxProvider({ setting: config.BUILD_SANDBOX, buildUser: config.BUILD_USER, workspacesDir: join(buildDirOf(config), 'workspaces'), path: config.PATH, limits: buildLimitSettings(config) });
+            const provider = new SandboxProvider({
+              setting: config.BUILD_SANDBOX,
+              buildUser: config.BUILD_USER,
+              workspacesDir: join(buildDirOf(config), 'workspaces'),
+              path: config.PATH,
+              limits: buildLimitSettings(config),
+            });
             const logger = new Logger('sandbox');
             // Checked at start for the operator's benefit, without holding the start-up (a probe
             // starts pasta); deploys check again (SandboxProvider) and join this probe if it runs.
@@ -33,7 +39,10 @@ export class DeployModule {
                 else logger.warn(`builds run WITHOUT a sandbox: ${mode.reason}`);
                 logger.log(`build limits: ${limits.describe()}`);
               },
-              (error: Error) => logger.error(`builds cannot be sandboxed here, so every deploy that runs code fails with sandbox_unavailable until this is fixed: ${error.message}`),
+              (error: Error) =>
+                logger.error(
+                  `builds cannot be sandboxed here, so every deploy that runs code fails with sandbox_unavailable until this is fixed: ${error.message}`,
+                ),
             );
             return provider;
           },

@@ -53,7 +53,9 @@ export class DeployWorker implements OnApplicationBootstrap, BeforeApplicationSh
     this.worker.on('error', (error) => this.logger.error(`queue error: ${error.message}`));
     this.worker.on('stalled', (jobId) => this.logger.warn(`job ${jobId} stalled (its worker stopped); it will be retried`));
     this.startHeartbeat();
-    this.logger.log(`consuming queue ${this.config.QUEUE_PREFIX}:${QUEUES.deploy.name} (concurrency ${this.config.WORKER_CONCURRENCY}: build slots; at most ${this.config.BUILDS_PER_OWNER} per owner; order ${this.config.DEPLOY_QUEUE_ORDER})`);
+    this.logger.log(
+      `consuming queue ${this.config.QUEUE_PREFIX}:${QUEUES.deploy.name} (concurrency ${this.config.WORKER_CONCURRENCY}: build slots; at most ${this.config.BUILDS_PER_OWNER} per owner; order ${this.config.DEPLOY_QUEUE_ORDER})`,
+    );
   }
 
   /** While the worker runs, a key with a TTL says so (the gateway's health and the dashboard read it). */

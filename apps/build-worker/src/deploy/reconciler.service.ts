@@ -59,14 +59,36 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
         // A queued row's deadline says by when it must start (DEPLOY_DEADLINE_MINUTES, gateway).
         if (row.status === 'queued' && row.deadlineAt && row.deadlineAt < now) {
           const waited = Math.round((now.getTime() - row.createdAt.getTime()) / 60_000);
-          if (await this.deployments.failActive(...ids, { code: 'queue_timeout', message: `the deployment waited ${waited} min in the build queue without being started (its deadline was ${row.deadlineAt.toISOString()}); nothing of it ran`, step: null }, { status: 'queued', deadlineBefore: now })) report.failed.push(row.id);
+          if (
+            await this.deployments.failActive(
+              ...ids,
+              {
+                code: 'queue_timeout',
+                message: `the deployment waited ${waited} min in the build queue without being started (its deadline was ${row.deadlineAt.toISOString()}); nothing of it ran`,
+                step: null,
+              },
+              { status: 'queued', deadlineBefore: now },
+            )
+          )
+            report.failed.push(row.id);
           continue;
         }
         // A running row's deadline counts from its build's start (DEPLOY_TIMEOUT_MS). Its worker stops
         // it at that moment; this is the backstop for a worker that could not (a lost lease, a hung
         // process), and the failed row then stops that worker's build (its attempt watch).
         if (row.status !== 'queued' && row.deadlineAt && row.deadlineAt.getTime() + this.config.JOB_LOCK_MS * 2 < now.getTime()) {
-          if (await this.deployments.failActive(...ids, { code: 'deadline_exceeded', message: `the deployment did not finish by its deadline (${row.deadlineAt.toISOString()}, DEPLOY_TIMEOUT_MS after its build started)`, step: null }, { status: 'running', deadlineBefore: new Date(now.getTime() - this.config.JOB_LOCK_MS * 2) })) report.failed.push(row.id);
+          if (
+            await this.deployments.failActive(
+              ...ids,
+              {
+                code: 'deadline_exceeded',
+                message: `the deployment did not finish by its deadline (${row.deadlineAt.toISOString()}, DEPLOY_TIMEOUT_MS after its build started)`,
+                step: null,
+              },
+              { status: 'running', deadlineBefore: new Date(now.getTime() - this.config.JOB_LOCK_MS * 2) },
+            )
+          )
+            report.failed.push(row.id);
           continue;
         }
         const payload = { deploymentId: row.id, applicationId: row.applicationId };
@@ -75,7 +97,14 @@ export class ReconcilerService implements OnApplicationBootstrap, BeforeApplicat
         const quietFor = now.getTime() - row.updatedAt.getTime();
         if (state === 'failed') {
           const reason = job?.failedReason ?? 'unknown';
-          if (await this.deployments.failActive(asApplicationId(row.applicationId), asDeploymentId(row.id), { code: /stalled/i.test(reason) ? 'worker_lost' : 'internal_error', message: `the deploy job failed: ${reason}`, step: null })) report.failed.push(row.id);
+          if (
+            await this.deployments.failActive(asApplicationId(row.applicationId), asDeploymentId(row.id), {
+              code: /stalled/i.test(reason) ? 'worker_lost' : 'internal_error',
+              message: `the deploy job failed: ${reason}`,
+              step: null,
+            })
+          )
+            report.failed.push(row.id);
         } else if ((state === 'missing' || state === 'completed') && quietFor > (row.status === 'queued' ? ENQUEUE_GRACE_MS : this.config.JOB_LOCK_MS * 2)) {
           await job?.remove().catch(() => undefined);
           await this.producer!.enqueue(payload);

@@ -15,14 +15,21 @@ export class RuntimeHandoff implements ReleaseHandoff {
     private readonly edgeUrl: string,
   ) {}
 
-  async prepare(applicationId: ApplicationId, release: { id: ReleaseId; kind: 'node' | 'static' }, beforeSwitch: (started: RuntimeStart | null) => Promise<void>, log: (line: string) => void): Promise<void> {
+  async prepare(
+    applicationId: ApplicationId,
+    release: { id: ReleaseId; kind: 'node' | 'static' },
+    beforeSwitch: (started: RuntimeStart | null) => Promise<void>,
+    log: (line: string) => void,
+  ): Promise<void> {
     if (release.kind === 'node') log(`handing release ${release.id} to the edge and waiting until it is healthy`);
     await this.live.prepare(applicationId, release.id, {
       start: release.kind === 'node',
       refused: (outcome) => stepFailureOf(outcome, this.edgeUrl),
       started: async (outcome) => {
         if (outcome) log('the new release is healthy');
-        await beforeSwitch(outcome && (outcome.portFound ? { containment: outcome.containment, portFound: outcome.portFound } : { containment: outcome.containment }));
+        await beforeSwitch(
+          outcome && (outcome.portFound ? { containment: outcome.containment, portFound: outcome.portFound } : { containment: outcome.containment }),
+        );
       },
       switched: (outcome) => log(switchLine(outcome)),
     });
@@ -37,7 +44,11 @@ export function stepFailureOf(outcome: EdgeStartFailure, edgeUrl: string): StepF
     case 'sandbox_unavailable':
       return new StepFailure('sandbox_unavailable', `the edge cannot sandbox the application, so nothing of it ran: ${outcome.error ?? 'no reason given'}`);
     case 'unhealthy':
-      return new StepFailure('release_unhealthy', outcome.error ?? 'the new release did not become healthy; the previous release keeps serving', outcome.logTail ? `${outcome.logTail}\n` : '');
+      return new StepFailure(
+        'release_unhealthy',
+        outcome.error ?? 'the new release did not become healthy; the previous release keeps serving',
+        outcome.logTail ? `${outcome.logTail}\n` : '',
+      );
     case 'not_found':
     case 'refused':
       return new StepFailure('release_failed', `the edge refused the release (${outcome.status}): ${outcome.error ?? 'no reason given'}`);

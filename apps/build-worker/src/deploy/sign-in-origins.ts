@@ -20,7 +20,10 @@ export class SignInOrigins {
   ) {}
 
   async refresh(applicationId: string): Promise<string[]> {
-    const origins = await refreshTrustedOrigins(this.applications, asApplicationId(applicationId), { appsDomains: this.config.APPS_DOMAIN, appsScheme: this.config.APPS_SCHEME });
+    const origins = await refreshTrustedOrigins(this.applications, asApplicationId(applicationId), {
+      appsDomains: this.config.APPS_DOMAIN,
+      appsScheme: this.config.APPS_SCHEME,
+    });
     const channel = tenantChangedChannel();
     await this.publisher.publish(channel.name, channel.encode({ applicationId }));
     return origins;

@@ -97,7 +97,10 @@ describe('build caches kept per application (real files)', () => {
     await mkdir(join(over, 'node_modules', '.cache'), { recursive: true });
     await writeFile(join(over, '.next', 'cache', 'a'), Buffer.alloc(6000));
     await writeFile(join(over, 'node_modules', '.cache', 'b'), Buffer.alloc(6000));
-    expect(await budgeted.keep('app-budget', over)).toEqual({ kept: [], notKept: 'they hold more than the 10000 bytes one application may keep (BUILD_CACHE_APP_MAX_BYTES)' });
+    expect(await budgeted.keep('app-budget', over)).toEqual({
+      kept: [],
+      notKept: 'they hold more than the 10000 bytes one application may keep (BUILD_CACHE_APP_MAX_BYTES)',
+    });
     // Neither the old nor the new ones are kept (the packer never packs them either way).
     expect(await budgeted.restore('app-budget', await project())).toEqual([]);
   });

@@ -8,7 +8,17 @@ import { formatBytes } from './build-disk.js';
  * Frameworks' and tools' build caches: never part of a release (release-packer skips them), kept
  * per application between builds. Relative to the project.
  */
-export const BUILD_CACHE_PATHS = ['.next/cache', 'node_modules/.cache', 'node_modules/.vite', '.svelte-kit', '.nuxt', '.astro', '.turbo', '.parcel-cache', '.angular/cache'] as const;
+export const BUILD_CACHE_PATHS = [
+  '.next/cache',
+  'node_modules/.cache',
+  'node_modules/.vite',
+  '.svelte-kit',
+  '.nuxt',
+  '.astro',
+  '.turbo',
+  '.parcel-cache',
+  '.angular/cache',
+] as const;
 
 /** Whether a project path is (inside) a build cache: such paths are never packed. */
 export function isBuildCache(path: string): boolean {
@@ -54,10 +64,13 @@ export async function treeBytes(dir: string, limit: number): Promise<number | nu
  */
 async function transfer(from: string, to: string, move: boolean): Promise<void> {
   if (move) {
-    const moved = await rename(from, to).then(() => true, (error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EXDEV') throw error;
-      return false;
-    });
+    const moved = await rename(from, to).then(
+      () => true,
+      (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'EXDEV') throw error;
+        return false;
+      },
+    );
     if (moved) return;
   }
   const { code, stderr } = await runDetached('cp', ['-a', '--no-target-directory', from, to]);
@@ -117,10 +130,13 @@ export class BuildCaches {
       const target = parent ? await realDirectory(project, parent) : project;
       if (!target || (await lstat(join(project, path)).catch(() => null))) continue;
       // A full build disk fails the deploy (build_disk_exceeded); anything else only costs the cache.
-      const back = await transfer(kept, join(project, path), true).then(() => true, (error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOSPC') throw error;
-        return false;
-      });
+      const back = await transfer(kept, join(project, path), true).then(
+        () => true,
+        (error: NodeJS.ErrnoException) => {
+          if (error.code === 'ENOSPC') throw error;
+          return false;
+        },
+      );
       if (back) restored.push(path);
     }
     if (restored.length) await this.touch(dir);
@@ -173,10 +189,13 @@ export class BuildCaches {
       if (!source) continue;
       // Out of the project either way: the release never ships it.
       const temp = join(dir, `.tmp-${randomBytes(6).toString('hex')}`);
-      const copied = await transfer(source, temp, true).then(() => true, async (error: Error) => {
-        notKept = `${path} could not be kept (${error.message})`;
-        return false;
-      });
+      const copied = await transfer(source, temp, true).then(
+        () => true,
+        async (error: Error) => {
+          notKept = `${path} could not be kept (${error.message})`;
+          return false;
+        },
+      );
       await rm(source, { recursive: true, force: true });
       if (!copied) continue;
       await rename(temp, target);

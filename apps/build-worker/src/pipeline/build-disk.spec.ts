@@ -11,12 +11,16 @@ const tools = ['mkfs.ext4', 'mount', 'umount'].every((tool) => spawnSync('sh', [
 const canMount = root && tools && existsSync('/dev/loop-control');
 if (!canMount) {
   // Said once, loudly: these tests need what the worker needs (root, loop devices, e2fsprogs).
-  console.warn(`build-disk.spec: skipped: ${!root ? 'not running as root' : !tools ? 'mkfs.ext4/mount/umount missing (apt-get install -y e2fsprogs mount)' : 'no /dev/loop-control (modprobe loop)'}`);
+  console.warn(
+    `build-disk.spec: skipped: ${!root ? 'not running as root' : !tools ? 'mkfs.ext4/mount/umount missing (apt-get install -y e2fsprogs mount)' : 'no /dev/loop-control (modprobe loop)'}`,
+  );
 }
 const describeMounted = canMount ? describe : describe.skip;
 
 function mountedAt(target: string): string | null {
-  const line = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').find((entry) => entry.split(' ')[4] === target);
+  const line = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .find((entry) => entry.split(' ')[4] === target);
   return line ?? null;
 }
 

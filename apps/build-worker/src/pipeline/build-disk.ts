@@ -12,7 +12,8 @@ export const MAX_RELEASING = 2;
 /** How often a running command's disk use is sampled for its peak. */
 const SAMPLE_MS = 500;
 
-const FIX = 'run the build worker as root on a machine with loop devices (`modprobe loop`; in a container: --privileged or the loop devices and CAP_SYS_ADMIN) and e2fsprogs (`apt-get install -y e2fsprogs`), or set BUILD_DISK_MB=0 to build without a disk budget (every deploy then carries the unbounded_build_disk hazard)';
+const FIX =
+  'run the build worker as root on a machine with loop devices (`modprobe loop`; in a container: --privileged or the loop devices and CAP_SYS_ADMIN) and e2fsprogs (`apt-get install -y e2fsprogs`), or set BUILD_DISK_MB=0 to build without a disk budget (every deploy then carries the unbounded_build_disk hazard)';
 
 /** The build disk could not be made or mounted: the deploy fails with `sandbox_unavailable`. */
 export class BuildDiskUnavailable extends Error {
@@ -52,10 +53,13 @@ function unescapeMount(path: string): string {
 /** Mount points of this mount namespace, each with its source device. */
 async function mounts(): Promise<{ target: string; source: string }[]> {
   const table = await readFile('/proc/self/mountinfo', 'utf8');
-  return table.split('\n').filter(Boolean).map((line) => {
-    const [left, right = ''] = line.split(' - ');
-    return { target: unescapeMount(left!.split(' ')[4] ?? ''), source: unescapeMount(right.split(' ')[1] ?? '') };
-  });
+  return table
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [left, right = ''] = line.split(' - ');
+      return { target: unescapeMount(left!.split(' ')[4] ?? ''), source: unescapeMount(right.split(' ')[1] ?? '') };
+    });
 }
 
 /** The image file behind a loop device (`/dev/loop3`), without the kernel's ` (deleted)` mark. */
@@ -108,7 +112,11 @@ export class BuildDisk {
   /** Samples the disk's use until `stop()`, which returns the peak and the use now. */
   watch(): { stop(): Promise<{ peakBytes: number; usage: DiskUsage | null }> } {
     let peakBytes = 0;
-    const sample = () => this.usage().then((usage) => (peakBytes = Math.max(peakBytes, usage.usedBytes)), () => undefined);
+    const sample = () =>
+      this.usage().then(
+        (usage) => (peakBytes = Math.max(peakBytes, usage.usedBytes)),
+        () => undefined,
+      );
     void sample();
     const timer = setInterval(() => void sample(), SAMPLE_MS);
     return {
@@ -201,7 +209,21 @@ export class BuildDisks {
       const inodes = Math.min(Math.max(MIN_INODES, Math.floor(sizeBytes / 16_384)), Math.floor(sizeBytes / 4096));
       const extended = ['lazy_itable_init=1', 'nodiscard', ...(owner ? [`root_owner=${owner.uid}:${owner.gid}`] : [])].join(',');
       // No journal (a build disk never outlives a crash), no blocks reserved for root, inode tables written lazily.
-      const mkfs = await runDetached('mkfs.ext4', ['-q', '-F', '-O', '^has_journal', '-m', '0', '-N', String(inodes), '-E', extended, '-L', 'slipway-build', image]);
+      const mkfs = await runDetached('mkfs.ext4', [
+        '-q',
+        '-F',
+        '-O',
+        '^has_journal',
+        '-m',
+        '0',
+        '-N',
+        String(inodes),
+        '-E',
+        extended,
+        '-L',
+        'slipway-build',
+        image,
+      ]);
       if (mkfs.code !== 0) throw new BuildDiskUnavailable(`mkfs.ext4: ${mkfs.stderr || `exit ${mkfs.code}`}`);
       const mounted = await runDetached('mount', ['-t', 'ext4', '-o', 'loop,nosuid,nodev,noatime', image, root]);
       if (mounted.code !== 0) throw new BuildDiskUnavailable(`mount -o loop: ${mounted.stderr || `exit ${mounted.code}`}`);
@@ -224,7 +246,10 @@ export class BuildDisks {
    * to the next sweep (`onError` says so).
    */
   async retire(disk: BuildDisk, onError: (error: Error) => void): Promise<void> {
-    const release: Promise<void> = disk.release().catch(onError).finally(() => this.releasing.delete(release));
+    const release: Promise<void> = disk
+      .release()
+      .catch(onError)
+      .finally(() => this.releasing.delete(release));
     this.releasing.add(release);
     while (this.releasing.size > MAX_RELEASING) await Promise.race(this.releasing);
   }

@@ -26,7 +26,10 @@ describe('BuildLogFeed', () => {
   });
 
   it('publishes whole lines, redacted, and keeps them for a late follower', async () => {
-    const redactor = new Redactor([{ name: 'TOKEN', value: 'sk_live_abcdef123456' }, { name: 'PEM', value: 'line-one-secret\nline-two-secret' }]);
+    const redactor = new Redactor([
+      { name: 'TOKEN', value: 'sk_live_abcdef123456' },
+      { name: 'PEM', value: 'line-one-secret\nline-two-secret' },
+    ]);
     const feed = new BuildLogFeed(redis, prefix, 'd1', 1, (text) => redactor.redact(plainLogText(text)));
     const received: BuildLogChunk[] = [];
     await subscriber.subscribe(buildLogChannel(prefix, 'd1').name);

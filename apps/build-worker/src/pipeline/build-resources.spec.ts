@@ -3,13 +3,30 @@ import { limitFailure, nearLimitWarning, usageLine, usageRecord } from './build-
 
 const MiB = 1024 * 1024;
 const stats = (over: Partial<CgroupStats> = {}): CgroupStats => ({
-  memoryPeakBytes: 412 * MiB, memoryLimitBytes: 2048 * MiB, oomKills: 0, memoryLimitHits: 0, cpuSeconds: 12.345, tasksPeak: 37, tasksLimit: 1024, pidsLimitHits: 0, ...over,
+  memoryPeakBytes: 412 * MiB,
+  memoryLimitBytes: 2048 * MiB,
+  oomKills: 0,
+  memoryLimitHits: 0,
+  cpuSeconds: 12.345,
+  tasksPeak: 37,
+  tasksLimit: 1024,
+  pidsLimitHits: 0,
+  ...over,
 });
 
 describe('what a build command used of its limits', () => {
   it('the step log line says peak memory against the limit, CPU seconds and peak tasks', () => {
     const use = usageRecord('build', 'npm run build', stats());
-    expect(use).toEqual({ step: 'build', command: 'npm run build', peakMemoryBytes: 412 * MiB, memoryLimitBytes: 2048 * MiB, cpuSeconds: 12.35, peakTasks: 37, tasksLimit: 1024, limitHit: null });
+    expect(use).toEqual({
+      step: 'build',
+      command: 'npm run build',
+      peakMemoryBytes: 412 * MiB,
+      memoryLimitBytes: 2048 * MiB,
+      cpuSeconds: 12.35,
+      peakTasks: 37,
+      tasksLimit: 1024,
+      limitHit: null,
+    });
     expect(usageLine(use)).toBe('resources: peak memory 412 MiB of 2.00 GiB (20%), CPU 12.3 s, at most 37 of 1024 tasks at once');
     expect(nearLimitWarning(use)).toBeNull();
     expect(limitFailure('npm run build', use)).toBeNull();
@@ -40,6 +57,8 @@ describe('what a build command used of its limits', () => {
   });
 
   it('where the kernel does not say, the line says the limits', () => {
-    expect(usageLine(usageRecord('build', 'x', stats({ memoryPeakBytes: null, cpuSeconds: null, tasksPeak: null })))).toBe('resources: memory limit 2.00 GiB, tasks limit 1024');
+    expect(usageLine(usageRecord('build', 'x', stats({ memoryPeakBytes: null, cpuSeconds: null, tasksPeak: null })))).toBe(
+      'resources: memory limit 2.00 GiB, tasks limit 1024',
+    );
   });
 });

@@ -41,11 +41,18 @@ export function usageRecord(step: string, command: string, usage: CommandUsage):
 /** The step log's line: `resources: peak memory 412 MiB of 2.00 GiB (20%), CPU 12.3 s, at most 37 of 1024 tasks at once`. */
 export function usageLine(use: BuildResourceUse): string {
   const parts = [
-    use.peakMemoryBytes === null ? `memory limit ${size(use.memoryLimitBytes)}` : `peak memory ${size(use.peakMemoryBytes)} of ${size(use.memoryLimitBytes)} (${percent(use.peakMemoryBytes, use.memoryLimitBytes)}%)`,
+    use.peakMemoryBytes === null
+      ? `memory limit ${size(use.memoryLimitBytes)}`
+      : `peak memory ${size(use.peakMemoryBytes)} of ${size(use.memoryLimitBytes)} (${percent(use.peakMemoryBytes, use.memoryLimitBytes)}%)`,
     use.cpuSeconds === null ? null : `CPU ${use.cpuSeconds.toFixed(1)} s`,
     use.peakTasks === null ? `tasks limit ${use.tasksLimit}` : `at most ${use.peakTasks} of ${use.tasksLimit} tasks at once`,
   ];
-  const hit = use.limitHit === 'memory' ? '; the memory limit was reached and the kernel killed a process' : use.limitHit === 'tasks' ? '; the process limit was reached (a fork was refused)' : '';
+  const hit =
+    use.limitHit === 'memory'
+      ? '; the memory limit was reached and the kernel killed a process'
+      : use.limitHit === 'tasks'
+        ? '; the process limit was reached (a fork was refused)'
+        : '';
   return `resources: ${parts.filter(Boolean).join(', ')}${hit}`;
 }
 
@@ -71,11 +78,17 @@ export function nearLimitWarning(use: BuildResourceUse): Warning | null {
 export function limitFailure(command: string, use: BuildResourceUse): StepFailure | null {
   if (use.limitHit === 'memory') {
     const peak = use.peakMemoryBytes === null ? '' : ` (peak ${size(use.peakMemoryBytes)})`;
-    return new StepFailure('build_memory_exceeded', `\`${command}\` used more memory than a build may (${size(use.memoryLimitBytes)}, no swap)${peak} and the kernel stopped it. Make the build use less memory (e.g. NODE_OPTIONS=--max-old-space-size=…), or ask the operator for a higher BUILD_MEMORY_MB.`);
+    return new StepFailure(
+      'build_memory_exceeded',
+      `\`${command}\` used more memory than a build may (${size(use.memoryLimitBytes)}, no swap)${peak} and the kernel stopped it. Make the build use less memory (e.g. NODE_OPTIONS=--max-old-space-size=…), or ask the operator for a higher BUILD_MEMORY_MB.`,
+    );
   }
   if (use.limitHit === 'tasks') {
     const peak = use.peakTasks === null ? '' : ` (${use.peakTasks} at once)`;
-    return new StepFailure('build_too_many_processes', `\`${command}\` tried to run more than the ${use.tasksLimit} processes and threads a build may run at once${peak}, and failed. Run fewer in parallel (worker pools, \`make -j\`), or ask the operator for a higher BUILD_PIDS.`);
+    return new StepFailure(
+      'build_too_many_processes',
+      `\`${command}\` tried to run more than the ${use.tasksLimit} processes and threads a build may run at once${peak}, and failed. Run fewer in parallel (worker pools, \`make -j\`), or ask the operator for a higher BUILD_PIDS.`,
+    );
   }
   return null;
 }

@@ -86,12 +86,15 @@ export function openManifest(sealKey: Buffer, raw: Buffer, expected: CacheKey): 
   if (!mac) throw new CacheEntryRejected('the manifest header is malformed');
   const body = raw.subarray(newline + 1);
   const actual = createHmac('sha256', sealKey).update(body).digest();
-  if (!timingSafeEqual(actual, Buffer.from(mac, 'hex'))) throw new CacheEntryRejected('the manifest seal does not verify (edited, or not written by this platform)');
+  if (!timingSafeEqual(actual, Buffer.from(mac, 'hex')))
+    throw new CacheEntryRejected('the manifest seal does not verify (edited, or not written by this platform)');
   const manifest = JSON.parse(body.toString('utf8')) as Manifest;
-  if (manifest.version !== 1 || !sameKey(manifest.key, expected)) throw new CacheEntryRejected('the manifest belongs to another application, lockfile or toolchain');
+  if (manifest.version !== 1 || !sameKey(manifest.key, expected))
+    throw new CacheEntryRejected('the manifest belongs to another application, lockfile or toolchain');
   for (const entry of manifest.entries) {
     if (!isTreePath(entry.path)) throw new CacheEntryRejected(`the manifest holds an invalid path ${JSON.stringify(entry.path)}`);
-    if (entry.type === 'link' && !linkStaysInTree(entry.path, entry.target)) throw new CacheEntryRejected(`the manifest holds a link leaving the tree: ${entry.path}`);
+    if (entry.type === 'link' && !linkStaysInTree(entry.path, entry.target))
+      throw new CacheEntryRejected(`the manifest holds a link leaving the tree: ${entry.path}`);
   }
   return manifest;
 }

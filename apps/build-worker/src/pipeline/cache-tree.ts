@@ -16,7 +16,12 @@ export class NotCacheable extends Error {
 type Kind = 'dir' | 'file' | 'link' | 'other';
 
 /** Every path under `root` (parents first, never following a link), as lstat sees it. */
-async function walk(root: string, maxEntries: number, tooMany: (count: number) => Error, check?: (path: string, kind: Kind) => void): Promise<{ path: string; kind: Kind }[]> {
+async function walk(
+  root: string,
+  maxEntries: number,
+  tooMany: (count: number) => Error,
+  check?: (path: string, kind: Kind) => void,
+): Promise<{ path: string; kind: Kind }[]> {
   const out: { path: string; kind: Kind }[] = [];
   const pending = [''];
   while (pending.length) {
@@ -41,7 +46,11 @@ async function walk(root: string, maxEntries: number, tooMany: (count: number) =
  * workspace; anything else than directories, files and such links makes the install uncacheable.
  * Cache copies are root-only (0600/0700); the modes to restore are in the manifest.
  */
-export async function snapshotTree(source: string, dest: string, limits: { maxBytes: number; maxEntries: number }): Promise<{ entries: ManifestEntry[]; bytes: number }> {
+export async function snapshotTree(
+  source: string,
+  dest: string,
+  limits: { maxBytes: number; maxEntries: number },
+): Promise<{ entries: ManifestEntry[]; bytes: number }> {
   const found = await walk(source, limits.maxEntries, (n) => new NotCacheable(`node_modules holds more than ${limits.maxEntries} entries (${n} so far)`));
   const entries: ManifestEntry[] = [];
   let bytes = 0;
@@ -60,7 +69,10 @@ export async function snapshotTree(source: string, dest: string, limits: { maxBy
     }
   }
   const files = entries.filter((entry): entry is Extract<ManifestEntry, { type: 'file' }> => entry.type === 'file');
-  const copied = await copyFilesHashed(files.map((entry) => ({ from: join(source, entry.path), to: join(dest, entry.path), mode: 0o600 })), { maxBytes: limits.maxBytes }).catch((error: unknown) => {
+  const copied = await copyFilesHashed(
+    files.map((entry) => ({ from: join(source, entry.path), to: join(dest, entry.path), mode: 0o600 })),
+    { maxBytes: limits.maxBytes },
+  ).catch((error: unknown) => {
     if (error instanceof CopyBudgetExceeded) throw new NotCacheable(`node_modules is larger than the cache allows (${limits.maxBytes} bytes)`);
     throw error instanceof CacheEntryRejected ? new NotCacheable(error.message) : error;
   });
@@ -81,18 +93,26 @@ export async function snapshotTree(source: string, dest: string, limits: { maxBy
  */
 export async function restoreTree(tree: string, manifest: Manifest, dest: string, owner?: Owner): Promise<void> {
   const expected = new Map(manifest.entries.map((entry) => [entry.path, entry]));
-  const found = await walk(tree, manifest.entries.length, () => new CacheEntryRejected('the entry holds paths the manifest does not list'), (path, kind) => {
-    const entry = expected.get(path);
-    if (!entry) throw new CacheEntryRejected(`node_modules/${path} is not in the manifest`);
-    if (entry.type !== kind) throw new CacheEntryRejected(`node_modules/${path} is a ${kind}, the manifest says ${entry.type}`);
-  });
+  const found = await walk(
+    tree,
+    manifest.entries.length,
+    () => new CacheEntryRejected('the entry holds paths the manifest does not list'),
+    (path, kind) => {
+      const entry = expected.get(path);
+      if (!entry) throw new CacheEntryRejected(`node_modules/${path} is not in the manifest`);
+      if (entry.type !== kind) throw new CacheEntryRejected(`node_modules/${path} is a ${kind}, the manifest says ${entry.type}`);
+    },
+  );
   if (found.length !== manifest.entries.length) throw new CacheEntryRejected(`${manifest.entries.length - found.length} paths of the manifest are missing`);
 
   await mkdir(dest, { mode: 0o700 });
   const dirs = manifest.entries.filter((entry) => entry.type === 'dir');
   for (const dir of dirs) await mkdir(join(dest, dir.path), { mode: 0o700 });
   const files = manifest.entries.filter((entry): entry is Extract<ManifestEntry, { type: 'file' }> => entry.type === 'file');
-  await copyFilesHashed(files.map((entry) => ({ from: join(tree, entry.path), to: join(dest, entry.path), mode: entry.mode, expected: entry })), { owner });
+  await copyFilesHashed(
+    files.map((entry) => ({ from: join(tree, entry.path), to: join(dest, entry.path), mode: entry.mode, expected: entry })),
+    { owner },
+  );
   for (const entry of manifest.entries) {
     if (entry.type !== 'link') continue;
     const target = await readlink(join(tree, entry.path));

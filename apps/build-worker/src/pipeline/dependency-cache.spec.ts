@@ -128,14 +128,17 @@ describe('dependency cache (real files, real build user)', () => {
     // Nor one holding a FIFO (reading it would block the worker) or another special file.
     const fifo = await workspace('fifo');
     await run('mkfifo', [join(fifo, 'node_modules', 'pkg-a', 'pipe')]);
-    expect(await cache.save(await cache.keyFor('app-fifo', fifo, 'package-lock.json', 'npm'), fifo)).toEqual({ saved: false, reason: 'node_modules/pkg-a/pipe is not a file, directory or link' });
+    expect(await cache.save(await cache.keyFor('app-fifo', fifo, 'package-lock.json', 'npm'), fifo)).toEqual({
+      saved: false,
+      reason: 'node_modules/pkg-a/pipe is not a file, directory or link',
+    });
     // Up to the workspace itself is in the tree (a workspace package, say).
     const ws = await workspace('links');
     await symlink('../../src', join(ws, 'node_modules', 'pkg-a', 'local'));
     expect(await cache.save(await cache.keyFor('app-link-ok', ws, 'package-lock.json', 'npm'), ws)).toMatchObject({ saved: true });
   });
 
-  it('the build user can neither list the cache nor read or write another application\'s entry', async () => {
+  it("the build user can neither list the cache nor read or write another application's entry", async () => {
     const { key, entry } = await seed('app-victim');
     expect(await stat(root)).toMatchObject({ uid: 0 });
     expect((await stat(root)).mode & 0o777).toBe(0o700);
@@ -161,27 +164,47 @@ describe('dependency cache (real files, real build user)', () => {
   });
 
   const tampering: [string, (entry: string) => Promise<void>, RegExp][] = [
-    ['a file edited in place (same size)', (e) => writeFile(join(e, 'tree/pkg-a/index.js'), "module.exports = () => 'pwned!!';\n"), /pkg-a\/index\.js does not match its digest/],
-    ['a file grown', (e) => appendFile(join(e, 'tree/pkg-a/index.js'), 'require("child_process").exec("curl evil")'), /pkg-a\/index\.js has \d+ bytes, the manifest says \d+/],
-    ['a file replaced by a link out of the tree', async (e) => {
-      await unlink(join(e, 'tree/pkg-a/index.js'));
-      await symlink('/etc/passwd', join(e, 'tree/pkg-a/index.js'));
-    }, /pkg-a\/index\.js is a link, the manifest says file/],
-    ['a link retargeted', async (e) => {
-      await unlink(join(e, 'tree/.bin/cli'));
-      await symlink('../../../../../../etc/passwd', join(e, 'tree/.bin/cli'));
-    }, /\.bin\/cli links to .*etc\/passwd, the manifest says \.\.\/pkg-a\/bin\/cli\.js/],
+    [
+      'a file edited in place (same size)',
+      (e) => writeFile(join(e, 'tree/pkg-a/index.js'), "module.exports = () => 'pwned!!';\n"),
+      /pkg-a\/index\.js does not match its digest/,
+    ],
+    [
+      'a file grown',
+      (e) => appendFile(join(e, 'tree/pkg-a/index.js'), 'require("child_process").exec("curl evil")'),
+      /pkg-a\/index\.js has \d+ bytes, the manifest says \d+/,
+    ],
+    [
+      'a file replaced by a link out of the tree',
+      async (e) => {
+        await unlink(join(e, 'tree/pkg-a/index.js'));
+        await symlink('/etc/passwd', join(e, 'tree/pkg-a/index.js'));
+      },
+      /pkg-a\/index\.js is a link, the manifest says file/,
+    ],
+    [
+      'a link retargeted',
+      async (e) => {
+        await unlink(join(e, 'tree/.bin/cli'));
+        await symlink('../../../../../../etc/passwd', join(e, 'tree/.bin/cli'));
+      },
+      /\.bin\/cli links to .*etc\/passwd, the manifest says \.\.\/pkg-a\/bin\/cli\.js/,
+    ],
     ['a file added', (e) => writeFile(join(e, 'tree/pkg-a/postinstall.js'), 'evil'), /pkg-a\/postinstall\.js is not in the manifest/],
     ['a file removed', (e) => unlink(join(e, 'tree/pkg-b/lib/deep/x.js')), /1 paths of the manifest are missing/],
-    ['file and manifest edited together without the master key', async (e) => {
-      const evil = "module.exports = () => 'pwned!!';\n";
-      await writeFile(join(e, 'tree/pkg-a/index.js'), evil);
-      const raw = await readFile(join(e, 'manifest'), 'utf8');
-      const [header, body] = [raw.slice(0, raw.indexOf('\n')), JSON.parse(raw.slice(raw.indexOf('\n') + 1))];
-      const file = body.entries.find((x: { path: string }) => x.path === 'pkg-a/index.js');
-      file.sha256 = (await import('node:crypto')).createHash('sha256').update(evil).digest('hex');
-      await writeFile(join(e, 'manifest'), `${header}\n${JSON.stringify(body)}`);
-    }, /manifest seal does not verify/],
+    [
+      'file and manifest edited together without the master key',
+      async (e) => {
+        const evil = "module.exports = () => 'pwned!!';\n";
+        await writeFile(join(e, 'tree/pkg-a/index.js'), evil);
+        const raw = await readFile(join(e, 'manifest'), 'utf8');
+        const [header, body] = [raw.slice(0, raw.indexOf('\n')), JSON.parse(raw.slice(raw.indexOf('\n') + 1))];
+        const file = body.entries.find((x: { path: string }) => x.path === 'pkg-a/index.js');
+        file.sha256 = (await import('node:crypto')).createHash('sha256').update(evil).digest('hex');
+        await writeFile(join(e, 'manifest'), `${header}\n${JSON.stringify(body)}`);
+      },
+      /manifest seal does not verify/,
+    ],
   ];
 
   it.each(tampering)('an entry with %s is discarded, never served, and the next install is cached again', async (_, tamper, reason) => {
@@ -207,7 +230,11 @@ describe('dependency cache (real files, real build user)', () => {
     expect(attacker.key.lockfileSha256).toBe(victim.key.lockfileSha256);
     await rm(victim.entry, { recursive: true });
     await cp(attacker.entry, victim.entry, { recursive: true, verbatimSymlinks: true });
-    expect(await cache.restore(victim.key, await workspace(), owner)).toEqual({ hit: false, reason: 'the manifest belongs to another application, lockfile or toolchain', discarded: true });
+    expect(await cache.restore(victim.key, await workspace(), owner)).toEqual({
+      hit: false,
+      reason: 'the manifest belongs to another application, lockfile or toolchain',
+      discarded: true,
+    });
   });
 
   /** Saves one entry per marker and dates their last use a minute apart (oldest first). */
@@ -218,14 +245,20 @@ describe('dependency cache (real files, real build user)', () => {
       const key = await target.keyFor(applicationId, ws, 'package-lock.json', 'npm');
       expect(await target.save(key, ws)).toMatchObject({ saved: true });
       const when = new Date(Date.now() - (10 - i) * 60_000);
-      for (const toolchain of await readdir(join(dir, applicationId, key.lockfileSha256))) await utimes(join(dir, applicationId, key.lockfileSha256, toolchain), when, when);
+      for (const toolchain of await readdir(join(dir, applicationId, key.lockfileSha256)))
+        await utimes(join(dir, applicationId, key.lockfileSha256, toolchain), when, when);
       keys.push(key);
     }
     return keys;
   };
 
   it(`keeps the ${ENTRIES_PER_APPLICATION} most recently used entries of an application`, async () => {
-    const keys = await saveAged(cache, root, [['app-many', 'v0'], ['app-many', 'v1'], ['app-many', 'v2'], ['app-many', 'v3']]);
+    const keys = await saveAged(cache, root, [
+      ['app-many', 'v0'],
+      ['app-many', 'v1'],
+      ['app-many', 'v2'],
+      ['app-many', 'v3'],
+    ]);
     await cache.evict();
     const hits = [];
     for (const key of keys) hits.push((await cache.restore(key, await workspace(), owner)).hit);
@@ -236,7 +269,11 @@ describe('dependency cache (real files, real build user)', () => {
     // Each entry here holds ~4.2 KB of files: two fit in 10 000 bytes, three do not.
     const dir = join(base, 'small-cache');
     const small = new DependencyCache({ root: dir, downloads: join(base, 'downloads'), masterKey, maxBytes: 10_000 });
-    const keys = await saveAged(small, dir, [['app-x1', 'x1'], ['app-x2', 'x2'], ['app-x3', 'x3']]);
+    const keys = await saveAged(small, dir, [
+      ['app-x1', 'x1'],
+      ['app-x2', 'x2'],
+      ['app-x3', 'x3'],
+    ]);
     await small.evict();
     const hits = [];
     for (const key of keys) hits.push((await small.restore(key, await workspace(), owner)).hit);
@@ -244,7 +281,10 @@ describe('dependency cache (real files, real build user)', () => {
     // An install larger than the whole cache is not stored at all.
     const big = await workspace('big');
     await writeFile(join(big, 'node_modules', 'big.bin'), randomBytes(20_000));
-    expect(await small.save(await small.keyFor('app-big', big, 'package-lock.json', 'npm'), big)).toEqual({ saved: false, reason: 'node_modules is larger than the cache allows (10000 bytes)' });
+    expect(await small.save(await small.keyFor('app-big', big, 'package-lock.json', 'npm'), big)).toEqual({
+      saved: false,
+      reason: 'node_modules is larger than the cache allows (10000 bytes)',
+    });
   });
 
   it('keeps each application under its own byte budget, so one application cannot push the others out', async () => {
@@ -252,7 +292,12 @@ describe('dependency cache (real files, real build user)', () => {
     const dir = join(base, 'per-app-cache');
     const perApp = new DependencyCache({ root: dir, downloads: join(base, 'downloads'), masterKey, maxBytes: 64 * 1024 * 1024, appMaxBytes: 10_000 });
     // The victim's entry is the oldest of all; the greedy application then saves three newer ones.
-    const keys = await saveAged(perApp, dir, [['app-victim', 'v'], ['app-greedy', 'g1'], ['app-greedy', 'g2'], ['app-greedy', 'g3']]);
+    const keys = await saveAged(perApp, dir, [
+      ['app-victim', 'v'],
+      ['app-greedy', 'g1'],
+      ['app-greedy', 'g2'],
+      ['app-greedy', 'g3'],
+    ]);
     await perApp.evict();
     const hits = [];
     for (const key of keys) hits.push((await perApp.restore(key, await workspace(), owner)).hit);
@@ -260,10 +305,13 @@ describe('dependency cache (real files, real build user)', () => {
     // An install larger than one application's budget is not stored.
     const big = await workspace('big-app');
     await writeFile(join(big, 'node_modules', 'big.bin'), randomBytes(20_000));
-    expect(await perApp.save(await perApp.keyFor('app-greedy', big, 'package-lock.json', 'npm'), big)).toEqual({ saved: false, reason: 'node_modules is larger than the cache allows (10000 bytes)' });
+    expect(await perApp.save(await perApp.keyFor('app-greedy', big, 'package-lock.json', 'npm'), big)).toEqual({
+      saved: false,
+      reason: 'node_modules is larger than the cache allows (10000 bytes)',
+    });
   });
 
-  it('a cache root that is a link, or not the worker\'s, is not used (and says why)', async () => {
+  it("a cache root that is a link, or not the worker's, is not used (and says why)", async () => {
     const elsewhere = join(base, 'elsewhere');
     await mkdir(elsewhere, { mode: 0o755 });
     await symlink(elsewhere, join(base, 'linked-root'));
@@ -275,7 +323,7 @@ describe('dependency cache (real files, real build user)', () => {
       const ws = await workspace('unusable');
       const key = await other.keyFor('app-unusable', ws, 'package-lock.json', 'npm');
       // (The step log is the tenant's: it names the setting, not the host path.)
-      const reason = 'the dependency cache cannot be used: $BUILD_DIR/cache must be a directory owned by the worker\'s user';
+      const reason = "the dependency cache cannot be used: $BUILD_DIR/cache must be a directory owned by the worker's user";
       expect(await other.save(key, ws)).toEqual({ saved: false, reason });
       expect(await other.restore(key, await workspace(), owner)).toEqual({ hit: false, reason });
     }

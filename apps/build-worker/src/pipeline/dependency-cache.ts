@@ -6,7 +6,6 @@ import { CacheEntryRejected, cacheSealKey, headerBytes, openManifest, sealManife
 import { NotCacheable, restoreTree, snapshotTree, type Owner } from './cache-tree.js';
 import { openProjectFile } from './project-file.js';
 
-
 /** Entries kept per application (the most recently used); older ones are evicted. */
 export const ENTRIES_PER_APPLICATION = 3;
 /** Paths one entry may hold. */
@@ -76,8 +75,18 @@ export class DependencyCache {
     const opened = await openProjectFile(workspace, lockfile);
     if (!opened) throw new Error(`${lockfile} is not a regular file inside the project`);
     try {
-      const lockfileSha256 = createHash('sha256').update(await opened.handle.readFile()).digest('hex');
-      return { applicationId, lockfile, lockfileSha256, manager, node: node.startsWith('v') ? node : `v${node}`, platform: process.platform, arch: process.arch };
+      const lockfileSha256 = createHash('sha256')
+        .update(await opened.handle.readFile())
+        .digest('hex');
+      return {
+        applicationId,
+        lockfile,
+        lockfileSha256,
+        manager,
+        node: node.startsWith('v') ? node : `v${node}`,
+        platform: process.platform,
+        arch: process.arch,
+      };
     } finally {
       await opened.handle.close();
     }
@@ -104,7 +113,10 @@ export class DependencyCache {
   async restore(key: CacheKey, workspace: string, owner?: Owner): Promise<RestoreResult> {
     if (!this.enabled) return { hit: false, reason: null };
     const started = Date.now();
-    const unusable = await this.prepare().then(() => null, (error: Error) => error.message);
+    const unusable = await this.prepare().then(
+      () => null,
+      (error: Error) => error.message,
+    );
     if (unusable) return { hit: false, reason: this.hide(`the dependency cache cannot be used: ${unusable}`) };
     const entry = this.entryDir(key);
     const dest = join(workspace, 'node_modules');
@@ -144,7 +156,10 @@ export class DependencyCache {
   async save(key: CacheKey, workspace: string): Promise<SaveResult> {
     if (!this.enabled) return { saved: false, reason: 'the dependency cache is switched off' };
     const started = Date.now();
-    const unusable = await this.prepare().then(() => null, (error: Error) => error.message);
+    const unusable = await this.prepare().then(
+      () => null,
+      (error: Error) => error.message,
+    );
     if (unusable) return { saved: false, reason: this.hide(`the dependency cache cannot be used: ${unusable}`) };
     const entry = this.entryDir(key);
     const appDir = join(this.options.root, key.applicationId);
@@ -152,7 +167,10 @@ export class DependencyCache {
     const temp = join(appDir, `.tmp-${randomBytes(6).toString('hex')}`);
     await mkdir(temp, { mode: 0o700 });
     try {
-      const { entries, bytes } = await snapshotTree(join(workspace, 'node_modules'), join(temp, 'tree'), { maxBytes: this.appMaxBytes, maxEntries: MAX_ENTRY_PATHS });
+      const { entries, bytes } = await snapshotTree(join(workspace, 'node_modules'), join(temp, 'tree'), {
+        maxBytes: this.appMaxBytes,
+        maxEntries: MAX_ENTRY_PATHS,
+      });
       const manifest: Manifest = { version: 1, key, createdAt: new Date().toISOString(), bytes, entries };
       await writeFile(join(temp, 'manifest'), sealManifest(this.sealKey, manifest), { mode: 0o600, flag: 'wx' });
       await mkdir(join(entry, '..'), { recursive: true, mode: 0o700 });
@@ -182,7 +200,10 @@ export class DependencyCache {
   /** Moves an entry aside (atomically, so no reader sees half of it) and deletes it. */
   private async discard(applicationId: string, entry: string): Promise<void> {
     const trash = join(this.options.root, applicationId, `.trash-${randomBytes(6).toString('hex')}`);
-    const moved = await rename(entry, trash).then(() => true, () => false);
+    const moved = await rename(entry, trash).then(
+      () => true,
+      () => false,
+    );
     await rm(moved ? trash : entry, { recursive: true, force: true });
   }
 

@@ -48,7 +48,12 @@ export interface RuntimeStart {
  * the release step (deploy/deploy-pipeline.service.ts).
  */
 export interface ReleaseHandoff {
-  prepare(applicationId: ApplicationId, release: { id: ReleaseId; kind: 'node' | 'static' }, beforeSwitch: (started: RuntimeStart | null) => Promise<void>, log: (line: string) => void): Promise<void>;
+  prepare(
+    applicationId: ApplicationId,
+    release: { id: ReleaseId; kind: 'node' | 'static' },
+    beforeSwitch: (started: RuntimeStart | null) => Promise<void>,
+    log: (line: string) => void,
+  ): Promise<void>;
 }
 
 /** What the pipeline needs of the sign-in service's trusted origins (deploy/sign-in-origins.ts is it). */
@@ -179,7 +184,11 @@ export class DeployContext implements UsageLedger {
   /** Saves the steps with what was found; stops the attempt once another one owns the deployment. */
   async save(findings: DeploymentFindings & { status?: 'releasing' }): Promise<void> {
     const { applicationId, deploymentId, attempt } = this.attempt;
-    const plain = { ...findings, ...(findings.warnings ? { warnings: plainFindings(findings.warnings) } : {}), ...(findings.hazards ? { hazards: plainFindings(findings.hazards) } : {}) };
+    const plain = {
+      ...findings,
+      ...(findings.warnings ? { warnings: plainFindings(findings.warnings) } : {}),
+      ...(findings.hazards ? { hazards: plainFindings(findings.hazards) } : {}),
+    };
     if (!(await this.services.deployments.save(applicationId, deploymentId, attempt, this.recorder.steps, plain))) throw new LostLeaseError('lost');
   }
 }

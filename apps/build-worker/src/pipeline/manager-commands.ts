@@ -39,10 +39,21 @@ export function pruneCommand(spec: ProjectSpec, pkg: PackageJson | null, request
   if (spec.overrides.includes('installCommand')) return { command: null, why: `${'slipway.json'} sets installCommand: dev dependencies are kept` };
   const dev = Object.keys(pkg?.devDependencies ?? {});
   if (dev.length === 0) return { command: null, why: 'no dev dependencies' };
-  const start = spec.startSource === 'script' ? pkg?.scripts?.['start'] ?? '' : spec.commands.start ?? '';
-  const first = start.replace(/^(\s*[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*/, '').trim().split(/\s+/)[0] ?? '';
-  const runner = first === 'npx' || first === 'pnpx' || first === 'bunx' ? start.trim().split(/\s+/).find((word, i) => i > 0 && !word.startsWith('-')) ?? '' : first;
-  if (dev.includes(runner) || DEV_RUNNERS.includes(runner)) return { command: null, why: `the start command runs ${runner}, a dev tool: dev dependencies are kept` };
+  const start = spec.startSource === 'script' ? (pkg?.scripts?.['start'] ?? '') : (spec.commands.start ?? '');
+  const first =
+    start
+      .replace(/^(\s*[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*/, '')
+      .trim()
+      .split(/\s+/)[0] ?? '';
+  const runner =
+    first === 'npx' || first === 'pnpx' || first === 'bunx'
+      ? (start
+          .trim()
+          .split(/\s+/)
+          .find((word, i) => i > 0 && !word.startsWith('-')) ?? '')
+      : first;
+  if (dev.includes(runner) || DEV_RUNNERS.includes(runner))
+    return { command: null, why: `the start command runs ${runner}, a dev tool: dev dependencies are kept` };
   const frozen = Boolean(spec.lockfile);
   switch (spec.packageManager) {
     case 'npm':
@@ -78,10 +89,22 @@ export async function readPackageJsonOf(src: string): Promise<{ path: string; by
  * verified once per machine; `package_manager_unavailable` before anything of the project ran.
  * Null: npm as the project's Node ships it.
  */
-export async function managerFor(managers: PackageManagers, spec: ProjectSpec, request: PackageManagerRequest | null, node: NodeToolchain | null, log: (line: string) => void): Promise<ManagerToolchain | null> {
+export async function managerFor(
+  managers: PackageManagers,
+  spec: ProjectSpec,
+  request: PackageManagerRequest | null,
+  node: NodeToolchain | null,
+  log: (line: string) => void,
+): Promise<ManagerToolchain | null> {
   if (!spec.packageManager || !request || !(spec.commands.install || spec.commands.build || spec.commands.start)) return null;
   try {
-    const dist = await managers.resolve({ manager: spec.packageManager as ManagerName, version: request.version, hash: request.hash, yarnBerry: request.yarnBerry, pnpmLockfileVersion: request.lockfileVersion });
+    const dist = await managers.resolve({
+      manager: spec.packageManager as ManagerName,
+      version: request.version,
+      hash: request.hash,
+      yarnBerry: request.yarnBerry,
+      pnpmLockfileVersion: request.lockfileVersion,
+    });
     if (!dist) {
       spec.packageManagerVersion = node?.npmVersion ?? null;
       return null;
@@ -89,7 +112,9 @@ export async function managerFor(managers: PackageManagers, spec: ProjectSpec, r
     const made = await managers.ensure(dist, request.hash, log);
     spec.packageManagerVersion = made.version;
     const berry = made.package === '@yarnpkg/cli-dist' ? ' (Berry, node-modules linker)' : '';
-    log(`${made.manager} ${made.version}${berry} from ${made.package}${dist.source === 'packageManager' ? ' as packageManager pins it' : dist.source === 'lockfile' ? ` for ${spec.lockfile ?? 'the lockfile'}` : ''}${request.hash ? ', hash verified' : ''}`);
+    log(
+      `${made.manager} ${made.version}${berry} from ${made.package}${dist.source === 'packageManager' ? ' as packageManager pins it' : dist.source === 'lockfile' ? ` for ${spec.lockfile ?? 'the lockfile'}` : ''}${request.hash ? ', hash verified' : ''}`,
+    );
     return made;
   } catch (error) {
     if (error instanceof ToolchainError) throw new StepFailure('package_manager_unavailable', error.message);

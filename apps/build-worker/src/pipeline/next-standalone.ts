@@ -13,7 +13,7 @@ import { realDirectory } from './build-caches.js';
 export function nextStandaloneBuildEnv(spec: ProjectSpec, pkg: PackageJson | null): Record<string, string> {
   if (spec.framework !== 'next' || spec.overrides.includes('startCommand')) return {};
   // A monorepo's application starts in its own directory (`cd apps/web && …`).
-  const start = spec.startSource === 'script' ? pkg?.scripts?.['start'] ?? '' : (spec.commands.start ?? '').replace(/^cd \S+ && /, '');
+  const start = spec.startSource === 'script' ? (pkg?.scripts?.['start'] ?? '') : (spec.commands.start ?? '').replace(/^cd \S+ && /, '');
   return /^(npx (--no-install )?)?next start\s*$/.test(start.trim()) ? { NEXT_PRIVATE_STANDALONE: 'true' } : {};
 }
 

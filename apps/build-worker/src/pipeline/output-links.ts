@@ -14,7 +14,8 @@ export async function resolveOutputDir(project: string, outputDir: string): Prom
   const root = await realpath(project);
   const resolved = await resolveInTree(root, [], outputDir);
   const shown = outputDir === '.' ? 'the project directory' : `${outputDir}/`;
-  if (resolved.kind === 'outside') throw new StepFailure('unsafe_output', `the build output ${shown} is a link that leads outside the project; nothing was packed`);
+  if (resolved.kind === 'outside')
+    throw new StepFailure('unsafe_output', `the build output ${shown} is a link that leads outside the project; nothing was packed`);
   if (resolved.kind === 'loop') throw new StepFailure('unsafe_output', `the build output ${shown} is a link loop; nothing was packed`);
   return resolved.exists ? join(root, ...resolved.segments) : null;
 }

@@ -63,7 +63,9 @@ describe('plainLogText', () => {
   });
 
   it('reaches every string of a finding (plainFindings)', () => {
-    const warnings = [{ code: 'build_output_warnings', message: 'The build printed 1 warning line', detail: 'warn: \x1b]52;c;eA==\x07 \x1b[33mdeprecated\x1b[39m' }];
+    const warnings = [
+      { code: 'build_output_warnings', message: 'The build printed 1 warning line', detail: 'warn: \x1b]52;c;eA==\x07 \x1b[33mdeprecated\x1b[39m' },
+    ];
     expect(plainFindings(warnings)).toEqual([{ code: 'build_output_warnings', message: 'The build printed 1 warning line', detail: 'warn:  deprecated' }]);
   });
 });
@@ -73,7 +75,12 @@ describe('StepRecorder: a step log as it is kept', () => {
 
   it('keeps the build’s output plain, and redacts a secret a colour code split or a control character escaped', async () => {
     const steps = recorder();
-    steps.useRedactor(new Redactor([{ name: 'API_TOKEN', value: 'tok-1234567' }, { name: 'ODD', value: 'od\x01d-value' }]));
+    steps.useRedactor(
+      new Redactor([
+        { name: 'API_TOKEN', value: 'tok-1234567' },
+        { name: 'ODD', value: 'od\x01d-value' },
+      ]),
+    );
     await steps.run('build', async (log) => {
       log(HOSTILE);
       log('token tok-\x1b[1m1234567\x1b[0m, odd od\x01d-value');

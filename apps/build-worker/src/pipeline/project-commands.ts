@@ -52,7 +52,8 @@ export class ProjectCommands {
 
   private acquireSandbox(ran: string): Promise<Sandbox> {
     return this.sandboxes.acquire().catch((error: unknown) => {
-      if (error instanceof SandboxUnavailableError) throw new StepFailure('sandbox_unavailable', `builds cannot be sandboxed on this machine (${ran}): ${error.message}`);
+      if (error instanceof SandboxUnavailableError)
+        throw new StepFailure('sandbox_unavailable', `builds cannot be sandboxed on this machine (${ran}): ${error.message}`);
       throw error;
     });
   }
@@ -62,7 +63,13 @@ export class ProjectCommands {
     // The package manager, then the project's Node (and the npm of its release) first on PATH: `pnpm`, `npm`, `node` and `#!/usr/bin/env node` all find theirs.
     const manager = pm ? `${sandboxed ? MANAGER_BIN : join(pm.dir, 'bin')}:` : '';
     const first = manager + (node ? `${sandboxed ? TOOLCHAIN_BIN : join(node.dir, 'bin')}:` : '');
-    return { ...(node ? toolchainEnv() : {}), PATH: `${first}/usr/local/bin:/usr/bin:/bin`, HOME: sandboxed ? '/tmp' : join(root, 'home'), CI: 'true', LANG: 'C.UTF-8' };
+    return {
+      ...(node ? toolchainEnv() : {}),
+      PATH: `${first}/usr/local/bin:/usr/bin:/bin`,
+      HOME: sandboxed ? '/tmp' : join(root, 'home'),
+      CI: 'true',
+      LANG: 'C.UTF-8',
+    };
   }
 
   installEnv(sandbox: Sandbox, downloads: string, root: string, node: NodeToolchain | null, pm: ManagerToolchain | null): Record<string, string> {
@@ -70,7 +77,13 @@ export class ProjectCommands {
   }
 
   buildEnv(sandbox: Sandbox, variables: Record<string, string>, root: string, node: NodeToolchain | null, pm: ManagerToolchain | null): Record<string, string> {
-    return { ...this.baseEnv(sandbox, root, node, pm), NODE_ENV: 'production', npm_config_update_notifier: 'false', YARN_NODE_LINKER: 'node-modules', ...variables };
+    return {
+      ...this.baseEnv(sandbox, root, node, pm),
+      NODE_ENV: 'production',
+      npm_config_update_notifier: 'false',
+      YARN_NODE_LINKER: 'node-modules',
+      ...variables,
+    };
   }
 
   async exec(sandbox: Sandbox, command: string, options: ExecOptions): Promise<string> {
@@ -78,7 +91,11 @@ export class ProjectCommands {
     if (options.shutdown.aborted) throw new StepFailure(options.failure, `\`${command}\` was not started: the worker is shutting down`);
     await mkdir(join(options.root, 'home'), { recursive: true });
     const totalSeconds = Math.round(options.budget.totalMs / 1000);
-    if (options.budget.remainingMs <= 0) throw new StepFailure('build_timeout', `\`${command}\` was not started: this deploy's commands together already used their ${totalSeconds} s (BUILD_TOTAL_TIMEOUT_MS)`);
+    if (options.budget.remainingMs <= 0)
+      throw new StepFailure(
+        'build_timeout',
+        `\`${command}\` was not started: this deploy's commands together already used their ${totalSeconds} s (BUILD_TOTAL_TIMEOUT_MS)`,
+      );
     options.log(`$ ${command}`);
     // Followers see the command and its output as it runs (the feed redacts it); the step log gets it whole below.
     const live = options.log.live?.();
@@ -87,14 +104,24 @@ export class ProjectCommands {
     const byBudget = options.budget.remainingMs < this.config.BUILD_TIMEOUT_MS;
     const startedAt = performance.now();
     const watch = options.disk?.watch();
-    const result = await sandbox.run({
-      workspace: options.src, command, env: options.env, cacheDir: options.cacheDir, toolchainDir: options.toolchain?.dir, managerDir: options.manager?.dir,
-      timeoutMs: byBudget ? options.budget.remainingMs : this.config.BUILD_TIMEOUT_MS, outputLimitBytes: this.config.BUILD_OUTPUT_LIMIT_BYTES, signal: options.shutdown, onOutput: live,
-    }).catch((error: unknown) => {
-      // The command's cgroup could not be made: it did not start.
-      if (error instanceof SandboxUnavailableError) throw new StepFailure('sandbox_unavailable', `\`${command}\` was not started: ${error.message}`);
-      throw error;
-    });
+    const result = await sandbox
+      .run({
+        workspace: options.src,
+        command,
+        env: options.env,
+        cacheDir: options.cacheDir,
+        toolchainDir: options.toolchain?.dir,
+        managerDir: options.manager?.dir,
+        timeoutMs: byBudget ? options.budget.remainingMs : this.config.BUILD_TIMEOUT_MS,
+        outputLimitBytes: this.config.BUILD_OUTPUT_LIMIT_BYTES,
+        signal: options.shutdown,
+        onOutput: live,
+      })
+      .catch((error: unknown) => {
+        // The command's cgroup could not be made: it did not start.
+        if (error instanceof SandboxUnavailableError) throw new StepFailure('sandbox_unavailable', `\`${command}\` was not started: ${error.message}`);
+        throw error;
+      });
     options.budget.spend(performance.now() - startedAt);
     // As the log keeps it: the warnings and the failure lines below are read from this, never from the raw output.
     const output = plainLogText(result.output);
@@ -110,9 +137,15 @@ export class ProjectCommands {
     // A limit the kernel enforced explains a failure better than its symptoms (a timeout, an exit code).
     const limited = use && result.exitCode !== 0 ? limitFailure(command, use) : null;
     if (limited) throw limited;
-    if (result.timedOut && byBudget) throw new StepFailure('build_timeout', `\`${command}\` was stopped: this deploy's commands together ran longer than ${totalSeconds} s (BUILD_TOTAL_TIMEOUT_MS)`);
-    if (result.timedOut) throw new StepFailure('build_timeout', `\`${command}\` ran longer than ${Math.round(this.config.BUILD_TIMEOUT_MS / 1000)} s and was stopped`);
-    if (result.outputExceeded) throw new StepFailure('output_too_large', `\`${command}\` printed more than ${this.config.BUILD_OUTPUT_LIMIT_BYTES} bytes and was stopped`);
+    if (result.timedOut && byBudget)
+      throw new StepFailure(
+        'build_timeout',
+        `\`${command}\` was stopped: this deploy's commands together ran longer than ${totalSeconds} s (BUILD_TOTAL_TIMEOUT_MS)`,
+      );
+    if (result.timedOut)
+      throw new StepFailure('build_timeout', `\`${command}\` ran longer than ${Math.round(this.config.BUILD_TIMEOUT_MS / 1000)} s and was stopped`);
+    if (result.outputExceeded)
+      throw new StepFailure('output_too_large', `\`${command}\` printed more than ${this.config.BUILD_OUTPUT_LIMIT_BYTES} bytes and was stopped`);
     if (result.exitCode !== 0) {
       // The kernel said no space left (or no inode) on the build's disk: the budget, not the project's code, stopped it.
       const full = await options.disk?.full();

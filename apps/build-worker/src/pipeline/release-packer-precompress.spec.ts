@@ -54,11 +54,23 @@ describe('release packer: precompressed forms of a static release', () => {
     const packed = await packRelease(blobs, 'releases/r.tar.gz', dist, { project: src, precompress: true });
     const out = join(home, 'release');
     await extractRelease(await blobs.get('releases/r.tar.gz'), out);
-    expect(await tree(out)).toEqual([
-      PRECOMPRESSED_DIR, `${PRECOMPRESSED_DIR}/app.js.br`, `${PRECOMPRESSED_DIR}/app.js.gz`,
-      `${PRECOMPRESSED_DIR}/nested`, `${PRECOMPRESSED_DIR}/nested/page.html.br`, `${PRECOMPRESSED_DIR}/nested/page.html.gz`,
-      'app.js', 'latest.js', 'logo.png', 'nested', 'nested/page.html', 'noise.txt', 'tiny.css',
-    ].sort());
+    expect(await tree(out)).toEqual(
+      [
+        PRECOMPRESSED_DIR,
+        `${PRECOMPRESSED_DIR}/app.js.br`,
+        `${PRECOMPRESSED_DIR}/app.js.gz`,
+        `${PRECOMPRESSED_DIR}/nested`,
+        `${PRECOMPRESSED_DIR}/nested/page.html.br`,
+        `${PRECOMPRESSED_DIR}/nested/page.html.gz`,
+        'app.js',
+        'latest.js',
+        'logo.png',
+        'nested',
+        'nested/page.html',
+        'noise.txt',
+        'tiny.css',
+      ].sort(),
+    );
     expect(packed).toMatchObject({ files: 5, precompressed: 4 });
     const pc = join(out, PRECOMPRESSED_DIR);
     expect(brotliDecompressSync(await readFile(join(pc, 'app.js.br'))).toString()).toBe(js);
@@ -79,7 +91,10 @@ describe('release packer: precompressed forms of a static release', () => {
 
   it('still refuses a link out of the tree with unsafe_output, storing nothing', async () => {
     await symlink('../../../.ssh', join(dist, 'keys'));
-    const error = await packRelease(blobs, 'releases/r.tar.gz', dist, { project: src, precompress: true }).then(() => null, (e: unknown) => e);
+    const error = await packRelease(blobs, 'releases/r.tar.gz', dist, { project: src, precompress: true }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(StepFailure);
     expect(error).toMatchObject({ code: 'unsafe_output' });
     expect(await blobs.exists('releases/r.tar.gz')).toBe(false);

@@ -32,7 +32,10 @@ describe('release packer and output directory: links never leave the tree', () =
 
   /** The failure, checked to be `unsafe_output` with a message that never names a host path. */
   async function expectUnsafe(work: Promise<unknown>, message: RegExp): Promise<void> {
-    const error = await work.then(() => null, (e: unknown) => e);
+    const error = await work.then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(StepFailure);
     expect(error).toMatchObject({ code: 'unsafe_output' });
     expect((error as Error).message).toMatch(message);
@@ -82,7 +85,10 @@ describe('release packer and output directory: links never leave the tree', () =
   it('refuses a link to the project outside the packed directory, saying where it points', async () => {
     await writeFile(join(src, 'server-notes.txt'), 'not for the public');
     await symlink('../server-notes.txt', join(src, 'dist', 'notes.txt'));
-    await expectUnsafe(pack(), /^the build output contains a link dist\/notes.txt -> server-notes.txt, outside the packed directory dist\/; nothing was packed$/);
+    await expectUnsafe(
+      pack(),
+      /^the build output contains a link dist\/notes.txt -> server-notes.txt, outside the packed directory dist\/; nothing was packed$/,
+    );
   });
 
   it('does not read through a directory swapped for a link after the walk listed its file', async () => {
@@ -94,7 +100,10 @@ describe('release packer and output directory: links never leave the tree', () =
     // What a build process still running (no sandbox) could do between the walk and the read.
     await rm(join(src, 'dist', 'sub'), { recursive: true });
     await symlink('../../../../../.slipway', join(src, 'dist', 'sub'));
-    await expectUnsafe(openRegular(join(src, 'dist'), 'sub/f.txt', 'dist/sub/f.txt'), /^the build output changed while it was packed: dist\/sub\/f.txt no longer leads to the file that was listed; nothing was packed$/);
+    await expectUnsafe(
+      openRegular(join(src, 'dist'), 'sub/f.txt', 'dist/sub/f.txt'),
+      /^the build output changed while it was packed: dist\/sub\/f.txt no longer leads to the file that was listed; nothing was packed$/,
+    );
   });
 
   it('refuses a build output directory that is a link out of the project (ln -s ../../../../pg dist)', async () => {

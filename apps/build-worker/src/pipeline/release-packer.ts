@@ -48,7 +48,10 @@ export async function openRegular(root: string, path: string, shown = path): Pro
   const handle = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
     if (process.platform === 'linux' && (await readlink(`/proc/self/fd/${handle.fd}`)) !== abs) {
-      throw new StepFailure('unsafe_output', `the build output changed while it was packed: ${shown} no longer leads to the file that was listed; nothing was packed`);
+      throw new StepFailure(
+        'unsafe_output',
+        `the build output changed while it was packed: ${shown} no longer leads to the file that was listed; nothing was packed`,
+      );
     }
     const info = await handle.stat();
     if (!info.isFile()) {
@@ -88,10 +91,19 @@ async function readAll(handle: FileHandle, size: number): Promise<Buffer> {
 async function precompressed(body: Buffer): Promise<{ suffix: string; data: Buffer }[]> {
   const quality = body.length <= BROTLI_MAX_QUALITY_BYTES ? zlibConstants.BROTLI_MAX_QUALITY : 9;
   const [br, gz] = await Promise.all([
-    brotliAsync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: quality, [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+    brotliAsync(body, {
+      params: {
+        [zlibConstants.BROTLI_PARAM_QUALITY]: quality,
+        [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT,
+        [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length,
+      },
+    }),
     gzipAsync(body, { level: 9 }),
   ]);
-  return [{ suffix: '.br', data: br }, { suffix: '.gz', data: gz }].filter((c) => c.data.length < body.length);
+  return [
+    { suffix: '.br', data: br },
+    { suffix: '.gz', data: gz },
+  ].filter((c) => c.data.length < body.length);
 }
 
 /**
@@ -104,11 +116,20 @@ async function precompressed(body: Buffer): Promise<{ suffix: string; data: Buff
  * no-follow read that is packed; links get none (the edge uses their target's). A directory of
  * that name in the output is never packed. `options.level`: gzip's level (6 unless said).
  */
-export async function packRelease(blobs: BlobStore, key: string, dir: string, options: { skipNodeModules?: boolean; project?: string; precompress?: boolean; skipBuildCaches?: boolean; level?: number } = {}): Promise<StoredBlob & { files: number; precompressed: number }> {
+export async function packRelease(
+  blobs: BlobStore,
+  key: string,
+  dir: string,
+  options: { skipNodeModules?: boolean; project?: string; precompress?: boolean; skipBuildCaches?: boolean; level?: number } = {},
+): Promise<StoredBlob & { files: number; precompressed: number }> {
   const root = await realpath(dir);
   const check: LinkCheck = { dir: root, project: await realpath(options.project ?? dir) };
-  if (root !== check.project && !root.startsWith(check.project + sep)) throw new StepFailure('unsafe_output', 'the build output leads outside the project; nothing was packed');
-  const skip = (path: string) => (Boolean(options.skipNodeModules) && path === 'node_modules') || (Boolean(options.skipBuildCaches) && isBuildCache(path)) || (Boolean(options.precompress) && path.split('/').includes(PRECOMPRESSED_DIR));
+  if (root !== check.project && !root.startsWith(check.project + sep))
+    throw new StepFailure('unsafe_output', 'the build output leads outside the project; nothing was packed');
+  const skip = (path: string) =>
+    (Boolean(options.skipNodeModules) && path === 'node_modules') ||
+    (Boolean(options.skipBuildCaches) && isBuildCache(path)) ||
+    (Boolean(options.precompress) && path.split('/').includes(PRECOMPRESSED_DIR));
   const pack = tarStream.pack();
   const body = new PassThrough();
   let files = 0;

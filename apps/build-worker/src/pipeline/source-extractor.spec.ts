@@ -24,7 +24,14 @@ async function storedSource(entries: Entry[]): Promise<Readable> {
   for (const entry of entries) {
     const type = entry.type ?? 'file';
     const content = Buffer.from(entry.content ?? '');
-    const header = { name: entry.name, type, linkname: entry.linkname, mode: entry.mode ?? (type === 'directory' ? 0o755 : 0o644), size: type === 'file' ? content.length : 0, mtime: new Date(0) };
+    const header = {
+      name: entry.name,
+      type,
+      linkname: entry.linkname,
+      mode: entry.mode ?? (type === 'directory' ? 0o755 : 0o644),
+      size: type === 'file' ? content.length : 0,
+      mtime: new Date(0),
+    };
     await new Promise<void>((resolve, reject) => {
       const done = (error?: Error | null) => (error ? reject(error) : resolve());
       if (type === 'file') pack.entry(header, content, done);
@@ -52,11 +59,20 @@ describe('extractSource (real tar, real file system)', () => {
     await rm(base, { recursive: true, force: true });
   });
 
-  const refusal = (entries: Entry[]) => storedSource(entries).then((source) => extractSource(source, src).then(() => null, (error: unknown) => error));
+  const refusal = (entries: Entry[]) =>
+    storedSource(entries).then((source) =>
+      extractSource(source, src).then(
+        () => null,
+        (error: unknown) => error,
+      ),
+    );
   const expectRefused = async (entries: Entry[], message: RegExp) => {
     const error = await refusal(entries);
     expect(error).toBeInstanceOf(StepFailure);
-    expect({ code: (error as StepFailure).code, message: (error as StepFailure).message }).toEqual({ code: 'bad_source', message: expect.stringMatching(message) });
+    expect({ code: (error as StepFailure).code, message: (error as StepFailure).message }).toEqual({
+      code: 'bad_source',
+      message: expect.stringMatching(message),
+    });
     // Nothing landed beside the workspace, and the victim's file is untouched.
     expect((await readdir(victim)).sort()).toEqual(['file']);
     expect(await readFile(join(victim, 'file'), 'utf8')).toBe('original');
@@ -85,18 +101,42 @@ describe('extractSource (real tar, real file system)', () => {
   });
 
   it('refuses a link, then a file written through it (the link-then-write attack): nothing lands outside', async () => {
-    await expectRefused([{ name: 'dir', type: 'symlink', linkname: '../victim' }, { name: 'dir/pwned', content: 'pwned' }], /writes "dir\/pwned" below "dir", which is a symbolic link/);
+    await expectRefused(
+      [
+        { name: 'dir', type: 'symlink', linkname: '../victim' },
+        { name: 'dir/pwned', content: 'pwned' },
+      ],
+      /writes "dir\/pwned" below "dir", which is a symbolic link/,
+    );
   });
 
   it('refuses a link, then a directory and a file below it', async () => {
-    await expectRefused([{ name: 'dir', type: 'symlink', linkname: '../victim' }, { name: 'dir/sub/', type: 'directory' }], /below "dir", which is a symbolic link/);
+    await expectRefused(
+      [
+        { name: 'dir', type: 'symlink', linkname: '../victim' },
+        { name: 'dir/sub/', type: 'directory' },
+      ],
+      /below "dir", which is a symbolic link/,
+    );
     await rm(src, { recursive: true });
     await mkdir(src);
-    await expectRefused([{ name: 'dir', type: 'symlink', linkname: '../victim' }, { name: 'dir/sub/pwned', content: 'pwned' }], /below "dir", which is a symbolic link/);
+    await expectRefused(
+      [
+        { name: 'dir', type: 'symlink', linkname: '../victim' },
+        { name: 'dir/sub/pwned', content: 'pwned' },
+      ],
+      /below "dir", which is a symbolic link/,
+    );
   });
 
   it('refuses a link, then a file of the same name (never opened through the link)', async () => {
-    await expectRefused([{ name: 'x', type: 'symlink', linkname: '../victim/file' }, { name: 'x', content: 'overwritten' }], /names "x" twice/);
+    await expectRefused(
+      [
+        { name: 'x', type: 'symlink', linkname: '../victim/file' },
+        { name: 'x', content: 'overwritten' },
+      ],
+      /names "x" twice/,
+    );
   });
 
   it('refuses a link that leads outside, even with nothing written through it', async () => {
@@ -104,7 +144,13 @@ describe('extractSource (real tar, real file system)', () => {
   });
 
   it('refuses a chain of links that ends outside, and a loop', async () => {
-    await expectRefused([{ name: 'a', type: 'symlink', linkname: 'b' }, { name: 'b', type: 'symlink', linkname: 'sub/../..' }], /link "a" that leads outside the project/);
+    await expectRefused(
+      [
+        { name: 'a', type: 'symlink', linkname: 'b' },
+        { name: 'b', type: 'symlink', linkname: 'sub/../..' },
+      ],
+      /link "a" that leads outside the project/,
+    );
     await rm(src, { recursive: true });
     await mkdir(src);
     await expectRefused([{ name: 'me', type: 'symlink', linkname: 'me' }], /link "me" that is in a loop of links/);
@@ -112,6 +158,12 @@ describe('extractSource (real tar, real file system)', () => {
 
   it('refuses an absolute target and a hard link', async () => {
     await expectRefused([{ name: 'abs', type: 'symlink', linkname: join(base, 'victim') }], /link "abs" with a target Slipway refuses/);
-    await expectRefused([{ name: 'a.txt', content: 'a' }, { name: 'b.txt', type: 'link', linkname: 'a.txt' }], /a link entry \("b.txt"\)/);
+    await expectRefused(
+      [
+        { name: 'a.txt', content: 'a' },
+        { name: 'b.txt', type: 'link', linkname: 'a.txt' },
+      ],
+      /a link entry \("b.txt"\)/,
+    );
   });
 });

@@ -19,7 +19,11 @@ function segmentsOf(name: string): string[] {
 function parentsOf(root: string, segments: string[], name: string, known: Set<string>): Promise<void> {
   return ensureParents(root, segments, known, {
     mode: SOURCE_DIRECTORY_MODE,
-    refuse: (parent, isLink) => new StepFailure('bad_source', `the source writes ${JSON.stringify(name)} below ${JSON.stringify(parent)}, which is ${isLink ? 'a symbolic link' : 'not a directory'}`),
+    refuse: (parent, isLink) =>
+      new StepFailure(
+        'bad_source',
+        `the source writes ${JSON.stringify(name)} below ${JSON.stringify(parent)}, which is ${isLink ? 'a symbolic link' : 'not a directory'}`,
+      ),
   });
 }
 
@@ -96,14 +100,20 @@ export async function extractSource(source: Readable, root: string): Promise<{ f
         known.add(segments.join('/'));
       } else if (type === 'symlink') {
         if (!linkname || linkname.startsWith('/') || BAD_TARGET.test(linkname)) {
-          throw new StepFailure('bad_source', `the source contains a link ${JSON.stringify(name)} with a target Slipway refuses (${JSON.stringify(linkname ?? '')})`);
+          throw new StepFailure(
+            'bad_source',
+            `the source contains a link ${JSON.stringify(name)} with a target Slipway refuses (${JSON.stringify(linkname ?? '')})`,
+          );
         }
         await symlink(linkname, target).catch((error: NodeJS.ErrnoException) => {
           throw error.code === 'EEXIST' ? twice(name) : error;
         });
         links.push(segments);
       } else {
-        throw new StepFailure('bad_source', `the source contains a ${type ?? 'special'} entry (${JSON.stringify(name)}); only regular files, directories and symbolic links are allowed`);
+        throw new StepFailure(
+          'bad_source',
+          `the source contains a ${type ?? 'special'} entry (${JSON.stringify(name)}); only regular files, directories and symbolic links are allowed`,
+        );
       }
     }
     await feeding;
@@ -116,10 +126,16 @@ export async function extractSource(source: Readable, root: string): Promise<{ f
   // Checked once the tree is complete: a link may name an entry that comes later.
   for (const segments of links) {
     const resolved = await resolveLinkInTree(absoluteRoot, segments).catch((error: NodeJS.ErrnoException) => {
-      throw new StepFailure('bad_source', `the source contains a link ${JSON.stringify(segments.join('/'))} that cannot be resolved (${error.code ?? error.message})`);
+      throw new StepFailure(
+        'bad_source',
+        `the source contains a link ${JSON.stringify(segments.join('/'))} that cannot be resolved (${error.code ?? error.message})`,
+      );
     });
     if (resolved.kind !== 'inside') {
-      throw new StepFailure('bad_source', `the source contains a link ${JSON.stringify(segments.join('/'))} that ${resolved.kind === 'loop' ? 'is in a loop of links' : 'leads outside the project'}`);
+      throw new StepFailure(
+        'bad_source',
+        `the source contains a link ${JSON.stringify(segments.join('/'))} that ${resolved.kind === 'loop' ? 'is in a loop of links' : 'leads outside the project'}`,
+      );
     }
   }
   return { files, links: links.length, bytes };

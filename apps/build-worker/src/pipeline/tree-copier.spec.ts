@@ -15,7 +15,7 @@ describe('copyFilesHashed (worker threads, real files)', () => {
   });
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
-  it('copies many files in the jobs\' order with their digests, source modes, the mode and owner asked for', async () => {
+  it("copies many files in the jobs' order with their digests, source modes, the mode and owner asked for", async () => {
     const jobs = [];
     for (let i = 0; i < 300; i++) {
       await writeFile(join(dir, `f${i}`), `file ${i}\n`.repeat(i), { mode: i % 2 ? 0o755 : 0o644 });
@@ -34,12 +34,19 @@ describe('copyFilesHashed (worker threads, real files)', () => {
     await symlink('/etc/passwd', join(dir, 'link'));
     execFileSync('mkfifo', [join(dir, 'fifo')]);
     let copies = 0;
-    const job = (name: string, expected?: { size: number; sha256: string }) => ({ from: join(dir, name), to: join(dir, `${name}.copy${++copies}`), mode: 0o600, expected });
+    const job = (name: string, expected?: { size: number; sha256: string }) => ({
+      from: join(dir, name),
+      to: join(dir, `${name}.copy${++copies}`),
+      mode: 0o600,
+      expected,
+    });
     await expect(copyFilesHashed([job('link')])).rejects.toThrow(new CacheEntryRejected(`${join(dir, 'link')} is a link, not a file`));
     await expect(copyFilesHashed([job('fifo')])).rejects.toThrow(CacheEntryRejected);
     await expect(copyFilesHashed([job('real', { size: 7, sha256: sha('genuinE') })])).rejects.toThrow(/real does not match its digest in the manifest/);
     await expect(copyFilesHashed([job('real', { size: 8, sha256: sha('genuine') })])).rejects.toThrow(/real has 7 bytes, the manifest says 8/);
-    await expect(copyFilesHashed([job('real', { size: 7, sha256: sha('genuine') })])).resolves.toEqual([{ size: 7, sha256: sha('genuine'), sourceMode: expect.any(Number) }]);
+    await expect(copyFilesHashed([job('real', { size: 7, sha256: sha('genuine') })])).resolves.toEqual([
+      { size: 7, sha256: sha('genuine'), sourceMode: expect.any(Number) },
+    ]);
   });
 
   it('stops at its byte budget across all threads, and never writes over what exists', async () => {

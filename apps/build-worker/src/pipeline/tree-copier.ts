@@ -123,20 +123,30 @@ export async function copyFilesHashed(jobs: CopyJob[], options: { owner?: { uid:
   const results = new Array<Copied | undefined>(jobs.length);
   let failure: { rejected?: string; budget?: boolean; error?: string; code?: string } | undefined;
   const workerData = { jobs, owner: options.owner ?? null, maxBytes: options.maxBytes ?? 0, shared };
-  await Promise.all(Array.from({ length: threads }, () => new Promise<void>((resolve, reject) => {
-    const worker = new Worker(WORKER, { eval: true, workerData });
-    worker.on('message', (message: { done?: (number | string)[]; failure?: typeof failure }) => {
-      if (message.failure) failure ??= message.failure;
-      for (let i = 0; message.done && i < message.done.length; i += 4) {
-        results[message.done[i] as number] = { size: message.done[i + 1] as number, sourceMode: message.done[i + 2] as number, sha256: message.done[i + 3] as string };
-      }
-    });
-    worker.on('error', (error) => {
-      Atomics.store(new Int32Array(shared, 0, 2), 1, 1);
-      reject(error);
-    });
-    worker.on('exit', () => resolve());
-  })));
+  await Promise.all(
+    Array.from(
+      { length: threads },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const worker = new Worker(WORKER, { eval: true, workerData });
+          worker.on('message', (message: { done?: (number | string)[]; failure?: typeof failure }) => {
+            if (message.failure) failure ??= message.failure;
+            for (let i = 0; message.done && i < message.done.length; i += 4) {
+              results[message.done[i] as number] = {
+                size: message.done[i + 1] as number,
+                sourceMode: message.done[i + 2] as number,
+                sha256: message.done[i + 3] as string,
+              };
+            }
+          });
+          worker.on('error', (error) => {
+            Atomics.store(new Int32Array(shared, 0, 2), 1, 1);
+            reject(error);
+          });
+          worker.on('exit', () => resolve());
+        }),
+    ),
+  );
   if (failure?.rejected) throw new CacheEntryRejected(failure.rejected);
   if (failure?.budget) throw new CopyBudgetExceeded(`the files hold more than ${options.maxBytes} bytes`);
   if (failure) throw Object.assign(new Error(failure.error), { code: failure.code });

@@ -61,7 +61,10 @@ describe('WorkspaceTrash (real files, real rm)', () => {
     expect((await readdir(join(base, 'trash'))).length).toBe(2);
     // One more than the bound: removal goes on while held, down to the bound.
     for (let i = 3; i <= HELD_BACKLOG + 2; i++) await trash.dispose(await workspace(`d${i}-1`));
-    await waitFor(async () => ((await readdir(join(base, 'trash'))).length === HELD_BACKLOG ? true : undefined), { timeoutMs: 5000, what: 'the trash to shrink to the bound' });
+    await waitFor(async () => ((await readdir(join(base, 'trash'))).length === HELD_BACKLOG ? true : undefined), {
+      timeoutMs: 5000,
+      what: 'the trash to shrink to the bound',
+    });
     await new Promise((r) => setTimeout(r, 300));
     expect((await readdir(join(base, 'trash'))).length).toBe(HELD_BACKLOG);
     release();
@@ -78,7 +81,10 @@ describe('WorkspaceTrash (real files, real rm)', () => {
     const release = trash.hold();
     expect(trash.removal).toEqual({ pid: removal.pid, stopped: true });
     // The kernel says so too: state T (stopped).
-    await waitFor(async () => ((await readFile(`/proc/${removal.pid}/stat`, 'utf8')).split(') ')[1]!.startsWith('T') ? true : undefined), { timeoutMs: 2000, what: 'rm to be stopped' });
+    await waitFor(async () => ((await readFile(`/proc/${removal.pid}/stat`, 'utf8')).split(') ')[1]!.startsWith('T') ? true : undefined), {
+      timeoutMs: 2000,
+      what: 'rm to be stopped',
+    });
     const tree = join(base, 'trash', (await readdir(join(base, 'trash')))[0]!);
     const left = (await readdir(tree)).length;
     await new Promise((r) => setTimeout(r, 300));

@@ -33,7 +33,10 @@ export class WorkspaceTrash {
   async dispose(path: string): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const target = join(this.dir, `${basename(path)}-${randomBytes(4).toString('hex')}`);
-    const moved = await rename(path, target).then(() => 'moved' as const, (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? 'gone' as const : 'stayed' as const));
+    const moved = await rename(path, target).then(
+      () => 'moved' as const,
+      (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? ('gone' as const) : ('stayed' as const)),
+    );
     if (moved === 'gone') return;
     // Not movable (another file system, say): removed here and now, as before.
     if (moved === 'stayed') return rm(path, { recursive: true, force: true });
@@ -118,7 +121,11 @@ export class WorkspaceTrash {
         this.stopped = false;
         resolve();
       };
-      child.on('error', () => rm(target, { recursive: true, force: true }).catch(() => undefined).then(done));
+      child.on('error', () =>
+        rm(target, { recursive: true, force: true })
+          .catch(() => undefined)
+          .then(done),
+      );
       child.on('exit', done);
       this.pauseIfHeld();
     });

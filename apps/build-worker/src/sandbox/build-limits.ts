@@ -45,7 +45,9 @@ export const DEFAULT_BUILD_LIMITS: BuildLimitSettings = {
 };
 
 /** The worker's settings (config.ts) as the limits every command runs under. */
-export function buildLimitSettings(config: Pick<WorkerConfig, 'BUILD_LIMITS' | 'BUILD_MEMORY_MB' | 'BUILD_PIDS' | 'BUILD_CPUS' | 'BUILD_CPUS_TOTAL' | 'BUILD_CPU_WEIGHT'>): BuildLimitSettings {
+export function buildLimitSettings(
+  config: Pick<WorkerConfig, 'BUILD_LIMITS' | 'BUILD_MEMORY_MB' | 'BUILD_PIDS' | 'BUILD_CPUS' | 'BUILD_CPUS_TOTAL' | 'BUILD_CPU_WEIGHT'>,
+): BuildLimitSettings {
   return {
     mode: config.BUILD_LIMITS,
     memoryBytes: config.BUILD_MEMORY_MB * 1024 * 1024,
@@ -89,7 +91,8 @@ export class BuildLimits {
   static async open(settings: BuildLimitSettings): Promise<BuildLimits> {
     if (settings.mode === 'rlimit') return new BuildLimits(settings, null);
     const opened = await Cgroups.open({ name: settings.parent ?? PARENT, cpuWeight: settings.cpuWeight, cpus: settings.cpusTotal });
-    if ('reason' in opened) throw new SandboxUnavailableError(`builds cannot be held in cgroups (memory, process and CPU limits): ${opened.reason}; ${CGROUP_FIX}`);
+    if ('reason' in opened)
+      throw new SandboxUnavailableError(`builds cannot be held in cgroups (memory, process and CPU limits): ${opened.reason}; ${CGROUP_FIX}`);
     // Cgroups of commands whose worker was killed: their processes died with it (--pdeathsig),
     // and whatever got out of that chain is killed here, so no build runs on unwatched.
     const killed = await opened.cgroups.sweep((name) => {

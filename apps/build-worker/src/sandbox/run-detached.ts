@@ -3,7 +3,11 @@ import { spawn } from 'node:child_process';
 /** Signals only ever sent to the worker's own process group, never to a helper on purpose. */
 const STRAY = new Set<NodeJS.Signals>(['SIGTERM', 'SIGINT', 'SIGHUP']);
 
-function once(file: string, args: string[], ids?: { uid: number; gid: number }): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+function once(
+  file: string,
+  args: string[],
+  ids?: { uid: number; gid: number },
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(file, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'], ...ids });
     let stderr = '';

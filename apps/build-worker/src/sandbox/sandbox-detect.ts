@@ -24,7 +24,10 @@ async function buildIds(buildUser: string): Promise<{ uid: number; gid: number }
     await run('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', buildUser]).catch(() => undefined);
     ids = await userIds(buildUser);
   }
-  if (!ids) throw new SandboxUnavailableError(`the build user ${buildUser} does not exist and could not be created: create it (useradd --system ${buildUser}) or set BUILD_USER`);
+  if (!ids)
+    throw new SandboxUnavailableError(
+      `the build user ${buildUser} does not exist and could not be created: create it (useradd --system ${buildUser}) or set BUILD_USER`,
+    );
   if (ids.uid === 0) throw new SandboxUnavailableError(`the build user ${buildUser} is uid 0; set BUILD_USER to an unprivileged user`);
   return ids;
 }
@@ -45,7 +48,9 @@ export async function detectSandbox(buildUser: string, workspacesDir: string, pa
   await mkdir(workspacesDir, { recursive: true, mode: 0o711 });
   await chmod(workspacesDir, 0o711);
   if (!(await canTraverse(workspacesDir, ids))) {
-    throw new SandboxUnavailableError(`the build user cannot reach ${workspacesDir}: make every parent directory traversable (chmod o+x), or set BUILD_DIR elsewhere`);
+    throw new SandboxUnavailableError(
+      `the build user cannot reach ${workspacesDir}: make every parent directory traversable (chmod o+x), or set BUILD_DIR elsewhere`,
+    );
   }
   return { kind: 'bwrap', ...ids };
 }

@@ -42,7 +42,7 @@ describe('build sandbox with a project Node.js toolchain (real pasta + bubblewra
       'node --version',
       'npm --version',
       'command -v node',
-      "printf '#!/usr/bin/env node\\nconsole.log(\"env-node\", process.version)\\n' > s.js && chmod +x s.js && ./s.js",
+      'printf \'#!/usr/bin/env node\\nconsole.log("env-node", process.version)\\n\' > s.js && chmod +x s.js && ./s.js',
       'touch /opt/slipway/node/bin/x 2>/dev/null && echo WRITABLE || echo read-only',
       // Not only the files' owner (root) protects it: the mount itself is read-only.
       "grep ' /opt/slipway/node ' /proc/self/mountinfo | cut -d ' ' -f 6",
@@ -59,7 +59,12 @@ describe('build sandbox with a project Node.js toolchain (real pasta + bubblewra
   }, 120_000);
 
   it('without a toolchain the build runs on the platform Node (in /usr)', async () => {
-    const result = await sandbox.run({ workspace, command: 'node --version; command -v node; ls /opt 2>&1 | head -1', env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/tmp' }, ...limits });
+    const result = await sandbox.run({
+      workspace,
+      command: 'node --version; command -v node; ls /opt 2>&1 | head -1',
+      env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/tmp' },
+      ...limits,
+    });
     expect(result.output).toContain(process.version);
     expect(result.output).toContain('/usr/bin/node');
     expect(result.output).toMatch(/No such file or directory/);

@@ -60,7 +60,9 @@ describe('build sandbox (real pasta + bubblewrap)', () => {
   it('runs as an unprivileged user with a clean environment and only its workspace', async () => {
     await writeFile(join(root, 'platform-secret.txt'), 'platform file');
     const result = await sandbox.run({
-      workspace, env, ...limits,
+      workspace,
+      env,
+      ...limits,
       command: `id -u; env | sort; ls / ; cat ${join(root, 'platform-secret.txt')} 2>&1; ls /work 2>&1; echo made > /workspace/out.txt; touch /usr/evil 2>&1; echo done`,
     });
     expect(result.exitCode).toBe(0);
@@ -75,11 +77,21 @@ describe('build sandbox (real pasta + bubblewrap)', () => {
 
   it('reaches the outside world (the npm registry) but nothing on the host: Redis, Postgres, platform ports', async () => {
     // The host's own address (pasta gives the sandbox a copy of it, so it is the sandbox's own).
-    const hostAddress = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
-    const hostPorts = ['127.0.0.1:6379', '127.0.0.1:5432', `127.0.0.1:${listenerPort}`, '[::1]:6379', `localhost:${listenerPort}`, ...(hostAddress ? [`${hostAddress}:${listenerPort}`] : [])];
+    const hostAddress = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+    const hostPorts = [
+      '127.0.0.1:6379',
+      '127.0.0.1:5432',
+      `127.0.0.1:${listenerPort}`,
+      '[::1]:6379',
+      `localhost:${listenerPort}`,
+      ...(hostAddress ? [`${hostAddress}:${listenerPort}`] : []),
+    ];
     const result = await sandbox.run({ workspace, env, ...limits, command: connectEach([...hostPorts, 'registry.npmjs.org:443']) });
     expect(result.exitCode).toBe(0);
-    for (const target of hostPorts) expect(result.output).toMatch(new RegExp(`^${target.replace(/[.[\]]/g, '\\$&')} (ECONNREFUSED|ENETUNREACH|EADDRNOTAVAIL)$`, 'm'));
+    for (const target of hostPorts)
+      expect(result.output).toMatch(new RegExp(`^${target.replace(/[.[\]]/g, '\\$&')} (ECONNREFUSED|ENETUNREACH|EADDRNOTAVAIL)$`, 'm'));
     expect(result.output).toMatch(/^registry\.npmjs\.org:443 CONNECTED$/m);
     expect(accepted).toBe(0);
   });
@@ -112,8 +124,17 @@ describe('fails closed', () => {
 
   it('a bwrap that cannot create namespaces: SandboxUnavailableError with the fix, and the next acquire probes again', async () => {
     const bwrap = join(dir, 'bin', 'bwrap');
-    await writeFile(bwrap, '#!/bin/sh\necho "bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2\nexit 1\n', { mode: 0o755 });
-    const provider = new SandboxProvider({ setting: 'on', buildUser: 'slipway-build', workspacesDir: join(dir, 'workspaces'), path: `${join(dir, 'bin')}:${PATH}` });
+    await writeFile(
+      bwrap,
+      '#!/bin/sh\necho "bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2\nexit 1\n',
+      { mode: 0o755 },
+    );
+    const provider = new SandboxProvider({
+      setting: 'on',
+      buildUser: 'slipway-build',
+      workspacesDir: join(dir, 'workspaces'),
+      path: `${join(dir, 'bin')}:${PATH}`,
+    });
     expect(provider.unsandboxedReason).toBeNull();
     const error = await provider.acquire().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SandboxUnavailableError);
@@ -126,7 +147,9 @@ describe('fails closed', () => {
 
   it('pasta unable to open /dev/net/tun (mode 0600): the hint is the chmod', () => {
     // What pasta (Debian 12's passt) printed here as an unprivileged user with /dev/net/tun bind-mounted over by a 0600 node.
-    expect(explainSandboxFailure('Failed to send 45 bytes to syslog\nFailed to open tun socket in namespace\n')).toBe('/dev/net/tun cannot be opened by an unprivileged user (pasta needs it): run `chmod 0666 /dev/net/tun`');
+    expect(explainSandboxFailure('Failed to send 45 bytes to syslog\nFailed to open tun socket in namespace\n')).toBe(
+      '/dev/net/tun cannot be opened by an unprivileged user (pasta needs it): run `chmod 0666 /dev/net/tun`',
+    );
   });
 
   it('without pasta or bwrap on PATH, says which package to install', async () => {
@@ -135,7 +158,9 @@ describe('fails closed', () => {
     const onlyPasta = join(dir, 'only-pasta');
     await mkdir(onlyPasta, { mode: 0o755 });
     execFileSync('ln', ['-s', '/usr/bin/pasta', join(onlyPasta, 'pasta')]);
-    await expect(new SandboxProvider({ setting: 'on', buildUser: 'slipway-build', workspacesDir: join(dir, 'workspaces'), path: onlyPasta }).acquire()).rejects.toThrow(/apt-get install -y bubblewrap/);
+    await expect(
+      new SandboxProvider({ setting: 'on', buildUser: 'slipway-build', workspacesDir: join(dir, 'workspaces'), path: onlyPasta }).acquire(),
+    ).rejects.toThrow(/apt-get install -y bubblewrap/);
   });
 });
 

@@ -46,26 +46,40 @@ export const BUILD_TMP_BYTES = 1024 * 1024 * 1024;
  * platform's ports) is reachable; bubblewrap's namespaces, read-only `/usr`, the workspace at
  * `/workspace` and the cache at `/cache`, nothing else of the host's files.
  */
-export function buildArgv(ids: { uid: number; gid: number }, options: Pick<RunOptions, 'workspace' | 'cacheDir' | 'toolchainDir' | 'managerDir' | 'env' | 'command'>, path?: string): string[] {
+export function buildArgv(
+  ids: { uid: number; gid: number },
+  options: Pick<RunOptions, 'workspace' | 'cacheDir' | 'toolchainDir' | 'managerDir' | 'env' | 'command'>,
+  path?: string,
+): string[] {
   // Started as root (the worker), setpriv drops to the build user with no capability left, after
   // the entry shell put it into its cgroup; a worker that is not root already is that user.
   const drop = process.getuid?.() === 0 ? [`--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all'] : [];
   // pasta does not die with its parent: if the worker is killed (-9), the kernel kills pasta, and
   // bubblewrap's --die-with-parent then the build, instead of leaving it running unwatched.
-  return [tool('setpriv', path), ...drop, '--pdeathsig', 'SIGKILL', '--', ...sandboxArgv({
-    ...ids,
-    binds: [
-      { host: options.workspace, path: '/workspace', writable: true },
-      ...(options.cacheDir ? [{ host: options.cacheDir, path: '/cache', writable: true }] : []),
-      ...(options.toolchainDir ? [{ host: options.toolchainDir, path: TOOLCHAIN_PATH }] : []),
-      ...(options.managerDir ? [{ host: options.managerDir, path: MANAGER_PATH }] : []),
-    ],
-    tmpBytes: BUILD_TMP_BYTES,
-    env: options.env,
-    cwd: '/workspace',
-    network: { kind: 'outbound' },
-    command: options.command,
-  }, path)];
+  return [
+    tool('setpriv', path),
+    ...drop,
+    '--pdeathsig',
+    'SIGKILL',
+    '--',
+    ...sandboxArgv(
+      {
+        ...ids,
+        binds: [
+          { host: options.workspace, path: '/workspace', writable: true },
+          ...(options.cacheDir ? [{ host: options.cacheDir, path: '/cache', writable: true }] : []),
+          ...(options.toolchainDir ? [{ host: options.toolchainDir, path: TOOLCHAIN_PATH }] : []),
+          ...(options.managerDir ? [{ host: options.managerDir, path: MANAGER_PATH }] : []),
+        ],
+        tmpBytes: BUILD_TMP_BYTES,
+        env: options.env,
+        cwd: '/workspace',
+        network: { kind: 'outbound' },
+        command: options.command,
+      },
+      path,
+    ),
+  ];
 }
 
 /**
@@ -94,7 +108,8 @@ export class Sandbox {
     const mode = this.mode;
     // pasta is never left running as root: setpriv makes it the build user, whose namespaces it
     // makes. The command's environment reaches bubblewrap on a pipe, never on a command line.
-    if (mode.kind === 'bwrap') return spawnSandbox(limits.wrap(buildArgv(mode, options, this.path)), options.env, { cwd: options.workspace, detached: true, path: this.path });
+    if (mode.kind === 'bwrap')
+      return spawnSandbox(limits.wrap(buildArgv(mode, options, this.path)), options.env, { cwd: options.workspace, detached: true, path: this.path });
     const [file, ...args] = limits.wrap(['/bin/sh', '-c', options.command]);
     return spawn(file!, args, { cwd: options.workspace, env: { ...options.env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   }

@@ -60,7 +60,9 @@ export class StorageJanitorService implements OnApplicationBootstrap, BeforeAppl
     report.orphanSources = await this.deleteOrphans('sources/', () => this.deployments.storage.sourceKeys(), now - graceMs);
     report.orphanArtifacts = await this.deleteOrphans('releases/', () => this.deployments.releases.artifactKeys(), now - graceMs);
     if (report.endedSources + report.orphanSources + report.orphanArtifacts > 0) {
-      this.logger.log(`storage sweep: ${report.endedSources} ended deployments' sources, ${report.orphanSources} orphan sources, ${report.orphanArtifacts} orphan artifacts deleted`);
+      this.logger.log(
+        `storage sweep: ${report.endedSources} ended deployments' sources, ${report.orphanSources} orphan sources, ${report.orphanArtifacts} orphan artifacts deleted`,
+      );
     }
     return report;
   }

@@ -40,7 +40,8 @@ export class StorageLifecycle {
     if (!usage) throw new Error(`application ${applicationId} has no owner`);
     const quota = this.settings.quotas[usage.plan];
     // Unknown plan: no quota to apply, so refuse rather than store without one (fail closed).
-    if (quota === undefined) throw new StepFailure('storage_quota_exceeded', `the owner's plan "${usage.plan}" has no storage quota configured; nothing was stored`);
+    if (quota === undefined)
+      throw new StepFailure('storage_quota_exceeded', `the owner's plan "${usage.plan}" has no storage quota configured; nothing was stored`);
     const pruned = await this.deployments.storage.prunedAfterNextRelease(applicationId, this.settings.releasesKept);
     const after = usage.sourcesBytes + usage.artifactsBytes - pruned + artifactBytes;
     if (after > quota) {
@@ -82,7 +83,8 @@ export class StorageLifecycle {
   async pruneReleases(applicationId: ApplicationId): Promise<number> {
     const removed = await this.deployments.releases.prune(applicationId, this.settings.releasesKept);
     for (const release of removed) await this.blobs.delete(release.artifactKey);
-    if (removed.length) this.logger.log(`application ${applicationId}: ${removed.length} old release(s) pruned (keeping ${this.settings.releasesKept} and the live one)`);
+    if (removed.length)
+      this.logger.log(`application ${applicationId}: ${removed.length} old release(s) pruned (keeping ${this.settings.releasesKept} and the live one)`);
     return removed.length;
   }
 

@@ -34,10 +34,20 @@ function homeOf(env: NodeJS.ProcessEnv, given?: string): string {
 async function masterKeyOf(env: NodeJS.ProcessEnv, home: string, required: boolean): Promise<string> {
   if (env['SLIPWAY_MASTER_KEY']) return env['SLIPWAY_MASTER_KEY'];
   if (!required && existsSync(join(home, 'master.key'))) return (await readFile(join(home, 'master.key'), 'utf8')).trim();
-  throw new UsageError(required ? 'set SLIPWAY_MASTER_KEY to the master key of the platform the backup came from (the backup is sealed with it and does not hold it)' : `no master key: set SLIPWAY_MASTER_KEY or keep ${join(home, 'master.key')}`);
+  throw new UsageError(
+    required
+      ? 'set SLIPWAY_MASTER_KEY to the master key of the platform the backup came from (the backup is sealed with it and does not hold it)'
+      : `no master key: set SLIPWAY_MASTER_KEY or keep ${join(home, 'master.key')}`,
+  );
 }
 
-export async function adminBackupCommand(sub: 'backup' | 'restore', args: string[], env: NodeJS.ProcessEnv, out: NodeJS.WritableStream, err: NodeJS.WritableStream): Promise<number> {
+export async function adminBackupCommand(
+  sub: 'backup' | 'restore',
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+): Promise<number> {
   const { values, positionals } = parseFlags(args, {
     out: { type: 'string' },
     home: { type: 'string' },
@@ -57,14 +67,32 @@ export async function adminBackupCommand(sub: 'backup' | 'restore', args: string
     const runtime = readRuntimeFile(home);
     if (!runtime) throw new UsageError(`no running platform in ${home} (runtime.json): start it with \`pnpm start\`, or set SLIPWAY_HOME`);
     const dataDir = join(home, 'pg', 'data');
-    if (!existsSync(join(dataDir, 'PG_VERSION'))) throw new UsageError('the platform runs on the operator\'s own Postgres (DATABASE_URL): back that server up with its own tools (pg_basebackup, your provider\'s point-in-time recovery); see docs/guides/backups.md');
+    if (!existsSync(join(dataDir, 'PG_VERSION')))
+      throw new UsageError(
+        "the platform runs on the operator's own Postgres (DATABASE_URL): back that server up with its own tools (pg_basebackup, your provider's point-in-time recovery); see docs/guides/backups.md",
+      );
     const masterKey = await masterKeyOf(env, home, false);
     const file = resolve(values.out ?? join(home, 'backups', 'platform', `slipway-${new Date().toISOString().replace(/[:.]/g, '-')}.backup`));
     const platform = openPlatformData({ DATABASE_URL: runtime.databaseUrl }, { poolSize: 2 });
     try {
-      const result = await writePlatformBackup({ home, serverUrl: runtime.databaseUrl, dataDir, out: file, blobs: blobStoreFor(env, home), backups: platform.backups, masterKey, onProgress: say });
-      if (values.json) out.write(`${terminalJson({ file: result.file, sizeBytes: result.sizeBytes, durationMs: result.durationMs, applications: result.manifest.applications, blobs: result.manifest.blobs, backupId: result.manifest.base.id, consistentAt: result.manifest.base.finishedAt })}\n`);
-      else out.write(`✓ Wrote ${result.file}: ${formatBytes(result.sizeBytes)} in ${(result.durationMs / 1000).toFixed(1)} s (${result.manifest.applications} application database(s), ${result.manifest.blobs} blob(s)). Keep it, and the master key, off this machine.\n`);
+      const result = await writePlatformBackup({
+        home,
+        serverUrl: runtime.databaseUrl,
+        dataDir,
+        out: file,
+        blobs: blobStoreFor(env, home),
+        backups: platform.backups,
+        masterKey,
+        onProgress: say,
+      });
+      if (values.json)
+        out.write(
+          `${terminalJson({ file: result.file, sizeBytes: result.sizeBytes, durationMs: result.durationMs, applications: result.manifest.applications, blobs: result.manifest.blobs, backupId: result.manifest.base.id, consistentAt: result.manifest.base.finishedAt })}\n`,
+        );
+      else
+        out.write(
+          `✓ Wrote ${result.file}: ${formatBytes(result.sizeBytes)} in ${(result.durationMs / 1000).toFixed(1)} s (${result.manifest.applications} application database(s), ${result.manifest.blobs} blob(s)). Keep it, and the master key, off this machine.\n`,
+        );
       return 0;
     } finally {
       await platform.close();
@@ -76,15 +104,30 @@ export async function adminBackupCommand(sub: 'backup' | 'restore', args: string
   const home = homeOf(env, values.home);
   const masterKey = await masterKeyOf(env, home, true);
   try {
-    const manifest = await restorePlatformBackup({ file, home, masterKey, binaries: await postgresBinaries(), blobs: blobStoreFor(env, home), force: values.force, onProgress: say });
+    const manifest = await restorePlatformBackup({
+      file,
+      home,
+      masterKey,
+      binaries: await postgresBinaries(),
+      blobs: blobStoreFor(env, home),
+      force: values.force,
+      onProgress: say,
+    });
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    if (values.json) out.write(`${terminalJson({ home, durationMs: Date.now() - started, applications: manifest.applications, blobs: manifest.blobs, consistentAt: manifest.base.finishedAt })}\n`);
-    else out.write(`✓ Restored the platform as of ${manifest.base.finishedAt} into ${home} in ${seconds} s (${manifest.applications} application database(s), ${manifest.blobs} blob(s)). Start it: SLIPWAY_HOME=${home} pnpm start\n`);
+    if (values.json)
+      out.write(
+        `${terminalJson({ home, durationMs: Date.now() - started, applications: manifest.applications, blobs: manifest.blobs, consistentAt: manifest.base.finishedAt })}\n`,
+      );
+    else
+      out.write(
+        `✓ Restored the platform as of ${manifest.base.finishedAt} into ${home} in ${seconds} s (${manifest.applications} application database(s), ${manifest.blobs} blob(s)). Start it: SLIPWAY_HOME=${home} pnpm start\n`,
+      );
     return 0;
   } catch (error) {
     if (error instanceof BackupCorruptError || error instanceof RestoreTargetNotEmptyError) {
       err.write(`slipway: ${error.message}\n`);
-      if (values.json) out.write(`${terminalJson({ error: error.message, code: error instanceof BackupCorruptError ? 'backup_corrupt' : 'target_not_empty' })}\n`);
+      if (values.json)
+        out.write(`${terminalJson({ error: error.message, code: error instanceof BackupCorruptError ? 'backup_corrupt' : 'target_not_empty' })}\n`);
       return error instanceof BackupCorruptError ? 1 : 2;
     }
     throw error;

@@ -65,20 +65,22 @@ export async function bootstrapCommand(args: string[], env: NodeJS.ProcessEnv, o
     out.write(`${terminalJson(json)}\n`);
   } else {
     // Read back from the database and runtime.json: shown with any control character visible, as every text the CLI prints.
-    out.write(visibleControls(
-      [
-        `Owner        ${values.email.toLowerCase()} (${result.plan})${result.created.owner ? ' — created' : ''}`,
-        `Application  ${result.slug} (${result.applicationId})${result.created.application ? ' — created' : ''}`,
-        `App address  ${result.appUrl}`,
-        `Sign-in URL  ${result.authBaseUrl}`,
-        `API key      ${result.apiKey}`,
-        `Owner token  ${result.ownerToken}`,
-        '',
-        'The key and token are shown once; store them now. Deploy a folder with:',
-        `  SLIPWAY_URL=${result.baseUrl} SLIPWAY_API_KEY=${result.apiKey} slipway deploy ./my-site`,
-        '',
-      ].join('\n'),
-    ));
+    out.write(
+      visibleControls(
+        [
+          `Owner        ${values.email.toLowerCase()} (${result.plan})${result.created.owner ? ' — created' : ''}`,
+          `Application  ${result.slug} (${result.applicationId})${result.created.application ? ' — created' : ''}`,
+          `App address  ${result.appUrl}`,
+          `Sign-in URL  ${result.authBaseUrl}`,
+          `API key      ${result.apiKey}`,
+          `Owner token  ${result.ownerToken}`,
+          '',
+          'The key and token are shown once; store them now. Deploy a folder with:',
+          `  SLIPWAY_URL=${result.baseUrl} SLIPWAY_API_KEY=${result.apiKey} slipway deploy ./my-site`,
+          '',
+        ].join('\n'),
+      ),
+    );
   }
   return 0;
 }

@@ -78,4 +78,3 @@ export async function bootstrap(owners: OwnersRepository, input: BootstrapInput,
 function* slugCandidates(base: string): Generator<string> {
   for (let n = 1; n < 1000; n++) yield n === 1 ? base : `${base.slice(0, 45)}-${n}`;
 }
-

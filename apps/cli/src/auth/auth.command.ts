@@ -63,6 +63,9 @@ export async function authCommand(sub: string | undefined, args: string[], env: 
   if (existing === null) await chmod(path, 0o600);
   const summary = { file: path, added: merged.added, replaced: merged.replaced };
   if (terminal.json) io.out.write(`${terminalJson(summary)}\n`);
-  else io.out.write(`${terminal.paint.green('✓')} ${visibleControls(`${path}: ${merged.added.length} added, ${merged.replaced.length} replaced (${[...parseEnvLines(text).keys()].join(', ')})`)}\n`);
+  else
+    io.out.write(
+      `${terminal.paint.green('✓')} ${visibleControls(`${path}: ${merged.added.length} added, ${merged.replaced.length} replaced (${[...parseEnvLines(text).keys()].join(', ')})`)}\n`,
+    );
   return 0;
 }

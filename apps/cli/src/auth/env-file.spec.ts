@@ -25,7 +25,15 @@ describe('mergeEnvFile', () => {
   });
 
   it('replaces existing keys in place and never repeats one, keeping comments and other keys', () => {
-    const existing = ['PORT=3000', '# auth', 'SERVICE_AUTH_BASE_URL=http://old', 'export SERVICE_AUTH_COOKIE_SECRET = "old"', 'OTHER=1', 'SERVICE_AUTH_BASE_URL=http://older-duplicate', ''].join('\n');
+    const existing = [
+      'PORT=3000',
+      '# auth',
+      'SERVICE_AUTH_BASE_URL=http://old',
+      'export SERVICE_AUTH_COOKIE_SECRET = "old"',
+      'OTHER=1',
+      'SERVICE_AUTH_BASE_URL=http://older-duplicate',
+      '',
+    ].join('\n');
     const merged = mergeEnvFile(existing, INCOMING);
     expect(merged.text).toBe(
       [

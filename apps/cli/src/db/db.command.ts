@@ -50,7 +50,8 @@ export async function dbCommand(sub: string | undefined, args: string[], env: No
     io.out.write(`${DB_USAGE}\n`);
     return sub === undefined ? 2 : 0;
   }
-  if (!['backups', 'backup', 'restore'].includes(sub) || positionals.length) throw new UsageError(`unknown: db ${visibleControls([sub, ...positionals].join(' '))}\n\n${DB_USAGE}`);
+  if (!['backups', 'backup', 'restore'].includes(sub) || positionals.length)
+    throw new UsageError(`unknown: db ${visibleControls([sub, ...positionals].join(' '))}\n\n${DB_USAGE}`);
   const config = resolveConfig(values, env, process.cwd());
   const bearer = ownersCredential(config);
   const terminal = createTerminal(io.out, io.err, { json: values.json, verbose: values.verbose, noColor: config.noColor });
@@ -61,25 +62,39 @@ export async function dbCommand(sub: string | undefined, args: string[], env: No
 
   if (sub === 'backups') {
     const list = await client.json<BackupsList>('GET', `${base}/backups`, { bearer });
-    if (terminal.json) return print(list), 0;
-    if (list.health.failedAt) io.err.write(`${terminal.paint.red('!')} the platform's last backup attempt failed (${list.health.failedAt}); the operator sees why in the launcher's log\n`);
+    if (terminal.json) return (print(list), 0);
+    if (list.health.failedAt)
+      io.err.write(
+        `${terminal.paint.red('!')} the platform's last backup attempt failed (${list.health.failedAt}); the operator sees why in the launcher's log\n`,
+      );
     if (!list.pointInTime) {
       io.out.write(`${terminal.paint.dim('no backup yet: the first is taken when the platform starts')}\n`);
       return 0;
     }
-    io.out.write(`Restorable to any moment from ${list.pointInTime.earliest.slice(0, 19).replace('T', ' ')} UTC to now (your plan: ${list.windowDays} day(s) back)\n`);
+    io.out.write(
+      `Restorable to any moment from ${list.pointInTime.earliest.slice(0, 19).replace('T', ' ')} UTC to now (your plan: ${list.windowDays} day(s) back)\n`,
+    );
     io.out.write(`${terminal.paint.dim(`${'ID'.padEnd(36)}  ${'KIND'.padEnd(13)}  ${'AT (UTC)'.padEnd(19)}  SIZE / LABEL`)}\n`);
     for (const b of list.backups) {
       const what = b.kind === 'base' ? (b.sizeBytes === null ? '' : `${formatBytes(b.sizeBytes)} (the whole server)`) : (b.label ?? '');
-      io.out.write(visibleControls(`${b.id}  ${(b.kind === 'base' ? 'backup' : 'restore point').padEnd(13)}  ${b.at.slice(0, 19).replace('T', ' ')}  ${what}`) + '\n');
+      io.out.write(
+        visibleControls(`${b.id}  ${(b.kind === 'base' ? 'backup' : 'restore point').padEnd(13)}  ${b.at.slice(0, 19).replace('T', ' ')}  ${what}`) + '\n',
+      );
     }
-    for (const r of list.restores.slice(0, 5)) io.out.write(terminal.paint.dim(visibleControls(`restore ${r.id}: ${r.status} (to ${r.to}, ${r.into === 'new' ? 'into a new database' : 'in place'})${r.error ? `: ${r.error}` : ''}`)) + '\n');
+    for (const r of list.restores.slice(0, 5))
+      io.out.write(
+        terminal.paint.dim(
+          visibleControls(
+            `restore ${r.id}: ${r.status} (to ${r.to}, ${r.into === 'new' ? 'into a new database' : 'in place'})${r.error ? `: ${r.error}` : ''}`,
+          ),
+        ) + '\n',
+      );
     return 0;
   }
 
   if (sub === 'backup') {
     const point = await client.json<BackupView>('POST', `${base}/backups`, { bearer, body: values.label ? { label: values.label } : {} });
-    if (terminal.json) return print(point), 0;
+    if (terminal.json) return (print(point), 0);
     io.out.write(`${terminal.paint.green('✓')} Restore point ${point.id} at ${point.at} — restore to it with: slipway db restore --to ${point.id}\n`);
     return 0;
   }
@@ -92,7 +107,9 @@ export async function dbCommand(sub: string | undefined, args: string[], env: No
     if (values.into !== undefined && values.into !== 'new' && values.into !== 'in-place') throw new UsageError('--into takes new (or in-place, the default)');
     const into = values.into === 'new' ? 'new' : 'in_place';
     if (into === 'in_place' && !values.yes) {
-      throw new UsageError('an in-place restore replaces what the application sees in its database (the current one is kept under another name): add --yes to go ahead, or --into new to restore beside it');
+      throw new UsageError(
+        'an in-place restore replaces what the application sees in its database (the current one is kept under another name): add --yes to go ahead, or --into new to restore beside it',
+      );
     }
     restore = await client.json<RestoreView>('POST', `${base}/restores`, { bearer, body: { to: restoreTarget(values.to), into } });
     if (!terminal.json) io.err.write(`Restore ${restore.id}: to ${restore.to}, ${into === 'new' ? 'into a new database' : 'in place'}\n`);
@@ -101,7 +118,8 @@ export async function dbCommand(sub: string | undefined, args: string[], env: No
   const started = Date.now();
   while (!values['no-wait'] && (restore.status === 'queued' || restore.status === 'running')) {
     const step = restore.step ?? restore.status;
-    if (step !== lastStep && !terminal.json) io.err.write(`  ${terminal.paint.dim(`${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s`)} ${visibleControls(step)}\n`);
+    if (step !== lastStep && !terminal.json)
+      io.err.write(`  ${terminal.paint.dim(`${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s`)} ${visibleControls(step)}\n`);
     lastStep = step;
     await new Promise((resolve) => setTimeout(resolve, config.pollIntervalMs));
     restore = await client.json<RestoreView>('GET', `${base}/restores/${encodeURIComponent(restore.id)}`, { bearer });
@@ -114,7 +132,8 @@ export async function dbCommand(sub: string | undefined, args: string[], env: No
         ? `${terminal.paint.green('✓')} Restored to ${restore.to} into database ${restore.databaseName}${size} (the app still uses its own; connect with the app's credentials and this database name)\n`
         : `${terminal.paint.green('✓')} Restored to ${restore.to} in place${size}; the database it replaced is kept as ${restore.keptDatabase}\n`,
     );
-  } else if (restore.status === 'failed') io.err.write(`${terminal.paint.red('✗')} Restore ${restore.id} failed: ${visibleControls(restore.error ?? 'unknown error')} (nothing was replaced)\n`);
+  } else if (restore.status === 'failed')
+    io.err.write(`${terminal.paint.red('✗')} Restore ${restore.id} failed: ${visibleControls(restore.error ?? 'unknown error')} (nothing was replaced)\n`);
   else io.out.write(`Restore ${restore.id}: ${restore.status}; follow it with slipway db restore --status ${restore.id}\n`);
   return restore.status === 'failed' ? 1 : 0;
 }

@@ -11,7 +11,10 @@ describe('slipway db restore --to', () => {
     expect(restoreTarget(given, now)).toBe(expected);
   });
 
-  it.each(['2026-11-28T09:30:00Z', 'b4e14fde-f0b9-4559-82e6-5ee7a4134c88', '15 minutes'])('anything else goes as given, for the platform to judge: %s', (given) => {
-    expect(restoreTarget(given, now)).toBe(given);
-  });
+  it.each(['2026-11-28T09:30:00Z', 'b4e14fde-f0b9-4559-82e6-5ee7a4134c88', '15 minutes'])(
+    'anything else goes as given, for the platform to judge: %s',
+    (given) => {
+      expect(restoreTarget(given, now)).toBe(given);
+    },
+  );
 });

@@ -98,7 +98,9 @@ export async function deployCommand(rawArgs: string[], env: NodeJS.ProcessEnv, i
     if (error instanceof ApiError && error.code === 'deploy_in_progress' && error.taskId) {
       // Shown (asked about, hinted at) as text; followed by the id as the platform sent it.
       const running = visibleControls(error.taskId);
-      const accept = values.follow || (terminal.live && isInteractive(io) && (await confirm(io, `A deploy of this application is already running (task ${running}). Follow it?`)));
+      const accept =
+        values.follow ||
+        (terminal.live && isInteractive(io) && (await confirm(io, `A deploy of this application is already running (task ${running}). Follow it?`)));
       if (accept) {
         if (terminal.json) io.err.write(`slipway: a deploy of this application is already running (task ${running})\n`);
         else io.out.write(`Following the running deploy ${terminal.paint.dim(`(task ${running})`)}\n`);
@@ -118,7 +120,10 @@ export async function deployCommand(rawArgs: string[], env: NodeJS.ProcessEnv, i
     else io.out.write(visibleControls(`Queued: task ${taskId}\nFollow it with: slipway status ${taskId} --wait\n`));
     return 0;
   }
-  if (!terminal.json) io.out.write(`Deploying ${target ? `preview ${terminal.paint.bold(target.previewName)} ` : ''}${terminal.paint.dim(`(task ${visibleControls(taskId)})`)}\n`);
+  if (!terminal.json)
+    io.out.write(
+      `Deploying ${target ? `preview ${terminal.paint.bold(target.previewName)} ` : ''}${terminal.paint.dim(`(task ${visibleControls(taskId)})`)}\n`,
+    );
   return follow(taskId);
 }
 
@@ -127,7 +132,13 @@ export async function deployCommand(rawArgs: string[], env: NodeJS.ProcessEnv, i
  * `…/deploy?target=preview&name=`) with a progress bar, the `rootDirectory` field before it;
  * answers the task id.
  */
-async function upload(client: ApiClient, apiKey: string, listing: SourceListing, terminal: Terminal, options: { preview?: { applicationId: string; previewName: string }; rootDirectory?: string }): Promise<string> {
+async function upload(
+  client: ApiClient,
+  apiKey: string,
+  listing: SourceListing,
+  terminal: Terminal,
+  options: { preview?: { applicationId: string; previewName: string }; rootDirectory?: string },
+): Promise<string> {
   const { preview, rootDirectory } = options;
   const line = new LiveLine(terminal);
   const started = Date.now();
@@ -139,18 +150,25 @@ async function upload(client: ApiClient, apiKey: string, listing: SourceListing,
     if (!force && now - lastDraw < REDRAW_MS) return;
     lastDraw = now;
     const fraction = total ? read / total : 1;
-    line.draw(`Uploading ${terminal.paint.cyan(progressBar(fraction))} ${String(Math.floor(fraction * 100)).padStart(3)}%  ${formatBytes(read)} of ${formatBytes(total)} · ${formatBytes(sent)} sent`);
+    line.draw(
+      `Uploading ${terminal.paint.cyan(progressBar(fraction))} ${String(Math.floor(fraction * 100)).padStart(3)}%  ${formatBytes(read)} of ${formatBytes(total)} · ${formatBytes(sent)} sent`,
+    );
   };
   draw(0);
   const archive = sourceArchive(listing.files, draw);
   const { contentType, body } = multipartArchive(archive, (bytes) => (sent += bytes), rootDirectory === undefined ? {} : { rootDirectory });
   try {
-    const path = preview ? `${OWNERS_API}/applications/${encodeURIComponent(preview.applicationId)}/deploy?target=preview&name=${encodeURIComponent(preview.previewName)}` : '/api/v1/deploy';
+    const path = preview
+      ? `${OWNERS_API}/applications/${encodeURIComponent(preview.applicationId)}/deploy?target=preview&name=${encodeURIComponent(preview.previewName)}`
+      : '/api/v1/deploy';
     const accepted = await uploadStream<{ taskId: string }>(client.baseUrl, path, { bearer: apiKey, headers: { 'content-type': contentType } }, body);
     draw(total, true);
     const files = `${listing.files.length} file${listing.files.length === 1 ? '' : 's'}`;
     line.clear();
-    if (!terminal.json) line.print(`${terminal.paint.green('✓')} Uploaded ${files}, ${formatBytes(total)} ${terminal.paint.dim(`(${formatBytes(sent)} compressed, ${formatDuration(Date.now() - started)})`)}`);
+    if (!terminal.json)
+      line.print(
+        `${terminal.paint.green('✓')} Uploaded ${files}, ${formatBytes(total)} ${terminal.paint.dim(`(${formatBytes(sent)} compressed, ${formatDuration(Date.now() - started)})`)}`,
+      );
     return accepted.taskId;
   } catch (error) {
     line.clear();
@@ -159,7 +177,6 @@ async function upload(client: ApiClient, apiKey: string, listing: SourceListing,
     body.destroy();
   }
 }
-
 
 /**
  * `--preview`, `--preview=<name>` or `--preview <name>` (a following word that is a preview
@@ -200,7 +217,8 @@ function isFolder(path: string): boolean {
 }
 
 function checkPreviewName(name: string): string {
-  if (!isPreviewName(name)) throw new UsageError(`not a preview name: "${visibleControls(name.slice(0, 64))}" (1 to 32 lowercase letters, digits and single dashes)`);
+  if (!isPreviewName(name))
+    throw new UsageError(`not a preview name: "${visibleControls(name.slice(0, 64))}" (1 to 32 lowercase letters, digits and single dashes)`);
   return name;
 }
 
@@ -208,7 +226,13 @@ function checkPreviewName(name: string): string {
 async function branchPreviewName(dir: string): Promise<string> {
   try {
     const { stdout } = await promisify(execFile)('git', ['-C', dir, 'rev-parse', '--abbrev-ref', 'HEAD'], { timeout: 5000 });
-    const name = stdout.trim().toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 32).replace(/-+$/g, '');
+    const name = stdout
+      .trim()
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 32)
+      .replace(/-+$/g, '');
     return name && name !== 'head' && isPreviewName(name) ? name : 'preview';
   } catch {
     return 'preview';

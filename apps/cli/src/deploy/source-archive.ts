@@ -19,11 +19,17 @@ export function sourceArchive(files: SourceFile[], onProgress: ProgressListener 
   const fill = async () => {
     for (const file of files) {
       if (file.link !== undefined) {
-        await new Promise<void>((resolve, reject) => pack.entry({ name: file.path, type: 'symlink', linkname: file.link, mode: 0o777, mtime: new Date(0), uid: 0, gid: 0 }, (error) => (error ? reject(error) : resolve())));
+        await new Promise<void>((resolve, reject) =>
+          pack.entry({ name: file.path, type: 'symlink', linkname: file.link, mode: 0o777, mtime: new Date(0), uid: 0, gid: 0 }, (error) =>
+            error ? reject(error) : resolve(),
+          ),
+        );
         continue;
       }
       await new Promise<void>((resolve, reject) => {
-        const entry = pack.entry({ name: file.path, size: file.size, mode: file.mode, mtime: new Date(0), uid: 0, gid: 0, type: 'file' }, (error) => (error ? reject(error) : resolve()));
+        const entry = pack.entry({ name: file.path, size: file.size, mode: file.mode, mtime: new Date(0), uid: 0, gid: 0, type: 'file' }, (error) =>
+          error ? reject(error) : resolve(),
+        );
         const content = createReadStream(file.absolute);
         content.on('data', (chunk) => {
           read += chunk.length;
@@ -50,10 +56,16 @@ export interface MultipartUpload {
  * the text `fields` (`rootDirectory`): first, so the platform refuses a bad value before the
  * archive is sent. Their names and values are the caller's, already checked.
  */
-export function multipartArchive(archive: Readable, onSent: (bytes: number) => void = () => {}, fields: Record<string, string> = {}, filename = 'source.tar.gz'): MultipartUpload {
+export function multipartArchive(
+  archive: Readable,
+  onSent: (bytes: number) => void = () => {},
+  fields: Record<string, string> = {},
+  filename = 'source.tar.gz',
+): MultipartUpload {
   const boundary = `----slipway-${randomBytes(12).toString('hex')}`;
   async function* parts(): AsyncGenerator<Buffer> {
-    for (const [name, value] of Object.entries(fields)) yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
+    for (const [name, value] of Object.entries(fields))
+      yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
     yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="archive"; filename="${filename}"\r\nContent-Type: application/gzip\r\n\r\n`);
     for await (const chunk of archive) {
       onSent((chunk as Buffer).length);

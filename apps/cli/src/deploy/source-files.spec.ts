@@ -32,12 +32,27 @@ describe('listSourceFiles (real file system)', () => {
   });
 
   it('a deeper .gitignore overrides a shallower one, and anchored patterns stay in their folder', async () => {
-    await write({ '.gitignore': '*.map\n/build\n', 'build/x.js': '', 'web/build/y.js': '', 'web/app.js.map': '', 'web/.gitignore': '!app.js.map\n', 'z.map': '' });
+    await write({
+      '.gitignore': '*.map\n/build\n',
+      'build/x.js': '',
+      'web/build/y.js': '',
+      'web/app.js.map': '',
+      'web/.gitignore': '!app.js.map\n',
+      'z.map': '',
+    });
     expect(await paths()).toEqual(['.gitignore', 'web/.gitignore', 'web/app.js.map', 'web/build/y.js']);
   });
 
   it('never sends node_modules, .git, .env* or .slipway.json at any depth of node_modules/.git, unless included', async () => {
-    await write({ 'node_modules/a/i.js': '', 'pkg/node_modules/b/i.js': '', '.git/config': '', '.env': '', 'api/.env.local': '', '.slipway.json': '{}', 'ok.js': '' });
+    await write({
+      'node_modules/a/i.js': '',
+      'pkg/node_modules/b/i.js': '',
+      '.git/config': '',
+      '.env': '',
+      'api/.env.local': '',
+      '.slipway.json': '{}',
+      'ok.js': '',
+    });
     expect(await paths()).toEqual(['ok.js']);
     expect(await paths(['**/.env.local', 'pkg/node_modules/b/'])).toEqual(['api/.env.local', 'ok.js', 'pkg/node_modules/b/i.js']);
   });

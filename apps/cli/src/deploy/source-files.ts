@@ -129,7 +129,13 @@ async function checkLinks(root: string, files: SourceFile[]): Promise<void> {
     const syntax = linkTargetProblem(file.link!, LIMITS.upload);
     const kind = syntax ? null : resolver.resolve(file.path).kind;
     const why =
-      syntax === 'has an absolute target' || kind === 'outside' ? 'leads outside the project' : kind === 'loop' ? 'is in a loop of links' : kind === 'too_complex' ? 'cannot be checked (the links take too many steps to follow)' : syntax;
+      syntax === 'has an absolute target' || kind === 'outside'
+        ? 'leads outside the project'
+        : kind === 'loop'
+          ? 'is in a loop of links'
+          : kind === 'too_complex'
+            ? 'cannot be checked (the links take too many steps to follow)'
+            : syntax;
     if (why) problems.push(`${file.path} -> ${file.link}: ${why}`);
   }
   if (problems.length === 0) return;

@@ -47,7 +47,9 @@ export class TaskView {
     if (running?.startedAt) {
       this.line.draw(`${spinner} ${running.name.padEnd(8)} ${this.terminal.paint.dim(formatDuration(Date.now() - Date.parse(running.startedAt)))}`);
     } else {
-      this.line.draw(`${spinner} ${task.status === 'queued' ? 'queued, waiting for a build worker' : task.status} ${this.terminal.paint.dim(formatDuration(Date.now() - Date.parse(task.createdAt)))}`);
+      this.line.draw(
+        `${spinner} ${task.status === 'queued' ? 'queued, waiting for a build worker' : task.status} ${this.terminal.paint.dim(formatDuration(Date.now() - Date.parse(task.createdAt)))}`,
+      );
     }
   }
 
@@ -99,7 +101,10 @@ export class TaskView {
     const { paint } = this.terminal;
     for (const step of task.steps) {
       if (isSettled(step)) this.terminal.out.write(`${stepLine(step, paint)}\n`);
-      else if (step.status === 'running') this.terminal.out.write(`${paint.cyan('…')} ${step.name.padEnd(8)} ${paint.dim(step.startedAt ? `running for ${formatDuration(Date.now() - Date.parse(step.startedAt))}` : 'running')}\n`);
+      else if (step.status === 'running')
+        this.terminal.out.write(
+          `${paint.cyan('…')} ${step.name.padEnd(8)} ${paint.dim(step.startedAt ? `running for ${formatDuration(Date.now() - Date.parse(step.startedAt))}` : 'running')}\n`,
+        );
       else this.terminal.out.write(`${paint.dim(`· ${step.name.padEnd(8)} pending`)}\n`);
     }
   }

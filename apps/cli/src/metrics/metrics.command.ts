@@ -31,7 +31,12 @@ interface Point {
 const ms = (v: number | null) => (v === null ? '–' : `${v} ms`);
 
 export async function metricsCommand(args: string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<number> {
-  const { values, positionals } = parseFlags(args, { ...CONNECTION_OPTIONS, application: { type: 'string' }, range: { type: 'string', default: 'hour' }, preview: { type: 'string' } });
+  const { values, positionals } = parseFlags(args, {
+    ...CONNECTION_OPTIONS,
+    application: { type: 'string' },
+    range: { type: 'string', default: 'hour' },
+    preview: { type: 'string' },
+  });
   if (values.help) {
     io.out.write(`${METRICS_USAGE}\n`);
     return 0;
@@ -43,14 +48,21 @@ export async function metricsCommand(args: string[], env: NodeJS.ProcessEnv, io:
   const terminal = createTerminal(io.out, io.err, { json: values.json, verbose: values.verbose, noColor: config.noColor });
   const client = new ApiClient(config.url);
   const applicationId = await resolveApplication(client, bearer, config.applicationId);
-  const series = await client.json<{ summary: Point; points: Point[] }>('GET', `${OWNERS_API}/applications/${encodeURIComponent(applicationId)}/metrics`, { bearer, query: { range: values.range, ...(values.preview !== undefined ? { preview: values.preview } : {}) } });
+  const series = await client.json<{ summary: Point; points: Point[] }>('GET', `${OWNERS_API}/applications/${encodeURIComponent(applicationId)}/metrics`, {
+    bearer,
+    query: { range: values.range, ...(values.preview !== undefined ? { preview: values.preview } : {}) },
+  });
   if (terminal.json) {
     io.out.write(`${terminalJson(series)}\n`);
     return 0;
   }
   const s = series.summary;
   // Keys and all: from the platform, shown, never interpreted.
-  const classes = visibleControls(Object.entries(s.byClass).map(([c, n]) => `${c} ${n}`).join(' · '));
+  const classes = visibleControls(
+    Object.entries(s.byClass)
+      .map(([c, n]) => `${c} ${n}`)
+      .join(' · '),
+  );
   io.out.write(`${terminal.paint.bold(`Last ${values.range}`)}
   requests   ${s.requests} (${s.requestsPerSecond}/s)   ${classes}
   latency    p50 ${ms(s.latencyMs.p50)} · p95 ${ms(s.latencyMs.p95)} · p99 ${ms(s.latencyMs.p99)}

@@ -22,7 +22,11 @@ export function isTty(stream: NodeJS.WritableStream): boolean {
   return Boolean((stream as NodeJS.WriteStream).isTTY);
 }
 
-export function createTerminal(out: NodeJS.WritableStream, err: NodeJS.WritableStream, options: { json: boolean; verbose: boolean; noColor: boolean }): Terminal {
+export function createTerminal(
+  out: NodeJS.WritableStream,
+  err: NodeJS.WritableStream,
+  options: { json: boolean; verbose: boolean; noColor: boolean },
+): Terminal {
   const tty = isTty(out);
   const json = options.json || !tty;
   return { out, err, json, verbose: options.verbose, live: tty && !json, paint: paint(tty && !json && !options.noColor) };

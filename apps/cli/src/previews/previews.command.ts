@@ -32,7 +32,8 @@ export async function previewsCommand(args: string[], env: NodeJS.ProcessEnv, io
     return 0;
   }
   const [sub = 'list', ...rest] = positionals;
-  if (sub === 'list' ? rest.length !== 0 : sub === 'rm' ? rest.length !== 1 : true) throw new UsageError(`${sub === 'rm' ? 'previews rm takes one name' : `unknown: previews ${visibleControls(positionals.join(' '))}`}\n\n${PREVIEWS_USAGE}`);
+  if (sub === 'list' ? rest.length !== 0 : sub === 'rm' ? rest.length !== 1 : true)
+    throw new UsageError(`${sub === 'rm' ? 'previews rm takes one name' : `unknown: previews ${visibleControls(positionals.join(' '))}`}\n\n${PREVIEWS_USAGE}`);
   const config = resolveConfig(values, env, process.cwd());
   const bearer = ownersCredential(config);
   const terminal = createTerminal(io.out, io.err, { json: values.json, verbose: values.verbose, noColor: config.noColor });

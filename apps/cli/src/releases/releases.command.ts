@@ -45,7 +45,8 @@ export async function releasesCommand(command: keyof typeof USAGE, args: string[
   }
   const most = command === 'releases' ? 0 : 1;
   const least = command === 'promote' ? 1 : 0;
-  if (positionals.length < least || positionals.length > most) throw new UsageError(`${command} takes ${most === 0 ? 'no arguments' : least ? 'one release id' : 'at most one release id'}\n\n${USAGE[command]}`);
+  if (positionals.length < least || positionals.length > most)
+    throw new UsageError(`${command} takes ${most === 0 ? 'no arguments' : least ? 'one release id' : 'at most one release id'}\n\n${USAGE[command]}`);
   const config = resolveConfig(values, env, process.cwd());
   const bearer = ownersCredential(config);
   const terminal = createTerminal(io.out, io.err, { json: values.json, verbose: values.verbose, noColor: config.noColor });
@@ -78,10 +79,20 @@ function printReleases(releases: ReleaseView[], terminal: Terminal): void {
     terminal.out.write(`${terminal.paint.dim('no releases yet: slipway deploy makes one')}\n`);
     return;
   }
-  const rows = releases.map((r) => [visibleControls(r.id), new Date(r.createdAt).toISOString().replace('T', ' ').slice(0, 19), visibleControls(r.deploymentId), r.live ? 'live' : r.preview ? visibleControls(`preview ${r.preview}`) : r.deploymentStatus === 'succeeded' ? '' : visibleControls(r.deploymentStatus), formatBytes(r.sizeBytes)]);
+  const rows = releases.map((r) => [
+    visibleControls(r.id),
+    new Date(r.createdAt).toISOString().replace('T', ' ').slice(0, 19),
+    visibleControls(r.deploymentId),
+    r.live ? 'live' : r.preview ? visibleControls(`preview ${r.preview}`) : r.deploymentStatus === 'succeeded' ? '' : visibleControls(r.deploymentStatus),
+    formatBytes(r.sizeBytes),
+  ]);
   const header = ['RELEASE', 'CREATED (UTC)', 'DEPLOYMENT', 'STATE', 'SIZE'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   terminal.out.write(`${terminal.paint.bold(line(header))}\n`);
   for (const row of rows) terminal.out.write(`${row[3] === 'live' ? terminal.paint.green(line(row)) : line(row)}\n`);
 }

@@ -22,8 +22,14 @@ ${CONNECTION_USAGE}`;
 const NAME = /^[A-Z_][A-Z0-9_]*$/;
 
 export async function secretsCommand(sub: string | undefined, args: string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<number> {
-  const { values, positionals } = parseFlags(args, { ...CONNECTION_OPTIONS, preview: { type: 'boolean', default: false }, production: { type: 'boolean', default: false }, application: { type: 'string' } });
-  if (values.preview && values.production) throw new UsageError('--preview and --production name one scope each: give one (without either, a value is for both)');
+  const { values, positionals } = parseFlags(args, {
+    ...CONNECTION_OPTIONS,
+    preview: { type: 'boolean', default: false },
+    production: { type: 'boolean', default: false },
+    application: { type: 'string' },
+  });
+  if (values.preview && values.production)
+    throw new UsageError('--preview and --production name one scope each: give one (without either, a value is for both)');
   const scope = values.preview ? 'preview' : values.production ? 'production' : undefined;
   if (values.help || !sub) {
     io.out.write(`${SECRETS_USAGE}\n`);
@@ -65,7 +71,16 @@ export async function secretsCommand(sub: string | undefined, args: string[], en
 }
 
 /** The owners' API's secrets: values of one scope, and names with their scopes. */
-async function scopedSecrets(client: ApiClient, bearer: string, named: string | undefined, sub: string, body: { secrets: Record<string, string | null> } | undefined, scope: string | undefined, terminal: Terminal, io: CommandIo): Promise<number> {
+async function scopedSecrets(
+  client: ApiClient,
+  bearer: string,
+  named: string | undefined,
+  sub: string,
+  body: { secrets: Record<string, string | null> } | undefined,
+  scope: string | undefined,
+  terminal: Terminal,
+  io: CommandIo,
+): Promise<number> {
   const applicationId = await resolveApplication(client, bearer, named);
   const path = `${OWNERS_API}/applications/${encodeURIComponent(applicationId)}/secrets${scope ? `?scope=${scope}` : ''}`;
   const result = body
@@ -76,11 +91,21 @@ async function scopedSecrets(client: ApiClient, bearer: string, named: string | 
     return 0;
   }
   const where = scope === 'preview' ? 'previews' : 'production';
-  if (sub === 'set') io.out.write(`${terminal.paint.green('✓')} Set ${Object.keys(body!.secrets).join(', ')} for ${where}; takes effect on the next deploy${scope === 'preview' ? ' of a preview' : ''}\n`);
-  if (sub === 'unset') io.out.write(`${terminal.paint.green('✓')} Removed the ${where} value of ${Object.keys(body!.secrets).join(', ')}; takes effect on the next deploy\n`);
+  if (sub === 'set')
+    io.out.write(
+      `${terminal.paint.green('✓')} Set ${Object.keys(body!.secrets).join(', ')} for ${where}; takes effect on the next deploy${scope === 'preview' ? ' of a preview' : ''}\n`,
+    );
+  if (sub === 'unset')
+    io.out.write(`${terminal.paint.green('✓')} Removed the ${where} value of ${Object.keys(body!.secrets).join(', ')}; takes effect on the next deploy\n`);
   if (sub === 'list') {
     const secrets = (result as { secrets?: { name: string; scopes: string[] }[] }).secrets ?? [];
-    io.out.write(secrets.length ? visibleControls(`${secrets.map((s) => `${s.name}  ${terminal.paint.dim(s.scopes.map((x) => (x === 'all' ? 'production+preview' : x)).join(', '))}`).join('\n')}\n`) : `${terminal.paint.dim('no secrets set')}\n`);
+    io.out.write(
+      secrets.length
+        ? visibleControls(
+            `${secrets.map((s) => `${s.name}  ${terminal.paint.dim(s.scopes.map((x) => (x === 'all' ? 'production+preview' : x)).join(', '))}`).join('\n')}\n`,
+          )
+        : `${terminal.paint.dim('no secrets set')}\n`,
+    );
   }
   return 0;
 }

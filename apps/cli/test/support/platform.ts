@@ -4,7 +4,19 @@ import { createReadStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI_MAIN, ROOT, createTestDatabase, freePort, startProcess, testRedisPrefix, waitFor, serviceTestEnv, type CliResult, type RunningProcess, type TestDatabase } from '@slipway/testing';
+import {
+  CLI_MAIN,
+  ROOT,
+  createTestDatabase,
+  freePort,
+  startProcess,
+  testRedisPrefix,
+  waitFor,
+  serviceTestEnv,
+  type CliResult,
+  type RunningProcess,
+  type TestDatabase,
+} from '@slipway/testing';
 import pg from 'pg';
 import tar from 'tar-stream';
 
@@ -79,10 +91,20 @@ export async function startPlatform(label: string): Promise<PlatformUnderTest> {
   sql.on('error', () => undefined);
   const children = new Set<ChildProcess>();
 
-  const cliEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ PATH: process.env['PATH'], SLIPWAY_URL: url, SLIPWAY_POLL_INTERVAL_MS: '100', ...extra });
+  const cliEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
+    PATH: process.env['PATH'],
+    SLIPWAY_URL: url,
+    SLIPWAY_POLL_INTERVAL_MS: '100',
+    ...extra,
+  });
   const spawnCli = (args: string[], options: SpawnOptions = {}): RunningCli => {
     const [command, ...prefix] = options.command ?? ['node', CLI_MAIN];
-    const child = spawn(command!, [...prefix, ...args], { cwd: options.cwd ?? tmpdir(), env: options.env ?? cliEnv(), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const child = spawn(command!, [...prefix, ...args], {
+      cwd: options.cwd ?? tmpdir(),
+      env: options.env ?? cliEnv(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
     children.add(child);
     child.on('close', () => children.delete(child));
     let stdout = '';
@@ -129,7 +151,9 @@ export async function startPlatform(label: string): Promise<PlatformUnderTest> {
 /** What the gateway stored for a task: `sources/<taskId>.tar.gz` in its BLOB_DIR, name → mode and content. */
 export async function storedSource(blobDir: string, taskId: string): Promise<Map<string, { mode: number; content: string; linkname?: string }>> {
   const extract = tar.extract();
-  createReadStream(join(blobDir, 'sources', `${taskId}.tar.gz`)).pipe(createGunzip()).pipe(extract as unknown as NodeJS.WritableStream);
+  createReadStream(join(blobDir, 'sources', `${taskId}.tar.gz`))
+    .pipe(createGunzip())
+    .pipe(extract as unknown as NodeJS.WritableStream);
   const entries = new Map<string, { mode: number; content: string; linkname?: string }>();
   for await (const entry of extract) {
     const chunks: Buffer[] = [];

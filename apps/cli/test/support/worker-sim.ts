@@ -16,7 +16,14 @@ export function stepsUpTo(done: number, current?: { status: StepStatus; log?: st
     if (i < done) return { name, status: 'succeeded', startedAt, finishedAt, durationMs: 1000 + i * 100, log: `${name} ok\n` };
     if (i === done && current) {
       const finished = current.status !== 'running';
-      return { name, status: current.status, startedAt, finishedAt: finished ? finishedAt : null, durationMs: finished ? 1000 + i * 100 : null, log: current.log ?? '' };
+      return {
+        name,
+        status: current.status,
+        startedAt,
+        finishedAt: finished ? finishedAt : null,
+        durationMs: finished ? 1000 + i * 100 : null,
+        log: current.log ?? '',
+      };
     }
     return { name, status: 'pending', startedAt: null, finishedAt: null, durationMs: null, log: '' };
   });
@@ -36,7 +43,15 @@ export async function advanceTask(sql: pg.Pool, taskId: string, patch: TaskPatch
     `UPDATE deployments SET status = $2, steps = $3::jsonb, warnings = $4::jsonb, hazards = $5::jsonb, error = $6::jsonb,
        started_at = COALESCE(started_at, now()), finished_at = CASE WHEN $7 THEN now() ELSE NULL END, updated_at = now()
      WHERE id = $1`,
-    [taskId, patch.status, JSON.stringify(patch.steps), JSON.stringify(patch.warnings ?? []), JSON.stringify(patch.hazards ?? []), patch.error ? JSON.stringify(patch.error) : null, finished],
+    [
+      taskId,
+      patch.status,
+      JSON.stringify(patch.steps),
+      JSON.stringify(patch.warnings ?? []),
+      JSON.stringify(patch.hazards ?? []),
+      patch.error ? JSON.stringify(patch.error) : null,
+      finished,
+    ],
   );
   if (rowCount !== 1) throw new Error(`no deployment ${taskId}`);
 }

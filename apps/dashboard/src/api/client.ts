@@ -23,7 +23,12 @@ export function describeError(error: unknown): string {
     if (['bad_request', 'too_large', 'domain_taken', 'domain_unverified'].includes(error.code)) return error.message;
     if (error.code === 'unauthorized' && error.message.includes('email or password')) return 'That email and password do not match an account.';
     // An answer without the platform's JSON (a proxy's page): worded by its status, never raw.
-    if (error.code.startsWith('http_')) return error.status === 502 || error.status === 503 || error.status === 504 ? FRIENDLY['unavailable']! : error.status >= 500 ? FRIENDLY['internal']! : `The platform answered HTTP ${error.status}.`;
+    if (error.code.startsWith('http_'))
+      return error.status === 502 || error.status === 503 || error.status === 504
+        ? FRIENDLY['unavailable']!
+        : error.status >= 500
+          ? FRIENDLY['internal']!
+          : `The platform answered HTTP ${error.status}.`;
     return FRIENDLY[error.code] ?? error.message;
   }
   return 'Could not reach the platform. Check your connection and try again.';
@@ -33,7 +38,12 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   const headers: Record<string, string> = {};
   if (method !== 'GET') headers['X-Slipway-Csrf'] = '1';
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const response = await fetch(`/dashboard/api${path}`, { method, headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(`/dashboard/api${path}`, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await response.text();
   const json = parseJson(text);
   if (!response.ok) {

@@ -54,7 +54,15 @@ export function CredentialsPanel({ noun, basePath, listField, secretField, intro
       <div className="card">
         {intro}
         <form className="inline-form" onSubmit={create}>
-          <Field label={`Name of the new ${noun}`} name="credential-name" required maxLength={100} placeholder="e.g. GitHub Actions" value={name} onChange={(e) => setName(e.target.value)} />
+          <Field
+            label={`Name of the new ${noun}`}
+            name="credential-name"
+            required
+            maxLength={100}
+            placeholder="e.g. GitHub Actions"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+          />
           <Button type="submit" busy={busy === 'new'}>
             Create {noun}
           </Button>

@@ -6,7 +6,19 @@ import { Button, CopyButton } from './ui.js';
  * value, each copyable), the last check's problem, and — once verified — the trusted origins it
  * added. Verify looks the record up now; on a verified domain it re-checks it.
  */
-export function DomainCard({ domain, busy, verifying, onVerify, onRemove }: { domain: Domain; busy: boolean; verifying: boolean; onVerify(): void; onRemove(): void }) {
+export function DomainCard({
+  domain,
+  busy,
+  verifying,
+  onVerify,
+  onRemove,
+}: {
+  domain: Domain;
+  busy: boolean;
+  verifying: boolean;
+  onVerify(): void;
+  onRemove(): void;
+}) {
   const verified = domain.status === 'verified';
   const rows: [string, string][] = [
     ['Name', domain.record.name],
@@ -23,7 +35,8 @@ export function DomainCard({ domain, busy, verifying, onVerify, onRemove }: { do
         </h3>
         {verified ? null : (
           <p className="muted">
-            Prove you control this domain: add this DNS record at your DNS provider, then press Verify. Until it is verified the domain is not served and the sign-in service does not trust it.
+            Prove you control this domain: add this DNS record at your DNS provider, then press Verify. Until it is verified the domain is not served and the
+            sign-in service does not trust it.
           </p>
         )}
         <table className="dns-record" aria-label={`DNS record for ${domain.hostname}`}>
@@ -56,7 +69,14 @@ export function DomainCard({ domain, busy, verifying, onVerify, onRemove }: { do
         ) : null}
       </div>
       <div className="domain-actions">
-        <Button type="button" variant={verified ? 'secondary' : 'primary'} busy={verifying} disabled={busy} onClick={onVerify} aria-label={`${verified ? 'Re-check' : 'Verify'} ${domain.hostname}`}>
+        <Button
+          type="button"
+          variant={verified ? 'secondary' : 'primary'}
+          busy={verifying}
+          disabled={busy}
+          onClick={onVerify}
+          aria-label={`${verified ? 'Re-check' : 'Verify'} ${domain.hostname}`}
+        >
           {verified ? 'Re-check' : 'Verify'}
         </Button>
         <Button type="button" variant="danger" disabled={busy} onClick={onRemove} aria-label={`Remove ${domain.hostname}`}>

@@ -1,7 +1,15 @@
 import type { Finding } from '../api/types.js';
 import { CopyButton } from './ui.js';
 
-const TONE: Record<string, 'danger' | 'warning' | 'info'> = { critical: 'danger', high: 'danger', error: 'danger', medium: 'warning', warning: 'warning', low: 'info', info: 'info' };
+const TONE: Record<string, 'danger' | 'warning' | 'info'> = {
+  critical: 'danger',
+  high: 'danger',
+  error: 'danger',
+  medium: 'warning',
+  warning: 'warning',
+  low: 'info',
+  info: 'info',
+};
 
 /** One warning or hazard as a readable card: severity colour, message, the file it concerns. */
 export function FindingCard({ finding, kind }: { finding: Finding; kind: 'warning' | 'hazard' }) {

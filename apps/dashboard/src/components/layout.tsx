@@ -34,7 +34,8 @@ export function Layout({ children }: { children: ReactNode }) {
         {owner ? (
           <nav className="account" aria-label="Account">
             <span className="plan" title="Application databases used on your plan">
-              {PLAN_NAMES[owner.plan] ?? owner.plan} plan · {owner.databases.used} of {owner.databases.allowed} database{owner.databases.allowed === 1 ? '' : 's'}
+              {PLAN_NAMES[owner.plan] ?? owner.plan} plan · {owner.databases.used} of {owner.databases.allowed} database
+              {owner.databases.allowed === 1 ? '' : 's'}
             </span>
             <span className="email">{owner.email}</span>
             <button type="button" className="button button-ghost" onClick={() => void signOut()}>

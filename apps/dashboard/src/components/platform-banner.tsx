@@ -13,8 +13,8 @@ export function PlatformBanner() {
   if (!data || data.buildWorker.status !== 'down') return null;
   return (
     <div className="notice notice-warning platform-banner" role="status">
-      <strong>Builds are paused.</strong> No build worker is consuming the deploy queue right now. New deploys are accepted and wait in the
-      queue; they start as soon as a worker is back. Running applications are not affected.
+      <strong>Builds are paused.</strong> No build worker is consuming the deploy queue right now. New deploys are accepted and wait in the queue; they start as
+      soon as a worker is back. Running applications are not affected.
     </div>
   );
 }

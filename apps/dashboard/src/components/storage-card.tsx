@@ -18,7 +18,8 @@ export function StorageCard({ storage }: { storage: Resource<ApplicationStorageV
       <dl className="facts">
         <dt>Releases</dt>
         <dd>
-          {plural(releases.count, 'release')}, {formatBytes(releases.bytes)} <span className="muted">(the live one and the newest {releases.kept} are kept)</span>
+          {plural(releases.count, 'release')}, {formatBytes(releases.bytes)}{' '}
+          <span className="muted">(the live one and the newest {releases.kept} are kept)</span>
         </dd>
         <dt>Sources</dt>
         <dd>

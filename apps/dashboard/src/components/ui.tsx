@@ -24,7 +24,12 @@ export function Field({ label, hint, error, ...input }: { label: string; hint?: 
   );
 }
 
-export function Button({ variant = 'primary', busy, children, ...rest }: { variant?: 'primary' | 'secondary' | 'danger' | 'ghost'; busy?: boolean } & ButtonHTMLAttributes<HTMLButtonElement>) {
+export function Button({
+  variant = 'primary',
+  busy,
+  children,
+  ...rest
+}: { variant?: 'primary' | 'secondary' | 'danger' | 'ghost'; busy?: boolean } & ButtonHTMLAttributes<HTMLButtonElement>) {
   return (
     <button className={`button button-${variant}`} disabled={busy || rest.disabled} aria-busy={busy || undefined} {...rest}>
       {children}

@@ -85,7 +85,15 @@ function CreateApplication() {
           placeholder="My Shop"
           value={name}
           onChange={(e) => setName(e.target.value)}
-          hint={name.trim() ? <>Its address will start with <code>{slugify(name)}</code> (a number is added if that is taken).</> : 'You can use any name; the address is made from it.'}
+          hint={
+            name.trim() ? (
+              <>
+                Its address will start with <code>{slugify(name)}</code> (a number is added if that is taken).
+              </>
+            ) : (
+              'You can use any name; the address is made from it.'
+            )
+          }
         />
         <Button type="submit" busy={busy}>
           Create application

@@ -36,7 +36,10 @@ function LiveBuildOutput({ appId, deploymentId }: { appId: string; deploymentId:
 const POLL_MS = 1500;
 
 export function DeploymentPage({ appId, deploymentId }: { appId: string; deploymentId: string }) {
-  const task = useResource<DeploymentTask>(`/applications/${appId}/deployments/${deploymentId}`, { pollMs: POLL_MS, keepPolling: (t) => !isTerminal(t.status) });
+  const task = useResource<DeploymentTask>(`/applications/${appId}/deployments/${deploymentId}`, {
+    pollMs: POLL_MS,
+    keepPolling: (t) => !isTerminal(t.status),
+  });
   if (task.loading) return <Loading what="the deployment" />;
   if (!task.data) return <ErrorNotice error={task.error} />;
   const t = task.data;
@@ -44,7 +47,8 @@ export function DeploymentPage({ appId, deploymentId }: { appId: string; deploym
   return (
     <div className="stack">
       <nav className="breadcrumbs" aria-label="Breadcrumb">
-        <Link to="/">Applications</Link> <span aria-hidden="true">/</span> <Link to={`/apps/${appId}/deployments`}>Deployments</Link> <span aria-hidden="true">/</span>{' '}
+        <Link to="/">Applications</Link> <span aria-hidden="true">/</span> <Link to={`/apps/${appId}/deployments`}>Deployments</Link>{' '}
+        <span aria-hidden="true">/</span>{' '}
         <span aria-current="page" className="mono">
           {t.taskId.slice(0, 8)}
         </span>
@@ -121,7 +125,9 @@ function StepRow({ step }: { step: Step }) {
         <span className="step-dot" aria-hidden="true" />
         <span className="step-name">{step.name}</span>
         <StatusBadge status={step.status} />
-        <span className="muted step-duration">{step.durationMs !== null ? formatDuration(step.durationMs) : live !== null ? `${formatDuration(live)}…` : ''}</span>
+        <span className="muted step-duration">
+          {step.durationMs !== null ? formatDuration(step.durationMs) : live !== null ? `${formatDuration(live)}…` : ''}
+        </span>
       </div>
       {step.log ? (
         <details open={step.status === 'running' || step.status === 'failed'}>
@@ -148,7 +154,10 @@ function SpecList({ spec }: { spec: Record<string, unknown> }) {
 }
 
 function humanise(key: string): string {
-  const words = key.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/[_-]+/g, ' ').toLowerCase();
+  const words = key
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .replace(/[_-]+/g, ' ')
+    .toLowerCase();
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 

@@ -10,7 +10,8 @@ export function ApiKeysTab({ app }: { app: ApplicationDetails }) {
       secretField="key"
       intro={
         <p className="muted">
-          A project API key deploys <strong>{app.name}</strong> and manages its secrets through <code>{app.apiBaseUrl}</code>. It works for this application only.
+          A project API key deploys <strong>{app.name}</strong> and manages its secrets through <code>{app.apiBaseUrl}</code>. It works for this application
+          only.
         </p>
       }
       empty={<p>No API keys yet. Create one to deploy from your terminal or CI.</p>}

@@ -13,7 +13,17 @@ const SHOWN = 10;
  * (before a risky migration, say), and the backups and restore points, each one click from the
  * restore form.
  */
-export function BackupsCard({ path, info, onChange, onPick }: { path: string; info: DatabaseBackups; onChange(): Promise<void>; onPick(backup: Backup): void }) {
+export function BackupsCard({
+  path,
+  info,
+  onChange,
+  onPick,
+}: {
+  path: string;
+  info: DatabaseBackups;
+  onChange(): Promise<void>;
+  onPick(backup: Backup): void;
+}) {
   const [label, setLabel] = useState('');
   const [marked, setMarked] = useState<Backup | null>(null);
   const [showAll, setShowAll] = useState(false);
@@ -35,13 +45,26 @@ export function BackupsCard({ path, info, onChange, onPick }: { path: string; in
       {pointInTime ? (
         <p>
           Restorable to any moment since <strong>{formatMoment(pointInTime.earliest)}</strong> (your plan: {windowDays} day{windowDays === 1 ? '' : 's'}).
-          {health.lastBackupAt ? <span className="muted"> Last full backup {formatWhen(health.lastBackupAt)}; every change since is kept as it happens.</span> : null}
+          {health.lastBackupAt ? (
+            <span className="muted"> Last full backup {formatWhen(health.lastBackupAt)}; every change since is kept as it happens.</span>
+          ) : null}
         </p>
       ) : (
-        <p className="muted">No backup to restore from yet. The platform takes its first backup when it starts; from then on the database can be restored to any moment. This page checks again every few seconds.</p>
+        <p className="muted">
+          No backup to restore from yet. The platform takes its first backup when it starts; from then on the database can be restored to any moment. This page
+          checks again every few seconds.
+        </p>
       )}
       <form className="inline-form" onSubmit={mark} aria-label="Mark a restore point">
-        <Field label="Label (optional)" name="restore-point-label" maxLength={100} placeholder="before the orders migration" autoComplete="off" value={label} onChange={(e) => setLabel(e.target.value)} />
+        <Field
+          label="Label (optional)"
+          name="restore-point-label"
+          maxLength={100}
+          placeholder="before the orders migration"
+          autoComplete="off"
+          value={label}
+          onChange={(e) => setLabel(e.target.value)}
+        />
         <Button type="submit" variant="secondary" busy={action.busy !== null}>
           Mark a restore point
         </Button>
@@ -49,7 +72,8 @@ export function BackupsCard({ path, info, onChange, onPick }: { path: string; in
       <ErrorNotice error={action.error} />
       {marked ? (
         <p className="notice notice-success" role="status">
-          Restore point “{marked.label}” marked at {formatMoment(marked.at)}.{isRestorable(marked.at, pointInTime, now) ? ' Restore to it from its row below, now or later.' : ''}
+          Restore point “{marked.label}” marked at {formatMoment(marked.at)}.
+          {isRestorable(marked.at, pointInTime, now) ? ' Restore to it from its row below, now or later.' : ''}
         </p>
       ) : null}
       {backups.length > 0 ? (
@@ -93,7 +117,9 @@ function BackupRow({ backup: b, restorable, onPick }: { backup: Backup; restorab
       <td data-label="Taken">
         <time dateTime={b.at}>{formatMoment(b.at)}</time> <span className="muted">({formatWhen(b.at)})</span>
       </td>
-      <td data-label={b.kind === 'base' ? 'Size' : 'Label'}>{b.kind === 'base' ? (b.sizeBytes === null ? '—' : formatBytes(b.sizeBytes)) : `“${b.label ?? 'restore point'}”`}</td>
+      <td data-label={b.kind === 'base' ? 'Size' : 'Label'}>
+        {b.kind === 'base' ? (b.sizeBytes === null ? '—' : formatBytes(b.sizeBytes)) : `“${b.label ?? 'restore point'}”`}
+      </td>
       <td className="row-actions">
         {restorable ? (
           <Button type="button" variant="secondary" onClick={onPick} aria-label={`Restore to the ${name.toLowerCase()} of ${formatMoment(b.at)}`}>

@@ -13,7 +13,15 @@ type Into = Restore['into'];
  * Restores the database to a moment or to one of the backups, into a new database beside it or in
  * place. In place replaces what the application sees, so it asks for the application's name first.
  */
-export function RestoreForm(props: { app: ApplicationDetails; path: string; window: RestoreWindow; backups: Backup[]; backupId: string | null; onBackupId(id: string | null): void; onQueued(): Promise<void> }) {
+export function RestoreForm(props: {
+  app: ApplicationDetails;
+  path: string;
+  window: RestoreWindow;
+  backups: Backup[];
+  backupId: string | null;
+  onBackupId(id: string | null): void;
+  onQueued(): Promise<void>;
+}) {
   const { app, window, backupId, onBackupId } = props;
   const [moment, setMoment] = useState(() => toLocalInput(defaultMoment(window, Date.now())));
   const [into, setInto] = useState<Into>('new');
@@ -60,7 +68,14 @@ export function RestoreForm(props: { app: ApplicationDetails; path: string; wind
           />
         ) : null}
         <label className="checkbox">
-          <input type="radio" name="restore-source" checked={backup !== null} disabled={choices.length === 0} onChange={() => onBackupId(choices[0]?.id ?? null)} /> A backup or restore point
+          <input
+            type="radio"
+            name="restore-source"
+            checked={backup !== null}
+            disabled={choices.length === 0}
+            onChange={() => onBackupId(choices[0]?.id ?? null)}
+          />{' '}
+          A backup or restore point
         </label>
         {backup ? (
           <div className="field field-wide">
@@ -78,10 +93,12 @@ export function RestoreForm(props: { app: ApplicationDetails; path: string; wind
       <fieldset>
         <legend>Into</legend>
         <IntoChoice value="new" into={into} onInto={setInto} title="A new database">
-          Restored beside the current one under a new name, with the same user and password. Nothing changes for {app.name}: look around, copy back what you need.
+          Restored beside the current one under a new name, with the same user and password. Nothing changes for {app.name}: look around, copy back what you
+          need.
         </IntoChoice>
         <IntoChoice value="in_place" into={into} onInto={setInto} title="In place">
-          {app.name} sees the restored data under its own DATABASE_URL; its queries wait a moment during the swap. The current database is kept under another name.
+          {app.name} sees the restored data under its own DATABASE_URL; its queries wait a moment during the swap. The current database is kept under another
+          name.
         </IntoChoice>
       </fieldset>
       {into === 'in_place' ? (
@@ -89,7 +106,14 @@ export function RestoreForm(props: { app: ApplicationDetails; path: string; wind
           <p>
             Everything written after {at ? formatMoment(at.toISOString()) : 'that moment'} disappears from what {app.name} sees (it stays in the kept database).
           </p>
-          <Field label={`Type ${app.name} to confirm`} name="restore-confirm" autoComplete="off" spellCheck={false} value={confirm} onChange={(e) => setConfirm(e.target.value)} />
+          <Field
+            label={`Type ${app.name} to confirm`}
+            name="restore-confirm"
+            autoComplete="off"
+            spellCheck={false}
+            value={confirm}
+            onChange={(e) => setConfirm(e.target.value)}
+          />
         </div>
       ) : null}
       {action.error ? (
@@ -102,7 +126,12 @@ export function RestoreForm(props: { app: ApplicationDetails; path: string; wind
           Restore started. Follow it under Recent restores.
         </p>
       ) : null}
-      <Button type="submit" variant={into === 'in_place' ? 'danger' : 'primary'} busy={action.busy !== null} disabled={action.busy !== null || !at || problem !== null || !confirmed}>
+      <Button
+        type="submit"
+        variant={into === 'in_place' ? 'danger' : 'primary'}
+        busy={action.busy !== null}
+        disabled={action.busy !== null || !at || problem !== null || !confirmed}
+      >
         {into === 'in_place' ? `Restore ${app.name}’s database in place` : 'Restore into a new database'}
       </Button>
     </form>

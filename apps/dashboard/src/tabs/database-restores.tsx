@@ -6,7 +6,17 @@ import { formatBytes, formatDuration, formatMoment, formatWhen, localizeTimes } 
 import { isActive } from '../restore-window.js';
 
 /** The latest restores; one that is queued or running is followed every second until it ends. */
-export function RecentRestores({ app, path, restores, onFinished }: { app: ApplicationDetails; path: string; restores: Restore[]; onFinished(): Promise<void> }) {
+export function RecentRestores({
+  app,
+  path,
+  restores,
+  onFinished,
+}: {
+  app: ApplicationDetails;
+  path: string;
+  restores: Restore[];
+  onFinished(): Promise<void>;
+}) {
   if (restores.length === 0) return null;
   return (
     <div className="card">
@@ -21,7 +31,10 @@ export function RecentRestores({ app, path, restores, onFinished }: { app: Appli
 }
 
 function RestoreItem({ app, path, restore, onFinished }: { app: ApplicationDetails; path: string; restore: Restore; onFinished(): Promise<void> }) {
-  const followed = useResource<Restore>(isActive(restore.status) ? `${path}/restores/${restore.id}` : null, { pollMs: 1000, keepPolling: (r) => isActive(r.status) });
+  const followed = useResource<Restore>(isActive(restore.status) ? `${path}/restores/${restore.id}` : null, {
+    pollMs: 1000,
+    keepPolling: (r) => isActive(r.status),
+  });
   const r = followed.data ?? restore;
   // The list (and the database's size) only change when a restore ends: reload them then.
   const ended = isActive(restore.status) && !isActive(r.status);

@@ -79,7 +79,8 @@ export function DatabaseTab({ app }: { app: ApplicationDetails }) {
         <div className="empty card">
           <h2>No database yet</h2>
           <p>
-            An application gets its own Postgres database when sign-in is switched on for it. It counts against your plan’s allowance and holds the <code>service_auth</code> schema with your users.
+            An application gets its own Postgres database when sign-in is switched on for it. It counts against your plan’s allowance and holds the{' '}
+            <code>service_auth</code> schema with your users.
           </p>
         </div>
       )}
@@ -88,7 +89,15 @@ export function DatabaseTab({ app }: { app: ApplicationDetails }) {
         <>
           <BackupsCard path={path} info={backups.data} onChange={backups.reload} onPick={pick} />
           {backups.data.pointInTime ? (
-            <RestoreForm app={app} path={path} window={backups.data.pointInTime} backups={backups.data.backups} backupId={backupId} onBackupId={setBackupId} onQueued={backups.reload} />
+            <RestoreForm
+              app={app}
+              path={path}
+              window={backups.data.pointInTime}
+              backups={backups.data.backups}
+              backupId={backupId}
+              onBackupId={setBackupId}
+              onQueued={backups.reload}
+            />
           ) : null}
           <RecentRestores app={app} path={path} restores={backups.data.restores} onFinished={refresh} />
         </>

@@ -78,10 +78,20 @@ export function DeploymentsTab({ app }: { app: ApplicationDetails }) {
                     <StatusBadge status={d.status} />
                   </td>
                   <td data-label="Started">{formatWhen(d.createdAt)}</td>
-                  <td data-label="Duration">{d.startedAt && d.finishedAt ? formatDuration(new Date(d.finishedAt).getTime() - new Date(d.startedAt).getTime()) : '—'}</td>
+                  <td data-label="Duration">
+                    {d.startedAt && d.finishedAt ? formatDuration(new Date(d.finishedAt).getTime() - new Date(d.startedAt).getTime()) : '—'}
+                  </td>
                   <td data-label="Findings">
-                    {d.hazardCount ? <span className="count count-danger">{d.hazardCount} hazard{d.hazardCount === 1 ? '' : 's'}</span> : null}
-                    {d.warningCount ? <span className="count count-warning">{d.warningCount} warning{d.warningCount === 1 ? '' : 's'}</span> : null}
+                    {d.hazardCount ? (
+                      <span className="count count-danger">
+                        {d.hazardCount} hazard{d.hazardCount === 1 ? '' : 's'}
+                      </span>
+                    ) : null}
+                    {d.warningCount ? (
+                      <span className="count count-warning">
+                        {d.warningCount} warning{d.warningCount === 1 ? '' : 's'}
+                      </span>
+                    ) : null}
                     {!d.hazardCount && !d.warningCount ? <span className="muted">none</span> : null}
                   </td>
                 </tr>
@@ -97,7 +107,8 @@ export function DeploymentsTab({ app }: { app: ApplicationDetails }) {
           <ul className="plain-list release-list">
             {releases.data.releases.map((r) => (
               <li key={r.id}>
-                <span className="mono">{r.id.slice(0, 8)}</span> <span className="muted">{r.kind}</span> <span className="muted">{formatWhen(r.createdAt)}</span>{' '}
+                <span className="mono">{r.id.slice(0, 8)}</span> <span className="muted">{r.kind}</span>{' '}
+                <span className="muted">{formatWhen(r.createdAt)}</span>{' '}
                 {r.live ? (
                   <StatusBadge status="live" />
                 ) : r.preview ? (

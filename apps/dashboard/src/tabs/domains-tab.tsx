@@ -29,7 +29,8 @@ export function DomainsTab({ app }: { app: ApplicationDetails }) {
     <div className="stack">
       <form className="card" onSubmit={add}>
         <p className="muted">
-          Attach a domain you own. You will get a DNS TXT record to add: once it is verified, this platform serves the application at that domain and the sign-in service trusts requests from it. Point the domain itself at this platform too.
+          Attach a domain you own. You will get a DNS TXT record to add: once it is verified, this platform serves the application at that domain and the
+          sign-in service trusts requests from it. Point the domain itself at this platform too.
         </p>
         <div className="inline-form">
           <Field label="Domain" name="hostname" required placeholder="shop.example.com" value={hostname} onChange={(e) => setHostname(e.target.value)} />

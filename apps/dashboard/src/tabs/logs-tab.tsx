@@ -48,7 +48,8 @@ export function LogsTab({ app }: { app: ApplicationDetails }) {
       <div className="log runtime-log" role="log" aria-label="Runtime log lines" data-testid="runtime-log">
         {lines.map((line, i) => (
           <div key={i} className={`log-line log-${line.stream}`} data-stream={line.stream}>
-            <span className="muted mono">{line.time.slice(11, 23)}</span> <span className="muted mono">{line.releaseId.slice(0, 8)}</span> <span className="mono">{line.stream}</span> <span className="mono">{visibleControls(line.text)}</span>
+            <span className="muted mono">{line.time.slice(11, 23)}</span> <span className="muted mono">{line.releaseId.slice(0, 8)}</span>{' '}
+            <span className="mono">{line.stream}</span> <span className="mono">{visibleControls(line.text)}</span>
           </div>
         ))}
         <div ref={bottom} />

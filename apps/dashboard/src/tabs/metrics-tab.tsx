@@ -40,7 +40,11 @@ function BarChart({ title, points }: { title: string; points: Point[] }) {
             const h = (p.byClass[c] / max) * (H - 4);
             if (h <= 0) return null;
             y -= h;
-            return <rect key={`${i}-${c}`} x={i * w + 0.5} y={y} width={Math.max(1, w - 1)} height={h} fill={CLASS_COLOURS[c]}><title>{`${new Date(p.time).toLocaleTimeString()}: ${p.byClass[c]} ${c}`}</title></rect>;
+            return (
+              <rect key={`${i}-${c}`} x={i * w + 0.5} y={y} width={Math.max(1, w - 1)} height={h} fill={CLASS_COLOURS[c]}>
+                <title>{`${new Date(p.time).toLocaleTimeString()}: ${p.byClass[c]} ${c}`}</title>
+              </rect>
+            );
           });
         })}
       </svg>
@@ -52,10 +56,15 @@ function LineChart({ title, values, format }: { title: string; values: (number |
   const known = values.filter((v): v is number => v !== null);
   const max = Math.max(...known, 0) || 1;
   const step = W / Math.max(1, values.length - 1);
-  const path = values.map((v, i) => (v === null ? null : `${i * step},${H - 2 - (v / max) * (H - 6)}`)).filter(Boolean).join(' ');
+  const path = values
+    .map((v, i) => (v === null ? null : `${i * step},${H - 2 - (v / max) * (H - 6)}`))
+    .filter(Boolean)
+    .join(' ');
   return (
     <figure className="chart">
-      <figcaption>{title} <span className="muted">(max {known.length ? format(max) : '–'})</span></figcaption>
+      <figcaption>
+        {title} <span className="muted">(max {known.length ? format(max) : '–'})</span>
+      </figcaption>
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-label={`${title}: ${known.length ? `up to ${format(max)}` : 'no data'}`}>
         <polyline points={path} fill="none" stroke="#2f5bd3" strokeWidth="1.5" />
         {/* A dot per interval with data: a lone minute shows too. */}
@@ -76,16 +85,30 @@ export function MetricsTab({ app }: { app: ApplicationDetails }) {
   return (
     <div className="stack">
       <div className="inline-form">
-        <Button variant={range === 'hour' ? 'primary' : 'secondary'} onClick={() => setRange('hour')}>Last hour</Button>
-        <Button variant={range === 'day' ? 'primary' : 'secondary'} onClick={() => setRange('day')}>Last day</Button>
+        <Button variant={range === 'hour' ? 'primary' : 'secondary'} onClick={() => setRange('hour')}>
+          Last hour
+        </Button>
+        <Button variant={range === 'day' ? 'primary' : 'secondary'} onClick={() => setRange('day')}>
+          Last day
+        </Button>
       </div>
       <dl className="card metrics-summary" data-testid="metrics-summary">
-        <dt>Requests</dt><dd>{s.requests} ({s.requestsPerSecond}/s)</dd>
-        <dt>By class</dt><dd>{(Object.keys(s.byClass) as (keyof Classes)[]).map((c) => `${c} ${s.byClass[c]}`).join(' · ')}</dd>
-        <dt>Latency</dt><dd>p50 {ms(s.latencyMs.p50)} · p95 {ms(s.latencyMs.p95)} · p99 {ms(s.latencyMs.p99)}</dd>
-        <dt>CPU</dt><dd>{Math.round(s.cpu * 1000) / 10}% of a core</dd>
-        <dt>Memory</dt><dd>{s.memoryBytes === null ? '–' : formatBytes(s.memoryBytes)}</dd>
-        <dt>Restarts</dt><dd>{s.restarts}</dd>
+        <dt>Requests</dt>
+        <dd>
+          {s.requests} ({s.requestsPerSecond}/s)
+        </dd>
+        <dt>By class</dt>
+        <dd>{(Object.keys(s.byClass) as (keyof Classes)[]).map((c) => `${c} ${s.byClass[c]}`).join(' · ')}</dd>
+        <dt>Latency</dt>
+        <dd>
+          p50 {ms(s.latencyMs.p50)} · p95 {ms(s.latencyMs.p95)} · p99 {ms(s.latencyMs.p99)}
+        </dd>
+        <dt>CPU</dt>
+        <dd>{Math.round(s.cpu * 1000) / 10}% of a core</dd>
+        <dt>Memory</dt>
+        <dd>{s.memoryBytes === null ? '–' : formatBytes(s.memoryBytes)}</dd>
+        <dt>Restarts</dt>
+        <dd>{s.restarts}</dd>
       </dl>
       <div className="card">
         <BarChart title={`Requests per ${range === 'hour' ? 'minute' : '10 minutes'}`} points={points} />

@@ -19,7 +19,8 @@ export function PreviewsTab({ app }: { app: ApplicationDetails }) {
   const action = useAction(list.reload);
   const busy = action.busy !== null;
   const remove = (p: Preview) => {
-    if (window.confirm(`Delete the preview ${p.name}? ${p.url} stops answering and its releases are removed.`)) void action.run(() => api.delete(`${path}/${encodeURIComponent(p.name)}`), p.name);
+    if (window.confirm(`Delete the preview ${p.name}? ${p.url} stops answering and its releases are removed.`))
+      void action.run(() => api.delete(`${path}/${encodeURIComponent(p.name)}`), p.name);
   };
   const previews = list.data?.previews ?? [];
   const days = list.data ? Math.round((list.data.ttlHours / 24) * 10) / 10 : null;
@@ -27,7 +28,8 @@ export function PreviewsTab({ app }: { app: ApplicationDetails }) {
     <div className="stack">
       <div className="card">
         <p className="muted">
-          A preview is built like any deploy and served at its own address, with the values of the secrets set for previews; production keeps serving what it does.
+          A preview is built like any deploy and served at its own address, with the values of the secrets set for previews; production keeps serving what it
+          does.
           {days !== null ? ` Each expires ${days} day${days === 1 ? '' : 's'} after its last deploy; your plan allows ${list.data!.limit} at once.` : ''}
         </p>
         <pre className="code-inline">
@@ -54,7 +56,14 @@ export function PreviewsTab({ app }: { app: ApplicationDetails }) {
                 <span className="muted">nothing released yet</span>
               )}
               <span className="muted">expires {new Date(p.expiresAt).toLocaleString()}</span>
-              <Button type="button" variant="danger" disabled={busy} busy={action.busy === p.name} onClick={() => remove(p)} aria-label={`Delete preview ${p.name}`}>
+              <Button
+                type="button"
+                variant="danger"
+                disabled={busy}
+                busy={action.busy === p.name}
+                onClick={() => remove(p)}
+                aria-label={`Delete preview ${p.name}`}
+              >
                 Delete
               </Button>
             </li>

@@ -33,7 +33,10 @@ export function SecretsTab({ app }: { app: ApplicationDetails }) {
     });
   };
   const remove = (secret: string, from: Scope) => {
-    const what = from === 'all' ? `Delete ${secret} everywhere? The next deploy runs without it.` : `Delete the ${from} value of ${secret}? The next ${from === 'preview' ? 'preview ' : ''}deploy gets the value for both, if there is one.`;
+    const what =
+      from === 'all'
+        ? `Delete ${secret} everywhere? The next deploy runs without it.`
+        : `Delete the ${from} value of ${secret}? The next ${from === 'preview' ? 'preview ' : ''}deploy gets the value for both, if there is one.`;
     if (window.confirm(what)) void run(() => api.delete(`${path}/${encodeURIComponent(secret)}${from === 'all' ? '' : `?scope=${from}`}`));
   };
   const names = list.data?.names ?? [];
@@ -42,11 +45,31 @@ export function SecretsTab({ app }: { app: ApplicationDetails }) {
     <div className="stack">
       <form className="card" onSubmit={save}>
         <p className="muted">
-          Environment variables given to {app.name} at build and run time. Values are encrypted and never shown again after saving; set a name again to replace its value. A value for production only or previews only wins over the value for both there.
+          Environment variables given to {app.name} at build and run time. Values are encrypted and never shown again after saving; set a name again to replace
+          its value. A value for production only or previews only wins over the value for both there.
         </p>
         <div className="inline-form">
-          <Field label="Name" name="secret-name" required pattern="[A-Z_][A-Z0-9_]*" title="Capital letters, digits and underscores; not starting with a digit" placeholder="STRIPE_SECRET_KEY" autoComplete="off" spellCheck={false} value={name} onChange={(e) => setName(e.target.value.toUpperCase())} />
-          <Field label="Value" name="secret-value" type="password" required autoComplete="new-password" value={value} onChange={(e) => setValue(e.target.value)} />
+          <Field
+            label="Name"
+            name="secret-name"
+            required
+            pattern="[A-Z_][A-Z0-9_]*"
+            title="Capital letters, digits and underscores; not starting with a digit"
+            placeholder="STRIPE_SECRET_KEY"
+            autoComplete="off"
+            spellCheck={false}
+            value={name}
+            onChange={(e) => setName(e.target.value.toUpperCase())}
+          />
+          <Field
+            label="Value"
+            name="secret-value"
+            type="password"
+            required
+            autoComplete="new-password"
+            value={value}
+            onChange={(e) => setValue(e.target.value)}
+          />
           <div className="field">
             <label htmlFor="secret-scope">For</label>
             <select id="secret-scope" name="secret-scope" value={scope} onChange={(e) => setScope(e.target.value as Scope)}>

@@ -51,7 +51,9 @@ export function SignInPlugins({ appId, service, onSaved }: { appId: string; serv
               aria-describedby={`plugin-${name}-about`}
               checked={plugins[name].enabled}
               disabled={busy}
-              onChange={(e) => void patch(name, name === 'twoFactor' && issuer.trim() ? { enabled: e.target.checked, issuer: issuer.trim() } : { enabled: e.target.checked })}
+              onChange={(e) =>
+                void patch(name, name === 'twoFactor' && issuer.trim() ? { enabled: e.target.checked, issuer: issuer.trim() } : { enabled: e.target.checked })
+              }
             />{' '}
             {PLUGINS[name].name}
           </label>
@@ -60,8 +62,19 @@ export function SignInPlugins({ appId, service, onSaved }: { appId: string; serv
           </p>
           {name === 'twoFactor' ? (
             <div className="inline-form">
-              <Field label="Issuer name shown by authenticator apps" name="two-factor-issuer" value={issuer} maxLength={100} onChange={(e) => setIssuer(e.target.value)} />
-              <Button type="button" variant="secondary" disabled={busy || !issuer.trim()} onClick={() => void patch('twoFactor', { enabled: plugins.twoFactor.enabled, issuer: issuer.trim() })}>
+              <Field
+                label="Issuer name shown by authenticator apps"
+                name="two-factor-issuer"
+                value={issuer}
+                maxLength={100}
+                onChange={(e) => setIssuer(e.target.value)}
+              />
+              <Button
+                type="button"
+                variant="secondary"
+                disabled={busy || !issuer.trim()}
+                onClick={() => void patch('twoFactor', { enabled: plugins.twoFactor.enabled, issuer: issuer.trim() })}
+              >
                 Save issuer
               </Button>
             </div>
@@ -118,13 +131,18 @@ export function OidcProviders({ appId, service, onSaved }: { appId: string; serv
     <form className="card" onSubmit={submit} aria-label="OpenID Connect providers">
       <h2>OpenID Connect providers</h2>
       <p className="muted">
-        Any OpenID Connect provider (Okta, Auth0, Keycloak, Microsoft Entra ID…): users sign in with <span className="mono">signIn.social({'{'} provider: id {'}'})</span>.
+        Any OpenID Connect provider (Okta, Auth0, Keycloak, Microsoft Entra ID…): users sign in with{' '}
+        <span className="mono">
+          signIn.social({'{'} provider: id {'}'})
+        </span>
+        .
       </p>
       {Object.keys(providers).length === 0 ? <p className="muted">No provider yet.</p> : null}
       <ul className="plain-list">
         {Object.entries(providers).map(([pid, p]) => (
           <li key={pid}>
-            <strong className="mono">{pid}</strong>: issuer <span className="mono">{p.issuer}</span>, client id <span className="mono">{p.clientId}</span>. Callback URL to register:{' '}
+            <strong className="mono">{pid}</strong>: issuer <span className="mono">{p.issuer}</span>, client id <span className="mono">{p.clientId}</span>.
+            Callback URL to register:{' '}
             <span className="mono" data-testid={`oidc-callback-${pid}`}>
               {p.callbackUrl}
             </span>{' '}
@@ -137,10 +155,35 @@ export function OidcProviders({ appId, service, onSaved }: { appId: string; serv
       <fieldset>
         <legend>Add a provider</legend>
         <div className="inline-form">
-          <Field label="Provider id" name="oidc-id" required pattern="[a-z0-9\-]{1,32}" maxLength={32} value={draft.id} onChange={edit('id')} hint="a-z, 0-9 and -; not github or google" />
-          <Field label="Issuer URL" name="oidc-issuer" required type="url" placeholder="https://login.example.com" value={draft.issuer} onChange={edit('issuer')} />
+          <Field
+            label="Provider id"
+            name="oidc-id"
+            required
+            pattern="[a-z0-9\-]{1,32}"
+            maxLength={32}
+            value={draft.id}
+            onChange={edit('id')}
+            hint="a-z, 0-9 and -; not github or google"
+          />
+          <Field
+            label="Issuer URL"
+            name="oidc-issuer"
+            required
+            type="url"
+            placeholder="https://login.example.com"
+            value={draft.issuer}
+            onChange={edit('issuer')}
+          />
           <Field label="Client id" name="oidc-client-id" required value={draft.clientId} onChange={edit('clientId')} />
-          <Field label="Client secret" name="oidc-client-secret" required type="password" autoComplete="off" value={draft.clientSecret} onChange={edit('clientSecret')} />
+          <Field
+            label="Client secret"
+            name="oidc-client-secret"
+            required
+            type="password"
+            autoComplete="off"
+            value={draft.clientSecret}
+            onChange={edit('clientSecret')}
+          />
         </div>
         {id ? (
           <p className="muted">

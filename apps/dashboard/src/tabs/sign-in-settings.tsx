@@ -42,48 +42,62 @@ export function SignInSettings({ appId, service, onSaved }: { appId: string; ser
 
   return (
     <>
-    <form className="card" onSubmit={submit} aria-label="Sign-in settings">
-      <h2>Settings</h2>
-      <label className="checkbox">
-        <input type="checkbox" checked={requireVerification} onChange={(e) => setRequireVerification(e.target.checked)} /> Require email verification before sign-in
-      </label>
-      <label className="checkbox">
-        <input type="checkbox" checked={allowLocalhost} onChange={(e) => setAllowLocalhost(e.target.checked)} /> Allow sign-in from localhost (local development)
-      </label>
-      {PROVIDERS.map((p) => {
-        const current = service.socialProviders[p.id];
-        return (
-          <fieldset key={p.id}>
-            <legend>{p.label} sign-in</legend>
-            {current ? (
-              <p className="muted">
-                Set up with client id <span className="mono">{current.clientId}</span>. Callback URL: <span className="mono">{current.callbackUrl}</span>{' '}
-                <Button type="button" variant="ghost" disabled={busy} onClick={() => void save({ socialProviders: { [p.id]: null } })}>
-                  Remove
-                </Button>
-              </p>
-            ) : (
-              <p className="muted">
-                Create an OAuth app with {p.label} (callback <span className="mono">{`${service.baseUrl}/callback/${p.id}`}</span>) and enter its credentials.
-              </p>
-            )}
-            <div className="inline-form">
-              <Field label="Client id" name={`${p.id}-client-id`} value={credentials[p.id]?.clientId ?? ''} onChange={(e) => edit(p.id, 'clientId', e.target.value)} />
-              <Field label="Client secret" name={`${p.id}-client-secret`} type="password" autoComplete="off" value={credentials[p.id]?.clientSecret ?? ''} onChange={(e) => edit(p.id, 'clientSecret', e.target.value)} />
-            </div>
-          </fieldset>
-        );
-      })}
-      <ErrorNotice error={error} />
-      {saved ? <p role="status">Saved.</p> : null}
-      <div>
-        <Button type="submit" busy={busy}>
-          Save settings
-        </Button>
-      </div>
-    </form>
-    <SignInPlugins appId={appId} service={service} onSaved={onSaved} />
-    <OidcProviders appId={appId} service={service} onSaved={onSaved} />
+      <form className="card" onSubmit={submit} aria-label="Sign-in settings">
+        <h2>Settings</h2>
+        <label className="checkbox">
+          <input type="checkbox" checked={requireVerification} onChange={(e) => setRequireVerification(e.target.checked)} /> Require email verification before
+          sign-in
+        </label>
+        <label className="checkbox">
+          <input type="checkbox" checked={allowLocalhost} onChange={(e) => setAllowLocalhost(e.target.checked)} /> Allow sign-in from localhost (local
+          development)
+        </label>
+        {PROVIDERS.map((p) => {
+          const current = service.socialProviders[p.id];
+          return (
+            <fieldset key={p.id}>
+              <legend>{p.label} sign-in</legend>
+              {current ? (
+                <p className="muted">
+                  Set up with client id <span className="mono">{current.clientId}</span>. Callback URL: <span className="mono">{current.callbackUrl}</span>{' '}
+                  <Button type="button" variant="ghost" disabled={busy} onClick={() => void save({ socialProviders: { [p.id]: null } })}>
+                    Remove
+                  </Button>
+                </p>
+              ) : (
+                <p className="muted">
+                  Create an OAuth app with {p.label} (callback <span className="mono">{`${service.baseUrl}/callback/${p.id}`}</span>) and enter its credentials.
+                </p>
+              )}
+              <div className="inline-form">
+                <Field
+                  label="Client id"
+                  name={`${p.id}-client-id`}
+                  value={credentials[p.id]?.clientId ?? ''}
+                  onChange={(e) => edit(p.id, 'clientId', e.target.value)}
+                />
+                <Field
+                  label="Client secret"
+                  name={`${p.id}-client-secret`}
+                  type="password"
+                  autoComplete="off"
+                  value={credentials[p.id]?.clientSecret ?? ''}
+                  onChange={(e) => edit(p.id, 'clientSecret', e.target.value)}
+                />
+              </div>
+            </fieldset>
+          );
+        })}
+        <ErrorNotice error={error} />
+        {saved ? <p role="status">Saved.</p> : null}
+        <div>
+          <Button type="submit" busy={busy}>
+            Save settings
+          </Button>
+        </div>
+      </form>
+      <SignInPlugins appId={appId} service={service} onSaved={onSaved} />
+      <OidcProviders appId={appId} service={service} onSaved={onSaved} />
     </>
   );
 }

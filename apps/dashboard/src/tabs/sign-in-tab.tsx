@@ -46,8 +46,8 @@ export function SignInTab({ app }: { app: ApplicationDetails }) {
         <div className="empty card">
           <h2>Sign-in for {app.name}’s users</h2>
           <p>
-            Email and password sign-in, sessions and signed tokens, run by the platform. Switching it on creates the application’s own database (it counts against your plan) with a{' '}
-            <code>service_auth</code> schema holding your users.
+            Email and password sign-in, sessions and signed tokens, run by the platform. Switching it on creates the application’s own database (it counts
+            against your plan) with a <code>service_auth</code> schema holding your users.
           </p>
           <ErrorNotice error={error} />
           <Button type="button" busy={busy} onClick={() => void enable()}>

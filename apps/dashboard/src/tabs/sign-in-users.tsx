@@ -7,7 +7,12 @@ import { Button, ErrorNotice, Field, Loading } from '../components/ui.js';
 import { formatWhen } from '../format.js';
 
 /** How long a ban from the dashboard lasts (Better Auth's `banExpiresIn`, seconds; none: for ever). */
-const BAN_LENGTHS: { label: string; seconds?: number }[] = [{ label: 'for ever' }, { label: '1 day', seconds: 86_400 }, { label: '7 days', seconds: 604_800 }, { label: '30 days', seconds: 2_592_000 }];
+const BAN_LENGTHS: { label: string; seconds?: number }[] = [
+  { label: 'for ever' },
+  { label: '1 day', seconds: 86_400 },
+  { label: '7 days', seconds: 604_800 },
+  { label: '30 days', seconds: 2_592_000 },
+];
 
 export function SignInUsers({ appId }: { appId: string }) {
   const [search, setSearch] = useState('');
@@ -57,7 +62,9 @@ export function SignInUsers({ appId }: { appId: string }) {
                     <td>{u.name}</td>
                     <td>{u.emailVerified ? 'yes' : 'no'}</td>
                     <td>{u.role}</td>
-                    <td>{u.banned ? `banned${u.banExpires ? ` until ${formatWhen(u.banExpires)}` : ''}${u.banReason ? ` (${u.banReason})` : ''}` : 'active'}</td>
+                    <td>
+                      {u.banned ? `banned${u.banExpires ? ` until ${formatWhen(u.banExpires)}` : ''}${u.banReason ? ` (${u.banReason})` : ''}` : 'active'}
+                    </td>
                     <td>{formatWhen(u.createdAt)}</td>
                     <td>
                       {u.banned ? (
@@ -81,7 +88,12 @@ export function SignInUsers({ appId }: { appId: string }) {
                     <tr>
                       <td colSpan={7}>
                         <div className="inline-form">
-                          <Field label="Reason (optional)" name="ban-reason" value={banning.reason} onChange={(e) => setBanning({ ...banning, reason: e.target.value })} />
+                          <Field
+                            label="Reason (optional)"
+                            name="ban-reason"
+                            value={banning.reason}
+                            onChange={(e) => setBanning({ ...banning, reason: e.target.value })}
+                          />
                           <label>
                             For
                             <select name="ban-length" value={banning.length} onChange={(e) => setBanning({ ...banning, length: Number(e.target.value) })}>
@@ -107,7 +119,11 @@ export function SignInUsers({ appId }: { appId: string }) {
               ))}
             </tbody>
           </table>
-          {users.data.total > users.data.users.length ? <p className="muted">Showing the newest {users.data.users.length} of {users.data.total}.</p> : null}
+          {users.data.total > users.data.users.length ? (
+            <p className="muted">
+              Showing the newest {users.data.users.length} of {users.data.total}.
+            </p>
+          ) : null}
         </div>
       ) : null}
     </div>

@@ -9,7 +9,8 @@ export function TokensTab() {
       secretField="token"
       intro={
         <p className="muted">
-          Personal access tokens belong to your account, not to one application: they authorise the platform calls that switch sign-in on (<code>POST /api/v1/auth</code>) for any of your applications.
+          Personal access tokens belong to your account, not to one application: they authorise the platform calls that switch sign-in on (
+          <code>POST /api/v1/auth</code>) for any of your applications.
         </p>
       }
       empty={<p>No access tokens yet.</p>}

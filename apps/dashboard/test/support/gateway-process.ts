@@ -36,7 +36,10 @@ export async function startGatewayProcess(label: string, extraEnv: Record<string
       ...extraEnv,
     }),
   });
-  await waitFor(async () => (await fetch(`${url}/health/ready`)).ok || undefined, { timeoutMs: 30_000, what: `gateway at ${url}; output: ${child.output()}` }).catch(async (error: unknown) => {
+  await waitFor(async () => (await fetch(`${url}/health/ready`)).ok || undefined, {
+    timeoutMs: 30_000,
+    what: `gateway at ${url}; output: ${child.output()}`,
+  }).catch(async (error: unknown) => {
     await child.stop();
     throw new Error(`${(error as Error).message}\n${child.output()}`);
   });

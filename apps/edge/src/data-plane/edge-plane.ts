@@ -77,7 +77,9 @@ export class EdgePlane {
   staticTree(releaseId: string, releaseDir: string): Promise<StaticTree | null> {
     let tree = this.trees.get(releaseId);
     if (!tree) {
-      tree = materializeStaticTree(releaseDir, this.dirs.trees, releaseId).then((t) => (t && isRenderablePath(t.root) && isRenderablePath(t.ownCompressedRoot) ? t : null));
+      tree = materializeStaticTree(releaseDir, this.dirs.trees, releaseId).then((t) =>
+        t && isRenderablePath(t.root) && isRenderablePath(t.ownCompressedRoot) ? t : null,
+      );
       tree.catch(() => this.trees.delete(releaseId));
       this.trees.set(releaseId, tree);
     }
@@ -163,13 +165,27 @@ export class EdgePlane {
         switches.push(() => this.setMarker(marker, upstream.port === slots.b));
         const usageLog = this.sources.usageLog?.(route.applicationId);
         const at = (port: number) => ({ host: this.slotHost(upstream, port), port });
-        sites.push({ kind: 'proxy', id, hosts: names, upstream: at(slots.a), alternate: { upstream: at(slots.b), whenFileExists: marker }, ...(usageLog ? { usageLog } : {}) });
+        sites.push({
+          kind: 'proxy',
+          id,
+          hosts: names,
+          upstream: at(slots.a),
+          alternate: { upstream: at(slots.b), whenFileExists: marker },
+          ...(usageLog ? { usageLog } : {}),
+        });
         continue;
       }
       const tree = await this.trees.get(release.id)?.catch(() => null);
       if (!tree) continue;
       // The release's own tree: a static swap changes the root (a reload; see the class comment).
-      sites.push({ kind: 'static', id, hosts: names, root: tree.root, ownCompressedRoot: tree.ownCompressedRoot, spaFallback: Boolean(release.spec.spaFallback) });
+      sites.push({
+        kind: 'static',
+        id,
+        hosts: names,
+        root: tree.root,
+        ownCompressedRoot: tree.ownCompressedRoot,
+        spaFallback: Boolean(release.spec.spaFallback),
+      });
     }
     await this.slots.save();
     return { sites, switches };
@@ -188,7 +204,10 @@ export class EdgePlane {
 
   /** True when the marker changed. */
   private async setMarker(path: string, on: boolean): Promise<boolean> {
-    const was = await access(path).then(() => true, () => false);
+    const was = await access(path).then(
+      () => true,
+      () => false,
+    );
     if (on === was) return false;
     if (on) await writeFile(path, '', { flag: 'a' });
     else await rm(path, { force: true });

@@ -105,15 +105,19 @@ function logFormats(feed: NginxConfigInput['statusFeed'], metricsLog: string | u
     // An empty line, one byte, per request in an application's usage file (ProxySite.usageLog).
     `  log_format slipway_usage '';`,
     // Every 5xx by name: a hash lookup per request where a regex (~^5) ran PCRE on each.
-    feed ? `  map $status $slipway_server_error {
+    feed
+      ? `  map $status $slipway_server_error {
     default 0;
 ${SERVER_ERRORS.map((code) => `    ${code} 1;`).join('\n')}
   }
-  log_format slipway_status '${feed.token} $proxy_host $status $request_method $uri';` : '',
+  log_format slipway_status '${feed.token} $proxy_host $status $request_method $uri';`
+      : '',
     // Each application's server sets $slipway_app (its id); the fallback server sets it empty, so
     // the variable exists with no site at all.
     metricsLog ? `  log_format slipway_metrics '$slipway_app $status $request_time';` : '',
-  ].filter(Boolean).join('\n');
+  ]
+    .filter(Boolean)
+    .join('\n');
 }
 
 /**
@@ -138,14 +142,21 @@ const EXTENSION = /^[A-Za-z0-9_.+-]+$/;
 const MIME = /^[A-Za-z0-9.+-]+\/[A-Za-z0-9.+-]+$/;
 
 function typesBlock(contentTypes: NginxConfigInput['contentTypes']): { types: string; charsetTypes: string } {
-  if (!contentTypes) return { types: '  include /etc/nginx/mime.types;', charsetTypes: 'text/css text/plain text/xml text/javascript application/javascript application/json application/manifest+json' };
+  if (!contentTypes)
+    return {
+      types: '  include /etc/nginx/mime.types;',
+      charsetTypes: 'text/css text/plain text/xml text/javascript application/javascript application/json application/manifest+json',
+    };
   const byType = new Map<string, string[]>();
   for (const [ext, type] of Object.entries(contentTypes.byExtension)) {
     if (!EXTENSION.test(ext) || !MIME.test(type)) continue;
     byType.set(type, [...(byType.get(type) ?? []), ext]);
   }
   const lines = [...byType].map(([type, exts]) => `    ${type} ${exts.join(' ')};`);
-  return { types: `  types {\n${lines.join('\n')}\n  }`, charsetTypes: contentTypes.withCharset.filter((t) => MIME.test(t) && t !== 'text/html').join(' ') || 'text/plain' };
+  return {
+    types: `  types {\n${lines.join('\n')}\n  }`,
+    charsetTypes: contentTypes.withCharset.filter((t) => MIME.test(t) && t !== 'text/html').join(' ') || 'text/plain',
+  };
 }
 
 /** Fingerprinted asset names (the Node plane's rule, static/fingerprinted.ts): cached for a year, immutable. */
@@ -262,7 +273,9 @@ function proxyServer(site: ProxySite, listen: string, scheme: string, extra = ''
     listen ${listen};
     server_name ${hosts(site)};
 ${site.usageLog ? `    access_log ${path(site.usageLog)} slipway_usage buffer=4k flush=5s;\n` : ''}${extra}    location / {
-${alternate ? `      # The slot switch: nginx looks at the marker at most once a second per worker (a stat on
+${
+  alternate
+    ? `      # The slot switch: nginx looks at the marker at most once a second per worker (a stat on
       # every request cost ~1 µs of nginx's ~18), so a flip applies within SLOT_SWITCH_MS.
       open_file_cache max=64 inactive=60s;
       open_file_cache_valid ${SLOT_SWITCH_MS / 1000}s;
@@ -270,7 +283,9 @@ ${alternate ? `      # The slot switch: nginx looks at the marker at most once a
       if (-f ${path(alternate.whenFileExists)}) {
         proxy_pass http://app_${site.id}_b;
       }
-` : ''}      proxy_pass http://app_${site.id};
+`
+    : ''
+}      proxy_pass http://app_${site.id};
 ${proxyHeaders(scheme, '      ')}
     }
   }

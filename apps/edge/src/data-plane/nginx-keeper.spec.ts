@@ -82,7 +82,10 @@ async function waitFor<T>(check: () => Promise<T | undefined> | T | undefined, w
 }
 
 /** Kills the master and waits for the keeper's new one and for every old worker to be gone; the figures. */
-async function killMaster(keeper: NginxKeeper, stateDir: string): Promise<{ master: number; next: number; orphans: number[]; orphansGoneMs: number; takeoverMs: number }> {
+async function killMaster(
+  keeper: NginxKeeper,
+  stateDir: string,
+): Promise<{ master: number; next: number; orphans: number[]; orphansGoneMs: number; takeoverMs: number }> {
   const master = (await runningMaster(stateDir))!;
   const orphans = (await workersOf(master)).map((w) => w.pid);
   expect(orphans.length).toBeGreaterThan(0);
@@ -117,7 +120,18 @@ describe('nginx keeper (real nginx, real sockets)', () => {
     // Traversable, as `pnpm start` makes its home: nginx's workers run as their own user.
     await chmod(dir, 0o711);
     port = await freePort();
-    config = { NGINX_BIN: 'nginx', HOST: '127.0.0.1', PORT: port, EDGE_INTERNAL_PORT: (fallback.address() as { port: number }).port, APPS_SCHEME: 'http', NGINX_WORKERS: 2, DRAIN_GRACE_MS, EDGE_HTTPS: 'off', EDGE_HTTPS_PORT: 443, NGINX_USER: 'slipway-edge' };
+    config = {
+      NGINX_BIN: 'nginx',
+      HOST: '127.0.0.1',
+      PORT: port,
+      EDGE_INTERNAL_PORT: (fallback.address() as { port: number }).port,
+      APPS_SCHEME: 'http',
+      NGINX_WORKERS: 2,
+      DRAIN_GRACE_MS,
+      EDGE_HTTPS: 'off',
+      EDGE_HTTPS_PORT: 443,
+      NGINX_USER: 'slipway-edge',
+    };
   });
   afterEach(async () => {
     for (const keeper of keepers.splice(0)) await keeper.close();
@@ -129,7 +143,16 @@ describe('nginx keeper (real nginx, real sockets)', () => {
   });
 
   const stateDir = () => join(dir, 'nginx');
-  const plane = () => new NginxPlane({ bin: 'nginx', stateDir: stateDir(), listen: { host: '127.0.0.1', port }, fallback: { host: '127.0.0.1', port: config.EDGE_INTERNAL_PORT }, scheme: 'http', workers: config.NGINX_WORKERS, owner: 'supervisor' });
+  const plane = () =>
+    new NginxPlane({
+      bin: 'nginx',
+      stateDir: stateDir(),
+      listen: { host: '127.0.0.1', port },
+      fallback: { host: '127.0.0.1', port: config.EDGE_INTERNAL_PORT },
+      scheme: 'http',
+      workers: config.NGINX_WORKERS,
+      owner: 'supervisor',
+    });
   const keeper = (env: NodeJS.ProcessEnv = {}, overrides: Partial<NginxKeeperConfig> = {}) => {
     const made = new NginxKeeper({ ...config, ...overrides }, dir, env);
     keepers.push(made);
@@ -168,7 +191,9 @@ describe('nginx keeper (real nginx, real sockets)', () => {
     await new Promise((r) => setTimeout(r, 300));
     const figures = await loop.stop();
     const inFlight = await slow;
-    process.stdout.write(`nginx keeper: master kill -9 → new master in ${killed.takeoverMs} ms, old workers ${killed.orphans.join(',')} gone after ${killed.orphansGoneMs} ms (grace ${DRAIN_GRACE_MS} ms); ${figures.failed} of ${figures.total} requests failed; request in flight: ${inFlight.status}\n`);
+    process.stdout.write(
+      `nginx keeper: master kill -9 → new master in ${killed.takeoverMs} ms, old workers ${killed.orphans.join(',')} gone after ${killed.orphansGoneMs} ms (grace ${DRAIN_GRACE_MS} ms); ${figures.failed} of ${figures.total} requests failed; request in flight: ${inFlight.status}\n`,
+    );
     expect(figures).toMatchObject({ failed: 0, errors: [] });
     expect(inFlight).toEqual({ status: 200, body: 'v1 slow' });
     expect(killed.orphansGoneMs).toBeLessThan(DRAIN_GRACE_MS + 2_500);
@@ -194,7 +219,10 @@ describe('nginx keeper (real nginx, real sockets)', () => {
     await waitFor(() => (loop.samples.length > 50 ? true : undefined), 'the loop to run');
     const [worker] = await workersOf(master);
     process.kill(worker!.pid, 'SIGKILL');
-    const replaced = await waitFor(async () => ((await workersOf(master)).filter((w) => w.pid !== worker!.pid).length === config.NGINX_WORKERS ? true : undefined), 'a new worker');
+    const replaced = await waitFor(
+      async () => ((await workersOf(master)).filter((w) => w.pid !== worker!.pid).length === config.NGINX_WORKERS ? true : undefined),
+      'a new worker',
+    );
     await new Promise((r) => setTimeout(r, 300));
     const figures = await loop.stop();
     process.stdout.write(`nginx keeper: worker kill -9 → ${figures.failed} of ${figures.total} requests failed\n`);
@@ -223,7 +251,9 @@ describe('nginx keeper (real nginx, real sockets)', () => {
     const killed = await killMaster(second, stateDir());
     await new Promise((r) => setTimeout(r, 300));
     const figures = await loop.stop();
-    process.stdout.write(`nginx keeper: adoption, then kill -9 of the adopted master → new master in ${killed.takeoverMs} ms, old workers gone after ${killed.orphansGoneMs} ms; ${figures.failed} of ${figures.total} requests failed\n`);
+    process.stdout.write(
+      `nginx keeper: adoption, then kill -9 of the adopted master → new master in ${killed.takeoverMs} ms, old workers gone after ${killed.orphansGoneMs} ms; ${figures.failed} of ${figures.total} requests failed\n`,
+    );
     expect(figures).toMatchObject({ failed: 0, errors: [] });
     expect(second.masterPid).toBe(killed.next);
     const a2 = await newApp('a2');
@@ -232,7 +262,7 @@ describe('nginx keeper (real nginx, real sockets)', () => {
     await edge.close(1000);
   }, 60_000);
 
-  it('without the launcher\'s sockets: the keeper holds its own, adopts a master that holds the port, and a start amid orphaned workers of its state dir retires them instead of failing to bind', async () => {
+  it("without the launcher's sockets: the keeper holds its own, adopts a master that holds the port, and a start amid orphaned workers of its state dir retires them instead of failing to bind", async () => {
     const first = keeper();
     await first.start();
     const edge = plane();
@@ -257,7 +287,9 @@ describe('nginx keeper (real nginx, real sockets)', () => {
     const killed = await killMaster(second, stateDir());
     await new Promise((r) => setTimeout(r, 300));
     const adopted = await loop.stop();
-    process.stdout.write(`nginx keeper (no launcher sockets): kill -9 of an adopted master → new master in ${killed.takeoverMs} ms, ${adopted.failed} of ${adopted.total} requests failed (${adopted.errors.join('; ')})\n`);
+    process.stdout.write(
+      `nginx keeper (no launcher sockets): kill -9 of an adopted master → new master in ${killed.takeoverMs} ms, ${adopted.failed} of ${adopted.total} requests failed (${adopted.errors.join('; ')})\n`,
+    );
     expect(await get(port, 'one.localhost')).toMatchObject({ status: 200, body: 'o1' });
 
     // The issue's crash loop: the supervisor gone, then the master killed; its orphaned worker
@@ -277,9 +309,15 @@ describe('nginx keeper (real nginx, real sockets)', () => {
     await edge.close(1000);
   }, 90_000);
 
-  it('with HTTPS on, both sockets go to nginx and stay its own across the edge\'s TLS reloads and a master kill', async () => {
+  it("with HTTPS on, both sockets go to nginx and stay its own across the edge's TLS reloads and a master kill", async () => {
     const httpsPort = await freePort();
-    const keeperA = keeper(await fromLauncher([['edge', port], ['edge-https', httpsPort]]), { EDGE_HTTPS: 'acme', EDGE_HTTPS_PORT: httpsPort });
+    const keeperA = keeper(
+      await fromLauncher([
+        ['edge', port],
+        ['edge-https', httpsPort],
+      ]),
+      { EDGE_HTTPS: 'acme', EDGE_HTTPS_PORT: httpsPort },
+    );
     await keeperA.start();
     const held = [...(await listeningOn(port)), ...(await listeningOn(httpsPort))];
     expect(held).toHaveLength(2);

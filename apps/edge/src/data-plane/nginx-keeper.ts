@@ -5,11 +5,26 @@ import type { EdgeConfig } from '../config.js';
 import { planeDirs } from './edge-plane.js';
 import { renderNginxConfig } from './nginx-config.js';
 import { baseInput } from './nginx-plane.js';
-import { alive, isMasterOf, nginxFiles, nginxMissing, nginxProcesses, processGroupOf, retireNginx, runningMaster, spawnNginx, stopNginx, validateConfig } from './nginx-process.js';
+import {
+  alive,
+  isMasterOf,
+  nginxFiles,
+  nginxMissing,
+  nginxProcesses,
+  processGroupOf,
+  retireNginx,
+  runningMaster,
+  spawnNginx,
+  stopNginx,
+  validateConfig,
+} from './nginx-process.js';
 import { holdWhenFree, listeningOn, openListenSockets, socketInodesOf, type ListenAddress, type ListenSocket } from './nginx-sockets.js';
 
 /** What the keeper reads of the edge's configuration. */
-export type NginxKeeperConfig = Pick<EdgeConfig, 'NGINX_BIN' | 'HOST' | 'PORT' | 'EDGE_INTERNAL_PORT' | 'APPS_SCHEME' | 'NGINX_WORKERS' | 'DRAIN_GRACE_MS' | 'EDGE_HTTPS' | 'EDGE_HTTPS_PORT' | 'NGINX_USER'>;
+export type NginxKeeperConfig = Pick<
+  EdgeConfig,
+  'NGINX_BIN' | 'HOST' | 'PORT' | 'EDGE_INTERNAL_PORT' | 'APPS_SCHEME' | 'NGINX_WORKERS' | 'DRAIN_GRACE_MS' | 'EDGE_HTTPS' | 'EDGE_HTTPS_PORT' | 'NGINX_USER'
+>;
 
 /** How often a master that is not this process's child is looked at (it sends no 'exit' event here). */
 export const MASTER_POLL_MS = 200;
@@ -96,7 +111,9 @@ export class NginxKeeper {
     if (running && (await this.servesOurPorts(running))) {
       this.watch({ pid: running, pgrp: processGroupOf(running) ?? running });
       const note = this.missing.length ? `; it holds ${this.describe(this.missing)} itself, so replacing it would refuse connections for a moment` : '';
-      this.logger.log(`nginx data plane: adopted the running master ${running} on ${this.describe(this.listenAddresses())} (kept by the runtime supervisor${note})`);
+      this.logger.log(
+        `nginx data plane: adopted the running master ${running} on ${this.describe(this.listenAddresses())} (kept by the runtime supervisor${note})`,
+      );
       return;
     }
     if (running) {
@@ -109,7 +126,9 @@ export class NginxKeeper {
     else void this.retire(leftovers);
     await this.installStartConfig();
     await this.launch();
-    this.logger.log(`nginx data plane: master ${this.master!.pid} on ${this.describe(this.sockets)} (kept by the runtime supervisor; sockets: ${this.sockets.map((s) => `${s.role} ${s.origin}`).join(', ')})`);
+    this.logger.log(
+      `nginx data plane: master ${this.master!.pid} on ${this.describe(this.sockets)} (kept by the runtime supervisor; sockets: ${this.sockets.map((s) => `${s.role} ${s.origin}`).join(', ')})`,
+    );
   }
 
   /** Stops nginx gracefully (requests in flight finish, at most DRAIN_GRACE_MS). */
@@ -183,7 +202,10 @@ export class NginxKeeper {
     for (const p of all) {
       const holds = await socketInodesOf(p.pid);
       if (![...inodes].some((inode) => holds.has(inode))) continue;
-      if (p.title.startsWith('nginx: master process') && !(await isMasterOf(p.pid, this.stateDir))) throw new Error(`another nginx (master ${p.pid}: ${p.title}) listens on ${this.describe(this.listenAddresses())}: stop it, or give Slipway another PORT`);
+      if (p.title.startsWith('nginx: master process') && !(await isMasterOf(p.pid, this.stateDir)))
+        throw new Error(
+          `another nginx (master ${p.pid}: ${p.title}) listens on ${this.describe(this.listenAddresses())}: stop it, or give Slipway another PORT`,
+        );
       groups.add(p.pgrp);
     }
     return all.filter((p) => groups.has(p.pgrp)).map((p) => p.pid);
@@ -232,7 +254,14 @@ export class NginxKeeper {
    * during this run, and a restarted edge would not install the same table again.
    */
   private async installStartConfig(): Promise<void> {
-    const base = await baseInput({ stateDir: this.stateDir, listen: { host: this.config.HOST, port: this.config.PORT }, fallback: { host: '127.0.0.1', port: this.config.EDGE_INTERNAL_PORT }, scheme: this.config.APPS_SCHEME, workers: this.config.NGINX_WORKERS, workerUser: this.config.NGINX_USER });
+    const base = await baseInput({
+      stateDir: this.stateDir,
+      listen: { host: this.config.HOST, port: this.config.PORT },
+      fallback: { host: '127.0.0.1', port: this.config.EDGE_INTERNAL_PORT },
+      scheme: this.config.APPS_SCHEME,
+      workers: this.config.NGINX_WORKERS,
+      workerUser: this.config.NGINX_USER,
+    });
     const tls = this.config.EDGE_HTTPS === 'acme' ? { httpsPort: this.config.EDGE_HTTPS_PORT, redirectHttp: true, certificates: [] } : undefined;
     const text = renderNginxConfig({ ...base, tls, sites: [] });
     const { conf, candidate } = nginxFiles(this.stateDir);
@@ -251,7 +280,8 @@ export class NginxKeeper {
     // that fails while the keeper holds the port, but say so plainly if it ever did not.
     const holds = await socketInodesOf(started.master);
     const foreign = this.sockets.filter((s) => !holds.has(s.inode));
-    if (foreign.length) this.logger.error(`nginx master ${started.master} did not take over the socket for ${this.describe(foreign)}: its config's listen address differs`);
+    if (foreign.length)
+      this.logger.error(`nginx master ${started.master} did not take over the socket for ${this.describe(foreign)}: its config's listen address differs`);
     this.watch({ pid: started.master, pgrp: started.master, child: started.child });
   }
 
@@ -283,7 +313,9 @@ export class NginxKeeper {
     while (this.restarts.length && this.restarts[0]! < now - RESTART_WINDOW_MS) this.restarts.shift();
     let delay = this.restarts.length ? Math.min(FIRST_BACKOFF_MS * 2 ** (this.restarts.length - 1), MAX_BACKOFF_MS) : 0;
     this.restarts.push(now);
-    this.logger.error(`nginx master ${dead.pid} exited (${how}); ${delay ? `starting another in ${delay} ms` : 'a new master takes over its listening sockets now'}, on the last config the edge installed`);
+    this.logger.error(
+      `nginx master ${dead.pid} exited (${how}); ${delay ? `starting another in ${delay} ms` : 'a new master takes over its listening sockets now'}, on the last config the edge installed`,
+    );
     let retired: Promise<void> | undefined;
     for (;;) {
       if (delay) await sleep(delay);

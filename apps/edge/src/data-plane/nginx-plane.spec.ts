@@ -60,7 +60,15 @@ describe('nginx data plane (real nginx)', () => {
     await chmod(dir, 0o711);
     port = await freePort();
     await new Promise<void>((ok) => fallback.listen(0, '127.0.0.1', ok));
-    plane = new NginxPlane({ bin: 'nginx', stateDir: join(dir, 'state'), listen: { host: '127.0.0.1', port }, fallback: { host: '127.0.0.1', port: (fallback.address() as { port: number }).port }, scheme: 'http', workers: 1, owner: 'edge' });
+    plane = new NginxPlane({
+      bin: 'nginx',
+      stateDir: join(dir, 'state'),
+      listen: { host: '127.0.0.1', port },
+      fallback: { host: '127.0.0.1', port: (fallback.address() as { port: number }).port },
+      scheme: 'http',
+      workers: 1,
+      owner: 'edge',
+    });
     await plane.start([]);
   });
   afterAll(async () => {
@@ -73,10 +81,20 @@ describe('nginx data plane (real nginx)', () => {
     const one = await app('one');
     apps.push(one.server);
     await plane.apply([{ kind: 'proxy', id: 'one', hosts: ['one.localhost'], upstream: { host: '127.0.0.1', port: one.port } }]);
-    const reply = await get(port, 'one.localhost:8080', '/x', { 'x-forwarded-for': '203.0.113.9', 'keep-alive': 'timeout=5', te: 'trailers', 'proxy-authorization': 'secret' });
+    const reply = await get(port, 'one.localhost:8080', '/x', {
+      'x-forwarded-for': '203.0.113.9',
+      'keep-alive': 'timeout=5',
+      te: 'trailers',
+      'proxy-authorization': 'secret',
+    });
     const seen = JSON.parse(reply.body) as { name: string; headers: Record<string, string> };
     expect(seen.name).toBe('one');
-    expect(seen.headers).toMatchObject({ host: 'one.localhost:8080', 'x-forwarded-for': '203.0.113.9, 127.0.0.1', 'x-forwarded-proto': 'http', 'x-forwarded-host': 'one.localhost:8080' });
+    expect(seen.headers).toMatchObject({
+      host: 'one.localhost:8080',
+      'x-forwarded-for': '203.0.113.9, 127.0.0.1',
+      'x-forwarded-proto': 'http',
+      'x-forwarded-host': 'one.localhost:8080',
+    });
     for (const hop of ['keep-alive', 'te', 'proxy-authorization', 'x-slipway-client']) expect(seen.headers[hop]).toBeUndefined();
     expect(await get(port, 'nobody.localhost', '/')).toMatchObject({ status: 404, body: 'fallback' });
   });
@@ -98,13 +116,15 @@ describe('nginx data plane (real nginx)', () => {
   it('serializes and coalesces reloads: concurrent changes all resolve, the last table wins', async () => {
     const a = await app('a');
     apps.push(a.server);
-    const rounds = Array.from({ length: 6 }, (_, i) => plane.apply([{ kind: 'proxy', id: 'one', hosts: [`v${i}.localhost`], upstream: { host: '127.0.0.1', port: a.port } }]));
+    const rounds = Array.from({ length: 6 }, (_, i) =>
+      plane.apply([{ kind: 'proxy', id: 'one', hosts: [`v${i}.localhost`], upstream: { host: '127.0.0.1', port: a.port } }]),
+    );
     await Promise.all(rounds);
     expect((await get(port, 'v5.localhost', '/')).status).toBe(200);
     expect((await get(port, 'v0.localhost', '/')).body).toBe('fallback');
   });
 
-  it('a slow client never makes nginx spool an app\'s response to disk: the app is held back instead', async () => {
+  it("a slow client never makes nginx spool an app's response to disk: the app is held back instead", async () => {
     // An app (a tenant's) that would send 64 MiB as fast as it is taken.
     const total = 64 * 1024 * 1024;
     let accepted = 0;
@@ -119,7 +139,9 @@ describe('nginx data plane (real nginx)', () => {
     });
     await new Promise<void>((ok) => big.listen(0, '127.0.0.1', ok));
     apps.push(big);
-    await plane.apply([{ kind: 'proxy', id: 'big', hosts: ['big.localhost'], upstream: { host: '127.0.0.1', port: (big.address() as { port: number }).port } }]);
+    await plane.apply([
+      { kind: 'proxy', id: 'big', hosts: ['big.localhost'], upstream: { host: '127.0.0.1', port: (big.address() as { port: number }).port } },
+    ]);
     // A client that reads the first bytes, then stops reading for 2 s.
     const socket = await new Promise<Socket>((ok, fail) => {
       const s = connect(port, '127.0.0.1', () => ok(s)).once('error', fail);
@@ -138,7 +160,15 @@ describe('nginx data plane (real nginx)', () => {
     const [v1, v2] = [await app('v1'), await app('v2')];
     apps.push(v1.server, v2.server);
     const marker = join(dir, 'slot-b');
-    const site: Site[] = [{ kind: 'proxy', id: 'swap', hosts: ['swap.localhost'], upstream: { host: '127.0.0.1', port: v1.port }, alternate: { upstream: { host: '127.0.0.1', port: v2.port }, whenFileExists: marker } }];
+    const site: Site[] = [
+      {
+        kind: 'proxy',
+        id: 'swap',
+        hosts: ['swap.localhost'],
+        upstream: { host: '127.0.0.1', port: v1.port },
+        alternate: { upstream: { host: '127.0.0.1', port: v2.port }, whenFileExists: marker },
+      },
+    ];
     await plane.apply(site);
     const master = Number((await readFile(join(dir, 'state', 'nginx.pid'), 'utf8')).trim());
     const workers = (await workersOf(master)).map((w) => w.pid);
@@ -183,7 +213,9 @@ describe('nginx data plane (real nginx)', () => {
     await symlink('/etc/passwd', join(release, 'passwd'));
     await symlink('app.js', join(release, 'alias.js'));
     const tree = (await materializeStaticTree(release, join(dir, 'trees'), 'r1'))!;
-    await plane.apply([{ kind: 'static', id: 'site', hosts: ['site.localhost'], root: tree.root, ownCompressedRoot: tree.ownCompressedRoot, spaFallback: false }]);
+    await plane.apply([
+      { kind: 'static', id: 'site', hosts: ['site.localhost'], root: tree.root, ownCompressedRoot: tree.ownCompressedRoot, spaFallback: false },
+    ]);
     const gz = await get(port, 'site.localhost', '/app.js', { 'accept-encoding': 'gzip' });
     expect({ coding: gz.headers['content-encoding'], vary: gz.headers['vary'] }).toEqual({ coding: 'gzip', vary: 'Accept-Encoding' });
     // Brotli preferred when accepted.
@@ -212,7 +244,12 @@ describe('nginx data plane (real nginx)', () => {
     const body = Buffer.alloc(48 * 1024, 'b');
     const pieces = [body.subarray(0, 9000), body.subarray(9000, 30000), body.subarray(30000)];
     const head = (host: string, method: string, framing: string, path = '/upload') => `${method} ${path} HTTP/1.1\r\nHost: ${host}\r\n${framing}\r\n`;
-    const chunked = [head('echo.localhost', 'POST', 'Transfer-Encoding: chunked\r\n'), ...pieces.map((p) => Buffer.concat([Buffer.from(`${p.length.toString(16)}\r\n`), p, Buffer.from('\r\n')])), '0\r\n\r\n', AFTER('echo.localhost')];
+    const chunked = [
+      head('echo.localhost', 'POST', 'Transfer-Encoding: chunked\r\n'),
+      ...pieces.map((p) => Buffer.concat([Buffer.from(`${p.length.toString(16)}\r\n`), p, Buffer.from('\r\n')])),
+      '0\r\n\r\n',
+      AFTER('echo.localhost'),
+    ];
     const replies = await exchange(port, chunked, 150);
     expect(replies.map((r) => r.status)).toEqual([200, 200]);
     expect(JSON.parse(replies[0]!.body)).toMatchObject({ url: '/upload', bytes: body.length, te: 'chunked' });
@@ -224,7 +261,10 @@ describe('nginx data plane (real nginx)', () => {
     // A static release reads the body to its end too (405 for a POST, 200 for a GET with a body): the next request on the connection is the client's next request.
     for (const method of ['POST', 'GET']) {
       const toStatic = [head('stat.localhost', method, 'Transfer-Encoding: chunked\r\n', '/'), ...chunked.slice(1, -1), AFTER('stat.localhost')];
-      expect({ method, statuses: (await exchange(port, toStatic, 150)).map((r) => r.status) }).toEqual({ method, statuses: [method === 'POST' ? 405 : 200, 404] });
+      expect({ method, statuses: (await exchange(port, toStatic, 150)).map((r) => r.status) }).toEqual({
+        method,
+        statuses: [method === 'POST' ? 405 : 200, 404],
+      });
     }
     expect(echo.errors).toEqual([]);
   });
@@ -251,7 +291,11 @@ describe('nginx data plane (real nginx)', () => {
       const status = await readFile(`/proc/${pid}/status`, 'utf8');
       // Real, effective, saved and file-system uid and gid: none of them root, no capability left.
       const ids = [/^Uid:\s+(.*)$/m, /^Gid:\s+(.*)$/m].flatMap((line) => line.exec(status)![1]!.trim().split(/\s+/).map(Number));
-      expect({ pid, rootIds: ids.filter((id) => id === 0).length, capEff: /^CapEff:\s+(\w+)/m.exec(status)![1] }).toEqual({ pid, rootIds: 0, capEff: '0000000000000000' });
+      expect({ pid, rootIds: ids.filter((id) => id === 0).length, capEff: /^CapEff:\s+(\w+)/m.exec(status)![1] }).toEqual({
+        pid,
+        rootIds: 0,
+        capEff: '0000000000000000',
+      });
     }
   });
 });

@@ -108,7 +108,9 @@ export class NginxPlane {
       this.installed = await readFile(this.files.conf, 'utf8').catch(() => undefined);
       await this.apply(sites);
     }
-    this.logger.log(`nginx data plane: master ${this.master} on ${this.options.listen.host}:${this.options.listen.port}, fallback to this edge on ${fallback.host}:${fallback.port}`);
+    this.logger.log(
+      `nginx data plane: master ${this.master} on ${this.options.listen.host}:${this.options.listen.port}, fallback to this edge on ${fallback.host}:${fallback.port}`,
+    );
   }
 
   /** Where nginx sends its 5xx answers, from the next render on (the first-minute watch). */

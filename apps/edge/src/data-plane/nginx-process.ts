@@ -5,7 +5,11 @@ import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 
 /** Files nginx and the edge share in the plane's state directory. */
-export const nginxFiles = (stateDir: string) => ({ conf: join(stateDir, 'nginx.conf'), candidate: join(stateDir, 'nginx.conf.next'), pid: join(stateDir, 'nginx.pid') });
+export const nginxFiles = (stateDir: string) => ({
+  conf: join(stateDir, 'nginx.conf'),
+  candidate: join(stateDir, 'nginx.conf.next'),
+  pid: join(stateDir, 'nginx.pid'),
+});
 
 /** One clear line when nginx is not installed (EDGE_DATA_PLANE=nginx needs it). */
 export function nginxMissing(bin: string): string | null {
@@ -17,7 +21,10 @@ export function nginxMissing(bin: string): string | null {
 /** The Debian module's path when installed, else null (no brotli_static; gzip_static still works). */
 export async function brotliModule(): Promise<string | null> {
   const path = '/usr/lib/nginx/modules/ngx_http_brotli_static_module.so';
-  return readFile(path).then(() => path, () => null);
+  return readFile(path).then(
+    () => path,
+    () => null,
+  );
 }
 
 async function processTitle(pid: number): Promise<string> {
@@ -112,7 +119,17 @@ export function validateConfig(bin: string, path: string): Promise<string | null
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     child.on('error', (error) => resolve(error.message));
-    child.on('close', (code) => resolve(code === 0 ? null : stderr.trim().split('\n').filter((l) => !/\[warn\]/.test(l)).join('; ') || `nginx -t exited with ${code}`));
+    child.on('close', (code) =>
+      resolve(
+        code === 0
+          ? null
+          : stderr
+              .trim()
+              .split('\n')
+              .filter((l) => !/\[warn\]/.test(l))
+              .join('; ') || `nginx -t exited with ${code}`,
+      ),
+    );
   });
 }
 
@@ -139,7 +156,11 @@ export async function spawnNginx(bin: string, stateDir: string, logger: Logger, 
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env['NGINX'];
   if (fds.length) env['NGINX'] = fds.map((_, i) => `${i + 3};`).join('');
-  const child = spawn(bin, ['-c', nginxFiles(stateDir).conf, '-g', 'daemon off;'], { stdio: ['ignore', 'pipe', 'pipe', ...fds], env, detached: options.detached ?? false });
+  const child = spawn(bin, ['-c', nginxFiles(stateDir).conf, '-g', 'daemon off;'], {
+    stdio: ['ignore', 'pipe', 'pipe', ...fds],
+    env,
+    detached: options.detached ?? false,
+  });
   let tail = '';
   const onLine = (chunk: Buffer) => {
     const text = chunk.toString('utf8');

@@ -108,8 +108,12 @@ export async function openListenSockets(wanted: ListenAddress[], env: NodeJS.Pro
     if (fd !== undefined) {
       const inode = await socketInode(fd);
       const actual = inode === undefined ? undefined : listening.get(inode);
-      if (inode === undefined || !actual) throw new Error(`SLIPWAY_LISTEN_FDS names fd ${fd} for ${want.role}, which is not a listening TCP socket of this process`);
-      if (!matches(want, actual)) throw new Error(`SLIPWAY_LISTEN_FDS: fd ${fd} (${want.role}) listens on ${actual.host}:${actual.port}, but nginx is configured to listen on ${want.host}:${want.port}: start both with the same HOST and port`);
+      if (inode === undefined || !actual)
+        throw new Error(`SLIPWAY_LISTEN_FDS names fd ${fd} for ${want.role}, which is not a listening TCP socket of this process`);
+      if (!matches(want, actual))
+        throw new Error(
+          `SLIPWAY_LISTEN_FDS: fd ${fd} (${want.role}) listens on ${actual.host}:${actual.port}, but nginx is configured to listen on ${want.host}:${want.port}: start both with the same HOST and port`,
+        );
       sockets.push({ ...want, fd, inode, origin: 'inherited' });
       continue;
     }
@@ -173,7 +177,13 @@ export function holdWhenFree(want: ListenAddress, timeoutMs: number, onBusy: () 
       settled = true;
       if (message.error || !handle || typeof handle.fd !== 'number' || handle.fd < 0) {
         handle?.close();
-        reject(new Error(message.error === 'EADDRINUSE' ? `${want.host}:${want.port} is still in use after ${timeoutMs} ms` : `could not listen on ${want.host}:${want.port}: ${message.error ?? 'no socket came back'}`));
+        reject(
+          new Error(
+            message.error === 'EADDRINUSE'
+              ? `${want.host}:${want.port} is still in use after ${timeoutMs} ms`
+              : `could not listen on ${want.host}:${want.port}: ${message.error ?? 'no socket came back'}`,
+          ),
+        );
         return;
       }
       void socketInode(handle.fd).then((inode) => {

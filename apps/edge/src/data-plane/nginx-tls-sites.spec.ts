@@ -28,7 +28,14 @@ describe('HTTPS servers in the nginx plane config', () => {
     user: null,
     sites: [
       { kind: 'proxy', id: 'api', hosts: ['api.apps.example', 'api.example.com'], upstream: { host: '127.0.0.1', port: 19000 } },
-      { kind: 'static', id: 'site', hosts: ['site.apps.example'], root: join(dir, 'static'), ownCompressedRoot: join(dir, 'static', 'own'), spaFallback: false },
+      {
+        kind: 'static',
+        id: 'site',
+        hosts: ['site.apps.example'],
+        root: join(dir, 'static'),
+        ownCompressedRoot: join(dir, 'static', 'own'),
+        spaFallback: false,
+      },
     ],
     tls,
   });
@@ -38,7 +45,11 @@ describe('HTTPS servers in the nginx plane config', () => {
     certificates: ['api.apps.example', 'site.apps.example', 'starting.apps.example'].map((h) => ({ hosts: [h], certificate: bundle(h), key: bundle(h) })),
   };
   /** The `server { … }` blocks whose server_name is exactly `names`. */
-  const servers = (text: string, names: string) => text.split(/\n {2}server \{\n/).slice(1).filter((block) => block.includes(`server_name ${names};`));
+  const servers = (text: string, names: string) =>
+    text
+      .split(/\n {2}server \{\n/)
+      .slice(1)
+      .filter((block) => block.includes(`server_name ${names};`));
 
   it('splits each site: certified hosts on HTTPS (and redirected on HTTP), the others on HTTP with the ACME path to the Node edge', async () => {
     const text = renderNginxConfig(input(tls));

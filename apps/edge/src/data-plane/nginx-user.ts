@@ -64,12 +64,28 @@ async function resolveWorker(name: string): Promise<NginxWorker> {
   let ids = await lookup(name);
   // Two processes may create it at once (the runtime supervisor's nginx and the edge's TLS store): useradd locks /etc/passwd.
   for (let attempt = 0; !ids && attempt < 5; attempt++) {
-    await run('useradd', ['--system', '--user-group', '--no-create-home', '--no-log-init', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', '--comment', 'slipway nginx workers', name]).catch(() => undefined);
+    await run('useradd', [
+      '--system',
+      '--user-group',
+      '--no-create-home',
+      '--no-log-init',
+      '--home-dir',
+      '/nonexistent',
+      '--shell',
+      '/usr/sbin/nologin',
+      '--comment',
+      'slipway nginx workers',
+      name,
+    ]).catch(() => undefined);
     ids = await lookup(name);
     if (!ids) await new Promise((r) => setTimeout(r, 100 * (attempt + 1)));
   }
-  if (!ids) throw new Error(`nginx's workers run as the user ${name}, which does not exist and could not be created: create it (useradd --system --user-group ${name}) or set NGINX_USER to an existing unprivileged user`);
-  if (ids.uid === 0 || ids.gid === 0) throw new Error(`NGINX_USER ${name} is uid ${ids.uid} / gid ${ids.gid}: nginx's workers must not run as root; set NGINX_USER to an unprivileged user`);
+  if (!ids)
+    throw new Error(
+      `nginx's workers run as the user ${name}, which does not exist and could not be created: create it (useradd --system --user-group ${name}) or set NGINX_USER to an existing unprivileged user`,
+    );
+  if (ids.uid === 0 || ids.gid === 0)
+    throw new Error(`NGINX_USER ${name} is uid ${ids.uid} / gid ${ids.gid}: nginx's workers must not run as root; set NGINX_USER to an unprivileged user`);
   return { name, group: await groupName(ids.gid), ...ids };
 }
 
@@ -92,7 +108,10 @@ export async function assertWorkersReach(dir: string, worker: NginxWorker): Prom
   for (let at = dirname(dir); ; at = dirname(at)) {
     const info = await stat(at);
     const through = info.uid === worker.uid ? info.mode & 0o100 : info.gid === worker.gid ? info.mode & 0o010 : info.mode & 0o001;
-    if (!through) throw new Error(`nginx's workers (user ${worker.name}) cannot pass through ${at} (mode ${(info.mode & 0o777).toString(8)}): run \`chmod o+x ${at}\` (traversable, not listable) or set RUNTIME_DIR elsewhere`);
+    if (!through)
+      throw new Error(
+        `nginx's workers (user ${worker.name}) cannot pass through ${at} (mode ${(info.mode & 0o777).toString(8)}): run \`chmod o+x ${at}\` (traversable, not listable) or set RUNTIME_DIR elsewhere`,
+      );
     if (at === dirname(at)) return;
   }
 }

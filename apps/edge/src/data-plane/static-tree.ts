@@ -21,7 +21,9 @@ class NeedsNodeEdge extends Error {}
 
 /** A hard link (same file system: no copy), else a copy. */
 async function place(source: string, target: string): Promise<void> {
-  await link(source, target).catch((error: NodeJS.ErrnoException) => (error.code === 'EEXIST' ? Promise.reject(error) : copyFile(source, target, constants.COPYFILE_EXCL)));
+  await link(source, target).catch((error: NodeJS.ErrnoException) =>
+    error.code === 'EEXIST' ? Promise.reject(error) : copyFile(source, target, constants.COPYFILE_EXCL),
+  );
 }
 
 /** A directory of the release; where a precompressed form took its name (`a.br` beside a file `a`), the directory wins. */
@@ -53,8 +55,20 @@ async function directory(path: string): Promise<void> {
 export async function materializeStaticTree(releaseDir: string, treesDir: string, releaseId: string): Promise<StaticTree | null> {
   const final = join(treesDir, releaseId);
   const tree = { root: join(final, 'files'), ownCompressedRoot: join(final, 'own') };
-  if (await lstat(final).then((i) => i.isDirectory(), () => false)) return tree;
-  if (await lstat(join(treesDir, `${releaseId}.node`)).then(() => true, () => false)) return null;
+  if (
+    await lstat(final).then(
+      (i) => i.isDirectory(),
+      () => false,
+    )
+  )
+    return tree;
+  if (
+    await lstat(join(treesDir, `${releaseId}.node`)).then(
+      () => true,
+      () => false,
+    )
+  )
+    return null;
   await mkdir(treesDir, { recursive: true, mode: 0o755 });
   const temp = join(treesDir, `${releaseId}.tmp-${randomBytes(6).toString('hex')}`);
   try {
@@ -111,7 +125,9 @@ async function placeFile(root: string, temp: string, rel: string[], target: stri
       const sibling = [...rel];
       sibling[sibling.length - 1] += suffix;
       // The release's own entry of that name (a directory `a.br/`) wins over the form.
-      await place(join(root, ...form), join(temp, 'files', ...sibling)).catch((error: NodeJS.ErrnoException) => (error.code === 'EEXIST' ? undefined : Promise.reject(error)));
+      await place(join(root, ...form), join(temp, 'files', ...sibling)).catch((error: NodeJS.ErrnoException) =>
+        error.code === 'EEXIST' ? undefined : Promise.reject(error),
+      );
     }
   }
 }

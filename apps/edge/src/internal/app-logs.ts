@@ -75,11 +75,13 @@ export class AppLogs {
     let busy: Promise<void> = Promise.resolve();
     let closed = false;
     const pump = () => {
-      busy = busy.then(async () => {
-        if (closed) return;
-        for (const id of await this.releases(applicationId, options.release)) if (!tails.has(id)) tails.set(id, new Tail(this.file(id), id, 0));
-        for (const tail of tails.values()) send(await tail.read());
-      }).catch(() => undefined);
+      busy = busy
+        .then(async () => {
+          if (closed) return;
+          for (const id of await this.releases(applicationId, options.release)) if (!tails.has(id)) tails.set(id, new Tail(this.file(id), id, 0));
+          for (const tail of tails.values()) send(await tail.read());
+        })
+        .catch(() => undefined);
     };
     let watcher: FSWatcher | undefined;
     try {

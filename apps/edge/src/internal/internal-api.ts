@@ -4,7 +4,14 @@ import { pipeline } from 'node:stream/promises';
 import type { DependencyProbe } from '@slipway/server';
 import { BlobNotFoundError } from '@slipway/blob';
 import type { AppLogs } from './app-logs.js';
-import { APPLIED_RELEASE_PATTERN, SWITCH_RELEASE_PATTERN, RELEASE_ARTIFACT_PATTERN, RELEASE_START_PATTERN, isEdgeInternalToken, isReleaseArtifactToken } from '@slipway/messaging';
+import {
+  APPLIED_RELEASE_PATTERN,
+  SWITCH_RELEASE_PATTERN,
+  RELEASE_ARTIFACT_PATTERN,
+  RELEASE_START_PATTERN,
+  isEdgeInternalToken,
+  isReleaseArtifactToken,
+} from '@slipway/messaging';
 import { SandboxUnavailableError, UnhealthyReleaseError, type PortFound } from '@slipway/runtime';
 
 export interface InternalApiDeps {

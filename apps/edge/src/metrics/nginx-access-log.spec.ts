@@ -18,7 +18,12 @@ describe('NginxAccessLog', () => {
   async function read(file: string, blocks: string[]): Promise<[string, number, number][]> {
     const seen: [string, number, number][] = [];
     await writeFile(file, '');
-    const log = new NginxAccessLog(file, async () => undefined, (id, status, ms) => seen.push([id, status, ms]), { readMs: 20 });
+    const log = new NginxAccessLog(
+      file,
+      async () => undefined,
+      (id, status, ms) => seen.push([id, status, ms]),
+      { readMs: 20 },
+    );
     log.start();
     try {
       // The first read starts at the end (lines an earlier edge read are not counted again): let it.
@@ -37,11 +42,25 @@ describe('NginxAccessLog', () => {
   it('hands on each line once, whatever the blocks cut, with the id as a UUID and the time in ms', async () => {
     const text = `${raw(A)} 200 0.004\n${raw(A)} 502 1.250\n${raw(B)} 404 0.000\n${raw(A)} 201 12\n`;
     const seen = await read(join(dir, 'metrics.log'), [text.slice(0, 10), text.slice(10, 50), text.slice(50, 51), text.slice(51)]);
-    expect(seen).toEqual([[A, 200, 4], [A, 502, 1250], [B, 404, 0], [A, 201, 12_000]]);
+    expect(seen).toEqual([
+      [A, 200, 4],
+      [A, 502, 1250],
+      [B, 404, 0],
+      [A, 201, 12_000],
+    ]);
   });
 
   it('skips what is not a line of the format (the fallback server, a torn or foreign line) and goes on', async () => {
-    const lines = [' 200 0.001', `${raw(A).toUpperCase()} 200 0.001`, `${raw(A).slice(1)} 200 0.001`, `${raw(A)} 2x0 0.001`, `${raw(A)} 200 0.0-1`, `${raw(A)} 200`, 'x'.repeat(5000), `${raw(B)} 503 0.010`];
+    const lines = [
+      ' 200 0.001',
+      `${raw(A).toUpperCase()} 200 0.001`,
+      `${raw(A).slice(1)} 200 0.001`,
+      `${raw(A)} 2x0 0.001`,
+      `${raw(A)} 200 0.0-1`,
+      `${raw(A)} 200`,
+      'x'.repeat(5000),
+      `${raw(B)} 503 0.010`,
+    ];
     const seen = await read(join(dir, 'metrics.log'), [`${lines.join('\n')}\n`]);
     expect(seen).toEqual([[B, 503, 10]]);
   });

@@ -34,7 +34,12 @@ describe('request framing at the Node edge (real parser, proxy and app)', () => 
   it('forwards a body that comes in several packets whole, chunked or with Content-Length, and the connection stays in step', async () => {
     const body = Buffer.alloc(40 * 1024, 'n');
     const pieces = [body.subarray(0, 7000), body.subarray(7000, 25000), body.subarray(25000)];
-    const chunked = ['POST /upload HTTP/1.1\r\nHost: echo.localhost\r\nTransfer-Encoding: chunked\r\n\r\n', ...pieces.map((p) => Buffer.concat([Buffer.from(`${p.length.toString(16)}\r\n`), p, Buffer.from('\r\n')])), '0\r\n\r\n', AFTER('echo.localhost')];
+    const chunked = [
+      'POST /upload HTTP/1.1\r\nHost: echo.localhost\r\nTransfer-Encoding: chunked\r\n\r\n',
+      ...pieces.map((p) => Buffer.concat([Buffer.from(`${p.length.toString(16)}\r\n`), p, Buffer.from('\r\n')])),
+      '0\r\n\r\n',
+      AFTER('echo.localhost'),
+    ];
     const replies = await exchange(port, chunked, 150);
     expect(replies.map((r) => r.status)).toEqual([200, 200]);
     expect(JSON.parse(replies[0]!.body)).toMatchObject({ url: '/upload', bytes: body.length, te: 'chunked' });

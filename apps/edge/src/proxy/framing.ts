@@ -36,6 +36,8 @@ export function refusalHead(refusal: FramingRefusal): Record<string, string> {
 
 /** The refusal as raw bytes, for a socket that has no response object (an Upgrade request). */
 export function refusalBytes(refusal: FramingRefusal): string {
-  const head = Object.entries(refusalHead(refusal)).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const head = Object.entries(refusalHead(refusal))
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   return `HTTP/1.1 ${refusal.status} ${refusal.status === 400 ? 'Bad Request' : 'Not Implemented'}\r\n${head}\r\n${refusal.message}`;
 }

@@ -16,14 +16,20 @@ function listen(server: Server): Promise<number> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
 }
 
-function call(port: number, options: { method?: string; path?: string; headers?: Record<string, string | string[]>; body?: string | Buffer; setHost?: boolean } = {}): Promise<{ status: number; rawHeaders: string[]; headers: IncomingMessage['headers']; body: Buffer }> {
+function call(
+  port: number,
+  options: { method?: string; path?: string; headers?: Record<string, string | string[]>; body?: string | Buffer; setHost?: boolean } = {},
+): Promise<{ status: number; rawHeaders: string[]; headers: IncomingMessage['headers']; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path ?? '/', headers: options.headers, setHost: options.setHost ?? true }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, rawHeaders: res.rawHeaders, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
+    const req = request(
+      { host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path ?? '/', headers: options.headers, setHost: options.setHost ?? true },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, rawHeaders: res.rawHeaders, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(options.body);
   });
@@ -87,7 +93,18 @@ describe('ReverseProxy (real client, edge and app servers)', () => {
       method: 'POST',
       path: '/submit?x=1&y=%2F',
       body: 'hello body',
-      headers: { host: 'shop.example.com', 'content-type': 'text/plain', 'x-custom': 'kept', 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'forged', 'x-forwarded-host': 'forged.example', connection: 'keep-alive, x-private', 'x-private': 'dropped', 'proxy-authorization': 'Basic c2VjcmV0', te: 'trailers' },
+      headers: {
+        host: 'shop.example.com',
+        'content-type': 'text/plain',
+        'x-custom': 'kept',
+        'x-forwarded-for': '203.0.113.9',
+        'x-forwarded-proto': 'forged',
+        'x-forwarded-host': 'forged.example',
+        connection: 'keep-alive, x-private',
+        'x-private': 'dropped',
+        'proxy-authorization': 'Basic c2VjcmV0',
+        te: 'trailers',
+      },
     });
     expect(response.status).toBe(201);
     expect(response.body.toString()).toBe('created');
@@ -97,7 +114,14 @@ describe('ReverseProxy (real client, edge and app servers)', () => {
     expect(response.headers['keep-alive']).not.toBe('timeout=77'); // the edge's own keep-alive, not the app's
     const [got] = seen;
     expect(got).toMatchObject({ method: 'POST', url: '/submit?x=1&y=%2F', body: 'hello body' });
-    expect(got!.headers).toMatchObject({ host: 'shop.example.com', 'content-type': 'text/plain', 'x-custom': 'kept', 'x-forwarded-for': '203.0.113.9, 127.0.0.1', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'shop.example.com' });
+    expect(got!.headers).toMatchObject({
+      host: 'shop.example.com',
+      'content-type': 'text/plain',
+      'x-custom': 'kept',
+      'x-forwarded-for': '203.0.113.9, 127.0.0.1',
+      'x-forwarded-proto': 'https',
+      'x-forwarded-host': 'shop.example.com',
+    });
     expect(got!.headers['x-private']).toBeUndefined();
     expect(got!.headers['proxy-authorization']).toBeUndefined();
     expect(got!.headers.te).toBeUndefined();
@@ -111,7 +135,13 @@ describe('ReverseProxy (real client, edge and app servers)', () => {
     expect(seen[0]!.headers['x-slipway-client']).toBeUndefined();
     // Behind nginx (the fallback path, from the loopback): nginx's client address is the one appended.
     const behind = new ReverseProxy('https', true);
-    const edge2 = createServer((req, res) => behind.forward(req, res, upstream(() => appPort)));
+    const edge2 = createServer((req, res) =>
+      behind.forward(
+        req,
+        res,
+        upstream(() => appPort),
+      ),
+    );
     const port2 = await listen(edge2);
     await call(port2, { headers: { 'x-slipway-client': '198.51.100.7', 'x-forwarded-for': '203.0.113.1' } });
     expect(seen[1]!.headers).toMatchObject({ 'x-forwarded-for': '203.0.113.1, 198.51.100.7' });
@@ -126,7 +156,9 @@ describe('ReverseProxy (real client, edge and app servers)', () => {
     await call(edgePort, { headers: { host: 'first.example', 'x-multi': ['one', 'two'] }, path: '/dup' });
     // node:http will not send two Host lines: write this request by hand.
     const twice = await new Promise<string>((resolve, reject) => {
-      const socket = connect(edgePort, '127.0.0.1', () => socket.write('GET /dup2 HTTP/1.1\r\nHost: first.example\r\nHost: second.example\r\nConnection: close\r\n\r\n'));
+      const socket = connect(edgePort, '127.0.0.1', () =>
+        socket.write('GET /dup2 HTTP/1.1\r\nHost: first.example\r\nHost: second.example\r\nConnection: close\r\n\r\n'),
+      );
       let text = '';
       socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
       socket.on('end', () => resolve(text));
@@ -170,7 +202,12 @@ describe('ReverseProxy (real client, edge and app servers)', () => {
 
   it('answers 502 when the app does not answer, with or without a request body, and keeps the client connection usable', async () => {
     const get = await call(edgePort, { path: '/down' });
-    const post = await call(edgePort, { method: 'POST', path: '/down/form', body: 'field=value', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const post = await call(edgePort, {
+      method: 'POST',
+      path: '/down/form',
+      body: 'field=value',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     for (const response of [get, post]) {
       expect(response.status).toBe(502);
       expect(response.body.toString()).toBe('Bad Gateway: the application is not answering\n');
@@ -188,10 +225,12 @@ describe('ReverseProxy (real client, edge and app servers)', () => {
       res.on('close', () => appSawClose());
     };
     await new Promise<void>((resolve) => {
-      const req = request({ host: '127.0.0.1', port: edgePort, path: '/slow' }, (res) => res.once('data', () => {
-        req.destroy();
-        resolve();
-      }));
+      const req = request({ host: '127.0.0.1', port: edgePort, path: '/slow' }, (res) =>
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        }),
+      );
       req.on('error', () => undefined);
       req.end();
     });
@@ -219,7 +258,14 @@ describe('ReverseProxy (real client, edge and app servers)', () => {
       req.end();
     });
     expect(reply).toBe('echo:ping');
-    expect(seen[0]!.headers).toMatchObject({ upgrade: 'test', connection: 'Upgrade', host: 'app.example', 'x-forwarded-for': '127.0.0.1', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'app.example' });
+    expect(seen[0]!.headers).toMatchObject({
+      upgrade: 'test',
+      connection: 'Upgrade',
+      host: 'app.example',
+      'x-forwarded-for': '127.0.0.1',
+      'x-forwarded-proto': 'https',
+      'x-forwarded-host': 'app.example',
+    });
   });
 
   it('follows the upstream it is given per request, and forget() closes the connections to a stopped one', async () => {

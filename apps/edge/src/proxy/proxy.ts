@@ -23,7 +23,12 @@ export interface Upstream {
 function connectionTokens(req: IncomingMessage): Set<string> | undefined {
   const connection = req.headers.connection;
   if (!connection || connection === 'keep-alive' || connection === 'close') return undefined;
-  return new Set(connection.toLowerCase().split(',').map((t) => t.trim()));
+  return new Set(
+    connection
+      .toLowerCase()
+      .split(',')
+      .map((t) => t.trim()),
+  );
 }
 
 /**
@@ -58,7 +63,14 @@ function forwardedHeaders(req: IncomingMessage, scheme: string, behindNginx: boo
     }
     headers.push(name, raw[i + 1]!);
   }
-  headers.push('x-forwarded-for', forwardedFor === undefined ? client : `${forwardedFor}, ${client}`, 'x-forwarded-proto', scheme, 'x-forwarded-host', req.headers.host ?? '');
+  headers.push(
+    'x-forwarded-for',
+    forwardedFor === undefined ? client : `${forwardedFor}, ${client}`,
+    'x-forwarded-proto',
+    scheme,
+    'x-forwarded-host',
+    req.headers.host ?? '',
+  );
   return headers;
 }
 
@@ -153,7 +165,14 @@ export class ReverseProxy {
       // No header/body timeouts: long polls and slow streams are the app's business (as before).
       // Idle connections are closed after 4 s, before Node's default server keep-alive (5 s)
       // closes them under a request (undici also honours a `Keep-Alive: timeout=` hint).
-      pool = new Pool(`http://${upstream.host.includes(':') ? `[${upstream.host}]` : upstream.host}:${upstream.port}`, { connections: null, pipelining: 1, keepAliveTimeout: 4_000, keepAliveMaxTimeout: 60_000, headersTimeout: 0, bodyTimeout: 0 });
+      pool = new Pool(`http://${upstream.host.includes(':') ? `[${upstream.host}]` : upstream.host}:${upstream.port}`, {
+        connections: null,
+        pipelining: 1,
+        keepAliveTimeout: 4_000,
+        keepAliveMaxTimeout: 60_000,
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      });
       this.pools.set(key, pool);
     }
     return pool;
@@ -164,7 +183,10 @@ export class ReverseProxy {
     const exchange = new Exchange(res, upstream);
     // Most requests have no body: no stream for undici to read then.
     const body = req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined ? null : req;
-    this.pool(upstream).dispatch({ method: req.method as Dispatcher.HttpMethod, path: req.url ?? '/', headers: forwardedHeaders(req, this.scheme, this.behindNginx), body }, exchange);
+    this.pool(upstream).dispatch(
+      { method: req.method as Dispatcher.HttpMethod, path: req.url ?? '/', headers: forwardedHeaders(req, this.scheme, this.behindNginx), body },
+      exchange,
+    );
   }
 
   /** Closes the connections to an upstream that was stopped (its port may be reused later). */

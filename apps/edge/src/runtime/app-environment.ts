@@ -8,7 +8,12 @@ import { asApplicationId, type ApplicationInputs } from '@slipway/platform-data'
  * sign-in is on — the project's own choices always win). A preview gets its parent's: the
  * `preview` scope of its secrets, its database and its sign-in service.
  */
-export async function appEnvironment(inputs: ApplicationInputs, keyring: Keyring, applicationId: string, platform: { databaseUrl: string; authPublicUrl: string }): Promise<{ env: Record<string, string>; hasDatabase: boolean }> {
+export async function appEnvironment(
+  inputs: ApplicationInputs,
+  keyring: Keyring,
+  applicationId: string,
+  platform: { databaseUrl: string; authPublicUrl: string },
+): Promise<{ env: Record<string, string>; hasDatabase: boolean }> {
   const row = await inputs.forRuntime(asApplicationId(applicationId));
   if (!row) throw new Error(`application ${applicationId} no longer exists`);
   const sealedFor = row.sealedFor;

@@ -32,7 +32,9 @@ export async function reportBringUp(answered: Promise<boolean>[], context: Bring
   const since = () => performance.now() - context.startedAt;
   const progress = setInterval(() => {
     const { active, queued } = context.queue;
-    context.logger.log(`runtime: ${up} of ${total} releases answering after ${seconds(since())} (${active} starting, ${queued} waiting their turn${failed ? `, ${failed} could not start` : ''})`);
+    context.logger.log(
+      `runtime: ${up} of ${total} releases answering after ${seconds(since())} (${active} starting, ${queued} waiting their turn${failed ? `, ${failed} could not start` : ''})`,
+    );
   }, context.progressEveryMs ?? PROGRESS_EVERY_MS);
   progress.unref();
   try {

@@ -109,7 +109,10 @@ const runtimes: [string, (home: string, blobs: BlobStore) => Promise<Runtime>, t
       const socketPath = join(home, 'supervisor', 'runtime.sock');
       // As the edge makes it: apps' own users traverse it to their releases (the supervisor's state in it stays 0700).
       await ensureDir(dir, 0o711);
-      const supervisor = new RuntimeSupervisor(new LocalDriver({ blobs, dir, healthTimeoutMs: 20_000, sandbox: sandboxed(), records: join(dir, 'supervisor') }), { socketPath, adoptGraceMs: 60_000 });
+      const supervisor = new RuntimeSupervisor(
+        new LocalDriver({ blobs, dir, healthTimeoutMs: 20_000, sandbox: sandboxed(), records: join(dir, 'supervisor') }),
+        { socketPath, adoptGraceMs: 60_000 },
+      );
       await supervisor.listen();
       const driver = await RemoteRuntimeDriver.connect(socketPath, dir, 10_000, () => undefined);
       return {
@@ -135,7 +138,14 @@ for (const [name, open, suite] of runtimes) {
     const env = new Map<string, Record<string, string>>();
     const events: string[] = [];
 
-    const describeRelease = async (releaseId: string): Promise<ReleaseToRun> => ({ releaseId, applicationId, slug: 'drain', artifactKey: 'releases/app.tar.gz', startCommand: 'node server.js', env: { ...env.get(releaseId)! } });
+    const describeRelease = async (releaseId: string): Promise<ReleaseToRun> => ({
+      releaseId,
+      applicationId,
+      slug: 'drain',
+      artifactKey: 'releases/app.tar.gz',
+      startCommand: 'node server.js',
+      env: { ...env.get(releaseId)! },
+    });
     const boots = async (releaseId: string) => ((await runtime.readLog(releaseId)) ?? '').match(/booted /g)?.length ?? 0;
     const release = (version: string): string => {
       const id = randomUUID();

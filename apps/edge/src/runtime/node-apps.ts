@@ -170,7 +170,10 @@ export class NodeApps {
    * step, so the drain cannot stop it after that). Else it starts afresh once the drain is over.
    */
   private async takeBack(draining: Draining, options: StartOptions): Promise<RunningRelease> {
-    const { applicationId, entry: { release } } = draining;
+    const {
+      applicationId,
+      entry: { release },
+    } = draining;
     const wanted = await this.describe(release.releaseId);
     const startedAs = this.startedAs.get(release);
     if (this.draining.get(release.releaseId) === draining && !draining.stopping && startedAs && runsAs(startedAs, wanted)) {
@@ -302,7 +305,12 @@ export class NodeApps {
     const draining = [...this.draining.values()];
     this.draining.clear();
     for (const p of this.prepared.values()) clearTimeout(p.timer);
-    const prepared = [...this.prepared.values()].map((p) => p.release.then((r) => r.stop(), () => undefined));
+    const prepared = [...this.prepared.values()].map((p) =>
+      p.release.then(
+        (r) => r.stop(),
+        () => undefined,
+      ),
+    );
     this.prepared.clear();
     const stopping = draining.map((d) => d.stopping ?? d.entry.release.stop().then(() => this.stopped(d.entry.release)));
     await Promise.all([...all.map((l) => l.release.stop().then(() => this.stopped(l.release))), ...prepared, ...stopping]);

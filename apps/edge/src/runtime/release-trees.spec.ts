@@ -26,10 +26,17 @@ describe('ReleaseTrees: the unpacked trees of pruned releases go (real Postgres,
   const keptRelease = async (): Promise<string> => {
     const sql = data.infrastructure.pool;
     const owner = (await sql.query(`INSERT INTO owners (email) VALUES ($1) RETURNING id`, [`${randomUUID()}@example.com`])).rows[0].id;
-    const app = (await sql.query(`INSERT INTO applications (owner_id, name, slug) VALUES ($1, 'a', $2) RETURNING id`, [owner, `a-${randomUUID().slice(0, 8)}`])).rows[0].id;
-    const deployment = (await sql.query(`INSERT INTO deployments (application_id, status, steps) VALUES ($1, 'succeeded', '[]') RETURNING id`, [app])).rows[0].id;
+    const app = (await sql.query(`INSERT INTO applications (owner_id, name, slug) VALUES ($1, 'a', $2) RETURNING id`, [owner, `a-${randomUUID().slice(0, 8)}`]))
+      .rows[0].id;
+    const deployment = (await sql.query(`INSERT INTO deployments (application_id, status, steps) VALUES ($1, 'succeeded', '[]') RETURNING id`, [app])).rows[0]
+      .id;
     const id = randomUUID();
-    await sql.query(`INSERT INTO releases (id, application_id, deployment_id, kind, artifact_key, spec) VALUES ($1, $2, $3, 'static', $4, '{}')`, [id, app, deployment, `releases/${id}.tar.gz`]);
+    await sql.query(`INSERT INTO releases (id, application_id, deployment_id, kind, artifact_key, spec) VALUES ($1, $2, $3, 'static', $4, '{}')`, [
+      id,
+      app,
+      deployment,
+      `releases/${id}.tar.gz`,
+    ]);
     return id;
   };
   const unpack = async (id: string) => {

@@ -51,7 +51,11 @@ export class ReleaseTrees {
     const removed: string[] = [];
     for (const id of idle) {
       if (existing.has(id)) continue;
-      await Promise.all([rm(join(releasesDir, id), { recursive: true, force: true }), rm(join(treesDir, id), { recursive: true, force: true }), rm(join(treesDir, `${id}.node`), { force: true })]);
+      await Promise.all([
+        rm(join(releasesDir, id), { recursive: true, force: true }),
+        rm(join(treesDir, id), { recursive: true, force: true }),
+        rm(join(treesDir, `${id}.node`), { force: true }),
+      ]);
       this.lastUsed.delete(id);
       removed.push(id);
     }

@@ -6,7 +6,15 @@ import { Logger } from '@nestjs/common';
 import type { BlobStore } from '@slipway/blob';
 import { LIMITS } from '@slipway/contract';
 import { RELEASE_ARTIFACT_PATH, releaseArtifactToken } from '@slipway/messaging';
-import { LocalDriver, LocalSandbox, ensureDir, parseSandboxSubnet, nodeToolchainsFor, kubernetesDriverFromEnvironment, type RuntimeDriver } from '@slipway/runtime';
+import {
+  LocalDriver,
+  LocalSandbox,
+  ensureDir,
+  parseSandboxSubnet,
+  nodeToolchainsFor,
+  kubernetesDriverFromEnvironment,
+  type RuntimeDriver,
+} from '@slipway/runtime';
 import { logLimitsOf, type EdgeConfig } from '../config.js';
 import { nginxWorker } from '../data-plane/nginx-user.js';
 import { RemoteRuntimeDriver } from './supervisor/remote-driver.js';
@@ -38,7 +46,12 @@ async function appUser(name: string, releasesDir: string): Promise<{ uid: number
  * `kubernetes` (pods download their artifact from this edge at `SLIPWAY_RUNTIME_EDGE_URL`
  * with a token derived for that release only).
  */
-export async function createRuntimeDriver(config: EdgeConfig, blobs: BlobStore, runtimeDir: string, onSupervisorLost: (reason: string) => void = () => undefined): Promise<RuntimeDriver> {
+export async function createRuntimeDriver(
+  config: EdgeConfig,
+  blobs: BlobStore,
+  runtimeDir: string,
+  onSupervisorLost: (reason: string) => void = () => undefined,
+): Promise<RuntimeDriver> {
   if (config.SLIPWAY_RUNTIME_DRIVER === 'local' && config.RUNTIME_SUPERVISOR_SOCKET) {
     await ensureDir(runtimeDir, 0o711);
     return RemoteRuntimeDriver.connect(config.RUNTIME_SUPERVISOR_SOCKET, runtimeDir, config.STARTUP_TIMEOUT_MS, onSupervisorLost, config.RUNTIME_LOG_FILES);
@@ -67,7 +80,15 @@ export async function createLocalDriver(config: EdgeConfig, blobs: BlobStore, ru
   // The same cache the build worker fills: a release runs on the Node it was built with.
   const toolchains = nodeToolchainsFor(config, LIMITS.node.supportedMajors);
   if (config.RUNTIME_SANDBOX === 'off') {
-    return new LocalDriver({ blobs, dir: runtimeDir, healthTimeoutMs: config.HEALTH_TIMEOUT_MS, toolchains, logLimits: logLimitsOf(config), user: await appUser(config.APP_USER, join(runtimeDir, 'releases')), records });
+    return new LocalDriver({
+      blobs,
+      dir: runtimeDir,
+      healthTimeoutMs: config.HEALTH_TIMEOUT_MS,
+      toolchains,
+      logLimits: logLimitsOf(config),
+      user: await appUser(config.APP_USER, join(runtimeDir, 'releases')),
+      records,
+    });
   }
   const sandbox = new LocalSandbox({
     limits: { memoryBytes: config.RUNTIME_MEMORY_MB * MIB, pids: config.RUNTIME_PIDS, cpus: config.RUNTIME_CPUS },

@@ -114,7 +114,10 @@ class HttpReleases implements RuntimeDriver {
   readonly adopted: string[] = [];
   now = 0;
   peak = 0;
-  constructor(private readonly startMs: number, private readonly running: Set<string>) {}
+  constructor(
+    private readonly startMs: number,
+    private readonly running: Set<string>,
+  ) {}
   async start(release: ReleaseToRun): Promise<RunningRelease> {
     if (this.running.has(release.releaseId)) {
       this.adopted.push(release.applicationId);
@@ -134,7 +137,13 @@ class HttpReleases implements RuntimeDriver {
   private async serve(release: ReleaseToRun): Promise<RunningRelease> {
     const server: Server = createServer((_req, res) => res.end(release.releaseId));
     await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-    return { releaseId: release.releaseId, host: '127.0.0.1', port: (server.address() as { port: number }).port, logTail: () => '', stop: () => new Promise<void>((ok) => server.close(() => ok())) };
+    return {
+      releaseId: release.releaseId,
+      host: '127.0.0.1',
+      port: (server.address() as { port: number }).port,
+      logTail: () => '',
+      stop: () => new Promise<void>((ok) => server.close(() => ok())),
+    };
   }
 }
 
@@ -159,7 +168,14 @@ describe('NodeApps bring-up through the start queue', () => {
     const driver = new HttpReleases(80, new Set([`r${appId(8)}`]));
     const queue = new StartQueue({ concurrency: 2, compare: usage.compare });
     const adoptable = new Set([`r${appId(8)}`]);
-    const apps = new NodeApps(driver, 100, async (releaseId) => ({ releaseId, applicationId: releaseId.slice(1), slug: releaseId, artifactKey: 'k', startCommand: 'x', env: {} }), () => undefined, undefined, { queue, running: (id) => adoptable.delete(id) });
+    const apps = new NodeApps(
+      driver,
+      100,
+      async (releaseId) => ({ releaseId, applicationId: releaseId.slice(1), slug: releaseId, artifactKey: 'k', startCommand: 'x', env: {} }),
+      () => undefined,
+      undefined,
+      { queue, running: (id) => adoptable.delete(id) },
+    );
     const ids = [1, 2, 3, 4, 5, 6, 7, 8].map(appId);
     const began = performance.now();
     const answered: Record<string, number> = {};
@@ -178,7 +194,7 @@ describe('NodeApps bring-up through the start queue', () => {
       expect(driver.order[2]).toBe(appId(7));
       expect(driver.order.slice(3).sort()).toEqual([appId(1), appId(2), appId(4), appId(6)]);
       expect(driver.peak).toBe(2);
-      for (const id of ids) expect((await fetch(`http://127.0.0.1:${apps.upstream(id)!.port}/`).then((r) => r.text()))).toBe(`r${id}`);
+      for (const id of ids) expect(await fetch(`http://127.0.0.1:${apps.upstream(id)!.port}/`).then((r) => r.text())).toBe(`r${id}`);
     } finally {
       await apps.stopAll();
     }

@@ -36,7 +36,8 @@ export class StartQueue {
   peak = 0;
 
   constructor(private readonly options: StartQueueOptions) {
-    if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new Error(`start concurrency must be a whole number of at least 1 (got ${options.concurrency})`);
+    if (!Number.isInteger(options.concurrency) || options.concurrency < 1)
+      throw new Error(`start concurrency must be a whole number of at least 1 (got ${options.concurrency})`);
   }
 
   get concurrency(): number {

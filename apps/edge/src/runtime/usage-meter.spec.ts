@@ -55,9 +55,25 @@ describe('UsageMeter', () => {
     const fallback = createServer((_req, res) => res.writeHead(503).end());
     await new Promise<void>((ok) => fallback.listen(0, '127.0.0.1', ok));
     const port = await freePort();
-    const plane = new NginxPlane({ bin: 'nginx', stateDir: join(dir, 'nginx'), listen: { host: '127.0.0.1', port }, fallback: { host: '127.0.0.1', port: (fallback.address() as { port: number }).port }, scheme: 'http', workers: 1, owner: 'edge' });
+    const plane = new NginxPlane({
+      bin: 'nginx',
+      stateDir: join(dir, 'nginx'),
+      listen: { host: '127.0.0.1', port },
+      fallback: { host: '127.0.0.1', port: (fallback.address() as { port: number }).port },
+      scheme: 'http',
+      workers: 1,
+      owner: 'edge',
+    });
     try {
-      await plane.start([{ kind: 'proxy', id: 'a', hosts: ['a.localhost'], upstream: { host: '127.0.0.1', port: (app.address() as { port: number }).port }, usageLog: usage.logFor(A)! }]);
+      await plane.start([
+        {
+          kind: 'proxy',
+          id: 'a',
+          hosts: ['a.localhost'],
+          upstream: { host: '127.0.0.1', port: (app.address() as { port: number }).port },
+          usageLog: usage.logFor(A)!,
+        },
+      ]);
       for (let i = 0; i < 25; i++) expect(await get(port, 'a.localhost')).toBe(200);
       // Unknown hosts (the Node edge's) are not counted for anyone.
       expect(await get(port, 'other.localhost')).toBe(503);

@@ -50,7 +50,10 @@ export class UsageMeter {
   private timer?: NodeJS.Timeout;
   private folding?: Promise<void>;
 
-  constructor(private readonly dir: string, private readonly options: UsageMeterOptions) {
+  constructor(
+    private readonly dir: string,
+    private readonly options: UsageMeterOptions,
+  ) {
     this.now = options.now ?? Date.now;
     this.at = this.now();
   }

@@ -72,12 +72,36 @@ describe('StaticSite: links never leave the release (real files, real HTTP)', ()
     expect(absent).toEqual({ status: 404, location: undefined, body: 'Not Found\n' });
     const probes = [
       // A directory outside that exists, one that does not, and what is in them.
-      '/up', '/up/', '/gone', '/gone/', '/up/sub', '/up/sub/', '/up/nosub', '/up/secret.txt', '/up/sub/index.html',
-      '/etc', '/etc/', '/etc/ssl', '/etc/passwd', '/etc/no-such-file',
-      '/chain', '/chain/', '/chain/outside/secret.txt', '/chain/releases', '/chain/no-such-dir',
-      '/about/leak.txt', '/in/leak.txt',
+      '/up',
+      '/up/',
+      '/gone',
+      '/gone/',
+      '/up/sub',
+      '/up/sub/',
+      '/up/nosub',
+      '/up/secret.txt',
+      '/up/sub/index.html',
+      '/etc',
+      '/etc/',
+      '/etc/ssl',
+      '/etc/passwd',
+      '/etc/no-such-file',
+      '/chain',
+      '/chain/',
+      '/chain/outside/secret.txt',
+      '/chain/releases',
+      '/chain/no-such-dir',
+      '/about/leak.txt',
+      '/in/leak.txt',
       // Spelled as traversal: refused before the file system, whatever exists there.
-      '/..', '/../', '/../outside/', '/../no-such-dir/', '/%2e%2e/', '/%2e%2e/outside', '/about/../../outside/', '/..%2f..%2foutside/',
+      '/..',
+      '/../',
+      '/../outside/',
+      '/../no-such-dir/',
+      '/%2e%2e/',
+      '/%2e%2e/outside',
+      '/about/../../outside/',
+      '/..%2f..%2foutside/',
     ];
     for (const path of probes) expect({ path, ...(await get(port, path)) }).toEqual({ path, ...absent });
   });
@@ -114,15 +138,23 @@ describe('StaticSite: cache headers by name (real files, real HTTP)', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
     try {
-      const header = (path: string) => new Promise<string | undefined>((resolve, reject) => {
-        request({ host: '127.0.0.1', port, path }, (res) => resolve(res.resume().headers['cache-control'])).on('error', reject).end();
-      });
+      const header = (path: string) =>
+        new Promise<string | undefined>((resolve, reject) => {
+          request({ host: '127.0.0.1', port, path }, (res) => resolve(res.resume().headers['cache-control']))
+            .on('error', reject)
+            .end();
+        });
       const seen = Object.fromEntries(await Promise.all(names.map(async (name) => [name, await header(`/${name}`)] as const)));
       const immutable = 'public, max-age=31536000, immutable';
       const revalidate = 'public, max-age=0, must-revalidate';
       expect(seen).toEqual({
-        'assets/index-DxK3a9Q1.js': immutable, 'entry.DEVlFBXh.css': immutable, '_nuxt/Btu1cy1g.js': immutable,
-        '_nuxt/app.js': revalidate, 'bootstrap5.js': revalidate, 'analytics.js': revalidate, 'lib/Btu1cy1g.js': revalidate,
+        'assets/index-DxK3a9Q1.js': immutable,
+        'entry.DEVlFBXh.css': immutable,
+        '_nuxt/Btu1cy1g.js': immutable,
+        '_nuxt/app.js': revalidate,
+        'bootstrap5.js': revalidate,
+        'analytics.js': revalidate,
+        'lib/Btu1cy1g.js': revalidate,
       });
     } finally {
       await new Promise((resolve) => server.close(resolve));

@@ -61,7 +61,8 @@ export class StaticSite {
       res.writeHead(301, { location: directoryLocation(path.segments) + query, 'content-length': 0 });
       return void res.end();
     }
-    if (found.kind === 'missing' && this.spaFallback && this.wantsHtml(req, path.segments)) found = this.cache.path(this.releaseId, INDEX.key) ?? (await this.lookup(INDEX));
+    if (found.kind === 'missing' && this.spaFallback && this.wantsHtml(req, path.segments))
+      found = this.cache.path(this.releaseId, INDEX.key) ?? (await this.lookup(INDEX));
     const file = found.kind === 'file' ? (this.cache.file(this.releaseId, found.rel) ?? (await this.file(found.rel))) : null;
     if (!file) return sendPlain(res, 404, 'Not Found\n');
     sendFile(req, res, file);
@@ -119,7 +120,11 @@ export class StaticSite {
     const encoded = await this.precompressed(rel, tag);
     const file: CachedFile = {
       contentType,
-      cacheControl: contentType.startsWith('text/html') ? 'no-cache' : FINGERPRINTED.test(abs) ? 'public, max-age=31536000, immutable' : 'public, max-age=0, must-revalidate',
+      cacheControl: contentType.startsWith('text/html')
+        ? 'no-cache'
+        : FINGERPRINTED.test(abs)
+          ? 'public, max-age=31536000, immutable'
+          : 'public, max-age=0, must-revalidate',
       lastModified: info.mtime.toUTCString(),
       identity: { coding: null, abs, size: body?.length ?? info.size, etag: `"${tag}"`, body },
       encoded,
@@ -135,7 +140,10 @@ export class StaticSite {
    * file, is ignored (the file is then sent as it is).
    */
   private async precompressed(rel: string, tag: string): Promise<Representation[]> {
-    this.hasPrecompressed ??= lstat(join(this.rootReal!, PRECOMPRESSED_DIR)).then((info) => info.isDirectory(), () => false);
+    this.hasPrecompressed ??= lstat(join(this.rootReal!, PRECOMPRESSED_DIR)).then(
+      (info) => info.isDirectory(),
+      () => false,
+    );
     if (!(await this.hasPrecompressed)) return [];
     const forms = await Promise.all(
       PRECOMPRESSED_ENCODINGS.map(async ({ coding, suffix }): Promise<Representation | null> => {

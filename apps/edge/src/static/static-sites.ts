@@ -34,7 +34,10 @@ export class StaticSites {
     let site = this.sites.get(release.id);
     if (!site) {
       const dir = join(this.runtimeDir, 'releases', release.id);
-      site = this.blobs.get(release.artifactKey).then((artifact) => extractRelease(artifact, dir)).then(() => new StaticSite(release.id, dir, Boolean(release.spec.spaFallback), this.cache));
+      site = this.blobs
+        .get(release.artifactKey)
+        .then((artifact) => extractRelease(artifact, dir))
+        .then(() => new StaticSite(release.id, dir, Boolean(release.spec.spaFallback), this.cache));
       site.catch(() => this.sites.delete(release.id));
       this.sites.set(release.id, site);
     }
@@ -83,7 +86,10 @@ export class StaticSites {
     const site = this.sites.get(releaseId);
     this.sites.delete(releaseId);
     this.cache.dropRelease(releaseId);
-    void site?.then((s) => s.close(), () => undefined);
+    void site?.then(
+      (s) => s.close(),
+      () => undefined,
+    );
   }
 
   close(): void {

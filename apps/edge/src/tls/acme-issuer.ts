@@ -52,7 +52,13 @@ export class AcmeIssuer {
     // A private ACME server (a company CA, or the test's) may sign its directory with its own root.
     if (options.caFile) acme.axios.defaults.httpsAgent = new Agent({ ca: await readFile(options.caFile), keepAlive: true });
     acme.axios.defaults.timeout = 30_000;
-    const client = new acme.Client({ directoryUrl: options.directoryUrl, accountKey: options.accountKey, backoffAttempts: 10, backoffMin: 500, backoffMax: 10_000 });
+    const client = new acme.Client({
+      directoryUrl: options.directoryUrl,
+      accountKey: options.accountKey,
+      backoffAttempts: 10,
+      backoffMin: 500,
+      backoffMax: 10_000,
+    });
     return new AcmeIssuer(client, options.email, challenges);
   }
 

@@ -84,7 +84,11 @@ export class CertStore {
     const parsed = describe(host, dir, certificatePem);
     await writePrivate(join(dir, 'key.pem'), key);
     await writePrivate(join(dir, 'cert.pem'), Buffer.from(certificatePem));
-    await writePrivate(join(dir, 'bundle.pem'), Buffer.concat([key, Buffer.from(key.at(-1) === 10 ? '' : '\n'), Buffer.from(certificatePem)]), this.worker?.gid);
+    await writePrivate(
+      join(dir, 'bundle.pem'),
+      Buffer.concat([key, Buffer.from(key.at(-1) === 10 ? '' : '\n'), Buffer.from(certificatePem)]),
+      this.worker?.gid,
+    );
     return parsed;
   }
 
@@ -111,7 +115,10 @@ export class CertStore {
   }
 
   async exists(host: string): Promise<boolean> {
-    return stat(this.hostDir(host)).then(() => true, () => false);
+    return stat(this.hostDir(host)).then(
+      () => true,
+      () => false,
+    );
   }
 
   private hostDir(host: string): string {
@@ -122,7 +129,15 @@ export class CertStore {
 
 function describe(host: string, dir: string, pem: string): StoredCertificate {
   const leaf = new X509Certificate(pem);
-  return { host, certFile: join(dir, 'cert.pem'), keyFile: join(dir, 'key.pem'), bundleFile: join(dir, 'bundle.pem'), notBefore: new Date(leaf.validFrom), notAfter: new Date(leaf.validTo), serial: leaf.serialNumber };
+  return {
+    host,
+    certFile: join(dir, 'cert.pem'),
+    keyFile: join(dir, 'key.pem'),
+    bundleFile: join(dir, 'bundle.pem'),
+    notBefore: new Date(leaf.validFrom),
+    notAfter: new Date(leaf.validTo),
+    serial: leaf.serialNumber,
+  };
 }
 
 /** 0600 from the first byte (O_EXCL on a fresh name), then renamed over the old file; `readerGid`: 0640, that group may read it. */

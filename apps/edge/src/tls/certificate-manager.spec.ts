@@ -17,7 +17,25 @@ const run = promisify(execFile);
 /** A real key and self-signed certificate for `host`, valid one day from now. */
 async function selfSigned(dir: string, host: string): Promise<{ key: Buffer; certificatePem: string }> {
   const base = join(dir, `${host}-${Math.random().toString(36).slice(2)}`);
-  await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${base}.key`, '-out', `${base}.pem`, '-days', '1', '-subj', `/CN=${host}`, '-addext', `subjectAltName=DNS:${host}`]);
+  await run('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    `${base}.key`,
+    '-out',
+    `${base}.pem`,
+    '-days',
+    '1',
+    '-subj',
+    `/CN=${host}`,
+    '-addext',
+    `subjectAltName=DNS:${host}`,
+  ]);
   return { key: await readFile(`${base}.key`), certificatePem: await readFile(`${base}.pem`, 'utf8') };
 }
 
@@ -69,7 +87,12 @@ describe('CertificateManager (real store, real certificates)', () => {
     await waitFor(() => manager.status().every((s) => s.state === 'valid'), { timeoutMs: 20_000, what: 'every certificate' });
     await manager.settled();
     expect(most).toBe(2);
-    expect(applied.at(-1)!.map((c) => c.host).sort()).toEqual(hosts);
+    expect(
+      applied
+        .at(-1)!
+        .map((c) => c.host)
+        .sort(),
+    ).toEqual(hosts);
     for (const host of hosts) {
       expect((await stat(join(dir, 'certs', host, 'key.pem'))).mode & 0o777).toBe(0o600);
       expect((await stat(join(dir, 'certs', host))).mode & 0o777).toBe(0o700);
@@ -87,11 +110,14 @@ describe('CertificateManager (real store, real certificates)', () => {
     });
     await manager.setHosts(['flaky.example.test']);
     const delays: number[] = [];
-    await waitFor(() => {
-      const [s] = manager.status();
-      if (s && s.failures > delays.length) delays.push(s.retryDelayMs!);
-      return (s?.failures ?? 0) >= 4;
-    }, { timeoutMs: 20_000, intervalMs: 5, what: 'four failures' });
+    await waitFor(
+      () => {
+        const [s] = manager.status();
+        if (s && s.failures > delays.length) delays.push(s.retryDelayMs!);
+        return (s?.failures ?? 0) >= 4;
+      },
+      { timeoutMs: 20_000, intervalMs: 5, what: 'four failures' },
+    );
     const [failed] = manager.status();
     expect(failed).toMatchObject({ host: 'flaky.example.test', serial: null, failures: 4, lastError: expect.stringContaining('did not answer the challenge') });
     expect(failed!.retryDelayMs).toBe(400);
@@ -107,11 +133,14 @@ describe('CertificateManager (real store, real certificates)', () => {
     // A one-day certificate at a fraction of a millionth: due again within a tenth of a second.
     const { manager } = await start(async (host) => selfSigned(scratch, host), { renewFraction: 0.000001, checkIntervalMs: 50 });
     await manager.setHosts(['renew.example.test']);
-    await waitFor(() => {
-      const serial = manager.status()[0]?.serial;
-      if (serial && serials.at(-1) !== serial) serials.push(serial);
-      return serials.length >= 3;
-    }, { timeoutMs: 20_000, intervalMs: 5, what: 'two renewals' });
+    await waitFor(
+      () => {
+        const serial = manager.status()[0]?.serial;
+        if (serial && serials.at(-1) !== serial) serials.push(serial);
+        return serials.length >= 3;
+      },
+      { timeoutMs: 20_000, intervalMs: 5, what: 'two renewals' },
+    );
     expect(new Set(serials).size).toBe(serials.length);
     expect(manager.status()[0]!.state).toMatch(/^(valid|renewing|queued)$/);
   }, 30_000);
@@ -132,7 +161,12 @@ describe('CertificateManager (real store, real certificates)', () => {
     // Reloaded from disk by a new manager (an edge restart): no new order for a valid certificate.
     manager.close();
     let orders = 0;
-    const again = new CertificateManager(store, async (host) => (orders++, selfSigned(scratch, host)), async () => undefined, options);
+    const again = new CertificateManager(
+      store,
+      async (host) => (orders++, selfSigned(scratch, host)),
+      async () => undefined,
+      options,
+    );
     await again.setHosts(['keep.example.test']);
     expect(again.status()[0]).toMatchObject({ host: 'keep.example.test', state: 'valid' });
     expect(orders).toBe(0);

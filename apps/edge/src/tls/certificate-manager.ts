@@ -98,17 +98,19 @@ export class CertificateManager {
   }
 
   status(): HostTlsStatus[] {
-    return [...this.hosts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([host, s]) => ({
-      host,
-      state: s.issuing ? (s.cert ? 'renewing' : 'issuing') : s.retryTimer ? 'retrying' : s.queued ? 'queued' : s.cert ? 'valid' : 'queued',
-      notAfter: s.cert?.notAfter.toISOString() ?? null,
-      renewAt: s.cert ? this.renewAt(s.cert).toISOString() : null,
-      serial: s.cert?.serial ?? null,
-      failures: s.failures,
-      lastError: s.lastError ?? null,
-      nextAttemptAt: s.nextAttemptAt?.toISOString() ?? null,
-      retryDelayMs: s.retryDelayMs ?? null,
-    }));
+    return [...this.hosts]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([host, s]) => ({
+        host,
+        state: s.issuing ? (s.cert ? 'renewing' : 'issuing') : s.retryTimer ? 'retrying' : s.queued ? 'queued' : s.cert ? 'valid' : 'queued',
+        notAfter: s.cert?.notAfter.toISOString() ?? null,
+        renewAt: s.cert ? this.renewAt(s.cert).toISOString() : null,
+        serial: s.cert?.serial ?? null,
+        failures: s.failures,
+        lastError: s.lastError ?? null,
+        nextAttemptAt: s.nextAttemptAt?.toISOString() ?? null,
+        retryDelayMs: s.retryDelayMs ?? null,
+      }));
   }
 
   certificates(): StoredCertificate[] {
@@ -175,7 +177,9 @@ export class CertificateManager {
       state.lastError = undefined;
       state.nextAttemptAt = undefined;
       state.retryDelayMs = undefined;
-      this.logger.log(`${host}: certificate ${previous ? 'renewed' : 'issued'} (serial ${state.cert.serial}, valid until ${state.cert.notAfter.toISOString()})`);
+      this.logger.log(
+        `${host}: certificate ${previous ? 'renewed' : 'issued'} (serial ${state.cert.serial}, valid until ${state.cert.notAfter.toISOString()})`,
+      );
       this.apply();
     } catch (error) {
       if (this.hosts.get(host) !== state || this.closed) return;
@@ -184,7 +188,9 @@ export class CertificateManager {
       const delay = Math.min(this.options.retryMaxMs, this.options.retryMinMs * 2 ** Math.min(state.failures - 1, 30));
       state.nextAttemptAt = new Date(Date.now() + delay);
       state.retryDelayMs = delay;
-      this.logger.warn(`${host}: certificate order failed (attempt ${state.failures}; ${state.cert ? 'the current certificate keeps serving' : 'served over HTTP meanwhile'}), retrying in ${Math.round(delay / 1000)} s: ${state.lastError}`);
+      this.logger.warn(
+        `${host}: certificate order failed (attempt ${state.failures}; ${state.cert ? 'the current certificate keeps serving' : 'served over HTTP meanwhile'}), retrying in ${Math.round(delay / 1000)} s: ${state.lastError}`,
+      );
       state.retryTimer = setTimeout(() => {
         state.retryTimer = undefined;
         this.enqueue(host);

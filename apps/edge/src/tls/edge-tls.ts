@@ -41,21 +41,38 @@ export class EdgeTls {
     const store = new CertStore(dir, plane && process.getuid?.() === 0 ? await nginxWorker(config.NGINX_USER) : undefined);
     await store.init();
     const accountKey = await store.accountKey(() => AcmeIssuer.createAccountKey());
-    const issuer = await AcmeIssuer.create({ directoryUrl: config.ACME_DIRECTORY_URL, email: config.ACME_EMAIL, caFile: config.ACME_CA_FILE, accountKey }, tls.challenges);
+    const issuer = await AcmeIssuer.create(
+      { directoryUrl: config.ACME_DIRECTORY_URL, email: config.ACME_EMAIL, caFile: config.ACME_CA_FILE, accountKey },
+      tls.challenges,
+    );
     const include = new NginxTlsInclude(join(dir, 'nginx-tls.conf'), config.EDGE_NGINX_PID_FILE);
     const upstream = config.EDGE_NGINX_UPSTREAM ?? `127.0.0.1:${config.PORT}`;
     tls.manager = new CertificateManager(
       store,
       (host) => issuer.issue(host),
       async (certs) => {
-        if (plane) await plane.setTls({ httpsPort: config.EDGE_HTTPS_PORT, redirectHttp: true, certificates: certs.map((c) => ({ hosts: [c.host], certificate: c.bundleFile, key: c.bundleFile })) });
+        if (plane)
+          await plane.setTls({
+            httpsPort: config.EDGE_HTTPS_PORT,
+            redirectHttp: true,
+            certificates: certs.map((c) => ({ hosts: [c.host], certificate: c.bundleFile, key: c.bundleFile })),
+          });
         else await include.write(renderTlsServers({ certs, httpsPort: config.EDGE_HTTPS_PORT, httpPort: config.EDGE_NGINX_HTTP_PORT, upstream }));
       },
-      { concurrency: config.ACME_CONCURRENCY, renewFraction: config.ACME_RENEW_FRACTION, checkIntervalMs: config.ACME_CHECK_INTERVAL_MS, retryMinMs: config.ACME_RETRY_MIN_MS, retryMaxMs: config.ACME_RETRY_MAX_MS },
+      {
+        concurrency: config.ACME_CONCURRENCY,
+        renewFraction: config.ACME_RENEW_FRACTION,
+        checkIntervalMs: config.ACME_CHECK_INTERVAL_MS,
+        retryMinMs: config.ACME_RETRY_MIN_MS,
+        retryMaxMs: config.ACME_RETRY_MAX_MS,
+      },
     );
     // The include exists from the start (no certificate yet: only the handshake-refusing default), so nginx can include it.
     if (plane) await plane.setTls({ httpsPort: config.EDGE_HTTPS_PORT, redirectHttp: true, certificates: [] });
-    else await include.write(renderTlsServers({ certs: [], httpsPort: config.EDGE_HTTPS_PORT, httpPort: config.EDGE_NGINX_HTTP_PORT, upstream })).catch((error: Error) => new Logger('tls').warn(`nginx not reloaded: ${error.message}`));
+    else
+      await include
+        .write(renderTlsServers({ certs: [], httpsPort: config.EDGE_HTTPS_PORT, httpPort: config.EDGE_NGINX_HTTP_PORT, upstream }))
+        .catch((error: Error) => new Logger('tls').warn(`nginx not reloaded: ${error.message}`));
     tls.manager.start();
     new Logger('tls').log(`HTTPS on port ${config.EDGE_HTTPS_PORT}: certificates from ${config.ACME_DIRECTORY_URL}, kept in ${dir}`);
     return tls;
@@ -63,7 +80,9 @@ export class EdgeTls {
 
   /** Called with the whole routing table after every change. */
   routesChanged(routes: Iterable<LiveRoute>): void {
-    void this.manager?.setHosts(certificateHosts(routes, this.config.APPS_DOMAIN)).catch((error: Error) => new Logger('tls').error(`certificate hosts not updated: ${error.message}`));
+    void this.manager
+      ?.setHosts(certificateHosts(routes, this.config.APPS_DOMAIN))
+      .catch((error: Error) => new Logger('tls').error(`certificate hosts not updated: ${error.message}`));
   }
 
   status(): { mode: 'acme'; directory: string; hosts: HostTlsStatus[] } {

@@ -21,7 +21,11 @@ export const tlsConfigFields = {
   /** Account key and certificates (default `<SLIPWAY_HOME>/tls`, made 0700; every file 0600). */
   TLS_DIR: z.string().optional(),
   /** A certificate is renewed once this fraction of its lifetime has passed (2/3: day 60 of 90). */
-  ACME_RENEW_FRACTION: z.coerce.number().gt(0).lt(1).default(2 / 3),
+  ACME_RENEW_FRACTION: z.coerce
+    .number()
+    .gt(0)
+    .lt(1)
+    .default(2 / 3),
   /** How often certificates are checked for renewal (and failed issuances looked at again). */
   ACME_CHECK_INTERVAL_MS: ms(60 * 60_000),
   /** Issuances in flight at once; the others wait in the queue. */

@@ -63,14 +63,35 @@ describe('nginx status feed and metrics log (real nginx)', () => {
     await new Promise<void>((ok) => app.listen(0, '127.0.0.1', ok));
     await new Promise<void>((ok) => fallback.listen(0, '127.0.0.1', ok));
     const state = join(dir, 'state');
-    plane = new NginxPlane({ bin: 'nginx', stateDir: state, listen: { host: '127.0.0.1', port }, fallback: { host: '127.0.0.1', port: (fallback.address() as { port: number }).port }, scheme: 'http', workers: 1, owner: 'edge' });
+    plane = new NginxPlane({
+      bin: 'nginx',
+      stateDir: state,
+      listen: { host: '127.0.0.1', port },
+      fallback: { host: '127.0.0.1', port: (fallback.address() as { port: number }).port },
+      scheme: 'http',
+      workers: 1,
+      owner: 'edge',
+    });
     feed = await NginxStatusFeed.open(state, (applicationId, status, method, path) => fed.push(`${applicationId} ${status} ${method} ${path}`));
     plane.setStatusFeed(feed.address);
     plane.setMetricsLog(metricsLogFile(state));
-    log = new NginxAccessLog(metricsLogFile(state), () => runningMaster(state), (applicationId, status) => applicationId === APP_ID && counted.push(status), { readMs: 100, rotateBytes: 4096 });
+    log = new NginxAccessLog(
+      metricsLogFile(state),
+      () => runningMaster(state),
+      (applicationId, status) => applicationId === APP_ID && counted.push(status),
+      { readMs: 100, rotateBytes: 4096 },
+    );
     // With its usage log, as under `pnpm start`: a server's own access_log must not shadow the shared ones.
     await mkdir(join(dir, 'usage'));
-    await plane.start([{ kind: 'proxy', id: SITE_ID, hosts: ['app.localhost'], upstream: { host: '127.0.0.1', port: (app.address() as { port: number }).port }, usageLog: usageLog() }]);
+    await plane.start([
+      {
+        kind: 'proxy',
+        id: SITE_ID,
+        hosts: ['app.localhost'],
+        upstream: { host: '127.0.0.1', port: (app.address() as { port: number }).port },
+        usageLog: usageLog(),
+      },
+    ]);
     log.start();
   });
   afterAll(async () => {

@@ -35,7 +35,10 @@ export class NginxStatusFeed {
 
   static async open(stateDir: string, onAnswer: (applicationId: string, status: number, method: string, path: string) => void): Promise<NginxStatusFeed> {
     const file = join(stateDir, 'status-feed.json');
-    const saved = await readFile(file, 'utf8').then((t) => JSON.parse(t) as Partial<StatusFeedAddress>, () => ({}) as Partial<StatusFeedAddress>);
+    const saved = await readFile(file, 'utf8').then(
+      (t) => JSON.parse(t) as Partial<StatusFeedAddress>,
+      () => ({}) as Partial<StatusFeedAddress>,
+    );
     const token = typeof saved.token === 'string' && /^[0-9a-f]{32}$/.test(saved.token) ? saved.token : randomBytes(16).toString('hex');
     await mkdir(stateDir, { recursive: true, mode: 0o755 });
     const socket = await bind(Number.isInteger(saved.port) ? saved.port! : 0).catch(() => bind(0));
@@ -51,7 +54,10 @@ export class NginxStatusFeed {
     // `<190>Nov 27 20:00:00 slipway: <token> app_… 502 GET /path`
     const at = datagram.indexOf(`: ${this.address.token} `);
     if (at < 0) return;
-    const [upstream, status, method, ...path] = datagram.slice(at + this.address.token.length + 3).trimEnd().split(' ');
+    const [upstream, status, method, ...path] = datagram
+      .slice(at + this.address.token.length + 3)
+      .trimEnd()
+      .split(' ');
     const applicationId = applicationOfUpstream(upstream ?? '');
     const code = Number(status);
     if (applicationId && Number.isInteger(code)) this.onAnswer(applicationId, code, method ?? '', path.join(' '));

@@ -8,12 +8,23 @@ const redactor = new Redactor([{ name: 'PAYMENT_KEY', value: SECRET }]);
 describe('runtimeHazards', () => {
   it('gives one hazard per kind with its count and a redacted, plain excerpt', () => {
     const hazards = runtimeHazards(
-      { crashes: 2, restarts: 2, lastExit: '1', crashExcerpt: `Error: bad key ${SECRET}\n\u001b[31mred\u001b[0m`, errorLines: 4, errorExcerpt: [`key=${SECRET}`, 'x'] },
+      {
+        crashes: 2,
+        restarts: 2,
+        lastExit: '1',
+        crashExcerpt: `Error: bad key ${SECRET}\n\u001b[31mred\u001b[0m`,
+        errorLines: 4,
+        errorExcerpt: [`key=${SECRET}`, 'x'],
+      },
       { count: 3, samples: new Map([[`GET /pay/${SECRET} → 500`, 3]]) },
       redactor,
       60,
     );
-    expect(hazards.map((h) => [h.code, h['count']])).toEqual([['runtime_crashed', 2], ['runtime_5xx', 3], ['runtime_errors', 4]]);
+    expect(hazards.map((h) => [h.code, h['count']])).toEqual([
+      ['runtime_crashed', 2],
+      ['runtime_5xx', 3],
+      ['runtime_errors', 4],
+    ]);
     const text = JSON.stringify(hazards);
     expect(text).not.toContain(SECRET);
     expect(text).not.toContain('\u001b');
@@ -22,7 +33,14 @@ describe('runtimeHazards', () => {
   });
 
   it('gives none for a quiet release (or a runtime that does not report)', () => {
-    expect(runtimeHazards({ crashes: 0, restarts: 0, lastExit: null, crashExcerpt: '', errorLines: 0, errorExcerpt: [] }, { count: 0, samples: new Map() }, redactor, 60)).toEqual([]);
+    expect(
+      runtimeHazards(
+        { crashes: 0, restarts: 0, lastExit: null, crashExcerpt: '', errorLines: 0, errorExcerpt: [] },
+        { count: 0, samples: new Map() },
+        redactor,
+        60,
+      ),
+    ).toEqual([]);
     expect(runtimeHazards(undefined, undefined, redactor, 60)).toEqual([]);
   });
 });

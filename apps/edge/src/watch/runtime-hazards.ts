@@ -16,12 +16,20 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
  * `detail`. Every text a tenant's app produced is redacted with the application's secret values
  * and made plain (no terminal control characters), as build logs are.
  */
-export function runtimeHazards(report: RuntimeReport | undefined, errors: ServerErrorCount | undefined, redactor: Redactor, windowSeconds: number): DeployFinding[] {
+export function runtimeHazards(
+  report: RuntimeReport | undefined,
+  errors: ServerErrorCount | undefined,
+  redactor: Redactor,
+  windowSeconds: number,
+): DeployFinding[] {
   const clean = (text: string) => redactor.redact(plainLogText(redactor.redact(text)));
   const hazards: DeployFinding[] = [];
   if (report && report.crashes > 0) {
     hazards.push({
-      code: 'runtime_crashed', severity: 'high', count: report.crashes, restarts: report.restarts,
+      code: 'runtime_crashed',
+      severity: 'high',
+      count: report.crashes,
+      restarts: report.restarts,
       message: `The application's process exited ${plural(report.crashes, 'time')} in its first ${windowSeconds} s live (last: ${clean(report.lastExit ?? 'unknown')}) and was restarted ${plural(report.restarts, 'time')}; requests failed meanwhile. Its last output before the first exit is in detail; \`slipway logs\` has the rest.`,
       detail: clean(report.crashExcerpt),
     });
@@ -29,14 +37,18 @@ export function runtimeHazards(report: RuntimeReport | undefined, errors: Server
   if (errors && errors.count > 0) {
     const samples = [...errors.samples].map(([what, n]) => `${what} (${n}×)`).join('\n');
     hazards.push({
-      code: 'runtime_5xx', severity: 'medium', count: errors.count,
+      code: 'runtime_5xx',
+      severity: 'medium',
+      count: errors.count,
       message: `The application answered ${plural(errors.count, 'request')} with a 5xx status in its first ${windowSeconds} s live; the requests are in detail.`,
       detail: clean(samples),
     });
   }
   if (report && report.errorLines > 0) {
     hazards.push({
-      code: 'runtime_errors', severity: 'low', count: report.errorLines,
+      code: 'runtime_errors',
+      severity: 'low',
+      count: report.errorLines,
       message: `The application wrote ${plural(report.errorLines, 'error line')} to stderr in its first ${windowSeconds} s live; the first ${report.errorExcerpt.length} are in detail.`,
       detail: clean(report.errorExcerpt.join('\n')),
     });

@@ -24,25 +24,75 @@ export class Pebble {
     await mkdir(dir, { recursive: true });
     const caKey = join(dir, 'ca.key');
     const caFile = join(dir, 'ca.pem');
-    await run('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', caKey, '-out', caFile, '-days', '2', '-subj', '/CN=slipway test pebble CA']);
-    await run('openssl', ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.csr'), '-subj', '/CN=127.0.0.1']);
+    await run('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      caKey,
+      '-out',
+      caFile,
+      '-days',
+      '2',
+      '-subj',
+      '/CN=slipway test pebble CA',
+    ]);
+    await run('openssl', [
+      'req',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.csr'),
+      '-subj',
+      '/CN=127.0.0.1',
+    ]);
     await writeFile(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-    await run('openssl', ['x509', '-req', '-in', join(dir, 'cert.csr'), '-CA', caFile, '-CAkey', caKey, '-CAcreateserial', '-out', join(dir, 'cert.pem'), '-days', '2', '-extfile', join(dir, 'ext.cnf')]);
+    await run('openssl', [
+      'x509',
+      '-req',
+      '-in',
+      join(dir, 'cert.csr'),
+      '-CA',
+      caFile,
+      '-CAkey',
+      caKey,
+      '-CAcreateserial',
+      '-out',
+      join(dir, 'cert.pem'),
+      '-days',
+      '2',
+      '-extfile',
+      join(dir, 'ext.cnf'),
+    ]);
     const [acmePort, managementPort, tlsPort] = [await freePort(), await freePort(), await freePort()];
-    await writeFile(join(dir, 'pebble.json'), JSON.stringify({
-      pebble: {
-        listenAddress: `127.0.0.1:${acmePort}`,
-        managementListenAddress: `127.0.0.1:${managementPort}`,
-        certificate: join(dir, 'cert.pem'),
-        privateKey: join(dir, 'key.pem'),
-        httpPort: options.httpPort,
-        tlsPort,
-        ocspResponderURL: '',
-        externalAccountBindingRequired: false,
-        certificateValidityPeriod: options.validitySeconds,
-      },
-    }));
-    const proc = startProcess('pebble', ['-config', join(dir, 'pebble.json'), '-dnsserver', options.dnsServer], { env: { PATH: process.env['PATH'], PEBBLE_VA_NOSLEEP: '1', PEBBLE_WFE_NONCEREJECT: '0' } });
+    await writeFile(
+      join(dir, 'pebble.json'),
+      JSON.stringify({
+        pebble: {
+          listenAddress: `127.0.0.1:${acmePort}`,
+          managementListenAddress: `127.0.0.1:${managementPort}`,
+          certificate: join(dir, 'cert.pem'),
+          privateKey: join(dir, 'key.pem'),
+          httpPort: options.httpPort,
+          tlsPort,
+          ocspResponderURL: '',
+          externalAccountBindingRequired: false,
+          certificateValidityPeriod: options.validitySeconds,
+        },
+      }),
+    );
+    const proc = startProcess('pebble', ['-config', join(dir, 'pebble.json'), '-dnsserver', options.dnsServer], {
+      env: { PATH: process.env['PATH'], PEBBLE_VA_NOSLEEP: '1', PEBBLE_WFE_NONCEREJECT: '0' },
+    });
     await proc.waitForOutput(/Listening on: 127\.0\.0\.1/, 20_000);
     return new Pebble(proc, `https://127.0.0.1:${acmePort}/dir`, caFile, `https://127.0.0.1:${managementPort}`);
   }
@@ -55,7 +105,9 @@ export class Pebble {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
         res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`pebble roots: ${res.statusCode}`))));
-      }).on('error', reject).end();
+      })
+        .on('error', reject)
+        .end();
     });
   }
 

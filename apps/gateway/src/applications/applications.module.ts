@@ -8,5 +8,9 @@ import { DatabaseController } from './database.controller.js';
 import { DatabaseService } from './database.service.js';
 
 /** An owner's applications (list, create, details) and each application's Postgres database, its backups and restores. */
-@Module({ imports: [DashboardAccessModule], controllers: [ApplicationsController, DatabaseController, DatabaseBackupsController], providers: [ApplicationsService, DatabaseService, DatabaseBackupsService] })
+@Module({
+  imports: [DashboardAccessModule],
+  controllers: [ApplicationsController, DatabaseController, DatabaseBackupsController],
+  providers: [ApplicationsService, DatabaseService, DatabaseBackupsService],
+})
 export class ApplicationsModule {}

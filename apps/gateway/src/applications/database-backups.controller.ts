@@ -25,7 +25,10 @@ export class DatabaseBackupsController {
   @Post('backups')
   @HttpCode(201)
   @UseGuards(JsonBodyGuard)
-  @OwnersApi({ summary: 'Marks a named restore point now (`{"label"}`), e.g. before a risky migration; restore to it later by its id. `slipway db backup --label …`.', errors: ['bad_request', 'not_found', 'rate_limited', 'unavailable'] })
+  @OwnersApi({
+    summary: 'Marks a named restore point now (`{"label"}`), e.g. before a risky migration; restore to it later by its id. `slipway db backup --label …`.',
+    errors: ['bad_request', 'not_found', 'rate_limited', 'unavailable'],
+  })
   mark(@CurrentApplication() app: OwnedApplication, @Body() body: unknown) {
     return this.backups.mark(app, body);
   }
@@ -43,7 +46,10 @@ export class DatabaseBackupsController {
   }
 
   @Get('restores/:restoreId')
-  @OwnersApi({ summary: 'A restore: `status` (queued, running, succeeded, failed), the `step` it is at, the database it produced, its size, or the error.', errors: ['not_found', 'unavailable'] })
+  @OwnersApi({
+    summary: 'A restore: `status` (queued, running, succeeded, failed), the `step` it is at, the database it produced, its size, or the error.',
+    errors: ['not_found', 'unavailable'],
+  })
   status(@CurrentApplication() app: OwnedApplication, @Param('restoreId') restoreId: string) {
     return this.backups.restoreStatus(app, restoreId);
   }

@@ -14,7 +14,14 @@ const RestoreBody = z.strictObject({
 const RESTORE_HINT = 'Send {"to": "<ISO time or backup id>", "into": "new" | "in_place"}.';
 const PointBody = z.strictObject({ label: z.string().trim().min(1).max(100).optional() });
 
-const backupView = (row: BackupRow): BackupView => ({ id: row.id, kind: row.kind, label: row.label, at: (row.finishedAt ?? row.startedAt).toISOString(), sizeBytes: row.kind === 'base' ? row.sizeBytes : null, trigger: row.trigger });
+const backupView = (row: BackupRow): BackupView => ({
+  id: row.id,
+  kind: row.kind,
+  label: row.label,
+  at: (row.finishedAt ?? row.startedAt).toISOString(),
+  sizeBytes: row.kind === 'base' ? row.sizeBytes : null,
+  trigger: row.trigger,
+});
 
 export const restoreView = (row: RestoreRow): RestoreView => ({
   id: row.id,
@@ -63,7 +70,12 @@ export class DatabaseBackupsService {
     await this.database(app);
     const { label } = parseBody(PointBody, body, 'Send {"label": "<text>"} or {}.');
     if ((await this.backups.pointsSince(asApplicationId(app.id), new Date(Date.now() - 3600_000))) >= LIMITS.restorePointsPerHour) {
-      throw new ApiException('rate_limited', `At most ${LIMITS.restorePointsPerHour} restore points an hour per application; any moment of the window can be restored to without one.`, { retryAfterSeconds: 600 }, { 'retry-after': '600' });
+      throw new ApiException(
+        'rate_limited',
+        `At most ${LIMITS.restorePointsPerHour} restore points an hour per application; any moment of the window can be restored to without one.`,
+        { retryAfterSeconds: 600 },
+        { 'retry-after': '600' },
+      );
     }
     const point = await this.backups.markRestorePoint(asApplicationId(app.id), label ?? 'restore point');
     return backupView(point);
@@ -76,7 +88,12 @@ export class DatabaseBackupsService {
     const recent = await this.backups.restoresSince(id, new Date(Date.now() - 3600_000));
     if (recent.count >= LIMITS.restoresPerHour) {
       const retryAfterSeconds = Math.max(1, Math.ceil((recent.oldest!.getTime() + 3600_000 - Date.now()) / 1000));
-      throw new ApiException('rate_limited', `At most ${LIMITS.restoresPerHour} restores an hour per application (each replays the whole server); try again in ${Math.ceil(retryAfterSeconds / 60)} min.`, { retryAfterSeconds }, { 'retry-after': String(retryAfterSeconds) });
+      throw new ApiException(
+        'rate_limited',
+        `At most ${LIMITS.restoresPerHour} restores an hour per application (each replays the whole server); try again in ${Math.ceil(retryAfterSeconds / 60)} min.`,
+        { retryAfterSeconds },
+        { 'retry-after': String(retryAfterSeconds) },
+      );
     }
     const rows = await this.backups.forApplication(id);
     let target: Date;
@@ -85,19 +102,34 @@ export class DatabaseBackupsService {
     if (named && named.status === 'succeeded' && (named.kind === 'base' || named.applicationId === app.id)) target = named.finishedAt ?? named.startedAt;
     // A time with its zone (Z or ±hh:mm): never the server's local time by accident.
     else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(to) && !Number.isNaN(Date.parse(to))) target = new Date(to);
-    else throw new ApiException('bad_request', `to: ${JSON.stringify(to)} is neither a time with its zone (ISO 8601, e.g. 2026-11-28T09:30:00Z) nor one of this application's backups. ${RESTORE_HINT}`);
+    else
+      throw new ApiException(
+        'bad_request',
+        `to: ${JSON.stringify(to)} is neither a time with its zone (ISO 8601, e.g. 2026-11-28T09:30:00Z) nor one of this application's backups. ${RESTORE_HINT}`,
+      );
     const window = this.window(owner, rows);
-    if (!window) throw new ApiException('restore_point_unavailable', 'There is no backup to restore from yet: the first base backup is taken when the platform starts; try again in a minute.', { earliest: null, latest: null });
+    if (!window)
+      throw new ApiException(
+        'restore_point_unavailable',
+        'There is no backup to restore from yet: the first base backup is taken when the platform starts; try again in a minute.',
+        { earliest: null, latest: null },
+      );
     if (target.getTime() > Date.now()) throw new ApiException('restore_point_unavailable', `${target.toISOString()} is in the future.`, window);
     if (target < new Date(window.earliest)) {
-      throw new ApiException('restore_point_unavailable', `${target.toISOString()} is before the earliest point this database can be restored to (${window.earliest}: the plan's ${this.config.RESTORE_WINDOW_DAYS[owner.plan]}-day window, or the oldest backup kept).`, window);
+      throw new ApiException(
+        'restore_point_unavailable',
+        `${target.toISOString()} is before the earliest point this database can be restored to (${window.earliest}: the plan's ${this.config.RESTORE_WINDOW_DAYS[owner.plan]}-day window, or the oldest backup kept).`,
+        window,
+      );
     }
     try {
       return restoreView(await this.backups.createRestore(id, target, into));
     } catch (error) {
       if (error instanceof RestoreInProgressError) {
         const active = (await this.backups.restores(id, 5)).find((row) => row.status === 'queued' || row.status === 'running');
-        throw new ApiException('restore_in_progress', 'A restore of this database is already queued or running; wait for it to finish.', { restoreId: active?.id ?? null });
+        throw new ApiException('restore_in_progress', 'A restore of this database is already queued or running; wait for it to finish.', {
+          restoreId: active?.id ?? null,
+        });
       }
       throw error;
     }

@@ -23,7 +23,10 @@ export class DatabaseService {
     const [row, used] = await Promise.all([this.applications.databases.find(app.id), this.applications.databases.countForOwner(owner.id)]);
     const allowance = { plan: owner.plan, used, allowed: LIMITS.databasesPerPlan[owner.plan] };
     if (!row) return { database: null, allowance };
-    return { database: { name: row.databaseName, createdAt: row.createdAt, sizeBytes: await this.applications.databases.sizeBytes(row.databaseName) }, allowance };
+    return {
+      database: { name: row.databaseName, createdAt: row.createdAt, sizeBytes: await this.applications.databases.sizeBytes(row.databaseName) },
+      allowance,
+    };
   }
 
   /**

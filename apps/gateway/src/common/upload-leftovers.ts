@@ -41,7 +41,10 @@ export class UploadLeftovers implements OnApplicationBootstrap, OnApplicationShu
   async sweep(now = Date.now()): Promise<{ parts: number; spools: number; bytes: number }> {
     const parts = this.blobs instanceof LocalBlobStore ? await this.blobs.sweepTemp(STALE_MS, now) : { files: 0, bytes: 0 };
     const spools = await this.sweepSpools(now);
-    if (parts.files || spools) this.logger.log(`removed what interrupted uploads left: ${parts.files} partial blob(s) (${parts.bytes} bytes), ${spools} spool director${spools === 1 ? 'y' : 'ies'}`);
+    if (parts.files || spools)
+      this.logger.log(
+        `removed what interrupted uploads left: ${parts.files} partial blob(s) (${parts.bytes} bytes), ${spools} spool director${spools === 1 ? 'y' : 'ies'}`,
+      );
     return { parts: parts.files, spools, bytes: parts.bytes };
   }
 
@@ -56,7 +59,14 @@ export class UploadLeftovers implements OnApplicationBootstrap, OnApplicationShu
       if (!info?.isDirectory()) continue;
       // The spooled archive inside is written as it arrives: the newest write counts.
       const inside = await readdir(path).catch(() => [] as string[]);
-      const times = await Promise.all(inside.map((entry) => stat(join(path, entry)).then((s) => s.mtimeMs, () => 0)));
+      const times = await Promise.all(
+        inside.map((entry) =>
+          stat(join(path, entry)).then(
+            (s) => s.mtimeMs,
+            () => 0,
+          ),
+        ),
+      );
       if (now - Math.max(info.mtimeMs, ...times) < STALE_MS) continue;
       await rm(path, { recursive: true, force: true });
       removed++;

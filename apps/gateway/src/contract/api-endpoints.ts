@@ -1,6 +1,17 @@
 import type { ErrorCode } from '@slipway/contract';
 import type { z } from 'zod';
-import { ApplicationIdQuery, DeployAccepted, DeployRequest, DeploymentTask, PutSecretsBody, SecretNames, SignInEnvText, SignInServiceRecord, SignInServices, TaskId } from './api-schemas.js';
+import {
+  ApplicationIdQuery,
+  DeployAccepted,
+  DeployRequest,
+  DeploymentTask,
+  PutSecretsBody,
+  SecretNames,
+  SignInEnvText,
+  SignInServiceRecord,
+  SignInServices,
+  TaskId,
+} from './api-schemas.js';
 
 export interface ApiEndpoint {
   method: 'GET' | 'POST' | 'PUT';
@@ -43,7 +54,20 @@ export const API_ENDPOINTS: ApiEndpoint[] = [
     auth: true,
     request: { contentType: 'multipart/form-data', schema: DeployRequest },
     response: { status: 202, contentType: 'application/json', schema: DeployAccepted },
-    errors: ['empty', 'bad_request', 'bad_archive', 'paths_mismatch', 'too_large', 'upload_stalled', 'deploy_in_progress', 'storage_quota_exceeded', 'rate_limited', 'too_many_uploads', 'unavailable', ...KEYED],
+    errors: [
+      'empty',
+      'bad_request',
+      'bad_archive',
+      'paths_mismatch',
+      'too_large',
+      'upload_stalled',
+      'deploy_in_progress',
+      'storage_quota_exceeded',
+      'rate_limited',
+      'too_many_uploads',
+      'unavailable',
+      ...KEYED,
+    ],
   },
   {
     method: 'GET',
@@ -93,7 +117,7 @@ export const API_ENDPOINTS: ApiEndpoint[] = [
   {
     method: 'GET',
     path: '/api/v1/auth',
-    summary: 'The sign-in services this token can see (all of the owner\'s, or the key\'s application), without secrets.',
+    summary: "The sign-in services this token can see (all of the owner's, or the key's application), without secrets.",
     auth: 'owner-or-key',
     response: { status: 200, contentType: 'application/json', schema: SignInServices },
     errors: KEYED,

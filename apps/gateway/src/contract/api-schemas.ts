@@ -1,4 +1,12 @@
-import { DEPLOY_STEPS as STEP_NAMES, ERROR_CODES, LIMITS, ROOT_DIRECTORY_MAX_LENGTH, ROOT_DIRECTORY_PATTERN, type DeploymentTask as ClientDeploymentTask, type ErrorCode } from '@slipway/contract';
+import {
+  DEPLOY_STEPS as STEP_NAMES,
+  ERROR_CODES,
+  LIMITS,
+  ROOT_DIRECTORY_MAX_LENGTH,
+  ROOT_DIRECTORY_PATTERN,
+  type DeploymentTask as ClientDeploymentTask,
+  type ErrorCode,
+} from '@slipway/contract';
 import { z } from 'zod';
 
 /**
@@ -20,9 +28,21 @@ export const ErrorBody = z
 
 export const DeployRequest = z
   .object({
-    files: z.array(z.string().meta({ format: 'binary' })).optional().describe('Repeated; each matched by one `paths` field in the same order.'),
-    paths: z.array(z.string()).optional().describe('Relative `/`-separated path of the file in the same position: no leading `/`, `..`, `.`, `\\`, empty segment, NUL or control character; unique after Unicode NFC + case folding.'),
-    archive: z.string().meta({ format: 'binary' }).optional().describe('One zip, tar or tar.gz (recognised by content). Only regular files and directories; no links, devices or FIFOs.'),
+    files: z
+      .array(z.string().meta({ format: 'binary' }))
+      .optional()
+      .describe('Repeated; each matched by one `paths` field in the same order.'),
+    paths: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'Relative `/`-separated path of the file in the same position: no leading `/`, `..`, `.`, `\\`, empty segment, NUL or control character; unique after Unicode NFC + case folding.',
+      ),
+    archive: z
+      .string()
+      .meta({ format: 'binary' })
+      .optional()
+      .describe('One zip, tar or tar.gz (recognised by content). Only regular files and directories; no links, devices or FIFOs.'),
     rootDirectory: z
       .string()
       .regex(ROOT_DIRECTORY_PATTERN)
@@ -31,7 +51,10 @@ export const DeployRequest = z
         `Optional, at most once, before or after the files: the directory of the source that holds the application to build, as Vercel's "Root Directory" (a monorepo's \`apps/web\`); it wins over \`rootDirectory\` in slipway.json. Relative, \`/\`-separated segments of letters, digits and \`._@+-\`, no \`.\` or \`..\` segment, at most ${ROOT_DIRECTORY_MAX_LENGTH} characters; one trailing \`/\` is trimmed. Anything else: 400 \`bad_request\`. A directory the source does not have fails the deployment's analyze step.`,
       ),
   })
-  .meta({ title: 'DeployRequest', description: 'multipart/form-data: either `files` + `paths`, or one `archive`, never both; optionally one `rootDirectory`.' });
+  .meta({
+    title: 'DeployRequest',
+    description: 'multipart/form-data: either `files` + `paths`, or one `archive`, never both; optionally one `rootDirectory`.',
+  });
 
 export const DeployAccepted = z.object({ taskId: z.uuid(), status: z.literal('queued') }).meta({ title: 'DeployAccepted' });
 
@@ -59,24 +82,36 @@ export const DeploymentTask = z
     warnings: z.array(Finding).describe('Things that went wrong or may surprise, without failing the deploy.'),
     hazards: z.array(Finding).describe('Risks the deploy may carry although it succeeded.'),
     url: z.url().optional().describe('Once succeeded: where the application answers.'),
-    error: z.object({ code: z.string().describe('Stable code: one of `deploymentFailures` in GET /api/v1 (e.g. build_memory_exceeded, build_too_many_processes).'), message: z.string(), step: z.string().nullable() }).optional().describe('Once failed.'),
+    error: z
+      .object({
+        code: z.string().describe('Stable code: one of `deploymentFailures` in GET /api/v1 (e.g. build_memory_exceeded, build_too_many_processes).'),
+        message: z.string(),
+        step: z.string().nullable(),
+      })
+      .optional()
+      .describe('Once failed.'),
     createdAt: z.iso.datetime(),
     startedAt: z.iso.datetime().nullable(),
     finishedAt: z.iso.datetime().nullable(),
-    queuedSeconds: z.number().min(0).optional().describe('Seconds the deployment waited in the build queue: from acceptance to the start of its build (so far, while it is still queued).'),
+    queuedSeconds: z
+      .number()
+      .min(0)
+      .optional()
+      .describe('Seconds the deployment waited in the build queue: from acceptance to the start of its build (so far, while it is still queued).'),
   })
   .meta({ title: 'DeploymentTask' });
 
 export const PutSecretsBody = z
   .strictObject({
-    secrets: z.record(
-      z.string().max(LIMITS.secrets.maxNameLength).regex(SECRET_NAME),
-      z.string().nullable(),
-    ).describe('NAME → value upserts; NAME → null deletes.'),
+    secrets: z
+      .record(z.string().max(LIMITS.secrets.maxNameLength).regex(SECRET_NAME), z.string().nullable())
+      .describe('NAME → value upserts; NAME → null deletes.'),
   })
   .meta({ title: 'PutSecrets' });
 
-export const SecretNames = z.object({ names: z.array(z.string()).describe('Names now set, sorted; values are never returned.') }).meta({ title: 'SecretNames' });
+export const SecretNames = z
+  .object({ names: z.array(z.string()).describe('Names now set, sorted; values are never returned.') })
+  .meta({ title: 'SecretNames' });
 
 export type DeploymentTask = z.infer<typeof DeploymentTask>;
 
@@ -103,7 +138,7 @@ export const SignInServiceRecord = z
       emailAndPassword: z.boolean(),
       requireEmailVerification: z.boolean(),
       allowLocalhost: z.boolean().describe('Any http://localhost:<port> origin is allowed too.'),
-      socialProviders: z.array(z.string()).describe('Providers set up with the owner\'s OAuth apps (names only).'),
+      socialProviders: z.array(z.string()).describe("Providers set up with the owner's OAuth apps (names only)."),
     }),
     createdAt: z.iso.datetime(),
   })

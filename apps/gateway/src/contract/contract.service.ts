@@ -54,7 +54,7 @@ export class ContractService {
         description: "The owners' API (dashboard and CLI): dashboard session, personal access token, or project API key (its own application only).",
       },
       authentication:
-        'Every endpoint except GET /api/v1 and GET /api/v1/openapi.json needs `Authorization: Bearer <project API key>` (slw_key_…), scoped to one application. The sign-in calls (/api/v1/auth…) also accept the owner\'s personal access token (slw_pat_…).',
+        "Every endpoint except GET /api/v1 and GET /api/v1/openapi.json needs `Authorization: Bearer <project API key>` (slw_key_…), scoped to one application. The sign-in calls (/api/v1/auth…) also accept the owner's personal access token (slw_pat_…).",
       endpoints: API_ENDPOINTS.map((e) => ({
         method: e.method,
         path: e.path,
@@ -73,7 +73,12 @@ export class ContractService {
       })),
       errors: {
         body: jsonSchema(ErrorBody),
-        codes: Object.entries(ERROR_CODES).map(([code, { status, meaning }]) => ({ code, status, meaning, documentation: documentationUrl(this.config.PUBLIC_URL, code as ErrorCode) })),
+        codes: Object.entries(ERROR_CODES).map(([code, { status, meaning }]) => ({
+          code,
+          status,
+          meaning,
+          documentation: documentationUrl(this.config.PUBLIC_URL, code as ErrorCode),
+        })),
       },
       limits: this.limits(),
       /** Why a deployment failed: `error.code` of GET /api/v1/deployments/{taskId} (the build worker's limits among them). */
@@ -89,7 +94,12 @@ export class ContractService {
     }
     return {
       openapi: '3.1.0',
-      info: { title: 'Slipway deployment API', version: '1', description: 'Deploy a project and poll its task until `succeeded` or `failed`.', 'x-limits': this.limits() },
+      info: {
+        title: 'Slipway deployment API',
+        version: '1',
+        description: 'Deploy a project and poll its task until `succeeded` or `failed`.',
+        'x-limits': this.limits(),
+      },
       servers: [{ url: this.config.PUBLIC_URL }],
       paths,
       components: {
@@ -123,7 +133,9 @@ export class ContractService {
             ],
           }
         : {}),
-      ...(endpoint.request ? { requestBody: { required: true, content: { [endpoint.request.contentType]: { schema: jsonSchema(endpoint.request.schema) } } } } : {}),
+      ...(endpoint.request
+        ? { requestBody: { required: true, content: { [endpoint.request.contentType]: { schema: jsonSchema(endpoint.request.schema) } } } }
+        : {}),
       responses,
     };
   }

@@ -55,7 +55,9 @@ export class ApiKeysService implements OnModuleDestroy {
     if (this.pendingTouches.size === 0) return;
     const ids = [...this.pendingTouches];
     this.pendingTouches = new Set();
-    await this.credentials.apiKeys.touchLastUsed(ids).catch((error: unknown) => this.logger.warn(`could not record use of ${ids.length} API key(s): ${(error as Error).message}`));
+    await this.credentials.apiKeys
+      .touchLastUsed(ids)
+      .catch((error: unknown) => this.logger.warn(`could not record use of ${ids.length} API key(s): ${(error as Error).message}`));
   }
 }
 

@@ -48,6 +48,11 @@ function credentialsController(path: string, route: () => ClassDecorator, scope:
  * Project API keys of one of the owner's applications: the session or a personal access token,
  * never a project key (a leaked key must not mint keys that outlive its revocation).
  */
-export const ApiKeysController = credentialsController('dashboard/api/applications/:appId/api-keys', () => OwnedApplicationRoute({ projectKeys: 'refused' }), CurrentApplication, API_KEY_LIFECYCLE);
+export const ApiKeysController = credentialsController(
+  'dashboard/api/applications/:appId/api-keys',
+  () => OwnedApplicationRoute({ projectKeys: 'refused' }),
+  CurrentApplication,
+  API_KEY_LIFECYCLE,
+);
 /** The owner's personal access tokens: the dashboard session only (a token must not mint tokens that outlive its expiry). */
 export const TokensController = credentialsController('dashboard/api/tokens', SessionRoute, CurrentOwner, TOKEN_LIFECYCLE);

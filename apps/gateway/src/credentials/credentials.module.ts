@@ -17,13 +17,19 @@ import { API_KEY_LIFECYCLE, ApiKeysController, TOKEN_LIFECYCLE, TokensController
       provide: API_KEY_LIFECYCLE,
       inject: [CredentialsRepository],
       useFactory: (credentials: CredentialsRepository) =>
-        new CredentialLifecycle({ store: credentials.apiKeys, scope: asApplicationId }, { issue: 'api_key', secretField: 'key', listField: 'keys', notFound: 'No such live key for this application.' }),
+        new CredentialLifecycle(
+          { store: credentials.apiKeys, scope: asApplicationId },
+          { issue: 'api_key', secretField: 'key', listField: 'keys', notFound: 'No such live key for this application.' },
+        ),
     },
     {
       provide: TOKEN_LIFECYCLE,
       inject: [CredentialsRepository],
       useFactory: (credentials: CredentialsRepository) =>
-        new CredentialLifecycle({ store: credentials.personalAccessTokens, scope: asOwnerId }, { issue: 'personal_access_token', secretField: 'token', listField: 'tokens', notFound: 'No such live token.' }),
+        new CredentialLifecycle(
+          { store: credentials.personalAccessTokens, scope: asOwnerId },
+          { issue: 'personal_access_token', secretField: 'token', listField: 'tokens', notFound: 'No such live token.' },
+        ),
     },
   ],
 })

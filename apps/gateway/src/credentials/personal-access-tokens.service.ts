@@ -27,7 +27,9 @@ export class PersonalAccessTokensService {
     const now = new Date();
     if (token.expiresAt && token.expiresAt <= now) throw unauthorized('The token has expired.');
     if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
-      void this.credentials.personalAccessTokens.touchLastUsed([token.id]).catch((error: unknown) => this.logger.warn(`could not record use of token ${token.id}: ${(error as Error).message}`));
+      void this.credentials.personalAccessTokens
+        .touchLastUsed([token.id])
+        .catch((error: unknown) => this.logger.warn(`could not record use of token ${token.id}: ${(error as Error).message}`));
     }
     return asOwnerId(token.ownerId);
   }

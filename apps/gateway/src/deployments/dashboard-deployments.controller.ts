@@ -49,7 +49,8 @@ export class DashboardDeploymentsController {
   @Post('releases/:releaseId/live')
   @HttpCode(200)
   @OwnersApi({
-    summary: 'Promote: makes a kept release live without rebuilding, health-gated like a deploy (the edge starts it and finds it healthy before it takes traffic). `slipway promote <releaseId>`.',
+    summary:
+      'Promote: makes a kept release live without rebuilding, health-gated like a deploy (the edge starts it and finds it healthy before it takes traffic). `slipway promote <releaseId>`.',
     response: ReleaseSwitch,
     errors: ['bad_request', 'release_unhealthy', 'unavailable'],
   })
@@ -61,7 +62,8 @@ export class DashboardDeploymentsController {
   @Post('rollback')
   @HttpCode(200)
   @OwnersApi({
-    summary: 'Rollback: the given release, or by default the previous one (newest succeeded release older than the live one), becomes live as in promote. `slipway rollback [releaseId]`.',
+    summary:
+      'Rollback: the given release, or by default the previous one (newest succeeded release older than the live one), becomes live as in promote. `slipway rollback [releaseId]`.',
     request: RollbackRequest,
     response: ReleaseSwitch,
     errors: ['bad_request', 'release_unhealthy', 'unavailable'],

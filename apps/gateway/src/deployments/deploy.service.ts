@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { sourceKey, type BlobStore } from '@slipway/blob';
 import { LIMITS } from '@slipway/contract';
-import { ActiveDeployExistsError, DeploymentsRepository, HourlyLimitReachedError, asApplicationId, asDeploymentId, type AdmissionState, type ApplicationId } from '@slipway/platform-data';
+import {
+  ActiveDeployExistsError,
+  DeploymentsRepository,
+  HourlyLimitReachedError,
+  asApplicationId,
+  asDeploymentId,
+  type AdmissionState,
+  type ApplicationId,
+} from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import type { Request, Response } from 'express';
 import type { ApiPrincipal } from '../credentials/api-principal.js';
@@ -45,7 +53,11 @@ export class DeployService {
     const timing = new AcceptTiming(req);
     this.assertUploadShape(req);
     // All before a byte of the body is read, side by side; Redis being away answers first.
-    const [reachable, admitted, room] = await Promise.allSettled([this.queue.assertReachable(), this.assertMayDeploy(applicationId), this.quota.assertRoomLeft(applicationId)]);
+    const [reachable, admitted, room] = await Promise.allSettled([
+      this.queue.assertReachable(),
+      this.assertMayDeploy(applicationId),
+      this.quota.assertRoomLeft(applicationId),
+    ]);
     if (reachable.status === 'rejected') throw reachable.reason;
     if (admitted.status === 'rejected') throw admitted.reason;
     if (room.status === 'rejected') throw room.reason;
@@ -69,7 +81,13 @@ export class DeployService {
       await this.quota.assertSourceFits(applicationId, source.bytes);
       await this.deployments.insertQueued(
         applicationId,
-        { id: asDeploymentId(taskId), sourceKey: key, sourceBytes: source.bytes, rootDirectory, deadlineAt: new Date(Date.now() + this.config.DEPLOY_DEADLINE_MINUTES * 60_000) },
+        {
+          id: asDeploymentId(taskId),
+          sourceKey: key,
+          sourceBytes: source.bytes,
+          rootDirectory,
+          deadlineAt: new Date(Date.now() + this.config.DEPLOY_DEADLINE_MINUTES * 60_000),
+        },
         LIMITS.deploysPerHourPerApplication,
       );
     } catch (error) {
@@ -88,7 +106,9 @@ export class DeployService {
     }
     timing.mark('queue');
     res.setHeader('Server-Timing', timing.header());
-    this.logger.log(`deployment ${taskId} queued for application ${applicationId} (${source.files} files, ${source.bytes} bytes${rootDirectory ? `, root directory ${rootDirectory}` : ''})`);
+    this.logger.log(
+      `deployment ${taskId} queued for application ${applicationId} (${source.files} files, ${source.bytes} bytes${rootDirectory ? `, root directory ${rootDirectory}` : ''})`,
+    );
     return { taskId, status: 'queued' };
   }
 
@@ -157,7 +177,9 @@ class AcceptTiming {
 const ms = (value: number): string => value.toFixed(2);
 
 function inProgressError(taskId: string | null): ApiException {
-  return new ApiException('deploy_in_progress', 'A deploy of this application is already queued, building or releasing; poll it or wait for it to finish.', { taskId });
+  return new ApiException('deploy_in_progress', 'A deploy of this application is already queued, building or releasing; poll it or wait for it to finish.', {
+    taskId,
+  });
 }
 
 /** The next slot opens when the oldest deploy that keeps the window full is an hour old. */
@@ -166,5 +188,10 @@ function rateLimitedError(state: AdmissionState): ApiException {
   const createdAt = state.recentCreatedAtMs;
   const freeing = createdAt[Math.max(0, createdAt.length - limit)] ?? state.nowMs;
   const retryAfterSeconds = Math.max(1, Math.ceil((freeing + HOUR_MS - state.nowMs) / 1000));
-  return new ApiException('rate_limited', `This application has had ${limit} deploys in the last hour; try again in ${retryAfterSeconds} seconds.`, { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+  return new ApiException(
+    'rate_limited',
+    `This application has had ${limit} deploys in the last hour; try again in ${retryAfterSeconds} seconds.`,
+    { retryAfterSeconds },
+    { 'Retry-After': String(retryAfterSeconds) },
+  );
 }

@@ -23,6 +23,17 @@ import { UploadSlots } from './upload-slots.js';
 @Module({
   imports: [AuthModule, DashboardAccessModule],
   controllers: [DeployController, DeploymentsController, DashboardDeploymentsController, PreviewsController],
-  providers: [DeployService, DeployQueue, SourceIntakeService, UploadSlots, StorageQuota, DeploymentsService, ReleaseGoLiveService, PreviewsService, PreviewExpiry, TenantChangedPublisher],
+  providers: [
+    DeployService,
+    DeployQueue,
+    SourceIntakeService,
+    UploadSlots,
+    StorageQuota,
+    DeploymentsService,
+    ReleaseGoLiveService,
+    PreviewsService,
+    PreviewExpiry,
+    TenantChangedPublisher,
+  ],
 })
 export class DeploymentsModule {}

@@ -50,7 +50,9 @@ export class DeploymentsService {
 
   /** The owner deletes a release that is not live (its artifact goes; each edge removes its unpacked copy). */
   async removeRelease(applicationId: string, releaseId: string) {
-    const result = isUuid(releaseId) ? await this.deployments.releases.remove(asApplicationId(applicationId), asReleaseId(releaseId)) : { outcome: 'not_found' as const };
+    const result = isUuid(releaseId)
+      ? await this.deployments.releases.remove(asApplicationId(applicationId), asReleaseId(releaseId))
+      : { outcome: 'not_found' as const };
     switch (result.outcome) {
       case 'not_found':
         throw new ApiException('not_found', 'This application has no such release.');
@@ -77,9 +79,13 @@ export class DeploymentsService {
     const target = isUuid(releaseId) ? releases.find((r) => r.id === releaseId) : undefined;
     if (!target) throw new ApiException('not_found', 'This application has no such release.');
     if (target.preview !== null) {
-      throw new ApiException('bad_request', `This release is preview ${target.preview}'s: it was built with the preview's secrets. Deploy the same folder without --preview to make it production.`);
+      throw new ApiException(
+        'bad_request',
+        `This release is preview ${target.preview}'s: it was built with the preview's secrets. Deploy the same folder without --preview to make it production.`,
+      );
     }
-    if (IN_PROGRESS.has(target.deploymentStatus)) throw new ApiException('bad_request', 'This release belongs to a deployment still in progress; it goes live when that deployment succeeds.');
+    if (IN_PROGRESS.has(target.deploymentStatus))
+      throw new ApiException('bad_request', 'This release belongs to a deployment still in progress; it goes live when that deployment succeeds.');
     const previous = releases.find((r) => r.live)?.id ?? null;
     if (previous !== target.id) {
       await this.goLive.makeLive(applicationId, target.id);
@@ -97,7 +103,13 @@ export class DeploymentsService {
     const releases = await this.deployments.releases.list(asApplicationId(applicationId));
     const liveAt = releases.findIndex((r) => r.live);
     const earlier = releases.slice(liveAt + 1).find((r) => r.deploymentStatus === 'succeeded');
-    if (!earlier) throw new ApiException('not_found', liveAt < 0 ? 'This application has no live release to roll back from.' : 'There is no earlier release of a succeeded deployment to roll back to (older ones may have been pruned).');
+    if (!earlier)
+      throw new ApiException(
+        'not_found',
+        liveAt < 0
+          ? 'This application has no live release to roll back from.'
+          : 'There is no earlier release of a succeeded deployment to roll back to (older ones may have been pruned).',
+      );
     return this.makeLive(applicationId, earlier.id);
   }
 

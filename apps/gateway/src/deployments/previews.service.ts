@@ -2,7 +2,17 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { refreshTrustedOrigins } from '@slipway/auth-core';
 import type { BlobStore } from '@slipway/blob';
 import { LIMITS, isPreviewName } from '@slipway/contract';
-import { ApplicationsRepository, DeploymentsRepository, PREVIEW_NAME_PATTERN, PreviewNameTakenError, TooManyPreviewsError, asApplicationId, previewSlug, type ApplicationId, type PreviewRow } from '@slipway/platform-data';
+import {
+  ApplicationsRepository,
+  DeploymentsRepository,
+  PREVIEW_NAME_PATTERN,
+  PreviewNameTakenError,
+  TooManyPreviewsError,
+  asApplicationId,
+  previewSlug,
+  type ApplicationId,
+  type PreviewRow,
+} from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import type { Request, Response } from 'express';
 import { applicationUrl } from '../applications/application-address.js';
@@ -46,7 +56,14 @@ export class PreviewsService {
     private readonly tenants: TenantChangedPublisher,
   ) {}
 
-  async accept(app: OwnedApplication, owner: OwnerPrincipal, caller: OwnersApiCaller, query: { target?: string; name?: string }, req: Request, res: Response): Promise<OwnersDeployAccepted> {
+  async accept(
+    app: OwnedApplication,
+    owner: OwnerPrincipal,
+    caller: OwnersApiCaller,
+    query: { target?: string; name?: string },
+    req: Request,
+    res: Response,
+  ): Promise<OwnersDeployAccepted> {
     const target = deployTarget(query.target);
     // The upload counters: per application, and per credential (a project key; else the owner).
     const credential = caller.kind === 'project-key' ? `project-key:${caller.applicationId}` : `owner:${owner.id}`;
@@ -62,9 +79,14 @@ export class PreviewsService {
       preview = await this.applications.previews.ensure(app.id, name, this.config.PREVIEW_TTL_HOURS * 3_600_000, limit);
     } catch (error) {
       if (error instanceof TooManyPreviewsError) {
-        throw new ApiException('preview_limit_reached', `The ${owner.plan} plan allows ${limit} previews at once (all your applications counted); delete one (slipway previews rm <name>) or let one expire.`, { limit });
+        throw new ApiException(
+          'preview_limit_reached',
+          `The ${owner.plan} plan allows ${limit} previews at once (all your applications counted); delete one (slipway previews rm <name>) or let one expire.`,
+          { limit },
+        );
       }
-      if (error instanceof PreviewNameTakenError) throw new ApiException('bad_request', `The address ${slug} is another application's; choose another preview name.`);
+      if (error instanceof PreviewNameTakenError)
+        throw new ApiException('bad_request', `The address ${slug} is another application's; choose another preview name.`);
       throw error;
     }
     const accepted = await this.deploy.accept({ applicationId: preview.id, apiKeyId: credential }, req, res);
@@ -88,7 +110,13 @@ export class PreviewsService {
   }
 
   private removal(): PreviewRemoval {
-    return { applications: this.applications, blobs: this.blobs, routesChanged: (id) => this.routes.routesChanged(id), tenantChanged: (id) => this.tenants.publish(id), origins: { appsDomains: this.config.APPS_DOMAIN, appsScheme: this.config.APPS_SCHEME } };
+    return {
+      applications: this.applications,
+      blobs: this.blobs,
+      routesChanged: (id) => this.routes.routesChanged(id),
+      tenantChanged: (id) => this.tenants.publish(id),
+      origins: { appsDomains: this.config.APPS_DOMAIN, appsScheme: this.config.APPS_SCHEME },
+    };
   }
 
   /** Deletes a preview: its address stops answering, its deployments, releases and stored bytes go. */
@@ -96,13 +124,22 @@ export class PreviewsService {
     const preview = PREVIEW_NAME_PATTERN.test(name) ? await this.applications.previews.find(app.id, name) : null;
     if (!preview) throw new ApiException('not_found', `This application has no preview named ${name.slice(0, 64)}.`);
     const removed = await removePreview(this.removal(), app.id, preview.id);
-    if (removed === 'in_progress') throw new ApiException('deploy_in_progress', 'A deploy of this preview is in progress; delete it once that deploy has finished.', { taskId: (await this.deployments.admissionState(preview.id)).activeId });
+    if (removed === 'in_progress')
+      throw new ApiException('deploy_in_progress', 'A deploy of this preview is in progress; delete it once that deploy has finished.', {
+        taskId: (await this.deployments.admissionState(preview.id)).activeId,
+      });
     if (removed === 'not_found') throw new ApiException('not_found', `This application has no preview named ${name.slice(0, 64)}.`);
     return { removed: name };
   }
 
   private view(preview: PreviewRow): PreviewView {
-    return { name: preview.name, url: applicationUrl(this.config, preview.slug), expiresAt: preview.expiresAt.toISOString(), createdAt: preview.createdAt.toISOString(), liveReleaseId: preview.liveReleaseId };
+    return {
+      name: preview.name,
+      url: applicationUrl(this.config, preview.slug),
+      expiresAt: preview.expiresAt.toISOString(),
+      createdAt: preview.createdAt.toISOString(),
+      liveReleaseId: preview.liveReleaseId,
+    };
   }
 }
 
@@ -119,7 +156,11 @@ export interface PreviewRemoval {
  * The row first (its address stops routing once the edges hear of it), then its blobs; the
  * parent's sign-in service stops trusting the preview's address.
  */
-export async function removePreview(with_: PreviewRemoval, parentId: ApplicationId, previewId: ApplicationId): Promise<'removed' | 'not_found' | 'in_progress'> {
+export async function removePreview(
+  with_: PreviewRemoval,
+  parentId: ApplicationId,
+  previewId: ApplicationId,
+): Promise<'removed' | 'not_found' | 'in_progress'> {
   const removed = await with_.applications.previews.remove(parentId, previewId);
   if (removed === 'not_found' || removed === 'in_progress') return removed;
   await with_.routesChanged(previewId);
@@ -138,6 +179,10 @@ function deployTarget(value: string | undefined): DeployTarget {
 /** The preview's name: given, or `preview`. */
 function previewName(value: string | undefined): string {
   const name = value ?? 'preview';
-  if (!isPreviewName(name)) throw new ApiException('bad_request', 'A preview name is 1 to 32 lowercase letters, digits and single dashes, starting and ending with a letter or digit ("--" separates the application from the preview in its address).');
+  if (!isPreviewName(name))
+    throw new ApiException(
+      'bad_request',
+      'A preview name is 1 to 32 lowercase letters, digits and single dashes, starting and ending with a letter or digit ("--" separates the application from the preview in its address).',
+    );
   return name;
 }

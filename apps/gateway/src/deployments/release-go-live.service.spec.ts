@@ -8,7 +8,10 @@ describe('apiExceptionOf', () => {
   };
 
   it('an unknown release: not_found', () => {
-    expect(answer({ kind: 'not_found', status: 404, error: 'no such release' })).toMatchObject({ code: 'not_found', message: 'This application has no such release.' });
+    expect(answer({ kind: 'not_found', status: 404, error: 'no such release' })).toMatchObject({
+      code: 'not_found',
+      message: 'This application has no such release.',
+    });
   });
 
   it('an unhealthy release: release_unhealthy, its log tail quoted (the last 2000 characters)', () => {
@@ -20,8 +23,17 @@ describe('apiExceptionOf', () => {
   });
 
   it('an edge that refused or did not answer: unavailable', () => {
-    expect(answer({ kind: 'sandbox_unavailable', status: 503, error: 'no user namespaces' })).toMatchObject({ code: 'unavailable', message: 'The edge could not start the release (503: no user namespaces); the live release keeps serving.' });
-    expect(answer({ kind: 'refused', status: 500 })).toMatchObject({ code: 'unavailable', message: 'The edge could not start the release (500); the live release keeps serving.' });
-    expect(answer({ kind: 'unreachable', message: 'fetch failed' })).toMatchObject({ code: 'unavailable', message: 'The edge did not answer (fetch failed); the live release keeps serving.' });
+    expect(answer({ kind: 'sandbox_unavailable', status: 503, error: 'no user namespaces' })).toMatchObject({
+      code: 'unavailable',
+      message: 'The edge could not start the release (503: no user namespaces); the live release keeps serving.',
+    });
+    expect(answer({ kind: 'refused', status: 500 })).toMatchObject({
+      code: 'unavailable',
+      message: 'The edge could not start the release (500); the live release keeps serving.',
+    });
+    expect(answer({ kind: 'unreachable', message: 'fetch failed' })).toMatchObject({
+      code: 'unavailable',
+      message: 'The edge did not answer (fetch failed); the live release keeps serving.',
+    });
   });
 });

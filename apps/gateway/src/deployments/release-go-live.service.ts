@@ -37,7 +37,8 @@ export class ReleaseGoLiveService {
         switched: (outcome) => {
           // Not fatal (as for the worker): an edge that did not switch now does on the routes message after the commit.
           if (outcome.switched) return;
-          if ('status' in outcome) this.logger.warn(`the edge did not switch ${applicationId} to ${releaseId} yet (${outcome.status}); it will on the routes message`);
+          if ('status' in outcome)
+            this.logger.warn(`the edge did not switch ${applicationId} to ${releaseId} yet (${outcome.status}); it will on the routes message`);
           else this.logger.warn(`the edge did not answer the switch of ${applicationId}: ${outcome.message}; it will on the routes message`);
         },
       });
@@ -55,12 +56,18 @@ export function apiExceptionOf(outcome: EdgeStartFailure): ApiException {
       return new ApiException('not_found', 'This application has no such release.');
     case 'unhealthy': {
       const tail = outcome.logTail ? ` Its output ended with:\n${outcome.logTail.slice(-TAIL_QUOTED)}` : '';
-      return new ApiException('release_unhealthy', `The release did not become healthy (${outcome.error ?? 'no reason given'}); the live release keeps serving.${tail}`);
+      return new ApiException(
+        'release_unhealthy',
+        `The release did not become healthy (${outcome.error ?? 'no reason given'}); the live release keeps serving.${tail}`,
+      );
     }
     case 'unreachable':
       return new ApiException('unavailable', `The edge did not answer (${outcome.message}); the live release keeps serving.`);
     case 'sandbox_unavailable':
     case 'refused':
-      return new ApiException('unavailable', `The edge could not start the release (${outcome.status}${outcome.error ? `: ${outcome.error}` : ''}); the live release keeps serving.`);
+      return new ApiException(
+        'unavailable',
+        `The edge could not start the release (${outcome.status}${outcome.error ? `: ${outcome.error}` : ''}); the live release keeps serving.`,
+      );
   }
 }

@@ -36,7 +36,10 @@ export class StorageQuota {
    * oldest release by a new one.
    */
   private async assertFits(applicationId: ApplicationId, adding: number): Promise<void> {
-    const [usage, pruned] = await Promise.all([this.deployments.storage.ofOwnerOf(applicationId), this.deployments.storage.prunedAfterNextRelease(applicationId, this.config.RELEASES_KEPT)]);
+    const [usage, pruned] = await Promise.all([
+      this.deployments.storage.ofOwnerOf(applicationId),
+      this.deployments.storage.prunedAfterNextRelease(applicationId, this.config.RELEASES_KEPT),
+    ]);
     if (!usage) throw new ApiException('not_found', 'This application no longer exists.');
     const quota = this.config.STORAGE_QUOTAS[usage.plan];
     const used = usage.sourcesBytes + usage.artifactsBytes;
@@ -47,7 +50,10 @@ export class StorageQuota {
 }
 
 function quotaExceeded(usage: OwnerStorage, used: number, kept: number, adding: number, quota: number): ApiException {
-  const what = adding > 0 ? `This source (${formatBytes(adding)} compressed) would take your applications' storage to ${formatBytes(kept + adding)}` : `Your applications already store ${formatBytes(used)}`;
+  const what =
+    adding > 0
+      ? `This source (${formatBytes(adding)} compressed) would take your applications' storage to ${formatBytes(kept + adding)}`
+      : `Your applications already store ${formatBytes(used)}`;
   return new ApiException(
     'storage_quota_exceeded',
     `${what}, over the ${usage.plan} plan's storage quota of ${formatBytes(quota)} (${formatBytes(usage.artifactsBytes)} in kept releases, ${formatBytes(usage.sourcesBytes)} in sources of deployments in progress). Older releases are removed as new ones succeed; the dashboard shows what each application stores.`,

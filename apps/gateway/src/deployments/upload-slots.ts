@@ -83,7 +83,12 @@ export class UploadSlots implements OnModuleDestroy {
     try {
       refused = await withTimeout(this.redis.acquireUploadSlot(keys[0], keys[1], id, LEASE_MS, perApp, perKey));
     } catch {
-      throw new ApiException('unavailable', 'The upload counter (Redis) is not answering; nothing was accepted. Retry shortly.', {}, { 'Retry-After': '5', Connection: 'close' });
+      throw new ApiException(
+        'unavailable',
+        'The upload counter (Redis) is not answering; nothing was accepted. Retry shortly.',
+        {},
+        { 'Retry-After': '5', Connection: 'close' },
+      );
     }
     if (refused) {
       const message =
@@ -91,10 +96,17 @@ export class UploadSlots implements OnModuleDestroy {
           ? `This application already has ${perApp} uploads in progress; try again in ${RETRY_AFTER_SECONDS} seconds.`
           : `This API key already has ${perKey} uploads in progress; try again in ${RETRY_AFTER_SECONDS} seconds.`;
       // Refused before the body is read: close the connection rather than read (and throw away) the rest.
-      throw new ApiException('too_many_uploads', message, { retryAfterSeconds: RETRY_AFTER_SECONDS }, { 'Retry-After': String(RETRY_AFTER_SECONDS), Connection: 'close' });
+      throw new ApiException(
+        'too_many_uploads',
+        message,
+        { retryAfterSeconds: RETRY_AFTER_SECONDS },
+        { 'Retry-After': String(RETRY_AFTER_SECONDS), Connection: 'close' },
+      );
     }
     const renewal = setInterval(() => {
-      withTimeout(this.redis.renewUploadSlot(keys[0], keys[1], id, LEASE_MS)).catch((error: Error) => this.logger.warn(`could not renew an upload slot: ${error.message}`));
+      withTimeout(this.redis.renewUploadSlot(keys[0], keys[1], id, LEASE_MS)).catch((error: Error) =>
+        this.logger.warn(`could not renew an upload slot: ${error.message}`),
+      );
     }, RENEW_EVERY_MS);
     renewal.unref();
     let released: Promise<void> | undefined;
@@ -104,7 +116,9 @@ export class UploadSlots implements OnModuleDestroy {
           clearInterval(renewal);
           // Not removed (Redis away, or the gateway stopping): the lease expires within LEASE_MS.
           if (this.closing) return;
-          await withTimeout(this.redis.multi().zrem(keys[0], id).zrem(keys[1], id).exec()).catch((error: Error) => this.logger.warn(`could not release an upload slot: ${error.message}`));
+          await withTimeout(this.redis.multi().zrem(keys[0], id).zrem(keys[1], id).exec()).catch((error: Error) =>
+            this.logger.warn(`could not release an upload slot: ${error.message}`),
+          );
         })()),
     };
   }

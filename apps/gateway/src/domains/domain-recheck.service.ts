@@ -34,7 +34,10 @@ export class DomainRecheckService implements OnModuleInit, OnModuleDestroy {
     // Ticks often enough that a due claim waits at most a tenth of the interval (never more than a minute).
     const tick = Math.max(200, Math.min(60_000, Math.floor(this.config.DOMAIN_RECHECK_INTERVAL_MS / 10)));
     this.timer = setInterval(() => {
-      if (!this.running) this.running = this.recheckDue().catch((error: Error) => this.logger.error(`domain re-check failed: ${error.message}`)).finally(() => (this.running = undefined));
+      if (!this.running)
+        this.running = this.recheckDue()
+          .catch((error: Error) => this.logger.error(`domain re-check failed: ${error.message}`))
+          .finally(() => (this.running = undefined));
     }, tick);
     this.timer.unref();
   }

@@ -12,9 +12,7 @@ export function shownValues(values: string[]): string[] {
   return values.slice(0, 20).map((v) => v.slice(0, 255));
 }
 
-export type TxtLookup =
-  | { ok: true; values: string[] }
-  | { ok: false; reason: 'no_record' | 'lookup_failed'; detail: string };
+export type TxtLookup = { ok: true; values: string[] } | { ok: false; reason: 'no_record' | 'lookup_failed'; detail: string };
 
 /**
  * Reads TXT records through the servers of SLIPWAY_DNS_SERVERS (the system resolver when unset).
@@ -36,7 +34,8 @@ export class DomainVerifier {
       return { ok: true, values: records.map((chunks) => chunks.join('')) };
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? 'error';
-      if (code === 'ENODATA' || code === 'ENOTFOUND') return { ok: false, reason: 'no_record', detail: code === 'ENOTFOUND' ? 'no such name' : 'no TXT record' };
+      if (code === 'ENODATA' || code === 'ENOTFOUND')
+        return { ok: false, reason: 'no_record', detail: code === 'ENOTFOUND' ? 'no such name' : 'no TXT record' };
       return { ok: false, reason: 'lookup_failed', detail: code };
     }
   }

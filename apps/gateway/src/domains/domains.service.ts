@@ -67,15 +67,21 @@ export class DomainsService {
     }
     const holder = await this.domains.verifiedElsewhere(applicationId, claim.hostname);
     if (holder && found.includes(challengeRecord(claim.hostname, holder.verificationToken).value)) {
-      throw new ApiException('domain_taken', `${claim.hostname} is verified by another application whose value is still published at ${record.name}. Whoever controls the domain's DNS must remove that value first.`);
+      throw new ApiException(
+        'domain_taken',
+        `${claim.hostname} is verified by another application whose value is still published at ${record.name}. Whoever controls the domain's DNS must remove that value first.`,
+      );
     }
     try {
-      const displace = holder ? { id: holder.id, reason: `Another application verified ${claim.hostname}: ${record.name} no longer held this claim's value.` } : undefined;
+      const displace = holder
+        ? { id: holder.id, reason: `Another application verified ${claim.hostname}: ${record.name} no longer held this claim's value.` }
+        : undefined;
       const verified = await this.domains.markVerified(claim, this.originsFor(claim.hostname), displace);
       await this.announce(applicationId, holder?.applicationId);
       return domainView(verified);
     } catch (error) {
-      if (error instanceof DomainTakenError) throw new ApiException('domain_taken', `${claim.hostname} was verified by another application at the same moment.`);
+      if (error instanceof DomainTakenError)
+        throw new ApiException('domain_taken', `${claim.hostname} was verified by another application at the same moment.`);
       if (error instanceof DomainGoneError) throw new ApiException('not_found', 'No such domain on this application.');
       throw error;
     }
@@ -110,10 +116,18 @@ export class DomainsService {
   }
 }
 
-export function failureMessage(reason: 'no_record' | 'wrong_value' | 'lookup_failed', record: ReturnType<typeof challengeRecord>, found: string[], detail: string): string {
+export function failureMessage(
+  reason: 'no_record' | 'wrong_value' | 'lookup_failed',
+  record: ReturnType<typeof challengeRecord>,
+  found: string[],
+  detail: string,
+): string {
   const expected = `Add a TXT record named ${record.name} with the value ${record.value}, then verify again (new DNS records can take a few minutes to appear).`;
   if (reason === 'lookup_failed') return `The DNS lookup of ${record.name} failed (${detail}); nothing was changed. Try again shortly.`;
   if (reason === 'no_record') return `No TXT record at ${record.name} (${detail}). ${expected}`;
-  const shown = found.slice(0, 3).map((v) => JSON.stringify(v.length > 80 ? `${v.slice(0, 80)}…` : v)).join(', ');
+  const shown = found
+    .slice(0, 3)
+    .map((v) => JSON.stringify(v.length > 80 ? `${v.slice(0, 80)}…` : v))
+    .join(', ');
   return `The TXT record at ${record.name} does not hold this claim's value (found ${shown}). ${expected}`;
 }

@@ -31,8 +31,17 @@ export class BuildLogsController {
   ) {}
 
   @Get('log/stream')
-  @OwnersApi({ summary: "A deployment's install and build output as server-sent events while it is produced: one `data:` event per batch of whole lines, `{attempt, seq, step, text}`, redacted as the step log. `slipway deploy`, the deployment page. At most `LOG_FOLLOWS_PER_APPLICATION` (20) streams of an application (with its runtime-log streams) per gateway process: one more → 429 `rate_limited`.", errors: ['not_found', 'rate_limited', 'unavailable'] })
-  async stream(@CurrentApplication() app: OwnedApplication, @Param('deploymentId') deploymentId: string, @Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+  @OwnersApi({
+    summary:
+      "A deployment's install and build output as server-sent events while it is produced: one `data:` event per batch of whole lines, `{attempt, seq, step, text}`, redacted as the step log. `slipway deploy`, the deployment page. At most `LOG_FOLLOWS_PER_APPLICATION` (20) streams of an application (with its runtime-log streams) per gateway process: one more → 429 `rate_limited`.",
+    errors: ['not_found', 'rate_limited', 'unavailable'],
+  })
+  async stream(
+    @CurrentApplication() app: OwnedApplication,
+    @Param('deploymentId') deploymentId: string,
+    @Req() req: IncomingMessage,
+    @Res() res: ServerResponse,
+  ): Promise<void> {
     const id = deploymentId.toLowerCase();
     const row = isUuid(id) ? await this.deployments.findForApplication(asApplicationId(app.id), asDeploymentId(id), { previews: true }) : null;
     if (!row) throw new ApiException('not_found', `No deployment task ${deploymentId.slice(0, 64)} for this application.`);

@@ -90,7 +90,14 @@ describe('FollowSlots', () => {
     const within = <T>(promise: Promise<T>, what: string) =>
       Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within 5 s`)), 5000).unref())]);
     try {
-      await within(new Promise<void>((resolve, reject) => request(`http://127.0.0.1:${port}/answer`, (res) => res.resume().on('end', resolve)).on('error', reject).end()), 'answer');
+      await within(
+        new Promise<void>((resolve, reject) =>
+          request(`http://127.0.0.1:${port}/answer`, (res) => res.resume().on('end', resolve))
+            .on('error', reject)
+            .end(),
+        ),
+        'answer',
+      );
       await within(new Promise<void>((resolve) => (held[0]!.closed ? resolve() : held[0]!.once('close', resolve))), 'close after the answer');
       expect(slots.count('app')).toBe(0);
 

@@ -12,7 +12,8 @@ export function instant(field: string, raw: unknown, now = Date.now()): number |
   const relative = /^(\d{1,9})([smhd])$/.exec(text);
   if (relative) return now - Number(relative[1]) * UNITS[relative[2]!]!;
   const at = /^\d{4}-\d\d-\d\d(T[\d:.]+(Z|[+-]\d\d:\d\d)?)?$/.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(at)) throw new ApiException('bad_request', `${field}: an ISO 8601 time (2025-01-02T03:04:05Z) or a duration back from now (30s, 15m, 2h, 1d).`);
+  if (Number.isNaN(at))
+    throw new ApiException('bad_request', `${field}: an ISO 8601 time (2025-01-02T03:04:05Z) or a duration back from now (30s, 15m, 2h, 1d).`);
   return at;
 }
 

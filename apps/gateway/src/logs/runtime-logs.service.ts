@@ -28,10 +28,13 @@ export class RuntimeLogsService {
   }
 
   private async call(url: string, signal?: AbortSignal): Promise<Response> {
-    const response = await fetch(url, { headers: { authorization: `Bearer ${edgeInternalToken(this.config.SLIPWAY_MASTER_KEY)}` }, signal }).catch((error: Error) => {
-      throw new ApiException('unavailable', `The edge that keeps the runtime logs does not answer (${error.message}); retry shortly.`);
-    });
-    if (response.status === 501) throw new ApiException('not_found', 'This platform keeps no runtime logs of its own (kubernetes driver: read them with kubectl logs).');
+    const response = await fetch(url, { headers: { authorization: `Bearer ${edgeInternalToken(this.config.SLIPWAY_MASTER_KEY)}` }, signal }).catch(
+      (error: Error) => {
+        throw new ApiException('unavailable', `The edge that keeps the runtime logs does not answer (${error.message}); retry shortly.`);
+      },
+    );
+    if (response.status === 501)
+      throw new ApiException('not_found', 'This platform keeps no runtime logs of its own (kubernetes driver: read them with kubectl logs).');
     if (!response.ok) throw new ApiException('unavailable', `The edge answered ${response.status} for the runtime logs; retry shortly.`);
     return response;
   }
@@ -45,7 +48,13 @@ export class RuntimeLogsService {
    * `onOpen` once the edge accepted, then `onLine` for the backlog and for each line as it is
    * written, until `signal` aborts or the edge goes.
    */
-  async follow(applicationId: string, query: Omit<RuntimeLogQuery, 'until'>, signal: AbortSignal, onLine: (line: LogLine) => void, onOpen: () => void): Promise<void> {
+  async follow(
+    applicationId: string,
+    query: Omit<RuntimeLogQuery, 'until'>,
+    signal: AbortSignal,
+    onLine: (line: LogLine) => void,
+    onOpen: () => void,
+  ): Promise<void> {
     const response = await this.call(this.url(applicationId, true, query), signal);
     onOpen();
     const decoder = new TextDecoder();

@@ -18,7 +18,8 @@ export class MetricsController {
 
   @Get()
   @OwnersApi({
-    summary: 'The last hour by the minute (`range=hour`, the default) or day by 10 minutes (`range=day`): requests/s, answers by class, p50/p95/p99 latency, CPU, memory, restarts, as the edges counted them; a summary and the points; `preview=<name>`: that preview\'s. `slipway metrics`.',
+    summary:
+      "The last hour by the minute (`range=hour`, the default) or day by 10 minutes (`range=day`): requests/s, answers by class, p50/p95/p99 latency, CPU, memory, restarts, as the edges counted them; a summary and the points; `preview=<name>`: that preview's. `slipway metrics`.",
     errors: ['bad_request', 'not_found', 'unavailable'],
   })
   async series(@CurrentApplication() app: OwnedApplication, @Query('range') range?: string, @Query('preview') preview?: string) {

@@ -10,7 +10,12 @@ export const Release = z
     sizeBytes: z.number().int().describe("Bytes of the release's artifact, counted against the storage quota."),
     deploymentStatus: z.enum(['queued', 'building', 'releasing', 'succeeded', 'failed']),
     live: z.boolean().describe("The release the application's address serves (a preview's release never is)."),
-    preview: z.string().nullable().describe('The preview that built it (served at `{slug}--{preview}`); null: one of the application\'s own. Promote and rollback take the application\'s own releases only.'),
+    preview: z
+      .string()
+      .nullable()
+      .describe(
+        "The preview that built it (served at `{slug}--{preview}`); null: one of the application's own. Promote and rollback take the application's own releases only.",
+      ),
   })
   .meta({ title: 'Release' });
 

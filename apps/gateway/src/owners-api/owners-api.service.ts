@@ -57,7 +57,10 @@ export class OwnersApiService implements OnApplicationBootstrap {
         const sub = Reflect.getMetadata(PATH_METADATA, handler) as string | undefined;
         if (sub === undefined) continue;
         const method = METHODS[Reflect.getMetadata(METHOD_METADATA, handler) as number] ?? 'get';
-        const path = `/${[base, sub].map((p) => p.replace(/^\/+|\/+$/g, '')).filter(Boolean).join('/')}`.replace(/:(\w+)/g, '{$1}');
+        const path = `/${[base, sub]
+          .map((p) => p.replace(/^\/+|\/+$/g, ''))
+          .filter(Boolean)
+          .join('/')}`.replace(/:(\w+)/g, '{$1}');
         routes.push({
           method,
           path,
@@ -82,8 +85,8 @@ export class OwnersApiService implements OnApplicationBootstrap {
         title: "Slipway owners' API",
         version: '1',
         description: [
-          "Everything beyond the deployment contract (/api/v1): applications, releases, rollback, domains, secrets, sign-in, credentials. The dashboard and the `slipway` CLI both use it.",
-          'Authenticate with the dashboard session cookie (writes need `Origin` = the platform and `X-Slipway-Csrf: 1`), or `Authorization: Bearer` with a personal access token (slw_pat_…, every application of its owner) or a project API key (slw_key_…, its own application only: any other application answers 404; routes not about one application answer 403, except GET /dashboard/api/applications, which lists the key\'s application).',
+          'Everything beyond the deployment contract (/api/v1): applications, releases, rollback, domains, secrets, sign-in, credentials. The dashboard and the `slipway` CLI both use it.',
+          "Authenticate with the dashboard session cookie (writes need `Origin` = the platform and `X-Slipway-Csrf: 1`), or `Authorization: Bearer` with a personal access token (slw_pat_…, every application of its owner) or a project API key (slw_key_…, its own application only: any other application answers 404; routes not about one application answer 403, except GET /dashboard/api/applications, which lists the key's application).",
           'Errors have the contract\'s shape `{"error","code","documentation"}` and codes (GET /api/v1 lists them).',
         ].join('\n\n'),
       },
@@ -91,7 +94,12 @@ export class OwnersApiService implements OnApplicationBootstrap {
       paths,
       components: {
         securitySchemes: {
-          session: { type: 'apiKey', in: 'cookie', name: 'slipway_session', description: 'The dashboard session; writes also need Origin and X-Slipway-Csrf: 1.' },
+          session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'slipway_session',
+            description: 'The dashboard session; writes also need Origin and X-Slipway-Csrf: 1.',
+          },
           ownerToken: { type: 'http', scheme: 'bearer', description: "The owner's personal access token (slw_pat_…): every application of the owner." },
           projectApiKey: { type: 'http', scheme: 'bearer', description: 'A project API key (slw_key_…): its own application only.' },
         },
@@ -105,15 +113,30 @@ export class OwnersApiService implements OnApplicationBootstrap {
     const onApplication = route.path.includes('{appId}');
     const security = !access
       ? []
-      : [{ session: [] }, ...(access.bearer ? [{ ownerToken: [] }] : []), ...(access.bearer && access.projectKeys === 'own-application' ? [{ projectApiKey: [] }] : [])];
-    const errors = new Set<ErrorCode>([...(route.doc?.errors ?? []), ...(access ? (['unauthorized', 'forbidden'] as const) : []), ...(onApplication ? (['not_found'] as const) : []), 'internal']);
+      : [
+          { session: [] },
+          ...(access.bearer ? [{ ownerToken: [] }] : []),
+          ...(access.bearer && access.projectKeys === 'own-application' ? [{ projectApiKey: [] }] : []),
+        ];
+    const errors = new Set<ErrorCode>([
+      ...(route.doc?.errors ?? []),
+      ...(access ? (['unauthorized', 'forbidden'] as const) : []),
+      ...(onApplication ? (['not_found'] as const) : []),
+      'internal',
+    ]);
     const responses: Record<string, unknown> = {
-      [String(route.status)]: { description: 'Success', content: { 'application/json': route.doc?.response ? { schema: jsonSchema(route.doc.response) } : {} } },
+      [String(route.status)]: {
+        description: 'Success',
+        content: { 'application/json': route.doc?.response ? { schema: jsonSchema(route.doc.response) } : {} },
+      },
     };
     for (const code of errors) {
       const status = String(ERROR_CODES[code].status);
       const existing = responses[status] as { description: string } | undefined;
-      responses[status] = { description: existing ? `${existing.description}, ${code}` : `Error: ${code}`, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      responses[status] = {
+        description: existing ? `${existing.description}, ${code}` : `Error: ${code}`,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
     }
     const parameters = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
     return {

@@ -86,9 +86,18 @@ export class SignInLimiter implements OnModuleDestroy {
   /** Reserves an attempt for `email` (already normalised) from `address`, or throws 429 / 503. */
   async begin(email: string, address: string): Promise<SignInAttempt> {
     const account = `${this.prefix}account:${createHash('sha256').update(email).digest('hex')}`;
-    const keys = { failures: `${account}:failures`, lock: `${account}:lock`, strikes: `${account}:strikes`, address: `${this.prefix}address:${addressBucket(address)}` };
+    const keys = {
+      failures: `${account}:failures`,
+      lock: `${account}:lock`,
+      strikes: `${account}:strikes`,
+      address: `${this.prefix}address:${addressBucket(address)}`,
+    };
     const l = this.limits;
-    const [refused, waitMs] = (await this.call(BEGIN, [keys.failures, keys.lock, keys.address], [l.accountMaxFailures, l.accountWindowSeconds * 1000, l.addressMaxFailures, l.addressWindowSeconds * 1000])) as [number, number];
+    const [refused, waitMs] = (await this.call(
+      BEGIN,
+      [keys.failures, keys.lock, keys.address],
+      [l.accountMaxFailures, l.accountWindowSeconds * 1000, l.addressMaxFailures, l.addressWindowSeconds * 1000],
+    )) as [number, number];
     if (refused) throw tooMany(refused === 1 ? 'account' : 'address', waitMs);
     return { keys };
   }
@@ -97,7 +106,9 @@ export class SignInLimiter implements OnModuleDestroy {
   async failed(attempt: SignInAttempt): Promise<void> {
     const { failures, lock, strikes } = attempt.keys;
     const l = this.limits;
-    const lockedMs = Number(await this.call(FAILED, [failures, lock, strikes], [l.accountMaxFailures, l.accountLockSeconds * 1000, l.accountMaxLockSeconds * 1000, STRIKES_TTL_MS]));
+    const lockedMs = Number(
+      await this.call(FAILED, [failures, lock, strikes], [l.accountMaxFailures, l.accountLockSeconds * 1000, l.accountMaxLockSeconds * 1000, STRIKES_TTL_MS]),
+    );
     if (lockedMs > 0) this.logger.warn(`An owner account was locked for ${Math.ceil(lockedMs / 1000)} s after ${l.accountMaxFailures} failed sign-ins.`);
   }
 
@@ -146,7 +157,12 @@ export class SignInLimiter implements OnModuleDestroy {
 function tooMany(scope: 'account' | 'address', waitMs: number): ApiException {
   const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
   const what = scope === 'account' ? 'for this account' : 'from this address';
-  return new ApiException('too_many_sign_in_attempts', `Too many failed sign-in attempts ${what}; try again in ${retryAfterSeconds} seconds.`, { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+  return new ApiException(
+    'too_many_sign_in_attempts',
+    `Too many failed sign-in attempts ${what}; try again in ${retryAfterSeconds} seconds.`,
+    { retryAfterSeconds },
+    { 'Retry-After': String(retryAfterSeconds) },
+  );
 }
 
 function unavailable(): ApiException {

@@ -16,13 +16,20 @@ export class DashboardSecretsController {
   constructor(private readonly secrets: SecretsService) {}
 
   @Get()
-  @OwnersApi({ summary: 'The names set (values are write-only), each with the scopes it has a value in: `all`, `production`, `preview`. `slipway secrets list`.', errors: ['unavailable'] })
+  @OwnersApi({
+    summary: 'The names set (values are write-only), each with the scopes it has a value in: `all`, `production`, `preview`. `slipway secrets list`.',
+    errors: ['unavailable'],
+  })
   list(@CurrentApplication() app: OwnedApplication) {
     return this.secrets.listScoped(asApplicationId(app.id));
   }
 
   @Put()
-  @OwnersApi({ summary: 'As `PUT /api/v1/secrets` (`{"secrets": {"NAME": "value" | null}}`), in `?scope=all` (the default: production and previews; null deletes the name everywhere), `production` or `preview` (that environment\'s own value, which wins over `all` there). `slipway secrets set [--preview|--production]`.', errors: ['bad_request', 'too_large', 'unavailable'] })
+  @OwnersApi({
+    summary:
+      'As `PUT /api/v1/secrets` (`{"secrets": {"NAME": "value" | null}}`), in `?scope=all` (the default: production and previews; null deletes the name everywhere), `production` or `preview` (that environment\'s own value, which wins over `all` there). `slipway secrets set [--preview|--production]`.',
+    errors: ['bad_request', 'too_large', 'unavailable'],
+  })
   put(@CurrentApplication() app: OwnedApplication, @Body() body: unknown, @Query('scope') scope?: string) {
     return this.secrets.put(asApplicationId(app.id), body, scope);
   }

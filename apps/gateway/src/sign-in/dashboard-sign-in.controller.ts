@@ -54,7 +54,14 @@ export class DashboardSignInController {
     @Body() body: unknown,
     @Req() req: Request,
   ) {
-    return this.signIn.administer(owner, app, userId, action, body, clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], this.config.GATEWAY_TRUSTED_PROXIES));
+    return this.signIn.administer(
+      owner,
+      app,
+      userId,
+      action,
+      body,
+      clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], this.config.GATEWAY_TRUSTED_PROXIES),
+    );
   }
 
   @Get('emails')

@@ -1,5 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { banUser, findServiceUser, listServiceUsers, revokeUserSessions, setUserRole, unbanUser, type AuditActor, type ServiceUserRow } from '@slipway/auth-core';
+import {
+  banUser,
+  findServiceUser,
+  listServiceUsers,
+  revokeUserSessions,
+  setUserRole,
+  unbanUser,
+  type AuditActor,
+  type ServiceUserRow,
+} from '@slipway/auth-core';
 import pg from 'pg';
 
 /**
@@ -45,7 +54,4 @@ export class DashboardSignInRepository {
 export type { ServiceUserRow };
 
 export type UserAdminChange =
-  | { kind: 'ban'; reason: string; expiresAt: Date | null }
-  | { kind: 'unban' }
-  | { kind: 'set-role'; role: string }
-  | { kind: 'revoke-sessions' };
+  { kind: 'ban'; reason: string; expiresAt: Date | null } | { kind: 'unban' } | { kind: 'set-role'; role: string } | { kind: 'revoke-sessions' };

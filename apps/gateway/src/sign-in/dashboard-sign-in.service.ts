@@ -33,7 +33,9 @@ function platformHosts(config: GatewayConfig): string[] {
 
 /** The stored switches with every plugin named (off when never switched on). */
 function pluginsView(stored: Partial<SignInPluginsView> | undefined): SignInPluginsView {
-  return Object.fromEntries(SIGN_IN_PLUGINS.map((name) => [name, { ...stored?.[name], enabled: stored?.[name]?.enabled === true }])) as unknown as SignInPluginsView;
+  return Object.fromEntries(
+    SIGN_IN_PLUGINS.map((name) => [name, { ...stored?.[name], enabled: stored?.[name]?.enabled === true }]),
+  ) as unknown as SignInPluginsView;
 }
 
 /** The dashboard's sign-in tab: the same switch as the API, plus users, settings and the outbox. */
@@ -59,8 +61,15 @@ export class DashboardSignInService {
     const service = services.find((s) => s.applicationId === app.id) ?? null;
     if (!service) return { enabled: false, service: null };
     const stored = (await this.signInServices.findSettings(app.id))?.settings as StoredSettings | undefined;
-    const providers = Object.fromEntries(Object.entries(stored?.socialProviders ?? {}).map(([name, p]) => [name, { clientId: p.clientId, callbackUrl: `${service.baseUrl}/callback/${name}` }]));
-    const oidcProviders = Object.fromEntries(Object.entries(stored?.oidcProviders ?? {}).map(([id, p]) => [id, { issuer: p.issuer, clientId: p.clientId, callbackUrl: `${service.baseUrl}/callback/${id}` }]));
+    const providers = Object.fromEntries(
+      Object.entries(stored?.socialProviders ?? {}).map(([name, p]) => [name, { clientId: p.clientId, callbackUrl: `${service.baseUrl}/callback/${name}` }]),
+    );
+    const oidcProviders = Object.fromEntries(
+      Object.entries(stored?.oidcProviders ?? {}).map(([id, p]) => [
+        id,
+        { issuer: p.issuer, clientId: p.clientId, callbackUrl: `${service.baseUrl}/callback/${id}` },
+      ]),
+    );
     return { enabled: true, service: { ...service, socialProviders: providers, plugins: pluginsView(stored?.plugins), oidcProviders } };
   }
 
@@ -74,7 +83,11 @@ export class DashboardSignInService {
   }
 
   async updateSettings(owner: OwnerPrincipal, app: OwnedApplication, body: unknown): Promise<ServerView<SignInInfo>> {
-    const input = parseBody(SignInSettingsBody, body, 'Send {"requireEmailVerification", "allowLocalhost", "socialProviders": {"github"|"google": {clientId, clientSecret} | null}, "plugins": {"twoFactor"|"passkey"|"magicLink"|"emailOTP"|"organization"|"admin": {enabled, …}}, "oidcProviders": {"<id>": {issuer, clientId, clientSecret} | null}}.');
+    const input = parseBody(
+      SignInSettingsBody,
+      body,
+      'Send {"requireEmailVerification", "allowLocalhost", "socialProviders": {"github"|"google": {clientId, clientSecret} | null}, "plugins": {"twoFactor"|"passkey"|"magicLink"|"emailOTP"|"organization"|"admin": {enabled, …}}, "oidcProviders": {"<id>": {issuer, clientId, clientSecret} | null}}.',
+    );
     const row = await this.signInServices.findSettings(app.id);
     if (!row) throw notOn();
     const settings: StoredSettings = { ...(row.settings as StoredSettings) };
@@ -85,7 +98,11 @@ export class DashboardSignInService {
         if (value === undefined) continue;
         if (value === null) delete providers[name];
         // The client secret is sealed to this application and provider; only the sign-in service opens it.
-        else providers[name] = { clientId: value.clientId, clientSecret: encryptEnvelope(this.keyring, value.clientSecret, envelopeBinding.oauthClientSecret(app.id, name)).toString('base64') };
+        else
+          providers[name] = {
+            clientId: value.clientId,
+            clientSecret: encryptEnvelope(this.keyring, value.clientSecret, envelopeBinding.oauthClientSecret(app.id, name)).toString('base64'),
+          };
       }
       settings.socialProviders = providers;
     }
@@ -102,9 +119,16 @@ export class DashboardSignInService {
           continue;
         }
         // The sign-in service's own rule (@slipway/server): https, nothing internal. It checks again at every connection.
-        const problem = await outboundUrlProblemResolved(value.issuer, { allowPrivate: this.config.AUTH_OIDC_ALLOW_PRIVATE_ISSUERS, platformHosts: platformHosts(this.config) });
+        const problem = await outboundUrlProblemResolved(value.issuer, {
+          allowPrivate: this.config.AUTH_OIDC_ALLOW_PRIVATE_ISSUERS,
+          platformHosts: platformHosts(this.config),
+        });
         if (problem) throw new ApiException('bad_request', `oidcProviders.${id}.issuer ${problem}.`);
-        providers[id] = { issuer: value.issuer, clientId: value.clientId, clientSecret: encryptEnvelope(this.keyring, value.clientSecret, envelopeBinding.oauthClientSecret(app.id, id)).toString('base64') };
+        providers[id] = {
+          issuer: value.issuer,
+          clientId: value.clientId,
+          clientSecret: encryptEnvelope(this.keyring, value.clientSecret, envelopeBinding.oauthClientSecret(app.id, id)).toString('base64'),
+        };
       }
       if (Object.keys(providers).length > 20) throw new ApiException('bad_request', 'At most 20 OpenID Connect providers per application.');
       settings.oidcProviders = providers;
@@ -126,7 +150,14 @@ export class DashboardSignInService {
    * (@slipway/auth-core). A ban ends the user's sessions in the same transaction; the service's
    * session cache drops them on the tables' NOTIFY. Audit rows name the actor `owner:<ownerId>`.
    */
-  async administer(owner: OwnerPrincipal, app: OwnedApplication, userId: string, action: string, body: unknown, ip: string): Promise<{ user: ServerView<SignInUserView> }> {
+  async administer(
+    owner: OwnerPrincipal,
+    app: OwnedApplication,
+    userId: string,
+    action: string,
+    body: unknown,
+    ip: string,
+  ): Promise<{ user: ServerView<SignInUserView> }> {
     const change = adminChange(action, body);
     const row = await this.repository.administer(await this.tenantUrl(app), userId.slice(0, 200), change, { actor: `owner:${owner.id}`, ip });
     if (!row) throw new ApiException('not_found', 'This application has no such user.');

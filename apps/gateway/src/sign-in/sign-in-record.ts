@@ -17,7 +17,12 @@ export function publicSettings(settings: unknown, allowLocalhost: boolean) {
 }
 
 /** The sign-in service record the platform calls answer with. */
-export function signInRecord(authPublicUrl: string, app: { id: string; slug: string; allowLocalhost: boolean }, service: StoredSignInService, trustedOrigins: string[]) {
+export function signInRecord(
+  authPublicUrl: string,
+  app: { id: string; slug: string; allowLocalhost: boolean },
+  service: StoredSignInService,
+  trustedOrigins: string[],
+) {
   return {
     applicationId: app.id,
     baseUrl: signInBaseUrl(authPublicUrl, app.slug),

@@ -12,7 +12,11 @@ export class SignInController {
 
   /** 201 when this call switched sign-in on, 200 with the same record afterwards. */
   @Post()
-  async enable(@CurrentSignInPrincipal() principal: SignInPrincipal, @Query('applicationId') applicationId: unknown, @Res({ passthrough: true }) res: Response) {
+  async enable(
+    @CurrentSignInPrincipal() principal: SignInPrincipal,
+    @Query('applicationId') applicationId: unknown,
+    @Res({ passthrough: true }) res: Response,
+  ) {
     const { created, record } = await this.signIn.enable(principal, applicationId);
     res.status(created ? 201 : 200);
     return record;

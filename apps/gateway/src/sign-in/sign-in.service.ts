@@ -2,7 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import { PROJECT_OWNED_SIGN_IN_VARIABLES, envFileText, provisionSignInTenant, signInVariables, syncPoolerWithPlatform } from '@slipway/auth-core';
 import { LIMITS } from '@slipway/contract';
 import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
-import { ApplicationsRepository, PlatformInfrastructure, SignInServicesRepository, asApplicationId, asOwnerId, type ApplicationId, type OwnerId } from '@slipway/platform-data';
+import {
+  ApplicationsRepository,
+  PlatformInfrastructure,
+  SignInServicesRepository,
+  asApplicationId,
+  asOwnerId,
+  type ApplicationId,
+  type OwnerId,
+} from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { GATEWAY_CONFIG, appDatabasesAdminUrl, type GatewayConfig } from '../config.js';
 import { isUuid } from '../common/ids.js';
@@ -33,7 +41,11 @@ export class SignInService {
     const app = await this.visibleApplication(principal, applicationId);
     const owned = app.secrets.map((s) => s.name).sort()[0];
     if (owned) {
-      throw new ApiException('auth_owned_by_project', `The project sets its own ${owned}, so the platform leaves sign-in alone. Remove that secret to use the platform's sign-in service.`, { variable: owned });
+      throw new ApiException(
+        'auth_owned_by_project',
+        `The project sets its own ${owned}, so the platform leaves sign-in alone. Remove that secret to use the platform's sign-in service.`,
+        { variable: owned },
+      );
     }
     const tenant = await this.signInServices.withOwnerDatabasesLock(app.ownerId, async () => {
       if (!app.database) {
@@ -42,7 +54,11 @@ export class SignInService {
         // Re-read under the lock: a concurrent call for this application may just have created it.
         const fresh = await this.find(app.id);
         if (!fresh?.database && used >= allowed) {
-          throw new ApiException('database_limit_reached', `The ${app.owner.plan} plan allows ${allowed} application database${allowed === 1 ? '' : 's'}, and ${used} ${used === 1 ? 'is' : 'are'} in use. Sign-in needs one; upgrade the plan or remove a database.`, { plan: app.owner.plan, allowed, used });
+          throw new ApiException(
+            'database_limit_reached',
+            `The ${app.owner.plan} plan allows ${allowed} application database${allowed === 1 ? '' : 's'}, and ${used} ${used === 1 ? 'is' : 'are'} in use. Sign-in needs one; upgrade the plan or remove a database.`,
+            { plan: app.owner.plan, allowed, used },
+          );
         }
       }
       return provisionSignInTenant({
@@ -58,7 +74,10 @@ export class SignInService {
     await this.tellPooler();
     if (tenant.created) await this.tenantChanged.publish(app.id);
     const stored = await this.find(app.id);
-    return { created: tenant.created, record: signInRecord(this.config.AUTH_PUBLIC_URL, app, stored!.signInService!, await this.applications.trustedOrigins.list(app.id)) };
+    return {
+      created: tenant.created,
+      record: signInRecord(this.config.AUTH_PUBLIC_URL, app, stored!.signInService!, await this.applications.trustedOrigins.list(app.id)),
+    };
   }
 
   /**
@@ -72,9 +91,16 @@ export class SignInService {
     if (!dir || !adminUrl) return;
     const server = new URL(appDatabasesAdminUrl(this.config));
     try {
-      await syncPoolerWithPlatform({ dir, adminUrl, server: { host: server.hostname, port: Number(server.port || 5432) } }, this.applications.databases, this.keyring);
+      await syncPoolerWithPlatform(
+        { dir, adminUrl, server: { host: server.hostname, port: Number(server.port || 5432) } },
+        this.applications.databases,
+        this.keyring,
+      );
     } catch (error) {
-      throw new ApiException('database_pooler_unavailable', `The application's database was created, but the platform's connection pooler could not be told about it (${(error as Error).message.split(adminUrl).join('***')}). Try again in a moment.`);
+      throw new ApiException(
+        'database_pooler_unavailable',
+        `The application's database was created, but the platform's connection pooler could not be told about it (${(error as Error).message.split(adminUrl).join('***')}). Try again in a moment.`,
+      );
     }
   }
 
@@ -88,11 +114,18 @@ export class SignInService {
 
   /** The sign-in services this credential can see, without secrets. */
   async list(principal: SignInPrincipal) {
-    const apps = await this.signInServices.listServices(principal.kind === 'owner' ? { ownerId: asOwnerId(principal.ownerId) } : { applicationId: asApplicationId(principal.applicationId) });
+    const apps = await this.signInServices.listServices(
+      principal.kind === 'owner' ? { ownerId: asOwnerId(principal.ownerId) } : { applicationId: asApplicationId(principal.applicationId) },
+    );
     const origins = await this.applications.trustedOrigins.listOf(apps.map((a) => asApplicationId(a.id)));
     return {
       services: apps.map((app) =>
-        signInRecord(this.config.AUTH_PUBLIC_URL, app, app.signInService!, origins.filter((o) => o.applicationId === app.id).map((o) => o.origin)),
+        signInRecord(
+          this.config.AUTH_PUBLIC_URL,
+          app,
+          app.signInService!,
+          origins.filter((o) => o.applicationId === app.id).map((o) => o.origin),
+        ),
       ),
     };
   }

@@ -20,7 +20,17 @@ export async function makeTar(entries: TarEntry[]): Promise<Buffer> {
     const content = entry.content === undefined ? Buffer.alloc(0) : Buffer.from(entry.content);
     const type = entry.type ?? 'file';
     await new Promise<void>((resolve, reject) =>
-      pack.entry({ name: entry.name, type, mode: entry.mode ?? (type === 'directory' ? 0o755 : 0o644), linkname: entry.linkname, size: type === 'file' ? content.length : 0 }, type === 'file' ? content : undefined, (e) => (e ? reject(e) : resolve())),
+      pack.entry(
+        {
+          name: entry.name,
+          type,
+          mode: entry.mode ?? (type === 'directory' ? 0o755 : 0o644),
+          linkname: entry.linkname,
+          size: type === 'file' ? content.length : 0,
+        },
+        type === 'file' ? content : undefined,
+        (e) => (e ? reject(e) : resolve()),
+      ),
     );
   }
   pack.finalize();

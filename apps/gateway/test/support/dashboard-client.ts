@@ -8,11 +8,20 @@ export class DashboardClient {
 
   constructor(private readonly baseUrl: string) {}
 
-  request(method: string, path: string, body?: unknown, headers: Record<string, string> = { origin: DASHBOARD_ORIGIN, 'x-slipway-csrf': '1' }): Promise<HttpResult> {
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = { origin: DASHBOARD_ORIGIN, 'x-slipway-csrf': '1' },
+  ): Promise<HttpResult> {
     const all: Record<string, string> = { ...(method === 'GET' ? {} : headers) };
     if (body !== undefined) all['content-type'] = 'application/json';
     if (this.cookie) all['cookie'] = this.cookie;
-    return send(`${this.baseUrl}/dashboard/api${path}`, { method, headers: all, body: body === undefined ? undefined : Buffer.from(JSON.stringify(body)) }).then((res) => {
+    return send(`${this.baseUrl}/dashboard/api${path}`, {
+      method,
+      headers: all,
+      body: body === undefined ? undefined : Buffer.from(JSON.stringify(body)),
+    }).then((res) => {
       const setCookie = ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith('slipway_session='));
       if (setCookie) this.cookie = setCookie.split(';')[0]!.endsWith('=') ? null : setCookie.split(';')[0]!;
       return res;

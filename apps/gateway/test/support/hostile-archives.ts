@@ -78,7 +78,13 @@ export function tarWithLongHeader(type: LongHeaderType, bytes: number, file = { 
  * bytes of its "body", produced lazily (only as fast as the gateway reads). `gzip`: the stream
  * is gzipped on the fly, so a few KiB on the wire claim and carry megabytes.
  */
-export async function* hostileLongHeader(type: LongHeaderType, declared: number, offered: number, gzip: boolean, produced: { bytes: number } = { bytes: 0 }): AsyncGenerator<Buffer> {
+export async function* hostileLongHeader(
+  type: LongHeaderType,
+  declared: number,
+  offered: number,
+  gzip: boolean,
+  produced: { bytes: number } = { bytes: 0 },
+): AsyncGenerator<Buffer> {
   const header = tarHeader({ name: type === 'g' ? 'pax_global_header' : '././@LongLink', type, size: declared, gnu: type === 'L' || type === 'K' });
   async function* raw(): AsyncGenerator<Buffer> {
     yield header;

@@ -15,7 +15,12 @@ export interface HttpResult {
  */
 export function send(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: Buffer | AsyncIterable<Buffer>; /** A loopback address to connect from (a fresh connection each time). */ localAddress?: string } = {},
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: Buffer | AsyncIterable<Buffer>;
+    /** A loopback address to connect from (a fresh connection each time). */ localAddress?: string;
+  } = {},
 ): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
     const from = options.localAddress ? { localAddress: options.localAddress, agent: false as const } : {};
@@ -117,7 +122,11 @@ export function multipart(parts: Part[]): { body: Buffer; contentType: string } 
     if ('value' in part) {
       chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"\r\n\r\n${part.value}\r\n`));
     } else {
-      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"; filename="${part.filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`));
+      chunks.push(
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"; filename="${part.filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+        ),
+      );
       chunks.push(part.content, Buffer.from('\r\n'));
     }
   }

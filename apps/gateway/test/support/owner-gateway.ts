@@ -24,7 +24,14 @@ export async function startOwnerGateway(label: string, overrides: Record<string,
   const redis = testRedisPrefix(label);
   const queuePrefix = redis.prefix.replace(/:$/, '');
   const config = loadGatewayConfig(serviceTestEnv(db.url, { QUEUE_PREFIX: queuePrefix, BCRYPT_ROUNDS: '4', ...overrides }));
-  const app = await startHttpApp({ name: 'gateway', module: AppModule.register(config), port: 0, host: '127.0.0.1', logLevel: 'error', baseUrl: 'http://localhost:3000' });
+  const app = await startHttpApp({
+    name: 'gateway',
+    module: AppModule.register(config),
+    port: 0,
+    host: '127.0.0.1',
+    logLevel: 'error',
+    baseUrl: 'http://localhost:3000',
+  });
   const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
   const sql = new pg.Pool({ connectionString: db.url, max: 2 });
   // The database is dropped WITH (FORCE) at close: a connection still closing must not crash the test.
@@ -56,10 +63,18 @@ export function dashboardPost(baseUrl: string, path: string, body: unknown, opti
   return send(`${baseUrl}/dashboard/api${path}`, {
     method: 'POST',
     localAddress: options.from ?? '127.0.0.1',
-    headers: { origin: DASHBOARD_ORIGIN, 'x-slipway-csrf': '1', 'content-type': 'application/json', 'content-length': String(payload.length), ...options.headers },
+    headers: {
+      origin: DASHBOARD_ORIGIN,
+      'x-slipway-csrf': '1',
+      'content-type': 'application/json',
+      'content-length': String(payload.length),
+      ...options.headers,
+    },
     body: payload,
   });
 }
 
-export const signIn = (baseUrl: string, email: string, password: string, options: From = {}) => dashboardPost(baseUrl, '/session/sign-in', { email, password }, options);
-export const signUp = (baseUrl: string, email: string, password: string, options: From = {}) => dashboardPost(baseUrl, '/session/sign-up', { email, password, name: 'Owner' }, options);
+export const signIn = (baseUrl: string, email: string, password: string, options: From = {}) =>
+  dashboardPost(baseUrl, '/session/sign-in', { email, password }, options);
+export const signUp = (baseUrl: string, email: string, password: string, options: From = {}) =>
+  dashboardPost(baseUrl, '/session/sign-up', { email, password, name: 'Owner' }, options);

@@ -35,9 +35,18 @@ export async function startGateway(label: string, overrides: Record<string, stri
   const redis = testRedisPrefix(label);
   const blobDir = await mkdtemp(join(tmpdir(), `slipway-${label}-blobs-`));
   const uploadDir = await mkdtemp(join(tmpdir(), `slipway-${label}-uploads-`));
-  const config = loadGatewayConfig(serviceTestEnv(db.url, { BLOB_DIR: blobDir, UPLOAD_TMP_DIR: uploadDir, QUEUE_PREFIX: redis.prefix.replace(/:$/, ''), ...overrides }));
+  const config = loadGatewayConfig(
+    serviceTestEnv(db.url, { BLOB_DIR: blobDir, UPLOAD_TMP_DIR: uploadDir, QUEUE_PREFIX: redis.prefix.replace(/:$/, ''), ...overrides }),
+  );
   // startHttpApp directly (not startServiceForTest) so a test can choose the log level it captures.
-  const app = await startHttpApp({ name: 'gateway', module: AppModule.register(config), port: 0, host: '127.0.0.1', logLevel: options.logLevel ?? 'warn', baseUrl: 'http://localhost:3000' });
+  const app = await startHttpApp({
+    name: 'gateway',
+    module: AppModule.register(config),
+    port: 0,
+    host: '127.0.0.1',
+    logLevel: options.logLevel ?? 'warn',
+    baseUrl: 'http://localhost:3000',
+  });
   const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
   const sql = new pg.Pool({ connectionString: db.url, max: 3 });
   // close() drops the database WITH (FORCE): a connection still closing then ends with 57P01, which an idle pool emits as 'error'.
@@ -56,7 +65,11 @@ export async function startGateway(label: string, overrides: Record<string, stri
       const slug = `${name}-${counter}-${Math.random().toString(36).slice(2, 6)}`.toLowerCase().replace(/[^a-z0-9-]/g, '-');
       const app = await sql.query<{ id: string }>(`INSERT INTO applications (owner_id, name, slug) VALUES ($1, $2, $3) RETURNING id`, [ownerId, name, slug]);
       const token = issueToken('api_key');
-      const key = await sql.query<{ id: string }>(`INSERT INTO api_keys (application_id, name, prefix, key_hash) VALUES ($1, 'test', $2, $3) RETURNING id`, [app.rows[0]!.id, token.prefix, token.hash]);
+      const key = await sql.query<{ id: string }>(`INSERT INTO api_keys (application_id, name, prefix, key_hash) VALUES ($1, 'test', $2, $3) RETURNING id`, [
+        app.rows[0]!.id,
+        token.prefix,
+        token.hash,
+      ]);
       return { id: app.rows[0]!.id, slug, key: token.token, keyId: key.rows[0]!.id };
     },
     async close() {

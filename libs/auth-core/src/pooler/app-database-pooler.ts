@@ -36,7 +36,8 @@ function authLine(name: string, secret: string): string {
 
 /** Only names provisioning makes (`app_<hex>`) reach PgBouncer's configuration: nothing to escape. */
 function safeName(name: string): string {
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new PoolerSyncError(`refusing to give PgBouncer the database or role name ${JSON.stringify(name.slice(0, 80))}`);
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name))
+    throw new PoolerSyncError(`refusing to give PgBouncer the database or role name ${JSON.stringify(name.slice(0, 80))}`);
   return name;
 }
 
@@ -114,7 +115,10 @@ export async function syncPooler(settings: PoolerSettings, databases: PooledData
 }
 
 /** The application databases' rows with their passwords decrypted (in memory only), for PgBouncer and the back-fill. */
-export function pooledDatabases(keyring: Keyring, rows: { applicationId: string; databaseName: string; roleName: string; password: Uint8Array }[]): PooledDatabase[] {
+export function pooledDatabases(
+  keyring: Keyring,
+  rows: { applicationId: string; databaseName: string; roleName: string; password: Uint8Array }[],
+): PooledDatabase[] {
   return rows.map((row) => ({
     databaseName: row.databaseName,
     roleName: row.roleName,

@@ -86,7 +86,11 @@ export class AdminStore<Db extends ServiceAuthPool = ServiceAuthPool> {
     const order = query.sortBy ? `${column(query.sortBy)} ${query.sortDirection === 'desc' ? 'DESC' : 'ASC'}, id` : 'created_at, id';
     const count = values.length;
     const [rows, total] = await Promise.all([
-      db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM service_auth.users ${where} ORDER BY ${order} LIMIT $${count + 1} OFFSET $${count + 2}`, [...values, query.limit, query.offset]),
+      db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM service_auth.users ${where} ORDER BY ${order} LIMIT $${count + 1} OFFSET $${count + 2}`, [
+        ...values,
+        query.limit,
+        query.offset,
+      ]),
       db.query<{ n: number }>(`SELECT count(*)::int AS n FROM service_auth.users ${where}`, values),
     ]);
     return { users: rows.rows, total: total.rows[0]!.n };
@@ -118,7 +122,11 @@ export class AdminStore<Db extends ServiceAuthPool = ServiceAuthPool> {
           credential.passwordHash,
         ]);
       }
-      await insertAdminAudit(client, by, { action: 'create-user', targetUserId: user.id, details: { email: user.email, role: user.role, withPassword: credential !== null } });
+      await insertAdminAudit(client, by, {
+        action: 'create-user',
+        targetUserId: user.id,
+        details: { email: user.email, role: user.role, withPassword: credential !== null },
+      });
       await client.query('COMMIT');
       return rows[0];
     } catch (error) {
@@ -133,7 +141,13 @@ export class AdminStore<Db extends ServiceAuthPool = ServiceAuthPool> {
   async updateUser(
     db: Db,
     userId: string,
-    changes: { name?: string | undefined; image?: string | null | undefined; email?: string | undefined; emailVerified?: boolean | undefined; role?: string | undefined },
+    changes: {
+      name?: string | undefined;
+      image?: string | null | undefined;
+      email?: string | undefined;
+      emailVerified?: boolean | undefined;
+      role?: string | undefined;
+    },
     by: AuditActor,
   ): Promise<UserRow | null | 'taken'> {
     const client = await db.connect();
@@ -144,13 +158,25 @@ export class AdminStore<Db extends ServiceAuthPool = ServiceAuthPool> {
            name = COALESCE($2, name), image = CASE WHEN $3 THEN $4 ELSE image END, email = COALESCE($5, email),
            email_verified = COALESCE($6, email_verified), role = COALESCE($7, role), updated_at = now()
          WHERE id = $1 RETURNING ${USER_COLUMNS}`,
-        [userId, changes.name ?? null, changes.image !== undefined, changes.image ?? null, changes.email ?? null, changes.emailVerified ?? null, changes.role ?? null],
+        [
+          userId,
+          changes.name ?? null,
+          changes.image !== undefined,
+          changes.image ?? null,
+          changes.email ?? null,
+          changes.emailVerified ?? null,
+          changes.role ?? null,
+        ],
       );
       if (!rows[0]) {
         await client.query('ROLLBACK');
         return null;
       }
-      await insertAdminAudit(client, by, { action: 'update-user', targetUserId: userId, details: { fields: Object.keys(changes).filter((k) => changes[k as keyof typeof changes] !== undefined) } });
+      await insertAdminAudit(client, by, {
+        action: 'update-user',
+        targetUserId: userId,
+        details: { fields: Object.keys(changes).filter((k) => changes[k as keyof typeof changes] !== undefined) },
+      });
       await client.query('COMMIT');
       return rows[0];
     } catch (error) {

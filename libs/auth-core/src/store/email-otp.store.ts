@@ -41,7 +41,8 @@ export class EmailOtpStore<Db extends ServiceAuthPool = ServiceAuthPool> {
         if (row.expired) outcome = 'expired';
         else if (attempts >= allowed) outcome = 'exhausted';
         else outcome = matches(storedHash) ? 'ok' : 'wrong';
-        if (outcome === 'wrong') await client.query(`UPDATE service_auth.verifications SET value = $2, updated_at = now() WHERE id = $1`, [row.id, `${storedHash}:${attempts + 1}`]);
+        if (outcome === 'wrong')
+          await client.query(`UPDATE service_auth.verifications SET value = $2, updated_at = now() WHERE id = $1`, [row.id, `${storedHash}:${attempts + 1}`]);
         else if (!(outcome === 'ok' && keep)) await client.query(`DELETE FROM service_auth.verifications WHERE identifier = $1`, [identifier]);
       }
       return outcome;

@@ -44,7 +44,13 @@ const MEMBER_WITH_USER = `${MEMBER}, json_build_object('id', u.id, 'name', u.nam
 const INVITATION = 'i.id, i.organization_id, i.email, i.role, i.status, i.expires_at, i.inviter_id, i.created_at';
 
 /** Columns list-members may sort and filter on (Better Auth's member fields). */
-export const MEMBER_FIELDS: Record<string, string> = { id: 'm.id', organizationId: 'm.organization_id', userId: 'm.user_id', role: 'm.role', createdAt: 'm.created_at' };
+export const MEMBER_FIELDS: Record<string, string> = {
+  id: 'm.id',
+  organizationId: 'm.organization_id',
+  userId: 'm.user_id',
+  role: 'm.role',
+  createdAt: 'm.created_at',
+};
 
 export interface MemberListQuery {
   limit: number;
@@ -68,7 +74,12 @@ export class OrganizationStore<Db extends ServiceAuthPool = ServiceAuthPool> {
   }
 
   /** The organization, its creator as member, and (unless kept) the creator's session's active organization — together or not at all. Null when the slug is taken. */
-  async createWithCreator(db: Db, org: Omit<OrganizationRow, 'created_at'>, member: Omit<MemberRow, 'created_at'>, activateForSession: string | null): Promise<{ organization: OrganizationRow; member: MemberRow } | null> {
+  async createWithCreator(
+    db: Db,
+    org: Omit<OrganizationRow, 'created_at'>,
+    member: Omit<MemberRow, 'created_at'>,
+    activateForSession: string | null,
+  ): Promise<{ organization: OrganizationRow; member: MemberRow } | null> {
     return transaction(db, async (client) => {
       const created = await client.query<OrganizationRow>(
         `INSERT INTO service_auth.organizations AS o (id, name, slug, logo, metadata) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (slug) DO NOTHING RETURNING ${ORG}`,
@@ -84,7 +95,11 @@ export class OrganizationStore<Db extends ServiceAuthPool = ServiceAuthPool> {
     });
   }
 
-  async updateOrganization(db: Db, id: string, changes: { name?: string | undefined; slug?: string | undefined; logo?: string | null | undefined; metadata?: string | undefined }): Promise<OrganizationRow | null> {
+  async updateOrganization(
+    db: Db,
+    id: string,
+    changes: { name?: string | undefined; slug?: string | undefined; logo?: string | null | undefined; metadata?: string | undefined },
+  ): Promise<OrganizationRow | null> {
     const sets: string[] = [];
     const values: unknown[] = [id];
     for (const [column, value] of Object.entries(changes)) {
@@ -127,7 +142,10 @@ export class OrganizationStore<Db extends ServiceAuthPool = ServiceAuthPool> {
   }
 
   async findMemberById(db: Db, id: string): Promise<MemberWithUser | null> {
-    const { rows } = await db.query<MemberWithUser>(`SELECT ${MEMBER_WITH_USER} FROM service_auth.members m JOIN service_auth.users u ON u.id = m.user_id WHERE m.id = $1`, [id]);
+    const { rows } = await db.query<MemberWithUser>(
+      `SELECT ${MEMBER_WITH_USER} FROM service_auth.members m JOIN service_auth.users u ON u.id = m.user_id WHERE m.id = $1`,
+      [id],
+    );
     return rows[0] ?? null;
   }
 
@@ -158,7 +176,13 @@ export class OrganizationStore<Db extends ServiceAuthPool = ServiceAuthPool> {
       values.push(value);
       const p = `$${values.length}`;
       where +=
-        operator === 'eq' ? ` AND ${column} = ${p}` : operator === 'ne' ? ` AND ${column} <> ${p}` : operator === 'in' ? ` AND ${column} = ANY(${p})` : ` AND NOT (${column} = ANY(${p}))`;
+        operator === 'eq'
+          ? ` AND ${column} = ${p}`
+          : operator === 'ne'
+            ? ` AND ${column} <> ${p}`
+            : operator === 'in'
+              ? ` AND ${column} = ANY(${p})`
+              : ` AND NOT (${column} = ANY(${p}))`;
     }
     const order = query.sortBy ? `${query.sortBy} ${query.sortDirection === 'desc' ? 'DESC' : 'ASC'}, m.id` : 'm.created_at, m.id';
     const total = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM service_auth.members m WHERE ${where}`, values);
@@ -205,7 +229,9 @@ export class OrganizationStore<Db extends ServiceAuthPool = ServiceAuthPool> {
   }
 
   async listInvitations(db: Db, organizationId: string): Promise<InvitationRow[]> {
-    const { rows } = await db.query<InvitationRow>(`SELECT ${INVITATION} FROM service_auth.invitations i WHERE i.organization_id = $1 ORDER BY i.created_at`, [organizationId]);
+    const { rows } = await db.query<InvitationRow>(`SELECT ${INVITATION} FROM service_auth.invitations i WHERE i.organization_id = $1 ORDER BY i.created_at`, [
+      organizationId,
+    ]);
     return rows;
   }
 
@@ -218,7 +244,10 @@ export class OrganizationStore<Db extends ServiceAuthPool = ServiceAuthPool> {
   }
 
   async renewInvitation(db: Db, id: string, expiresAt: Date): Promise<InvitationRow | null> {
-    const { rows } = await db.query<InvitationRow>(`UPDATE service_auth.invitations i SET expires_at = $2 WHERE i.id = $1 RETURNING ${INVITATION}`, [id, expiresAt]);
+    const { rows } = await db.query<InvitationRow>(`UPDATE service_auth.invitations i SET expires_at = $2 WHERE i.id = $1 RETURNING ${INVITATION}`, [
+      id,
+      expiresAt,
+    ]);
     return rows[0] ?? null;
   }
 
@@ -236,7 +265,12 @@ export class OrganizationStore<Db extends ServiceAuthPool = ServiceAuthPool> {
    * user a member with its role, and the session's active organization the invitation's — all or
    * nothing. Null when the invitation was no longer pending (a parallel accept) or had expired.
    */
-  async accept(db: Db, invitationId: string, member: { id: string; userId: string }, sessionId: string): Promise<{ invitation: InvitationRow; member: MemberRow } | null> {
+  async accept(
+    db: Db,
+    invitationId: string,
+    member: { id: string; userId: string },
+    sessionId: string,
+  ): Promise<{ invitation: InvitationRow; member: MemberRow } | null> {
     return transaction(db, async (client) => {
       const accepted = await client.query<InvitationRow>(
         `UPDATE service_auth.invitations i SET status = 'accepted' WHERE i.id = $1 AND i.status = 'pending' AND i.expires_at > now() RETURNING ${INVITATION}`,

@@ -38,14 +38,35 @@ export class PasskeyStore<Db extends ServiceAuthPool = ServiceAuthPool> {
   /** The new row, or null when this credential id is already registered in the application. */
   async create(
     db: Db,
-    passkey: { name: string | null; publicKey: string; userId: string; credentialId: string; counter: number; deviceType: string; backedUp: boolean; transports: string; aaguid: string },
+    passkey: {
+      name: string | null;
+      publicKey: string;
+      userId: string;
+      credentialId: string;
+      counter: number;
+      deviceType: string;
+      backedUp: boolean;
+      transports: string;
+      aaguid: string;
+    },
   ): Promise<PasskeyRow | null> {
     const { rows } = await db.query<PasskeyRow>(
       `INSERT INTO service_auth.passkeys (id, name, public_key, user_id, credential_id, counter, device_type, backed_up, transports, aaguid)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
        ON CONFLICT (credential_id) DO NOTHING
        RETURNING ${COLUMNS}`,
-      [newId(), passkey.name, passkey.publicKey, passkey.userId, passkey.credentialId, passkey.counter, passkey.deviceType, passkey.backedUp, passkey.transports, passkey.aaguid],
+      [
+        newId(),
+        passkey.name,
+        passkey.publicKey,
+        passkey.userId,
+        passkey.credentialId,
+        passkey.counter,
+        passkey.deviceType,
+        passkey.backedUp,
+        passkey.transports,
+        passkey.aaguid,
+      ],
     );
     return rows[0] ?? null;
   }
@@ -61,7 +82,11 @@ export class PasskeyStore<Db extends ServiceAuthPool = ServiceAuthPool> {
   }
 
   async rename(db: Db, id: string, userId: string, name: string): Promise<PasskeyRow | null> {
-    const { rows } = await db.query<PasskeyRow>(`UPDATE service_auth.passkeys SET name = $3 WHERE id = $1 AND user_id = $2 RETURNING ${COLUMNS}`, [id, userId, name]);
+    const { rows } = await db.query<PasskeyRow>(`UPDATE service_auth.passkeys SET name = $3 WHERE id = $1 AND user_id = $2 RETURNING ${COLUMNS}`, [
+      id,
+      userId,
+      name,
+    ]);
     return rows[0] ?? null;
   }
 

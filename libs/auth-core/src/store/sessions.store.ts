@@ -15,7 +15,17 @@ export interface SessionRow {
   impersonated_by: string | null;
 }
 
-const SESSION_FIELDS = ['id', 'user_id', 'expires_at', 'ip_address', 'user_agent', 'created_at', 'updated_at', 'active_organization_id', 'impersonated_by'] as const;
+const SESSION_FIELDS = [
+  'id',
+  'user_id',
+  'expires_at',
+  'ip_address',
+  'user_agent',
+  'created_at',
+  'updated_at',
+  'active_organization_id',
+  'impersonated_by',
+] as const;
 const SESSION_COLUMNS = SESSION_FIELDS.map((c) => `s.${c}`).join(', ');
 // The user's columns prefixed `u_` in the joined read.
 const USER_FIELDS = USER_COLUMNS.split(', ');
@@ -32,7 +42,15 @@ export class SessionsStore<Db extends ServiceAuthPool = ServiceAuthPool> {
    */
   async create(
     db: Db,
-    session: { id: string; tokenHash: string; userId: string; expiresAt: Date; ip: string; userAgent: string | null; impersonatedBy?: string | null | undefined },
+    session: {
+      id: string;
+      tokenHash: string;
+      userId: string;
+      expiresAt: Date;
+      ip: string;
+      userAgent: string | null;
+      impersonatedBy?: string | null | undefined;
+    },
   ): Promise<SessionRow | null> {
     const { rows } = await db.query<SessionRow>({
       name: 'auth-session-insert',
@@ -99,7 +117,10 @@ export class SessionsStore<Db extends ServiceAuthPool = ServiceAuthPool> {
 
 /** The user's unexpired sessions, oldest first. */
 export async function listActiveSessions(db: UserAdminDb, userId: string): Promise<SessionRow[]> {
-  const { rows } = await db.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM service_auth.sessions s WHERE s.user_id = $1 AND s.expires_at > now() ORDER BY s.created_at`, [userId]);
+  const { rows } = await db.query<SessionRow>(
+    `SELECT ${SESSION_COLUMNS} FROM service_auth.sessions s WHERE s.user_id = $1 AND s.expires_at > now() ORDER BY s.created_at`,
+    [userId],
+  );
   return rows;
 }
 
@@ -117,7 +138,9 @@ export async function deleteSessionsOf(db: UserAdminDb, userId: string): Promise
 
 /** Ends every session of the user and every session they hold as an impersonating admin; the user id of each session ended (one entry per session). */
 export async function deleteSessionsOfOrImpersonatedBy(db: UserAdminDb, userId: string): Promise<string[]> {
-  const { rows } = await db.query<{ user_id: string }>(`DELETE FROM service_auth.sessions WHERE user_id = $1 OR impersonated_by = $1 RETURNING user_id`, [userId]);
+  const { rows } = await db.query<{ user_id: string }>(`DELETE FROM service_auth.sessions WHERE user_id = $1 OR impersonated_by = $1 RETURNING user_id`, [
+    userId,
+  ]);
   return rows.map((r) => r.user_id);
 }
 
@@ -128,5 +151,8 @@ export async function setActiveOrganization(db: UserAdminDb, sessionId: string, 
 
 /** Clears an organization from every session of the user that has it active (the user left it). */
 export async function clearActiveOrganization(db: UserAdminDb, userId: string, organizationId: string): Promise<void> {
-  await db.query('UPDATE service_auth.sessions SET active_organization_id = NULL, updated_at = now() WHERE user_id = $1 AND active_organization_id = $2', [userId, organizationId]);
+  await db.query('UPDATE service_auth.sessions SET active_organization_id = NULL, updated_at = now() WHERE user_id = $1 AND active_organization_id = $2', [
+    userId,
+    organizationId,
+  ]);
 }

@@ -18,7 +18,9 @@ export interface TwoFactorRow {
  */
 export class TwoFactorStore<Db extends ServiceAuthPool = ServiceAuthPool> {
   async findByUser(db: Db, userId: string): Promise<TwoFactorRow | null> {
-    const { rows } = await db.query<TwoFactorRow>(`SELECT id, user_id, secret, backup_codes, verified FROM service_auth.two_factors WHERE user_id = $1`, [userId]);
+    const { rows } = await db.query<TwoFactorRow>(`SELECT id, user_id, secret, backup_codes, verified FROM service_auth.two_factors WHERE user_id = $1`, [
+      userId,
+    ]);
     return rows[0] ?? null;
   }
 

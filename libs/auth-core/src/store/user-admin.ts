@@ -60,13 +60,17 @@ export async function insertAdminAudit(db: UserAdminDb, by: AuditActor, entry: A
  * either committed before, and is deleted here, or waits and then sees the ban.
  * Returns the ids of users whose sessions ended (for cache invalidation), or null when the user is unknown.
  */
-export async function banUser(db: UserAdminDb, userId: string, ban: { reason: string; expiresAt: Date | null }, by: AuditActor): Promise<{ sessionsOf: string[] } | null> {
+export async function banUser(
+  db: UserAdminDb,
+  userId: string,
+  ban: { reason: string; expiresAt: Date | null },
+  by: AuditActor,
+): Promise<{ sessionsOf: string[] } | null> {
   return inTransaction(db, async (client) => {
-    const updated = await client.query(`UPDATE service_auth.users SET banned = true, ban_reason = $2, ban_expires = $3, updated_at = now() WHERE id = $1 RETURNING id`, [
-      userId,
-      ban.reason,
-      ban.expiresAt,
-    ]);
+    const updated = await client.query(
+      `UPDATE service_auth.users SET banned = true, ban_reason = $2, ban_expires = $3, updated_at = now() WHERE id = $1 RETURNING id`,
+      [userId, ban.reason, ban.expiresAt],
+    );
     if (!updated.rowCount) return null;
     const endedOf = await deleteSessionsOfOrImpersonatedBy(client, userId);
     await insertAdminAudit(client, by, {
@@ -81,7 +85,10 @@ export async function banUser(db: UserAdminDb, userId: string, ban: { reason: st
 /** Lifts a ban; false when the user is unknown. */
 export async function unbanUser(db: UserAdminDb, userId: string, by: AuditActor): Promise<boolean> {
   return inTransaction(db, async (client) => {
-    const updated = await client.query(`UPDATE service_auth.users SET banned = false, ban_reason = NULL, ban_expires = NULL, updated_at = now() WHERE id = $1`, [userId]);
+    const updated = await client.query(
+      `UPDATE service_auth.users SET banned = false, ban_reason = NULL, ban_expires = NULL, updated_at = now() WHERE id = $1`,
+      [userId],
+    );
     if (!updated.rowCount) return false;
     await insertAdminAudit(client, by, { action: 'unban', targetUserId: userId });
     return true;

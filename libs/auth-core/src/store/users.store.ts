@@ -22,12 +22,20 @@ export interface UserRow {
 /** Every column of `UserRow`, in one place (queries that join write them with `u.` through `userColumns`). */
 export const USER_COLUMNS = 'id, name, email, email_verified, image, created_at, updated_at, two_factor_enabled, role, banned, ban_reason, ban_expires';
 /** `USER_COLUMNS` qualified with a table alias: `userColumns('u')` → `u.id, u.name, …`. */
-export const userColumns = (alias: string) => USER_COLUMNS.split(', ').map((c) => `${alias}.${c}`).join(', ');
+export const userColumns = (alias: string) =>
+  USER_COLUMNS.split(', ')
+    .map((c) => `${alias}.${c}`)
+    .join(', ');
 
 /** Users and their accounts in the tenant's `service_auth` schema. */
 export class UsersStore<Db extends ServiceAuthPool = ServiceAuthPool> {
   /** Creates a user with a credential account; null when the email is taken. */
-  async createWithPassword(db: Db, user: { id: string; name: string; email: string; image: string | null }, accountId: string, passwordHash: string): Promise<UserRow | null> {
+  async createWithPassword(
+    db: Db,
+    user: { id: string; name: string; email: string; image: string | null },
+    accountId: string,
+    passwordHash: string,
+  ): Promise<UserRow | null> {
     const client = await db.connect();
     try {
       await client.query('BEGIN');
@@ -39,7 +47,11 @@ export class UsersStore<Db extends ServiceAuthPool = ServiceAuthPool> {
         await client.query('ROLLBACK');
         return null;
       }
-      await client.query(`INSERT INTO service_auth.accounts (id, user_id, provider_id, account_id, password) VALUES ($1, $2, 'credential', $2, $3)`, [accountId, user.id, passwordHash]);
+      await client.query(`INSERT INTO service_auth.accounts (id, user_id, provider_id, account_id, password) VALUES ($1, $2, 'credential', $2, $3)`, [
+        accountId,
+        user.id,
+        passwordHash,
+      ]);
       await client.query('COMMIT');
       return rows[0];
     } catch (error) {
@@ -77,7 +89,10 @@ export class UsersStore<Db extends ServiceAuthPool = ServiceAuthPool> {
   }
 
   async passwordHashOf(db: Db, userId: string): Promise<string | null> {
-    const { rows } = await db.query<{ password: string | null }>(`SELECT password FROM service_auth.accounts WHERE user_id = $1 AND provider_id = 'credential'`, [userId]);
+    const { rows } = await db.query<{ password: string | null }>(
+      `SELECT password FROM service_auth.accounts WHERE user_id = $1 AND provider_id = 'credential'`,
+      [userId],
+    );
     return rows[0]?.password ?? null;
   }
 
@@ -90,10 +105,12 @@ export class UsersStore<Db extends ServiceAuthPool = ServiceAuthPool> {
   }
 
   async update(db: Db, userId: string, changes: { name?: string | undefined; image?: string | null | undefined }): Promise<void> {
-    await db.query(
-      `UPDATE service_auth.users SET name = COALESCE($2, name), image = CASE WHEN $4 THEN $3 ELSE image END, updated_at = now() WHERE id = $1`,
-      [userId, changes.name ?? null, changes.image ?? null, changes.image !== undefined],
-    );
+    await db.query(`UPDATE service_auth.users SET name = COALESCE($2, name), image = CASE WHEN $4 THEN $3 ELSE image END, updated_at = now() WHERE id = $1`, [
+      userId,
+      changes.name ?? null,
+      changes.image ?? null,
+      changes.image !== undefined,
+    ]);
   }
 
   async findByAccount(db: Db, providerId: string, accountId: string): Promise<UserRow | null> {
@@ -128,7 +145,10 @@ export class UsersStore<Db extends ServiceAuthPool = ServiceAuthPool> {
   }
 
   async markEmailVerified(db: Db, email: string): Promise<UserRow | null> {
-    const { rows } = await db.query<UserRow>(`UPDATE service_auth.users SET email_verified = true, updated_at = now() WHERE lower(email) = lower($1) RETURNING ${USER_COLUMNS}`, [email]);
+    const { rows } = await db.query<UserRow>(
+      `UPDATE service_auth.users SET email_verified = true, updated_at = now() WHERE lower(email) = lower($1) RETURNING ${USER_COLUMNS}`,
+      [email],
+    );
     return rows[0] ?? null;
   }
 }
@@ -171,7 +191,9 @@ const SERVICE_USER_COLUMNS = 'id, email, name, email_verified, created_at, role,
 export async function listServiceUsers(db: UserAdminDb, search: string, limit: number): Promise<{ users: ServiceUserRow[]; total: number }> {
   const pattern = `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   const where = search ? 'WHERE email ILIKE $1 OR name ILIKE $1' : 'WHERE $1::text IS NOT NULL';
-  const rows = await db.query<ServiceUserRow>(`SELECT ${SERVICE_USER_COLUMNS} FROM service_auth.users ${where} ORDER BY created_at DESC LIMIT ${limit}`, [pattern]);
+  const rows = await db.query<ServiceUserRow>(`SELECT ${SERVICE_USER_COLUMNS} FROM service_auth.users ${where} ORDER BY created_at DESC LIMIT ${limit}`, [
+    pattern,
+  ]);
   const count = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM service_auth.users ${where}`, [pattern]);
   return { users: rows.rows, total: count.rows[0]!.n };
 }

@@ -8,10 +8,12 @@ import type { ServiceAuthPool } from './service-auth-db.js';
  */
 export class VerificationsStore<Db extends ServiceAuthPool = ServiceAuthPool> {
   async create(db: Db, purpose: string, token: string, value: string, ttlSeconds: number): Promise<void> {
-    await db.query(
-      `INSERT INTO service_auth.verifications (id, identifier, value, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))`,
-      [newId(), `${purpose}:${sha256Hex(token)}`, value, ttlSeconds],
-    );
+    await db.query(`INSERT INTO service_auth.verifications (id, identifier, value, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))`, [
+      newId(),
+      `${purpose}:${sha256Hex(token)}`,
+      value,
+      ttlSeconds,
+    ]);
   }
 
   /** Takes (deletes and returns) an unexpired token's value; a token works once. */
@@ -41,7 +43,9 @@ export class VerificationsStore<Db extends ServiceAuthPool = ServiceAuthPool> {
 
   /** Whether a token is still valid, without using it up. */
   async peek(db: Db, purpose: string, token: string): Promise<boolean> {
-    const { rowCount } = await db.query(`SELECT 1 FROM service_auth.verifications WHERE identifier = $1 AND expires_at > now()`, [`${purpose}:${sha256Hex(token)}`]);
+    const { rowCount } = await db.query(`SELECT 1 FROM service_auth.verifications WHERE identifier = $1 AND expires_at > now()`, [
+      `${purpose}:${sha256Hex(token)}`,
+    ]);
     return (rowCount ?? 0) > 0;
   }
 }

@@ -23,10 +23,25 @@ export async function startPlatform(label: string, authEnv: Record<string, strin
   const [gatewayPort, authPort] = [await freePort(), await freePort()];
   const masterKey = randomBytes(32).toString('base64');
   const authUrl = `http://127.0.0.1:${authPort}`;
-  const common = { PATH: process.env['PATH'], DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL, SLIPWAY_MASTER_KEY: masterKey, HOST: '127.0.0.1', LOG_LEVEL: 'warn', AUTH_PUBLIC_URL: authUrl };
+  const common = {
+    PATH: process.env['PATH'],
+    DATABASE_URL: db.url,
+    REDIS_URL: TEST_REDIS_URL,
+    SLIPWAY_MASTER_KEY: masterKey,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    AUTH_PUBLIC_URL: authUrl,
+  };
   const processes: RunningProcess[] = [
     startProcess('node', [join(REPO, 'apps/gateway/dist/main.js')], {
-      env: { ...common, PORT: String(gatewayPort), BLOB_DIR: blobDir, UPLOAD_TMP_DIR: blobDir, QUEUE_PREFIX: redis.prefix.replace(/:$/, ''), BCRYPT_ROUNDS: '4' },
+      env: {
+        ...common,
+        PORT: String(gatewayPort),
+        BLOB_DIR: blobDir,
+        UPLOAD_TMP_DIR: blobDir,
+        QUEUE_PREFIX: redis.prefix.replace(/:$/, ''),
+        BCRYPT_ROUNDS: '4',
+      },
     }),
     startProcess('node', [join(REPO, 'apps/auth-service/dist/main.js')], {
       env: { ...common, PORT: String(authPort), AUTH_REDIS_PREFIX: redis.prefix, AUTH_BCRYPT_COST: '4', AUTH_TENANT_CACHE_SECONDS: '0', ...authEnv },
@@ -40,7 +55,10 @@ export async function startPlatform(label: string, authEnv: Record<string, strin
     await rm(blobDir, { recursive: true, force: true });
   };
   try {
-    await waitFor(async () => (await fetch(`${gatewayUrl}/health/ready`)).ok && (await fetch(`${authUrl}/health/ready`)).ok, { timeoutMs: 30_000, what: 'gateway and auth-service ready' });
+    await waitFor(async () => (await fetch(`${gatewayUrl}/health/ready`)).ok && (await fetch(`${authUrl}/health/ready`)).ok, {
+      timeoutMs: 30_000,
+      what: 'gateway and auth-service ready',
+    });
   } catch (error) {
     const output = processes.map((p) => p.output()).join('\n');
     await close();

@@ -42,9 +42,15 @@ export async function startShopOnPlatform(label: string, authEnv: Record<string,
     await dashboard('/session/sign-up', { email: `owner-${label}@example.com`, password: 'correct horse battery', name: 'Owner' });
     applicationId = (await dashboard('/applications', { name: 'Shop' }))['id']!;
     const pat = (await dashboard('/tokens', { name: label }))['token']!;
-    const enabled = await fetch(`${platform.gatewayUrl}/api/v1/auth?applicationId=${applicationId}`, { method: 'POST', headers: { authorization: `Bearer ${pat}` } });
+    const enabled = await fetch(`${platform.gatewayUrl}/api/v1/auth?applicationId=${applicationId}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${pat}` },
+    });
     if (enabled.status !== 201) throw new Error(`switching sign-in on answered ${enabled.status}: ${await enabled.text()}`);
-    const runtime = await signInRuntimeEnv(data.signInServices, keyringFromMasterKey(platform.masterKey), asApplicationId(applicationId), { authPublicUrl: platform.authUrl, appDatabasesUrl: TEST_SERVER_URL });
+    const runtime = await signInRuntimeEnv(data.signInServices, keyringFromMasterKey(platform.masterKey), asApplicationId(applicationId), {
+      authPublicUrl: platform.authUrl,
+      appDatabasesUrl: TEST_SERVER_URL,
+    });
     app = await deployShop(runtime.runtime);
     return { platform, prisma, app, applicationId, close };
   } catch (error) {

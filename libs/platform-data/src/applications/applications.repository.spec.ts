@@ -12,7 +12,10 @@ describe('ApplicationsRepository (real Postgres)', () => {
   let grace: OwnerId;
 
   beforeAll(async () => {
-    ({ data, platform: { prisma } } = scratch);
+    ({
+      data,
+      platform: { prisma },
+    } = scratch);
     ada = await scratch.owner('ada@example.com');
     grace = await scratch.owner('grace@example.com');
   });
@@ -23,7 +26,7 @@ describe('ApplicationsRepository (real Postgres)', () => {
     expect(await data.applications.findOwned(grace, shop.id)).toBeNull();
     await expect(data.applications.create(grace, 'Shop', 'shop')).rejects.toBeInstanceOf(SlugTakenError);
     expect(await data.applications.takenSlugs(['shop', 'shop-2'])).toEqual(new Set(['shop']));
-    expect((await data.applications.details(grace, shop.id))).toBeNull();
+    expect(await data.applications.details(grace, shop.id)).toBeNull();
     expect(await data.applications.details(ada, shop.id)).toMatchObject({ slug: 'shop', signInService: null, database: null, liveReleaseId: null });
   });
 
@@ -52,8 +55,14 @@ describe('ApplicationsRepository (real Postgres)', () => {
       ]);
       await data.applications.trustedOrigins.add(id, [{ origin: 'https://origins.apps.example', source: 'app' }]);
       await prisma.trustedOrigin.create({ data: { applicationId: id, origin: 'https://manual.example', source: 'manual' } });
-      const verified = await prisma.domain.create({ data: { applicationId: id, hostname: 'shop.example.com', verificationToken: 'a'.repeat(64), verifiedAt: new Date() } });
-      expect(await data.applications.trustedOrigins.sources(id)).toEqual({ slug: 'origins', domains: [{ id: verified.id, hostname: 'shop.example.com', verifiedAt: verified.verifiedAt }], previews: [] });
+      const verified = await prisma.domain.create({
+        data: { applicationId: id, hostname: 'shop.example.com', verificationToken: 'a'.repeat(64), verifiedAt: new Date() },
+      });
+      expect(await data.applications.trustedOrigins.sources(id)).toEqual({
+        slug: 'origins',
+        domains: [{ id: verified.id, hostname: 'shop.example.com', verifiedAt: verified.verifiedAt }],
+        previews: [],
+      });
       expect(await data.applications.trustedOrigins.sources(asApplicationId('00000000-0000-0000-0000-000000000000'))).toBeNull();
 
       const after = await data.applications.trustedOrigins.replaceDerived(id, [

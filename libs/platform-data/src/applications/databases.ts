@@ -44,13 +44,18 @@ export class ApplicationDatabases {
   /** Records a database that provisioning just created on the server for the application. */
   create(applicationId: ApplicationId, database: NewApplicationDatabase): Promise<ApplicationDatabaseRow> {
     const { ownerId, databaseName, roleName, password } = database;
-    return this.platform.prisma.applicationDatabase.create({ data: { applicationId, ownerId, databaseName, roleName, password: Buffer.from(password) }, select: ROW });
+    return this.platform.prisma.applicationDatabase.create({
+      data: { applicationId, ownerId, databaseName, roleName, password: Buffer.from(password) },
+      select: ROW,
+    });
   }
 
   /** Size on disk; null when the database is not (or no longer) on this server. */
   async sizeBytes(databaseName: string): Promise<number | null> {
     try {
-      const rows = await this.platform.prisma.$queryRaw<{ size: bigint | null }[]>`SELECT pg_database_size(datname) AS size FROM pg_database WHERE datname = ${databaseName}`;
+      const rows = await this.platform.prisma.$queryRaw<
+        { size: bigint | null }[]
+      >`SELECT pg_database_size(datname) AS size FROM pg_database WHERE datname = ${databaseName}`;
       return rows[0]?.size === undefined || rows[0].size === null ? null : Number(rows[0].size);
     } catch {
       return null;

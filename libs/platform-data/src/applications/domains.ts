@@ -55,8 +55,14 @@ export class ApplicationDomains {
   }
 
   /** The verified claim of `hostname` by another application than `applicationId`, if any. */
-  async verifiedElsewhere(applicationId: ApplicationId, hostname: string): Promise<{ id: string; applicationId: ApplicationId; verificationToken: string } | null> {
-    const row = await this.platform.prisma.domain.findFirst({ where: { hostname, verifiedAt: { not: null }, applicationId: { not: applicationId } }, select: { id: true, applicationId: true, verificationToken: true } });
+  async verifiedElsewhere(
+    applicationId: ApplicationId,
+    hostname: string,
+  ): Promise<{ id: string; applicationId: ApplicationId; verificationToken: string } | null> {
+    const row = await this.platform.prisma.domain.findFirst({
+      where: { hostname, verifiedAt: { not: null }, applicationId: { not: applicationId } },
+      select: { id: true, applicationId: true, verificationToken: true },
+    });
     return row ? { ...row, applicationId: asApplicationId(row.applicationId) } : null;
   }
 
@@ -80,9 +86,15 @@ export class ApplicationDomains {
       return await this.platform.prisma.$transaction(async (tx) => {
         if (displace) await unverifyIn(tx, displace.id, displace.reason);
         const now = new Date();
-        const { count } = await tx.domain.updateMany({ where: { id: claim.id }, data: { verifiedAt: claim.verifiedAt ?? now, checkedAt: now, checkError: null, checkFailures: 0 } });
+        const { count } = await tx.domain.updateMany({
+          where: { id: claim.id },
+          data: { verifiedAt: claim.verifiedAt ?? now, checkedAt: now, checkError: null, checkFailures: 0 },
+        });
         if (count === 0) throw new DomainGoneError();
-        await tx.trustedOrigin.createMany({ data: origins.map((origin) => ({ applicationId: claim.applicationId, origin, source: 'custom_domain' as const, domainId: claim.id })), skipDuplicates: true });
+        await tx.trustedOrigin.createMany({
+          data: origins.map((origin) => ({ applicationId: claim.applicationId, origin, source: 'custom_domain' as const, domainId: claim.id })),
+          skipDuplicates: true,
+        });
         return tx.domain.findUniqueOrThrow({ where: { id: claim.id }, select: VIEW });
       });
     } catch (error) {
@@ -113,19 +125,30 @@ export class ApplicationDomains {
    * statement (`FOR UPDATE SKIP LOCKED`): gateway replicas never check one claim twice at once.
    */
   async claimDueForRecheck(intervalMs: number, limit: number): Promise<DueDomainClaim[]> {
-    const rows = await this.platform.prisma.$queryRaw<{ id: string; application_id: string; hostname: string; verification_token: string; check_failures: number }[]>`
+    const rows = await this.platform.prisma.$queryRaw<
+      { id: string; application_id: string; hostname: string; verification_token: string; check_failures: number }[]
+    >`
       UPDATE domains SET checked_at = now()
        WHERE id IN (SELECT id FROM domains
                      WHERE verified_at IS NOT NULL AND (checked_at IS NULL OR checked_at <= now() - make_interval(secs => ${intervalMs / 1000}))
                      ORDER BY checked_at NULLS FIRST LIMIT ${limit} FOR UPDATE SKIP LOCKED)
          AND verified_at IS NOT NULL
       RETURNING id, application_id, hostname, verification_token, check_failures`;
-    return rows.map((r) => ({ id: r.id, applicationId: asApplicationId(r.application_id), hostname: r.hostname, verificationToken: r.verification_token, checkFailures: r.check_failures }));
+    return rows.map((r) => ({
+      id: r.id,
+      applicationId: asApplicationId(r.application_id),
+      hostname: r.hostname,
+      verificationToken: r.verification_token,
+      checkFailures: r.check_failures,
+    }));
   }
 
   /** A periodic re-check found the record: the count of failures in a row starts again. */
   async recheckPassed(id: string): Promise<void> {
-    await this.platform.prisma.domain.updateMany({ where: { id, verifiedAt: { not: null } }, data: { checkedAt: new Date(), checkError: null, checkFailures: 0 } });
+    await this.platform.prisma.domain.updateMany({
+      where: { id, verifiedAt: { not: null } },
+      data: { checkedAt: new Date(), checkError: null, checkFailures: 0 },
+    });
   }
 
   /**
@@ -137,7 +160,11 @@ export class ApplicationDomains {
       const still = await tx.domain.findFirst({ where: { id, verifiedAt: { not: null } }, select: { id: true } });
       if (!still) return false;
       if (lapse) await unverifyIn(tx, id, reason);
-      else await tx.domain.updateMany({ where: { id }, data: { checkedAt: new Date(), checkError: reason, ...(countsAsFailure ? { checkFailures: { increment: 1 } } : {}) } });
+      else
+        await tx.domain.updateMany({
+          where: { id },
+          data: { checkedAt: new Date(), checkError: reason, ...(countsAsFailure ? { checkFailures: { increment: 1 } } : {}) },
+        });
       return true;
     });
   }

@@ -11,7 +11,10 @@ describe('Previews (real Postgres)', () => {
   let ada: OwnerId;
 
   beforeAll(async () => {
-    ({ data, platform: { prisma } } = scratch);
+    ({
+      data,
+      platform: { prisma },
+    } = scratch);
     ada = await scratch.owner('ada@example.com');
   });
 
@@ -55,7 +58,12 @@ describe('Previews (real Postgres)', () => {
     const expired = (await data.applications.previews.expired()).filter((p) => p.parentId === app.id);
     expect(expired).toEqual([{ id: old.id, parentId: app.id }]);
     expect(await data.applications.previews.remove(app.id, busy.id)).toBe('in_progress');
-    expect(await data.applications.previews.remove(app.id, old.id)).toEqual({ id: old.id, parentId: app.id, slug: 'expiry--old', blobKeys: ['sources/old.tar', 'releases/old.tar.gz'] });
+    expect(await data.applications.previews.remove(app.id, old.id)).toEqual({
+      id: old.id,
+      parentId: app.id,
+      slug: 'expiry--old',
+      blobKeys: ['sources/old.tar', 'releases/old.tar.gz'],
+    });
     expect(await data.applications.previews.remove(app.id, old.id)).toBe('not_found');
     expect(await prisma.release.count({ where: { applicationId: old.id } })).toBe(0);
   });

@@ -38,7 +38,14 @@ export interface RemovedPreview {
 }
 
 const ROW = { id: true, previewName: true, slug: true, expiresAt: true, createdAt: true, liveReleaseId: true } as const;
-const toRow = (r: { id: string; previewName: string | null; slug: string; expiresAt: Date | null; createdAt: Date; liveReleaseId: string | null }): PreviewRow => ({
+const toRow = (r: {
+  id: string;
+  previewName: string | null;
+  slug: string;
+  expiresAt: Date | null;
+  createdAt: Date;
+  liveReleaseId: string | null;
+}): PreviewRow => ({
   id: asApplicationId(r.id),
   name: r.previewName!,
   slug: r.slug,
@@ -86,7 +93,14 @@ export class Previews {
         const count = await tx.application.count({ where: { ownerId: parent.ownerId, parentId: { not: null } } });
         if (count >= perOwner) throw new TooManyPreviewsError(perOwner);
         const created = await tx.application.create({
-          data: { ownerId: parent.ownerId, parentId, previewName: name, name: `${parent.name} (preview ${name})`, slug: previewSlug(parent.slug, name), expiresAt },
+          data: {
+            ownerId: parent.ownerId,
+            parentId,
+            previewName: name,
+            name: `${parent.name} (preview ${name})`,
+            slug: previewSlug(parent.slug, name),
+            expiresAt,
+          },
           select: ROW,
         });
         return toRow(created);
@@ -116,7 +130,9 @@ export class Previews {
    */
   async remove(parentId: ApplicationId, previewId: ApplicationId): Promise<RemovedPreview | 'not_found' | 'in_progress'> {
     return this.platform.prisma.$transaction(async (tx) => {
-      const rows = await tx.$queryRaw<{ slug: string }[]>`SELECT slug FROM applications WHERE id = ${previewId}::uuid AND parent_id = ${parentId}::uuid FOR UPDATE`;
+      const rows = await tx.$queryRaw<
+        { slug: string }[]
+      >`SELECT slug FROM applications WHERE id = ${previewId}::uuid AND parent_id = ${parentId}::uuid FOR UPDATE`;
       if (!rows[0]) return 'not_found' as const;
       const active = await tx.deployment.count({ where: { applicationId: previewId, status: { in: ['queued', 'building', 'releasing'] } } });
       if (active) return 'in_progress' as const;

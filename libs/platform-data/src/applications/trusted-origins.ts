@@ -29,7 +29,11 @@ export class TrustedOrigins {
 
   /** The origins of several applications at once (a listing of sign-in services). */
   listOf(applicationIds: ApplicationId[]): Promise<{ applicationId: string; origin: string }[]> {
-    return this.platform.prisma.trustedOrigin.findMany({ where: { applicationId: { in: applicationIds } }, select: { applicationId: true, origin: true }, orderBy: { origin: 'asc' } });
+    return this.platform.prisma.trustedOrigin.findMany({
+      where: { applicationId: { in: applicationIds } },
+      select: { applicationId: true, origin: true },
+      orderBy: { origin: 'asc' },
+    });
   }
 
   /** Adds origins, keeping those already registered. */
@@ -39,7 +43,10 @@ export class TrustedOrigins {
 
   /** The slug and domain claims of the application, or null when it does not exist. */
   sources(applicationId: ApplicationId): Promise<OriginSources | null> {
-    return this.platform.prisma.application.findUnique({ where: { id: applicationId }, select: { slug: true, domains: { select: { id: true, hostname: true, verifiedAt: true } }, previews: { select: { slug: true } } } });
+    return this.platform.prisma.application.findUnique({
+      where: { id: applicationId },
+      select: { slug: true, domains: { select: { id: true, hostname: true, verifiedAt: true } }, previews: { select: { slug: true } } },
+    });
   }
 
   /**
@@ -50,8 +57,12 @@ export class TrustedOrigins {
   async replaceDerived(applicationId: ApplicationId, entries: TrustedOriginEntry[]): Promise<string[]> {
     const prisma = this.platform.prisma;
     await prisma.$transaction([
-      prisma.trustedOrigin.deleteMany({ where: { applicationId, source: { in: ['app', 'publishing_domain', 'preview'] }, origin: { notIn: entries.map((e) => e.origin) } } }),
-      prisma.trustedOrigin.deleteMany({ where: { applicationId, source: 'custom_domain', OR: [{ domainId: null }, { domain: { is: { verifiedAt: null } } }] } }),
+      prisma.trustedOrigin.deleteMany({
+        where: { applicationId, source: { in: ['app', 'publishing_domain', 'preview'] }, origin: { notIn: entries.map((e) => e.origin) } },
+      }),
+      prisma.trustedOrigin.deleteMany({
+        where: { applicationId, source: 'custom_domain', OR: [{ domainId: null }, { domain: { is: { verifiedAt: null } } }] },
+      }),
       prisma.trustedOrigin.createMany({ data: toRows(applicationId, entries), skipDuplicates: true }),
     ]);
     return this.list(applicationId);

@@ -41,8 +41,14 @@ export class RestoreInProgressError extends Error {
   override readonly name = 'RestoreInProgressError';
 }
 
-const toBackup = (row: { sizeBytes: bigint | null } & Omit<BackupRow, 'sizeBytes'>): BackupRow => ({ ...row, sizeBytes: row.sizeBytes === null ? null : Number(row.sizeBytes) });
-const toRestore = (row: { sizeBytes: bigint | null } & Omit<RestoreRow, 'sizeBytes'>): RestoreRow => ({ ...row, sizeBytes: row.sizeBytes === null ? null : Number(row.sizeBytes) });
+const toBackup = (row: { sizeBytes: bigint | null } & Omit<BackupRow, 'sizeBytes'>): BackupRow => ({
+  ...row,
+  sizeBytes: row.sizeBytes === null ? null : Number(row.sizeBytes),
+});
+const toRestore = (row: { sizeBytes: bigint | null } & Omit<RestoreRow, 'sizeBytes'>): RestoreRow => ({
+  ...row,
+  sizeBytes: row.sizeBytes === null ? null : Number(row.sizeBytes),
+});
 
 /**
  * The backup catalogue (issue 31): base backups, restore points, archived WAL files and owners'
@@ -62,7 +68,10 @@ export class BackupsRepository {
   }
 
   async finishBase(id: string, done: { blobKey: string; sizeBytes: number; walStart: string; finishedAt: Date }): Promise<void> {
-    await this.prisma.backup.update({ where: { id }, data: { status: 'succeeded', blobKey: done.blobKey, sizeBytes: BigInt(done.sizeBytes), walStart: done.walStart, finishedAt: done.finishedAt } });
+    await this.prisma.backup.update({
+      where: { id },
+      data: { status: 'succeeded', blobKey: done.blobKey, sizeBytes: BigInt(done.sizeBytes), walStart: done.walStart, finishedAt: done.finishedAt },
+    });
   }
 
   async fail(id: string, error: string): Promise<void> {
@@ -71,7 +80,10 @@ export class BackupsRepository {
 
   /** Base backups a process killed mid-way left `running`: failed, so that they show. */
   async failInterrupted(olderThan: Date): Promise<number> {
-    const { count } = await this.prisma.backup.updateMany({ where: { status: 'running', startedAt: { lt: olderThan } }, data: { status: 'failed', error: 'interrupted (the backup service stopped while it ran)', finishedAt: new Date() } });
+    const { count } = await this.prisma.backup.updateMany({
+      where: { status: 'running', startedAt: { lt: olderThan } },
+      data: { status: 'failed', error: 'interrupted (the backup service stopped while it ran)', finishedAt: new Date() },
+    });
     return count;
   }
 
@@ -84,7 +96,17 @@ export class BackupsRepository {
   }
 
   async addRestorePoint(point: { trigger: BackupTrigger; applicationId: ApplicationId | null; label: string; at: Date }): Promise<BackupRow> {
-    const row = await this.prisma.backup.create({ data: { kind: 'restore_point', status: 'succeeded', trigger: point.trigger, applicationId: point.applicationId, label: point.label, startedAt: point.at, finishedAt: point.at } });
+    const row = await this.prisma.backup.create({
+      data: {
+        kind: 'restore_point',
+        status: 'succeeded',
+        trigger: point.trigger,
+        applicationId: point.applicationId,
+        label: point.label,
+        startedAt: point.at,
+        finishedAt: point.at,
+      },
+    });
     return toBackup(row as never);
   }
 
@@ -132,12 +154,18 @@ export class BackupsRepository {
 
   async addWal(name: string, sizeBytes: number): Promise<void> {
     // One statement: two shippers (the launcher's and an operator's `slipway admin backup`) may catalogue the same file at once.
-    await this.platform.pool.query(`INSERT INTO backup_wal (name, size_bytes) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET size_bytes = EXCLUDED.size_bytes`, [name, sizeBytes]);
+    await this.platform.pool.query(
+      `INSERT INTO backup_wal (name, size_bytes) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET size_bytes = EXCLUDED.size_bytes`,
+      [name, sizeBytes],
+    );
   }
 
   /** Archived WAL files from `first` on (segments and timeline history files), in name order. */
   async walFrom(first: string): Promise<{ name: string; sizeBytes: number }[]> {
-    const rows = await this.prisma.backupWal.findMany({ where: { OR: [{ name: { gte: first } }, { name: { endsWith: '.history' } }] }, orderBy: { name: 'asc' } });
+    const rows = await this.prisma.backupWal.findMany({
+      where: { OR: [{ name: { gte: first } }, { name: { endsWith: '.history' } }] },
+      orderBy: { name: 'asc' },
+    });
     return rows.map((row) => ({ name: row.name, sizeBytes: Number(row.sizeBytes) }));
   }
 
@@ -156,7 +184,11 @@ export class BackupsRepository {
     const keep = bases.filter((base, index) => index === 0 || (base.finishedAt ?? base.startedAt) >= cutoff);
     const drop = bases.filter((base) => !keep.includes(base));
     const oldest = keep.at(-1);
-    const walNames = oldest?.walStart ? (await this.prisma.backupWal.findMany({ where: { name: { lt: oldest.walStart }, NOT: { name: { endsWith: '.history' } } }, select: { name: true } })).map((row) => row.name) : [];
+    const walNames = oldest?.walStart
+      ? (
+          await this.prisma.backupWal.findMany({ where: { name: { lt: oldest.walStart }, NOT: { name: { endsWith: '.history' } } }, select: { name: true } })
+        ).map((row) => row.name)
+      : [];
     await this.prisma.$transaction([
       this.prisma.backup.deleteMany({ where: { id: { in: drop.map((base) => base.id) } } }),
       this.prisma.backup.deleteMany({ where: { status: 'failed', startedAt: { lt: cutoff } } }),
@@ -176,7 +208,8 @@ export class BackupsRepository {
       const row = await this.prisma.databaseRestore.create({ data: { applicationId, targetTime, mode, status: 'queued', step: 'queued' } });
       return toRestore(row as never);
     } catch (error) {
-      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') throw new RestoreInProgressError('a restore of this database is already queued or running');
+      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')
+        throw new RestoreInProgressError('a restore of this database is already queued or running');
       throw error;
     }
   }
@@ -204,7 +237,11 @@ export class BackupsRepository {
 
   /** Restores asked for this application since `since`, and when the oldest of them was (a rate limit's window). */
   async restoresSince(applicationId: ApplicationId, since: Date): Promise<{ count: number; oldest: Date | null }> {
-    const rows = await this.prisma.databaseRestore.findMany({ where: { applicationId, createdAt: { gte: since } }, select: { createdAt: true }, orderBy: { createdAt: 'asc' } });
+    const rows = await this.prisma.databaseRestore.findMany({
+      where: { applicationId, createdAt: { gte: since } },
+      select: { createdAt: true },
+      orderBy: { createdAt: 'asc' },
+    });
     return { count: rows.length, oldest: rows[0]?.createdAt ?? null };
   }
 
@@ -218,7 +255,17 @@ export class BackupsRepository {
   }
 
   async finishRestore(id: string, done: { databaseName: string; keptDatabase: string | null; sizeBytes: number }): Promise<void> {
-    await this.prisma.databaseRestore.update({ where: { id }, data: { status: 'succeeded', step: 'done', databaseName: done.databaseName, keptDatabase: done.keptDatabase, sizeBytes: BigInt(done.sizeBytes), finishedAt: new Date() } });
+    await this.prisma.databaseRestore.update({
+      where: { id },
+      data: {
+        status: 'succeeded',
+        step: 'done',
+        databaseName: done.databaseName,
+        keptDatabase: done.keptDatabase,
+        sizeBytes: BigInt(done.sizeBytes),
+        finishedAt: new Date(),
+      },
+    });
   }
 
   async failRestore(id: string, error: string): Promise<void> {
@@ -227,7 +274,10 @@ export class BackupsRepository {
 
   /** Restores a killed process left `running`: failed (a restore never half-applies; see the backup service). */
   async failInterruptedRestores(): Promise<number> {
-    const { count } = await this.prisma.databaseRestore.updateMany({ where: { status: 'running' }, data: { status: 'failed', error: 'interrupted (the backup service stopped while it ran); nothing was replaced', finishedAt: new Date() } });
+    const { count } = await this.prisma.databaseRestore.updateMany({
+      where: { status: 'running' },
+      data: { status: 'failed', error: 'interrupted (the backup service stopped while it ran); nothing was replaced', finishedAt: new Date() },
+    });
     return count;
   }
 }

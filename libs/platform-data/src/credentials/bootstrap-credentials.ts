@@ -12,7 +12,14 @@ export interface IssuedCredential {
  * inside the caller's transaction (OwnersRepository.bootstrapAccount makes owner, application and
  * both credentials atomically). Named `bootstrap`, like the dashboard shows them.
  */
-export async function insertBootstrapCredentials(tx: Prisma.TransactionClient, ownerId: OwnerId, applicationId: ApplicationId, issued: { apiKey: IssuedCredential; personalAccessToken: IssuedCredential }): Promise<void> {
+export async function insertBootstrapCredentials(
+  tx: Prisma.TransactionClient,
+  ownerId: OwnerId,
+  applicationId: ApplicationId,
+  issued: { apiKey: IssuedCredential; personalAccessToken: IssuedCredential },
+): Promise<void> {
   await tx.apiKey.create({ data: { applicationId, name: 'bootstrap', prefix: issued.apiKey.prefix, keyHash: issued.apiKey.hash } });
-  await tx.personalAccessToken.create({ data: { ownerId, name: 'bootstrap', prefix: issued.personalAccessToken.prefix, tokenHash: issued.personalAccessToken.hash } });
+  await tx.personalAccessToken.create({
+    data: { ownerId, name: 'bootstrap', prefix: issued.personalAccessToken.prefix, tokenHash: issued.personalAccessToken.hash },
+  });
 }

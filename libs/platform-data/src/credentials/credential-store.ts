@@ -27,7 +27,10 @@ export const PERSONAL_ACCESS_TOKENS: CredentialTable = {
   scope: 'ownerId',
   hash: 'tokenHash',
   carried: ['expiresAt'],
-  touch: { name: 'gateway_personal_access_tokens_touch', text: 'UPDATE personal_access_tokens SET last_used_at = now() WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL' },
+  touch: {
+    name: 'gateway_personal_access_tokens_touch',
+    text: 'UPDATE personal_access_tokens SET last_used_at = now() WHERE id = ANY($1::uuid[]) AND revoked_at IS NULL',
+  },
 };
 
 /** A credential as listed: never its hash. */
@@ -66,11 +69,23 @@ export class CredentialStore<Scope extends ApplicationId | OwnerId> {
     private readonly platform: PlatformInfrastructure,
     private readonly table: CredentialTable,
   ) {
-    this.view = { id: true, name: true, prefix: true, createdAt: true, lastUsedAt: true, revokedAt: true, ...Object.fromEntries(table.carried.map((c) => [c, true])) };
+    this.view = {
+      id: true,
+      name: true,
+      prefix: true,
+      createdAt: true,
+      lastUsedAt: true,
+      revokedAt: true,
+      ...Object.fromEntries(table.carried.map((c) => [c, true])),
+    };
   }
 
   list(scopeId: Scope): Promise<CredentialRecord[]> {
-    return this.rows().findMany({ where: { [this.table.scope]: scopeId }, orderBy: [{ revokedAt: { sort: 'desc', nulls: 'first' } }, { createdAt: 'desc' }], select: this.view });
+    return this.rows().findMany({
+      where: { [this.table.scope]: scopeId },
+      orderBy: [{ revokedAt: { sort: 'desc', nulls: 'first' } }, { createdAt: 'desc' }],
+      select: this.view,
+    });
   }
 
   create(scopeId: Scope, name: string, issued: IssuedToken): Promise<CredentialRecord> {
@@ -93,7 +108,11 @@ export class CredentialStore<Scope extends ApplicationId | OwnerId> {
     return this.platform.prisma.$transaction(async (tx) => {
       const rows = this.rows(tx as unknown as Client);
       const kept = { name: true, ...Object.fromEntries(this.table.carried.map((c) => [c, true])) };
-      const [old] = await rows.updateManyAndReturn({ where: { id, [this.table.scope]: scopeId, revokedAt: null }, data: { revokedAt: new Date() }, select: kept });
+      const [old] = await rows.updateManyAndReturn({
+        where: { id, [this.table.scope]: scopeId, revokedAt: null },
+        data: { revokedAt: new Date() },
+        select: kept,
+      });
       if (!old) return null;
       return rows.create({ data: { ...old, [this.table.scope]: scopeId, prefix: issued.prefix, [this.table.hash]: issued.hash }, select: this.view });
     });

@@ -9,7 +9,10 @@ describe('CredentialsRepository (real Postgres)', () => {
   let platform: PlatformInfrastructure;
   let credentials: CredentialsRepository;
   beforeAll(() => {
-    ({ platform, data: { credentials } } = scratch);
+    ({
+      platform,
+      data: { credentials },
+    } = scratch);
   });
 
   async function application(): Promise<{ ownerId: OwnerId; applicationId: ApplicationId }> {
@@ -23,7 +26,13 @@ describe('CredentialsRepository (real Postgres)', () => {
     const { applicationId } = await application();
     const issued = issueToken('api_key');
     const created = await credentials.apiKeys.create(applicationId, 'ci', issued);
-    expect(await credentials.findApiKeyByPrefix(issued.prefix)).toEqual({ id: created.id, applicationId, keyHash: issued.hash, revokedAt: null, lastUsedAt: null });
+    expect(await credentials.findApiKeyByPrefix(issued.prefix)).toEqual({
+      id: created.id,
+      applicationId,
+      keyHash: issued.hash,
+      revokedAt: null,
+      lastUsedAt: null,
+    });
     expect(await credentials.findApiKeyByPrefix(issueToken('api_key').prefix)).toBeNull();
 
     await credentials.apiKeys.touchLastUsed([created.id]);
@@ -40,7 +49,14 @@ describe('CredentialsRepository (real Postgres)', () => {
     const { ownerId } = await application();
     const issued = issueToken('personal_access_token');
     const created = await credentials.personalAccessTokens.create(ownerId, 'laptop', issued);
-    expect(await credentials.findPersonalAccessTokenByPrefix(issued.prefix)).toEqual({ id: created.id, ownerId, tokenHash: issued.hash, revokedAt: null, expiresAt: null, lastUsedAt: null });
+    expect(await credentials.findPersonalAccessTokenByPrefix(issued.prefix)).toEqual({
+      id: created.id,
+      ownerId,
+      tokenHash: issued.hash,
+      revokedAt: null,
+      expiresAt: null,
+      lastUsedAt: null,
+    });
     expect(await credentials.findPersonalAccessTokenByPrefix(issueToken('personal_access_token').prefix)).toBeNull();
     await credentials.personalAccessTokens.touchLastUsed([created.id]);
     expect(await lastUsed('personal_access_tokens', created.id)).toBeInstanceOf(Date);
@@ -53,7 +69,8 @@ describe('CredentialsRepository (real Postgres)', () => {
     await credentials.apiKeys.revoke(applicationId, first.id, new Date());
     const third = await credentials.apiKeys.create(applicationId, 'third', issueToken('api_key'));
     // Distinct times: rows written within one millisecond would tie.
-    for (const [i, key] of [first, second, third].entries()) await platform.prisma.apiKey.update({ where: { id: key.id }, data: { createdAt: new Date(Date.UTC(2026, 0, 1, 0, i)) } });
+    for (const [i, key] of [first, second, third].entries())
+      await platform.prisma.apiKey.update({ where: { id: key.id }, data: { createdAt: new Date(Date.UTC(2026, 0, 1, 0, i)) } });
     const listed = await credentials.apiKeys.list(applicationId);
     expect(listed.map((k) => k.id)).toEqual([third.id, second.id, first.id]);
     expect(Object.keys(listed[0]!).sort()).toEqual(['createdAt', 'id', 'lastUsedAt', 'name', 'prefix', 'revokedAt']);

@@ -58,7 +58,10 @@ export class ApplicationInputs {
     const [secrets, signIn, database] = await Promise.all([
       this.secrets.envelopes(sealedFor, environment),
       this.platform.pool.query<{ cookie_secret: Buffer }>('SELECT cookie_secret FROM sign_in_services WHERE application_id = $1::uuid', [sealedFor]),
-      this.platform.pool.query<{ database_name: string; role_name: string; password: Buffer }>('SELECT database_name, role_name, password FROM application_databases WHERE application_id = $1::uuid', [sealedFor]),
+      this.platform.pool.query<{ database_name: string; role_name: string; password: Buffer }>(
+        'SELECT database_name, role_name, password FROM application_databases WHERE application_id = $1::uuid',
+        [sealedFor],
+      ),
     ]);
     const db = database.rows[0];
     return {

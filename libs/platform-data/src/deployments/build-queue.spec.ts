@@ -16,7 +16,10 @@ describe('BuildQueue (real Postgres)', () => {
   let platform: PlatformInfrastructure;
   let repository: DeploymentsRepository;
   beforeAll(() => {
-    ({ platform, data: { deployments: repository } } = scratch);
+    ({
+      platform,
+      data: { deployments: repository },
+    } = scratch);
   });
   afterEach(async () => {
     await platform.prisma.deployment.updateMany({ where: { status: { in: ['queued', 'building', 'releasing'] } }, data: { status: 'succeeded' } });
@@ -43,7 +46,10 @@ describe('BuildQueue (real Postgres)', () => {
     for (const [applicationId, id] of waiting) {
       const decision = await repository.queue.tryStart(applicationId, id, rules);
       if (decision.kind === 'started') {
-        waiting.splice(waiting.findIndex(([, other]) => other === id), 1);
+        waiting.splice(
+          waiting.findIndex(([, other]) => other === id),
+          1,
+        );
         return id;
       }
     }
@@ -112,7 +118,10 @@ describe('BuildQueue (real Postgres)', () => {
     for (let round = 0; round < 3; round++) {
       // Every queued deployment asked for by its own "worker" at the same moment, twice over.
       const decisions = await Promise.all([...ids, ...ids].map(([app, id]) => repository.queue.tryStart(app, id, { ...ONE_SLOT, perOwner: 2 })));
-      const running = await platform.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM deployments WHERE status = 'building' AND application_id = ANY($1::uuid[])`, [aApps]);
+      const running = await platform.pool.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM deployments WHERE status = 'building' AND application_id = ANY($1::uuid[])`,
+        [aApps],
+      );
       expect(running.rows[0]!.n).toBeLessThanOrEqual(2);
       expect(decisions.filter((d) => d.kind === 'started').length).toBeGreaterThanOrEqual(1);
       // The ones that started finish; the next round picks again.
@@ -145,7 +154,9 @@ describe('BuildQueue (real Postgres)', () => {
     expect(started.deadlineAt.getTime()).toBeGreaterThan(before + 590_000);
     expect(started.queuedMs).toBeGreaterThan(119_000);
     // The reconciler's queue deadline no longer applies once it runs.
-    expect(await repository.failActive(app!, id, { code: 'queue_timeout', message: 'late', step: null }, { status: 'queued', deadlineBefore: new Date() })).toBe(false);
+    expect(
+      await repository.failActive(app!, id, { code: 'queue_timeout', message: 'late', step: null }, { status: 'queued', deadlineBefore: new Date() }),
+    ).toBe(false);
   });
 
   it('finished or unknown deployments are gone', async () => {
@@ -155,7 +166,11 @@ describe('BuildQueue (real Postgres)', () => {
   it("hands each start its own deployment's rootDirectory, on every attempt; never another application's", async () => {
     const [monorepo, plain] = [await scratch.application(await scratch.owner()), await scratch.application(await scratch.owner())];
     const withRoot = asDeploymentId(randomUUID());
-    await repository.insertQueued(monorepo, { id: withRoot, sourceKey: `sources/${withRoot}.tar`, sourceBytes: 1, rootDirectory: 'apps/web', deadlineAt: new Date(Date.now() + 3_600_000) }, 100);
+    await repository.insertQueued(
+      monorepo,
+      { id: withRoot, sourceKey: `sources/${withRoot}.tar`, sourceBytes: 1, rootDirectory: 'apps/web', deadlineAt: new Date(Date.now() + 3_600_000) },
+      100,
+    );
     const without = await queue(plain, 0);
     const fifo: StartRules = { ...ONE_SLOT, order: 'fifo' };
     // Another application naming this deployment gets nothing of it.

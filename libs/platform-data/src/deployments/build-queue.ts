@@ -60,33 +60,48 @@ export class BuildQueue {
   constructor(private readonly platform: PlatformInfrastructure) {}
 
   async tryStart(applicationId: ApplicationId, deploymentId: DeploymentId, rules: StartRules): Promise<StartDecision> {
-    return this.platform.prisma.$transaction(async (tx) => {
-      await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${PICK_LOCK})`);
-      const rows = await tx.$queryRaw<{ status: string; owner_id: string }[]>`
+    return this.platform.prisma.$transaction(
+      async (tx) => {
+        await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${PICK_LOCK})`);
+        const rows = await tx.$queryRaw<{ status: string; owner_id: string }[]>`
         SELECT d.status::text, a.owner_id::text FROM deployments d JOIN applications a ON a.id = d.application_id
          WHERE d.id = ${deploymentId}::uuid AND d.application_id = ${applicationId}::uuid AND d.status IN ('queued', 'building', 'releasing')`;
-      const row = rows[0];
-      if (!row) return { kind: 'gone' } as const;
-      if (row.status === 'queued' && rules.order === 'fair') {
-        const turns = await tx.$queryRawUnsafe<OwnerTurn[]>(TURNS);
-        const mine = turns.find((t) => t.owner_id === row.owner_id);
-        if (mine && mine.running >= rules.perOwner) return { kind: 'wait', reason: `its owner has ${mine.running} build(s) running (at most ${rules.perOwner} per owner)` } as const;
-        const first = turns.find((t) => t.running < rules.perOwner);
-        if (first && first.owner_id !== row.owner_id) return { kind: 'wait', reason: 'another owner has waited longer since its last build' } as const;
-      }
-      const started = await tx.$queryRaw<{ attempts: number; source_key: string | null; root_directory: string | null; deadline_at: Date; queued_ms: number }[]>`
+        const row = rows[0];
+        if (!row) return { kind: 'gone' } as const;
+        if (row.status === 'queued' && rules.order === 'fair') {
+          const turns = await tx.$queryRawUnsafe<OwnerTurn[]>(TURNS);
+          const mine = turns.find((t) => t.owner_id === row.owner_id);
+          if (mine && mine.running >= rules.perOwner)
+            return { kind: 'wait', reason: `its owner has ${mine.running} build(s) running (at most ${rules.perOwner} per owner)` } as const;
+          const first = turns.find((t) => t.running < rules.perOwner);
+          if (first && first.owner_id !== row.owner_id) return { kind: 'wait', reason: 'another owner has waited longer since its last build' } as const;
+        }
+        const started = await tx.$queryRaw<
+          { attempts: number; source_key: string | null; root_directory: string | null; deadline_at: Date; queued_ms: number }[]
+        >`
         UPDATE deployments SET attempts = attempts + 1, status = 'building', started_at = COALESCE(started_at, now()),
                deadline_at = now() + (${rules.deadlineMs}::int * interval '1 millisecond'), updated_at = now()
          WHERE id = ${deploymentId}::uuid AND application_id = ${applicationId}::uuid AND status IN ('queued', 'building', 'releasing')
         RETURNING attempts, source_key, root_directory, deadline_at, (extract(epoch FROM (started_at - created_at)) * 1000)::float8 AS queued_ms`;
-      const claim = started[0]!;
-      return { kind: 'started', attempt: claim.attempts, sourceKey: claim.source_key, rootDirectory: claim.root_directory, deadlineAt: claim.deadline_at, queuedMs: Number(claim.queued_ms) } as const;
-    }, { maxWait: 10_000, timeout: 20_000 });
+        const claim = started[0]!;
+        return {
+          kind: 'started',
+          attempt: claim.attempts,
+          sourceKey: claim.source_key,
+          rootDirectory: claim.root_directory,
+          deadlineAt: claim.deadline_at,
+          queuedMs: Number(claim.queued_ms),
+        } as const;
+      },
+      { maxWait: 10_000, timeout: 20_000 },
+    );
   }
 
   /** Whether `attempt` still owns the deployment (not failed by the reconciler, not taken by another attempt). */
   async stillRunning(applicationId: ApplicationId, deploymentId: DeploymentId, attempt: number): Promise<boolean> {
-    const count = await this.platform.prisma.deployment.count({ where: { id: deploymentId, applicationId, attempts: attempt, status: { in: ['building', 'releasing'] } } });
+    const count = await this.platform.prisma.deployment.count({
+      where: { id: deploymentId, applicationId, attempts: attempt, status: { in: ['building', 'releasing'] } },
+    });
     return count === 1;
   }
 }

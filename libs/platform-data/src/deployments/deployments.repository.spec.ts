@@ -10,7 +10,10 @@ describe('DeploymentsRepository (real Postgres)', () => {
   let repository: DeploymentsRepository;
   let applicationId: ApplicationId;
   beforeAll(async () => {
-    ({ platform, data: { deployments: repository } } = scratch);
+    ({
+      platform,
+      data: { deployments: repository },
+    } = scratch);
     applicationId = await scratch.application(undefined, 'repo-app');
   });
   const row = () => ({ id: asDeploymentId(randomUUID()), sourceKey: 'sources/x.tar', sourceBytes: 10, deadlineAt: new Date(Date.now() + 60_000) });
@@ -38,7 +41,10 @@ describe('DeploymentsRepository (real Postgres)', () => {
     expect(await platform.prisma.deployment.findUnique({ where: { id: given.id }, select: { rootDirectory: true } })).toEqual({ rootDirectory: 'apps/web' });
     await platform.prisma.deployment.updateMany({ where: { applicationId: app }, data: { status: 'succeeded' } });
     for (const rootDirectory of ['../etc', 'apps/../..', '/srv', '.', 'apps//web', 'apps/web/', 'a b', 'a'.repeat(201)]) {
-      await expect(repository.insertQueued(app, { ...row(), rootDirectory }, 20)).rejects.toMatchObject({ code: '23514', constraint: 'deployments_root_directory_relative' });
+      await expect(repository.insertQueued(app, { ...row(), rootDirectory }, 20)).rejects.toMatchObject({
+        code: '23514',
+        constraint: 'deployments_root_directory_relative',
+      });
     }
     expect(await platform.prisma.deployment.count({ where: { applicationId: app } })).toBe(1);
   });

@@ -115,7 +115,11 @@ export class DeploymentsRepository {
    * it runs on every deploy, where a Prisma `$queryRaw` costs ~0.3 ms more CPU (bench/README.md).
    */
   async admissionState(applicationId: ApplicationId): Promise<AdmissionState> {
-    const { rows } = await this.platform.pool.query<{ active: string | null; recent: number[]; now_ms: number }>({ name: 'gateway_deploy_admission', text: ADMISSION, values: [applicationId] });
+    const { rows } = await this.platform.pool.query<{ active: string | null; recent: number[]; now_ms: number }>({
+      name: 'gateway_deploy_admission',
+      text: ADMISSION,
+      values: [applicationId],
+    });
     const row = rows[0]!;
     return { activeId: row.active, recentCreatedAtMs: row.recent.map(Number), nowMs: Number(row.now_ms) };
   }
@@ -133,7 +137,16 @@ export class DeploymentsRepository {
       const result = await this.platform.pool.query({
         name: 'gateway_deploy_insert_queued',
         text: INSERT_QUEUED,
-        values: [deployment.id, applicationId, INITIAL_STEPS, deployment.sourceKey, String(deployment.sourceBytes), deployment.deadlineAt.toISOString(), hourlyLimit, deployment.rootDirectory ?? null],
+        values: [
+          deployment.id,
+          applicationId,
+          INITIAL_STEPS,
+          deployment.sourceKey,
+          String(deployment.sourceBytes),
+          deployment.deadlineAt.toISOString(),
+          hourlyLimit,
+          deployment.rootDirectory ?? null,
+        ],
       });
       inserted = result.rowCount ?? 0;
     } catch (error) {
@@ -188,7 +201,13 @@ export class DeploymentsRepository {
     return row ? { attempt: row.attempts, sourceKey: row.source_key } : null;
   }
 
-  async save(applicationId: ApplicationId, deploymentId: DeploymentId, attempt: number, steps: DeployStep[], findings: DeploymentFindings & { status?: 'building' | 'releasing' } = {}): Promise<boolean> {
+  async save(
+    applicationId: ApplicationId,
+    deploymentId: DeploymentId,
+    attempt: number,
+    steps: DeployStep[],
+    findings: DeploymentFindings & { status?: 'building' | 'releasing' } = {},
+  ): Promise<boolean> {
     const { count } = await this.platform.prisma.deployment.updateMany({
       where: { id: deploymentId, applicationId, attempts: attempt, status: { in: ['building', 'releasing'] } },
       data: { steps: asJson(steps), ...(findings.status ? { status: findings.status } : {}), ...findingsData(findings) },
@@ -196,7 +215,14 @@ export class DeploymentsRepository {
     return count === 1;
   }
 
-  async fail(applicationId: ApplicationId, deploymentId: DeploymentId, attempt: number, steps: DeployStep[], error: DeployError, findings: DeploymentFindings = {}): Promise<boolean> {
+  async fail(
+    applicationId: ApplicationId,
+    deploymentId: DeploymentId,
+    attempt: number,
+    steps: DeployStep[],
+    error: DeployError,
+    findings: DeploymentFindings = {},
+  ): Promise<boolean> {
     const { count } = await this.platform.prisma.deployment.updateMany({
       where: { id: deploymentId, applicationId, attempts: attempt, status: { in: [...ACTIVE] } },
       data: { status: 'failed', finishedAt: new Date(), steps: asJson(steps), error: asJson(error), ...findingsData(findings) },
@@ -216,7 +242,12 @@ export class DeploymentsRepository {
   // --- the reconciler (every application: it sweeps the whole platform)
 
   async active(): Promise<ActiveDeployment[]> {
-    return this.platform.prisma.deployment.findMany({ where: { status: { in: [...ACTIVE] } }, select: { id: true, applicationId: true, status: true, deadlineAt: true, createdAt: true, updatedAt: true }, orderBy: { createdAt: 'asc' }, take: 500 });
+    return this.platform.prisma.deployment.findMany({
+      where: { status: { in: [...ACTIVE] } },
+      select: { id: true, applicationId: true, status: true, deadlineAt: true, createdAt: true, updatedAt: true },
+      orderBy: { createdAt: 'asc' },
+      take: 500,
+    });
   }
 
   /**
@@ -224,7 +255,12 @@ export class DeploymentsRepository {
    * `onlyIf` repeats what the caller saw, so a row that moved on since (a queued row that started
    * and got a fresh deadline) is left alone.
    */
-  async failActive(applicationId: ApplicationId, deploymentId: DeploymentId, error: DeployError, onlyIf: { status?: 'queued' | 'running'; deadlineBefore?: Date } = {}): Promise<boolean> {
+  async failActive(
+    applicationId: ApplicationId,
+    deploymentId: DeploymentId,
+    error: DeployError,
+    onlyIf: { status?: 'queued' | 'running'; deadlineBefore?: Date } = {},
+  ): Promise<boolean> {
     const statuses = onlyIf.status === 'queued' ? ['queued'] : onlyIf.status === 'running' ? ['building', 'releasing'] : [...ACTIVE];
     const anyDeadline = onlyIf.deadlineBefore === undefined;
     const deadlineBefore = onlyIf.deadlineBefore ?? new Date(0);
@@ -234,8 +270,17 @@ export class DeploymentsRepository {
            AND (${anyDeadline} OR deadline_at < ${deadlineBefore}) FOR UPDATE SKIP LOCKED`;
       const row = rows[0];
       if (!row) return false;
-      const steps = (row.steps ?? []).map((s) => (s.status === 'running' ? { ...s, status: 'failed' as const, finishedAt: new Date().toISOString() } : s.status === 'pending' ? { ...s, status: 'skipped' as const } : s));
-      await tx.deployment.update({ where: { id: deploymentId }, data: { status: 'failed', finishedAt: new Date(), error: asJson(error), steps: asJson(steps) } });
+      const steps = (row.steps ?? []).map((s) =>
+        s.status === 'running'
+          ? { ...s, status: 'failed' as const, finishedAt: new Date().toISOString() }
+          : s.status === 'pending'
+            ? { ...s, status: 'skipped' as const }
+            : s,
+      );
+      await tx.deployment.update({
+        where: { id: deploymentId },
+        data: { status: 'failed', finishedAt: new Date(), error: asJson(error), steps: asJson(steps) },
+      });
       return true;
     });
   }

@@ -16,12 +16,18 @@ describe('DeploymentsRepository: the edge routes and what builds and releases ar
     applicationId = await scratch.application(ownerId, 'routed');
     bareId = await scratch.application(ownerId, 'bare');
     const deployment = await prisma.deployment.create({ data: { applicationId, status: 'succeeded' } });
-    releaseId = (await prisma.release.create({ data: { applicationId, deploymentId: deployment.id, kind: 'node', artifactKey: 'releases/r.tar.gz', spec: { commands: { start: 'node server.js' } } } })).id;
+    releaseId = (
+      await prisma.release.create({
+        data: { applicationId, deploymentId: deployment.id, kind: 'node', artifactKey: 'releases/r.tar.gz', spec: { commands: { start: 'node server.js' } } },
+      })
+    ).id;
     await prisma.application.update({ where: { id: applicationId }, data: { liveReleaseId: releaseId } });
-    await prisma.domain.createMany({ data: [
-      { applicationId, hostname: 'WWW.Example.com', verificationToken: 't1', verifiedAt: new Date() },
-      { applicationId, hostname: 'claimed.example.com', verificationToken: 't2' },
-    ] });
+    await prisma.domain.createMany({
+      data: [
+        { applicationId, hostname: 'WWW.Example.com', verificationToken: 't1', verifiedAt: new Date() },
+        { applicationId, hostname: 'claimed.example.com', verificationToken: 't2' },
+      ],
+    });
     await prisma.secret.create({ data: { applicationId, name: 'API_KEY', value: Buffer.from('sealed') } });
     await prisma.signInService.create({ data: { applicationId, cookieSecret: Buffer.from('cookie') } });
     await prisma.applicationDatabase.create({ data: { applicationId, ownerId, databaseName: 'app_db', roleName: 'app_role', password: Buffer.from('pw') } });
@@ -31,7 +37,12 @@ describe('DeploymentsRepository: the edge routes and what builds and releases ar
     const all = (await repository.liveRoutes.routes()).filter((r) => [applicationId, bareId].includes(asApplicationId(r.applicationId)));
     expect(all).toHaveLength(2);
     expect(await repository.liveRoutes.routes(applicationId)).toEqual([
-      { applicationId, slug: 'routed', hostnames: ['www.example.com'], release: { id: releaseId, kind: 'node', artifactKey: 'releases/r.tar.gz', spec: { commands: { start: 'node server.js' } } } },
+      {
+        applicationId,
+        slug: 'routed',
+        hostnames: ['www.example.com'],
+        release: { id: releaseId, kind: 'node', artifactKey: 'releases/r.tar.gz', spec: { commands: { start: 'node server.js' } } },
+      },
     ]);
     expect(await repository.liveRoutes.routes(bareId)).toEqual([{ applicationId: bareId, slug: 'bare', hostnames: [], release: null }]);
     expect(await repository.liveRoutes.routes(asApplicationId(randomUUID()))).toEqual([]);
@@ -43,10 +54,24 @@ describe('DeploymentsRepository: the edge routes and what builds and releases ar
   });
 
   it('gives a build and a running release the same envelopes, unopened', async () => {
-    const expected = { sealedFor: applicationId, slug: 'routed', environment: 'production', secrets: [{ name: 'API_KEY', scope: 'all', value: Buffer.from('sealed') }], cookieSecret: Buffer.from('cookie'), database: { databaseName: 'app_db', roleName: 'app_role', password: Buffer.from('pw') } };
+    const expected = {
+      sealedFor: applicationId,
+      slug: 'routed',
+      environment: 'production',
+      secrets: [{ name: 'API_KEY', scope: 'all', value: Buffer.from('sealed') }],
+      cookieSecret: Buffer.from('cookie'),
+      database: { databaseName: 'app_db', roleName: 'app_role', password: Buffer.from('pw') },
+    };
     expect(await repository.inputs.forBuild(applicationId)).toEqual(expected);
     expect(await repository.inputs.forRuntime(applicationId)).toEqual(expected);
-    expect(await repository.inputs.forRuntime(bareId)).toEqual({ sealedFor: bareId, slug: 'bare', environment: 'production', secrets: [], cookieSecret: null, database: null });
+    expect(await repository.inputs.forRuntime(bareId)).toEqual({
+      sealedFor: bareId,
+      slug: 'bare',
+      environment: 'production',
+      secrets: [],
+      cookieSecret: null,
+      database: null,
+    });
     expect(await repository.inputs.forRuntime(asApplicationId(randomUUID()))).toBeNull();
     await expect(repository.inputs.forBuild(asApplicationId(randomUUID()))).rejects.toThrow();
   });

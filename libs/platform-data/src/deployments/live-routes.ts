@@ -26,7 +26,15 @@ export class LiveRoutes {
 
   /** One application's route (none: it no longer exists), or, without an id, every application's. */
   async routes(applicationId?: ApplicationId): Promise<LiveRoute[]> {
-    const { rows } = await this.platform.pool.query<{ id: string; slug: string; hostnames: string[] | null; release_id: string | null; kind: string | null; artifact_key: string | null; spec: LiveRelease['spec'] | null }>(
+    const { rows } = await this.platform.pool.query<{
+      id: string;
+      slug: string;
+      hostnames: string[] | null;
+      release_id: string | null;
+      kind: string | null;
+      artifact_key: string | null;
+      spec: LiveRelease['spec'] | null;
+    }>(
       `SELECT a.id, a.slug, r.id AS release_id, r.kind, r.artifact_key, r.spec,
               (SELECT array_agg(lower(d.hostname)) FROM domains d WHERE d.application_id = a.id AND d.verified_at IS NOT NULL) AS hostnames
          FROM applications a LEFT JOIN releases r ON r.id = a.live_release_id
@@ -37,17 +45,35 @@ export class LiveRoutes {
       applicationId: row.id,
       slug: row.slug,
       hostnames: row.hostnames ?? [],
-      release: row.release_id ? { id: row.release_id, kind: row.kind === 'node' ? 'node' : 'static', artifactKey: row.artifact_key!, spec: row.spec ?? {} } : null,
+      release: row.release_id
+        ? { id: row.release_id, kind: row.kind === 'node' ? 'node' : 'static', artifactKey: row.artifact_key!, spec: row.spec ?? {} }
+        : null,
     }));
   }
 
   /** Any release, live or not (the worker hands a new one to the edge before it is live). */
   async release(releaseId: ReleaseId): Promise<(LiveRelease & { applicationId: string; slug: string }) | null> {
-    const { rows } = await this.platform.pool.query<{ id: string; kind: string; artifact_key: string; spec: LiveRelease['spec']; application_id: string; slug: string }>(
+    const { rows } = await this.platform.pool.query<{
+      id: string;
+      kind: string;
+      artifact_key: string;
+      spec: LiveRelease['spec'];
+      application_id: string;
+      slug: string;
+    }>(
       `SELECT r.id, r.kind, r.artifact_key, r.spec, r.application_id, a.slug FROM releases r JOIN applications a ON a.id = r.application_id WHERE r.id = $1::uuid`,
       [releaseId],
     );
     const row = rows[0];
-    return row ? { id: row.id, kind: row.kind === 'node' ? 'node' : 'static', artifactKey: row.artifact_key, spec: row.spec, applicationId: row.application_id, slug: row.slug } : null;
+    return row
+      ? {
+          id: row.id,
+          kind: row.kind === 'node' ? 'node' : 'static',
+          artifactKey: row.artifact_key,
+          spec: row.spec,
+          applicationId: row.application_id,
+          slug: row.slug,
+        }
+      : null;
   }
 }

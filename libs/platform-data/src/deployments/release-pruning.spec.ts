@@ -10,22 +10,37 @@ describe('Releases.prune and stored bytes (real Postgres)', () => {
   let platform: PlatformInfrastructure;
   let repository: DeploymentsRepository;
   beforeAll(() => {
-    ({ platform, data: { deployments: repository } } = scratch);
+    ({
+      platform,
+      data: { deployments: repository },
+    } = scratch);
   });
 
   /** A deployment taken through the worker's calls to `status`, its release stored (and live when it succeeded). */
-  const release = async (app: ApplicationId, status: 'succeeded' | 'failed' | 'releasing', bytes = 100): Promise<{ deployment: DeploymentId; release: ReleaseId }> => {
+  const release = async (
+    app: ApplicationId,
+    status: 'succeeded' | 'failed' | 'releasing',
+    bytes = 100,
+  ): Promise<{ deployment: DeploymentId; release: ReleaseId }> => {
     const deployment = asDeploymentId(randomUUID());
-    await repository.insertQueued(app, { id: deployment, sourceKey: `sources/${deployment}.tar.gz`, sourceBytes: 10, deadlineAt: new Date(Date.now() + 60_000) }, 1000);
+    await repository.insertQueued(
+      app,
+      { id: deployment, sourceKey: `sources/${deployment}.tar.gz`, sourceBytes: 10, deadlineAt: new Date(Date.now() + 60_000) },
+      1000,
+    );
     const { attempt } = (await repository.claim(app, deployment))!;
     await repository.save(app, deployment, attempt, pendingSteps(), { status: 'releasing' });
     const id = asReleaseId(randomUUID());
-    expect(await repository.releases.create(app, deployment, attempt, { id, kind: 'static', artifactKey: `releases/${id}.tar.gz`, artifactBytes: bytes, spec: {} })).toBe(true);
+    expect(
+      await repository.releases.create(app, deployment, attempt, { id, kind: 'static', artifactKey: `releases/${id}.tar.gz`, artifactBytes: bytes, spec: {} }),
+    ).toBe(true);
     if (status === 'succeeded') expect(await repository.releases.commitLive(app, deployment, attempt, id, pendingSteps())).toBe(true);
-    if (status === 'failed') expect(await repository.fail(app, deployment, attempt, pendingSteps(), { code: 'release_unhealthy', message: 'x', step: 'release' })).toBe(true);
+    if (status === 'failed')
+      expect(await repository.fail(app, deployment, attempt, pendingSteps(), { code: 'release_unhealthy', message: 'x', step: 'release' })).toBe(true);
     return { deployment, release: id };
   };
-  const ids = async (app: ApplicationId) => (await platform.prisma.release.findMany({ where: { applicationId: app }, orderBy: { createdAt: 'asc' }, select: { id: true } })).map((r) => r.id);
+  const ids = async (app: ApplicationId) =>
+    (await platform.prisma.release.findMany({ where: { applicationId: app }, orderBy: { createdAt: 'asc' }, select: { id: true } })).map((r) => r.id);
 
   it('keeps the newest `keep` releases of succeeded deployments and the live one; removes failed ones; never one in progress', async () => {
     const app = await scratch.application();
@@ -52,7 +67,11 @@ describe('Releases.prune and stored bytes (real Postgres)', () => {
     for (let n = 0; n < 6; n += 1) r.push((await release(app, 'succeeded')).release);
     // r[0] is pruned by keep=2 unless the rollback wins the application's lock first: either way
     // the live release exists afterwards, and no release is removed twice.
-    const [a, b, rollback] = await Promise.all([repository.releases.prune(app, 2), repository.releases.prune(app, 2), repository.releases.switchLive(app, r[0]!)]);
+    const [a, b, rollback] = await Promise.all([
+      repository.releases.prune(app, 2),
+      repository.releases.prune(app, 2),
+      repository.releases.switchLive(app, r[0]!),
+    ]);
     const removed = [...a, ...b].map((x) => x.id);
     expect(new Set(removed).size).toBe(removed.length);
     const live = (await platform.prisma.application.findUniqueOrThrow({ where: { id: app }, select: { liveReleaseId: true } })).liveReleaseId;
@@ -73,7 +92,11 @@ describe('Releases.prune and stored bytes (real Postgres)', () => {
     await release(one, 'succeeded', 1000);
     await release(two, 'succeeded', 2000);
     const running = asDeploymentId(randomUUID());
-    await repository.insertQueued(two, { id: running, sourceKey: `sources/${running}.tar.gz`, sourceBytes: 300, deadlineAt: new Date(Date.now() + 60_000) }, 1000);
+    await repository.insertQueued(
+      two,
+      { id: running, sourceKey: `sources/${running}.tar.gz`, sourceBytes: 300, deadlineAt: new Date(Date.now() + 60_000) },
+      1000,
+    );
     // The succeeded ones' sources (10 bytes each) are still recorded until the worker forgets them.
     expect(await repository.storage.ofOwnerOf(one)).toEqual({ ownerId: owner, plan: 'free', sourcesBytes: 320, artifactsBytes: 3000 });
     const ended = await repository.storage.endedSources(100);

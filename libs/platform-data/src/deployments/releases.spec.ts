@@ -12,7 +12,10 @@ describe('DeploymentsRepository: an attempt, its release and a rollback (real Po
   let applicationId: ApplicationId;
   let otherId: ApplicationId;
   beforeAll(async () => {
-    ({ platform, data: { deployments: repository } } = scratch);
+    ({
+      platform,
+      data: { deployments: repository },
+    } = scratch);
     const owner = await scratch.owner();
     applicationId = await scratch.application(owner, 'rel-app');
     otherId = await scratch.application(owner, 'rel-other');
@@ -76,15 +79,24 @@ describe('DeploymentsRepository: an attempt, its release and a rollback (real Po
       releaseIds.push(release.id);
     }
     const [older, newer] = releaseIds as [ReleaseId, ReleaseId];
-    expect((await repository.releases.list(applicationId)).map((r) => [r.id, r.live])).toEqual([[newer, true], [older, false]]);
+    expect((await repository.releases.list(applicationId)).map((r) => [r.id, r.live])).toEqual([
+      [newer, true],
+      [older, false],
+    ]);
     expect(await repository.releases.switchLive(otherId, older)).toBe(false);
     expect(await repository.releases.switchLive(applicationId, asReleaseId(randomUUID()))).toBe(false);
     expect(await repository.releases.switchLive(applicationId, older)).toBe(true);
-    expect((await repository.releases.list(applicationId)).map((r) => [r.id, r.live])).toEqual([[newer, false], [older, true]]);
+    expect((await repository.releases.list(applicationId)).map((r) => [r.id, r.live])).toEqual([
+      [newer, false],
+      [older, true],
+    ]);
     const history = await repository.list(applicationId);
     expect(history.slice(0, 2).map((d) => d.status)).toEqual(['succeeded', 'succeeded']);
     expect(await repository.findForApplication(otherId, asDeploymentId(history[0]!.id))).toBeNull();
-    expect(await repository.findForApplication(applicationId, asDeploymentId(history[0]!.id))).toMatchObject({ status: 'succeeded', application: { slug: 'rel-app' } });
+    expect(await repository.findForApplication(applicationId, asDeploymentId(history[0]!.id))).toMatchObject({
+      status: 'succeeded',
+      application: { slug: 'rel-app' },
+    });
   });
   it('puts late hazards on the deployment of a release, keeps the others and its status, replaces its own codes, and only for its application', async () => {
     const id = await queued(applicationId);
@@ -96,6 +108,9 @@ describe('DeploymentsRepository: an attempt, its release and a rollback (real Po
     expect(await repository.releases.addLateHazards(otherId, release.id, [{ code: 'runtime_5xx' }])).toBe(false);
     expect(await repository.releases.addLateHazards(applicationId, release.id, [{ code: 'runtime_5xx', count: 3 }])).toBe(true);
     expect(await repository.releases.addLateHazards(applicationId, release.id, [{ code: 'runtime_5xx', count: 4 }, { code: 'runtime_crashed' }])).toBe(true);
-    expect(await row(id)).toMatchObject({ status: 'succeeded', hazards: [{ code: 'unsandboxed_runtime' }, { code: 'runtime_5xx', count: 4 }, { code: 'runtime_crashed' }] });
+    expect(await row(id)).toMatchObject({
+      status: 'succeeded',
+      hazards: [{ code: 'unsandboxed_runtime' }, { code: 'runtime_5xx', count: 4 }, { code: 'runtime_crashed' }],
+    });
   });
 });

@@ -40,7 +40,17 @@ export class Releases {
       if (owned.length === 0) return false;
       await tx.$executeRaw`
         DELETE FROM releases r WHERE r.deployment_id = ${deploymentId}::uuid AND NOT EXISTS (SELECT 1 FROM applications a WHERE a.live_release_id = r.id)`;
-      await tx.release.create({ data: { id: release.id, applicationId, deploymentId, kind: release.kind, artifactKey: release.artifactKey, artifactBytes: BigInt(release.artifactBytes), spec: asJson(release.spec) } });
+      await tx.release.create({
+        data: {
+          id: release.id,
+          applicationId,
+          deploymentId,
+          kind: release.kind,
+          artifactKey: release.artifactKey,
+          artifactBytes: BigInt(release.artifactBytes),
+          spec: asJson(release.spec),
+        },
+      });
       return true;
     });
   }
@@ -55,7 +65,10 @@ export class Releases {
         SELECT id FROM deployments WHERE id = ${deploymentId}::uuid AND application_id = ${applicationId}::uuid AND attempts = ${attempt} AND status = 'releasing' FOR UPDATE`;
       if (owned.length === 0) return false;
       await tx.application.update({ where: { id: applicationId }, data: { liveReleaseId: releaseId } });
-      await tx.deployment.update({ where: { id: deploymentId }, data: { status: 'succeeded', finishedAt: new Date(), steps: asJson(steps), error: Prisma.DbNull } });
+      await tx.deployment.update({
+        where: { id: deploymentId },
+        data: { status: 'succeeded', finishedAt: new Date(), steps: asJson(steps), error: Prisma.DbNull },
+      });
       return true;
     });
   }
@@ -87,7 +100,9 @@ export class Releases {
    */
   async prune(applicationId: ApplicationId, keep: number): Promise<RemovedRelease[]> {
     return this.platform.prisma.$transaction(async (tx) => {
-      const app = await tx.$queryRaw<{ live_release_id: string | null }[]>`SELECT live_release_id FROM applications WHERE id = ${applicationId}::uuid FOR UPDATE`;
+      const app = await tx.$queryRaw<
+        { live_release_id: string | null }[]
+      >`SELECT live_release_id FROM applications WHERE id = ${applicationId}::uuid FOR UPDATE`;
       if (app.length === 0) return [];
       const rows = await tx.$queryRaw<{ id: string; artifact_key: string }[]>`
         DELETE FROM releases r
@@ -108,9 +123,14 @@ export class Releases {
    * the live one, never one of a deployment in progress. Under the application's lock, as
    * `switchLive`. 'removed' with the artifact key (the caller deletes the blob), or why not.
    */
-  async remove(applicationId: ApplicationId, releaseId: ReleaseId): Promise<{ outcome: 'removed'; artifactKey: string } | { outcome: 'not_found' | 'live' | 'in_progress' }> {
+  async remove(
+    applicationId: ApplicationId,
+    releaseId: ReleaseId,
+  ): Promise<{ outcome: 'removed'; artifactKey: string } | { outcome: 'not_found' | 'live' | 'in_progress' }> {
     return this.platform.prisma.$transaction(async (tx) => {
-      const app = await tx.$queryRaw<{ live_release_id: string | null }[]>`SELECT live_release_id FROM applications WHERE id = ${applicationId}::uuid FOR UPDATE`;
+      const app = await tx.$queryRaw<
+        { live_release_id: string | null }[]
+      >`SELECT live_release_id FROM applications WHERE id = ${applicationId}::uuid FOR UPDATE`;
       if (app.length === 0) return { outcome: 'not_found' as const };
       if (app[0]!.live_release_id === releaseId) return { outcome: 'live' as const };
       const rows = await tx.$queryRaw<{ artifact_key: string; active: boolean }[]>`
@@ -147,7 +167,9 @@ export class Releases {
   async ofApplication(applicationId: string, releaseIds: string[]): Promise<string[]> {
     const ids = releaseIds.filter((id) => /^[0-9a-f-]{36}$/i.test(id));
     if (ids.length === 0 || !/^[0-9a-f-]{36}$/i.test(applicationId)) return [];
-    const rows = await this.platform.prisma.$queryRaw<{ id: string }[]>`SELECT id::text FROM releases WHERE application_id = ${applicationId}::uuid AND id = ANY(${ids}::uuid[])`;
+    const rows = await this.platform.prisma.$queryRaw<
+      { id: string }[]
+    >`SELECT id::text FROM releases WHERE application_id = ${applicationId}::uuid AND id = ANY(${ids}::uuid[])`;
     return rows.map((r) => r.id);
   }
 
@@ -172,10 +194,24 @@ export class Releases {
         where: options.previews ? { OR: [{ applicationId }, { application: { parentId: applicationId } }] } : { applicationId },
         orderBy: { createdAt: 'desc' },
         take: PAGE,
-        select: { id: true, deploymentId: true, kind: true, createdAt: true, artifactBytes: true, deployment: { select: { status: true } }, application: { select: { previewName: true } } },
+        select: {
+          id: true,
+          deploymentId: true,
+          kind: true,
+          createdAt: true,
+          artifactBytes: true,
+          deployment: { select: { status: true } },
+          application: { select: { previewName: true } },
+        },
       }),
     ]);
-    return rows.map(({ artifactBytes, deployment, application, ...r }) => ({ ...r, sizeBytes: Number(artifactBytes), deploymentStatus: deployment.status, live: r.id === app?.liveReleaseId, preview: application.previewName }));
+    return rows.map(({ artifactBytes, deployment, application, ...r }) => ({
+      ...r,
+      sizeBytes: Number(artifactBytes),
+      deploymentStatus: deployment.status,
+      live: r.id === app?.liveReleaseId,
+      preview: application.previewName,
+    }));
   }
 
   /**

@@ -43,7 +43,11 @@ export class StoredBytes {
 
   /** The owner of this application and what it stores; null when the application does not exist. */
   async ofOwnerOf(applicationId: ApplicationId): Promise<OwnerStorage | null> {
-    const { rows } = await this.platform.pool.query<{ owner_id: string; plan: PlanName; sources: number; artifacts: number }>({ name: 'storage_owner_usage', text: OWNER_USAGE, values: [applicationId] });
+    const { rows } = await this.platform.pool.query<{ owner_id: string; plan: PlanName; sources: number; artifacts: number }>({
+      name: 'storage_owner_usage',
+      text: OWNER_USAGE,
+      values: [applicationId],
+    });
     const row = rows[0];
     return row ? { ownerId: row.owner_id, plan: row.plan, sourcesBytes: Number(row.sources), artifactsBytes: Number(row.artifacts) } : null;
   }

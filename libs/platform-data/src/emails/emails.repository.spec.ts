@@ -7,7 +7,10 @@ describe('EmailsRepository (real Postgres)', () => {
   let platform: PlatformInfrastructure;
   let emails: EmailsRepository;
   beforeAll(() => {
-    ({ platform, data: { emails } } = scratch);
+    ({
+      platform,
+      data: { emails },
+    } = scratch);
   });
   const application = () => scratch.application();
   const mail = (subject: string) => ({ kind: 'password_reset', to: 'ada@example.com', subject, text: `body of ${subject}` });
@@ -21,7 +24,14 @@ describe('EmailsRepository (real Postgres)', () => {
     await emails.markSent(sent, at);
     await emails.markFailed(failed);
     const byId = new Map((await emails.latest(app, 10)).map((e) => [e.id, e]));
-    expect(byId.get(sent)).toMatchObject({ status: 'sent', sentAt: at, toAddress: 'ada@example.com', subject: 'one', textBody: 'body of one', kind: 'password_reset' });
+    expect(byId.get(sent)).toMatchObject({
+      status: 'sent',
+      sentAt: at,
+      toAddress: 'ada@example.com',
+      subject: 'one',
+      textBody: 'body of one',
+      kind: 'password_reset',
+    });
     expect(byId.get(failed)).toMatchObject({ status: 'failed', sentAt: null });
   });
 

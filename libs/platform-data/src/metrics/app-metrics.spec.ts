@@ -39,7 +39,15 @@ describe('AppMetrics (real Redis)', () => {
 
     const hour = await metrics.series(APP, 'hour', now);
     expect(hour.points).toHaveLength(60);
-    expect(hour.points.at(-1)).toMatchObject({ requests: 20, requestsPerSecond: 0.333, byClass: { '2xx': 16, '5xx': 4 }, cpu: 0.1, memoryBytes: 5_000, restarts: 2, latencyMs: { p50: 3.5 } });
+    expect(hour.points.at(-1)).toMatchObject({
+      requests: 20,
+      requestsPerSecond: 0.333,
+      byClass: { '2xx': 16, '5xx': 4 },
+      cpu: 0.1,
+      memoryBytes: 5_000,
+      restarts: 2,
+      latencyMs: { p50: 3.5 },
+    });
     expect(hour.summary).toMatchObject({ requests: 25, byClass: { '2xx': 21, '5xx': 4 }, memoryBytes: 9_000, restarts: 2 });
     const day = await metrics.series(APP, 'day', now);
     expect(day.points).toHaveLength(144);

@@ -70,7 +70,14 @@ interface Totals {
   memoryBytes: number | null;
 }
 
-const empty = (): Totals => ({ requests: 0, byClass: [0, 0, 0, 0, 0], latency: LATENCY_BOUNDS_MS.map(() => 0).concat(0), cpuSeconds: 0, restarts: 0, memoryBytes: null });
+const empty = (): Totals => ({
+  requests: 0,
+  byClass: [0, 0, 0, 0, 0],
+  latency: LATENCY_BOUNDS_MS.map(() => 0).concat(0),
+  cpuSeconds: 0,
+  restarts: 0,
+  memoryBytes: null,
+});
 
 function add(into: Totals, from: Totals): void {
   into.requests += from.requests;
@@ -121,7 +128,13 @@ export class AppMetrics {
     delta.latency.forEach((n, i) => incr(`h${i}`, n));
     incr('cpu', delta.cpuSeconds);
     incr('restarts', delta.restarts);
-    if (delta.memoryBytes !== undefined) multi.eval("local m = tonumber(redis.call('HGET', KEYS[1], 'mem') or '-1'); if tonumber(ARGV[1]) > m then redis.call('HSET', KEYS[1], 'mem', ARGV[1]) end; return 0", 1, key, String(delta.memoryBytes));
+    if (delta.memoryBytes !== undefined)
+      multi.eval(
+        "local m = tonumber(redis.call('HGET', KEYS[1], 'mem') or '-1'); if tonumber(ARGV[1]) > m then redis.call('HSET', KEYS[1], 'mem', ARGV[1]) end; return 0",
+        1,
+        key,
+        String(delta.memoryBytes),
+      );
     multi.expire(key, KEEP_SECONDS);
     await multi.exec();
   }

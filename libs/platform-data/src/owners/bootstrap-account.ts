@@ -37,7 +37,8 @@ export function bootstrapAccount(platform: PlatformInfrastructure, input: Bootst
 
       let application = await tx.application.findFirst({ where: { ownerId: owner.id, name: input.appName }, orderBy: { createdAt: 'asc' } });
       const applicationCreated = !application;
-      if (!application) application = await tx.application.create({ data: { ownerId: owner.id, name: input.appName, slug: await freeSlug(tx, input.slugCandidates) } });
+      if (!application)
+        application = await tx.application.create({ data: { ownerId: owner.id, name: input.appName, slug: await freeSlug(tx, input.slugCandidates) } });
 
       const ownerId = asOwnerId(owner.id);
       const applicationId = asApplicationId(application.id);

@@ -15,13 +15,18 @@ describe('OwnersRepository (real Postgres)', () => {
     const first = await data.owners.bootstrapAccount({ email: 'ada@example.com', appName: 'Shop', slugCandidates: ['shop'], ...issued(1) });
     expect(first).toMatchObject({ owner: { plan: 'free', created: true }, application: { slug: 'shop', created: true } });
     const again = await data.owners.bootstrapAccount({ email: 'ada@example.com', plan: 'pro', appName: 'Shop', slugCandidates: ['shop'], ...issued(2) });
-    expect(again).toEqual({ owner: { id: first.owner.id, plan: 'pro', created: false }, application: { id: first.application.id, slug: 'shop', created: false } });
+    expect(again).toEqual({
+      owner: { id: first.owner.id, plan: 'pro', created: false },
+      application: { id: first.application.id, slug: 'shop', created: false },
+    });
     const prisma = data.infrastructure.prisma;
     expect(await prisma.apiKey.count({ where: { applicationId: first.application.id } })).toBe(2);
     expect(await prisma.personalAccessToken.count({ where: { ownerId: first.owner.id } })).toBe(2);
 
     // Every candidate taken: nothing of the run is left behind.
-    await expect(data.owners.bootstrapAccount({ email: 'linus@example.com', appName: 'Shop', slugCandidates: ['shop'], ...issued(3) })).rejects.toBeInstanceOf(SlugTakenError);
+    await expect(data.owners.bootstrapAccount({ email: 'linus@example.com', appName: 'Shop', slugCandidates: ['shop'], ...issued(3) })).rejects.toBeInstanceOf(
+      SlugTakenError,
+    );
     expect(await data.owners.findByEmail('linus@example.com')).toBeNull();
 
     const claimed = await data.owners.create('ada@example.com', 'Ada', 'hash');

@@ -43,7 +43,10 @@ export class OwnersRepository {
 
   /** The owner of an application (a project API key acts for its application's owner, on that application only). */
   async findByApplication(applicationId: string): Promise<Omit<StoredOwner, 'passwordHash'> | null> {
-    const row = await this.platform.prisma.application.findUnique({ where: { id: applicationId }, select: { owner: { select: { id: true, email: true, name: true, plan: true } } } });
+    const row = await this.platform.prisma.application.findUnique({
+      where: { id: applicationId },
+      select: { owner: { select: { id: true, email: true, name: true, plan: true } } },
+    });
     return row ? { ...row.owner, id: asOwnerId(row.owner.id) } : null;
   }
 
@@ -60,7 +63,11 @@ export class OwnersRepository {
     try {
       return stored(
         await this.platform.prisma.$transaction(async (tx) => {
-          const claimed = await tx.owner.updateManyAndReturn({ where: { email, passwordHash: null }, data: { passwordHash, name: name ?? undefined }, select: OWNER_FIELDS });
+          const claimed = await tx.owner.updateManyAndReturn({
+            where: { email, passwordHash: null },
+            data: { passwordHash, name: name ?? undefined },
+            select: OWNER_FIELDS,
+          });
           if (claimed[0]) return claimed[0];
           return tx.owner.create({ data: { email, name, passwordHash }, select: OWNER_FIELDS });
         }),

@@ -33,7 +33,11 @@ export class SecretsRepository {
 
   /** Every name with the scopes it has a value in. */
   async scopes(applicationId: ApplicationId): Promise<{ name: string; scope: SecretScope }[]> {
-    const rows = await this.platform.prisma.secret.findMany({ where: { applicationId }, select: { name: true, scope: true }, orderBy: [{ name: 'asc' }, { scope: 'asc' }] });
+    const rows = await this.platform.prisma.secret.findMany({
+      where: { applicationId },
+      select: { name: true, scope: true },
+      orderBy: [{ name: 'asc' }, { scope: 'asc' }],
+    });
     return rows.map((r) => ({ name: r.name, scope: r.scope as SecretScope }));
   }
 
@@ -56,7 +60,13 @@ export class SecretsRepository {
    * values. A delete in scope `all` removes the name in every scope (what `null` in
    * `PUT /api/v1/secrets` means); in an environment's scope, only that environment's value.
    */
-  async apply(applicationId: ApplicationId, upserts: Map<string, Uint8Array<ArrayBuffer>>, deletes: string[], maxCount: number, scope: SecretScope = 'all'): Promise<string[]> {
+  async apply(
+    applicationId: ApplicationId,
+    upserts: Map<string, Uint8Array<ArrayBuffer>>,
+    deletes: string[],
+    maxCount: number,
+    scope: SecretScope = 'all',
+  ): Promise<string[]> {
     return this.platform.prisma.$transaction(async (tx) => {
       if (deletes.length) await tx.secret.deleteMany({ where: { applicationId, name: { in: deletes }, ...(scope === 'all' ? {} : { scope }) } });
       for (const [name, value] of upserts) {

@@ -11,7 +11,10 @@ describe('SignInServicesRepository (real Postgres)', () => {
   let app: ApplicationId;
 
   beforeAll(async () => {
-    ({ data, platform: { prisma } } = scratch);
+    ({
+      data,
+      platform: { prisma },
+    } = scratch);
     owner = await scratch.owner('ada@example.com');
     app = (await data.applications.create(owner, 'Shop', 'shop')).id;
   });
@@ -30,7 +33,14 @@ describe('SignInServicesRepository (real Postgres)', () => {
 
   it('reads the outbox newest first, at most `limit`', async () => {
     await prisma.email.createMany({
-      data: [1, 2, 3].map((n) => ({ applicationId: app, kind: 'verify', toAddress: `u${n}@example.com`, subject: `s${n}`, textBody: 'b', createdAt: new Date(Date.now() + n * 1000) })),
+      data: [1, 2, 3].map((n) => ({
+        applicationId: app,
+        kind: 'verify',
+        toAddress: `u${n}@example.com`,
+        subject: `s${n}`,
+        textBody: 'b',
+        createdAt: new Date(Date.now() + n * 1000),
+      })),
     });
     expect((await data.emails.latest(app, 2)).map((e) => e.toAddress)).toEqual(['u3@example.com', 'u2@example.com']);
   });

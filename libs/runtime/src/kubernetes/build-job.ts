@@ -35,7 +35,10 @@ const SAFE_OUTPUT_DIR = /^(\.|[A-Za-z0-9_][A-Za-z0-9._-]*(\/[A-Za-z0-9_][A-Za-z0
 
 /** `build-<deployment id without dashes>`: unique per deployment, a valid DNS-1123 name. */
 export function buildJobName(deploymentId: string): string {
-  return `build-${deploymentId.toLowerCase().replace(/[^a-z0-9]/g, '').slice(0, 32)}`;
+  return `build-${deploymentId
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '')
+    .slice(0, 32)}`;
 }
 
 /**
@@ -51,10 +54,18 @@ export function buildJobManifests(build: BuildToRun, options: BuildJobOptions): 
   }
   if (build.steps.length === 0) throw new Error('a build Job needs at least one step');
   const name = buildJobName(build.deploymentId);
-  const labels = { 'app.kubernetes.io/managed-by': 'slipway', 'slipway.dev/role': 'build', 'slipway.dev/application': build.applicationId, 'slipway.dev/deployment': build.deploymentId };
+  const labels = {
+    'app.kubernetes.io/managed-by': 'slipway',
+    'slipway.dev/role': 'build',
+    'slipway.dev/application': build.applicationId,
+    'slipway.dev/deployment': build.deploymentId,
+  };
   const meta = (suffix: string) => ({ name: `${name}${suffix}`, namespace: options.namespace, labels });
   const resources = options.resources ?? DEFAULT_RESOURCES;
-  const mounts = [{ name: 'workspace', mountPath: '/workspace' }, { name: 'tmp', mountPath: '/tmp' }];
+  const mounts = [
+    { name: 'workspace', mountPath: '/workspace' },
+    { name: 'tmp', mountPath: '/tmp' },
+  ];
   const home = [{ name: 'HOME', value: '/tmp' }];
   const transfer = (key: string) => ({ name: key, valueFrom: { secretKeyRef: { name: `${name}-transfer`, key } } });
   const container = (containerName: string, command: string, env: V1Container['env']): V1Container => ({
@@ -70,10 +81,22 @@ export function buildJobManifests(build: BuildToRun, options: BuildJobOptions): 
   const fetchSource = `node -e "${downloadScript('SOURCE_URL', '/tmp/source.tar.gz')}" && tar -xzf /tmp/source.tar.gz -C /workspace && rm /tmp/source.tar.gz`;
   // A linked output directory is refused here as the packer refuses it on one machine.
   const upload = `test ! -L '/workspace/${build.outputDir}' && tar -czf /tmp/output.tar.gz -C '/workspace/${build.outputDir}' . && node -e "fetch(process.env.OUTPUT_URL,{method:'PUT',body:require('fs').readFileSync('/tmp/output.tar.gz')}).then(r=>{if(!r.ok)throw new Error('upload '+r.status)})"`;
-  const stepEnv = [...home, ...Object.keys(build.env).filter((key) => key !== 'HOME').sort().map((key) => ({ name: key, valueFrom: { secretKeyRef: { name: `${name}-env`, key } } }))];
+  const stepEnv = [
+    ...home,
+    ...Object.keys(build.env)
+      .filter((key) => key !== 'HOME')
+      .sort()
+      .map((key) => ({ name: key, valueFrom: { secretKeyRef: { name: `${name}-env`, key } } })),
+  ];
   return {
     envSecret: { apiVersion: 'v1', kind: 'Secret', metadata: meta('-env'), type: 'Opaque', stringData: { ...build.env } },
-    transferSecret: { apiVersion: 'v1', kind: 'Secret', metadata: meta('-transfer'), type: 'Opaque', stringData: { SOURCE_URL: build.sourceUrl, OUTPUT_URL: build.outputUrl } },
+    transferSecret: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: meta('-transfer'),
+      type: 'Opaque',
+      stringData: { SOURCE_URL: build.sourceUrl, OUTPUT_URL: build.outputUrl },
+    },
     job: {
       apiVersion: 'batch/v1',
       kind: 'Job',
@@ -94,7 +117,10 @@ export function buildJobManifests(build: BuildToRun, options: BuildJobOptions): 
               { name: 'tmp', emptyDir: { sizeLimit: options.tmpSize ?? '2Gi' } },
             ],
             // Init containers run one after another: fetch, then each step; the upload runs last.
-            initContainers: [container('fetch-source', fetchSource, [...home, transfer('SOURCE_URL')]), ...build.steps.map((step) => container(step.name, step.command, stepEnv))],
+            initContainers: [
+              container('fetch-source', fetchSource, [...home, transfer('SOURCE_URL')]),
+              ...build.steps.map((step) => container(step.name, step.command, stepEnv)),
+            ],
             containers: [container('upload-output', upload, [...home, transfer('OUTPUT_URL')])],
           },
         },

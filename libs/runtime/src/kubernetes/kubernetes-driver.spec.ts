@@ -25,7 +25,12 @@ const release: ReleaseToRun = {
   startCommand: 'npm run start',
   env: { STRIPE_KEY: 'sk_test_recorded', DATABASE_URL: 'postgresql://app_shop:pw@db:5432/app_shop' },
 };
-const options: KubernetesOptions = { namespace: 'slipway-apps', image: 'node:20-slim', artifactUrl: (id) => `http://edge.slipway.svc:8080/_slipway/artifacts/${id}`, artifactToken: 'artifact-token' };
+const options: KubernetesOptions = {
+  namespace: 'slipway-apps',
+  image: 'node:20-slim',
+  artifactUrl: (id) => `http://edge.slipway.svc:8080/_slipway/artifacts/${id}`,
+  artifactToken: 'artifact-token',
+};
 
 /**
  * A stand-in API server that records every request the real @kubernetes/client-node sends and
@@ -51,12 +56,23 @@ async function recordingApiServer(behaviour: { becomesReady: boolean }): Promise
       if (req.method === 'GET' && req.url!.endsWith('/status')) {
         statusReads += 1;
         const ready = behaviour.becomesReady && statusReads >= 2;
-        return res.end(JSON.stringify({
-          apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'shop-0b9f7c1e', generation: 1 }, spec: { replicas: 1 },
-          status: ready
-            ? { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1, readyReplicas: 1 }
-            : { observedGeneration: 1, replicas: 1, updatedReplicas: 1, unavailableReplicas: 1, conditions: [{ type: 'Available', status: 'False', message: 'Deployment does not have minimum availability.' }] },
-        }));
+        return res.end(
+          JSON.stringify({
+            apiVersion: 'apps/v1',
+            kind: 'Deployment',
+            metadata: { name: 'shop-0b9f7c1e', generation: 1 },
+            spec: { replicas: 1 },
+            status: ready
+              ? { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1, readyReplicas: 1 }
+              : {
+                  observedGeneration: 1,
+                  replicas: 1,
+                  updatedReplicas: 1,
+                  unavailableReplicas: 1,
+                  conditions: [{ type: 'Available', status: 'False', message: 'Deployment does not have minimum availability.' }],
+                },
+          }),
+        );
       }
       if (req.method === 'DELETE') return res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Status', status: 'Success' }));
       res.statusCode = 404;
@@ -127,11 +143,13 @@ describe('kubernetes runtime driver', () => {
     }
   });
 
-  it('refuses a release built on another Node than the image\'s, before any API call', async () => {
+  it("refuses a release built on another Node than the image's, before any API call", async () => {
     const api = await recordingApiServer({ becomesReady: true });
     try {
       const driver = new KubernetesDriver({ ...options, kubeConfig: kubeConfig(api.url), readyTimeoutMs: 5000, pollMs: 10 });
-      await expect(driver.start({ ...release, nodeVersion: '24.1.0' })).rejects.toThrow(/built on Node\.js 24\.1\.0; the kubernetes driver runs releases on the image's Node\.js/);
+      await expect(driver.start({ ...release, nodeVersion: '24.1.0' })).rejects.toThrow(
+        /built on Node\.js 24\.1\.0; the kubernetes driver runs releases on the image's Node\.js/,
+      );
       expect(api.requests).toEqual([]);
     } finally {
       api.server.close();

@@ -32,13 +32,19 @@ export class KubernetesDriver implements RuntimeDriver {
     // one is refused here rather than run on a Node it was not built with (issue 18: left to do).
     const platform = process.version.replace(/^v/, '');
     if (release.nodeVersion && release.nodeVersion !== platform) {
-      throw new Error(`release ${release.releaseId} was built on Node.js ${release.nodeVersion}; the kubernetes driver runs releases on the image's Node.js ${platform} only`);
+      throw new Error(
+        `release ${release.releaseId} was built on Node.js ${release.nodeVersion}; the kubernetes driver runs releases on the image's Node.js ${platform} only`,
+      );
     }
     const { namespace } = this.options;
     const name = releaseName(release);
     const { secret, deployment, service } = releaseManifests(release, this.options);
-    await this.core.createNamespacedSecret({ namespace, body: secret }).catch((e: unknown) => (isConflict(e) ? this.core.replaceNamespacedSecret({ name, namespace, body: secret }) : Promise.reject(e)));
-    await this.apps.createNamespacedDeployment({ namespace, body: deployment }).catch((e: unknown) => (isConflict(e) ? this.apps.replaceNamespacedDeployment({ name, namespace, body: deployment }) : Promise.reject(e)));
+    await this.core
+      .createNamespacedSecret({ namespace, body: secret })
+      .catch((e: unknown) => (isConflict(e) ? this.core.replaceNamespacedSecret({ name, namespace, body: secret }) : Promise.reject(e)));
+    await this.apps
+      .createNamespacedDeployment({ namespace, body: deployment })
+      .catch((e: unknown) => (isConflict(e) ? this.apps.replaceNamespacedDeployment({ name, namespace, body: deployment }) : Promise.reject(e)));
     await this.core.createNamespacedService({ namespace, body: service }).catch((e: unknown) => (isConflict(e) ? undefined : Promise.reject(e)));
     const running: RunningRelease = {
       releaseId: release.releaseId,
@@ -57,11 +63,19 @@ export class KubernetesDriver implements RuntimeDriver {
       const current = await this.apps.readNamespacedDeploymentStatus({ name, namespace });
       const status = current.status ?? {};
       const wanted = current.spec?.replicas ?? 1;
-      if ((status.observedGeneration ?? 0) >= (current.metadata?.generation ?? 1) && (status.updatedReplicas ?? 0) >= wanted && (status.availableReplicas ?? 0) >= wanted) return running;
+      if (
+        (status.observedGeneration ?? 0) >= (current.metadata?.generation ?? 1) &&
+        (status.updatedReplicas ?? 0) >= wanted &&
+        (status.availableReplicas ?? 0) >= wanted
+      )
+        return running;
       last = (status.conditions ?? []).map((c) => `${c.type}=${c.status}${c.message ? ` (${c.message})` : ''}`).join('; ') || last;
       await new Promise((r) => setTimeout(r, this.options.pollMs ?? 1000));
     }
     await running.stop();
-    throw new UnhealthyReleaseError(`deployment ${namespace}/${name} did not become available within ${Math.round(this.options.readyTimeoutMs / 1000)} s`, last);
+    throw new UnhealthyReleaseError(
+      `deployment ${namespace}/${name} did not become available within ${Math.round(this.options.readyTimeoutMs / 1000)} s`,
+      last,
+    );
   }
 }

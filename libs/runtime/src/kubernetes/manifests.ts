@@ -26,7 +26,12 @@ const DEFAULT_RESOURCES = { requests: { cpu: '100m', memory: '128Mi' }, limits: 
 
 /** DNS-1123 name per release: `<slug>-<first 8 of the release id>`. */
 export function releaseName(release: Pick<ReleaseToRun, 'slug' | 'releaseId'>): string {
-  const slug = release.slug.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'app';
+  const slug =
+    release.slug
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40) || 'app';
   return `${slug}-${release.releaseId.replace(/-/g, '').slice(0, 8)}`;
 }
 
@@ -42,7 +47,16 @@ export function releaseManifests(release: ReleaseToRun, options: KubernetesOptio
   const metadata = { name, namespace: options.namespace, labels };
   const fetchScript = downloadScript('ARTIFACT_URL', '/tmp/release.tar.gz', 'ARTIFACT_TOKEN');
   return {
-    secret: { apiVersion: 'v1', kind: 'Secret', metadata, type: 'Opaque', stringData: { ...release.env, ARTIFACT_TOKEN: typeof options.artifactToken === 'string' ? options.artifactToken : options.artifactToken(release.releaseId) } },
+    secret: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata,
+      type: 'Opaque',
+      stringData: {
+        ...release.env,
+        ARTIFACT_TOKEN: typeof options.artifactToken === 'string' ? options.artifactToken : options.artifactToken(release.releaseId),
+      },
+    },
     deployment: {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
@@ -61,38 +75,51 @@ export function releaseManifests(release: ReleaseToRun, options: KubernetesOptio
               { name: 'release', emptyDir: { sizeLimit: options.releaseSize ?? '1Gi' } },
               { name: 'tmp', emptyDir: { sizeLimit: options.tmpSize ?? '256Mi' } },
             ],
-            initContainers: [{
-              name: 'fetch-release',
-              image: options.image,
-              command: ['sh', '-c', `node -e "${fetchScript}" && tar -xzf /tmp/release.tar.gz -C /app`],
-              env: [
-                { name: 'ARTIFACT_URL', value: options.artifactUrl(release.releaseId) },
-                { name: 'ARTIFACT_TOKEN', valueFrom: { secretKeyRef: { name, key: 'ARTIFACT_TOKEN' } } },
-              ],
-              volumeMounts: [{ name: 'release', mountPath: '/app' }, { name: 'tmp', mountPath: '/tmp' }],
-              resources: options.resources ?? DEFAULT_RESOURCES,
-              securityContext: RESTRICTED_CONTAINER,
-            }],
-            containers: [{
-              name: 'app',
-              image: options.image,
-              workingDir: '/app',
-              command: ['sh', '-c', release.startCommand],
-              // The declared variables one by one from the Secret (not `envFrom`, which would
-              // hand the app the artifact token too): its environment is exactly these.
-              env: [
-                { name: 'PORT', value: String(APP_PORT) },
-                { name: 'NODE_ENV', value: 'production' },
-                { name: 'HOME', value: '/tmp' },
-                ...Object.keys(release.env).filter((key) => !PLATFORM_ENV.has(key)).sort().map((key) => ({ name: key, valueFrom: { secretKeyRef: { name, key } } })),
-              ],
-              ports: [{ name: 'http', containerPort: APP_PORT }],
-              readinessProbe: { httpGet: { path: '/', port: 'http' }, periodSeconds: 2, failureThreshold: 3 },
-              livenessProbe: { tcpSocket: { port: 'http' }, initialDelaySeconds: 10, periodSeconds: 10 },
-              resources: options.resources ?? DEFAULT_RESOURCES,
-              securityContext: RESTRICTED_CONTAINER,
-              volumeMounts: [{ name: 'release', mountPath: '/app' }, { name: 'tmp', mountPath: '/tmp' }],
-            }],
+            initContainers: [
+              {
+                name: 'fetch-release',
+                image: options.image,
+                command: ['sh', '-c', `node -e "${fetchScript}" && tar -xzf /tmp/release.tar.gz -C /app`],
+                env: [
+                  { name: 'ARTIFACT_URL', value: options.artifactUrl(release.releaseId) },
+                  { name: 'ARTIFACT_TOKEN', valueFrom: { secretKeyRef: { name, key: 'ARTIFACT_TOKEN' } } },
+                ],
+                volumeMounts: [
+                  { name: 'release', mountPath: '/app' },
+                  { name: 'tmp', mountPath: '/tmp' },
+                ],
+                resources: options.resources ?? DEFAULT_RESOURCES,
+                securityContext: RESTRICTED_CONTAINER,
+              },
+            ],
+            containers: [
+              {
+                name: 'app',
+                image: options.image,
+                workingDir: '/app',
+                command: ['sh', '-c', release.startCommand],
+                // The declared variables one by one from the Secret (not `envFrom`, which would
+                // hand the app the artifact token too): its environment is exactly these.
+                env: [
+                  { name: 'PORT', value: String(APP_PORT) },
+                  { name: 'NODE_ENV', value: 'production' },
+                  { name: 'HOME', value: '/tmp' },
+                  ...Object.keys(release.env)
+                    .filter((key) => !PLATFORM_ENV.has(key))
+                    .sort()
+                    .map((key) => ({ name: key, valueFrom: { secretKeyRef: { name, key } } })),
+                ],
+                ports: [{ name: 'http', containerPort: APP_PORT }],
+                readinessProbe: { httpGet: { path: '/', port: 'http' }, periodSeconds: 2, failureThreshold: 3 },
+                livenessProbe: { tcpSocket: { port: 'http' }, initialDelaySeconds: 10, periodSeconds: 10 },
+                resources: options.resources ?? DEFAULT_RESOURCES,
+                securityContext: RESTRICTED_CONTAINER,
+                volumeMounts: [
+                  { name: 'release', mountPath: '/app' },
+                  { name: 'tmp', mountPath: '/tmp' },
+                ],
+              },
+            ],
           },
         },
       },

@@ -66,10 +66,35 @@ function untar(archive: Buffer): Map<string, string> {
  * Runs one container's command as the pod would: its uid, its mounts (host dirs standing in for
  * emptyDirs), its resolved environment. Asynchronous: the HTTP server it talks to is in this process.
  */
-async function runContainer(container: V1Container, uid: number, volumes: Record<string, string>, secrets: V1Secret[]): Promise<{ status: number | null; output: string }> {
+async function runContainer(
+  container: V1Container,
+  uid: number,
+  volumes: Record<string, string>,
+  secrets: V1Secret[],
+): Promise<{ status: number | null; output: string }> {
   const secretValue = (name: string, key: string) => secrets.find((s) => s.metadata!.name === name)?.stringData?.[key];
   const args = ['--unshare-all', '--share-net', '--unshare-user', '--uid', String(uid), '--gid', String(uid), '--die-with-parent'];
-  args.push('--ro-bind', '/usr', '/usr', '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64', '--ro-bind', '/etc', '/etc', '--proc', '/proc', '--dev', '/dev');
+  args.push(
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    '--symlink',
+    'usr/bin',
+    '/bin',
+    '--symlink',
+    'usr/lib',
+    '/lib',
+    '--symlink',
+    'usr/lib64',
+    '/lib64',
+    '--ro-bind',
+    '/etc',
+    '/etc',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+  );
   for (const mount of container.volumeMounts ?? []) args.push('--bind', volumes[mount.name]!, mount.mountPath);
   args.push('--chdir', container.workingDir ?? '/', '--clearenv', '--setenv', 'PATH', '/usr/local/bin:/usr/bin:/bin');
   // As the kubelet does: envFrom first, then env (which wins on a clash).
@@ -136,22 +161,41 @@ describe('a build Job, run container by container', () => {
   beforeEach(() => blobs.uploads.clear());
 
   it('fetches the source, runs the steps in order with only their variables, and uploads the output directory', async () => {
-    const results = await run(build([
-      { name: 'install', command: 'echo installed > installed.txt' },
-      { name: 'build', command: 'mkdir dist && cat page.txt installed.txt > dist/index.html && env | sort > dist/env.txt && id -u > dist/uid.txt' },
-    ]));
-    expect(results.map((r) => [r.name, r.status])).toEqual([['fetch-source', 0], ['install', 0], ['build', 0], ['upload-output', 0]]);
+    const results = await run(
+      build([
+        { name: 'install', command: 'echo installed > installed.txt' },
+        { name: 'build', command: 'mkdir dist && cat page.txt installed.txt > dist/index.html && env | sort > dist/env.txt && id -u > dist/uid.txt' },
+      ]),
+    );
+    expect(results.map((r) => [r.name, r.status])).toEqual([
+      ['fetch-source', 0],
+      ['install', 0],
+      ['build', 0],
+      ['upload-output', 0],
+    ]);
     const output = untar(blobs.uploads.get('/outputs/o.tar.gz')!);
     expect(output.get('index.html')).toBe('hello from source\ninstalled\n');
     expect(output.get('uid.txt')).toBe(`${BUILD_UID}\n`);
-    const seen = output.get('env.txt')!.split('\n').map((line) => line.split('=')[0]).filter((k) => k && !['PWD', 'SHLVL', '_', 'PATH'].includes(k));
+    const seen = output
+      .get('env.txt')!
+      .split('\n')
+      .map((line) => line.split('=')[0])
+      .filter((k) => k && !['PWD', 'SHLVL', '_', 'PATH'].includes(k));
     expect(seen.sort()).toEqual(['GREETING', 'HOME']);
     expect(output.get('env.txt')).not.toContain('X-Amz-Signature');
   });
 
   it('fails at the failing step and uploads nothing', async () => {
-    const results = await run(build([{ name: 'install', command: 'exit 3' }, { name: 'build', command: 'mkdir dist' }]));
-    expect(results.map((r) => [r.name, r.status])).toEqual([['fetch-source', 0], ['install', 3]]);
+    const results = await run(
+      build([
+        { name: 'install', command: 'exit 3' },
+        { name: 'build', command: 'mkdir dist' },
+      ]),
+    );
+    expect(results.map((r) => [r.name, r.status])).toEqual([
+      ['fetch-source', 0],
+      ['install', 3],
+    ]);
     expect(blobs.uploads.size).toBe(0);
   });
 
@@ -167,7 +211,12 @@ describe('a release pod, fetch container', () => {
     const releaseId = '0b9f7c1e-6a43-4b8e-9d4e-2f5a3c1d7e90';
     const blobs = await blobServer({ [`/_slipway/artifacts/${releaseId}`]: tarGz({ 'server.js': 'console.log(1)' }) }, 'artifact-token');
     const release: ReleaseToRun = { releaseId, applicationId: 'a', slug: 'shop', artifactKey: 'k', startCommand: 'node server.js', env: { A: 'b' } };
-    const { deployment, secret } = releaseManifests(release, { namespace: 'slipway-apps', image: 'x', artifactUrl: (id) => `${blobs.url}/_slipway/artifacts/${id}`, artifactToken: 'artifact-token' });
+    const { deployment, secret } = releaseManifests(release, {
+      namespace: 'slipway-apps',
+      image: 'x',
+      artifactUrl: (id) => `${blobs.url}/_slipway/artifacts/${id}`,
+      artifactToken: 'artifact-token',
+    });
     const pod = deployment.spec!.template.spec!;
     const { volumes, cleanup } = podVolumes(pod.volumes!.map((v) => v.name));
     try {

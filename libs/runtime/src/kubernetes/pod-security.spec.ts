@@ -14,11 +14,19 @@ const release: ReleaseToRun = {
   startCommand: 'npm run start',
   env: { STRIPE_KEY: 'sk_test_canary', DATABASE_URL: 'postgresql://app_shop:pw-canary@db:5432/app_shop', PORT: '1', NODE_ENV: 'development' },
 };
-const options: KubernetesOptions = { namespace: 'slipway-apps', image: 'node:20-slim', artifactUrl: (id) => `http://edge.slipway.svc:8080/_slipway/artifacts/${id}`, artifactToken: (id) => `token-canary-${id}` };
+const options: KubernetesOptions = {
+  namespace: 'slipway-apps',
+  image: 'node:20-slim',
+  artifactUrl: (id) => `http://edge.slipway.svc:8080/_slipway/artifacts/${id}`,
+  artifactToken: (id) => `token-canary-${id}`,
+};
 const build: BuildToRun = {
   deploymentId: '9c1d2e3f-4a5b-4c6d-8e7f-0a1b2c3d4e5f',
   applicationId: release.applicationId,
-  steps: [{ name: 'install', command: 'npm ci' }, { name: 'build', command: 'npm run build' }],
+  steps: [
+    { name: 'install', command: 'npm ci' },
+    { name: 'build', command: 'npm run build' },
+  ],
   env: { NEXT_PUBLIC_API: 'https://api.example.com', BUILD_SECRET: 'build-canary' },
   sourceUrl: 'https://blobs.example.com/sources/x.tar.gz?X-Amz-Signature=source-canary',
   outputUrl: 'https://blobs.example.com/outputs/x.tar.gz?X-Amz-Signature=output-canary',
@@ -31,7 +39,7 @@ describe('what the kubernetes driver generates keeps Pod Security "restricted"',
   const { job } = buildJobManifests(build, buildOptions);
   const pods = { 'release Deployment': deployment.spec!.template, 'build Job': job.spec!.template };
 
-  it.each(Object.entries(pods))('the %s pod passes every restricted rule and Slipway\'s own (no token, read-only root, bounded /tmp, limits)', (_, template) => {
+  it.each(Object.entries(pods))("the %s pod passes every restricted rule and Slipway's own (no token, read-only root, bounded /tmp, limits)", (_, template) => {
     expect(podSecurityProblems(asPodTemplate(template))).toEqual([]);
     expect(template.spec!.automountServiceAccountToken).toBe(false);
     expect(template.spec!.enableServiceLinks).toBe(false);
@@ -41,12 +49,15 @@ describe('what the kubernetes driver generates keeps Pod Security "restricted"',
   it('with other options too (resources, sizes) — and a resources override can only move the numbers', () => {
     const custom = { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '2', memory: '2Gi' } };
     const { deployment: other } = releaseManifests({ ...release, slug: '---' }, { ...options, resources: custom, tmpSize: '1Gi', releaseSize: '4Gi' });
-    const { job: otherJob } = buildJobManifests({ ...build, outputDir: '.', steps: [{ name: 'build', command: 'make' }] }, { ...buildOptions, resources: custom, workspaceSize: '1Gi' });
+    const { job: otherJob } = buildJobManifests(
+      { ...build, outputDir: '.', steps: [{ name: 'build', command: 'make' }] },
+      { ...buildOptions, resources: custom, workspaceSize: '1Gi' },
+    );
     expect(podSecurityProblems(asPodTemplate(other.spec!.template))).toEqual([]);
     expect(podSecurityProblems(asPodTemplate(otherJob.spec!.template))).toEqual([]);
   });
 
-  it('runs applications and builds as their own non-root uids, neither the platform\'s', () => {
+  it("runs applications and builds as their own non-root uids, neither the platform's", () => {
     expect(deployment.spec!.template.spec!.securityContext).toMatchObject({ runAsUser: APP_UID, runAsGroup: APP_UID, runAsNonRoot: true });
     expect(job.spec!.template.spec!.securityContext).toMatchObject({ runAsUser: BUILD_UID, runAsGroup: BUILD_UID, runAsNonRoot: true });
     expect(new Set([APP_UID, BUILD_UID, PLATFORM_UID, 0]).size).toBe(4);
@@ -55,7 +66,9 @@ describe('what the kubernetes driver generates keeps Pod Security "restricted"',
   it('the check itself is not a rubber stamp: a privileged sidecar in the generated pod is refused', () => {
     const template = structuredClone(deployment.spec!.template);
     template.spec!.containers.push({ name: 'sidecar', image: 'x', securityContext: { privileged: true } });
-    expect(restrictedProblems(asPodTemplate(template))).toEqual(expect.arrayContaining(['container sidecar: Privileged Containers: privileged must not be true']));
+    expect(restrictedProblems(asPodTemplate(template))).toEqual(
+      expect.arrayContaining(['container sidecar: Privileged Containers: privileged must not be true']),
+    );
   });
 });
 

@@ -31,8 +31,12 @@ export class LogBudget {
   private readonly members = new Set<Throttled>();
   private timer?: NodeJS.Timeout;
 
-  constructor(readonly options: LogBudgetOptions, now?: () => number) {
-    if (options.readRateBytes < options.rateBytes) throw new Error(`the log read rate (${options.readRateBytes} B/s) must be at least the kept rate (${options.rateBytes} B/s)`);
+  constructor(
+    readonly options: LogBudgetOptions,
+    now?: () => number,
+  ) {
+    if (options.readRateBytes < options.rateBytes)
+      throw new Error(`the log read rate (${options.readRateBytes} B/s) must be at least the kept rate (${options.rateBytes} B/s)`);
     this.read = new TokenBucket(options.readRateBytes, options.burstBytes, now);
     this.keep = new TokenBucket(options.rateBytes, options.burstBytes, now);
   }

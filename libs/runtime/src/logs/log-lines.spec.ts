@@ -20,7 +20,12 @@ describe('log lines', () => {
     const at = new Date('2025-03-04T05:06:07.089Z');
     const stamped = stampLines(Buffer.from('one\ntwo words \x1b[31m\n'), 'stderr', at).toString('utf8');
     expect(stamped).toBe('2025-03-04T05:06:07.089Z stderr one\n2025-03-04T05:06:07.089Z stderr two words \x1b[31m\n');
-    expect(parseLogLine(stamped.split('\n')[1]!, 'rel')).toEqual({ time: '2025-03-04T05:06:07.089Z', stream: 'stderr', text: 'two words \x1b[31m', releaseId: 'rel' });
+    expect(parseLogLine(stamped.split('\n')[1]!, 'rel')).toEqual({
+      time: '2025-03-04T05:06:07.089Z',
+      stream: 'stderr',
+      text: 'two words \x1b[31m',
+      releaseId: 'rel',
+    });
     // An unstamped line (written before stamping) is stdout without a time.
     expect(parseLogLine('plain old line', 'rel')).toEqual({ time: null, stream: 'stdout', text: 'plain old line', releaseId: 'rel' });
   });

@@ -109,5 +109,8 @@ export async function readReleaseLines(file: string, files: number, releaseId: s
 
 /** The size of the current file of a release's ring (0: none yet). */
 export async function currentLogSize(file: string): Promise<number> {
-  return stat(file).then((s) => s.size, () => 0);
+  return stat(file).then(
+    (s) => s.size,
+    () => 0,
+  );
 }

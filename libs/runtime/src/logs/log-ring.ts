@@ -41,7 +41,8 @@ export class LogRing {
   ) {}
 
   static async open(file: string, options: LogRingOptions): Promise<LogRing> {
-    if (options.maxBytes < 1 || options.files < 1) throw new Error(`a log ring needs at least one file of at least one byte (got ${options.files} × ${options.maxBytes})`);
+    if (options.maxBytes < 1 || options.files < 1)
+      throw new Error(`a log ring needs at least one file of at least one byte (got ${options.files} × ${options.maxBytes})`);
     const handle = await open(file, 'a', 0o600);
     return new LogRing(file, options, handle, (await handle.stat()).size);
   }
@@ -136,7 +137,10 @@ export async function readLogRing(file: string, files: number, lastBytes = Infin
   let found = false;
   for (const name of ringFiles(file, files)) {
     if (total >= lastBytes) break;
-    const size = await stat(name).then((s) => s.size, () => undefined);
+    const size = await stat(name).then(
+      (s) => s.size,
+      () => undefined,
+    );
     if (size === undefined) continue;
     found = true;
     const want = Math.min(size, lastBytes - total);

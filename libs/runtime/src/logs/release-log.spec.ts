@@ -14,7 +14,10 @@ import { LogRing, readLogRing } from './log-ring.js';
 
 /** The ring's lines as the app wrote them (time and stream stamps off). */
 function texts(stored: string): string {
-  return stored.split('\n').map((l) => (l ? parseLogLine(l, 'r').text : l)).join('\n');
+  return stored
+    .split('\n')
+    .map((l) => (l ? parseLogLine(l, 'r').text : l))
+    .join('\n');
 }
 import { ReleaseLog } from './release-log.js';
 
@@ -58,7 +61,11 @@ describe('ReleaseLog within a LogBudget, fed by real processes', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  async function releaseLog(name: string, options: LogBudgetOptions, budget = new LogBudget(options)): Promise<{ log: ReleaseLog; file: string; budget: LogBudget }> {
+  async function releaseLog(
+    name: string,
+    options: LogBudgetOptions,
+    budget = new LogBudget(options),
+  ): Promise<{ log: ReleaseLog; file: string; budget: LogBudget }> {
     const file = join(dir, `${name}.log`);
     const log = new ReleaseLog(await LogRing.open(file, { maxBytes: 8 * 1024 * KIB, files: 2 }), budget);
     logs.push(log);
@@ -113,13 +120,20 @@ describe('ReleaseLog within a LogBudget, fed by real processes', () => {
     const { log: flooding } = await releaseLog('a', { rateBytes: 16 * KIB, burstBytes: 16 * KIB, readRateBytes: 64 * KIB });
     const { log: quiet, file } = await releaseLog('b', { rateBytes: 16 * KIB, burstBytes: 16 * KIB, readRateBytes: 64 * KIB });
     const flood = write(flooding, 2, 1e9);
-    const ticker = spawn(process.execPath, ['-e', "let n = 0; const t = setInterval(() => { console.log('tick ' + ++n); if (n === 10) clearInterval(t); }, 50);"], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const ticker = spawn(
+      process.execPath,
+      ['-e', "let n = 0; const t = setInterval(() => { console.log('tick ' + ++n); if (n === 10) clearInterval(t); }, 50);"],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     quiet.attach(ticker.stdout);
     quiet.attach(ticker.stderr);
-    const text = await waitFor(async () => {
-      const read = texts(await readFile(file, 'utf8'));
-      return read.includes('tick 10\n') ? read : undefined;
-    }, { timeoutMs: 10_000, what: "the quiet app's tenth line" });
+    const text = await waitFor(
+      async () => {
+        const read = texts(await readFile(file, 'utf8'));
+        return read.includes('tick 10\n') ? read : undefined;
+      },
+      { timeoutMs: 10_000, what: "the quiet app's tenth line" },
+    );
     expect(text.trimEnd().split('\n')).toEqual(Array.from({ length: 10 }, (_, i) => `tick ${i + 1}`));
     // …while the flooding app was still held at its read rate.
     const flooded = await flood;
@@ -128,17 +142,25 @@ describe('ReleaseLog within a LogBudget, fed by real processes', () => {
 
   it('cuts lines into whole lines per pipe, so stdout and stderr never interleave mid-line', async () => {
     const { log, file } = await releaseLog('mixed', { rateBytes: 1024 * KIB, burstBytes: 1024 * KIB, readRateBytes: 1024 * KIB });
-    const script = "for (let i = 0; i < 200; i++) { process.stdout.write('out-' + i + '-'); process.stderr.write('err-' + i + '-'); process.stdout.write('end\\n'); process.stderr.write('end\\n'); }";
+    const script =
+      "for (let i = 0; i < 200; i++) { process.stdout.write('out-' + i + '-'); process.stderr.write('err-' + i + '-'); process.stdout.write('end\\n'); process.stderr.write('end\\n'); }";
     const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
     const closed = Promise.all([child.stdout, child.stderr].map((s) => new Promise((r) => s.once('close', r))));
     log.attach(child.stdout, 'stdout');
     log.attach(child.stderr, 'stderr');
     await closed;
     await log.close();
-    const lines = (await readFile(file, 'utf8')).trimEnd().split('\n').map((l) => parseLogLine(l, 'r'));
+    const lines = (await readFile(file, 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((l) => parseLogLine(l, 'r'));
     expect(lines).toHaveLength(400);
     expect(lines.every((l) => /^(out|err)-\d+-end$/.test(l.text))).toBe(true);
     // Each line stamped with its pipe and a time.
-    expect(lines.every((l) => l.stream === (l.text.startsWith('out') ? 'stdout' : 'stderr') && l.time !== null && Math.abs(Date.parse(l.time) - Date.now()) < 60_000)).toBe(true);
+    expect(
+      lines.every(
+        (l) => l.stream === (l.text.startsWith('out') ? 'stdout' : 'stderr') && l.time !== null && Math.abs(Date.parse(l.time) - Date.now()) < 60_000,
+      ),
+    ).toBe(true);
   });
 });

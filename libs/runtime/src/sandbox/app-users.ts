@@ -24,7 +24,16 @@ const comment = (applicationId: string) => `slipway app ${applicationId}`;
  * people's ids: room for many applications, and one range a host firewall rule can name.
  */
 export const APP_ID_RANGE = { min: 200_000, max: 299_999 } as const;
-const RANGE = ['-K', `SYS_UID_MIN=${APP_ID_RANGE.min}`, '-K', `SYS_UID_MAX=${APP_ID_RANGE.max}`, '-K', `SYS_GID_MIN=${APP_ID_RANGE.min}`, '-K', `SYS_GID_MAX=${APP_ID_RANGE.max}`];
+const RANGE = [
+  '-K',
+  `SYS_UID_MIN=${APP_ID_RANGE.min}`,
+  '-K',
+  `SYS_UID_MAX=${APP_ID_RANGE.max}`,
+  '-K',
+  `SYS_GID_MIN=${APP_ID_RANGE.min}`,
+  '-K',
+  `SYS_GID_MAX=${APP_ID_RANGE.max}`,
+];
 
 async function lookup(name: string): Promise<{ uid: number; gid: number; gecos: string } | null> {
   try {
@@ -61,17 +70,37 @@ export class AppUsers {
     let found = await lookup(name);
     for (let attempt = 0; !found && attempt < 5; attempt++) {
       try {
-        await run('useradd', ['--system', '--user-group', '--no-create-home', '--no-log-init', ...RANGE, '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', '--comment', comment(applicationId), name]);
+        await run('useradd', [
+          '--system',
+          '--user-group',
+          '--no-create-home',
+          '--no-log-init',
+          ...RANGE,
+          '--home-dir',
+          '/nonexistent',
+          '--shell',
+          '/usr/sbin/nologin',
+          '--comment',
+          comment(applicationId),
+          name,
+        ]);
       } catch (error) {
-        if (attempt === 4) throw new SandboxUnavailableError(`could not create the application's own user ${name}: ${((error as { stderr?: string }).stderr ?? (error as Error).message).trim().slice(0, 200)} (the edge must run as root for per-application users)`);
+        if (attempt === 4)
+          throw new SandboxUnavailableError(
+            `could not create the application's own user ${name}: ${((error as { stderr?: string }).stderr ?? (error as Error).message).trim().slice(0, 200)} (the edge must run as root for per-application users)`,
+          );
         await new Promise((r) => setTimeout(r, 100 * (attempt + 1)));
       }
       found = await lookup(name);
     }
     if (!found) throw new SandboxUnavailableError(`the application's own user ${name} could not be created`);
-    if (found.gecos !== comment(applicationId)) throw new SandboxUnavailableError(`the user ${name} exists but was not made for this application; refusing to share it`);
+    if (found.gecos !== comment(applicationId))
+      throw new SandboxUnavailableError(`the user ${name} exists but was not made for this application; refusing to share it`);
     const inRange = (id: number) => id >= APP_ID_RANGE.min && id <= APP_ID_RANGE.max;
-    if (!inRange(found.uid) || !inRange(found.gid) || this.forbiddenUids.includes(found.uid)) throw new SandboxUnavailableError(`the user ${name} has uid ${found.uid}/gid ${found.gid}, outside the applications' range ${APP_ID_RANGE.min}–${APP_ID_RANGE.max} or the platform's own; refusing to run as it`);
+    if (!inRange(found.uid) || !inRange(found.gid) || this.forbiddenUids.includes(found.uid))
+      throw new SandboxUnavailableError(
+        `the user ${name} has uid ${found.uid}/gid ${found.gid}, outside the applications' range ${APP_ID_RANGE.min}–${APP_ID_RANGE.max} or the platform's own; refusing to run as it`,
+      );
     const ids = { uid: found.uid, gid: found.gid, name };
     this.known.set(applicationId, ids);
     return ids;

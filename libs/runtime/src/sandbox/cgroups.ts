@@ -136,7 +136,9 @@ export class Cgroups {
       try {
         await mkdir(dir, { recursive: true });
       } catch (error) {
-        return { reason: `cannot create ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message} (/sys/fs/cgroup is read-only or not ours)` };
+        return {
+          reason: `cannot create ${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message} (/sys/fs/cgroup is read-only or not ours)`,
+        };
       }
       parents.set(controller, dir);
     }
@@ -182,7 +184,9 @@ export class Cgroups {
     for (const parent of this.parents.values()) for (const name of await readdir(parent).catch(() => [] as string[])) if (matches(name)) names.add(name);
     let killed = 0;
     for (const name of names) {
-      const dirs = new Map([...this.parents].map(([controller, parent]) => [controller, join(parent, name)] as const).filter(([, dir]) => existsSync(join(dir, 'cgroup.procs'))));
+      const dirs = new Map(
+        [...this.parents].map(([controller, parent]) => [controller, join(parent, name)] as const).filter(([, dir]) => existsSync(join(dir, 'cgroup.procs'))),
+      );
       const group = new Cgroup(name, this.version, dirs, { memoryBytes: 0, pids: 0, cpus: 0 });
       killed += (await group.pids()).length;
       await group.killAll();
@@ -250,10 +254,7 @@ class Cgroup implements AppCgroup {
   }
 
   async pids(): Promise<number[]> {
-    return (await readFile(this.procsFiles[0]!, 'utf8').catch(() => ''))
-      .split('\n')
-      .filter(Boolean)
-      .map(Number);
+    return (await readFile(this.procsFiles[0]!, 'utf8').catch(() => '')).split('\n').filter(Boolean).map(Number);
   }
 
   stats(): Promise<CgroupStats> {

@@ -65,7 +65,13 @@ export class LocalSandbox {
 
   constructor(private readonly options: LocalSandboxOptions) {
     this.users = new AppUsers([process.getuid?.() ?? 0, ...(options.forbiddenUids ?? [])]);
-    if (options.network && options.network.mode !== 'pasta') this.links = new SandboxLinks({ subnet: options.network.subnet, clientUids: options.network.clientUids, guardMs: options.network.guardMs, onNotice: options.onNotice });
+    if (options.network && options.network.mode !== 'pasta')
+      this.links = new SandboxLinks({
+        subnet: options.network.subnet,
+        clientUids: options.network.clientUids,
+        guardMs: options.network.guardMs,
+        onNotice: options.onNotice,
+      });
   }
 
   /** The network path, chosen once (probed for `auto` and `kernel`). */
@@ -107,7 +113,10 @@ export class LocalSandbox {
 
   /** Fails with SandboxUnavailableError (nothing started) when the sandbox cannot be made. */
   async prepare(applicationId: string, releaseId: string, releaseDir: string): Promise<{ ids: AppIds; cgroup: AppCgroup | null }> {
-    if (process.getuid?.() !== 0) throw new SandboxUnavailableError('apps run as users of their own, which only an edge running as root can create; run the edge as root or set RUNTIME_SANDBOX=off (unsandboxed apps)');
+    if (process.getuid?.() !== 0)
+      throw new SandboxUnavailableError(
+        'apps run as users of their own, which only an edge running as root can create; run the edge as root or set RUNTIME_SANDBOX=off (unsandboxed apps)',
+      );
     const ids = await this.users.ensure(applicationId);
     if (!this.probed) {
       const reason = await probeSandbox(ids, { kind: 'outbound' });
@@ -172,7 +181,17 @@ export class LocalSandbox {
    * `outliveParent`: the sandbox is not tied to the process that starts it (a runtime supervisor
    * that records it and whose successor takes it over); otherwise it is killed when that process dies.
    */
-  command(ids: AppIds, cgroup: AppCgroup | null, releaseDir: string, env: Record<string, string>, ports: { listen: number; app?: number }, startCommand: string, extraBinds: SandboxBind[] = [], extraHostPorts: number[] = [], outliveParent = false): SandboxedProcess {
+  command(
+    ids: AppIds,
+    cgroup: AppCgroup | null,
+    releaseDir: string,
+    env: Record<string, string>,
+    ports: { listen: number; app?: number },
+    startCommand: string,
+    extraBinds: SandboxBind[] = [],
+    extraHostPorts: number[] = [],
+    outliveParent = false,
+  ): SandboxedProcess {
     const own = new Set([ports.listen, ports.app ?? ports.listen]);
     const spec = {
       uid: ids.uid,
@@ -181,7 +200,12 @@ export class LocalSandbox {
       tmpBytes: this.options.tmpBytes,
       env,
       cwd: APP_ROOT,
-      network: { kind: 'outbound' as const, listenPort: ports.listen, appPort: ports.app, hostPorts: this.hostPorts(extraHostPorts).filter((p) => !own.has(p)) },
+      network: {
+        kind: 'outbound' as const,
+        listenPort: ports.listen,
+        appPort: ports.app,
+        hostPorts: this.hostPorts(extraHostPorts).filter((p) => !own.has(p)),
+      },
       command: startCommand,
     };
     // A root shell puts itself into the cgroups (their files are its arguments: it reads no
@@ -217,7 +241,9 @@ async function assertTraversable(start: string): Promise<void> {
   for (let dir = start; ; dir = dirname(dir)) {
     const mode = (await stat(dir)).mode;
     if ((mode & 0o001) === 0) {
-      throw new SandboxUnavailableError(`${dir} is not traversable by other users (mode ${(mode & 0o777).toString(8)}), so an application's own user cannot reach its release: run \`chmod o+x ${dir}\` (traversable, not listable) or set RUNTIME_DIR elsewhere`);
+      throw new SandboxUnavailableError(
+        `${dir} is not traversable by other users (mode ${(mode & 0o777).toString(8)}), so an application's own user cannot reach its release: run \`chmod o+x ${dir}\` (traversable, not listable) or set RUNTIME_DIR elsewhere`,
+      );
     }
     if (dir === dirname(dir)) return;
   }

@@ -58,7 +58,17 @@ export interface SandboxSpec {
  * alternatives links (`awk`, `cc`/`c++` for native addons, `which` resolve through them; only
  * links into /usr).
  */
-const SYSTEM_FILES = ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/etc/ssl', '/etc/ca-certificates', '/etc/passwd', '/etc/group', '/etc/localtime', '/etc/alternatives'];
+const SYSTEM_FILES = [
+  '/etc/resolv.conf',
+  '/etc/hosts',
+  '/etc/nsswitch.conf',
+  '/etc/ssl',
+  '/etc/ca-certificates',
+  '/etc/passwd',
+  '/etc/group',
+  '/etc/localtime',
+  '/etc/alternatives',
+];
 
 function portList(ports: number[] | undefined): string {
   return ports && ports.length > 0 ? [...new Set(ports)].sort((a, b) => a - b).join(',') : 'none';
@@ -71,7 +81,19 @@ function portList(ports: number[] | undefined): string {
  * caller), and only the binds asked for. Nothing of the host's file system otherwise.
  */
 export function bwrapArgs(spec: SandboxSpec, sharedNet: boolean): string[] {
-  const args = ['--unshare-all', '--unshare-user', '--disable-userns', '--cap-drop', 'ALL', '--die-with-parent', '--new-session', '--uid', String(spec.uid), '--gid', String(spec.gid)];
+  const args = [
+    '--unshare-all',
+    '--unshare-user',
+    '--disable-userns',
+    '--cap-drop',
+    'ALL',
+    '--die-with-parent',
+    '--new-session',
+    '--uid',
+    String(spec.uid),
+    '--gid',
+    String(spec.gid),
+  ];
   if (sharedNet) args.push('--share-net');
   args.push('--ro-bind', '/usr', '/usr');
   for (const link of ['bin', 'lib', 'lib64', 'sbin']) if (existsSync(`/usr/${link}`)) args.push('--symlink', `usr/${link}`, `/${link}`);
@@ -93,10 +115,22 @@ export function sandboxArgv(spec: SandboxSpec, path?: string): string[] {
   const { listenPort, appPort, hostPorts } = spec.network;
   const inbound = listenPort ? `127.0.0.1/${listenPort}${appPort && appPort !== listenPort ? `:${appPort}` : ''}` : 'none';
   return [
-    tool('pasta', path), '--config-net', '--no-map-gw', '--quiet', '--foreground',
-    '-t', inbound, '-u', 'none',
-    '-T', portList(hostPorts), '-U', 'none',
-    '--', tool('bwrap', path), ...bwrapArgs(spec, true),
+    tool('pasta', path),
+    '--config-net',
+    '--no-map-gw',
+    '--quiet',
+    '--foreground',
+    '-t',
+    inbound,
+    '-u',
+    'none',
+    '-T',
+    portList(hostPorts),
+    '-U',
+    'none',
+    '--',
+    tool('bwrap', path),
+    ...bwrapArgs(spec, true),
   ];
 }
 
@@ -113,7 +147,8 @@ export const SETUP_ENV: Readonly<Record<string, string>> = { PATH: '/usr/sbin:/u
 export function sandboxEnvArgs(env: Record<string, string>): Buffer {
   const args = ['--clearenv'];
   for (const [key, value] of Object.entries(env)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) || value.includes('\0')) throw new Error(`environment variable ${JSON.stringify(key.slice(0, 64))} cannot be passed to the sandbox`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) || value.includes('\0'))
+      throw new Error(`environment variable ${JSON.stringify(key.slice(0, 64))} cannot be passed to the sandbox`);
     args.push('--setenv', key, value);
   }
   return Buffer.from(args.map((a) => `${a}\0`).join(''), 'utf8');
@@ -126,11 +161,23 @@ export type SandboxOutput = 'pipe' | 'ignore' | number;
  * Starts `argv` (a `sandboxArgv`, optionally behind wrappers that keep descriptor 3 open) with the
  * set-up environment, and hands the sandbox its environment on descriptor 3.
  */
-export function spawnSandbox(argv: string[], env: Record<string, string>, options: Omit<SpawnOptions, 'env' | 'stdio'> & { stdout?: SandboxOutput; /** Default: where stdout goes. */ stderr?: SandboxOutput; /** PATH of the set-up processes (the platform's). */ path?: string }): ChildProcess {
+export function spawnSandbox(
+  argv: string[],
+  env: Record<string, string>,
+  options: Omit<SpawnOptions, 'env' | 'stdio'> & {
+    stdout?: SandboxOutput;
+    /** Default: where stdout goes. */ stderr?: SandboxOutput;
+    /** PATH of the set-up processes (the platform's). */ path?: string;
+  },
+): ChildProcess {
   const data = sandboxEnvArgs(env);
   const { stdout, stderr, path, ...spawnOptions } = options;
   const out = stdout ?? 'pipe';
-  const child = spawn(argv[0]!, argv.slice(1), { ...spawnOptions, env: { ...SETUP_ENV, ...(path ? { PATH: path } : {}) }, stdio: ['ignore', out, stderr ?? out, 'pipe'] });
+  const child = spawn(argv[0]!, argv.slice(1), {
+    ...spawnOptions,
+    env: { ...SETUP_ENV, ...(path ? { PATH: path } : {}) },
+    stdio: ['ignore', out, stderr ?? out, 'pipe'],
+  });
   const pipe = child.stdio[ARGS_FD] as Writable | null;
   pipe?.on('error', () => undefined);
   pipe?.end(data);
@@ -145,6 +192,15 @@ const TOOL_DIRS = ['/usr/bin', '/usr/sbin', '/bin', '/sbin', '/usr/local/bin', '
  * the bare name when it is not there, so that starting it fails with ENOENT and the probe says
  * what to install.
  */
-export function tool(name: 'bwrap' | 'pasta' | 'setpriv' | 'prlimit' | 'ip' | 'nft' | 'nsenter' | 'sysctl', path = process.env['PATH'] ?? TOOL_DIRS.join(':')): string {
-  return path.split(':').filter((dir) => dir.startsWith('/')).map((dir) => `${dir}/${name}`).find((file) => existsSync(file)) ?? name;
+export function tool(
+  name: 'bwrap' | 'pasta' | 'setpriv' | 'prlimit' | 'ip' | 'nft' | 'nsenter' | 'sysctl',
+  path = process.env['PATH'] ?? TOOL_DIRS.join(':'),
+): string {
+  return (
+    path
+      .split(':')
+      .filter((dir) => dir.startsWith('/'))
+      .map((dir) => `${dir}/${name}`)
+      .find((file) => existsSync(file)) ?? name
+  );
 }

@@ -55,7 +55,8 @@ const HOST_TABLE_SHAPE = 'slipway sandboxes v2: stateless';
 export function parseSandboxSubnet(cidr: string): SandboxSubnet {
   const match = /^(\d{1,3})\.(\d{1,3})\.0\.0\/16$/.exec(cidr.trim());
   const [a, b] = match ? [Number(match[1]), Number(match[2])] : [NaN, NaN];
-  if (!match || a > 255 || b > 255 || a === 127 || a === 0) throw new Error(`the sandbox subnet must be an IPv4 /16 such as ${DEFAULT_SANDBOX_SUBNET} (one address per port), not ${JSON.stringify(cidr)}`);
+  if (!match || a > 255 || b > 255 || a === 127 || a === 0)
+    throw new Error(`the sandbox subnet must be an IPv4 /16 such as ${DEFAULT_SANDBOX_SUBNET} (one address per port), not ${JSON.stringify(cidr)}`);
   return { cidr: `${a}.${b}.0.0/16`, base: ((a << 24) | (b << 16)) >>> 0 };
 }
 
@@ -169,7 +170,12 @@ export function namespaceRules(address: string, port: number, appPort: number): 
 function run(file: string, args: string[], input?: string, timeoutMs = 10_000): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = execFile(file, args, { env: { ...SETUP_ENV }, timeout: timeoutMs, maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`${file.split('/').pop()} ${args.slice(0, 3).join(' ')}: ${(stderr || error.message).trim().split('\n').slice(-2).join(' ').slice(0, 300)}`));
+      if (error)
+        reject(
+          new Error(
+            `${file.split('/').pop()} ${args.slice(0, 3).join(' ')}: ${(stderr || error.message).trim().split('\n').slice(-2).join(' ').slice(0, 300)}`,
+          ),
+        );
       else resolve(stdout);
     });
     child.stdin?.on('error', () => undefined);
@@ -199,7 +205,6 @@ const GUARD_MS = 10_000;
 
 /** Makes and removes the links (as root); see the module comment. */
 export class SandboxLinks {
-
   private guard?: NodeJS.Timeout;
 
   constructor(private readonly options: SandboxLinksOptions) {}
@@ -233,7 +238,8 @@ export class SandboxLinks {
     if (process.getuid?.() !== 0) return 'the edge does not run as root (veth pairs and nftables need it)';
     for (const name of ['ip', 'nft', 'nsenter'] as const) {
       const file = tool(name);
-      if (!file.startsWith('/')) return `${name} is not installed: run \`apt-get install -y ${name === 'nft' ? 'nftables' : name === 'ip' ? 'iproute2' : 'util-linux'}\``;
+      if (!file.startsWith('/'))
+        return `${name} is not installed: run \`apt-get install -y ${name === 'nft' ? 'nftables' : name === 'ip' ? 'iproute2' : 'util-linux'}\``;
     }
     const probe = `${LINK_PREFIX}probe${process.pid % 1000}`;
     try {
@@ -299,23 +305,32 @@ export class SandboxLinks {
     const gateway = gatewayAddress(this.subnet);
     const ip = tool('ip');
     const sysctl = tool('sysctl');
-    await run('/bin/sh', ['-c', script([
-      `${ip} link del ${name} 2>/dev/null || true`,
-      `${ip} link add ${name} type veth peer name ${INNER} netns ${inside}`,
-      `${sysctl} -qw net.ipv6.conf.${name}.disable_ipv6=1`,
-      `${ip} addr add ${gateway}/32 dev ${name}`,
-      `${ip} link set ${name} up`,
-      `${ip} route replace ${address}/32 dev ${name} src ${gateway}`,
-    ])]);
-    await run(tool('nsenter'), [`--net=/proc/${inside}/ns/net`, '--', '/bin/sh', '-c', script([
-      `${sysctl} -qw net.ipv6.conf.${INNER}.disable_ipv6=1 net.ipv4.conf.${INNER}.route_localnet=1`,
-      `${ip} addr add ${address}/32 dev ${INNER}`,
-      `${ip} link set ${INNER} up`,
-      `${ip} route add ${gateway}/32 dev ${INNER}`,
-      `${tool('nft')} -f - <<'RULES'`,
-      namespaceRules(address, port, appPort).trimEnd(),
-      'RULES',
-    ])]);
+    await run('/bin/sh', [
+      '-c',
+      script([
+        `${ip} link del ${name} 2>/dev/null || true`,
+        `${ip} link add ${name} type veth peer name ${INNER} netns ${inside}`,
+        `${sysctl} -qw net.ipv6.conf.${name}.disable_ipv6=1`,
+        `${ip} addr add ${gateway}/32 dev ${name}`,
+        `${ip} link set ${name} up`,
+        `${ip} route replace ${address}/32 dev ${name} src ${gateway}`,
+      ]),
+    ]);
+    await run(tool('nsenter'), [
+      `--net=/proc/${inside}/ns/net`,
+      '--',
+      '/bin/sh',
+      '-c',
+      script([
+        `${sysctl} -qw net.ipv6.conf.${INNER}.disable_ipv6=1 net.ipv4.conf.${INNER}.route_localnet=1`,
+        `${ip} addr add ${address}/32 dev ${INNER}`,
+        `${ip} link set ${INNER} up`,
+        `${ip} route add ${gateway}/32 dev ${INNER}`,
+        `${tool('nft')} -f - <<'RULES'`,
+        namespaceRules(address, port, appPort).trimEnd(),
+        'RULES',
+      ]),
+    ]);
   }
 
   /** Removes the host side of the link (the pair goes with it; a namespace that ended took it already). */
@@ -324,12 +339,18 @@ export class SandboxLinks {
   }
 
   async exists(port: number): Promise<boolean> {
-    return readFile(`/sys/class/net/${hostLinkName(port)}/operstate`, 'utf8').then(() => true, () => false);
+    return readFile(`/sys/class/net/${hostLinkName(port)}/operstate`, 'utf8').then(
+      () => true,
+      () => false,
+    );
   }
 }
 
 function alive(pid: number): Promise<boolean> {
-  return readFile(`/proc/${pid}/stat`, 'utf8').then(() => true, () => false);
+  return readFile(`/proc/${pid}/stat`, 'utf8').then(
+    () => true,
+    () => false,
+  );
 }
 
 /** A process of the sandbox started as `rootPid` that is in a network namespace other than this process's. */

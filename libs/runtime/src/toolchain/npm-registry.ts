@@ -53,7 +53,8 @@ export class NpmRegistry {
     const what = `${name}@${version.version}`;
     if (!expected) throw new ToolchainError('node_unavailable', `the registry publishes no sha512 integrity for ${what}; it is not used`);
     // The tarball must come from the registry that published its integrity, not from wherever metadata points.
-    if (new URL(version.dist.tarball).origin !== new URL(this.url).origin) throw new ToolchainError('node_unavailable', `${what}'s tarball is not on ${this.url}; it is not used`);
+    if (new URL(version.dist.tarball).origin !== new URL(this.url).origin)
+      throw new ToolchainError('node_unavailable', `${what}'s tarball is not on ${this.url}; it is not used`);
     const max = this.options.maxTarballBytes ?? 256 * 1024 * 1024;
     const hash = createHash('sha512');
     try {

@@ -58,9 +58,11 @@ interface Marker {
 const CPU = process.arch === 'arm64' ? 'aarch64' : process.arch;
 
 function hasAvx2(): Promise<boolean> {
-  return readFile('/proc/cpuinfo', 'utf8').then((text) => /\bavx2\b/.test(text), () => true);
+  return readFile('/proc/cpuinfo', 'utf8').then(
+    (text) => /\bavx2\b/.test(text),
+    () => true,
+  );
 }
-
 
 /**
  * Package managers from the npm registry with corepack's semantics: the exact version of
@@ -82,10 +84,19 @@ export class PackageManagers {
   async resolve(request: ManagerRequest): Promise<ManagerDistribution | null> {
     const { manager } = request;
     if (request.version !== null && !semver.valid(request.version)) {
-      throw new ToolchainError('package_manager_unavailable', `packageManager "${manager}@${request.version}" is not an exact version (corepack needs one, e.g. ${manager}@${manager === 'bun' ? '1.2.0' : '10.0.0'})`);
+      throw new ToolchainError(
+        'package_manager_unavailable',
+        `packageManager "${manager}@${request.version}" is not an exact version (corepack needs one, e.g. ${manager}@${manager === 'bun' ? '1.2.0' : '10.0.0'})`,
+      );
     }
     if (manager === 'npm' && request.version === null) return null;
-    const source: ManagerDistribution['source'] = request.version ? 'packageManager' : manager === 'pnpm' && request.pnpmLockfileVersion ? 'lockfile' : manager === 'yarn' ? 'lockfile' : 'default';
+    const source: ManagerDistribution['source'] = request.version
+      ? 'packageManager'
+      : manager === 'pnpm' && request.pnpmLockfileVersion
+        ? 'lockfile'
+        : manager === 'yarn'
+          ? 'lockfile'
+          : 'default';
     const pkg = await this.packageFor(request);
     const listed = await this.versions(pkg.name);
     let version = request.version;
@@ -93,7 +104,10 @@ export class PackageManagers {
       version = semver.rsort([...listed.keys()].filter((v) => semver.valid(v) && !semver.prerelease(v) && semver.satisfies(v, pkg.range!)))[0] ?? null;
       if (!version) throw new ToolchainError('package_manager_unavailable', `${this.options.registry.url} has no ${pkg.name} ${pkg.range} for ${manager}`);
     } else if (!listed.has(version)) {
-      throw new ToolchainError('package_manager_unavailable', `${manager} ${version} (packageManager) is not published as ${pkg.name}@${version} on ${this.options.registry.url}; use a released version`);
+      throw new ToolchainError(
+        'package_manager_unavailable',
+        `${manager} ${version} (packageManager) is not published as ${pkg.name}@${version} on ${this.options.registry.url}; use a released version`,
+      );
     }
     return { manager, version, package: pkg.name, bins: pkg.bins(version), source };
   }
@@ -170,7 +184,12 @@ export class PackageManagers {
     try {
       marker = JSON.parse(await readFile(join(dir, MARKER), 'utf8')) as Marker;
     } catch (error) {
-      const absent = (error as NodeJS.ErrnoException).code === 'ENOENT' && !(await stat(dir).then(() => true, () => false));
+      const absent =
+        (error as NodeJS.ErrnoException).code === 'ENOENT' &&
+        !(await stat(dir).then(
+          () => true,
+          () => false,
+        ));
       return absent ? null : `${MARKER} is missing or unreadable`;
     }
     if (marker.package !== dist.package || marker.version !== dist.version) return `it says it is ${marker.package}@${marker.version}`;
@@ -197,7 +216,10 @@ export class PackageManagers {
       for (const [command, path] of Object.entries(dist.bins)) {
         const file = join(tmp, 'pkg', path);
         bins[command] = await fileHash(file, 'sha256').catch(() => {
-          throw new ToolchainError('package_manager_unavailable', `${dist.package}@${dist.version} has no ${path}; it is not a ${dist.manager} this platform knows how to run`);
+          throw new ToolchainError(
+            'package_manager_unavailable',
+            `${dist.package}@${dist.version} has no ${path}; it is not a ${dist.manager} this platform knows how to run`,
+          );
         });
         await chmod(file, 0o755);
         await symlink(`../pkg/${path}`, join(tmp, 'bin', command));
@@ -205,7 +227,8 @@ export class PackageManagers {
       const marker: Marker = { package: dist.package, version: dist.version, integrity: version.dist.integrity!, bins };
       if ((await placeToolchain(tmp, dir, MARKER, marker)) === 'raced') {
         // Another deploy finished the same version first: use its copy if it is whole.
-        if ((await this.check(dir, dist)) !== true) throw new ToolchainError('package_manager_unavailable', `${dist.manager} ${dist.version} in ${dir} is damaged`);
+        if ((await this.check(dir, dist)) !== true)
+          throw new ToolchainError('package_manager_unavailable', `${dist.manager} ${dist.version} in ${dir} is damaged`);
       }
     } finally {
       await rm(tmp, { recursive: true, force: true });
@@ -220,7 +243,10 @@ export class PackageManagers {
     try {
       await run('tar', ['-xzf', file, '-C', join(tmp, 'pkg'), '--strip-components=1', '--no-same-owner'], { maxBuffer: 1024 * 1024 });
     } catch (error) {
-      throw new ToolchainError('package_manager_unavailable', `${dist.package}@${dist.version} could not be unpacked: ${(error as Error).message.slice(0, 300)}`);
+      throw new ToolchainError(
+        'package_manager_unavailable',
+        `${dist.package}@${dist.version} could not be unpacked: ${(error as Error).message.slice(0, 300)}`,
+      );
     } finally {
       await rm(file, { force: true });
     }
@@ -233,7 +259,8 @@ export class PackageManagers {
    */
   private async checkHash(dist: ManagerDistribution, made: ManagerToolchain, hash: string): Promise<void> {
     const match = /^(sha1|sha224|sha256|sha384|sha512)\.([0-9a-f]+)$/i.exec(hash);
-    const wrong = (why: string) => new ToolchainError('package_manager_unavailable', `packageManager "${dist.manager}@${dist.version}+${hash.slice(0, 24)}…" ${why}; nothing was installed`);
+    const wrong = (why: string) =>
+      new ToolchainError('package_manager_unavailable', `packageManager "${dist.manager}@${dist.version}+${hash.slice(0, 24)}…" ${why}; nothing was installed`);
     if (!match) throw wrong('has a hash this platform cannot read (expected +sha512.<hex>, +sha256.<hex>, +sha224.<hex> or +sha1.<hex>)');
     const algorithm = match[1]!.toLowerCase();
     const expected = match[2]!.toLowerCase();
@@ -247,7 +274,7 @@ export class PackageManagers {
     }
     if (published && algorithm === 'sha1' && (published.dist as { shasum?: string }).shasum) candidates.push((published.dist as { shasum?: string }).shasum!);
     if (dist.package === '@yarnpkg/cli-dist') candidates.push(await fileHash(join(made.dir, 'pkg', 'bin', 'yarn.js'), algorithm));
-    if (!candidates.includes(expected) && published && (algorithm !== 'sha512' && algorithm !== 'sha1')) {
+    if (!candidates.includes(expected) && published && algorithm !== 'sha512' && algorithm !== 'sha1') {
       const file = join(this.options.root, 'pm', `.hash-${randomUUID()}.tgz`);
       try {
         await this.options.registry.download(corepackPackage, published, file);

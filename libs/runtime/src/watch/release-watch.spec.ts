@@ -33,7 +33,18 @@ describe('ReleaseWatch', () => {
   });
 
   it('takes blank lines, stack frames and Node warnings as no errors', () => {
-    expect(['', '   ', '    at x (y.js:1:1)', '    ... 4 more', '(node:1) Warning: w', '(node:77) [DEP0040] DeprecationWarning: punycode', 'npm notice New major version of npm available!', 'npm error code 3'].some(isErrorLine)).toBe(false);
+    expect(
+      [
+        '',
+        '   ',
+        '    at x (y.js:1:1)',
+        '    ... 4 more',
+        '(node:1) Warning: w',
+        '(node:77) [DEP0040] DeprecationWarning: punycode',
+        'npm notice New major version of npm available!',
+        'npm error code 3',
+      ].some(isErrorLine),
+    ).toBe(false);
     expect(['TypeError: x is not a function', 'error', 'payment failed'].every(isErrorLine)).toBe(true);
   });
 });

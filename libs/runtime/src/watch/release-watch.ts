@@ -114,6 +114,13 @@ export class ReleaseWatch {
   }
 
   report(): RuntimeReport {
-    return { crashes: this.crashes, restarts: this.restarts, lastExit: this.lastExit, crashExcerpt: this.crashExcerpt, errorLines: this.errorLines, errorExcerpt: [...this.errorExcerpt] };
+    return {
+      crashes: this.crashes,
+      restarts: this.restarts,
+      lastExit: this.lastExit,
+      crashExcerpt: this.crashExcerpt,
+      errorLines: this.errorLines,
+      errorExcerpt: [...this.errorExcerpt],
+    };
   }
 }

@@ -25,7 +25,10 @@ const compliant = (): PodTemplateShape => ({
         volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
       },
     ],
-    volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }, { name: 'config', configMap: { name: 'c' } }],
+    volumes: [
+      { name: 'tmp', emptyDir: { sizeLimit: '64Mi' } },
+      { name: 'config', configMap: { name: 'c' } },
+    ],
   },
 });
 

@@ -6,7 +6,21 @@ import { allContainers, type ContainerShape, type HandlerShape, type PodTemplate
  * at version `latest` (v1.35). Each problem names the rule the way the page does, then where.
  */
 
-const BASELINE_CAPABILITIES = new Set(['AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD', 'NET_BIND_SERVICE', 'SETFCAP', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_CHROOT']);
+const BASELINE_CAPABILITIES = new Set([
+  'AUDIT_WRITE',
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'FOWNER',
+  'FSETID',
+  'KILL',
+  'MKNOD',
+  'NET_BIND_SERVICE',
+  'SETFCAP',
+  'SETGID',
+  'SETPCAP',
+  'SETUID',
+  'SYS_CHROOT',
+]);
 const RESTRICTED_CAPABILITIES = new Set(['NET_BIND_SERVICE']);
 const SELINUX_TYPES = new Set(['', 'container_t', 'container_init_t', 'container_kvm_t', 'container_engine_t']);
 const SAFE_SYSCTLS = new Set([

@@ -6,11 +6,14 @@ const PASSWORD = 'a long passphrase';
 
 /** POSTs one of the owner's user actions (`ban`, `unban`, `revoke-sessions`, `role`) with the application's API key. */
 async function ownerAction(ctx: PluginsContext, userId: string, action: string, body: object = {}) {
-  const res = await fetch(`http://127.0.0.1:${ctx.platform.ports.gateway}/dashboard/api/applications/${ctx.account.applicationId}/sign-in/users/${userId}/${action}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ctx.account.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
+  const res = await fetch(
+    `http://127.0.0.1:${ctx.platform.ports.gateway}/dashboard/api/applications/${ctx.account.applicationId}/sign-in/users/${userId}/${action}`,
+    {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ctx.account.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    },
+  );
   return { status: res.status, json: (await res.json()) as any };
 }
 
@@ -41,14 +44,20 @@ export function adminTests(shared: SharedContext) {
     expect((await victim.client.getSession()).data?.user.id).toBe(victimId);
     expect((await boss.client.admin.banUser({ userId: victimId, banReason: 'abuse' })).error).toBeNull();
     expect((await victim.client.getSession()).data).toBeNull();
-    expect((await victim.client.signIn.email({ email: 'admin-victim@example.com', password: PASSWORD })).error).toMatchObject({ status: 403, code: 'BANNED_USER' });
+    expect((await victim.client.signIn.email({ email: 'admin-victim@example.com', password: PASSWORD })).error).toMatchObject({
+      status: 403,
+      code: 'BANNED_USER',
+    });
 
     // The owner's ban through the owners' API: the sign-in service's cache drops the session within a short poll.
     expect((await ownerAction(ctx, victimId, 'unban')).json.user).toMatchObject({ banned: false });
     expect((await victim.client.signIn.email({ email: 'admin-victim@example.com', password: PASSWORD })).error).toBeNull();
     expect((await victim.client.getSession()).data?.user.id).toBe(victimId);
     expect((await victim.client.getSession()).data?.user.id).toBe(victimId);
-    expect((await ownerAction(ctx, victimId, 'ban', { banReason: 'owner decided', banExpiresIn: 3600 })).json.user).toMatchObject({ banned: true, banReason: 'owner decided' });
+    expect((await ownerAction(ctx, victimId, 'ban', { banReason: 'owner decided', banExpiresIn: 3600 })).json.user).toMatchObject({
+      banned: true,
+      banReason: 'owner decided',
+    });
     const deadline = Date.now() + 5000;
     let session = (await victim.client.getSession()).data;
     while (session && Date.now() < deadline) {
@@ -56,7 +65,10 @@ export function adminTests(shared: SharedContext) {
       session = (await victim.client.getSession()).data;
     }
     expect(session).toBeNull();
-    expect((await victim.client.signIn.email({ email: 'admin-victim@example.com', password: PASSWORD })).error).toMatchObject({ status: 403, code: 'BANNED_USER' });
+    expect((await victim.client.signIn.email({ email: 'admin-victim@example.com', password: PASSWORD })).error).toMatchObject({
+      status: 403,
+      code: 'BANNED_USER',
+    });
 
     const trail = await ctx.tenantQuery('SELECT actor_user_id, action FROM service_auth.admin_audit WHERE target_user_id = $1 ORDER BY created_at', [victimId]);
     expect(trail).toEqual([

@@ -58,7 +58,9 @@ export async function startPluginsContext(label: string): Promise<PluginsContext
     },
     async tenantQuery(sql, params = []) {
       if (!tenant) {
-        const [row] = await platform.query<{ database_name: string }>('SELECT database_name FROM application_databases WHERE application_id = $1', [account.applicationId]);
+        const [row] = await platform.query<{ database_name: string }>('SELECT database_name FROM application_databases WHERE application_id = $1', [
+          account.applicationId,
+        ]);
         const url = new URL((await platform.runtime()).databaseUrl);
         url.pathname = `/${row!.database_name}`;
         tenant = new pg.Pool({ connectionString: url.toString(), max: 2 });

@@ -50,7 +50,11 @@ export function emailCodeTests(shared: SharedContext) {
     expect((await client.getSession()).data?.user).toMatchObject({ email: 'code@example.com', emailVerified: true });
 
     await ctx.settings({ plugins: { magicLink: { enabled: false }, emailOTP: { enabled: false } } });
-    expect((await pluginClient(ctx, [emailOTPClient()], offAddress).client.emailOtp.sendVerificationOtp({ email: 'code@example.com', type: 'sign-in' })).error).toMatchObject({ status: 404 });
-    expect((await pluginClient(ctx, [magicLinkClient()], offAddress).client.signIn.magicLink({ email: 'link@example.com' })).error).toMatchObject({ status: 404 });
+    expect(
+      (await pluginClient(ctx, [emailOTPClient()], offAddress).client.emailOtp.sendVerificationOtp({ email: 'code@example.com', type: 'sign-in' })).error,
+    ).toMatchObject({ status: 404 });
+    expect((await pluginClient(ctx, [magicLinkClient()], offAddress).client.signIn.magicLink({ email: 'link@example.com' })).error).toMatchObject({
+      status: 404,
+    });
   });
 }

@@ -18,7 +18,10 @@ export function genericOidcTests(shared: SharedContext) {
     let issuer = '';
     beforeAll(async () => {
       const fixture = fileURLToPath(new URL('../../../../apps/auth-service/test/fixtures/oidc-server.mjs', import.meta.url));
-      idp = spawn(process.execPath, [fixture, '0'], { cwd: fileURLToPath(new URL('../../../../apps/auth-service/', import.meta.url)), stdio: ['ignore', 'pipe', 'inherit'] });
+      idp = spawn(process.execPath, [fixture, '0'], {
+        cwd: fileURLToPath(new URL('../../../../apps/auth-service/', import.meta.url)),
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       const [line] = (await once(idp.stdout!, 'data')) as [Buffer];
       issuer = /listening (\S+)/.exec(line.toString())![1]!.replace('localhost', '127.0.0.1');
     });
@@ -44,7 +47,11 @@ export function genericOidcTests(shared: SharedContext) {
       const session = await client.getSession();
       expect(session.data?.user).toMatchObject({ email: 'ida@example.com', name: 'Ida', emailVerified: true });
       expect(jar.size).toBeGreaterThan(0);
-      expect(await ctx.tenantQuery(`SELECT a.provider_id, a.account_id FROM service_auth.accounts a JOIN service_auth.users u ON u.id = a.user_id WHERE u.email = 'ida@example.com'`)).toEqual([{ provider_id: 'corp-sso', account_id: 'corp-ida' }]);
+      expect(
+        await ctx.tenantQuery(
+          `SELECT a.provider_id, a.account_id FROM service_auth.accounts a JOIN service_auth.users u ON u.id = a.user_id WHERE u.email = 'ida@example.com'`,
+        ),
+      ).toEqual([{ provider_id: 'corp-sso', account_id: 'corp-ida' }]);
 
       // Removed by the owner: the provider is unknown again.
       await ctx.settings({ oidcProviders: { 'corp-sso': null } });

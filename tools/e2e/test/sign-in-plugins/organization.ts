@@ -29,7 +29,10 @@ export function organizationTests(shared: SharedContext) {
       const created = await owner.organization.create({ name: 'Plugin Org', slug: 'plugin-org' });
       expect(created.error).toBeNull();
       const orgId = created.data!.id;
-      const [orgRow] = await ctx.tenantQuery('SELECT o.slug, m.role, u.email FROM service_auth.organizations o JOIN service_auth.members m ON m.organization_id = o.id JOIN service_auth.users u ON u.id = m.user_id WHERE o.id = $1', [orgId]);
+      const [orgRow] = await ctx.tenantQuery(
+        'SELECT o.slug, m.role, u.email FROM service_auth.organizations o JOIN service_auth.members m ON m.organization_id = o.id JOIN service_auth.users u ON u.id = m.user_id WHERE o.id = $1',
+        [orgId],
+      );
       expect(orgRow).toEqual({ slug: 'plugin-org', role: 'owner', email: 'org-owner@example.com' });
 
       const invited = await owner.organization.inviteMember({ email: 'org-invitee@example.com', role: 'admin' });
@@ -47,7 +50,11 @@ export function organizationTests(shared: SharedContext) {
       expect((await owner.organization.listMembers()).data?.total).toBe(2);
 
       const { data } = await invitee.$fetch<{ token: string }>('/token', { method: 'GET' });
-      expect(await verifiedClaims(ctx, data!.token)).toMatchObject({ email: 'org-invitee@example.com', activeOrganizationId: orgId, organizationRole: 'admin' });
+      expect(await verifiedClaims(ctx, data!.token)).toMatchObject({
+        email: 'org-invitee@example.com',
+        activeOrganizationId: orgId,
+        organizationRole: 'admin',
+      });
       expect((await invitee.organization.setActive({ organizationId: null })).data).toBeNull();
       const { data: after } = await invitee.$fetch<{ token: string }>('/token', { method: 'GET' });
       expect((await verifiedClaims(ctx, after!.token)).activeOrganizationId).toBeUndefined();

@@ -58,7 +58,14 @@ async function passkeyProject(): Promise<string> {
     outfile: join(dir, 'public/auth.js'),
     logLevel: 'warning',
   });
-  const manifest = { name: 'passkey-shop', private: true, type: 'module', scripts: { start: 'node server.mjs' }, engines: { node: '>=20' }, dependencies: { express: '5.3.0', jose: '6.2.17', pg: '8.16.3' } };
+  const manifest = {
+    name: 'passkey-shop',
+    private: true,
+    type: 'module',
+    scripts: { start: 'node server.mjs' },
+    engines: { node: '>=20' },
+    dependencies: { express: '5.3.0', jose: '6.2.17', pg: '8.16.3' },
+  };
   await writeFile(join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   return dir;
 }
@@ -91,10 +98,19 @@ export function passkeyTests(shared: SharedContext) {
       const cdp = await browser.newCDPSession(page);
       await cdp.send('WebAuthn.enable', { enableUI: false });
       const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-        options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+        options: {
+          protocol: 'ctap2',
+          transport: 'internal',
+          hasResidentKey: true,
+          hasUserVerification: true,
+          isUserVerified: true,
+          automaticPresenceSimulation: true,
+        },
       });
 
-      const signUp = await page.evaluate(() => (globalThis as any).auth.signUp.email({ email: 'passkey-browser@example.com', password: 'a long passphrase', name: 'Petra' }));
+      const signUp = await page.evaluate(() =>
+        (globalThis as any).auth.signUp.email({ email: 'passkey-browser@example.com', password: 'a long passphrase', name: 'Petra' }),
+      );
       expect(signUp.error).toBeNull();
       const added = await page.evaluate(() => (globalThis as any).auth.passkey.addPasskey({ name: 'virtual authenticator' }));
       if (added.error) throw new Error(`addPasskey: ${JSON.stringify(added.error)}; page console: ${logs.join(' | ')}`);
@@ -118,7 +134,15 @@ export function passkeyTests(shared: SharedContext) {
         `SELECT p.name, p.credential_id, p.counter, p.backed_up, u.email FROM service_auth.passkeys p JOIN service_auth.users u ON u.id = p.user_id WHERE u.email = $1`,
         ['passkey-browser@example.com'],
       );
-      expect(rows).toEqual([{ name: 'virtual authenticator', credential_id: credentials[0]!.credentialId.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''), counter: expect.any(String), backed_up: false, email: 'passkey-browser@example.com' }]);
+      expect(rows).toEqual([
+        {
+          name: 'virtual authenticator',
+          credential_id: credentials[0]!.credentialId.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''),
+          counter: expect.any(String),
+          backed_up: false,
+          email: 'passkey-browser@example.com',
+        },
+      ]);
       // The virtual authenticator counts its signatures: the stored counter is its count after the sign-in.
       const after = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
       expect(after.credentials[0]!.signCount).toBeGreaterThan(credentials[0]!.signCount);

@@ -6,7 +6,11 @@ export function switchTests(shared: SharedContext) {
     const ctx = shared.current;
     const gateway = `http://127.0.0.1:${ctx.platform.ports.gateway}`;
     const read = async () =>
-      (await (await fetch(`${gateway}/dashboard/api/applications/${ctx.account.applicationId}/sign-in`, { headers: { authorization: `Bearer ${ctx.account.apiKey}` } })).json()) as any;
+      (await (
+        await fetch(`${gateway}/dashboard/api/applications/${ctx.account.applicationId}/sign-in`, {
+          headers: { authorization: `Bearer ${ctx.account.apiKey}` },
+        })
+      ).json()) as any;
     expect((await read()).service.plugins).toEqual({
       twoFactor: { enabled: false },
       passkey: { enabled: false },

@@ -38,7 +38,13 @@ export class RequestLoop {
   private stopped = false;
   private readonly done: Promise<void>;
 
-  constructor(private readonly port: number, private readonly host: string, private readonly path: string, maxMs = 10 * 60_000, maxRequests = 200_000) {
+  constructor(
+    private readonly port: number,
+    private readonly host: string,
+    private readonly path: string,
+    maxMs = 10 * 60_000,
+    maxRequests = 200_000,
+  ) {
     this.done = (async () => {
       const end = Date.now() + maxMs;
       while (!this.stopped && Date.now() < end && this.samples.length < maxRequests) {
@@ -69,7 +75,11 @@ export class RequestLoop {
 
   /** Waits until a request sent after `from` succeeded (200). */
   async answeredAfter(from: number, timeoutMs = 60_000): Promise<Sample> {
-    return waitFor(() => this.samples.find((s) => s.at >= from && s.status === 200), { timeoutMs, intervalMs: 20, what: `an app request sent after ${new Date(from).toISOString()} to succeed` });
+    return waitFor(() => this.samples.find((s) => s.at >= from && s.status === 200), {
+      timeoutMs,
+      intervalMs: 20,
+      what: `an app request sent after ${new Date(from).toISOString()} to succeed`,
+    });
   }
 
   async stop(): Promise<void> {

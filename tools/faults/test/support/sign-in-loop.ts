@@ -51,7 +51,12 @@ export class SignInLoop {
   private readonly timeoutMs: number;
 
   /** `port`: the sign-in service's; `slug`: the application's; `origin`: one of its trusted origins (its own address). */
-  constructor(private readonly port: number, private readonly slug: string, private readonly origin: string, options: SignInLoopOptions = {}) {
+  constructor(
+    private readonly port: number,
+    private readonly slug: string,
+    private readonly origin: string,
+    options: SignInLoopOptions = {},
+  ) {
     const { clients = 4, readsPerSignUp = 4, maxMs = 10 * 60_000, maxRequests = 100_000, timeoutMs = 5000 } = options;
     this.timeoutMs = timeoutMs;
     const end = Date.now() + maxMs;
@@ -66,14 +71,28 @@ export class SignInLoop {
       const signUp = await this.send('POST', '/sign-up/email', { email, password: PASSWORD, name: `Client ${index}` });
       const cookie = signUp.cookies.find((c) => c.startsWith(`${SESSION_COOKIE}=`));
       const acknowledged = signUp.status === 200 && cookie !== undefined;
-      this.samples.push({ at, ms: clock() - at, kind: 'sign-up', status: signUp.status, ok: acknowledged, ...(acknowledged ? {} : { detail: signUp.error ?? signUp.body.slice(0, 200) }) });
+      this.samples.push({
+        at,
+        ms: clock() - at,
+        kind: 'sign-up',
+        status: signUp.status,
+        ok: acknowledged,
+        ...(acknowledged ? {} : { detail: signUp.error ?? signUp.body.slice(0, 200) }),
+      });
       if (acknowledged) this.acknowledged.push(email);
       await pause();
       for (let r = 0; acknowledged && r < readsPerSignUp && more(); r++) {
         const readAt = clock();
         const read = await this.send('GET', '/get-session', undefined, cookie);
         const ok = read.status === 200 && sessionOf(read.body) === email;
-        this.samples.push({ at: readAt, ms: clock() - readAt, kind: 'session', status: read.status, ok, ...(ok ? {} : { detail: read.error ?? read.body.slice(0, 200) }) });
+        this.samples.push({
+          at: readAt,
+          ms: clock() - readAt,
+          kind: 'session',
+          status: read.status,
+          ok,
+          ...(ok ? {} : { detail: read.error ?? read.body.slice(0, 200) }),
+        });
         await pause();
       }
     }
@@ -100,13 +119,16 @@ export class SignInLoop {
     if (payload) headers['content-type'] = 'application/json';
     if (cookie) headers['cookie'] = cookie;
     return new Promise((resolve) => {
-      const req = request({ host: '127.0.0.1', port: this.port, method, path: `/a/${this.slug}${path}`, headers, agent: false, timeout: this.timeoutMs }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, cookies: (res.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]!) }));
-        res.on('error', (error) => resolve({ status: 0, body: '', cookies: [], error: error.message }));
-      });
+      const req = request(
+        { host: '127.0.0.1', port: this.port, method, path: `/a/${this.slug}${path}`, headers, agent: false, timeout: this.timeoutMs },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, cookies: (res.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]!) }));
+          res.on('error', (error) => resolve({ status: 0, body: '', cookies: [], error: error.message }));
+        },
+      );
       req.on('error', (error) => resolve({ status: 0, body: '', cookies: [], error: (error as NodeJS.ErrnoException).code ?? error.message }));
       req.on('timeout', () => req.destroy(new Error(`no answer within ${this.timeoutMs / 1000} s`)));
       req.end(payload);
@@ -130,7 +152,9 @@ export class SignInLoop {
       failedSessionReads: of('session').filter((s) => !s.ok).length,
       // The first two failures of each kind.
       slowestMs: Math.max(0, ...window.map((s) => s.ms)),
-      examples: [...failed.filter((s) => s.kind === 'sign-up').slice(0, 2), ...failed.filter((s) => s.kind === 'session').slice(0, 2)].map((s) => `${s.kind} ${s.status}${s.detail ? ` ${s.detail}` : ''}`),
+      examples: [...failed.filter((s) => s.kind === 'sign-up').slice(0, 2), ...failed.filter((s) => s.kind === 'session').slice(0, 2)].map(
+        (s) => `${s.kind} ${s.status}${s.detail ? ` ${s.detail}` : ''}`,
+      ),
     };
   }
 

@@ -25,7 +25,14 @@ export class SignUpLoop {
   private stopped = false;
   private readonly done: Promise<void>;
 
-  constructor(private readonly authPort: number, private readonly app: App, private readonly label: string, intervalMs = 200, maxMs = 5 * 60_000, maxAttempts = 2000) {
+  constructor(
+    private readonly authPort: number,
+    private readonly app: App,
+    private readonly label: string,
+    intervalMs = 200,
+    maxMs = 5 * 60_000,
+    maxAttempts = 2000,
+  ) {
     this.done = (async () => {
       const end = Date.now() + maxMs;
       while (!this.stopped && Date.now() < end && this.attempts.length < maxAttempts) {
@@ -43,7 +50,10 @@ export class SignUpLoop {
   async acknowledgedAfter(from: number, count: number, timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (this.acknowledged().filter((a) => a.at >= from).length < count) {
-      if (Date.now() > deadline) throw new Error(`fewer than ${count} sign-ups acknowledged after ${new Date(from).toISOString()} within ${timeoutMs} ms (last: ${JSON.stringify(this.attempts.at(-1))})`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `fewer than ${count} sign-ups acknowledged after ${new Date(from).toISOString()} within ${timeoutMs} ms (last: ${JSON.stringify(this.attempts.at(-1))})`,
+        );
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -64,7 +74,10 @@ async function signUp(authPort: number, app: App, email: string): Promise<SignUp
       signal: AbortSignal.timeout(TIMEOUT_MS),
     });
     await response.body?.cancel();
-    const cookie = response.headers.getSetCookie().find((line) => /session_token=/.test(line))?.split(';')[0];
+    const cookie = response.headers
+      .getSetCookie()
+      .find((line) => /session_token=/.test(line))
+      ?.split(';')[0];
     return { at, email, status: response.status, ...(cookie ? { cookie } : {}) };
   } catch {
     return { at, email, status: 0 };
@@ -74,7 +87,10 @@ async function signUp(authPort: number, app: App, email: string): Promise<SignUp
 /** `GET /a/<slug>/get-session` with an acknowledged sign-up's cookie: the user's email, or why not. */
 export async function sessionEmail(authPort: number, app: App, cookie: string): Promise<string> {
   try {
-    const response = await fetch(`http://127.0.0.1:${authPort}/a/${app.slug}/get-session`, { headers: { origin: app.appUrl, cookie }, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    const response = await fetch(`http://127.0.0.1:${authPort}/a/${app.slug}/get-session`, {
+      headers: { origin: app.appUrl, cookie },
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
     const body = (await response.json().catch(() => null)) as { user?: { email?: string } } | null;
     return response.status === 200 && body?.user?.email ? body.user.email : `status ${response.status}: ${JSON.stringify(body)?.slice(0, 200)}`;
   } catch (error) {

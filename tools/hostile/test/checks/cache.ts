@@ -21,20 +21,26 @@ export const cacheChecks: Check[] = [
     const redeploy = await s.platform.deploy(s.b, s.neighbour.source);
     const install = redeploy.steps?.find((st) => st.name === 'install');
     // The new release's process has a port of its own: wait until the edge routes to it.
-    const after = redeploy.status === 'succeeded'
-      ? await waitFor(async () => {
-          const answer = await neighbourAnswer(s.platform, s.b);
-          return answer.port !== before.port ? answer : undefined;
-        }, { timeoutMs: 15_000, intervalMs: 200, what: "the neighbour's new release to serve" })
-      : null;
+    const after =
+      redeploy.status === 'succeeded'
+        ? await waitFor(
+            async () => {
+              const answer = await neighbourAnswer(s.platform, s.b);
+              return answer.port !== before.port ? answer : undefined;
+            },
+            { timeoutMs: 15_000, intervalMs: 200, what: "the neighbour's new release to serve" },
+          )
+        : null;
 
     const violations: string[] = [];
     for (const [where, attempt] of Object.entries(attempts)) {
       for (const a of attempt?.attempts ?? []) {
-        if (a.marker === 'written' || a.package === 'rewritten') violations.push(`${where}: wrote into ${a.path} (marker: ${a.marker}, pg/package.json: ${a.package})`);
+        if (a.marker === 'written' || a.package === 'rewritten')
+          violations.push(`${where}: wrote into ${a.path} (marker: ${a.marker}, pg/package.json: ${a.package})`);
       }
     }
-    if (before.pgVersion !== s.neighbour.answer.pgVersion || before.marker) violations.push(`the live neighbour changed before any redeploy: pg ${before.pgVersion}, marker ${before.marker}`);
+    if (before.pgVersion !== s.neighbour.answer.pgVersion || before.marker)
+      violations.push(`the live neighbour changed before any redeploy: pg ${before.pgVersion}, marker ${before.marker}`);
     if (redeploy.status !== 'succeeded') violations.push(`the neighbour's redeploy ${redeploy.status}: ${JSON.stringify(redeploy.error)}`);
     else if (after && (after.pgVersion !== s.neighbour.answer.pgVersion || after.marker || after.served !== s.neighbour.answer.served)) {
       violations.push(`after its redeploy the neighbour serves pg ${after.pgVersion} (was ${s.neighbour.answer.pgVersion}), marker ${after.marker}`);

@@ -12,14 +12,17 @@ export const databaseChecks: Check[] = [
     const db = probe.databases ?? {};
     const violations: string[] = [];
     if (db.crashed || db.error) violations.push(`app: the database probe did not run: ${db.crashed ?? db.error}`);
-    if (!s.neighbour.database) violations.push("the neighbour has no database row (sign-in was switched on for it): the cross-database attempt proves nothing");
+    if (!s.neighbour.database) violations.push('the neighbour has no database row (sign-in was switched on for it): the cross-database attempt proves nothing');
     if (db.own && !db.own.connected) violations.push(`app: its own database ${db.ownDatabase} refused its own role: ${db.own.error}`);
     const bouncer = s.targets.tcp.find((t) => t.name === 'pgbouncer (127.0.0.1)');
-    if (db.host && bouncer && db.host !== `127.0.0.1:${bouncer.port}`) violations.push(`app: its DATABASE_URL names ${db.host}, not the platform's PgBouncer (127.0.0.1:${bouncer.port})`);
+    if (db.host && bouncer && db.host !== `127.0.0.1:${bouncer.port}`)
+      violations.push(`app: its DATABASE_URL names ${db.host}, not the platform's PgBouncer (127.0.0.1:${bouncer.port})`);
     for (const other of db.others ?? []) {
       if (other.database === 'postgres') continue; // reported, not asserted: the maintenance database holds no tenant data
       if (other.connected) {
-        violations.push(`app: connected to ${other.database} as ${other.as?.user} (advisory lock: ${other.advisoryLock}, temp table: ${other.tempTable}, tables: ${(other.tables ?? []).slice(0, 6).join(', ')})`);
+        violations.push(
+          `app: connected to ${other.database} as ${other.as?.user} (advisory lock: ${other.advisoryLock}, temp table: ${other.tempTable}, tables: ${(other.tables ?? []).slice(0, 6).join(', ')})`,
+        );
       }
     }
     expectNone("the app's database role reaches other databases", violations, db);

@@ -24,7 +24,12 @@ export const identityChecks: Check[] = [
       const who = forbiddenUids(s).get(p.uid) ?? (neighbourUids.has(p.uid) ? "the neighbour's uid" : undefined);
       if (who) violations.push(`app (host view): pid ${p.pid} "${p.cmdline}" runs as uid ${p.uid} (${who})`);
     }
-    expectNone('the app runs with too much identity', violations, { inside: probe.identity, proberOnHost: s.prober.processes, neighbourOnHost: s.neighbour.processes, neighbourInside: s.neighbour.answer.identity });
+    expectNone('the app runs with too much identity', violations, {
+      inside: probe.identity,
+      proberOnHost: s.prober.processes,
+      neighbourOnHost: s.neighbour.processes,
+      neighbourInside: s.neighbour.answer.identity,
+    });
   }),
 
   check('runs preinstall, postinstall and build as an unprivileged user with NoNewPrivs and no capabilities', async (s) => {

@@ -18,7 +18,13 @@ export const networkChecks: Check[] = [
   check('still reaches the outside world (the npm registry) from the app, install and build, and its own database server from the app', async (s) => {
     const probe = await appProbe(s);
     const findings = await allLifecycleFindings(s);
-    const violations = [...unreachable('app', probe.network, s.targets.tcp, 'app'), ...LIFECYCLE.flatMap((where) => unreachable(where, findings[where]?.network, s.targets.tcp, 'build'))];
-    expectNone('containment cut off what tenants need', violations, { app: probe.network, ...Object.fromEntries(LIFECYCLE.map((w) => [w, findings[w]?.network])) });
+    const violations = [
+      ...unreachable('app', probe.network, s.targets.tcp, 'app'),
+      ...LIFECYCLE.flatMap((where) => unreachable(where, findings[where]?.network, s.targets.tcp, 'build')),
+    ];
+    expectNone('containment cut off what tenants need', violations, {
+      app: probe.network,
+      ...Object.fromEntries(LIFECYCLE.map((w) => [w, findings[w]?.network])),
+    });
   }),
 ];

@@ -10,12 +10,19 @@ function summary(processes: any): unknown {
 export const processChecks: Check[] = [
   check("shows the app only its own processes, and never the neighbour's environment", async (s) => {
     const probe = await appProbe(s);
-    expectNone('the app sees or reads other processes', processViolations('app', probe.processes), { app: summary(probe.processes), neighbourOnHost: s.neighbour.processes });
+    expectNone('the app sees or reads other processes', processViolations('app', probe.processes), {
+      app: summary(probe.processes),
+      neighbourOnHost: s.neighbour.processes,
+    });
   }),
 
   check("shows install and build scripts only their own processes, and never the neighbour's environment", async (s) => {
     const findings = await allLifecycleFindings(s);
     const violations = LIFECYCLE.flatMap((where) => processViolations(where, findings[where]?.processes));
-    expectNone('install or build scripts see or read other processes', violations, Object.fromEntries(LIFECYCLE.map((w) => [w, summary(findings[w]?.processes)])));
+    expectNone(
+      'install or build scripts see or read other processes',
+      violations,
+      Object.fromEntries(LIFECYCLE.map((w) => [w, summary(findings[w]?.processes)])),
+    );
   }),
 ];

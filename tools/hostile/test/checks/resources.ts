@@ -24,7 +24,10 @@ async function pollWhile(s: Scenario, done: Promise<unknown>): Promise<Poll> {
     const [b, edge] = await Promise.all([s.platform.viaEdge(s.b.slug, '/', 2000), s.platform.edgeHealth(2000)]);
     poll.requests += 2;
     poll.slowestMs = Math.max(poll.slowestMs, Date.now() - t0);
-    for (const [what, r] of [['neighbour', b], ['edge /health/ready', edge]] as const) {
+    for (const [what, r] of [
+      ['neighbour', b],
+      ['edge /health/ready', edge],
+    ] as const) {
       if (r.status !== 200) poll.failures.push({ at: Date.now() - started, what, status: r.status, body: r.body.slice(0, 120) });
     }
     await new Promise((r) => setTimeout(r, Math.max(0, 100 - (Date.now() - t0))));
@@ -42,7 +45,10 @@ async function attack(s: Scenario, path: string): Promise<{ report: any; poll: P
 
 function neighbourViolations(label: string, poll: Poll): string[] {
   if (!poll.failures.length) return [];
-  const sample = poll.failures.slice(0, 5).map((f) => `${f.what} ${f.status} at ${f.at} ms (${f.body})`).join('; ');
+  const sample = poll.failures
+    .slice(0, 5)
+    .map((f) => `${f.what} ${f.status} at ${f.at} ms (${f.body})`)
+    .join('; ');
   return [`${label}: ${poll.failures.length} of ${poll.requests} requests to the neighbour and the edge failed: ${sample}`];
 }
 
@@ -52,7 +58,8 @@ export const resourceChecks: Check[] = [
     const violations = neighbourViolations('fork bomb', poll);
     const bomb = report?.report;
     if (!bomb) violations.push(`fork bomb: no report from the prober (${JSON.stringify(report).slice(0, 300)})`);
-    else if (bomb.stoppedBy !== 'EAGAIN') violations.push(`fork bomb: ${bomb.spawned} processes started, stopped by ${bomb.stoppedBy} (${bomb.firstError ?? 'no error'}), not by a process limit`);
+    else if (bomb.stoppedBy !== 'EAGAIN')
+      violations.push(`fork bomb: ${bomb.spawned} processes started, stopped by ${bomb.stoppedBy} (${bomb.firstError ?? 'no error'}), not by a process limit`);
     expectNone('a fork bomb was not contained', violations, { report, poll });
   }),
 
@@ -65,7 +72,9 @@ export const resourceChecks: Check[] = [
     const refused = Boolean(balloon?.error);
     const appStopped = report?.status === 502;
     if (!killed && !refused && !appStopped) {
-      violations.push(`balloon: ${balloon ? `allocated and touched ${balloon.reachedMb} MB in ${balloon.ms} ms` : `no report (${JSON.stringify(report).slice(0, 300)})`} with no limit stopping it`);
+      violations.push(
+        `balloon: ${balloon ? `allocated and touched ${balloon.reachedMb} MB in ${balloon.ms} ms` : `no report (${JSON.stringify(report).slice(0, 300)})`} with no limit stopping it`,
+      );
     }
     expectNone('a memory balloon was not contained', violations, { report, poll });
   }),

@@ -48,10 +48,12 @@ export function processViolations(where: string, processes: Findings): string[] 
     if (FOREIGN_PROCESSES.test(p.cmdline ?? '')) out.push(`${where}: sees pid ${p.pid} (uid ${p.uid}): ${p.cmdline}`);
     if (p.cmdlineNeedles?.length) out.push(`${where}: /proc/${p.pid}/cmdline holds ${p.cmdlineNeedles.join(', ')}`);
     if (p.environ?.needles?.length) out.push(`${where}: read /proc/${p.pid}/environ (${p.cmdline}) holding ${p.environ.needles.join(', ')}`);
-    else if (p.environ?.readable && FOREIGN_PROCESSES.test(p.cmdline ?? '')) out.push(`${where}: read /proc/${p.pid}/environ of ${p.cmdline} (${p.environ.bytes} bytes)`);
+    else if (p.environ?.readable && FOREIGN_PROCESSES.test(p.cmdline ?? ''))
+      out.push(`${where}: read /proc/${p.pid}/environ of ${p.cmdline} (${p.environ.bytes} bytes)`);
   }
   for (const n of processes.neighbour ?? []) {
-    if (n.readable) out.push(`${where}: read the neighbour's /proc/${n.pid}/environ (${n.bytes} bytes${n.needles?.length ? `, holding ${n.needles.join(', ')}` : ''})`);
+    if (n.readable)
+      out.push(`${where}: read the neighbour's /proc/${n.pid}/environ (${n.bytes} bytes${n.needles?.length ? `, holding ${n.needles.join(', ')}` : ''})`);
   }
   return out;
 }

@@ -23,7 +23,12 @@ export async function processesHolding(needle: string): Promise<HostProcess[]> {
       if (!environ.includes(needle)) continue;
       const status = await readFile(`/proc/${name}/status`, 'utf8');
       const cmdline = (await readFile(`/proc/${name}/cmdline`, 'utf8')).replace(/\0/g, ' ').trim();
-      found.push({ pid: Number(name), uid: Number(/^Uid:\s*(\d+)/m.exec(status)?.[1]), gid: Number(/^Gid:\s*(\d+)/m.exec(status)?.[1]), cmdline: cmdline.slice(0, 200) });
+      found.push({
+        pid: Number(name),
+        uid: Number(/^Uid:\s*(\d+)/m.exec(status)?.[1]),
+        gid: Number(/^Gid:\s*(\d+)/m.exec(status)?.[1]),
+        cmdline: cmdline.slice(0, 200),
+      });
     } catch {
       /* gone, or a kernel thread */
     }

@@ -19,6 +19,9 @@ export type HostilePlatform = LaunchedPlatform;
 export const HostilePlatform = {
   async start(label: string, options: LaunchOptions = {}): Promise<LaunchedPlatform> {
     const https = await freePort();
-    return LaunchedPlatform.start(label, { ...options, env: { EDGE_HTTPS: 'acme', EDGE_HTTPS_PORT: String(https), ACME_DIRECTORY_URL: 'https://127.0.0.1:9/directory', ...options.env } });
+    return LaunchedPlatform.start(label, {
+      ...options,
+      env: { EDGE_HTTPS: 'acme', EDGE_HTTPS_PORT: String(https), ACME_DIRECTORY_URL: 'https://127.0.0.1:9/directory', ...options.env },
+    });
   },
 };

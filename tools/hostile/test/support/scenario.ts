@@ -44,7 +44,8 @@ export function parse<T>(body: string, what: string): T {
 }
 
 function succeeded(task: Task, what: string): Task {
-  if (task.status !== 'succeeded') throw new Error(`${what} did not deploy: ${JSON.stringify(task.error)} ${JSON.stringify(task.steps?.map((s) => [s.name, s.status]))}`);
+  if (task.status !== 'succeeded')
+    throw new Error(`${what} did not deploy: ${JSON.stringify(task.error)} ${JSON.stringify(task.steps?.map((s) => [s.name, s.status]))}`);
   return task;
 }
 
@@ -73,11 +74,16 @@ export async function setUpScenario(): Promise<Scenario> {
     cleanup.push(bDir);
     const bTask = succeeded(await platform.deploy(b, bDir), 'the neighbour');
     const answer = await neighbourAnswer(platform, b);
-    const neighbourProcesses = await waitFor(async () => {
-      const found = await processesHolding(neighbourSecret);
-      return found.length ? found : undefined;
-    }, { timeoutMs: 10_000, what: "the neighbour's processes" });
-    const [database] = await platform.query<{ database_name: string }>('SELECT database_name FROM application_databases WHERE application_id = $1', [b.applicationId]).catch(() => []);
+    const neighbourProcesses = await waitFor(
+      async () => {
+        const found = await processesHolding(neighbourSecret);
+        return found.length ? found : undefined;
+      },
+      { timeoutMs: 10_000, what: "the neighbour's processes" },
+    );
+    const [database] = await platform
+      .query<{ database_name: string }>('SELECT database_name FROM application_databases WHERE application_id = $1', [b.applicationId])
+      .catch(() => []);
 
     const runtime = await platform.runtime();
     const needles: Needles = { masterKey: await platform.masterKey(), postgresPassword: await platform.postgresPassword(), neighbourSecret, neighbourSource };
@@ -99,13 +105,23 @@ export async function setUpScenario(): Promise<Scenario> {
     const aDir = await fixtureCopy('prober', { 'hostile-targets.json': JSON.stringify(targets, null, 1) });
     cleanup.push(aDir);
     const aTask = succeeded(await platform.deploy(a, aDir), 'the prober');
-    const proberProcesses = await waitFor(async () => {
-      const found = await processesHolding(marker);
-      return found.length ? found : undefined;
-    }, { timeoutMs: 10_000, what: "the prober's processes" });
+    const proberProcesses = await waitFor(
+      async () => {
+        const found = await processesHolding(marker);
+        return found.length ? found : undefined;
+      },
+      { timeoutMs: 10_000, what: "the prober's processes" },
+    );
 
     return {
-      platform, a, b, c, aTask, bTask, needles, targets,
+      platform,
+      a,
+      b,
+      c,
+      aTask,
+      bTask,
+      needles,
+      targets,
       neighbour: { answer, processes: neighbourProcesses, database: database?.database_name ?? null, source: bDir },
       prober: { marker, processes: proberProcesses },
       buildUid: await uidOf('slipway-build'),

@@ -78,7 +78,12 @@ export function buildTargets(input: TargetInput): Targets {
   tcp.push({ name: 'registry.npmjs.org:443 (the outside world)', host: 'registry.npmjs.org', port: 443, kind: 'tcp', app: 'allowed', build: 'allowed' });
   return {
     home: input.home,
-    needles: { masterKey: hex(input.needles.masterKey), postgresPassword: hex(input.needles.postgresPassword), neighbourSecret: hex(input.needles.neighbourSecret), neighbourSource: hex(input.needles.neighbourSource) },
+    needles: {
+      masterKey: hex(input.needles.masterKey),
+      postgresPassword: hex(input.needles.postgresPassword),
+      neighbourSecret: hex(input.needles.neighbourSecret),
+      neighbourSource: hex(input.needles.neighbourSource),
+    },
     tcp,
     neighbourPids: input.neighbourPids,
     ownApplicationId: input.ownApplicationId,

@@ -1,7 +1,10 @@
 import { z } from '@slipway/config';
 import { optionalUrl } from '../../common/index.js';
 
-const scopes = z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/)).max(20).optional();
+const scopes = z
+  .array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/))
+  .max(20)
+  .optional();
 
 /** genericOAuthClient's `signIn.oauth2` (Better Auth ≤ 1.6); `requestSignUp` is accepted and changes nothing (sign-up is never off here). */
 export const oauth2SignInBody = z.object({

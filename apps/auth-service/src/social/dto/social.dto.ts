@@ -8,6 +8,9 @@ export const socialSignInBody = z.object({
   newUserCallbackURL: optionalUrl,
   disableRedirect: z.boolean().optional(),
   /** Asked for beside the provider's own (Better Auth's `scopes`); each an OAuth scope token. */
-  scopes: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/)).max(20).optional(),
+  scopes: z
+    .array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/))
+    .max(20)
+    .optional(),
 });
 export type SocialSignInInput = z.output<typeof socialSignInBody>;

@@ -21,7 +21,9 @@ export const analyzeStep: PipelineStep = {
     context.manager = await managerFor(services.managers, spec, context.managerRequest, context.toolchain, log);
     context.warnings.push(...analysis.warnings);
     context.hazards.push(...analysis.hazards);
-    log(`${spec.kind}${spec.framework ? ` (${spec.framework}${spec.frameworkVersion ? ` ${spec.frameworkVersion}` : ''})` : ''}: install ${spec.commands.install ?? '-'}, build ${spec.commands.build ?? '-'}, start ${spec.commands.start ?? '-'}`);
+    log(
+      `${spec.kind}${spec.framework ? ` (${spec.framework}${spec.frameworkVersion ? ` ${spec.frameworkVersion}` : ''})` : ''}: install ${spec.commands.install ?? '-'}, build ${spec.commands.build ?? '-'}, start ${spec.commands.start ?? '-'}`,
+    );
     for (const reason of spec.reasons) log(`  because ${reason}`);
     await context.save({ spec, warnings: context.warnings, hazards: context.hazards });
   },
@@ -40,13 +42,17 @@ async function nodeFor(context: DeployContext, spec: ProjectSpec, log: StepLog):
     const request = spec.nodeVersionRequest ?? null;
     const chosen = await toolchains.resolve(request);
     spec.nodeVersion = chosen.version;
-    spec.reasons.push(request
-      ? `Node.js ${chosen.version}: the newest offered version that fits ${request.source === 'engines' ? 'engines.node' : request.source} "${request.value}"`
-      : `Node.js ${chosen.version}: nothing declared (engines.node, .nvmrc, .node-version), so the platform's default, Node ${config.NODE_DEFAULT_MAJOR}${config.NODE_DEFAULT_MAJOR === LIMITS.node.defaultMajor ? ' (the Active LTS; Node 20 is end-of-life)' : ' (NODE_DEFAULT_MAJOR)'}`);
+    spec.reasons.push(
+      request
+        ? `Node.js ${chosen.version}: the newest offered version that fits ${request.source === 'engines' ? 'engines.node' : request.source} "${request.value}"`
+        : `Node.js ${chosen.version}: nothing declared (engines.node, .nvmrc, .node-version), so the platform's default, Node ${config.NODE_DEFAULT_MAJOR}${config.NODE_DEFAULT_MAJOR === LIMITS.node.defaultMajor ? ' (the Active LTS; Node 20 is end-of-life)' : ' (NODE_DEFAULT_MAJOR)'}`,
+    );
     const ended = nodeEndOfLife(chosen.version, request, LIMITS.node.endOfLife);
     if (ended) context.warnings.push(ended);
     const toolchain = await toolchains.ensure(chosen.version, log);
-    log(`Node.js ${chosen.version}${request ? ` for ${request.source} "${request.value}"` : ` (nothing declared: the default, Node ${config.NODE_DEFAULT_MAJOR})`}${toolchain ? `, npm ${toolchain.npmVersion}` : ''}`);
+    log(
+      `Node.js ${chosen.version}${request ? ` for ${request.source} "${request.value}"` : ` (nothing declared: the default, Node ${config.NODE_DEFAULT_MAJOR})`}${toolchain ? `, npm ${toolchain.npmVersion}` : ''}`,
+    );
     return toolchain;
   } catch (error) {
     if (error instanceof ToolchainError) throw new StepFailure(error.code, error.message);

@@ -42,7 +42,19 @@ export const buildStep: PipelineStep = {
         // Next.js asks CI builds to "configure build caching" unless .next/cache exists: it is configured (kept per application).
         else if (project.framework === 'next') await buildCaches.prepare(appDir, '.next/cache', owner);
       }
-      const output = await commands.exec(sandbox, project.commands.build, { root, src, env: { ...commands.buildEnv(sandbox, app.buildVariables, root, node, pm), ...standaloneEnv }, toolchain: node, manager: pm, failure: 'build_failed', shutdown: context.shutdown, budget: context.budget, disk: context.disk, usage: context, log });
+      const output = await commands.exec(sandbox, project.commands.build, {
+        root,
+        src,
+        env: { ...commands.buildEnv(sandbox, app.buildVariables, root, node, pm), ...standaloneEnv },
+        toolchain: node,
+        manager: pm,
+        failure: 'build_failed',
+        shutdown: context.shutdown,
+        budget: context.budget,
+        disk: context.disk,
+        usage: context,
+        log,
+      });
       context.warnings.push(...buildOutputWarnings(context.recorder.redact(output)));
       const server = await serverFromOutput(project, src, appDir);
       if (server) log(`the build wrote a server: ${server}`);
@@ -67,7 +79,20 @@ export const buildStep: PipelineStep = {
       return;
     }
     const downloads = await context.downloadCacheDir(sandbox.mode.kind === 'bwrap' ? { uid: sandbox.mode.uid, gid: sandbox.mode.gid } : undefined);
-    await commands.exec(sandbox, prune.command, { root, src, env: { ...commands.installEnv(sandbox, downloads, root, node, pm), NODE_ENV: 'production' }, cacheDir: downloads, toolchain: node, manager: pm, failure: 'build_failed', shutdown: context.shutdown, budget: context.budget, disk: context.disk, usage: context, log });
+    await commands.exec(sandbox, prune.command, {
+      root,
+      src,
+      env: { ...commands.installEnv(sandbox, downloads, root, node, pm), NODE_ENV: 'production' },
+      cacheDir: downloads,
+      toolchain: node,
+      manager: pm,
+      failure: 'build_failed',
+      shutdown: context.shutdown,
+      budget: context.budget,
+      disk: context.disk,
+      usage: context,
+      log,
+    });
   },
 };
 

@@ -21,7 +21,16 @@ export const releaseStep: PipelineStep = {
       project.commands.start = `${viaNpm[1]}npm run ${viaNpm[3]}`;
       project.reasons.push(`the release starts with npm run ${viaNpm[3]} (the ${viaNpm[2]} script, run by the npm of its Node)`);
     }
-    if (!(await services.deployments.releases.create(applicationId, deploymentId, attempt, { id: release.id, kind: release.kind, artifactKey: release.artifactKey, artifactBytes: release.artifactBytes ?? 0, spec: project }))) throw new LostLeaseError('lost');
+    if (
+      !(await services.deployments.releases.create(applicationId, deploymentId, attempt, {
+        id: release.id,
+        kind: release.kind,
+        artifactKey: release.artifactKey,
+        artifactBytes: release.artifactBytes ?? 0,
+        spec: project,
+      }))
+    )
+      throw new LostLeaseError('lost');
     await services.handoff.prepare(
       applicationId,
       release,

@@ -25,11 +25,11 @@ export interface RunningInfo {
   portFound?: PortFound;
 }
 
-export type SupervisorError = { kind: 'unhealthy'; message: string; logTail: string } | { kind: 'sandbox'; message: string } | { kind: 'other'; message: string };
+export type SupervisorError =
+  { kind: 'unhealthy'; message: string; logTail: string } | { kind: 'sandbox'; message: string } | { kind: 'other'; message: string };
 
 export type SupervisorAnswer =
-  | { id: number; ok: true; result?: RunningInfo | RunningInfo[] | { pid: number } | RuntimeReport | null }
-  | { id: number; ok: false; error: SupervisorError };
+  { id: number; ok: true; result?: RunningInfo | RunningInfo[] | { pid: number } | RuntimeReport | null } | { id: number; ok: false; error: SupervisorError };
 
 /** Calls `onMessage` with each complete JSON line the socket receives. */
 export function readLines(socket: Socket, onMessage: (message: unknown) => void): void {

@@ -1,7 +1,17 @@
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
-import { DEFAULT_LOG_LIMITS, SandboxUnavailableError, UnhealthyReleaseError, readLogRing, readLogRingEndSync, type ReleaseToRun, type RunningRelease, type RuntimeDriver, type RuntimeReport } from '@slipway/runtime';
+import {
+  DEFAULT_LOG_LIMITS,
+  SandboxUnavailableError,
+  UnhealthyReleaseError,
+  readLogRing,
+  readLogRingEndSync,
+  type ReleaseToRun,
+  type RunningRelease,
+  type RuntimeDriver,
+  type RuntimeReport,
+} from '@slipway/runtime';
 import { readLines, send, type RunningInfo, type SupervisorAnswer, type SupervisorError, type SupervisorRequest } from './protocol.js';
 
 const LOG_TAIL_BYTES = 16_000;
@@ -80,7 +90,13 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
   ) {}
 
   /** Connects, retrying while the supervisor starts (up to `timeoutMs`, also the bound for each reconnect). */
-  static async connect(socketPath: string, dir: string, timeoutMs: number, onLost: (reason: string) => void, logFiles = DEFAULT_LOG_LIMITS.files): Promise<RemoteRuntimeDriver> {
+  static async connect(
+    socketPath: string,
+    dir: string,
+    timeoutMs: number,
+    onLost: (reason: string) => void,
+    logFiles = DEFAULT_LOG_LIMITS.files,
+  ): Promise<RemoteRuntimeDriver> {
     const driver = new RemoteRuntimeDriver(socketPath, dir, logFiles, timeoutMs, onLost);
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -131,7 +147,9 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
     try {
       socket = await open(this.socketPath, lostAt + this.timeoutMs);
     } catch (error) {
-      return this.giveUp(`no runtime supervisor answered within ${Math.round(this.timeoutMs / 1000)} s after the connection closed (${(error as Error).message})`);
+      return this.giveUp(
+        `no runtime supervisor answered within ${Math.round(this.timeoutMs / 1000)} s after the connection closed (${(error as Error).message})`,
+      );
     }
     if (this.closing) return void socket.destroy();
     this.attach(socket);
@@ -149,7 +167,9 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
     }
     if (socket !== this.socket || this.lostAt !== lostAt) return;
     this.lostAt = undefined;
-    this.logger.log(`reconnected to the runtime supervisor ${Date.now() - lostAt} ms after the connection closed; ${claims.length} running release(s) claimed again`);
+    this.logger.log(
+      `reconnected to the runtime supervisor ${Date.now() - lostAt} ms after the connection closed; ${claims.length} running release(s) claimed again`,
+    );
   }
 
   private async claimAgain(releaseId: string, claim: Claim): Promise<void> {
@@ -161,7 +181,8 @@ export class RemoteRuntimeDriver implements RuntimeDriver {
     }
     if (claim.port !== undefined && info.port !== claim.port) throw new Error(`release ${releaseId} came back on port ${info.port} instead of ${claim.port}`);
     const host = info.host ?? '127.0.0.1';
-    if (claim.host !== undefined && host !== claim.host) throw new Error(`release ${releaseId} came back at ${host} instead of ${claim.host} (the sandbox network path changed)`);
+    if (claim.host !== undefined && host !== claim.host)
+      throw new Error(`release ${releaseId} came back at ${host} instead of ${claim.host} (the sandbox network path changed)`);
   }
 
   private giveUp(reason: string): void {

@@ -37,7 +37,10 @@ class Loop {
   readonly samples: { at: number; status: number; body: string }[] = [];
   private stopped = false;
   private readonly done: Promise<void>;
-  constructor(private readonly port: number, maxMs = 120_000) {
+  constructor(
+    private readonly port: number,
+    maxMs = 120_000,
+  ) {
     this.done = (async () => {
       const end = Date.now() + maxMs;
       while (!this.stopped && Date.now() < end && this.samples.length < 20_000) {
@@ -87,7 +90,10 @@ async function alive(pid: number): Promise<boolean> {
 
 /** The release's cgroup directories still there (any hierarchy). */
 function cgroupDirs(releaseId: string): string[] {
-  const out = execFileSync('find', ['/sys/fs/cgroup', '-maxdepth', '7', '-type', 'd', '-name', releaseId], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  const out = execFileSync('find', ['/sys/fs/cgroup', '-maxdepth', '7', '-type', 'd', '-name', releaseId], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).trim();
   return out ? out.split('\n') : [];
 }
 
@@ -106,16 +112,33 @@ rootOnly('runtime supervisor killed with SIGKILL: its apps keep running and the 
   let edge: RemoteRuntimeDriver | undefined;
   const masterKey = randomBytes(32).toString('base64');
 
-  const spec = (releaseId: string): ReleaseToRun => ({ releaseId, applicationId, slug: 'adopt', artifactKey: 'releases/app.tar.gz', startCommand: 'node server.js', env: { SECRET } });
+  const spec = (releaseId: string): ReleaseToRun => ({
+    releaseId,
+    applicationId,
+    slug: 'adopt',
+    artifactKey: 'releases/app.tar.gz',
+    startCommand: 'node server.js',
+    env: { SECRET },
+  });
 
   function startSupervisor(extra: Record<string, string> = {}): RunningProcess {
     const supervisor = startProcess(process.execPath, [join(ROOT, SERVICE_ENTRIES.runtime)], {
       cwd: ROOT,
       env: {
-        PATH: process.env['PATH'], HOME: process.env['HOME'], NO_COLOR: '1',
-        DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/unused', REDIS_URL: 'redis://127.0.0.1:6379', SLIPWAY_MASTER_KEY: masterKey,
-        SLIPWAY_HOME: home, BLOB_DIR: join(home, 'blobs'), PORT: String(edgePort), RUNTIME_SUPERVISOR_SOCKET: socketPath,
-        RUNTIME_ADOPT_GRACE_MS: '4000', HEALTH_TIMEOUT_MS: '20000', RUNTIME_MEMORY_MB: '256', ...extra,
+        PATH: process.env['PATH'],
+        HOME: process.env['HOME'],
+        NO_COLOR: '1',
+        DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/unused',
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        SLIPWAY_MASTER_KEY: masterKey,
+        SLIPWAY_HOME: home,
+        BLOB_DIR: join(home, 'blobs'),
+        PORT: String(edgePort),
+        RUNTIME_SUPERVISOR_SOCKET: socketPath,
+        RUNTIME_ADOPT_GRACE_MS: '4000',
+        HEALTH_TIMEOUT_MS: '20000',
+        RUNTIME_MEMORY_MB: '256',
+        ...extra,
       },
     });
     supervisors.push(supervisor);
@@ -156,7 +179,7 @@ rootOnly('runtime supervisor killed with SIGKILL: its apps keep running and the 
     await rm(home, { recursive: true, force: true });
   });
 
-  it('kill -9, a new supervisor: same pid, 0 failed requests in the gap, the gap\'s logs arrive, a crash is restarted, and the launcher gone stops it all', async () => {
+  it("kill -9, a new supervisor: same pid, 0 failed requests in the gap, the gap's logs arrive, a crash is restarted, and the launcher gone stops it all", async () => {
     const first = startSupervisor();
     let lost = '';
     edge = await RemoteRuntimeDriver.connect(socketPath, runtimeDir, 30_000, (reason) => (lost = reason));
@@ -188,7 +211,9 @@ rootOnly('runtime supervisor killed with SIGKILL: its apps keep running and the 
     await waitFor(() => loop!.samples.some((s) => s.at > gapEnd), { timeoutMs: 10_000, what: 'requests after the gap' });
     const during = loop.between(killedAt, gapEnd);
     const failed = during.filter((s) => s.status !== 200 || s.body !== boot);
-    process.stdout.write(`runtime-adopt: supervisor kill -9 → the new one started ${restartedAt - killedAt} ms later; ${during.length} app requests meanwhile, ${failed.length} failed or answered by another process\n`);
+    process.stdout.write(
+      `runtime-adopt: supervisor kill -9 → the new one started ${restartedAt - killedAt} ms later; ${during.length} app requests meanwhile, ${failed.length} failed or answered by another process\n`,
+    );
     expect(failed).toEqual([]);
     expect(during.length).toBeGreaterThan(20);
     expect(second.output()).toMatch(/took over 1 running release\(s\) from the previous runtime supervisor/);
@@ -199,29 +224,38 @@ rootOnly('runtime supervisor killed with SIGKILL: its apps keep running and the 
     expect(lost).toBe('');
 
     // What it printed while no supervisor read it arrives in its log afterwards.
-    const gapTicks = await waitFor(async () => {
-      const log = (await edge!.readLog(releaseId)) ?? '';
-      const times = [...log.matchAll(/^\S+ stdout tick \d+ at (\d+)$/gm)].map((m) => Number(m[1]));
-      const inGap = times.filter((t) => t > killedAt + 100 && t < restartedAt - 600);
-      return inGap.length >= 10 ? inGap : undefined;
-    }, { timeoutMs: 10_000, what: 'the lines written during the gap in the log' });
+    const gapTicks = await waitFor(
+      async () => {
+        const log = (await edge!.readLog(releaseId)) ?? '';
+        const times = [...log.matchAll(/^\S+ stdout tick \d+ at (\d+)$/gm)].map((m) => Number(m[1]));
+        const inGap = times.filter((t) => t > killedAt + 100 && t < restartedAt - 600);
+        return inGap.length >= 10 ? inGap : undefined;
+      },
+      { timeoutMs: 10_000, what: 'the lines written during the gap in the log' },
+    );
     expect(gapTicks.length).toBeGreaterThanOrEqual(10);
     expect(await edge.readLog(releaseId)).toMatch(/\[slipway\] taken over by a restarted runtime supervisor \(pid \d+\): still running as pid \d+/);
 
     // A crash of the adopted app is noticed and restarted (its ReleaseToRun came with the claim).
     const crashedAt = Date.now();
     await fetch(`http://127.0.0.1:${running.port}/crash`).catch(() => undefined);
-    const reborn = await waitFor(() => loop!.samples.find((s) => s.at > crashedAt && s.status === 200 && s.body !== boot)?.body, { timeoutMs: 30_000, what: 'the crashed app to be restarted' });
+    const reborn = await waitFor(() => loop!.samples.find((s) => s.at > crashedAt && s.status === 200 && s.body !== boot)?.body, {
+      timeoutMs: 30_000,
+      what: 'the crashed app to be restarted',
+    });
     expect(reborn).not.toBe(boot);
     expect(await edge.readLog(releaseId)).toMatch(/\[slipway\] restarting in \d+ ms \(restart 1\)/);
     const [restarted] = await edge.list();
     expect(restarted!.pid).not.toBe(before!.pid);
     // The first-minute watch asks the release it got before the reconnect: the new supervisor
     // answers for it — the crash, the restart, the stderr line read through the FIFO, its cgroup's CPU.
-    const report = await waitFor(async () => {
-      const r = await running.report!();
-      return r && r.restarts >= 1 && r.errorLines >= 1 ? r : undefined;
-    }, { timeoutMs: 10_000, what: 'the crash in the release\'s report' });
+    const report = await waitFor(
+      async () => {
+        const r = await running.report!();
+        return r && r.restarts >= 1 && r.errorLines >= 1 ? r : undefined;
+      },
+      { timeoutMs: 10_000, what: "the crash in the release's report" },
+    );
     expect(report).toMatchObject({ crashes: 1, restarts: 1, errorLines: 1, errorExcerpt: ['error: asked to crash'] });
     expect(report.cpuSeconds).toBeGreaterThan(0);
     expect(await alive(before!.pid!)).toBe(false);
@@ -247,7 +281,9 @@ rootOnly('runtime supervisor killed with SIGKILL: its apps keep running and the 
     const running = await edge.start({ ...spec(releaseId), startCommand: 'PORT=3000 node server.js' });
     expect(running.portFound).toEqual({ port: 3000, envPort: running.port });
     const boot = await (await fetch(`http://127.0.0.1:${running.port}/`)).text();
-    expect(JSON.parse(await readFile(join(stateDir, 'releases.json'), 'utf8')).releases).toEqual([expect.objectContaining({ releaseId, port: running.port, appPort: 3000 })]);
+    expect(JSON.parse(await readFile(join(stateDir, 'releases.json'), 'utf8')).releases).toEqual([
+      expect.objectContaining({ releaseId, port: running.port, appPort: 3000 }),
+    ]);
 
     await killSupervisor(first);
     const second = startSupervisor();
@@ -256,10 +292,16 @@ rootOnly('runtime supervisor killed with SIGKILL: its apps keep running and the 
     expect((await edge.list())[0]).toMatchObject({ releaseId, port: running.port, portFound: { port: 3000, envPort: running.port } });
 
     await fetch(`http://127.0.0.1:${running.port}/crash`).catch(() => undefined);
-    const reborn = await waitFor(async () => {
-      const body = await fetch(`http://127.0.0.1:${running.port}/`).then((r) => r.text(), () => undefined);
-      return body && body !== boot ? body : undefined;
-    }, { timeoutMs: 30_000, what: 'the crashed app to answer again on its own port' });
+    const reborn = await waitFor(
+      async () => {
+        const body = await fetch(`http://127.0.0.1:${running.port}/`).then(
+          (r) => r.text(),
+          () => undefined,
+        );
+        return body && body !== boot ? body : undefined;
+      },
+      { timeoutMs: 30_000, what: 'the crashed app to answer again on its own port' },
+    );
     expect(reborn).not.toBe(boot);
     expect(await edge.readLog(releaseId)).toMatch(/\[slipway\] restarting in \d+ ms \(restart 1\)/);
     await second.stop('SIGTERM');
@@ -276,7 +318,10 @@ rootOnly('runtime supervisor killed with SIGKILL: its apps keep running and the 
     edge.close(); // no edge will claim anything
     // One of the orphaned apps dies meanwhile (its sandbox's root process killed).
     process.kill(pids.get(gone)!, 'SIGKILL');
-    await waitFor(async () => (await processesNaming(join(runtimeDir, 'releases', gone))).length === 0 || undefined, { timeoutMs: 10_000, what: 'the killed sandbox to be gone' });
+    await waitFor(async () => (await processesNaming(join(runtimeDir, 'releases', gone))).length === 0 || undefined, {
+      timeoutMs: 10_000,
+      what: 'the killed sandbox to be gone',
+    });
 
     const second = startSupervisor();
     await second.waitForOutput(new RegExp(`1 recorded release\\(s\\) no longer running: cleaned up \\(${gone}\\)`), 30_000);
@@ -287,7 +332,10 @@ rootOnly('runtime supervisor killed with SIGKILL: its apps keep running and the 
 
     // Nobody claims the other one: stopped once the grace (4 s here) has passed.
     await second.waitForOutput(new RegExp(`release ${kept} was not claimed by any edge within 4 s: stopping it`), 30_000);
-    await waitFor(async () => (await processesNaming(join(runtimeDir, 'releases', kept))).length === 0 && cgroupDirs(kept).length === 0 || undefined, { timeoutMs: 20_000, what: 'the unclaimed release to be stopped' });
+    await waitFor(async () => ((await processesNaming(join(runtimeDir, 'releases', kept))).length === 0 && cgroupDirs(kept).length === 0) || undefined, {
+      timeoutMs: 20_000,
+      what: 'the unclaimed release to be stopped',
+    });
     expect(await alive(pids.get(kept)!)).toBe(false);
     expect(JSON.parse(await readFile(join(stateDir, 'releases.json'), 'utf8')).releases).toEqual([]);
     await second.stop('SIGTERM');

@@ -37,7 +37,14 @@ class HttpReleases implements RuntimeDriver {
   }
 }
 
-const release = (releaseId: string, startCommand = 'npm start'): ReleaseToRun => ({ releaseId, applicationId: `app-${releaseId}`, slug: releaseId, artifactKey: `releases/${releaseId}.tar.gz`, startCommand, env: { SECRET: 's3cr3t' } });
+const release = (releaseId: string, startCommand = 'npm start'): ReleaseToRun => ({
+  releaseId,
+  applicationId: `app-${releaseId}`,
+  slug: releaseId,
+  artifactKey: `releases/${releaseId}.tar.gz`,
+  startCommand,
+  env: { SECRET: 's3cr3t' },
+});
 
 describe('runtime supervisor ↔ edge', () => {
   let dir: string;
@@ -63,7 +70,7 @@ describe('runtime supervisor ↔ edge', () => {
     let lost = '';
     const first = await RemoteRuntimeDriver.connect(socketPath, dir, 2000, (reason) => (lost = reason));
     const running = await first.start(release('r1'));
-    expect((await fetch(`http://127.0.0.1:${running.port}/`).then((r) => r.text()))).toBe('r1');
+    expect(await fetch(`http://127.0.0.1:${running.port}/`).then((r) => r.text())).toBe('r1');
     first.close(); // the edge went away (as a crash would close its socket)
 
     const second = await RemoteRuntimeDriver.connect(socketPath, dir, 2000, () => undefined);
@@ -80,7 +87,7 @@ describe('runtime supervisor ↔ edge', () => {
     expect(lost).toBe('');
   });
 
-  it('keeps the errors\' kind across the socket: unhealthy (with its log tail) and sandbox_unavailable', async () => {
+  it("keeps the errors' kind across the socket: unhealthy (with its log tail) and sandbox_unavailable", async () => {
     const edge = await RemoteRuntimeDriver.connect(socketPath, dir, 2000, () => undefined);
     const unhealthy = await edge.start(release('bad', 'unhealthy')).catch((e: unknown) => e);
     expect(unhealthy).toBeInstanceOf(UnhealthyReleaseError);

@@ -2,7 +2,16 @@ import { chmod, mkdir, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { Logger } from '@nestjs/common';
-import { SandboxUnavailableError, UnhealthyReleaseError, type AdoptedRelease, type Adoption, type ReleaseToRun, type RunningRelease, type RuntimeDriver, type RuntimeReport } from '@slipway/runtime';
+import {
+  SandboxUnavailableError,
+  UnhealthyReleaseError,
+  type AdoptedRelease,
+  type Adoption,
+  type ReleaseToRun,
+  type RunningRelease,
+  type RuntimeDriver,
+  type RuntimeReport,
+} from '@slipway/runtime';
 import { readLines, send, type RunningInfo, type SupervisorError, type SupervisorRequest } from './protocol.js';
 
 interface Held {
@@ -53,7 +62,10 @@ export class RuntimeSupervisor {
   private server?: Server;
   private sweep?: NodeJS.Timeout;
 
-  constructor(private readonly driver: RuntimeDriver, private readonly options: RuntimeSupervisorOptions) {}
+  constructor(
+    private readonly driver: RuntimeDriver,
+    private readonly options: RuntimeSupervisorOptions,
+  ) {}
 
   async listen(): Promise<void> {
     await this.adoptPrevious();
@@ -87,9 +99,15 @@ export class RuntimeSupervisor {
         this.logger.warn(`release ${release.releaseId} (taken over from the previous runtime supervisor) exited before the edge claimed it`);
       });
     }
-    if (adopted.length) this.logger.log(`took over ${adopted.length} running release(s) from the previous runtime supervisor (pids ${adopted.map((r) => r.pid).join(', ')}); waiting ${Math.round(this.options.adoptGraceMs / 1000)} s for the edge to claim them`);
+    if (adopted.length)
+      this.logger.log(
+        `took over ${adopted.length} running release(s) from the previous runtime supervisor (pids ${adopted.map((r) => r.pid).join(', ')}); waiting ${Math.round(this.options.adoptGraceMs / 1000)} s for the edge to claim them`,
+      );
     if (cleaned.length) this.logger.log(`${cleaned.length} recorded release(s) no longer running: cleaned up (${cleaned.join(', ')})`);
-    for (const { releaseId, reason } of failed) this.logger.error(`release ${releaseId} could not be taken over from the previous runtime supervisor (${reason}): killed instead; the edge's claim starts it afresh`);
+    for (const { releaseId, reason } of failed)
+      this.logger.error(
+        `release ${releaseId} could not be taken over from the previous runtime supervisor (${reason}): killed instead; the edge's claim starts it afresh`,
+      );
   }
 
   private accept(socket: Socket): void {
@@ -100,7 +118,10 @@ export class RuntimeSupervisor {
       if (this.connections.size > 0) return;
       const now = Date.now();
       for (const held of this.held.values()) held.unclaimedSince ??= now;
-      if (this.held.size) this.logger.warn(`the edge went away; ${this.held.size} release(s) keep running, waiting ${Math.round(this.options.adoptGraceMs / 1000)} s for it to claim them`);
+      if (this.held.size)
+        this.logger.warn(
+          `the edge went away; ${this.held.size} release(s) keep running, waiting ${Math.round(this.options.adoptGraceMs / 1000)} s for it to claim them`,
+        );
     });
     readLines(socket, (message) => void this.handle(socket, message as SupervisorRequest));
   }
@@ -159,7 +180,9 @@ export class RuntimeSupervisor {
       return 'kept';
     } catch (error) {
       if (this.held.get(spec.releaseId) === held) {
-        this.logger.warn(`release ${spec.releaseId} (taken over from the previous runtime supervisor) did not answer when the edge claimed it (${(error as Error).message}): starting it afresh`);
+        this.logger.warn(
+          `release ${spec.releaseId} (taken over from the previous runtime supervisor) did not answer when the edge claimed it (${(error as Error).message}): starting it afresh`,
+        );
         await this.stop(spec.releaseId, 1000);
       }
       return 'gone';
@@ -175,11 +198,21 @@ export class RuntimeSupervisor {
     const held = this.held.get(releaseId);
     if (!held) return;
     this.held.delete(releaseId);
-    await held.release.then((r) => r.stop(graceMs), () => undefined);
+    await held.release.then(
+      (r) => r.stop(graceMs),
+      () => undefined,
+    );
   }
 
   private async list(): Promise<RunningInfo[]> {
-    const settled = await Promise.all([...this.held.values()].map((h) => h.release.then((r) => info(r, h.applicationId), () => undefined)));
+    const settled = await Promise.all(
+      [...this.held.values()].map((h) =>
+        h.release.then(
+          (r) => info(r, h.applicationId),
+          () => undefined,
+        ),
+      ),
+    );
     return settled.filter((r): r is RunningInfo => r !== undefined);
   }
 
@@ -204,7 +237,14 @@ export class RuntimeSupervisor {
 
 function info(running: RunningRelease, applicationId: string): RunningInfo {
   const pid = (running as Partial<AdoptedRelease>).pid;
-  return { releaseId: running.releaseId, applicationId, host: running.host, port: running.port, ...(pid ? { pid } : {}), ...(running.portFound ? { portFound: running.portFound } : {}) };
+  return {
+    releaseId: running.releaseId,
+    applicationId,
+    host: running.host,
+    port: running.port,
+    ...(pid ? { pid } : {}),
+    ...(running.portFound ? { portFound: running.portFound } : {}),
+  };
 }
 
 function describeError(error: unknown): SupervisorError {

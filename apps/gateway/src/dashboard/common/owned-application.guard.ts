@@ -29,7 +29,10 @@ export class OwnedApplicationGuard implements CanActivate {
     if (!app) throw new ApiException('not_found', 'No such application.');
     const access = this.reflector.getAllAndOverride<OwnersApiAccess | undefined>(OWNERS_API_ACCESS, [context.getHandler(), context.getClass()]);
     if (caller!.kind === 'project-key' && access?.projectKeys !== 'own-application') {
-      throw new ApiException('forbidden', "A project API key cannot call this route (it manages the application's credentials); use a personal access token or the dashboard.");
+      throw new ApiException(
+        'forbidden',
+        "A project API key cannot call this route (it manages the application's credentials); use a personal access token or the dashboard.",
+      );
     }
     request.ownedApplication = app;
     return true;

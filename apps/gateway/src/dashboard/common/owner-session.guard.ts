@@ -57,7 +57,8 @@ export class OwnerSessionGuard implements CanActivate {
   private async fromSession(request: Request): Promise<OwnerPrincipal> {
     const token = readSessionCookie(request);
     const owner = token ? await this.sessions.resolve(token) : null;
-    if (!owner) throw new ApiException('unauthorized', 'Sign in to the dashboard first, or send Authorization: Bearer <personal access token or project API key>.');
+    if (!owner)
+      throw new ApiException('unauthorized', 'Sign in to the dashboard first, or send Authorization: Bearer <personal access token or project API key>.');
     return owner;
   }
 
@@ -69,7 +70,10 @@ export class OwnerSessionGuard implements CanActivate {
       const { applicationId } = await this.apiKeys.authenticate(presented);
       const owner = await this.owners.findByApplication(applicationId);
       if (!owner) throw unauthorized('The API key is not valid.');
-      return [{ ...owner, sessionId: null }, { kind: 'project-key', applicationId }];
+      return [
+        { ...owner, sessionId: null },
+        { kind: 'project-key', applicationId },
+      ];
     }
     const ownerId = await this.tokens.authenticate(presented);
     const owner = await this.owners.findById(ownerId);

@@ -27,7 +27,10 @@ export class OwnerPasswords {
   assertLength(password: string): void {
     const max = LIMITS.ownerPassword.maxBytes;
     if (Buffer.byteLength(password, 'utf8') > max) {
-      throw new ApiException('password_too_long', `Use a password of at most ${max} bytes (UTF-8; accented letters and emoji take 2 to 4). Longer passwords are refused rather than cut short.`);
+      throw new ApiException(
+        'password_too_long',
+        `Use a password of at most ${max} bytes (UTF-8; accented letters and emoji take 2 to 4). Longer passwords are refused rather than cut short.`,
+      );
     }
   }
 
@@ -64,5 +67,10 @@ export class OwnerPasswords {
 }
 
 function busy(): ApiException {
-  return new ApiException('sign_in_busy', 'The server is checking as many passwords as it allows at once; try again in a moment.', { retryAfterSeconds: 1 }, { 'Retry-After': '1' });
+  return new ApiException(
+    'sign_in_busy',
+    'The server is checking as many passwords as it allows at once; try again in a moment.',
+    { retryAfterSeconds: 1 },
+    { 'Retry-After': '1' },
+  );
 }

@@ -70,7 +70,8 @@ export class DashboardSiteMiddleware implements NestMiddleware {
     response.setHeader('Content-Type', TYPES[extname(file)] ?? 'application/octet-stream');
     response.setHeader('Cache-Control', hashed ? 'public, max-age=31536000, immutable' : 'no-cache');
     response.setHeader('X-Content-Type-Options', 'nosniff');
-    if (!hashed) response.setHeader('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
+    if (!hashed)
+      response.setHeader('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
     const stream = createReadStream(file);
     stream.on('error', () => response.destroy());
     stream.pipe(response);

@@ -32,7 +32,11 @@ export class ArchiveEntryPaths {
     const path = this.entry(name, 'link');
     const target = rawTarget.normalize('NFC');
     const problem = linkTargetProblem(target, this.limits);
-    if (problem) throw new ApiException('bad_archive', `The archive entry "${printable(name)}" is a symbolic link that ${problem} (${JSON.stringify(printable(target))}); only relative links that stay inside the project are accepted.`);
+    if (problem)
+      throw new ApiException(
+        'bad_archive',
+        `The archive entry "${printable(name)}" is a symbolic link that ${problem} (${JSON.stringify(printable(target))}); only relative links that stay inside the project are accepted.`,
+      );
     this.links.set(path, target);
     this.linkNames.set(path, name);
     return { path, target };
@@ -54,7 +58,11 @@ export class ArchiveEntryPaths {
     const links = new SourceLinks(this.links, this.limits);
     for (const path of this.links.keys()) {
       const problem = links.problem(path);
-      if (problem) throw new ApiException('bad_archive', `The archive entry "${printable(this.linkNames.get(path)!)}" ${problem}; only relative links that stay inside the project are accepted.`);
+      if (problem)
+        throw new ApiException(
+          'bad_archive',
+          `The archive entry "${printable(this.linkNames.get(path)!)}" ${problem}; only relative links that stay inside the project are accepted.`,
+        );
     }
   }
 
@@ -68,13 +76,17 @@ export class ArchiveEntryPaths {
   private validate(candidate: string, original: string): string {
     const path = candidate.normalize('NFC');
     const reason = unsafePathReason(path, this.limits);
-    if (reason) throw new ApiException('bad_archive', `The archive entry "${printable(original)}" ${reason === 'has a ".." segment' ? 'escapes the root' : reason}.`);
+    if (reason)
+      throw new ApiException('bad_archive', `The archive entry "${printable(original)}" ${reason === 'has a ".." segment' ? 'escapes the root' : reason}.`);
     return path;
   }
 }
 
 export function entryRefusal(name: string, what: string): ApiException {
-  return new ApiException('bad_archive', `The archive entry "${printable(name)}" is ${what}; only regular files, directories and relative symbolic links that stay inside the project are accepted.`);
+  return new ApiException(
+    'bad_archive',
+    `The archive entry "${printable(name)}" is ${what}; only regular files, directories and relative symbolic links that stay inside the project are accepted.`,
+  );
 }
 
 export function refuseEntry(name: string, what: string): never {

@@ -145,7 +145,9 @@ export async function readZipArchive(path: string, writer: SourceTarWriter, limi
   let zip: yauzl.ZipFile;
   try {
     zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-      yauzl.open(path, { lazyEntries: true, autoClose: false, strictFileNames: true, validateEntrySizes: true, decodeStrings: true }, (error, file) => (error ? reject(error) : resolve(file))),
+      yauzl.open(path, { lazyEntries: true, autoClose: false, strictFileNames: true, validateEntrySizes: true, decodeStrings: true }, (error, file) =>
+        error ? reject(error) : resolve(file),
+      ),
     );
   } catch (error) {
     throw asArchiveError(error);
@@ -159,7 +161,10 @@ export async function readZipArchive(path: string, writer: SourceTarWriter, limi
       // a time); a source has no use for that much metadata per entry.
       const metadata = entry.fileNameLength + entry.extraFieldLength + entry.fileCommentLength;
       if (metadata > limits.maxArchiveHeaderBytes) {
-        throw new ApiException('too_large', `The archive entry "${printable(entry.fileName)}" carries ${metadata} bytes of name, extra field and comment; at most ${limits.maxArchiveHeaderBytes} are accepted.`);
+        throw new ApiException(
+          'too_large',
+          `The archive entry "${printable(entry.fileName)}" carries ${metadata} bytes of name, extra field and comment; at most ${limits.maxArchiveHeaderBytes} are accepted.`,
+        );
       }
       const madeByUnix = entry.versionMadeBy >> 8 === 3;
       const unixMode = madeByUnix ? entry.externalFileAttributes >>> 16 : 0;
@@ -193,7 +198,10 @@ export async function readZipArchive(path: string, writer: SourceTarWriter, limi
  */
 async function linkTarget(zip: yauzl.ZipFile, entry: yauzl.Entry, limits: UploadLimits): Promise<string> {
   if (entry.uncompressedSize > limits.maxPathBytes) {
-    throw new ApiException('bad_archive', `The archive entry "${printable(entry.fileName)}" is a symbolic link whose target is longer than ${limits.maxPathBytes} bytes.`);
+    throw new ApiException(
+      'bad_archive',
+      `The archive entry "${printable(entry.fileName)}" is a symbolic link whose target is longer than ${limits.maxPathBytes} bytes.`,
+    );
   }
   const chunks: Buffer[] = [];
   for await (const chunk of await openEntry(zip, entry)) chunks.push(chunk as Buffer);
@@ -231,7 +239,12 @@ function asArchiveError(error: unknown): ApiException {
   // yauzl refuses unsafe names itself (strictFileNames); say so in the same words as for tar.
   const unsafe = /^(invalid relative path|absolute path|invalid characters in fileName): (.*)$/s.exec(message);
   if (unsafe) {
-    const what = unsafe[1] === 'invalid relative path' ? 'escapes the root' : unsafe[1] === 'absolute path' ? 'is absolute' : 'contains a backslash or a control character';
+    const what =
+      unsafe[1] === 'invalid relative path'
+        ? 'escapes the root'
+        : unsafe[1] === 'absolute path'
+          ? 'is absolute'
+          : 'contains a backslash or a control character';
     return new ApiException('bad_archive', `The archive entry "${printable(unsafe[2]!)}" ${what}.`);
   }
   const detail = error instanceof Error ? error.message.split('\n')[0] : String(error);

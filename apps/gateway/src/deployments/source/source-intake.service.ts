@@ -84,9 +84,13 @@ export class SourceIntakeService implements OnModuleInit {
   private async normalise(upload: ReceivedUpload<ReceivedArchive>, key: string): Promise<WrittenSource> {
     const archive = upload.archive;
     if (!archive) {
-      if (upload.files.length === 0 && upload.paths.length === 0) throw new ApiException('empty', 'Send the source: repeated "files" with matching "paths", or one "archive".');
+      if (upload.files.length === 0 && upload.paths.length === 0)
+        throw new ApiException('empty', 'Send the source: repeated "files" with matching "paths", or one "archive".');
       if (upload.files.length !== upload.paths.length) {
-        throw new ApiException('paths_mismatch', `Got ${upload.files.length} "files" fields but ${upload.paths.length} "paths" fields; send one path per file, in the same order.`);
+        throw new ApiException(
+          'paths_mismatch',
+          `Got ${upload.files.length} "files" fields but ${upload.paths.length} "paths" fields; send one path per file, in the same order.`,
+        );
       }
     }
     const writer = archive?.value.kind === 'tar' ? archive.value.writer : new SourceTarWriter(this.blobs, key, this.limits, () => archive?.bytes);

@@ -48,7 +48,8 @@ export class SourcePathSet {
   add(path: string, kind: SourceEntryKind = 'file'): string | null {
     const folded = fold(path);
     const previous = this.entries.get(folded);
-    if (previous !== undefined) return previous.path === path ? `duplicates "${previous.path}"` : `collides with "${previous.path}" after Unicode normalisation and case folding`;
+    if (previous !== undefined)
+      return previous.path === path ? `duplicates "${previous.path}"` : `collides with "${previous.path}" after Unicode normalisation and case folding`;
     if (this.directories.has(folded)) return `is both ${KIND_NAMES[kind]} and a directory`;
     const below = this.parentEntry(folded);
     if (below) return below;

@@ -117,7 +117,9 @@ export class SourceTarWriter {
     this.links += 1;
     this.assertEntries();
     await new Promise<void>((resolve, reject) => {
-      this.pack.entry({ name: path, type: 'symlink', linkname: target, mode: SOURCE_LINK_MODE, mtime: EPOCH, uid: 0, gid: 0 }, (error) => (error ? reject(error) : resolve()));
+      this.pack.entry({ name: path, type: 'symlink', linkname: target, mode: SOURCE_LINK_MODE, mtime: EPOCH, uid: 0, gid: 0 }, (error) =>
+        error ? reject(error) : resolve(),
+      );
     });
   }
 

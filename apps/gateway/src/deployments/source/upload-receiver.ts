@@ -210,7 +210,10 @@ class UploadReception<A> {
       transform(chunk: Buffer, _encoding, callback) {
         bytes += chunk.length;
         if (bytes > maxBytes) {
-          const error = new ApiException('too_large', name === 'archive' ? `The archive is larger than ${maxBytes} bytes.` : `files[${index}] is larger than ${maxBytes} bytes.`);
+          const error = new ApiException(
+            'too_large',
+            name === 'archive' ? `The archive is larger than ${maxBytes} bytes.` : `files[${index}] is larger than ${maxBytes} bytes.`,
+          );
           fail(error);
           return callback(error);
         }
@@ -226,9 +229,11 @@ class UploadReception<A> {
     let task: Promise<unknown>;
     if (name === 'archive') {
       this.archiveSeen = true;
-      task = this.handlers.archive(part, () => bytes).then((value) => {
-        result.archive = { value, bytes };
-      });
+      task = this.handlers
+        .archive(part, () => bytes)
+        .then((value) => {
+          result.archive = { value, bytes };
+        });
     } else {
       const spooled: SpooledPart = { file: '', bytes: 0 };
       result.files.push(spooled);
@@ -266,7 +271,10 @@ class UploadReception<A> {
 }
 
 function unknownField(name: string): ApiException {
-  return new ApiException('bad_request', `Unknown field "${name.slice(0, 100)}": send repeated "files" with matching "paths", or one "archive" (and optionally one "rootDirectory").`);
+  return new ApiException(
+    'bad_request',
+    `Unknown field "${name.slice(0, 100)}": send repeated "files" with matching "paths", or one "archive" (and optionally one "rootDirectory").`,
+  );
 }
 
 function bothForms(): ApiException {

@@ -24,9 +24,5 @@ export function normaliseHostname(input: string): string {
 }
 
 export const AddDomainBody = z.object({
-  hostname: z
-    .string()
-    .max(1024)
-    .transform(normaliseHostname)
-    .pipe(z.string().min(1, 'enter a host name such as shop.example.com (no scheme, port or path)')),
+  hostname: z.string().max(1024).transform(normaliseHostname).pipe(z.string().min(1, 'enter a host name such as shop.example.com (no scheme, port or path)')),
 });

@@ -13,7 +13,10 @@ const toggle = z.object({ enabled: z.boolean() }).strict();
 /** Each plugin's switch and options; a plugin left out stays as it is. */
 const plugins = z
   .object({
-    twoFactor: z.object({ enabled: z.boolean(), issuer: z.string().trim().min(1, 'enter the name authenticator apps show').max(100).optional() }).strict().optional(),
+    twoFactor: z
+      .object({ enabled: z.boolean(), issuer: z.string().trim().min(1, 'enter the name authenticator apps show').max(100).optional() })
+      .strict()
+      .optional(),
     passkey: toggle.optional(),
     magicLink: toggle.optional(),
     emailOTP: toggle.optional(),
@@ -35,7 +38,13 @@ const oidcProvider = z
 /** Provider ids: `[a-z0-9-]{1,32}`, not a built-in provider's. */
 export const OIDC_PROVIDER_ID = /^[a-z0-9-]{1,32}$/;
 const oidcProviders = z
-  .record(z.string().regex(OIDC_PROVIDER_ID, 'a provider id is 1 to 32 of a-z, 0-9 and -').refine((id) => id !== 'github' && id !== 'google', 'github and google are social providers, not OpenID Connect ones'), oidcProvider)
+  .record(
+    z
+      .string()
+      .regex(OIDC_PROVIDER_ID, 'a provider id is 1 to 32 of a-z, 0-9 and -')
+      .refine((id) => id !== 'github' && id !== 'google', 'github and google are social providers, not OpenID Connect ones'),
+    oidcProvider,
+  )
   .refine((r) => Object.keys(r).length <= 20, 'at most 20 providers per update');
 
 /** A partial update: absent fields stay as they are; a provider set to null is removed. */

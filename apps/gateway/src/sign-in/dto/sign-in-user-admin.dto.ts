@@ -5,7 +5,12 @@ import { z } from 'zod';
 export const BanUserBody = z
   .object({
     banReason: z.string().trim().max(1000).optional(),
-    banExpiresIn: z.number().int().positive().max(100 * 365 * 24 * 3600).optional(),
+    banExpiresIn: z
+      .number()
+      .int()
+      .positive()
+      .max(100 * 365 * 24 * 3600)
+      .optional(),
   })
   .strict();
 
