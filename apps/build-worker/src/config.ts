@@ -3,7 +3,7 @@ import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { baseServerFields, httpUrl, loadConfig, masterKey, parsedBy, port, publicUrlFields, z } from '@slipway/config';
 import { LIMITS, parseStorageQuotas } from '@slipway/contract';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/messaging';
-import { MAX_BUILD_SLOTS, autoBuildSlots, autoBuildsPerOwner, thisMachine } from './deploy/build-slots.js';
+import { MAX_BUILD_SLOTS, autoBuildSlots, autoBuildsPerOwner, thisMachine } from './build-slots.js';
 
 const ms = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 /** A count, or `auto` (resolved once the whole config is known). */

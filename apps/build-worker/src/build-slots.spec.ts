@@ -1,5 +1,5 @@
 import { autoBuildSlots, autoBuildsPerOwner } from './build-slots.js';
-import { resolveSlots, workerConfigSchema } from '../config.js';
+import { resolveSlots, workerConfigSchema } from './config.js';
 
 const GiB = 1024 ** 3;
 
