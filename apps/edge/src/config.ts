@@ -3,7 +3,7 @@ import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { baseServerFields, loadConfig, masterKey, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/messaging';
 import { DEFAULT_LOG_LIMITS, DEFAULT_SANDBOX_SUBNET, parseSandboxSubnet, type LogLimits } from '@slipway/runtime';
-import { tlsConfigFields } from './tls/tls-config.js';
+import { tlsConfigFields } from './tls-config.js';
 
 const ms = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
