@@ -36,9 +36,11 @@ export default tseslint.config(
         {
           workspaceRoot,
           // Apps depend on libs, never on each other; libs never on apps; tools may use anything.
+          // Test-only libs (libs/testing, libs/s3-emulator) only in tests (`*.spec.ts`, `test/`).
           depConstraints: [
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
-            { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'], alsoInTests: ['type:test-lib'] },
+            { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'], alsoInTests: ['type:test-lib'] },
+            { sourceTag: 'type:test-lib', onlyDependOnLibsWithTags: ['type:lib', 'type:test-lib'] },
             { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['*'] },
           ],
         },
