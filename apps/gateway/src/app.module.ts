@@ -9,15 +9,16 @@ import type { GatewayConfig } from './config.js';
 import { ApplicationsModule } from './applications/applications.module.js';
 import { ContractModule } from './contract/contract.module.js';
 import { CredentialsModule } from './credentials/credentials.module.js';
-import { DashboardModule } from './dashboard/dashboard.module.js';
-import { DashboardSiteModule } from './dashboard/site/dashboard-site.module.js';
+import { OwnerAuthModule } from './owners/accounts/owner-auth.module.js';
+import { PlatformStatusModule } from './platform-status/platform-status.module.js';
+import { DashboardSiteModule } from './dashboard-site/dashboard-site.module.js';
 import { DeploymentsModule } from './deployments/deployments.module.js';
 import { DomainsModule } from './domains/domains.module.js';
 import { LogsModule } from './logs/logs.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { OwnersApiModule } from './owners-api/owners-api.module.js';
 import { SecretsModule } from './secrets/secrets.module.js';
-import { SignInModule } from './sign-in/sign-in.module.js';
+import { SignInModule } from './sign-in-services/sign-in.module.js';
 
 /** The gateway's Postgres connections (one pool per process; processes on the launcher's socket divide it). */
 const GATEWAY_PG_CONNECTIONS = 10;
@@ -51,7 +52,8 @@ export class AppModule {
         LogsModule,
         MetricsModule,
         ApplicationsModule,
-        DashboardModule,
+        OwnerAuthModule,
+        PlatformStatusModule,
         OwnersApiModule,
         DashboardSiteModule,
       ],

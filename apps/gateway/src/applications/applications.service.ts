@@ -4,7 +4,7 @@ import { ApplicationsRepository, SlugTakenError, type OwnerId } from '@slipway/p
 import { ApiException } from '@slipway/server';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import { parseBody } from '../common/body.js';
-import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
+import type { OwnedApplication } from '../owners/access/owner-principal.js';
 import { applicationUrl } from './application-address.js';
 import { CreateApplicationBody } from './dto/create-application.dto.js';
 

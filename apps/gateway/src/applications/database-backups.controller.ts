@@ -1,8 +1,8 @@
 import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
 import { JsonBodyGuard } from '../common/json-body.guard.js';
-import { CurrentApplication, CurrentOwner } from '../dashboard/common/current-owner.decorator.js';
-import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
-import type { OwnedApplication, OwnerPrincipal } from '../dashboard/common/owner-principal.js';
+import { CurrentApplication, CurrentOwner } from '../owners/access/current-owner.decorator.js';
+import { OwnedApplicationRoute } from '../owners/access/owner-guards.js';
+import type { OwnedApplication, OwnerPrincipal } from '../owners/access/owner-principal.js';
 import { OwnersApi } from '../owners-api/owners-api-doc.js';
 import { DatabaseBackupsService } from './database-backups.service.js';
 

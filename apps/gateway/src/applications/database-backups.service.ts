@@ -5,7 +5,7 @@ import { ApiException } from '@slipway/server';
 import { z } from 'zod';
 import { parseBody } from '../common/body.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
-import type { OwnedApplication, OwnerPrincipal } from '../dashboard/common/owner-principal.js';
+import type { OwnedApplication, OwnerPrincipal } from '../owners/access/owner-principal.js';
 
 const RestoreBody = z.strictObject({
   to: z.string().min(1).max(64),

@@ -3,9 +3,9 @@ import { z } from 'zod';
 import { parseBody } from '../common/body.js';
 import { OwnersApi } from '../owners-api/owners-api-doc.js';
 import { Releases, ReleaseSwitch, RollbackRequest } from '../owners-api/owners-api-schemas.js';
-import { CurrentApplication } from '../dashboard/common/current-owner.decorator.js';
-import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
-import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
+import { CurrentApplication } from '../owners/access/current-owner.decorator.js';
+import { OwnedApplicationRoute } from '../owners/access/owner-guards.js';
+import type { OwnedApplication } from '../owners/access/owner-principal.js';
 import { DeploymentsService } from './deployments.service.js';
 
 /** `POST …/rollback`: an empty body or `{"releaseId"}`. */

@@ -1,7 +1,7 @@
 import { Controller, Get, Param, UseGuards } from '@nestjs/common';
-import { ApiKeyGuard } from '../credentials/api-key.guard.js';
-import type { ApiPrincipal } from '../credentials/api-principal.js';
-import { CurrentApplication } from '../credentials/current-application.decorator.js';
+import { ApiKeyGuard } from '../api-auth/api-key.guard.js';
+import type { ApiPrincipal } from '../api-auth/api-principal.js';
+import { CurrentApplication } from '../api-auth/current-application.decorator.js';
 import { DeploymentsService } from './deployments.service.js';
 
 @Controller('api/v1/deployments')

@@ -19,8 +19,8 @@ import { applicationUrl } from '../applications/application-address.js';
 import { BLOB_STORE } from '../common/blob-store.provider.js';
 import { RoutesPublisher } from '../common/routes.publisher.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
-import type { OwnedApplication, OwnerPrincipal, OwnersApiCaller } from '../dashboard/common/owner-principal.js';
-import { TenantChangedPublisher } from '../sign-in/tenant-changed.publisher.js';
+import type { OwnedApplication, OwnerPrincipal, OwnersApiCaller } from '../owners/access/owner-principal.js';
+import { TenantChangedPublisher } from '../sign-in-services/tenant-changed.publisher.js';
 import { DeployService, type DeployAccepted } from './deploy.service.js';
 
 export type DeployTarget = 'production' | 'preview';

@@ -4,7 +4,7 @@ import { ApplicationsRepository, DomainGoneError, DomainTakenError, type Applica
 import { ApiException } from '@slipway/server';
 import { RoutesPublisher } from '../common/routes.publisher.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
-import { TenantChangedPublisher } from '../sign-in/tenant-changed.publisher.js';
+import { TenantChangedPublisher } from '../sign-in-services/tenant-changed.publisher.js';
 import { parseBody } from '../common/body.js';
 import { isUuid } from '../common/ids.js';
 import { AddDomainBody, normaliseHostname } from './dto/add-domain.dto.js';

@@ -1,7 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { CurrentApplication } from '../dashboard/common/current-owner.decorator.js';
-import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
-import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
+import { CurrentApplication } from '../owners/access/current-owner.decorator.js';
+import { OwnedApplicationRoute } from '../owners/access/owner-guards.js';
+import type { OwnedApplication } from '../owners/access/owner-principal.js';
 import { OwnersApi } from '../owners-api/owners-api-doc.js';
 import { ApplicationsRepository } from '@slipway/platform-data';
 import { applicationOrPreview } from '../applications/preview-target.js';

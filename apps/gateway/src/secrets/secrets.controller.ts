@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Put, UseGuards } from '@nestjs/common';
-import { ApiKeyGuard } from '../credentials/api-key.guard.js';
-import type { ApiPrincipal } from '../credentials/api-principal.js';
-import { CurrentApplication } from '../credentials/current-application.decorator.js';
+import { ApiKeyGuard } from '../api-auth/api-key.guard.js';
+import type { ApiPrincipal } from '../api-auth/api-principal.js';
+import { CurrentApplication } from '../api-auth/current-application.decorator.js';
 import { JsonBodyGuard } from '../common/json-body.guard.js';
 import { SecretsService } from './secrets.service.js';
 

@@ -1,11 +1,11 @@
 import { Body, Controller, Get, HttpCode, Inject, Post, Res, UseGuards } from '@nestjs/common';
 import type { Response } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../../config.js';
-import { CsrfGuard } from '../common/csrf.guard.js';
-import { CurrentOwner } from '../common/current-owner.decorator.js';
-import { OwnerRoute, SessionRoute } from '../common/owner-guards.js';
-import type { OwnerPrincipal } from '../common/owner-principal.js';
-import { clearSessionCookie, writeSessionCookie } from '../common/session-cookie.js';
+import { CsrfGuard } from '../access/csrf.guard.js';
+import { CurrentOwner } from '../access/current-owner.decorator.js';
+import { OwnerRoute, SessionRoute } from '../access/owner-guards.js';
+import type { OwnerPrincipal } from '../access/owner-principal.js';
+import { clearSessionCookie, writeSessionCookie } from '../access/session-cookie.js';
 import { LocalAuthGuard } from './local-auth.guard.js';
 import { OwnerAuthService } from './owner-auth.service.js';
 import { OwnerSessionsService } from './owner-sessions.service.js';

@@ -6,9 +6,9 @@ import { OwnerAuthController } from './owner-auth.controller.js';
 import { OwnerAuthService } from './owner-auth.service.js';
 import { OwnerSessionsService } from './owner-sessions.service.js';
 import { OwnerPasswords } from './owner-passwords.js';
-import { SignInLimiter } from '../../rate-limit/sign-in-limiter.js';
-import { AuthModule } from '../../credentials/api-auth.module.js';
-import { CsrfGuard } from '../common/csrf.guard.js';
+import { SignInLimiter } from './owner-sign-in-limiter.js';
+import { AuthModule } from '../../api-auth/api-auth.module.js';
+import { CsrfGuard } from '../access/csrf.guard.js';
 
 @Module({
   imports: [PassportModule, AuthModule],

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../../credentials/api-auth.module.js';
-import { OwnerAuthModule } from '../owner-auth/owner-auth.module.js';
+import { AuthModule } from '../../api-auth/api-auth.module.js';
+import { OwnerAuthModule } from '../accounts/owner-auth.module.js';
 import { CsrfGuard } from './csrf.guard.js';
 import { OwnedApplicationGuard } from './owned-application.guard.js';
 import { OwnerSessionGuard } from './owner-session.guard.js';

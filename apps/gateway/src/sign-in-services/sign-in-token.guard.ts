@@ -1,8 +1,8 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import { ApiKeysService, unauthorized } from './api-key-verifier.service.js';
-import { PersonalAccessTokensService } from './personal-access-tokens.service.js';
-import type { SignInPrincipal } from '../sign-in/sign-in-principal.js';
+import { ApiKeysService, unauthorized } from '../api-auth/api-key-verifier.service.js';
+import { PersonalAccessTokensService } from '../api-auth/personal-access-tokens.service.js';
+import type { SignInPrincipal } from './sign-in-principal.js';
 
 /**
  * The sign-in platform calls accept the owner's personal access token (`slw_pat_…`) or a

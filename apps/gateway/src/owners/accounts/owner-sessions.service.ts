@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { sha256Hex } from '@slipway/crypto';
 import { OwnersRepository, type OwnerId } from '@slipway/platform-data';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../../config.js';
-import type { OwnerPrincipal } from '../common/owner-principal.js';
+import type { OwnerPrincipal } from '../access/owner-principal.js';
 
 /** Dashboard sessions: a random token in the cookie, only its SHA-256 in owner_sessions. */
 @Injectable()

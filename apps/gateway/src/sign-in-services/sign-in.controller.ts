@@ -2,7 +2,7 @@ import { Controller, Get, Header, Post, Query, Res, UseGuards } from '@nestjs/co
 import type { Response } from 'express';
 import { CurrentSignInPrincipal } from './current-sign-in-principal.decorator.js';
 import type { SignInPrincipal } from './sign-in-principal.js';
-import { SignInTokenGuard } from '../credentials/sign-in-token.guard.js';
+import { SignInTokenGuard } from './sign-in-token.guard.js';
 import { SignInService } from './sign-in.service.js';
 
 @Controller('api/v1/auth')

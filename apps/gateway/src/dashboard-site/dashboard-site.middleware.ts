@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { extname, join, resolve, sep } from 'node:path';
 import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { GATEWAY_CONFIG, type GatewayConfig } from '../../config.js';
+import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 
 /** Paths that belong to the APIs and health checks, never to the single-page app. */
 const NOT_THE_SITE = /^\/(?:api(?:\/|$)|dashboard\/api(?:\/|$)|health(?:\/|$))/;

@@ -8,7 +8,7 @@ import { GATEWAY_CONFIG, appDatabasesAdminUrl, type GatewayConfig } from '../con
 import { SignInService } from './sign-in.service.js';
 import { TenantChangedPublisher } from './tenant-changed.publisher.js';
 import { parseBody } from '../common/body.js';
-import type { OwnedApplication, OwnerPrincipal } from '../dashboard/common/owner-principal.js';
+import type { OwnedApplication, OwnerPrincipal } from '../owners/access/owner-principal.js';
 import { DashboardSignInRepository, type ServiceUserRow, type UserAdminChange } from './dashboard-sign-in.repository.js';
 import { BanUserBody, SetUserRoleBody } from './dto/sign-in-user-admin.dto.js';
 import { SignInSettingsBody } from './dto/sign-in-settings.dto.js';

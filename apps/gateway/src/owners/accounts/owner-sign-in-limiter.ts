@@ -4,7 +4,7 @@ import type { OwnerSignInLimits } from '@slipway/contract';
 import { ApiException, addressBucket } from '@slipway/server';
 import { redisConnection } from '@slipway/messaging';
 import type { Redis } from 'ioredis';
-import { GATEWAY_CONFIG, ownerSignInLimits, type GatewayConfig } from '../config.js';
+import { GATEWAY_CONFIG, ownerSignInLimits, type GatewayConfig } from '../../config.js';
 
 const COMMAND_TIMEOUT_MS = 1000;
 const STRIKES_TTL_MS = 24 * 3600 * 1000;
