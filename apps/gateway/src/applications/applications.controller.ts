@@ -1,7 +1,14 @@
 import { Body, Controller, Get, Post } from '@nestjs/common';
-import { CurrentApplication, CurrentCaller, CurrentOwner } from '../owners/access/current-owner.decorator.js';
-import { OwnedApplicationRoute, OwnerRoute } from '../owners/access/owner-guards.js';
-import type { OwnedApplication, OwnerPrincipal, OwnersApiCaller } from '../owners/access/owner-principal.js';
+import {
+  CurrentApplication,
+  CurrentCaller,
+  CurrentOwner,
+  type OwnedApplication,
+  OwnedApplicationRoute,
+  type OwnerPrincipal,
+  OwnerRoute,
+  type OwnersApiCaller,
+} from '../owners/index.js';
 import { ApplicationsService } from './applications.service.js';
 
 @Controller('dashboard/api/applications')

@@ -1,7 +1,5 @@
 import { Controller, Get, HttpCode, Post } from '@nestjs/common';
-import { CurrentApplication, CurrentOwner } from '../owners/access/current-owner.decorator.js';
-import { OwnedApplicationRoute } from '../owners/access/owner-guards.js';
-import type { OwnedApplication, OwnerPrincipal } from '../owners/access/owner-principal.js';
+import { CurrentApplication, CurrentOwner, type OwnedApplication, OwnedApplicationRoute, type OwnerPrincipal } from '../owners/index.js';
 import { DatabaseService } from './database.service.js';
 
 @Controller('dashboard/api/applications/:appId/database')

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CredentialsRepository, asApplicationId, asOwnerId } from '@slipway/platform-data';
-import { DashboardAccessModule } from '../owners/access/dashboard-access.module.js';
+import { DashboardAccessModule } from '../owners/index.js';
 import { CredentialLifecycle } from './credential-lifecycle.js';
 import { API_KEY_LIFECYCLE, ApiKeysController, TOKEN_LIFECYCLE, TokensController } from './credentials.controllers.js';
 

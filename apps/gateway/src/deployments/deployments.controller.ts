@@ -1,7 +1,5 @@
 import { Controller, Get, Param, UseGuards } from '@nestjs/common';
-import { ApiKeyGuard } from '../api-auth/api-key.guard.js';
-import type { ApiPrincipal } from '../api-auth/api-principal.js';
-import { CurrentApplication } from '../api-auth/current-application.decorator.js';
+import { ApiKeyGuard, type ApiPrincipal, CurrentApplication } from '../api-auth/index.js';
 import { DeploymentsService } from './deployments.service.js';
 
 @Controller('api/v1/deployments')

@@ -1,9 +1,15 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { CurrentApplication, CurrentCaller, CurrentOwner } from '../owners/access/current-owner.decorator.js';
-import { OwnedApplicationRoute } from '../owners/access/owner-guards.js';
-import type { OwnedApplication, OwnerPrincipal, OwnersApiCaller } from '../owners/access/owner-principal.js';
-import { OwnersApi } from '../owners-api/owners-api-doc.js';
+import {
+  CurrentApplication,
+  CurrentCaller,
+  CurrentOwner,
+  type OwnedApplication,
+  OwnedApplicationRoute,
+  type OwnerPrincipal,
+  type OwnersApiCaller,
+} from '../owners/index.js';
+import { OwnersApi } from '../owners-api/index.js';
 import { PreviewsService } from './previews.service.js';
 
 /**

@@ -1,7 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { CurrentApplication } from '../owners/access/current-owner.decorator.js';
-import { OwnedApplicationRoute } from '../owners/access/owner-guards.js';
-import type { OwnedApplication } from '../owners/access/owner-principal.js';
+import { CurrentApplication, type OwnedApplication, OwnedApplicationRoute } from '../owners/index.js';
 import { DomainsService } from './domains.service.js';
 
 @Controller('dashboard/api/applications/:appId/domains')

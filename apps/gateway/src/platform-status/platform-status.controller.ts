@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { DependencyProbe } from '@slipway/server';
-import { OwnerRoute } from '../owners/access/owner-guards.js';
+import { OwnerRoute } from '../owners/index.js';
 
 /**
  * What the dashboard's banner shows: whether a build worker consumes the deploy queue (from the

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DashboardAccessModule } from '../owners/access/dashboard-access.module.js';
+import { DashboardAccessModule } from '../owners/index.js';
 import { PlatformStatusController } from './platform-status.controller.js';
 
 @Module({ imports: [DashboardAccessModule], controllers: [PlatformStatusController] })

@@ -2,9 +2,7 @@ import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Query, Req
 import { clientAddress } from '@slipway/server';
 import type { Request } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
-import { CurrentApplication, CurrentOwner } from '../owners/access/current-owner.decorator.js';
-import { OwnedApplicationRoute } from '../owners/access/owner-guards.js';
-import type { OwnedApplication, OwnerPrincipal } from '../owners/access/owner-principal.js';
+import { CurrentApplication, CurrentOwner, type OwnedApplication, OwnedApplicationRoute, type OwnerPrincipal } from '../owners/index.js';
 import { DashboardSignInService } from './dashboard-sign-in.service.js';
 
 @Controller('dashboard/api/applications/:appId/sign-in')

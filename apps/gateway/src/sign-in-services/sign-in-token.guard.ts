@@ -1,7 +1,6 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import { ApiKeysService, unauthorized } from '../api-auth/api-key-verifier.service.js';
-import { PersonalAccessTokensService } from '../api-auth/personal-access-tokens.service.js';
+import { ApiKeysService, PersonalAccessTokensService, unauthorized } from '../api-auth/index.js';
 import type { SignInPrincipal } from './sign-in-principal.js';
 
 /**

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../api-auth/api-auth.module.js';
+import { AuthModule } from '../api-auth/index.js';
 import { SignInTokenGuard } from './sign-in-token.guard.js';
-import { DashboardAccessModule } from '../owners/access/dashboard-access.module.js';
+import { DashboardAccessModule } from '../owners/index.js';
 import { DashboardSignInController } from './dashboard-sign-in.controller.js';
 import { DashboardSignInRepository } from './dashboard-sign-in.repository.js';
 import { DashboardSignInService } from './dashboard-sign-in.service.js';

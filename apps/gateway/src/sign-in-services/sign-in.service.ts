@@ -13,7 +13,7 @@ import {
 } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { GATEWAY_CONFIG, appDatabasesAdminUrl, type GatewayConfig } from '../config.js';
-import { isUuid } from '../common/ids.js';
+import { isUuid } from '../common/index.js';
 import { signInRecord } from './sign-in-record.js';
 import type { SignInPrincipal } from './sign-in-principal.js';
 import { TenantChangedPublisher } from './tenant-changed.publisher.js';

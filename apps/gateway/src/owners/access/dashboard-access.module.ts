@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../../api-auth/api-auth.module.js';
+import { AuthModule } from '../../api-auth/index.js';
 import { OwnerAuthModule } from '../accounts/owner-auth.module.js';
 import { CsrfGuard } from './csrf.guard.js';
 import { OwnedApplicationGuard } from './owned-application.guard.js';

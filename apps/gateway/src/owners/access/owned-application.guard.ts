@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { ApplicationsRepository } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import type { Request } from 'express';
-import { isUuid } from '../../common/ids.js';
+import { isUuid } from '../../common/index.js';
 import { OWNERS_API_ACCESS, type OwnersApiAccess } from './owners-api-access.js';
 import type { DashboardRequest } from './owner-principal.js';
 

@@ -7,7 +7,7 @@ import { OwnerAuthService } from './owner-auth.service.js';
 import { OwnerSessionsService } from './owner-sessions.service.js';
 import { OwnerPasswords } from './owner-passwords.js';
 import { SignInLimiter } from './owner-sign-in-limiter.js';
-import { AuthModule } from '../../api-auth/api-auth.module.js';
+import { AuthModule } from '../../api-auth/index.js';
 import { CsrfGuard } from '../access/csrf.guard.js';
 
 @Module({

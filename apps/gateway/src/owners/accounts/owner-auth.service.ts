@@ -3,7 +3,7 @@ import { LIMITS, type OwnerView } from '@slipway/contract';
 import { ApplicationsRepository, EmailTakenError, OwnersRepository } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { SignInLimiter } from './owner-sign-in-limiter.js';
-import { parseBody } from '../../common/body.js';
+import { parseBody } from '../../common/index.js';
 import type { OwnerPrincipal } from '../access/owner-principal.js';
 import { SignUpBody, normaliseEmail } from './dto/owner-auth.dto.js';
 import { OwnerPasswords } from './owner-passwords.js';

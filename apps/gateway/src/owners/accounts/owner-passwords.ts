@@ -3,7 +3,7 @@ import { LIMITS } from '@slipway/contract';
 import { ApiException } from '@slipway/server';
 import bcrypt from 'bcrypt';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../../config.js';
-import { ConcurrencyGate } from '../../rate-limit/concurrency-gate.js';
+import { ConcurrencyGate } from '../../rate-limit/index.js';
 
 /**
  * Owner password hashing, the only place bcrypt runs for owners. Every hash (sign-up and sign-in,
