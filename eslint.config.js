@@ -36,9 +36,11 @@ export default tseslint.config(
         {
           workspaceRoot,
           // Apps depend on libs, never on each other; libs never on apps; tools may use anything.
+          // Test-only libs (libs/testing, libs/s3-emulator) only in tests (`*.spec.ts`, `test/`).
           depConstraints: [
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
-            { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'], alsoInTests: ['type:test-lib'] },
+            { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'], alsoInTests: ['type:test-lib'] },
+            { sourceTag: 'type:test-lib', onlyDependOnLibsWithTags: ['type:lib', 'type:test-lib'] },
             { sourceTag: 'type:tool', onlyDependOnLibsWithTags: ['*'] },
           ],
         },
@@ -73,6 +75,12 @@ export default tseslint.config(
     files: ['apps/auth-service/src/**/*.ts'],
     ignores: ['**/*.spec.ts'],
     rules: { 'slipway/feature-folders': ['error', { root: `${workspaceRoot}/apps/auth-service/src` }] },
+  },
+  {
+    // The gateway's folders likewise (apps/gateway/README.md, "Layout"); its tests may reach inside.
+    files: ['apps/gateway/src/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: { 'slipway/feature-folders': ['error', { root: `${workspaceRoot}/apps/gateway/src` }] },
   },
   {
     // A tenant's database handle is made in one place, from a tenant it resolved (tenants/tenant.ts).

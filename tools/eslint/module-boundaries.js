@@ -1,8 +1,10 @@
 // ESLint rule `slipway/module-boundaries`: the Nx tags of each project (project.json) and the
 // dependency constraints in eslint.config.js, enforced on every import. Also forbids relative
 // imports that leave the project and deep imports into another project (`@slipway/x/src/...`).
+// A constraint's `alsoInTests` tags are allowed in the project's test files only (`*.spec.ts`,
+// anything under a `test/` folder): test-only libs stay out of runtime code, not out of tests.
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 
 const projectCache = new Map();
 
@@ -23,6 +25,12 @@ function projectOf(file) {
   return undefined;
 }
 
+/** A test file of its project: a spec, or anything under a `test/` folder inside the project. */
+function isTestFile(project, file) {
+  const rel = relative(project.root, file).split(sep);
+  return /\.spec\.[cm]?[jt]sx?$/.test(rel.at(-1)) || rel.slice(0, -1).includes('test');
+}
+
 function projectByName(workspaceRoot, name) {
   for (const base of ['libs', 'apps', 'tools']) {
     const dir = join(workspaceRoot, base, name);
@@ -41,7 +49,14 @@ export default {
           workspaceRoot: { type: 'string' },
           depConstraints: {
             type: 'array',
-            items: { type: 'object', properties: { sourceTag: { type: 'string' }, onlyDependOnLibsWithTags: { type: 'array', items: { type: 'string' } } } },
+            items: {
+              type: 'object',
+              properties: {
+                sourceTag: { type: 'string' },
+                onlyDependOnLibsWithTags: { type: 'array', items: { type: 'string' } },
+                alsoInTests: { type: 'array', items: { type: 'string' } },
+              },
+            },
           },
         },
       },
@@ -50,7 +65,7 @@ export default {
       relativeOut: 'Relative import leaves project "{{project}}"; import the other project by its package name (@slipway/...).',
       deep: 'Deep import into "{{target}}": import from "@slipway/{{target}}" (its src/index.ts) only.',
       unknown: 'Unknown workspace project "{{target}}".',
-      tags: 'Project "{{source}}" ({{sourceTags}}) may not depend on "{{target}}" ({{targetTags}}).',
+      tags: 'Project "{{source}}" ({{sourceTags}}) may not depend on "{{target}}" ({{targetTags}}){{where}}.',
     },
   },
   create(context) {
@@ -58,6 +73,7 @@ export default {
     const file = context.filename;
     const source = projectOf(file);
     if (!source) return {};
+    const inTest = isTestFile(source, file);
     const check = (node) => {
       const spec = node.source?.value;
       if (typeof spec !== 'string') return;
@@ -77,12 +93,18 @@ export default {
       }
       for (const constraint of depConstraints) {
         if (constraint.sourceTag !== '*' && !source.tags.includes(constraint.sourceTag)) continue;
-        const allowed = constraint.onlyDependOnLibsWithTags ?? ['*'];
+        const allowed = [...(constraint.onlyDependOnLibsWithTags ?? ['*']), ...(inTest ? (constraint.alsoInTests ?? []) : [])];
         if (!allowed.includes('*') && !target.tags.some((t) => allowed.includes(t))) {
           context.report({
             node,
             messageId: 'tags',
-            data: { source: source.name, sourceTags: source.tags.join(','), target: target.name, targetTags: target.tags.join(',') },
+            data: {
+              source: source.name,
+              sourceTags: source.tags.join(','),
+              target: target.name,
+              targetTags: target.tags.join(','),
+              where: constraint.alsoInTests?.some((t) => target.tags.includes(t)) ? ' outside its tests' : '',
+            },
           });
           return;
         }

@@ -3,21 +3,21 @@ import { processShare } from '@slipway/config';
 import { workerHeartbeatPattern } from '@slipway/messaging';
 import { PlatformDataModule } from '@slipway/platform-data';
 import { HealthModule } from '@slipway/server';
-import { CommonModule } from './common/common.module.js';
-import { GatewayConfigModule } from './common/gateway-config.module.js';
+import { CommonModule, GatewayConfigModule } from './common/index.js';
 import type { GatewayConfig } from './config.js';
-import { ApplicationsModule } from './applications/applications.module.js';
-import { ContractModule } from './contract/contract.module.js';
-import { CredentialsModule } from './credentials/credentials.module.js';
-import { DashboardModule } from './dashboard/dashboard.module.js';
-import { DashboardSiteModule } from './dashboard/site/dashboard-site.module.js';
-import { DeploymentsModule } from './deployments/deployments.module.js';
-import { DomainsModule } from './domains/domains.module.js';
-import { LogsModule } from './logs/logs.module.js';
-import { MetricsModule } from './metrics/metrics.module.js';
-import { OwnersApiModule } from './owners-api/owners-api.module.js';
-import { SecretsModule } from './secrets/secrets.module.js';
-import { SignInModule } from './sign-in/sign-in.module.js';
+import { ApplicationsModule } from './applications/index.js';
+import { ContractModule } from './contract/index.js';
+import { CredentialsModule } from './credentials/index.js';
+import { OwnerAuthModule } from './owners/index.js';
+import { PlatformStatusModule } from './platform-status/index.js';
+import { DashboardSiteModule } from './dashboard-site/index.js';
+import { DeploymentsModule } from './deployments/index.js';
+import { DomainsModule } from './domains/index.js';
+import { LogsModule } from './logs/index.js';
+import { MetricsModule } from './metrics/index.js';
+import { OwnersApiModule } from './owners-api/index.js';
+import { SecretsModule } from './secrets/index.js';
+import { SignInModule } from './sign-in-services/index.js';
 
 /** The gateway's Postgres connections (one pool per process; processes on the launcher's socket divide it). */
 const GATEWAY_PG_CONNECTIONS = 10;
@@ -51,7 +51,8 @@ export class AppModule {
         LogsModule,
         MetricsModule,
         ApplicationsModule,
-        DashboardModule,
+        OwnerAuthModule,
+        PlatformStatusModule,
         OwnersApiModule,
         DashboardSiteModule,
       ],

@@ -1,7 +1,7 @@
 import { TEST_REDIS_URL } from '@slipway/testing';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
-import { OwnerPasswords } from '../src/dashboard/owner-auth/owner-passwords.js';
+import { OwnerPasswords } from '../src/owners/accounts/owner-passwords.js';
 import { signIn, signUp, startOwnerGateway, type OwnerGateway } from './support/owner-gateway.js';
 
 const RIGHT = 'correct horse battery';

@@ -1,7 +1,14 @@
 import { Body, Controller, Get, Post } from '@nestjs/common';
-import { CurrentApplication, CurrentCaller, CurrentOwner } from '../dashboard/common/current-owner.decorator.js';
-import { OwnedApplicationRoute, OwnerRoute } from '../dashboard/common/owner-guards.js';
-import type { OwnedApplication, OwnerPrincipal, OwnersApiCaller } from '../dashboard/common/owner-principal.js';
+import {
+  CurrentApplication,
+  CurrentCaller,
+  CurrentOwner,
+  type OwnedApplication,
+  OwnedApplicationRoute,
+  type OwnerPrincipal,
+  OwnerRoute,
+  type OwnersApiCaller,
+} from '../owners/index.js';
 import { ApplicationsService } from './applications.service.js';
 
 @Controller('dashboard/api/applications')

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
+import { DashboardAccessModule } from '../owners/index.js';
 import { ApplicationsController } from './applications.controller.js';
 import { ApplicationsService } from './applications.service.js';
 import { DatabaseBackupsController } from './database-backups.controller.js';

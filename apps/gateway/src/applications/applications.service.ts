@@ -3,8 +3,8 @@ import { slugify, type ApplicationDetails, type ApplicationSummary, type ServerV
 import { ApplicationsRepository, SlugTakenError, type OwnerId } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
-import { parseBody } from '../common/body.js';
-import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
+import { parseBody } from '../common/index.js';
+import type { OwnedApplication } from '../owners/index.js';
 import { applicationUrl } from './application-address.js';
 import { CreateApplicationBody } from './dto/create-application.dto.js';
 

@@ -1,9 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
-import { JsonBodyGuard } from '../common/json-body.guard.js';
-import { CurrentApplication, CurrentOwner } from '../dashboard/common/current-owner.decorator.js';
-import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
-import type { OwnedApplication, OwnerPrincipal } from '../dashboard/common/owner-principal.js';
-import { OwnersApi } from '../owners-api/owners-api-doc.js';
+import { JsonBodyGuard } from '../common/index.js';
+import { CurrentApplication, CurrentOwner, type OwnedApplication, OwnedApplicationRoute, type OwnerPrincipal } from '../owners/index.js';
+import { OwnersApi } from '../owners-api/index.js';
 import { DatabaseBackupsService } from './database-backups.service.js';
 
 /** Backups and point-in-time restores of an application's own database (owners' API; `slipway db …`). */

@@ -3,9 +3,9 @@ import { LIMITS, type BackupView, type DatabaseBackupsView, type RestoreView } f
 import { ApplicationsRepository, BackupsRepository, RestoreInProgressError, asApplicationId, type BackupRow, type RestoreRow } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { z } from 'zod';
-import { parseBody } from '../common/body.js';
+import { parseBody } from '../common/index.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
-import type { OwnedApplication, OwnerPrincipal } from '../dashboard/common/owner-principal.js';
+import type { OwnedApplication, OwnerPrincipal } from '../owners/index.js';
 
 const RestoreBody = z.strictObject({
   to: z.string().min(1).max(64),

@@ -1,7 +1,5 @@
 import { Controller, Get, HttpCode, Post } from '@nestjs/common';
-import { CurrentApplication, CurrentOwner } from '../dashboard/common/current-owner.decorator.js';
-import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
-import type { OwnedApplication, OwnerPrincipal } from '../dashboard/common/owner-principal.js';
+import { CurrentApplication, CurrentOwner, type OwnedApplication, OwnedApplicationRoute, type OwnerPrincipal } from '../owners/index.js';
 import { DatabaseService } from './database.service.js';
 
 @Controller('dashboard/api/applications/:appId/database')

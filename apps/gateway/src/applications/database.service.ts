@@ -4,7 +4,7 @@ import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway
 import { ApplicationsRepository, PlatformInfrastructure } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
-import type { OwnedApplication, OwnerPrincipal } from '../dashboard/common/owner-principal.js';
+import type { OwnedApplication, OwnerPrincipal } from '../owners/index.js';
 
 /** The application's own Postgres database: name, usage, and its connection string on request. */
 @Injectable()

@@ -1,6 +1,6 @@
 import { ApplicationsRepository, PREVIEW_NAME_PATTERN, type ApplicationId } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
-import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
+import type { OwnedApplication } from '../owners/index.js';
 
 /**
  * The application a day-two read is about: `app` itself, or with `?preview=<name>` its preview

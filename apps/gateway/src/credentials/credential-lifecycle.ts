@@ -2,8 +2,7 @@ import type { CredentialView, ServerView } from '@slipway/contract';
 import { issueToken, type TokenKind } from '@slipway/crypto';
 import type { ApplicationId, CredentialStore, OwnerId } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
-import { parseBody } from '../common/body.js';
-import { isUuid } from '../common/ids.js';
+import { isUuid, parseBody } from '../common/index.js';
 import { CredentialNameBody } from './credential-name.dto.js';
 
 /** What differs between API keys and personal access tokens, as the dashboard API shows them. */

@@ -1,6 +1,5 @@
 import { Body, Controller, Delete, Get, Inject, Param, Patch, Post, type Type } from '@nestjs/common';
-import { CurrentApplication, CurrentOwner } from '../dashboard/common/current-owner.decorator.js';
-import { OwnedApplicationRoute, SessionRoute } from '../dashboard/common/owner-guards.js';
+import { CurrentApplication, CurrentOwner, OwnedApplicationRoute, SessionRoute } from '../owners/index.js';
 import type { CredentialLifecycle } from './credential-lifecycle.js';
 
 export const API_KEY_LIFECYCLE = Symbol('API_KEY_LIFECYCLE');

@@ -1,11 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { z } from 'zod';
-import { parseBody } from '../common/body.js';
-import { OwnersApi } from '../owners-api/owners-api-doc.js';
-import { Releases, ReleaseSwitch, RollbackRequest } from '../owners-api/owners-api-schemas.js';
-import { CurrentApplication } from '../dashboard/common/current-owner.decorator.js';
-import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
-import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
+import { parseBody } from '../common/index.js';
+import { OwnersApi, Releases, ReleaseSwitch, RollbackRequest } from '../owners-api/index.js';
+import { CurrentApplication, type OwnedApplication, OwnedApplicationRoute } from '../owners/index.js';
 import { DeploymentsService } from './deployments.service.js';
 
 /** `POST …/rollback`: an empty body or `{"releaseId"}`. */

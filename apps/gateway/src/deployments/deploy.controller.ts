@@ -1,8 +1,6 @@
 import { Controller, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { ApiKeyGuard } from '../credentials/api-key.guard.js';
-import type { ApiPrincipal } from '../credentials/api-principal.js';
-import { CurrentApplication } from '../credentials/current-application.decorator.js';
+import { ApiKeyGuard, type ApiPrincipal, CurrentApplication } from '../api-auth/index.js';
 import { DeployService } from './deploy.service.js';
 
 @Controller('api/v1/deploy')

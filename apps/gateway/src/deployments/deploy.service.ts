@@ -13,8 +13,8 @@ import {
 } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import type { Request, Response } from 'express';
-import type { ApiPrincipal } from '../credentials/api-principal.js';
-import { BLOB_STORE } from '../common/blob-store.provider.js';
+import type { ApiPrincipal } from '../api-auth/index.js';
+import { BLOB_STORE } from '../common/index.js';
 import { GATEWAY_CONFIG, uploadLimits, type GatewayConfig } from '../config.js';
 import { DeployQueue } from './deploy-queue.js';
 import { SourceIntakeService } from './source/source-intake.service.js';

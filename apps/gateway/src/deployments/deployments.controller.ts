@@ -1,7 +1,5 @@
 import { Controller, Get, Param, UseGuards } from '@nestjs/common';
-import { ApiKeyGuard } from '../credentials/api-key.guard.js';
-import type { ApiPrincipal } from '../credentials/api-principal.js';
-import { CurrentApplication } from '../credentials/current-application.decorator.js';
+import { ApiKeyGuard, type ApiPrincipal, CurrentApplication } from '../api-auth/index.js';
 import { DeploymentsService } from './deployments.service.js';
 
 @Controller('api/v1/deployments')

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../credentials/api-auth.module.js';
-import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
+import { AuthModule } from '../api-auth/index.js';
+import { DashboardAccessModule } from '../owners/index.js';
 import { DashboardDeploymentsController } from './dashboard-deployments.controller.js';
 import { DeployController } from './deploy.controller.js';
 import { DeployQueue } from './deploy-queue.js';
@@ -11,7 +11,7 @@ import { ReleaseGoLiveService } from './release-go-live.service.js';
 import { PreviewExpiry } from './preview-expiry.js';
 import { PreviewsController } from './previews.controller.js';
 import { PreviewsService } from './previews.service.js';
-import { TenantChangedPublisher } from '../sign-in/tenant-changed.publisher.js';
+import { TenantChangedPublisher } from '../sign-in-services/index.js';
 import { SourceIntakeService } from './source/source-intake.service.js';
 import { StorageQuota } from './storage-quota.js';
 import { UploadSlots } from './upload-slots.js';

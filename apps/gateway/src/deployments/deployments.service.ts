@@ -3,10 +3,9 @@ import type { ApplicationStorageView, DeploymentRow, ReleaseSwitchView, ReleaseV
 import type { BlobStore } from '@slipway/blob';
 import { DeploymentsRepository, asApplicationId, asDeploymentId, asReleaseId } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
-import { BLOB_STORE } from '../common/blob-store.provider.js';
-import { isUuid } from '../common/ids.js';
+import { BLOB_STORE, isUuid } from '../common/index.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
-import { TaskId, type DeploymentTask } from '../contract/api-schemas.js';
+import { type DeploymentTask, TaskId } from '../contract/index.js';
 import { ReleaseGoLiveService } from './release-go-live.service.js';
 
 const IN_PROGRESS = new Set(['queued', 'building', 'releasing']);

@@ -1,9 +1,15 @@
 import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { CurrentApplication, CurrentCaller, CurrentOwner } from '../dashboard/common/current-owner.decorator.js';
-import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
-import type { OwnedApplication, OwnerPrincipal, OwnersApiCaller } from '../dashboard/common/owner-principal.js';
-import { OwnersApi } from '../owners-api/owners-api-doc.js';
+import {
+  CurrentApplication,
+  CurrentCaller,
+  CurrentOwner,
+  type OwnedApplication,
+  OwnedApplicationRoute,
+  type OwnerPrincipal,
+  type OwnersApiCaller,
+} from '../owners/index.js';
+import { OwnersApi } from '../owners-api/index.js';
 import { PreviewsService } from './previews.service.js';
 
 /**

@@ -15,12 +15,11 @@ import {
 } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
 import type { Request, Response } from 'express';
-import { applicationUrl } from '../applications/application-address.js';
-import { BLOB_STORE } from '../common/blob-store.provider.js';
-import { RoutesPublisher } from '../common/routes.publisher.js';
+import { applicationUrl } from '../applications/index.js';
+import { BLOB_STORE, RoutesPublisher } from '../common/index.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
-import type { OwnedApplication, OwnerPrincipal, OwnersApiCaller } from '../dashboard/common/owner-principal.js';
-import { TenantChangedPublisher } from '../sign-in/tenant-changed.publisher.js';
+import type { OwnedApplication, OwnerPrincipal, OwnersApiCaller } from '../owners/index.js';
+import { TenantChangedPublisher } from '../sign-in-services/index.js';
 import { DeployService, type DeployAccepted } from './deploy.service.js';
 
 export type DeployTarget = 'production' | 'preview';

@@ -3,7 +3,7 @@ import { EdgeHandoff } from '@slipway/messaging';
 import { DeploymentsRepository, asApplicationId, asReleaseId } from '@slipway/platform-data';
 import { ReleaseGoLive, ReleaseNotFoundError, type EdgeStartFailure } from '@slipway/runtime';
 import { ApiException } from '@slipway/server';
-import { RoutesPublisher } from '../common/routes.publisher.js';
+import { RoutesPublisher } from '../common/index.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 
 /** The log tail quoted in a `release_unhealthy` message (the whole tail is the edge's, up to 8000 characters). */

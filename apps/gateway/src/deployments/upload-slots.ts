@@ -3,7 +3,7 @@ import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common
 import { ApiException } from '@slipway/server';
 import { redisConnection } from '@slipway/messaging';
 import type { Redis } from 'ioredis';
-import type { ApiPrincipal } from '../credentials/api-principal.js';
+import type { ApiPrincipal } from '../api-auth/index.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 
 /** A held slot; `release()` is idempotent. */

@@ -1,7 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { CurrentApplication } from '../dashboard/common/current-owner.decorator.js';
-import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
-import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
+import { CurrentApplication, type OwnedApplication, OwnedApplicationRoute } from '../owners/index.js';
 import { DomainsService } from './domains.service.js';
 
 @Controller('dashboard/api/applications/:appId/domains')

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { SignInModule } from '../sign-in/sign-in.module.js';
-import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
+import { SignInModule } from '../sign-in-services/index.js';
+import { DashboardAccessModule } from '../owners/index.js';
 import { DomainRecheckService } from './domain-recheck.service.js';
 import { DomainVerifier } from './domain-verifier.js';
 import { DomainsController } from './domains.controller.js';

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
+import { DashboardAccessModule } from '../owners/index.js';
 import { BuildLogsController } from './build-logs.controller.js';
 import { BuildLogsService } from './build-logs.service.js';
 import { FollowSlots } from './follow-slots.js';

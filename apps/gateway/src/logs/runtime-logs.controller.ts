@@ -1,11 +1,9 @@
 import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CurrentApplication } from '../dashboard/common/current-owner.decorator.js';
-import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
-import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
-import { OwnersApi } from '../owners-api/owners-api-doc.js';
+import { CurrentApplication, type OwnedApplication, OwnedApplicationRoute } from '../owners/index.js';
+import { OwnersApi } from '../owners-api/index.js';
 import { ApplicationsRepository } from '@slipway/platform-data';
-import { applicationOrPreview } from '../applications/preview-target.js';
+import { applicationOrPreview } from '../applications/index.js';
 import { instant, lineLimit, releaseParam } from './log-params.js';
 import { FollowSlots } from './follow-slots.js';
 import { openEventStream } from './sse.js';

@@ -1,10 +1,8 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { CurrentApplication } from '../dashboard/common/current-owner.decorator.js';
-import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
-import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
-import { OwnersApi } from '../owners-api/owners-api-doc.js';
+import { CurrentApplication, type OwnedApplication, OwnedApplicationRoute } from '../owners/index.js';
+import { OwnersApi } from '../owners-api/index.js';
 import { ApplicationsRepository } from '@slipway/platform-data';
-import { applicationOrPreview } from '../applications/preview-target.js';
+import { applicationOrPreview } from '../applications/index.js';
 import { MetricsService } from './metrics.service.js';
 
 /** `GET …/metrics?range=hour|day`: requests/s, answers by class, p50/p95/p99, CPU, memory, restarts (docs/guides/first-minute-and-metrics.md). */

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
+import { DashboardAccessModule } from '../owners/index.js';
 import { MetricsController } from './metrics.controller.js';
 import { MetricsService } from './metrics.service.js';
 

@@ -4,8 +4,8 @@ import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { ERROR_CODES, type ErrorCode } from '@slipway/contract';
 import { z } from 'zod';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
-import { ErrorBody } from '../contract/api-schemas.js';
-import { OWNERS_API_ACCESS, type OwnersApiAccess } from '../dashboard/common/owners-api-access.js';
+import { ErrorBody } from '../contract/index.js';
+import { OWNERS_API_ACCESS, type OwnersApiAccess } from '../owners/index.js';
 import { OWNERS_API_DOC, type OwnersApiDoc } from './owners-api-doc.js';
 
 export const OWNERS_API_PREFIX = '/dashboard/api';

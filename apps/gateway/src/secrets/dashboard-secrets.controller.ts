@@ -1,10 +1,8 @@
 import { Body, Controller, Delete, Get, Param, Put, Query } from '@nestjs/common';
 import { asApplicationId } from '@slipway/platform-data';
 import { SecretsService } from './secrets.service.js';
-import { CurrentApplication } from '../dashboard/common/current-owner.decorator.js';
-import { OwnedApplicationRoute } from '../dashboard/common/owner-guards.js';
-import { OwnersApi } from '../owners-api/owners-api-doc.js';
-import type { OwnedApplication } from '../dashboard/common/owner-principal.js';
+import { CurrentApplication, type OwnedApplication, OwnedApplicationRoute } from '../owners/index.js';
+import { OwnersApi } from '../owners-api/index.js';
 
 /**
  * The same SecretsService as `PUT/GET /api/v1/secrets` (one validation, one encryption path),

@@ -1,8 +1,6 @@
 import { Body, Controller, Get, Put, UseGuards } from '@nestjs/common';
-import { ApiKeyGuard } from '../credentials/api-key.guard.js';
-import type { ApiPrincipal } from '../credentials/api-principal.js';
-import { CurrentApplication } from '../credentials/current-application.decorator.js';
-import { JsonBodyGuard } from '../common/json-body.guard.js';
+import { ApiKeyGuard, type ApiPrincipal, CurrentApplication } from '../api-auth/index.js';
+import { JsonBodyGuard } from '../common/index.js';
 import { SecretsService } from './secrets.service.js';
 
 @Controller('api/v1/secrets')

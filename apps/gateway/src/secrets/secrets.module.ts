@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { AuthModule } from '../credentials/api-auth.module.js';
-import { DashboardAccessModule } from '../dashboard/common/dashboard-access.module.js';
+import { AuthModule } from '../api-auth/index.js';
+import { DashboardAccessModule } from '../owners/index.js';
 import { DashboardSecretsController } from './dashboard-secrets.controller.js';
 import { SecretsController } from './secrets.controller.js';
 import { SecretsService } from './secrets.service.js';

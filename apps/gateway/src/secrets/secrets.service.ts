@@ -3,7 +3,7 @@ import { LIMITS } from '@slipway/contract';
 import { encryptEnvelope, envelopeBinding, type Keyring } from '@slipway/crypto';
 import { PlatformInfrastructure, SECRET_SCOPES, SecretsRepository, TooManySecretsError, type ApplicationId, type SecretScope } from '@slipway/platform-data';
 import { ApiException } from '@slipway/server';
-import { PutSecretsBody } from '../contract/api-schemas.js';
+import { PutSecretsBody } from '../contract/index.js';
 
 /**
  * Environment variables of an application. Values are sealed (AES-256-GCM envelope bound to

@@ -10,7 +10,7 @@ import type { BlobStore } from '@slipway/blob';
 import type { UploadLimits } from '@slipway/contract';
 import { ApiException } from '@slipway/server';
 import type { Request, Response } from 'express';
-import { BLOB_STORE } from '../../common/blob-store.provider.js';
+import { BLOB_STORE } from '../../common/index.js';
 import { GATEWAY_CONFIG, uploadLimits, type GatewayConfig } from '../../config.js';
 import { readTarArchive, readZipArchive, sniffArchive } from './archive-readers.js';
 import { SourceTarWriter, type WrittenSource } from './source-tar-writer.js';

@@ -1,6 +1,0 @@
-import { Module } from '@nestjs/common';
-import { DashboardAccessModule } from '../common/dashboard-access.module.js';
-import { PlatformStatusController } from './platform-status.controller.js';
-
-@Module({ imports: [DashboardAccessModule], controllers: [PlatformStatusController] })
-export class PlatformStatusModule {}
