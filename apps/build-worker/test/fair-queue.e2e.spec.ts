@@ -95,14 +95,16 @@ describe('fair build queue (real worker processes)', () => {
     // A's first build holds its slot until the test lets it go (SIGUSR2); A's other two are short.
     // So "B started while A's first still built" is a fact of the order, not of timing.
     const holding = `fq-hold-${randomBytes(4).toString('hex')}`;
+    // A's others are sent once its first runs: sent at once, either worker could claim one of them
+    // first (seen in a full run: A's second ran and finished before its first began).
     const aIds: string[] = [await h.deploy(aApps[0]!, await sleepyBuild(120_000, holding))];
     const short = await sleepyBuild(300, `fq-short-${randomBytes(4).toString('hex')}`);
-    for (const app of aApps.slice(1)) aIds.push(await h.deploy(app, short));
     await waitFor(async () => ((await processesWith(holding)).length > 0 ? true : undefined), {
       timeoutMs: 60_000,
       intervalMs: 200,
       what: "A's first build to run",
     });
+    for (const app of aApps.slice(1)) aIds.push(await h.deploy(app, short));
     const bId = await h.deploy(bApp, source['static']!);
 
     // B goes through on the other slot while A's first still holds its own and A's others wait.
