@@ -1,5 +1,7 @@
 // Adds up jest's "Tests: …" lines from one or more logs and prints one closing line: `N passed, N failed`.
 // An argument `label=path` also gets a line of its own before the total (`test:frameworks: 19 passed, 0 failed`).
+// Tasks nx lists under "Failed tasks:" (a lint or typecheck that failed while every test passed, a suite that
+// could not run) are named on that line too, so the closing lines alone say why a run failed.
 import { readFileSync } from 'node:fs';
 
 function count(text) {
@@ -17,12 +19,26 @@ function count(text) {
   return totals;
 }
 
+function failedTasks(text) {
+  const lines = text.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
+  const tasks = [];
+  for (let i = lines.findIndex((l) => l.trim() === 'Failed tasks:'); i >= 0 && i + 1 < lines.length;) {
+    const match = /^-\s+(\S+)/.exec(lines[++i].trim());
+    if (match) tasks.push(match[1]);
+    else if (lines[i].trim() !== '') break;
+  }
+  return tasks;
+}
+
 const line = ({ passed, failed, skipped }) => `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`;
 const total = { passed: 0, failed: 0, skipped: 0 };
 for (const arg of process.argv.slice(2)) {
   const [label, file] = /^[\w:-]+=/.test(arg) ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [null, arg];
-  const counts = count(readFileSync(file, 'utf8'));
-  if (label) console.log(`${label}: ${line(counts)}`);
+  const text = readFileSync(file, 'utf8');
+  const counts = count(text);
+  const failed = failedTasks(text);
+  const tasks = failed.length ? `; failed tasks: ${failed.join(', ')}` : '';
+  console.log(`${label ?? file}: ${line(counts)}${tasks}`);
   for (const key of Object.keys(total)) total[key] += counts[key];
 }
 console.log(line(total));

@@ -35,6 +35,7 @@ describe('the ports a release listens on, read from /proc', () => {
   it("counts its own processes' listeners only", async () => {
     const [mine, other] = [await listener(0, children), await listener(0, children)];
     expect(await listeningPorts([mine.child.pid!])).toEqual([mine.port]);
+    expect(await listeningPorts([other.child.pid!])).toEqual([other.port]);
   });
 
   it('reads a bounded number of descriptors per scan, whatever a release holds', async () => {
