@@ -16,6 +16,7 @@ import type { LocalSandbox } from './sandbox/local-sandbox.js';
 import { isSameProcess } from './sandbox/process-tree.js';
 import { spawnSandbox } from './sandbox/sandbox-argv.js';
 import { TOOLCHAIN_BIN, TOOLCHAIN_PATH, toolchainEnv, type NodeToolchain } from './toolchain/node-toolchains.js';
+import { nodeOptionsFor } from './node-young-generation.js';
 import { ReleaseWatch, type RuntimeReport } from './watch/release-watch.js';
 
 /** What `LocalSandbox.prepare` made for a release: its user and its cgroup. */
@@ -177,11 +178,14 @@ export class LocalRelease implements AdoptedRelease {
     const t = this.toolchain;
     // The release's own Node first on PATH (the app cannot set PATH past it: it comes last).
     const first = t ? `${c ? TOOLCHAIN_BIN : join(t.dir, 'bin')}:` : '';
+    // Under a memory limit, a young generation sized for it (node-young-generation.ts).
+    const nodeOptions = nodeOptionsFor(spec.env['NODE_OPTIONS'], c?.cgroup ? c.sandbox.limits.memoryBytes : null, t?.version);
     const env = {
       HOME: '/tmp',
       NODE_ENV: 'production',
       ...(t ? toolchainEnv() : {}),
       ...spec.env,
+      ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
       PATH: `${first}/usr/local/bin:/usr/bin:/bin`,
       PORT: String(this.envPort),
     };

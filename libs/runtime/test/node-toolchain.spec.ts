@@ -189,7 +189,7 @@ describe('Node.js toolchains from the npm registry (real downloads, cached)', ()
 
   const rootOnly = process.getuid?.() === 0 ? describe : describe.skip;
   rootOnly('the runtime sandbox runs a release on the Node it was built with', () => {
-    const apps = [randomUUID(), randomUUID()];
+    const apps = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
     const running: RunningRelease[] = [];
     let home: string;
 
@@ -238,6 +238,37 @@ describe('Node.js toolchains from the npm registry (real downloads, cached)', ()
         expect(body.path.endsWith('/opt/slipway/node/bin:/usr/local/bin:/usr/bin:/bin')).toBe(true);
         expect(body.path).not.toContain('/evil');
       }
+    }, 120_000);
+
+    it('gives a Node app a young generation sized for its memory limit (256 MiB: 2 MiB semi-spaces); a project that sets one keeps its own', async () => {
+      const blobs = createBlobStore({ BLOB_DIR: join(home, 'blobs') });
+      const src = join(home, 'heap');
+      await mkdir(src);
+      // What Node was given (it starts: Node 24 takes the flag in NODE_OPTIONS).
+      await writeFile(
+        join(src, 'server.js'),
+        "require('node:http').createServer((q, s) => s.end(JSON.stringify({ options: process.env.NODE_OPTIONS ?? null }))).listen(Number(process.env.PORT));",
+      );
+      await run('tar', ['-czf', `${src}.tgz`, '-C', src, 'server.js']);
+      await blobs.put('releases/heap.tar.gz', createReadStream(`${src}.tgz`));
+      const sandbox = new LocalSandbox({ limits: { memoryBytes: 256 << 20, pids: 64, cpus: 0.5 }, tmpBytes: 16 << 20, hostPorts: [] });
+      const driver = new LocalDriver({ blobs, dir: join(home, 'runtime-heap'), healthTimeoutMs: 30_000, sandbox, toolchains });
+      const bodies: { options: string | null }[] = [];
+      for (const [i, env] of [{}, { NODE_OPTIONS: '--max-semi-space-size=1 --enable-source-maps' }].entries()) {
+        const release = await driver.start({
+          releaseId: randomUUID(),
+          applicationId: apps[2 + i]!,
+          slug: `h${i}`,
+          artifactKey: 'releases/heap.tar.gz',
+          startCommand: 'node server.js',
+          env,
+          nodeVersion: node24.version,
+        });
+        running.push(release);
+        bodies.push((await (await fetch(`http://127.0.0.1:${release.port}/`)).json()) as { options: string | null });
+      }
+      expect(bodies[0]!.options).toBe('--max-semi-space-size=2');
+      expect(bodies[1]!.options).toBe('--max-semi-space-size=1 --enable-source-maps');
     }, 120_000);
   });
 });

@@ -153,6 +153,11 @@ export class LocalSandbox {
     return reason;
   }
 
+  /** The limits every app's cgroup gets (its memory sizes a Node app's young generation: node-young-generation.ts). */
+  get limits(): AppLimits {
+    return this.options.limits;
+  }
+
   /**
    * A running release's user and cgroup again, for a process that takes over releases a previous
    * one started (a restarted runtime supervisor): nothing is created or changed, except the
