@@ -103,7 +103,7 @@ function upstreamOf({ h, applicationId }) {
 async function startPlainApp({ h, applicationId }, port) {
   const { rows } = await h.pg.query('SELECT r.id, r.spec FROM releases r JOIN applications a ON a.live_release_id = r.id WHERE a.id = $1', [applicationId]);
   const { id, spec } = rows[0];
-  // The runtime's toolchain layout (libs/runtime node-toolchains.ts); none there: the platform's Node, as in the sandbox.
+  // The runtime's toolchain layout (libs/toolchains node-toolchains.ts); none there: the platform's Node, as in the sandbox.
   const toolchain = join(h.workerEnv().NODE_TOOLCHAIN_DIR, 'node', String(spec.nodeVersion));
   const bin = existsSync(join(toolchain, 'bin', 'node')) ? `${join(toolchain, 'bin')}:` : '';
   const env = { HOME: '/tmp', NODE_ENV: 'production', PATH: `${bin}/usr/local/bin:/usr/bin:/bin`, PORT: String(port) };

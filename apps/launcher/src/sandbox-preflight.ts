@@ -1,5 +1,5 @@
 import { chmod, stat } from 'node:fs/promises';
-import { probeSandbox } from '@slipway/runtime';
+import { probeSandbox } from '@slipway/sandbox';
 import { aptCommand, aptInstall, onPath } from './apt.js';
 import { StartupError } from './errors.js';
 import { log } from './log.js';

@@ -23,7 +23,7 @@ function enginesNode(files: ProjectFile[]): string | null {
 /**
  * Which Node.js the project asks for, and where: `.node-version`, then `.nvmrc` (a version the
  * author pins their own machine to), then `engines.node` (a range). Null: nothing declared.
- * The build worker resolves it to an exact version (libs/runtime toolchain).
+ * The build worker resolves it to an exact version (libs/toolchains).
  */
 export function declaredNodeVersion(files: ProjectFile[]): NodeVersionRequest | null {
   for (const source of ['.node-version', '.nvmrc'] as const) {

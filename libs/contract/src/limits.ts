@@ -94,7 +94,7 @@ export const LIMITS = {
   },
   /**
    * Node.js majors a project may declare (`engines.node`, `.nvmrc`, `.node-version`); builds and
-   * the running release use the exact version chosen (libs/runtime toolchain). A declaration no
+   * the running release use the exact version chosen (libs/toolchains). A declaration no
    * supported major satisfies fails the deploy with `node_version_unsupported`.
    * `defaultMajor`: the Node of a project that declares none — the current Active LTS (24;
    * Node 20 reached end-of-life in April 2026), its newest release from the verified toolchain cache.

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { isSameProcess, processStartTime } from './sandbox/process-tree.js';
+import { isSameProcess, processStartTime } from '@slipway/sandbox';
 
 /** How often an adopted process is looked at (it is not a child: no exit event comes). */
 const WATCH_MS = 200;

@@ -17,14 +17,3 @@ export type { KubernetesDriver, KubernetesDriverOptions } from './kubernetes/kub
 export * from './kubernetes/from-environment.js';
 export * from './kubernetes/manifests.js';
 export * from './kubernetes/build-job.js';
-export * from './sandbox/app-users.js';
-export * from './sandbox/cgroups.js';
-export * from './sandbox/local-sandbox.js';
-export * from './sandbox/sandbox-argv.js';
-export * from './sandbox/sandbox-probe.js';
-export * from './sandbox/sandbox-link.js';
-export * from './toolchain/node-toolchains.js';
-export * from './toolchain/node-versions.js';
-export * from './toolchain/npm-registry.js';
-export * from './toolchain/package-managers.js';
-export * from './toolchain/toolchain-error.js';

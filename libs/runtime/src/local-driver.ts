@@ -2,6 +2,8 @@ import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { BlobStore } from '@slipway/blob';
+import { SandboxUnavailableError, isSameProcess, type LocalSandbox } from '@slipway/sandbox';
+import type { NodeToolchain, NodeToolchains } from '@slipway/toolchains';
 import { UnhealthyReleaseError, type ReleaseToRun, type RunningRelease, type RuntimeDriver } from './driver.js';
 import { LocalRelease, type AdoptedRelease, type Confinement, type Supervision } from './local-release.js';
 import { LogBudget } from './logs/log-budget.js';
@@ -10,10 +12,6 @@ import { LogRing, readLogRing } from './logs/log-ring.js';
 import { ReleaseLog } from './logs/release-log.js';
 import { extractRelease } from './release-extractor.js';
 import { ReleaseRecords, type ReleaseRecord } from './release-records.js';
-import { isSameProcess } from './sandbox/process-tree.js';
-import { SandboxUnavailableError } from './sandbox/sandbox-probe.js';
-import type { LocalSandbox } from './sandbox/local-sandbox.js';
-import type { NodeToolchain, NodeToolchains } from './toolchain/node-toolchains.js';
 
 export type { AdoptedRelease } from './local-release.js';
 

@@ -2,21 +2,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { SandboxUnavailableError, isSameProcess, releaseListeningPorts, spawnSandbox, type AppCgroup, type AppIds, type LocalSandbox } from '@slipway/sandbox';
+import { TOOLCHAIN_BIN, TOOLCHAIN_PATH, toolchainEnv, type NodeToolchain } from '@slipway/toolchains';
 import { AppProcess } from './app-process.js';
 import { UnhealthyReleaseError, type PortFound, type ReleaseToRun, type RunningRelease } from './driver.js';
 import { LogFifo } from './logs/log-fifos.js';
 import type { ReleaseLog } from './logs/release-log.js';
+import { nodeOptionsFor } from './node-young-generation.js';
 import { PortSearch, portFinding, portInUse, unansweredMessage } from './port-search.js';
 import type { ReleaseRecords } from './release-records.js';
-import type { AppIds } from './sandbox/app-users.js';
-import type { AppCgroup } from './sandbox/cgroups.js';
-import { releaseListeningPorts } from './sandbox/listening-ports.js';
-import { SandboxUnavailableError } from './sandbox/sandbox-probe.js';
-import type { LocalSandbox } from './sandbox/local-sandbox.js';
-import { isSameProcess } from './sandbox/process-tree.js';
-import { spawnSandbox } from './sandbox/sandbox-argv.js';
-import { TOOLCHAIN_BIN, TOOLCHAIN_PATH, toolchainEnv, type NodeToolchain } from './toolchain/node-toolchains.js';
-import { nodeOptionsFor } from './node-young-generation.js';
 import { ReleaseWatch, type RuntimeReport } from './watch/release-watch.js';
 
 /** What `LocalSandbox.prepare` made for a release: its user and its cgroup. */

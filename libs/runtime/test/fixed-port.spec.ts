@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createBlobStore, type BlobStore } from '@slipway/blob';
+import { LocalSandbox, removeAppUser } from '@slipway/sandbox';
 import { freePort, waitFor } from '@slipway/testing';
-import { LocalDriver, LocalSandbox, UnhealthyReleaseError, removeAppUser, type ReleaseToRun, type RunningRelease } from '../src/index.js';
+import { LocalDriver, UnhealthyReleaseError, type ReleaseToRun, type RunningRelease } from '../src/index.js';
 
 const run = promisify(execFile);
 

@@ -6,7 +6,8 @@ import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createBlobStore, type BlobStore } from '@slipway/blob';
-import { LocalDriver, LocalSandbox, removeAppUser, type RunningRelease } from '../src/index.js';
+import { LocalSandbox, removeAppUser } from '@slipway/sandbox';
+import { LocalDriver, type RunningRelease } from '../src/index.js';
 import { CONNECT_HELPER, appArtifact, secretListener } from './sandbox-apps.js';
 
 const run = promisify(execFile);

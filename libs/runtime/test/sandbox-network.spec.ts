@@ -6,17 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createBlobStore, type BlobStore } from '@slipway/blob';
-import {
-  LocalDriver,
-  LocalSandbox,
-  gatewayAddress,
-  hostLinkName,
-  parseSandboxSubnet,
-  removeAppUser,
-  sandboxAddress,
-  type RunningRelease,
-} from '../src/index.js';
-import { descendants } from '../src/sandbox/process-tree.js';
+import { LocalSandbox, descendants, gatewayAddress, hostLinkName, parseSandboxSubnet, removeAppUser, sandboxAddress } from '@slipway/sandbox';
+import { LocalDriver, type RunningRelease } from '../src/index.js';
 import { CONNECT_HELPER, appArtifact, secretListener } from './sandbox-apps.js';
 
 const run = promisify(execFile);

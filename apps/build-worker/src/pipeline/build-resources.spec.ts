@@ -1,4 +1,4 @@
-import type { CgroupStats } from '@slipway/runtime';
+import type { CgroupStats } from '@slipway/sandbox';
 import { limitFailure, nearLimitWarning, usageLine, usageRecord } from './build-resources.js';
 
 const MiB = 1024 * 1024;

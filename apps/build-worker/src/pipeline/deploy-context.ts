@@ -3,7 +3,8 @@ import type { BuildResourceUse, Hazard, PackageManagerRequest, ProjectSpec, Warn
 import type { BlobStore } from '@slipway/blob';
 import type { DeployStepName } from '@slipway/contract';
 import type { ApplicationId, DeploymentFindings, DeploymentId, DeploymentsRepository, ReleaseId } from '@slipway/platform-data';
-import type { ManagerToolchain, NodeToolchain, NodeToolchains, PackageManagers, PortFound } from '@slipway/runtime';
+import type { PortFound } from '@slipway/runtime';
+import type { ManagerToolchain, NodeToolchain, NodeToolchains, PackageManagers } from '@slipway/toolchains';
 import type { WorkerConfig } from '../config.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
 import { chown, mkdir } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 import type { PackageJson, PackageManagerRequest, ProjectSpec } from '@slipway/analyzer';
-import { ToolchainError, type ManagerName, type ManagerToolchain, type NodeToolchain, type PackageManagers } from '@slipway/runtime';
+import { ToolchainError, type ManagerName, type ManagerToolchain, type NodeToolchain, type PackageManagers } from '@slipway/toolchains';
 import { openProjectFile } from './project-file.js';
 import { StepFailure } from './step-recorder.js';
 

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, readdir, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SandboxUnavailableError } from '@slipway/runtime';
+import { SandboxUnavailableError } from '@slipway/sandbox';
 import { waitFor } from '@slipway/testing';
 import type { BuildLimitSettings } from './build-limits.js';
 import type { Sandbox } from './sandbox.js';

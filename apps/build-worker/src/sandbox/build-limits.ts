@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { LIMITS } from '@slipway/contract';
-import { Cgroups, SandboxUnavailableError, cgroupEntryArgv, tool, type AppCgroup, type CgroupStats } from '@slipway/runtime';
+import { Cgroups, SandboxUnavailableError, cgroupEntryArgv, tool, type AppCgroup, type CgroupStats } from '@slipway/sandbox';
 import type { WorkerConfig } from '../config.js';
 
 export interface BuildLimitSettings {

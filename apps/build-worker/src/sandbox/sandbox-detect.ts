@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { chmod, mkdir } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { SandboxUnavailableError, probeSandbox } from '@slipway/runtime';
+import { SandboxUnavailableError, probeSandbox } from '@slipway/sandbox';
 import { runDetached } from './run-detached.js';
 
 const run = promisify(execFile);

@@ -3,11 +3,11 @@ import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LIMITS } from '@slipway/contract';
-import { NodeToolchains, NpmRegistry, TOOLCHAIN_BIN, type NodeToolchain } from '@slipway/runtime';
+import { NodeToolchains, NpmRegistry, TOOLCHAIN_BIN, type NodeToolchain } from '@slipway/toolchains';
 import { Sandbox } from './sandbox.js';
 import { SandboxProvider } from './sandbox-provider.js';
 
-/** The machine cache the libs/runtime toolchain tests fill (real downloads from the registry). */
+/** The machine cache the libs/toolchains tests fill (real downloads from the registry). */
 const CACHE = process.env['SLIPWAY_TEST_TOOLCHAINS'] ?? '/tmp/slipway-toolchains-test';
 const PATH = process.env['PATH'] ?? '/usr/bin:/bin';
 

@@ -3,7 +3,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { createServer, type Server } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SandboxUnavailableError, explainSandboxFailure } from '@slipway/runtime';
+import { SandboxUnavailableError, explainSandboxFailure } from '@slipway/sandbox';
 import { waitFor } from '@slipway/testing';
 import { Sandbox } from './sandbox.js';
 import { SandboxProvider } from './sandbox-provider.js';

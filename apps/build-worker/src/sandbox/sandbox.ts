@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { MANAGER_PATH, TOOLCHAIN_PATH, sandboxArgv, spawnSandbox, tool } from '@slipway/runtime';
+import { sandboxArgv, spawnSandbox, tool } from '@slipway/sandbox';
+import { MANAGER_PATH, TOOLCHAIN_PATH } from '@slipway/toolchains';
 import type { BuildLimits, CommandLimits, CommandUsage } from './build-limits.js';
 
 export interface RunOptions {
@@ -39,7 +40,7 @@ export type SandboxMode = { kind: 'bwrap'; uid: number; gid: number } | { kind: 
 export const BUILD_TMP_BYTES = 1024 * 1024 * 1024;
 
 /**
- * The command line of a sandboxed install or build: `pasta … -- bwrap …` (libs/runtime
+ * The command line of a sandboxed install or build: `pasta … -- bwrap …` (libs/sandbox
  * sandbox-argv): its own network namespace whose only way out is pasta's user-mode
  * TCP/UDP to the outside world, with no port of the host forwarded and `--no-map-gw`, so
  * 127.0.0.1 is the sandbox's own loopback and nothing of the host's (Redis, Postgres, the

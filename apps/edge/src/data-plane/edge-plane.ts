@@ -1,6 +1,6 @@
 import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseSandboxSubnet, sandboxAddress, type SandboxSubnet } from '@slipway/runtime';
+import { parseSandboxSubnet, sandboxAddress, type SandboxSubnet } from '@slipway/sandbox';
 import type { EdgeConfig } from '../config.js';
 import type { Upstream } from '../proxy/proxy.js';
 import type { HostRouter } from '../routing/host-router.js';

@@ -12,7 +12,8 @@ import {
   isEdgeInternalToken,
   isReleaseArtifactToken,
 } from '@slipway/messaging';
-import { SandboxUnavailableError, UnhealthyReleaseError, type PortFound } from '@slipway/runtime';
+import { UnhealthyReleaseError, type PortFound } from '@slipway/runtime';
+import { SandboxUnavailableError } from '@slipway/sandbox';
 
 export interface InternalApiDeps {
   masterKey: string;

@@ -6,15 +6,9 @@ import { Logger } from '@nestjs/common';
 import type { BlobStore } from '@slipway/blob';
 import { LIMITS } from '@slipway/contract';
 import { RELEASE_ARTIFACT_PATH, releaseArtifactToken } from '@slipway/messaging';
-import {
-  LocalDriver,
-  LocalSandbox,
-  ensureDir,
-  parseSandboxSubnet,
-  nodeToolchainsFor,
-  kubernetesDriverFromEnvironment,
-  type RuntimeDriver,
-} from '@slipway/runtime';
+import { LocalDriver, kubernetesDriverFromEnvironment, type RuntimeDriver } from '@slipway/runtime';
+import { LocalSandbox, ensureDir, parseSandboxSubnet } from '@slipway/sandbox';
+import { nodeToolchainsFor } from '@slipway/toolchains';
 import { logLimitsOf, type EdgeConfig } from '../config.js';
 import { nginxWorker } from '../data-plane/nginx-user.js';
 import { RemoteRuntimeDriver } from './supervisor/remote-driver.js';

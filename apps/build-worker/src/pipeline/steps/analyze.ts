@@ -1,6 +1,6 @@
 import { analyzeSource, nodeEndOfLife, packageManagerRequest, readProjectDir, type ProjectSpec } from '@slipway/analyzer';
 import { LIMITS } from '@slipway/contract';
-import { ToolchainError, type NodeToolchain } from '@slipway/runtime';
+import { ToolchainError, type NodeToolchain } from '@slipway/toolchains';
 import type { DeployContext, PipelineStep, StepLog } from '../deploy-context.js';
 import { managerFor } from '../manager-commands.js';
 import { StepFailure } from '../step-recorder.js';

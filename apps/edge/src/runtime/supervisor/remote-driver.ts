@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import {
   DEFAULT_LOG_LIMITS,
-  SandboxUnavailableError,
   UnhealthyReleaseError,
   readLogRing,
   readLogRingEndSync,
@@ -12,6 +11,7 @@ import {
   type RuntimeDriver,
   type RuntimeReport,
 } from '@slipway/runtime';
+import { SandboxUnavailableError } from '@slipway/sandbox';
 import { readLines, send, type RunningInfo, type SupervisorAnswer, type SupervisorError, type SupervisorRequest } from './protocol.js';
 
 const LOG_TAIL_BYTES = 16_000;

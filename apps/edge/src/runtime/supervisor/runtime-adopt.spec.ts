@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createBlobStore } from '@slipway/blob';
 import { SERVICE_ENTRIES } from '@slipway/config';
-import { removeAppUser, type ReleaseToRun } from '@slipway/runtime';
+import type { ReleaseToRun } from '@slipway/runtime';
+import { removeAppUser } from '@slipway/sandbox';
 import { ROOT, freePort, startProcess, waitFor, type RunningProcess } from '@slipway/testing';
 import { RemoteRuntimeDriver } from './remote-driver.js';
 

@@ -3,7 +3,6 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { Logger } from '@nestjs/common';
 import {
-  SandboxUnavailableError,
   UnhealthyReleaseError,
   type AdoptedRelease,
   type Adoption,
@@ -12,6 +11,7 @@ import {
   type RuntimeDriver,
   type RuntimeReport,
 } from '@slipway/runtime';
+import { SandboxUnavailableError } from '@slipway/sandbox';
 import { readLines, send, type RunningInfo, type SupervisorError, type SupervisorRequest } from './protocol.js';
 
 interface Held {

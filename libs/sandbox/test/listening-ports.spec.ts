@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { listeningPorts } from '../src/sandbox/listening-ports.js';
+import { listeningPorts } from '../src/listening-ports.js';
 
 /** A process that opens `fds` descriptors (/dev/null), then listens on a free port and prints it. */
 async function listener(fds: number, children: ChildProcess[]): Promise<{ child: ChildProcess; port: number }> {
