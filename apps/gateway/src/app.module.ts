@@ -17,7 +17,7 @@ import { LogsModule } from './logs/index.js';
 import { MetricsModule } from './metrics/index.js';
 import { OwnersApiModule } from './owners-api/index.js';
 import { SecretsModule } from './secrets/index.js';
-import { SignInModule } from './sign-in-services/index.js';
+import { SignInServicesModule } from './sign-in-services/index.js';
 
 /** The gateway's Postgres connections (one pool per process; processes on the launcher's socket divide it). */
 const GATEWAY_PG_CONNECTIONS = 10;
@@ -45,7 +45,7 @@ export class AppModule {
         ContractModule,
         DeploymentsModule,
         SecretsModule,
-        SignInModule,
+        SignInServicesModule,
         CredentialsModule,
         DomainsModule,
         LogsModule,

@@ -10,3 +10,4 @@ export * from './periodic-task.js';
 export * from './server-unavailable.js';
 export * from './outbound-url.js';
 export * from './client-address.js';
+export * from './attempt-limiter.js';

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DashboardAccessModule } from '../owners/index.js';
+import { OwnerAccessModule } from '../owners/index.js';
 import { ApplicationsController } from './applications.controller.js';
 import { ApplicationsService } from './applications.service.js';
 import { DatabaseBackupsController } from './database-backups.controller.js';
@@ -9,7 +9,7 @@ import { DatabaseService } from './database.service.js';
 
 /** An owner's applications (list, create, details) and each application's Postgres database, its backups and restores. */
 @Module({
-  imports: [DashboardAccessModule],
+  imports: [OwnerAccessModule],
   controllers: [ApplicationsController, DatabaseController, DatabaseBackupsController],
   providers: [ApplicationsService, DatabaseService, DatabaseBackupsService],
 })

@@ -1,16 +1,16 @@
 import { Module } from '@nestjs/common';
 import { CredentialsRepository, asApplicationId, asOwnerId } from '@slipway/platform-data';
-import { DashboardAccessModule } from '../owners/index.js';
+import { OwnerAccessModule } from '../owners/index.js';
 import { CredentialLifecycle } from './credential-lifecycle.js';
 import { API_KEY_LIFECYCLE, ApiKeysController, TOKEN_LIFECYCLE, TokensController } from './credentials.controllers.js';
 
 /**
  * API keys and personal access tokens as the dashboard manages them: one lifecycle, two tables.
- * How a presented key or token is checked lives in api-auth/ (and sign-in-services/sign-in-token.guard.ts).
+ * How a presented key or token is checked lives in api-auth/ (and sign-in-services/owner-token-or-api-key.guard.ts).
  * The routes' guards checked the owner owns the application (or is the owner) before an id becomes a scope.
  */
 @Module({
-  imports: [DashboardAccessModule],
+  imports: [OwnerAccessModule],
   controllers: [ApiKeysController, TokensController],
   providers: [
     {

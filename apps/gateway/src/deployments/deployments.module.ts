@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../api-auth/index.js';
-import { DashboardAccessModule } from '../owners/index.js';
-import { DashboardDeploymentsController } from './dashboard-deployments.controller.js';
+import { OwnerAccessModule } from '../owners/index.js';
+import { OwnerDeploymentsController } from './owner-deployments.controller.js';
 import { DeployController } from './deploy.controller.js';
 import { DeployQueue } from './deploy-queue.js';
 import { DeployService } from './deploy.service.js';
@@ -18,11 +18,11 @@ import { UploadSlots } from './upload-slots.js';
 
 /**
  * Deployments: the API's upload (`POST /api/v1/deploy`) and poll (`/api/v1/deployments/:id`), and
- * the dashboard's history, poll and rollback — side by side over one DeploymentsService.
+ * the owners' API's history, poll and rollback (dashboard and CLI) — side by side over one DeploymentsService.
  */
 @Module({
-  imports: [AuthModule, DashboardAccessModule],
-  controllers: [DeployController, DeploymentsController, DashboardDeploymentsController, PreviewsController],
+  imports: [AuthModule, OwnerAccessModule],
+  controllers: [DeployController, DeploymentsController, OwnerDeploymentsController, PreviewsController],
   providers: [
     DeployService,
     DeployQueue,

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DashboardAccessModule } from '../owners/index.js';
+import { OwnerAccessModule } from '../owners/index.js';
 import { BuildLogsController } from './build-logs.controller.js';
 import { BuildLogsService } from './build-logs.service.js';
 import { FollowSlots } from './follow-slots.js';
@@ -8,7 +8,7 @@ import { RuntimeLogsService } from './runtime-logs.service.js';
 
 /** The owners' API's logs: runtime logs (from the edge) and live build output (from Redis). */
 @Module({
-  imports: [DashboardAccessModule],
+  imports: [OwnerAccessModule],
   controllers: [RuntimeLogsController, BuildLogsController],
   providers: [RuntimeLogsService, BuildLogsService, FollowSlots],
 })

@@ -3,7 +3,7 @@
 // passwords, sign-in limits) and the guards every owners'-API route uses (session or bearer
 // credential, CSRF, `:appId` ownership).
 export { CurrentApplication, CurrentCaller, CurrentOwner } from './access/current-owner.decorator.js';
-export { DashboardAccessModule } from './access/dashboard-access.module.js';
+export { OwnerAccessModule } from './access/owner-access.module.js';
 export { OwnedApplicationRoute, OwnerRoute, SessionRoute } from './access/owner-guards.js';
 export type { OwnedApplication, OwnerPrincipal, OwnersApiCaller } from './access/owner-principal.js';
 export { OWNERS_API_ACCESS } from './access/owners-api-access.js';

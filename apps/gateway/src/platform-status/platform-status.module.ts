@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { DashboardAccessModule } from '../owners/index.js';
+import { OwnerAccessModule } from '../owners/index.js';
 import { PlatformStatusController } from './platform-status.controller.js';
 
-@Module({ imports: [DashboardAccessModule], controllers: [PlatformStatusController] })
+@Module({ imports: [OwnerAccessModule], controllers: [PlatformStatusController] })
 export class PlatformStatusModule {}

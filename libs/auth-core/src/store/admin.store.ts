@@ -103,18 +103,14 @@ export class AdminStore<Db extends ServiceAuthPool = ServiceAuthPool> {
     credential: { accountId: string; passwordHash: string } | null,
     by: AuditActor,
   ): Promise<UserRow | null> {
-    const client = await db.connect();
-    try {
-      await client.query('BEGIN');
+    return inTransaction(db, async (client) => {
       const { rows } = await client.query<UserRow>(
         `INSERT INTO service_auth.users (id, name, email, role, email_verified, image) VALUES ($1, $2, $3, $4, $5, $6)
          ON CONFLICT ((lower(email))) DO NOTHING RETURNING ${USER_COLUMNS}`,
         [user.id, user.name, user.email, user.role, user.emailVerified, user.image],
       );
-      if (!rows[0]) {
-        await client.query('ROLLBACK');
-        return null;
-      }
+      // The email is taken: nothing was written, so the transaction ends empty.
+      if (!rows[0]) return null;
       if (credential) {
         await client.query(`INSERT INTO service_auth.accounts (id, user_id, provider_id, account_id, password) VALUES ($1, $2, 'credential', $2, $3)`, [
           credential.accountId,
@@ -127,14 +123,8 @@ export class AdminStore<Db extends ServiceAuthPool = ServiceAuthPool> {
         targetUserId: user.id,
         details: { email: user.email, role: user.role, withPassword: credential !== null },
       });
-      await client.query('COMMIT');
       return rows[0];
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /** Name, image, email, email_verified, role; null when the user is unknown, 'taken' when the email is another user's. */
@@ -150,41 +140,36 @@ export class AdminStore<Db extends ServiceAuthPool = ServiceAuthPool> {
     },
     by: AuditActor,
   ): Promise<UserRow | null | 'taken'> {
-    const client = await db.connect();
     try {
-      await client.query('BEGIN');
-      const { rows } = await client.query<UserRow>(
-        `UPDATE service_auth.users SET
+      return await inTransaction(db, async (client) => {
+        const { rows } = await client.query<UserRow>(
+          `UPDATE service_auth.users SET
            name = COALESCE($2, name), image = CASE WHEN $3 THEN $4 ELSE image END, email = COALESCE($5, email),
            email_verified = COALESCE($6, email_verified), role = COALESCE($7, role), updated_at = now()
          WHERE id = $1 RETURNING ${USER_COLUMNS}`,
-        [
-          userId,
-          changes.name ?? null,
-          changes.image !== undefined,
-          changes.image ?? null,
-          changes.email ?? null,
-          changes.emailVerified ?? null,
-          changes.role ?? null,
-        ],
-      );
-      if (!rows[0]) {
-        await client.query('ROLLBACK');
-        return null;
-      }
-      await insertAdminAudit(client, by, {
-        action: 'update-user',
-        targetUserId: userId,
-        details: { fields: Object.keys(changes).filter((k) => changes[k as keyof typeof changes] !== undefined) },
+          [
+            userId,
+            changes.name ?? null,
+            changes.image !== undefined,
+            changes.image ?? null,
+            changes.email ?? null,
+            changes.emailVerified ?? null,
+            changes.role ?? null,
+          ],
+        );
+        // Unknown user: nothing was written, so the transaction ends empty.
+        if (!rows[0]) return null;
+        await insertAdminAudit(client, by, {
+          action: 'update-user',
+          targetUserId: userId,
+          details: { fields: Object.keys(changes).filter((k) => changes[k as keyof typeof changes] !== undefined) },
+        });
+        return rows[0];
       });
-      await client.query('COMMIT');
-      return rows[0];
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
+      // Rolled back by inTransaction: the new email is another user's.
       if ((error as { code?: string }).code === '23505') return 'taken';
       throw error;
-    } finally {
-      client.release();
     }
   }
 
@@ -221,19 +206,11 @@ export class AdminStore<Db extends ServiceAuthPool = ServiceAuthPool> {
 
   /** Deletes the user (sessions and accounts go with it, by cascade) with the audit row; false when unknown. */
   async removeUser(db: Db, userId: string, by: AuditActor): Promise<boolean> {
-    const client = await db.connect();
-    try {
-      await client.query('BEGIN');
+    return inTransaction(db, async (client) => {
       const gone = await client.query<{ email: string }>(`DELETE FROM service_auth.users WHERE id = $1 RETURNING email`, [userId]);
       if (gone.rows[0]) await insertAdminAudit(client, by, { action: 'remove', targetUserId: userId, details: { email: gone.rows[0].email } });
-      await client.query('COMMIT');
       return (gone.rowCount ?? 0) > 0;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /** The user's credential password (created when they had none), their outstanding reset links dropped, and the audit row. */

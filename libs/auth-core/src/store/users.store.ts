@@ -1,4 +1,4 @@
-import { newId } from './service-auth-db.js';
+import { inTransaction, newId } from './service-auth-db.js';
 import type { ServiceAuthPool, UserAdminDb } from './service-auth-db.js';
 
 export interface UserRow {
@@ -36,30 +36,20 @@ export class UsersStore<Db extends ServiceAuthPool = ServiceAuthPool> {
     accountId: string,
     passwordHash: string,
   ): Promise<UserRow | null> {
-    const client = await db.connect();
-    try {
-      await client.query('BEGIN');
+    return inTransaction(db, async (client) => {
       const { rows } = await client.query<UserRow>(
         `INSERT INTO service_auth.users (id, name, email, image) VALUES ($1, $2, $3, $4) ON CONFLICT ((lower(email))) DO NOTHING RETURNING ${USER_COLUMNS}`,
         [user.id, user.name, user.email, user.image],
       );
-      if (!rows[0]) {
-        await client.query('ROLLBACK');
-        return null;
-      }
+      // The email is taken: nothing was written, so the transaction ends empty.
+      if (!rows[0]) return null;
       await client.query(`INSERT INTO service_auth.accounts (id, user_id, provider_id, account_id, password) VALUES ($1, $2, 'credential', $2, $3)`, [
         accountId,
         user.id,
         passwordHash,
       ]);
-      await client.query('COMMIT');
       return rows[0];
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async findByEmail(db: Db, email: string): Promise<UserRow | null> {

@@ -9,7 +9,7 @@ import type { SignInPrincipal } from './sign-in-principal.js';
  * deployment endpoints keep `ApiKeyGuard`, which accepts project API keys only.
  */
 @Injectable()
-export class SignInTokenGuard implements CanActivate {
+export class OwnerTokenOrApiKeyGuard implements CanActivate {
   constructor(
     private readonly apiKeys: ApiKeysService,
     private readonly tokens: PersonalAccessTokensService,

@@ -14,4 +14,4 @@ import { OwnerSessionGuard } from './owner-session.guard.js';
   providers: [CsrfGuard, OwnerSessionGuard, OwnedApplicationGuard],
   exports: [OwnerAuthModule, AuthModule, CsrfGuard, OwnerSessionGuard, OwnedApplicationGuard],
 })
-export class DashboardAccessModule {}
+export class OwnerAccessModule {}

@@ -23,7 +23,7 @@ type StoredApplication = NonNullable<Awaited<ReturnType<SignInServicesRepository
 type Application = Omit<StoredApplication, 'id' | 'ownerId'> & { id: ApplicationId; ownerId: OwnerId };
 
 @Injectable()
-export class SignInService {
+export class SignInServicesService {
   private readonly keyring: Keyring;
 
   constructor(

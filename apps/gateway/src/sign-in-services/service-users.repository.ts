@@ -12,13 +12,13 @@ import {
 import pg from 'pg';
 
 /**
- * The dashboard's reads and writes of an application's OWN database (`service_auth.users`), with
+ * The owners' API's reads and writes of an application's OWN database (`service_auth.users`), with
  * the application's own role: not the platform database, whose queries live in libs/platform-data.
  * All the SQL (users list, ban, unban, role, revoke, audit) is @slipway/auth-core's, shared
  * with the sign-in service; its session cache sees these writes through the tables' NOTIFY triggers.
  */
 @Injectable()
-export class DashboardSignInRepository {
+export class ServiceUsersRepository {
   private async withTenant<T>(tenantUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
     const client = new pg.Client({ connectionString: tenantUrl });
     await client.connect();

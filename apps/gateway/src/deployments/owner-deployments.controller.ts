@@ -10,7 +10,7 @@ export const RollbackBody = z.strictObject({ releaseId: z.string().max(64).optio
 
 @Controller('dashboard/api/applications/:appId')
 @OwnedApplicationRoute()
-export class DashboardDeploymentsController {
+export class OwnerDeploymentsController {
   constructor(private readonly deployments: DeploymentsService) {}
 
   @Get('deployments')

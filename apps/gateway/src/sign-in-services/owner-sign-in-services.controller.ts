@@ -3,13 +3,13 @@ import { clientAddress } from '@slipway/server';
 import type { Request } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import { CurrentApplication, CurrentOwner, type OwnedApplication, OwnedApplicationRoute, type OwnerPrincipal } from '../owners/index.js';
-import { DashboardSignInService } from './dashboard-sign-in.service.js';
+import { OwnerSignInServicesService } from './owner-sign-in-services.service.js';
 
 @Controller('dashboard/api/applications/:appId/sign-in')
 @OwnedApplicationRoute()
-export class DashboardSignInController {
+export class OwnerSignInServicesController {
   constructor(
-    private readonly signIn: DashboardSignInService,
+    private readonly signIn: OwnerSignInServicesService,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {}
 

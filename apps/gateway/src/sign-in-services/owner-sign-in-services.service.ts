@@ -5,11 +5,11 @@ import { decryptEnvelopeToString, encryptEnvelope, envelopeBinding, type Keyring
 import { ApplicationsRepository, EmailsRepository, PlatformInfrastructure, SignInServicesRepository } from '@slipway/platform-data';
 import { ApiException, outboundUrlProblemResolved } from '@slipway/server';
 import { GATEWAY_CONFIG, appDatabasesAdminUrl, type GatewayConfig } from '../config.js';
-import { SignInService } from './sign-in.service.js';
+import { SignInServicesService } from './sign-in-services.service.js';
 import { TenantChangedPublisher } from './tenant-changed.publisher.js';
 import { parseBody } from '../common/index.js';
 import type { OwnedApplication, OwnerPrincipal } from '../owners/index.js';
-import { DashboardSignInRepository, type ServiceUserRow, type UserAdminChange } from './dashboard-sign-in.repository.js';
+import { ServiceUsersRepository, type ServiceUserRow, type UserAdminChange } from './service-users.repository.js';
 import { BanUserBody, SetUserRoleBody } from './dto/sign-in-user-admin.dto.js';
 import { SignInSettingsBody } from './dto/sign-in-settings.dto.js';
 
@@ -38,16 +38,16 @@ function pluginsView(stored: Partial<SignInPluginsView> | undefined): SignInPlug
   ) as unknown as SignInPluginsView;
 }
 
-/** The dashboard's sign-in tab: the same switch as the API, plus users, settings and the outbox. */
+/** The owners' API's sign-in routes (the dashboard's sign-in tab): the same switch as `/api/v1/auth`, plus users, settings and the outbox. */
 @Injectable()
-export class DashboardSignInService {
+export class OwnerSignInServicesService {
   private readonly keyring: Keyring;
 
   constructor(
     platform: PlatformInfrastructure,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
-    private readonly signIn: SignInService,
-    private readonly repository: DashboardSignInRepository,
+    private readonly signIn: SignInServicesService,
+    private readonly repository: ServiceUsersRepository,
     private readonly signInServices: SignInServicesRepository,
     private readonly applications: ApplicationsRepository,
     private readonly outbox: EmailsRepository,

@@ -10,7 +10,7 @@ import { OwnersApi } from '../owners-api/index.js';
  */
 @Controller('dashboard/api/applications/:appId/secrets')
 @OwnedApplicationRoute()
-export class DashboardSecretsController {
+export class OwnerSecretsController {
   constructor(private readonly secrets: SecretsService) {}
 
   @Get()

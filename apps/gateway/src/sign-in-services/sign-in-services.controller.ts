@@ -2,13 +2,13 @@ import { Controller, Get, Header, Post, Query, Res, UseGuards } from '@nestjs/co
 import type { Response } from 'express';
 import { CurrentSignInPrincipal } from './current-sign-in-principal.decorator.js';
 import type { SignInPrincipal } from './sign-in-principal.js';
-import { SignInTokenGuard } from './sign-in-token.guard.js';
-import { SignInService } from './sign-in.service.js';
+import { OwnerTokenOrApiKeyGuard } from './owner-token-or-api-key.guard.js';
+import { SignInServicesService } from './sign-in-services.service.js';
 
 @Controller('api/v1/auth')
-@UseGuards(SignInTokenGuard)
-export class SignInController {
-  constructor(private readonly signIn: SignInService) {}
+@UseGuards(OwnerTokenOrApiKeyGuard)
+export class SignInServicesController {
+  constructor(private readonly signIn: SignInServicesService) {}
 
   /** 201 when this call switched sign-in on, 200 with the same record afterwards. */
   @Post()
