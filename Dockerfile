@@ -19,7 +19,7 @@ COPY . .
 RUN pnpm install --frozen-lockfile --offline
 RUN pnpm build
 # Drop devDependencies: `install --prod` unlinks them (the root postinstall skips `prisma
-# generate` once prisma is gone; the generated client is already compiled into libs/db/dist),
+# generate` once prisma is gone; the generated client is already compiled into libs/platform-schema/dist),
 # `prune --prod` deletes them from the virtual store (~790 MB -> ~415 MB).
 RUN pnpm install --frozen-lockfile --offline --prod \
  && pnpm prune --prod \

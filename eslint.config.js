@@ -49,9 +49,9 @@ export default tseslint.config(
   },
   {
     // The platform database is queried only by libs/platform-data's repositories (issue 21):
-    // left out are tests, libs/db (migrations and their runner) and libs/testing (test set-up).
+    // left out are tests, libs/platform-schema (migrations and their runner) and libs/testing (test set-up).
     files: ['apps/*/src/**/*.ts', 'libs/*/src/**/*.ts', 'tools/*/src/**/*.ts'],
-    ignores: ['**/*.spec.ts', '**/test/**', 'libs/platform-data/**', 'libs/db/**', 'libs/testing/**'],
+    ignores: ['**/*.spec.ts', '**/test/**', 'libs/platform-data/**', 'libs/platform-schema/**', 'libs/testing/**'],
     rules: { 'slipway/platform-data-only': 'error' },
   },
   {
@@ -62,11 +62,11 @@ export default tseslint.config(
     rules: { 'slipway/redis-via-messaging': 'error' },
   },
   {
-    // An application's own `service_auth` schema is queried only by libs/auth-core's stores
-    // (issue 35): left out are tests and libs/auth-server, the package an application's server
+    // An application's own `service_auth` schema is queried only by libs/sign-in-core's stores
+    // (issue 35): left out are tests and libs/sign-in-sdk, the package an application's server
     // installs (pg and jose only), which reads its own database's session.
     files: ['apps/*/src/**/*.ts', 'apps/*/src/**/*.tsx', 'libs/*/src/**/*.ts', 'tools/*/src/**/*.ts'],
-    ignores: ['**/*.spec.ts', '**/test/**', 'libs/auth-core/**', 'libs/auth-server/**'],
+    ignores: ['**/*.spec.ts', '**/test/**', 'libs/sign-in-core/**', 'libs/sign-in-sdk/**'],
     rules: { 'slipway/service-auth-only': 'error' },
   },
   {

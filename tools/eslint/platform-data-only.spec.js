@@ -16,7 +16,7 @@ tester.run('platform-data-only', rule, {
     // Not a Prisma delegate call; a repository call.
     { code: 'settings.domain.trim(); repo.applications.findMany();' },
     { code: 'await applications.create(ownerId, name);' },
-    { code: "import { applyMigrations } from '@slipway/db';" },
+    { code: "import { applyMigrations } from '@slipway/platform-schema';" },
   ],
   invalid: [
     { code: "pool.query('SELECT id FROM applications WHERE slug = $1', [slug]);", errors: [{ messageId: 'sql', data: { table: 'applications' } }] },
@@ -27,6 +27,6 @@ tester.run('platform-data-only', rule, {
     { code: 'await tx.signInService.upsert({});', errors: [{ messageId: 'model' }] },
     { code: 'await prisma.$queryRaw`SELECT 1`;', errors: [{ messageId: 'raw', data: { what: '$queryRaw' } }] },
     { code: 'await prisma.$transaction(async (tx) => tx);', errors: [{ messageId: 'raw' }] },
-    { code: "import { createPrismaClient, type PrismaClient } from '@slipway/db';", errors: [{ messageId: 'client' }, { messageId: 'client' }] },
+    { code: "import { createPrismaClient, type PrismaClient } from '@slipway/platform-schema';", errors: [{ messageId: 'client' }, { messageId: 'client' }] },
   ],
 });

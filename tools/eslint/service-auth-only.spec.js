@@ -11,7 +11,7 @@ tester.run('service-auth-only', rule, {
     { code: "export const SERVICE_AUTH_CHANGED_CHANNEL = 'service_auth_changed';" },
     { code: "client.query('LISTEN service_auth_changed');" },
     { code: "pool.query('SELECT id FROM applications WHERE slug = $1', [slug]);" },
-    // A store call: the SQL lives in libs/auth-core.
+    // A store call: the SQL lives in libs/sign-in-core.
     { code: 'await listServiceUsers(client, search, 50);' },
     // Another schema whose name only starts the same.
     { code: "db.query('SELECT 1 FROM service_auth_archive.users');" },

@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { HealthModule } from '@slipway/server';
+import { HealthModule } from '@slipway/service-kit';
 import type { AuthConfig } from './config.js';
 import { AdminModule } from './admin/index.js';
 import { EmailOtpModule } from './email-otp/index.js';

@@ -1,5 +1,5 @@
 import { baseServerFields, loadConfig, masterKey, port, postgresUrl, publicUrlFields, z } from '@slipway/config';
-import { normaliseIp } from '@slipway/server';
+import { normaliseIp } from '@slipway/service-kit';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 

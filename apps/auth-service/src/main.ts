@@ -1,4 +1,4 @@
-import { serviceMain } from '@slipway/server';
+import { serviceMain } from '@slipway/service-kit';
 import { AppModule } from './app.module.js';
 import { loadAuthConfig } from './config.js';
 

@@ -1,7 +1,7 @@
 import { createAuthClient } from 'better-auth/client';
 import { adminClient } from 'better-auth/client/plugins';
-import { banUser } from '@slipway/auth-core';
-import { withDatabase } from '@slipway/db';
+import { banUser } from '@slipway/sign-in-core';
+import { withDatabase } from '@slipway/platform-schema';
 import { TEST_SERVER_URL } from '@slipway/testing';
 import pg from 'pg';
 import { browserLikeFetch, startAuthHarness, originOf, type AuthHarness } from './harness.js';

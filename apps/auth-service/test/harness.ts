@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
-import { dropApplicationDatabase, provisionSignInTenant } from '@slipway/auth-core';
+import { dropApplicationDatabase, provisionSignInTenant } from '@slipway/sign-in-core';
 import { keyringFromMasterKey } from '@slipway/crypto';
-import type { PrismaClient } from '@slipway/db';
+import type { PrismaClient } from '@slipway/platform-schema';
 import { asApplicationId, openPlatformData } from '@slipway/platform-data';
-import { startHttpApp } from '@slipway/server';
+import { startHttpApp } from '@slipway/service-kit';
 import { TEST_SERVER_URL, createTestDatabase, freePort, serviceTestEnv, testRedisPrefix, type TestDatabase } from '@slipway/testing';
 import { AppModule } from '../src/app.module.js';
 import { loadAuthConfig, type AuthConfig } from '../src/config.js';

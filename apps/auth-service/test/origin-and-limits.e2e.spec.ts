@@ -1,4 +1,4 @@
-import { CLIENT_ADDRESS_HEADER, signClientAddress } from '@slipway/auth-server';
+import { CLIENT_ADDRESS_HEADER, signClientAddress } from '@slipway/sign-in-sdk';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
 import { startAuthHarness, originOf, TestClient, type AuthHarness } from './harness.js';
 
@@ -131,7 +131,7 @@ describe('client address without trusted proxies', () => {
   });
 });
 
-describe('visitor address vouched for by the application server (@slipway/auth-server)', () => {
+describe('visitor address vouched for by the application server (@slipway/sign-in-sdk)', () => {
   let h: AuthHarness;
   let secrets: Record<string, string>;
   const keyring = () => keyringFromMasterKey(h.config.SLIPWAY_MASTER_KEY);

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { CLIENT_ADDRESS_HEADER, signClientAddress } from '@slipway/auth-server';
+import { CLIENT_ADDRESS_HEADER, signClientAddress } from '@slipway/sign-in-sdk';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
 import { freePort, startProcess, waitFor, type RunningProcess } from '@slipway/testing';
 import { LOCAL_SHARE } from '../src/pipeline/batched-window-limiter.js';

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { PlatformDataModule } from '@slipway/platform-data';
-import { HealthModule } from '@slipway/server';
+import { HealthModule } from '@slipway/service-kit';
 import { WORKER_CONFIG, type WorkerConfig } from './config.js';
 import { DeployModule } from './deploy/deploy.module.js';
 

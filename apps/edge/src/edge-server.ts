@@ -8,7 +8,7 @@ import type { Keyring } from '@slipway/crypto';
 import { AppMetrics, asApplicationId, asReleaseId, openPlatformData, type LiveRoute, type LiveRoutes, type PlatformData } from '@slipway/platform-data';
 import { redisConnection, routesChannel } from '@slipway/messaging';
 import { LocalDriver, type PortFound, type ReleaseToRun, type RuntimeDriver } from '@slipway/runtime';
-import { DependencyProbe } from '@slipway/server';
+import { DependencyProbe } from '@slipway/service-kit';
 import type { Redis } from 'ioredis';
 import { startConcurrency, type EdgeConfig } from './config.js';
 import { EdgePlane } from './data-plane/edge-plane.js';

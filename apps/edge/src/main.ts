@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { runMain, waitForDependencies } from '@slipway/server';
+import { runMain, waitForDependencies } from '@slipway/service-kit';
 import { loadEdgeConfig } from './config.js';
 import { EdgePlane } from './data-plane/edge-plane.js';
 import { EdgeServer } from './edge-server.js';

@@ -6,7 +6,7 @@
 import { join, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { createBlobStore } from '@slipway/blob';
-import { runMain } from '@slipway/server';
+import { runMain } from '@slipway/service-kit';
 import { loadEdgeConfig } from './config.js';
 import { NginxKeeper } from './data-plane/nginx-keeper.js';
 import { createLocalDriver } from './runtime/runtime-driver.js';

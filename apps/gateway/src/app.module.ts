@@ -2,7 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { processShare } from '@slipway/config';
 import { workerHeartbeatPattern } from '@slipway/messaging';
 import { PlatformDataModule } from '@slipway/platform-data';
-import { HealthModule } from '@slipway/server';
+import { HealthModule } from '@slipway/service-kit';
 import { CommonModule, GatewayConfigModule } from './common/index.js';
 import type { GatewayConfig } from './config.js';
 import { ApplicationsModule } from './applications/index.js';

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { Logger } from '@nestjs/common';
-import { exitWithParent, inheritedHttpFd, logLevelsFrom, runMain, startHttpApp, waitForDependencies } from '@slipway/server';
+import { exitWithParent, inheritedHttpFd, logLevelsFrom, runMain, startHttpApp, waitForDependencies } from '@slipway/service-kit';
 import { loadGatewayConfig } from './config.js';
 import { runPrimary, stopOnceOnRequest } from './workers.js';
 

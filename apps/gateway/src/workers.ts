@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { Logger } from '@nestjs/common';
-import { exitWithParent } from '@slipway/server';
+import { exitWithParent } from '@slipway/service-kit';
 import type { GatewayConfig } from './config.js';
 
 /** The primary's message that asks a worker to stop (close the server, finish requests, exit). */

@@ -1,5 +1,5 @@
-import { dropApplicationDatabase } from '@slipway/auth-core';
-import { withDatabase } from '@slipway/db';
+import { dropApplicationDatabase } from '@slipway/sign-in-core';
+import { withDatabase } from '@slipway/platform-schema';
 import { TEST_SERVER_URL } from '@slipway/testing';
 import pg from 'pg';
 import { DASHBOARD_ORIGIN, DashboardClient } from './support/dashboard-client.js';

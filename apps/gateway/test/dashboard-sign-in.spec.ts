@@ -1,6 +1,6 @@
-import { dropApplicationDatabase } from '@slipway/auth-core';
+import { dropApplicationDatabase } from '@slipway/sign-in-core';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
-import { withDatabase } from '@slipway/db';
+import { withDatabase } from '@slipway/platform-schema';
 import { TEST_SERVER_URL } from '@slipway/testing';
 import pg from 'pg';
 import { DASHBOARD_ORIGIN, DashboardClient } from './support/dashboard-client.js';

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { dropApplicationDatabase } from '@slipway/auth-core';
+import { dropApplicationDatabase } from '@slipway/sign-in-core';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
 import { TEST_SERVER_URL } from '@slipway/testing';
 import { DashboardClient } from './support/dashboard-client.js';

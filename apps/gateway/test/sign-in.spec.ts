@@ -1,4 +1,4 @@
-import { dropApplicationDatabase } from '@slipway/auth-core';
+import { dropApplicationDatabase } from '@slipway/sign-in-core';
 import { tenantChangedChannel } from '@slipway/messaging';
 import { decryptEnvelopeToString, envelopeBinding, keyringFromMasterKey } from '@slipway/crypto';
 import { TEST_REDIS_URL, TEST_SERVER_URL, TestDnsServer } from '@slipway/testing';

@@ -1,4 +1,4 @@
-import { enforceApplicationRoles, pooledDatabases, type PooledDatabase } from '@slipway/auth-core';
+import { enforceApplicationRoles, pooledDatabases, type PooledDatabase } from '@slipway/sign-in-core';
 import { keyringFromMasterKey } from '@slipway/crypto';
 import { openPlatformData } from '@slipway/platform-data';
 import { log } from './log.js';

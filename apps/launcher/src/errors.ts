@@ -1,1 +1,1 @@
-export { StartupError, oneLine, pingPostgres, pingRedis, redactUrl } from '@slipway/server';
+export { StartupError, oneLine, pingPostgres, pingRedis, redactUrl } from '@slipway/service-kit';

@@ -1,4 +1,4 @@
-import { runMain } from '@slipway/server';
+import { runMain } from '@slipway/service-kit';
 import { loadLauncherConfig } from './config.js';
 import { Launcher } from './launcher.js';
 import { log } from './log.js';

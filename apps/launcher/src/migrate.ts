@@ -1,6 +1,6 @@
 import { loadConfig, postgresUrl, z } from '@slipway/config';
-import { applyMigrations } from '@slipway/db';
-import { runMain } from '@slipway/server';
+import { applyMigrations } from '@slipway/platform-schema';
+import { runMain } from '@slipway/service-kit';
 
 /** `pnpm migrate`: applies the platform migrations to DATABASE_URL (what CI/Kubernetes run before rollout). */
 runMain('migrate', async () => {

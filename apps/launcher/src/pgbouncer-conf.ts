@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { POOLER_AUTH_FILE, POOLER_DATABASES_FILE } from '@slipway/auth-core';
+import { POOLER_AUTH_FILE, POOLER_DATABASES_FILE } from '@slipway/sign-in-core';
 
 /** The admin console's user (RELOAD after an application database is provisioned). */
 export const POOLER_ADMIN_USER = 'slipway_pooler';

@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chown, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
-import { writePoolerFiles, type PooledDatabase } from '@slipway/auth-core';
+import { writePoolerFiles, type PooledDatabase } from '@slipway/sign-in-core';
 import { aptCommand, aptInstall, onPath } from './apt.js';
 import { StartupError, oneLine } from './errors.js';
 import { log } from './log.js';

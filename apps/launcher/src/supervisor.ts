@@ -1,4 +1,4 @@
-import type { HeldSocket } from '@slipway/server';
+import type { HeldSocket } from '@slipway/service-kit';
 import { log } from './log.js';
 import { killProcessGroup, readiness, startService, stopService, type Readiness, type RunningService, type ServiceSpec } from './services.js';
 

@@ -12,7 +12,7 @@ import {
   roleScramSecret,
   syncPoolerWithPlatform,
   type PooledDatabase,
-} from '@slipway/auth-core';
+} from '@slipway/sign-in-core';
 import { keyringFromMasterKey } from '@slipway/crypto';
 import { asApplicationId, openPlatformData, type ApplicationId, type PlatformData } from '@slipway/platform-data';
 import { TEST_SERVER_URL, createTestDatabase, freePort, type TestDatabase } from '@slipway/testing';

@@ -9,7 +9,7 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
-import { roleScramSecret } from '@slipway/auth-core';
+import { roleScramSecret } from '@slipway/sign-in-core';
 import { freePort, waitFor } from '@slipway/testing';
 import { pgbouncerPreflight, startPgbouncer, type PgbouncerHandle } from '../src/pgbouncer.js';
 import { startPostgres, type PostgresHandle } from '../src/postgres.js';

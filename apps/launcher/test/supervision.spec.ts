@@ -8,7 +8,7 @@ import { request } from 'node:http';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { holdListeningSocket } from '@slipway/server';
+import { holdListeningSocket } from '@slipway/service-kit';
 import { freePort, startProcess, waitFor } from '@slipway/testing';
 import { warnUnlessDurable } from '../src/redis.js';
 import { readiness } from '../src/services.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir } from 'node:fs/promises';
 import pg from 'pg';
-import { quoteIdent, withDatabase } from '@slipway/db';
+import { quoteIdent, withDatabase } from '@slipway/platform-schema';
 import { archiveNow } from './base-backup.js';
 import { copyDatabase } from './copy-database.js';
 import { backupLayout, scratchDir } from './layout.js';

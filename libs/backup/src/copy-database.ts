@@ -1,7 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import copyStreams from 'pg-copy-streams';
-import { quoteIdent } from '@slipway/db';
+import { quoteIdent } from '@slipway/platform-schema';
 import { pgClient } from './pg-client.js';
 
 /**

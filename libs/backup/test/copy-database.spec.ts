@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { quoteIdent } from '@slipway/db';
+import { quoteIdent } from '@slipway/platform-schema';
 import { TEST_SERVER_URL, createEmptyDatabase, queryRows, type TestDatabase } from '@slipway/testing';
 import { UnsupportedObjectsError, copyDatabase } from '../src/copy-database.js';
 

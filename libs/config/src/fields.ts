@@ -47,7 +47,7 @@ export const baseServerFields = {
   /**
    * Set by `pnpm start`: listening sockets the launcher holds and handed to this process, by role
    * (`http=3`); the process accepts on the inherited descriptor instead of binding PORT itself
-   * (libs/server listen-fds.ts).
+   * (libs/service-kit listen-fds.ts).
    */
   SLIPWAY_LISTEN_FDS: z.string().optional(),
   /**

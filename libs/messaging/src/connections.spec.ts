@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { REDIS_ROLES, redisConnection, routesChannel } from './index.js';
 
-// Not from @slipway/testing: it depends on this lib (libs/server's specs do the same).
+// Not from @slipway/testing: it depends on this lib (libs/service-kit's specs do the same).
 const TEST_REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
 describe('redisConnection (real Redis)', () => {

@@ -1,6 +1,6 @@
 import { createBlobStore, type BlobStore, type BlobStoreConfig } from '@slipway/blob';
 import { keyringFromMasterKey, type Keyring } from '@slipway/crypto';
-import { createPrismaClient, type PrismaClient } from '@slipway/db';
+import { createPrismaClient, type PrismaClient } from '@slipway/platform-schema';
 import { redisConnection, type RedisRole } from '@slipway/messaging';
 import type { Redis, RedisOptions } from 'ioredis';
 import pg from 'pg';

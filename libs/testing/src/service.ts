@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { INestApplication } from '@nestjs/common';
-import { startHttpApp } from '@slipway/server';
+import { startHttpApp } from '@slipway/service-kit';
 import { TEST_REDIS_URL } from './redis.js';
 
 /** A base environment for a service under test: real Postgres database, real Redis, any free port. */

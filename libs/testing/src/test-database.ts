@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { PLATFORM_MIGRATIONS_DIR, applyMigrations, migrationsFingerprint, quoteIdent, readMigrations, withDatabase } from '@slipway/db';
+import { PLATFORM_MIGRATIONS_DIR, applyMigrations, migrationsFingerprint, quoteIdent, readMigrations, withDatabase } from '@slipway/platform-schema';
 
 /** The Postgres server integration tests use: the machine's own, never a mock. */
 export const TEST_SERVER_URL = process.env['TEST_DATABASE_URL'] ?? 'postgresql://postgres@127.0.0.1:5432/postgres';

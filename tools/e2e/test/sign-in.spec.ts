@@ -9,13 +9,13 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { Platform, ROOT, type Account, type HttpResult } from './support/platform.js';
 
-/** The shop fixture of libs/auth-server, packaged as a user would: the library vendored, real npm dependencies. */
+/** The shop fixture of libs/sign-in-sdk, packaged as a user would: the library vendored, real npm dependencies. */
 async function shopProject(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'slipway-shop-'));
-  const server = await readFile(join(ROOT, 'libs/auth-server/test/fixtures/shop/server.mjs'), 'utf8');
-  await writeFile(join(dir, 'server.mjs'), server.replace("from '@slipway/auth-server'", "from './vendor/auth-server/index.js'"));
+  const server = await readFile(join(ROOT, 'libs/sign-in-sdk/test/fixtures/shop/server.mjs'), 'utf8');
+  await writeFile(join(dir, 'server.mjs'), server.replace("from '@slipway/sign-in-sdk'", "from './vendor/sign-in-sdk/index.js'"));
   await mkdir(join(dir, 'vendor'));
-  await cp(join(ROOT, 'libs/auth-server/dist'), join(dir, 'vendor/auth-server'), { recursive: true, filter: (src) => !src.endsWith('.map') });
+  await cp(join(ROOT, 'libs/sign-in-sdk/dist'), join(dir, 'vendor/sign-in-sdk'), { recursive: true, filter: (src) => !src.endsWith('.map') });
   const manifest = {
     name: 'shop',
     private: true,

@@ -186,7 +186,7 @@ describe('the sign-in service against redirect, reset-token and guessing attacks
 
   it('visitors in one IPv6 /64 count as one address (the application’s server vouches for each)', async () => {
     // The application's server relays its visitors with their addresses signed by its cookie secret
-    // (@slipway/auth-server's x-slipway-client-address; written out here, libs/auth-server/src/client-address.ts).
+    // (@slipway/sign-in-sdk's x-slipway-client-address; written out here, libs/sign-in-sdk/src/client-address.ts).
     const env = await platform!.cli(['auth', 'env'], { SLIPWAY_TOKEN: account.ownerToken, SLIPWAY_APPLICATION_ID: account.applicationId });
     const secret = /^SERVICE_AUTH_COOKIE_SECRET=(.+)$/m.exec(env.stdout)?.[1]?.trim();
     if (!secret) throw new Error(`auth env gave no cookie secret (exit ${env.code}): ${env.stderr.slice(-500)}`);

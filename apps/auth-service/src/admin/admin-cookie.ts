@@ -5,7 +5,7 @@ import type { Tenant } from '../tenants/index.js';
  * Better Auth's `admin_session` cookie: while an admin impersonates someone, their own session
  * token waits here, signed as every cookie of the service (cookies/signed-cookie.ts),
  * value `token:` as Better Auth writes `token:{dontRememberMe}`). `__Secure-slipway.` as every
- * cookie of the service; @slipway/auth-server makes it `__Host-slipway.admin_session` on the app's host.
+ * cookie of the service; @slipway/sign-in-sdk makes it `__Host-slipway.admin_session` on the app's host.
  */
 export const ADMIN_SESSION_COOKIE = '__Secure-slipway.admin_session';
 

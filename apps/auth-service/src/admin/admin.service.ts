@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { AuditActor } from '@slipway/auth-core';
+import type { AuditActor } from '@slipway/sign-in-core';
 import { z } from '@slipway/config';
 import { sha256Hex } from '@slipway/crypto';
 import { AuthError, AuthErrors, newId, type AuthResult } from '../common/index.js';

@@ -1,6 +1,6 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import pg from 'pg';
-import { createPrismaClient } from '@slipway/db';
+import { createPrismaClient } from '@slipway/platform-schema';
 import { serverUnavailable, throughRestart } from './database-restart.js';
 
 /** The machine's Postgres (tests' own), reached through a TCP relay this test opens and closes as a restarting server would appear. */

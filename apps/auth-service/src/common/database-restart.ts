@@ -7,7 +7,7 @@
  * refresh of a session's end).
  */
 
-import { serverUnavailable } from '@slipway/server';
+import { serverUnavailable } from '@slipway/service-kit';
 
 export { serverUnavailable };
 

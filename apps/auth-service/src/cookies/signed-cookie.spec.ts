@@ -8,7 +8,7 @@ const pair = (setCookie: string) => setCookie.split(';')[0]!;
 const valueOf = (setCookie: string) => pair(setCookie).slice(pair(setCookie).indexOf('=') + 1);
 
 describe('signed cookies', () => {
-  it('signs the session cookie in Better Auth’s format (what @slipway/auth-server checks with the same secret)', () => {
+  it('signs the session cookie in Better Auth’s format (what @slipway/sign-in-sdk checks with the same secret)', () => {
     const line = sessionCookie(tenant, 'tok123', 60);
     const expected = encodeURIComponent(`tok123.${createHmac('sha256', tenant.cookieSecret).update('tok123').digest('base64')}`);
     expect(line).toBe(`${SESSION_COOKIE}=${expected}; Max-Age=60; Path=/a/shop; HttpOnly; Secure; SameSite=Lax`);

@@ -14,7 +14,7 @@ export function cookieAttributes(tenant: Tenant, maxAgeSeconds: number | null): 
 /**
  * Better Auth's signed cookie value, `value.base64(HMAC-SHA256(cookie secret, message))`,
  * URL-encoded. The message is the value itself for the session cookie (Better Auth's format, which
- * @slipway/auth-server checks with the same secret) and `{cookie name}\n{value}` for every other
+ * @slipway/sign-in-sdk checks with the same secret) and `{cookie name}\n{value}` for every other
  * cookie, so no cookie's signature is valid under another name (a session token replayed as a
  * challenge, say).
  */

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createLocalJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import { fetchOutbound, type OutboundPolicy } from '@slipway/server';
+import { fetchOutbound, type OutboundPolicy } from '@slipway/service-kit';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 
 /** What the service uses of an issuer's `/.well-known/openid-configuration`. */

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { OrganizationStore } from '@slipway/auth-core';
+import { OrganizationStore } from '@slipway/sign-in-core';
 import type { TenantDb } from '../tenants/index.js';
 
-/** Organizations, members and invitations in the tenant's `service_auth`: the SQL is @slipway/auth-core's `OrganizationStore`, here bound to a tenant's handle (`TenantDb`). */
+/** Organizations, members and invitations in the tenant's `service_auth`: the SQL is @slipway/sign-in-core's `OrganizationStore`, here bound to a tenant's handle (`TenantDb`). */
 @Injectable()
 export class OrganizationRepository extends OrganizationStore<TenantDb> {}
 export {
@@ -13,4 +13,4 @@ export {
   type InvitationRow,
   MEMBER_FIELDS,
   type MemberListQuery,
-} from '@slipway/auth-core';
+} from '@slipway/sign-in-core';

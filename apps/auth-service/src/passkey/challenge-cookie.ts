@@ -3,7 +3,7 @@ import type { Tenant } from '../tenants/index.js';
 
 /**
  * Better Auth's `better-auth-passkey` cookie under the service's own prefix (which
- * @slipway/auth-server re-issues first-party as `__Host-slipway.passkey_challenge`): the key of
+ * @slipway/sign-in-sdk re-issues first-party as `__Host-slipway.passkey_challenge`): the key of
  * the pending ceremony in `service_auth.verifications`, signed with the tenant's cookie secret.
  */
 export const CHALLENGE_COOKIE = '__Secure-slipway.passkey_challenge';

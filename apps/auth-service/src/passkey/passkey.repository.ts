@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { PasskeyStore, type PasskeyRow } from '@slipway/auth-core';
+import { PasskeyStore, type PasskeyRow } from '@slipway/sign-in-core';
 import type { TenantDb } from '../tenants/index.js';
 
-/** Passkeys in the tenant's `service_auth`: the SQL is @slipway/auth-core's `PasskeyStore`, here bound to a tenant's handle (`TenantDb`). */
+/** Passkeys in the tenant's `service_auth`: the SQL is @slipway/sign-in-core's `PasskeyStore`, here bound to a tenant's handle (`TenantDb`). */
 @Injectable()
 export class PasskeyRepository extends PasskeyStore<TenantDb> {}
-export { type PasskeyRow } from '@slipway/auth-core';
+export { type PasskeyRow } from '@slipway/sign-in-core';
 
 /** Better Auth's passkey object (the adapter's field names), as list-user-passkeys and verify-registration answer it. */
 export function passkeyView(row: PasskeyRow) {

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { CLIENT_ADDRESS_HEADER, verifyClientAddress } from '@slipway/auth-server';
-import { clientAddress, normaliseIp } from '@slipway/server';
+import { CLIENT_ADDRESS_HEADER, verifyClientAddress } from '@slipway/sign-in-sdk';
+import { clientAddress, normaliseIp } from '@slipway/service-kit';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { AuthError, sendAuthError } from '../common/index.js';
 import { clearedSessionCookie, hasAmbiguousSessionCookie } from '../cookies/index.js';
@@ -48,7 +48,7 @@ export class AuthPipelineMiddleware implements NestMiddleware {
     const tenant = await this.tenants.resolve(match[1]!);
     req.tenant = tenant;
     req.clientIp = clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], this.config.AUTH_TRUSTED_PROXIES);
-    // The application's own server (@slipway/auth-server) vouches for its visitor's address with an
+    // The application's own server (@slipway/sign-in-sdk) vouches for its visitor's address with an
     // HMAC under the tenant's cookie secret, so visitors behind one app server get their own allowance.
     const vouched = verifyClientAddress(tenant.cookieSecret, req.headers[CLIENT_ADDRESS_HEADER]);
     if (vouched) req.clientIp = normaliseIp(vouched);

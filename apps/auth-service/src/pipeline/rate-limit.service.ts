@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
-import { addressBucket } from '@slipway/server';
+import { addressBucket } from '@slipway/service-kit';
 import { REDIS } from '../platform/index.js';
 import { BatchedWindowLimiter } from './batched-window-limiter.js';
 import { tooManyAttempts } from './sign-in-attempts.service.js';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { AttemptLimiter, accountKeys, addressBucket, hashedAccount, type AccountKeys, type AttemptKeys } from '@slipway/server';
+import { AttemptLimiter, accountKeys, addressBucket, hashedAccount, type AccountKeys, type AttemptKeys } from '@slipway/service-kit';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { AuthError } from '../common/index.js';
 import { REDIS } from '../platform/index.js';
@@ -20,7 +20,7 @@ export interface SignInAttempt {
  * password reset (the user proved they read the email) lifts the account's lock and history, so
  * a stranger can delay a user but never lock them out (docs/decisions/end-user-sign-in-limits.md). If Redis fails,
  * the attempt fails (500): never an unlimited door. The counting is the attempt script both
- * sign-in surfaces share (`AttemptLimiter` of @slipway/server, the owners' door's approach); out of
+ * sign-in surfaces share (`AttemptLimiter` of @slipway/service-kit, the owners' door's approach); out of
  * failures but not locked yet, a refusal waits for the lock about to be set (not the failure
  * window's end, up to 15 minutes away).
  */

@@ -18,7 +18,7 @@ import type { OrganizationClaims } from '../tokens/index.js';
 import type { UserRow } from '../users/index.js';
 import type { SessionRow } from './sessions.repository.js';
 
-/** What service_auth's triggers NOTIFY on every UPDATE/DELETE of a session or user (libs/auth-core migration). */
+/** What service_auth's triggers NOTIFY on every UPDATE/DELETE of a session or user (libs/sign-in-core migration). */
 export const SERVICE_AUTH_CHANGED_CHANNEL = 'service_auth_changed';
 
 export interface CachedSession {

@@ -6,7 +6,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { documentationUrl } from '@slipway/contract';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { AuthError, serverUnavailable } from '../common/index.js';
-import { unavailableBody } from '@slipway/server';
+import { unavailableBody } from '@slipway/service-kit';
 import { AuthPipelineMiddleware, requestMeta, type AuthRequest } from '../pipeline/index.js';
 import { SessionsService } from './sessions.service.js';
 

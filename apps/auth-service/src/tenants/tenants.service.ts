@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { migrateServiceAuth, tenantDatabaseUrl } from '@slipway/auth-core';
+import { migrateServiceAuth, tenantDatabaseUrl } from '@slipway/sign-in-core';
 import { redisConnection, tenantChangedChannel } from '@slipway/messaging';
 import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
 import { SignInServicesRepository } from '@slipway/platform-data';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CURRENT_SIGNING_KEY_SQL, PUBLISHED_KEYS_SQL, type SigningKeyRow } from '@slipway/auth-core';
+import { CURRENT_SIGNING_KEY_SQL, PUBLISHED_KEYS_SQL, type SigningKeyRow } from '@slipway/sign-in-core';
 import type { TenantDb } from '../tenants/index.js';
 
 @Injectable()

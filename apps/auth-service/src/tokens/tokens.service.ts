@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { KeyObject, sign as signEd25519 } from 'node:crypto';
 import type { JWK } from 'jose';
-import { JWT_TTL_SECONDS, decryptSigningKey, insertSigningKey, rotateSigningKey } from '@slipway/auth-core';
+import { JWT_TTL_SECONDS, decryptSigningKey, insertSigningKey, rotateSigningKey } from '@slipway/sign-in-core';
 import type { Keyring } from '@slipway/crypto';
 import type { AuthResult } from '../common/index.js';
 import { KEYRING } from '../platform/index.js';

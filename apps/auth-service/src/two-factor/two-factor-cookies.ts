@@ -3,7 +3,7 @@ import type { Tenant } from '../tenants/index.js';
 
 /**
  * Better Auth's `two_factor` and `trust_device` cookies under the service's prefix, scoped like the
- * session cookie (`__Secure-`, `Path=/a/{slug}`; `@slipway/auth-server` re-issues every
+ * session cookie (`__Secure-`, `Path=/a/{slug}`; `@slipway/sign-in-sdk` re-issues every
  * `__Secure-slipway.*` cookie as `__Host-slipway.*` on the application's host).
  */
 export const CHALLENGE_COOKIE = '__Secure-slipway.two_factor';

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { UsersStore, type UserRow } from '@slipway/auth-core';
+import { UsersStore, type UserRow } from '@slipway/sign-in-core';
 import type { TenantDb } from '../tenants/index.js';
 
-/** Users and their accounts in the tenant's `service_auth`: the SQL is @slipway/auth-core's `UsersStore`, here bound to a tenant's handle (`TenantDb`). */
+/** Users and their accounts in the tenant's `service_auth`: the SQL is @slipway/sign-in-core's `UsersStore`, here bound to a tenant's handle (`TenantDb`). */
 @Injectable()
 export class UsersRepository extends UsersStore<TenantDb> {}
-export { type UserRow, USER_COLUMNS, userColumns, type SocialProfile } from '@slipway/auth-core';
+export { type UserRow, USER_COLUMNS, userColumns, type SocialProfile } from '@slipway/sign-in-core';
 
 /** The user as Better Auth's client expects it (dates become ISO strings in JSON). */
 export function userView(user: UserRow) {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { isPublicName } from '@slipway/analyzer';
-import { injectedEnv } from '@slipway/auth-core';
+import { injectedEnv } from '@slipway/sign-in-core';
 import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
 import { DeploymentsRepository, PlatformInfrastructure, type ApplicationId } from '@slipway/platform-data';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';

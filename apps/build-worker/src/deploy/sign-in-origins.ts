@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { refreshTrustedOrigins } from '@slipway/auth-core';
+import { refreshTrustedOrigins } from '@slipway/sign-in-core';
 import { ApplicationsRepository, asApplicationId } from '@slipway/platform-data';
 import { tenantChangedChannel } from '@slipway/messaging';
 import type { Redis } from 'ioredis';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import type { BlobStore } from '@slipway/blob';
 import { DeploymentsRepository } from '@slipway/platform-data';
-import { PeriodicTask } from '@slipway/server';
+import { PeriodicTask } from '@slipway/service-kit';
 import { WORKER_CONFIG, type WorkerConfig } from '../config.js';
 import { BLOBS } from '../tokens.js';
 

@@ -3,7 +3,7 @@ import { createServer, request, type Server } from 'node:http';
 import { connect, createServer as netServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { holdListeningSocket, type HeldSocket } from '@slipway/server';
+import { holdListeningSocket, type HeldSocket } from '@slipway/service-kit';
 import type { Site } from './nginx-config.js';
 import { NginxKeeper, type NginxKeeperConfig } from './nginx-keeper.js';
 import { NginxPlane } from './nginx-plane.js';

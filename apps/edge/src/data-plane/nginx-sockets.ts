@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { isIP } from 'node:net';
-import { holdListeningSocket, inheritedListenFds, type HeldSocket } from '@slipway/server';
+import { holdListeningSocket, inheritedListenFds, type HeldSocket } from '@slipway/service-kit';
 
 /**
  * The listening sockets nginx serves on, owned by the runtime supervisor's keeper rather than by

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { DependencyProbe } from '@slipway/server';
+import type { DependencyProbe } from '@slipway/service-kit';
 import { BlobNotFoundError } from '@slipway/blob';
 import type { AppLogs } from './app-logs.js';
 import {

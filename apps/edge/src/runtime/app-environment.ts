@@ -1,9 +1,9 @@
-import { injectedEnv } from '@slipway/auth-core';
+import { injectedEnv } from '@slipway/sign-in-core';
 import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
 import { asApplicationId, type ApplicationInputs } from '@slipway/platform-data';
 
 /**
- * A Node release's environment: its secrets, plus what the platform injects (libs/auth-core
+ * A Node release's environment: its secrets, plus what the platform injects (libs/sign-in-core
  * `injectedEnv`: `DATABASE_URL` of the application's own database and `SERVICE_AUTH_*` while
  * sign-in is on — the project's own choices always win). A preview gets its parent's: the
  * `preview` scope of its secrets, its database and its sign-in service.

@@ -1,7 +1,7 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { digestsEqual, parseToken } from '@slipway/crypto';
 import { CredentialsRepository } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import type { ApiPrincipal } from './api-principal.js';
 
 /** last_used_at is informational: writing it at most once a minute keeps it off the hot path. */

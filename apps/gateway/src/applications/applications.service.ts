@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { slugify, type ApplicationDetails, type ApplicationSummary, type ServerView } from '@slipway/contract';
 import { ApplicationsRepository, SlugTakenError, type OwnerId } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import { parseBody } from '../common/index.js';
 import type { OwnedApplication } from '../owners/index.js';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LIMITS, type BackupView, type DatabaseBackupsView, type RestoreView } from '@slipway/contract';
 import { ApplicationsRepository, BackupsRepository, RestoreInProgressError, asApplicationId, type BackupRow, type RestoreRow } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { z } from 'zod';
 import { parseBody } from '../common/index.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { LIMITS, type DatabaseInfo, type ServerView } from '@slipway/contract';
 import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
 import { ApplicationsRepository, PlatformInfrastructure } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import type { OwnedApplication, OwnerPrincipal } from '../owners/index.js';
 

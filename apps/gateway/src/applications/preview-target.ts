@@ -1,5 +1,5 @@
 import { ApplicationsRepository, PREVIEW_NAME_PATTERN, type ApplicationId } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import type { OwnedApplication } from '../owners/index.js';
 
 /**

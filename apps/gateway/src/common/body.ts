@@ -1,4 +1,4 @@
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import type { z } from 'zod';
 
 /** Parses a JSON body with a zod schema; the first problem becomes a `bad_request` message. */

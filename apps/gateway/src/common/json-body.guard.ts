@@ -1,5 +1,5 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import type { Request } from 'express';
 
 /** JSON endpoints refuse other content types with `bad_request` (rather than seeing `{}`). */

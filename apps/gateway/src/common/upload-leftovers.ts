@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LocalBlobStore, type BlobStore } from '@slipway/blob';
-import { PeriodicTask } from '@slipway/server';
+import { PeriodicTask } from '@slipway/service-kit';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import { BLOB_STORE } from './blob-store.provider.js';
 

@@ -1,7 +1,7 @@
 import type { CredentialView, ServerView } from '@slipway/contract';
 import { issueToken, type TokenKind } from '@slipway/crypto';
 import type { ApplicationId, CredentialStore, OwnerId } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { isUuid, parseBody } from '../common/index.js';
 import { CredentialNameBody } from './credential-name.dto.js';
 

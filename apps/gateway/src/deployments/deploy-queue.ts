@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { DeployJobProducer, redisConnection, type DeployPayload } from '@slipway/messaging';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 

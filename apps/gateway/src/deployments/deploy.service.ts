@@ -11,7 +11,7 @@ import {
   type AdmissionState,
   type ApplicationId,
 } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import type { Request, Response } from 'express';
 import type { ApiPrincipal } from '../api-auth/index.js';
 import { BLOB_STORE } from '../common/index.js';

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { ApplicationStorageView, DeploymentRow, ReleaseSwitchView, ReleaseView, ServerView } from '@slipway/contract';
 import type { BlobStore } from '@slipway/blob';
 import { DeploymentsRepository, asApplicationId, asDeploymentId, asReleaseId } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { BLOB_STORE, isUuid } from '../common/index.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import { type DeploymentTask, TaskId } from '../contract/index.js';

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { PeriodicTask } from '@slipway/server';
+import { PeriodicTask } from '@slipway/service-kit';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import { PreviewsService } from './previews.service.js';
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { refreshTrustedOrigins } from '@slipway/auth-core';
+import { refreshTrustedOrigins } from '@slipway/sign-in-core';
 import type { BlobStore } from '@slipway/blob';
 import { LIMITS, isPreviewName } from '@slipway/contract';
 import {
@@ -13,7 +13,7 @@ import {
   type ApplicationId,
   type PreviewRow,
 } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import type { Request, Response } from 'express';
 import { applicationUrl } from '../applications/index.js';
 import { BLOB_STORE, RoutesPublisher } from '../common/index.js';

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EdgeHandoff } from '@slipway/messaging';
 import { DeploymentsRepository, asApplicationId, asReleaseId } from '@slipway/platform-data';
 import { ReleaseGoLive, ReleaseNotFoundError, type EdgeStartFailure } from '@slipway/runtime';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { RoutesPublisher } from '../common/index.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 

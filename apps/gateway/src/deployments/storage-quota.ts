@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { formatBytes } from '@slipway/contract';
 import { DeploymentsRepository, type ApplicationId, type OwnerStorage } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 
 /**

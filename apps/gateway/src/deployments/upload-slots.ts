@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { redisConnection } from '@slipway/messaging';
 import type { Redis } from 'ioredis';
 import type { ApiPrincipal } from '../api-auth/index.js';

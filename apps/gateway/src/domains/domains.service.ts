@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { ApplicationsRepository, DomainGoneError, DomainTakenError, type ApplicationDomains, type ApplicationId } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { isUuid, parseBody, RoutesPublisher } from '../common/index.js';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import { TenantChangedPublisher } from '../sign-in-services/index.js';

@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DeploymentsRepository, asApplicationId, asDeploymentId } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { isUuid } from '../common/index.js';
 import { CurrentApplication, type OwnedApplication, OwnedApplicationRoute } from '../owners/index.js';
 import { OwnersApi } from '../owners-api/index.js';

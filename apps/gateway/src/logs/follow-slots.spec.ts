@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { createServer, request, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { FollowSlots } from './follow-slots.js';
 
 /** A response stand-in: `close()` is what the client going away (or the answer ending) looks like. */

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 
 /** What a refused follow is told to wait (`Retry-After`, `retryAfterSeconds`), as a refused upload is. */

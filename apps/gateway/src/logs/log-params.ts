@@ -1,4 +1,4 @@
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { edgeInternalToken } from '@slipway/messaging';
 import type { LogLine } from '@slipway/runtime';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';

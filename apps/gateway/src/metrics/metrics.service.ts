@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { AppMetrics, asApplicationId, type MetricsSeries } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { redisConnection } from '@slipway/messaging';
 import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';

@@ -1,5 +1,5 @@
 import { Controller, Get } from '@nestjs/common';
-import { DependencyProbe } from '@slipway/server';
+import { DependencyProbe } from '@slipway/service-kit';
 import { OwnerRoute } from '../owners/index.js';
 
 /**

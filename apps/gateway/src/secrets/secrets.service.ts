@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { LIMITS } from '@slipway/contract';
 import { encryptEnvelope, envelopeBinding, type Keyring } from '@slipway/crypto';
 import { PlatformInfrastructure, SECRET_SCOPES, SecretsRepository, TooManySecretsError, type ApplicationId, type SecretScope } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { PutSecretsBody } from '../contract/index.js';
 
 /**

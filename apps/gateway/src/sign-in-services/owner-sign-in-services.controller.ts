@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Patch, Post, Query, Req } from '@nestjs/common';
-import { clientAddress } from '@slipway/server';
+import { clientAddress } from '@slipway/service-kit';
 import type { Request } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../config.js';
 import { CurrentApplication, CurrentOwner, type OwnedApplication, OwnedApplicationRoute, type OwnerPrincipal } from '../owners/index.js';

@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { tenantDatabaseUrl } from '@slipway/auth-core';
+import { tenantDatabaseUrl } from '@slipway/sign-in-core';
 import { SIGN_IN_PLUGINS, type OutboxEmailView, type ServerView, type SignInInfo, type SignInPluginsView, type SignInUserView } from '@slipway/contract';
 import { decryptEnvelopeToString, encryptEnvelope, envelopeBinding, type Keyring } from '@slipway/crypto';
 import { ApplicationsRepository, EmailsRepository, PlatformInfrastructure, SignInServicesRepository } from '@slipway/platform-data';
-import { ApiException, outboundUrlProblemResolved } from '@slipway/server';
+import { ApiException, outboundUrlProblemResolved } from '@slipway/service-kit';
 import { GATEWAY_CONFIG, appDatabasesAdminUrl, type GatewayConfig } from '../config.js';
 import { SignInServicesService } from './sign-in-services.service.js';
 import { TenantChangedPublisher } from './tenant-changed.publisher.js';
@@ -118,7 +118,7 @@ export class OwnerSignInServicesService {
           delete providers[id];
           continue;
         }
-        // The sign-in service's own rule (@slipway/server): https, nothing internal. It checks again at every connection.
+        // The sign-in service's own rule (@slipway/service-kit): https, nothing internal. It checks again at every connection.
         const problem = await outboundUrlProblemResolved(value.issuer, {
           allowPrivate: this.config.AUTH_OIDC_ALLOW_PRIVATE_ISSUERS,
           platformHosts: platformHosts(this.config),
@@ -147,7 +147,7 @@ export class OwnerSignInServicesService {
   /**
    * The owner's user administration (Better Auth's admin plugin's ban, unban, revoke, set-role)
    * on the application's own database, through the SQL the sign-in service uses
-   * (@slipway/auth-core). A ban ends the user's sessions in the same transaction; the service's
+   * (@slipway/sign-in-core). A ban ends the user's sessions in the same transaction; the service's
    * session cache drops them on the tables' NOTIFY. Audit rows name the actor `owner:<ownerId>`.
    */
   async administer(

@@ -8,13 +8,13 @@ import {
   unbanUser,
   type AuditActor,
   type ServiceUserRow,
-} from '@slipway/auth-core';
+} from '@slipway/sign-in-core';
 import pg from 'pg';
 
 /**
  * The owners' API's reads and writes of an application's OWN database (`service_auth.users`), with
  * the application's own role: not the platform database, whose queries live in libs/platform-data.
- * All the SQL (users list, ban, unban, role, revoke, audit) is @slipway/auth-core's, shared
+ * All the SQL (users list, ban, unban, role, revoke, audit) is @slipway/sign-in-core's, shared
  * with the sign-in service; its session cache sees these writes through the tables' NOTIFY triggers.
  */
 @Injectable()

@@ -1,4 +1,4 @@
-import { signInBaseUrl, signInJwksUrl } from '@slipway/auth-core';
+import { signInBaseUrl, signInJwksUrl } from '@slipway/sign-in-core';
 
 export interface StoredSignInService {
   settings: unknown;

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { PROJECT_OWNED_SIGN_IN_VARIABLES, envFileText, provisionSignInTenant, signInVariables, syncPoolerWithPlatform } from '@slipway/auth-core';
+import { PROJECT_OWNED_SIGN_IN_VARIABLES, envFileText, provisionSignInTenant, signInVariables, syncPoolerWithPlatform } from '@slipway/sign-in-core';
 import { LIMITS } from '@slipway/contract';
 import { decryptEnvelopeToString, envelopeBinding, type Keyring } from '@slipway/crypto';
 import {
@@ -11,7 +11,7 @@ import {
   type ApplicationId,
   type OwnerId,
 } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { GATEWAY_CONFIG, appDatabasesAdminUrl, type GatewayConfig } from '../config.js';
 import { isUuid } from '../common/index.js';
 import { signInRecord } from './sign-in-record.js';

@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { startHttpApp } from '@slipway/server';
+import { startHttpApp } from '@slipway/service-kit';
 import { createTestDatabase, serviceTestEnv, testRedisPrefix } from '@slipway/testing';
 import pg from 'pg';
 import { AppModule } from '../../src/app.module.js';

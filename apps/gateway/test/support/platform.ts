@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { issueToken } from '@slipway/crypto';
-import { startHttpApp } from '@slipway/server';
+import { startHttpApp } from '@slipway/service-kit';
 import { createTestDatabase, serviceTestEnv, testRedisPrefix, type TestDatabase } from '@slipway/testing';
 import pg from 'pg';
 import { AppModule } from '../../src/app.module.js';

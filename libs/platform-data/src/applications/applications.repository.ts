@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Prisma } from '@slipway/db';
+import { Prisma } from '@slipway/platform-schema';
 import { asApplicationId, type ApplicationId, type OwnerId } from '../ids.js';
 import { PlatformInfrastructure } from '../infrastructure.js';
 import { ApplicationDatabases } from './databases.js';

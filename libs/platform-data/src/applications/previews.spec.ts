@@ -1,4 +1,4 @@
-import type { PrismaClient } from '@slipway/db';
+import type { PrismaClient } from '@slipway/platform-schema';
 import { scratchPlatform } from '../../test/scratch-platform.js';
 import type { OwnerId } from '../ids.js';
 import type { PlatformData } from '../platform-data.module.js';

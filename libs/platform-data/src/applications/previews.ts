@@ -1,4 +1,4 @@
-import { Prisma } from '@slipway/db';
+import { Prisma } from '@slipway/platform-schema';
 import { asApplicationId, type ApplicationId } from '../ids.js';
 import type { PlatformInfrastructure } from '../infrastructure.js';
 

@@ -1,7 +1,7 @@
 import type { ApplicationId } from '../ids.js';
 import type { PlatformInfrastructure } from '../infrastructure.js';
 
-/** An origin the sign-in service trusts for an application, and why (libs/auth-core decides which). */
+/** An origin the sign-in service trusts for an application, and why (libs/sign-in-core decides which). */
 export interface TrustedOriginEntry {
   origin: string;
   source: 'app' | 'publishing_domain' | 'custom_domain' | 'preview';

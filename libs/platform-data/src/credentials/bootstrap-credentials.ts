@@ -1,4 +1,4 @@
-import type { Prisma } from '@slipway/db';
+import type { Prisma } from '@slipway/platform-schema';
 import type { ApplicationId, OwnerId } from '../ids.js';
 
 /** A credential as stored: its public prefix and the hash of the whole token, never the token. */

@@ -1,5 +1,5 @@
 import type { DeployStep } from '@slipway/contract';
-import { Prisma } from '@slipway/db';
+import { Prisma } from '@slipway/platform-schema';
 import type { ApplicationId, DeploymentId, ReleaseId } from '../ids.js';
 import type { PlatformInfrastructure } from '../infrastructure.js';
 import { asJson } from './json.js';

@@ -1,4 +1,4 @@
-import { Prisma, type Plan } from '@slipway/db';
+import { Prisma, type Plan } from '@slipway/platform-schema';
 import { SlugTakenError } from '../applications/applications.repository.js';
 import { insertBootstrapCredentials, type IssuedCredential } from '../credentials/bootstrap-credentials.js';
 import { asApplicationId, asOwnerId, type ApplicationId, type OwnerId } from '../ids.js';

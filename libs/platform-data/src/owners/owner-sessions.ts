@@ -1,4 +1,4 @@
-import type { Plan } from '@slipway/db';
+import type { Plan } from '@slipway/platform-schema';
 import { asOwnerId, type OwnerId } from '../ids.js';
 import type { PlatformInfrastructure } from '../infrastructure.js';
 

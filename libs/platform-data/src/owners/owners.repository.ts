@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Prisma, type Plan } from '@slipway/db';
+import { Prisma, type Plan } from '@slipway/platform-schema';
 import { asOwnerId, type OwnerId } from '../ids.js';
 import { PlatformInfrastructure } from '../infrastructure.js';
 import { bootstrapAccount, type BootstrapAccountInput, type BootstrappedAccount } from './bootstrap-account.js';

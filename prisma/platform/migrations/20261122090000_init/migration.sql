@@ -312,7 +312,7 @@ ALTER TABLE "trusted_origins" ADD CONSTRAINT "trusted_origins_domain_id_fkey" FO
 -- AddForeignKey
 ALTER TABLE "emails" ADD CONSTRAINT "emails_application_id_fkey" FOREIGN KEY ("application_id") REFERENCES "applications"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
--- Not expressible in schema.prisma (listed in libs/db SQL_ONLY_INDEXES):
+-- Not expressible in schema.prisma (listed in libs/platform-schema SQL_ONLY_INDEXES):
 -- one active deploy per application, enforced by the database rather than read-then-write.
 CREATE UNIQUE INDEX "deployments_one_active_per_application" ON "deployments"("application_id")
     WHERE "status" IN ('queued', 'building', 'releasing');

@@ -1,6 +1,6 @@
 -- Only the platform's own role connects to the platform database (issue 17, credentials as a
 -- second wall). Postgres gives PUBLIC — every role on the server, including each application's
--- own role (libs/auth-core) — CONNECT and TEMPORARY on every new database: without this an
+-- own role (libs/sign-in-core) — CONNECT and TEMPORARY on every new database: without this an
 -- application role could connect here, take the platform's advisory locks (migrations,
 -- provisioning) and create temporary tables. The database's name is the operator's choice.
 DO $$

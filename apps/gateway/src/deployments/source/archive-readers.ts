@@ -2,7 +2,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import type { UploadLimits } from '@slipway/contract';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import tar from 'tar-stream';
 import yauzl from 'yauzl';
 import { ArchiveEntryPaths, entryRefusal, printable, refuseEntry } from './archive-entries.js';

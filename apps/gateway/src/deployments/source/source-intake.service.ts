@@ -8,7 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import type { BlobStore } from '@slipway/blob';
 import type { UploadLimits } from '@slipway/contract';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import type { Request, Response } from 'express';
 import { BLOB_STORE } from '../../common/index.js';
 import { GATEWAY_CONFIG, uploadLimits, type GatewayConfig } from '../../config.js';

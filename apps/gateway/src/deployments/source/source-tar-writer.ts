@@ -5,7 +5,7 @@ import type { BlobStore, StoredBlob } from '@slipway/blob';
 import { createGzip } from 'node:zlib';
 import { SOURCE_GZIP_LEVEL, SOURCE_LINK_MODE, sourceFileMode } from '@slipway/blob';
 import type { UploadLimits } from '@slipway/contract';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import tar from 'tar-stream';
 
 export interface WrittenSource extends Omit<StoredBlob, 'sha256'> {

@@ -1,4 +1,4 @@
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import tar from 'tar-stream';
 
 /** The record types tar-stream buffers whole before it looks inside them. */

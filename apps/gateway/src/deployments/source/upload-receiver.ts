@@ -1,6 +1,6 @@
 import { Transform, type Readable } from 'node:stream';
 import { ROOT_DIRECTORY_MAX_LENGTH, checkRootDirectory, type UploadLimits } from '@slipway/contract';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import busboy, { type Busboy } from 'busboy';
 import type { Request, Response } from 'express';
 import { SourcePathSet, unsafePathReason } from './source-path.js';

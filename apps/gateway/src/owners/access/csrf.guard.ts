@@ -1,5 +1,5 @@
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import type { Request } from 'express';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../../config.js';
 

@@ -1,7 +1,7 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApplicationsRepository } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import type { Request } from 'express';
 import { isUuid } from '../../common/index.js';
 import { OWNERS_API_ACCESS, type OwnersApiAccess } from './owners-api-access.js';

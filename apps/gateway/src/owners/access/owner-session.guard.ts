@@ -1,7 +1,7 @@
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { OwnersRepository } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import type { Request } from 'express';
 import { ApiKeysService, PersonalAccessTokensService, unauthorized } from '../../api-auth/index.js';
 import { OwnerSessionsService } from '../accounts/owner-sessions.service.js';

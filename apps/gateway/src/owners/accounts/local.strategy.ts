@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
-import { ApiException, clientAddress } from '@slipway/server';
+import { ApiException, clientAddress } from '@slipway/service-kit';
 import type { Request } from 'express';
 import { Strategy } from 'passport-local';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../../config.js';

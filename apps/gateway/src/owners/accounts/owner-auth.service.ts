@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { LIMITS, type OwnerView } from '@slipway/contract';
 import { ApplicationsRepository, EmailTakenError, OwnersRepository } from '@slipway/platform-data';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import { SignInLimiter } from './owner-sign-in-limiter.js';
 import { parseBody } from '../../common/index.js';
 import type { OwnerPrincipal } from '../access/owner-principal.js';

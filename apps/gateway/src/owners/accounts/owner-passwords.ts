@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { LIMITS } from '@slipway/contract';
-import { ApiException } from '@slipway/server';
+import { ApiException } from '@slipway/service-kit';
 import bcrypt from 'bcrypt';
 import { GATEWAY_CONFIG, type GatewayConfig } from '../../config.js';
 import { ConcurrencyGate } from '../../rate-limit/index.js';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { OwnerSignInLimits } from '@slipway/contract';
-import { ApiException, AttemptLimiter, accountKeys, addressBucket, hashedAccount, type AttemptKeys } from '@slipway/server';
+import { ApiException, AttemptLimiter, accountKeys, addressBucket, hashedAccount, type AttemptKeys } from '@slipway/service-kit';
 import { redisConnection } from '@slipway/messaging';
 import type { Redis } from 'ioredis';
 import { GATEWAY_CONFIG, ownerSignInLimits, type GatewayConfig } from '../../config.js';
@@ -14,7 +14,7 @@ export interface SignInAttempt {
 /**
  * Owners' sign-in limits, counted in Redis (shared by every gateway process and replica) under
  * `<QUEUE_PREFIX>:owner-sign-in:` by the attempt script both sign-in surfaces share
- * (`AttemptLimiter` of @slipway/server). Fails closed: when Redis does not answer, sign-in is
+ * (`AttemptLimiter` of @slipway/service-kit). Fails closed: when Redis does not answer, sign-in is
  * refused with 503 rather than left unlimited. Out of failures but not locked yet, a refusal waits
  * out the failure window.
  */

@@ -1,4 +1,4 @@
-import { ADMIN_DEFAULT_ROLES } from '@slipway/auth-core';
+import { ADMIN_DEFAULT_ROLES } from '@slipway/sign-in-core';
 import { z } from 'zod';
 
 /** Ban one of the application's users: Better Auth's admin plugin's fields (`banExpiresIn` in seconds; none: for ever). */
