@@ -126,9 +126,11 @@ describe('spec detection', () => {
     const file = (path: string, text: string) => ({ path, text, bytes: text.length });
     const pkg = (deps: Record<string, string>) => file('package.json', JSON.stringify({ scripts: { start: 'node server.js' }, dependencies: deps }));
     const server = file('server.js', "require('http').createServer(() => {}).listen(process.env.PORT);");
-    expect(detectSpec([pkg({ '@slipway/auth-server': '0.1.0' }), server]).usesSignIn).toBe(true);
+    expect(detectSpec([pkg({ '@slipway/sign-in-sdk': '0.1.0' }), server]).usesSignIn).toBe(true);
+    expect(detectSpec([pkg({ '@slipway/auth-server': '0.1.0' }), server]).usesSignIn).toBe(true); // renamed from (beta): still counts
     expect(detectSpec([pkg({}), server, file('lib/auth.js', "const base = env['SERVICE_AUTH_BASE_URL'];")]).usesSignIn).toBe(true);
-    expect(detectSpec([pkg({}), server, file('app.mjs', "import { createAuthServer } from '@slipway/auth-server';")]).usesSignIn).toBe(true);
+    expect(detectSpec([pkg({}), server, file('app.mjs', "import { createAuthServer } from '@slipway/sign-in-sdk';")]).usesSignIn).toBe(true);
+    expect(detectSpec([pkg({}), server, file('app.mjs', "import { createAuthServer } from '@slipway/auth-server';")]).usesSignIn).toBe(true); // renamed from (beta)
     expect(detectSpec([pkg({ express: '5.0.0' }), server]).usesSignIn).toBe(false);
   });
 });

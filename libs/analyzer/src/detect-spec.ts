@@ -27,18 +27,18 @@ export function isSourceCode(file: ProjectFile): boolean {
 }
 
 /** Variables the code reads: `process.env.X`, `process.env['X']`, `import.meta.env.X`. */
-/** The server library for deployed apps (beta). */
-const SIGN_IN_LIBRARY = '@slipway/auth-server';
-const SIGN_IN_LITERAL = /["'`](?:SERVICE_AUTH_(?:BASE_URL|COOKIE_SECRET|JWKS_URL)|VITE_SERVICE_AUTH_URL|@slipway\/auth-server)["'`]/;
+/** The sign-in SDK for deployed Node apps (beta); a project still on its beta name uses sign-in all the same. */
+const SIGN_IN_LIBRARIES = ['@slipway/sign-in-sdk', '@slipway/auth-server' /* renamed from (beta) on 2026-11-28 */];
+const SIGN_IN_LITERAL = /["'`](?:SERVICE_AUTH_(?:BASE_URL|COOKIE_SECRET|JWKS_URL)|VITE_SERVICE_AUTH_URL|@slipway\/(?:sign-in-sdk|auth-server))["'`]/;
 
 /**
  * Whether the project uses the sign-in service: it reads a sign-in variable (also through a
- * variable holding `process.env`, as the server library does), depends on or imports the server
- * library.
+ * variable holding `process.env`, as the sign-in SDK does), depends on or imports the sign-in
+ * SDK.
  */
 function usesSignIn(files: ProjectFile[], env: string[], pkg: PackageJson | null): boolean {
   if (env.some((name) => name.startsWith('SERVICE_AUTH_') || name === 'VITE_SERVICE_AUTH_URL')) return true;
-  if (pkg?.dependencies?.[SIGN_IN_LIBRARY]) return true;
+  if (SIGN_IN_LIBRARIES.some((name) => pkg?.dependencies?.[name])) return true;
   return files.some((f) => isSourceCode(f) && SIGN_IN_LITERAL.test(f.text!));
 }
 
