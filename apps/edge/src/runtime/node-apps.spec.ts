@@ -146,6 +146,8 @@ for (const [name, open, suite] of runtimes) {
       startCommand: 'node server.js',
       env: { ...env.get(releaseId)! },
     });
+    /** The release as the edge hands it to NodeApps (its application's route with it). */
+    const to = (releaseId: string) => ({ applicationId, release: { id: releaseId } });
     const boots = async (releaseId: string) => ((await runtime.readLog(releaseId)) ?? '').match(/booted /g)?.length ?? 0;
     const release = (version: string): string => {
       const id = randomUUID();
@@ -168,7 +170,12 @@ for (const [name, open, suite] of runtimes) {
 
     beforeEach(() => {
       events.length = 0;
-      apps = new NodeApps(runtime.driver, GRACE_MS, describeRelease, (stopped) => events.push(`stopped ${stopped.releaseId}`));
+      apps = new NodeApps(
+        runtime.driver,
+        GRACE_MS,
+        ({ release: { id } }) => describeRelease(id),
+        (stopped) => events.push(`stopped ${stopped.releaseId}`),
+      );
     });
 
     afterEach(async () => {
@@ -184,18 +191,18 @@ for (const [name, open, suite] of runtimes) {
     it('rolled back to while a slow request holds its drain: the same process serves again, past the grace, and it never runs twice', async () => {
       const x = release('x');
       const y = release('y');
-      await apps!.activate(applicationId, x);
+      await apps!.activate(to(x));
       const first = await json(apps!.upstream(applicationId));
       expect(first.version).toBe('x');
       const routedToX = apps!.upstream(applicationId)!;
       const slow = inFlight(routedToX);
 
-      await apps!.activate(applicationId, y);
+      await apps!.activate(to(y));
       expect((await json(apps!.upstream(applicationId))).version).toBe('y');
       // X drains (its slow request holds it, up to the grace period): still running.
       expect(slow.settled()).toBe(false);
 
-      await apps!.activate(applicationId, x);
+      await apps!.activate(to(x));
       // Past the grace of the drain that began at the deploy of Y, X still answers: the same process.
       const until = Date.now() + GRACE_MS + 3000;
       const answers: { status: number; body: string }[] = [];
@@ -218,15 +225,15 @@ for (const [name, open, suite] of runtimes) {
     it('asked back with another environment: it starts afresh once its drain is over (never beside the draining process), the live release serving meanwhile', async () => {
       const x = release('x');
       const y = release('y');
-      await apps!.activate(applicationId, x);
+      await apps!.activate(to(x));
       const first = await json(apps!.upstream(applicationId));
       const routedToX = apps!.upstream(applicationId)!;
       const slow = inFlight(routedToX);
-      await apps!.activate(applicationId, y);
+      await apps!.activate(to(y));
 
       // A secret changed meanwhile: the draining process runs with the old environment.
       env.set(x, { VERSION: 'x2' });
-      const back = apps!.activate(applicationId, x).then(() => events.push(`live ${x}`));
+      const back = apps!.activate(to(x)).then(() => events.push(`live ${x}`));
       // It waits for X's drain, which waits for the slow request: Y serves meanwhile.
       expect((await json(apps!.upstream(applicationId))).version).toBe('y');
       expect(slow.settled()).toBe(false);
