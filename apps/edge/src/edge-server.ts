@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import { Logger } from '@nestjs/common';
 import type { BlobStore } from '@slipway/blob';
 import type { Keyring } from '@slipway/crypto';
+import { EdgePlane, RemoteRuntimeDriver, loopbackPort, runningMaster } from '@slipway/data-plane';
 import {
   AppMetrics,
   asApplicationId,
@@ -20,7 +21,6 @@ import { LocalDriver, type PortFound, type ReleaseToRun, type RuntimeDriver } fr
 import { DependencyProbe } from '@slipway/server';
 import type { Redis } from 'ioredis';
 import { startConcurrency, type EdgeConfig } from './config.js';
-import { EdgePlane } from './data-plane/edge-plane.js';
 import { AppLogs } from './internal/app-logs.js';
 import { handleInternal } from './internal/internal-api.js';
 import { EDGE_HTTP_OPTIONS, framingRefusal, refusalBytes, refusalHead } from './proxy/framing.js';
@@ -32,11 +32,9 @@ import { ReleaseTrees } from './runtime/release-trees.js';
 import { reportBringUp } from './runtime/bring-up.js';
 import { StartQueue } from './runtime/start-queue.js';
 import { UsageMeter } from './runtime/usage-meter.js';
-import { createRuntimeDriver, fixedPortOf, loopbackPort } from './runtime/runtime-driver.js';
-import { RemoteRuntimeDriver } from './runtime/supervisor/remote-driver.js';
+import { createRuntimeDriver, fixedPortOf } from './runtime/runtime-driver.js';
 import { StaticSites } from './static/static-sites.js';
 import { EdgeTls } from './tls/edge-tls.js';
-import { runningMaster } from './data-plane/nginx-process.js';
 import { EdgeMetrics } from './metrics/edge-metrics.js';
 import { NginxAccessLog, metricsLogFile } from './metrics/nginx-access-log.js';
 import { FirstMinuteWatch } from './watch/first-minute-watch.js';

@@ -1,7 +1,7 @@
 /**
  * NodeApps with the real runtimes the edge runs apps on: the local driver (sandboxed, as by
- * default, and unsandboxed) and the runtime supervisor (in this process, over its real Unix
- * socket, a sandboxing LocalDriver behind it). A release asked for again while it still drains —
+ * default, and unsandboxed) and the runtime supervisor (the built process, over its real Unix
+ * socket, sandboxing as the local driver does). A release asked for again while it still drains —
  * a rollback just after a deploy — must not be stopped by that drain, nor run twice. The sandboxed
  * runtimes need root, bwrap and pasta (as runtime-adopt.spec.ts).
  */
@@ -12,11 +12,12 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createBlobStore, type BlobStore } from '@slipway/blob';
-import { LocalDriver, LocalSandbox, ensureDir, removeAppUser, type ReleaseToRun, type RuntimeDriver } from '@slipway/runtime';
+import { SERVICE_ENTRIES } from '@slipway/config';
+import { RemoteRuntimeDriver } from '@slipway/data-plane';
+import { LocalDriver, LocalSandbox, removeAppUser, type ReleaseToRun, type RuntimeDriver } from '@slipway/runtime';
+import { ROOT, startProcess } from '@slipway/testing';
 import type { Upstream } from '../proxy/proxy.js';
 import { NodeApps } from './node-apps.js';
-import { RemoteRuntimeDriver } from './supervisor/remote-driver.js';
-import { RuntimeSupervisor } from './supervisor/runtime-supervisor.js';
 
 /**
  * Says which process answers (a boot id per start, also in its log) and its VERSION; `/slow` is
@@ -104,23 +105,35 @@ const runtimes: [string, (home: string, blobs: BlobStore) => Promise<Runtime>, t
   ],
   [
     'the runtime supervisor',
-    async (home, blobs) => {
-      const dir = join(home, 'runtime');
+    async (home) => {
       const socketPath = join(home, 'supervisor', 'runtime.sock');
-      // As the edge makes it: apps' own users traverse it to their releases (the supervisor's state in it stays 0700).
-      await ensureDir(dir, 0o711);
-      const supervisor = new RuntimeSupervisor(
-        new LocalDriver({ blobs, dir, healthTimeoutMs: 20_000, sandbox: sandboxed(), records: join(dir, 'supervisor') }),
-        { socketPath, adoptGraceMs: 60_000 },
-      );
-      await supervisor.listen();
-      const driver = await RemoteRuntimeDriver.connect(socketPath, dir, 10_000, () => undefined);
+      // The built supervisor (apps/runtime-supervisor; `nx test edge` builds it), sandboxing as the
+      // local driver above does (the same limits, pasta), its state under `<home>/runtime`.
+      const supervisor = startProcess(process.execPath, [join(ROOT, SERVICE_ENTRIES.runtime)], {
+        cwd: ROOT,
+        env: {
+          PATH: process.env['PATH'],
+          HOME: process.env['HOME'],
+          NO_COLOR: '1',
+          SLIPWAY_HOME: home,
+          BLOB_DIR: join(home, 'blobs'),
+          RUNTIME_SUPERVISOR_SOCKET: socketPath,
+          RUNTIME_ADOPT_GRACE_MS: '60000',
+          HEALTH_TIMEOUT_MS: '20000',
+          RUNTIME_MEMORY_MB: '256',
+          RUNTIME_PIDS: '64',
+          RUNTIME_CPUS: '0.5',
+          RUNTIME_TMP_MB: '16',
+          RUNTIME_NETWORK: 'pasta',
+        },
+      });
+      const driver = await RemoteRuntimeDriver.connect(socketPath, join(home, 'runtime'), 30_000, () => undefined);
       return {
         driver,
         readLog: (id) => driver.readLog(id),
         close: async () => {
           driver.close();
-          await supervisor.close();
+          await supervisor.stop('SIGTERM', 15_000);
         },
       };
     },
