@@ -2,6 +2,8 @@
 # One image for every Slipway service; the command picks the service:
 #   node apps/gateway/dist/main.js | apps/auth-service | apps/edge | apps/build-worker
 #   node apps/launcher/dist/migrate.js   (platform migrations, run before the services)
+# (apps/runtime-supervisor is started by the launcher only, under `pnpm start`: the compose and
+# Kubernetes edges run without it, the local driver in the edge or the kubernetes driver.)
 
 # ---- build: install from the lockfile, build every project, keep production deps only ----
 FROM node:20-bookworm-slim AS build

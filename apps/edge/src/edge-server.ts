@@ -5,13 +5,22 @@ import type { Readable } from 'node:stream';
 import { Logger } from '@nestjs/common';
 import type { BlobStore } from '@slipway/blob';
 import type { Keyring } from '@slipway/crypto';
-import { AppMetrics, asApplicationId, asReleaseId, openPlatformData, type LiveRoute, type LiveRoutes, type PlatformData } from '@slipway/platform-data';
+import { EdgePlane, RemoteRuntimeDriver, loopbackPort, runningMaster } from '@slipway/data-plane';
+import {
+  AppMetrics,
+  asApplicationId,
+  asReleaseId,
+  openPlatformData,
+  type LiveRoute,
+  type LiveRoutes,
+  type PlatformData,
+  type RouteTo,
+} from '@slipway/platform-data';
 import { redisConnection, routesChannel } from '@slipway/messaging';
 import { LocalDriver, type PortFound, type ReleaseToRun, type RuntimeDriver } from '@slipway/runtime';
 import { DependencyProbe } from '@slipway/service-kit';
 import type { Redis } from 'ioredis';
 import { startConcurrency, type EdgeConfig } from './config.js';
-import { EdgePlane } from './data-plane/edge-plane.js';
 import { AppLogs } from './internal/app-logs.js';
 import { handleInternal } from './internal/internal-api.js';
 import { EDGE_HTTP_OPTIONS, framingRefusal, refusalBytes, refusalHead } from './proxy/framing.js';
@@ -23,11 +32,9 @@ import { ReleaseTrees } from './runtime/release-trees.js';
 import { reportBringUp } from './runtime/bring-up.js';
 import { StartQueue } from './runtime/start-queue.js';
 import { UsageMeter } from './runtime/usage-meter.js';
-import { createRuntimeDriver, fixedPortOf, loopbackPort } from './runtime/runtime-driver.js';
-import { RemoteRuntimeDriver } from './runtime/supervisor/remote-driver.js';
+import { createRuntimeDriver, fixedPortOf } from './runtime/runtime-driver.js';
 import { StaticSites } from './static/static-sites.js';
 import { EdgeTls } from './tls/edge-tls.js';
-import { runningMaster } from './data-plane/nginx-process.js';
 import { EdgeMetrics } from './metrics/edge-metrics.js';
 import { NginxAccessLog, metricsLogFile } from './metrics/nginx-access-log.js';
 import { FirstMinuteWatch } from './watch/first-minute-watch.js';
@@ -62,13 +69,19 @@ export class EdgeServer {
   private readonly runtimeDir: string;
   private server?: Server;
   private subscriber?: Redis;
-  private nodeApps!: NodeApps;
+  private nodeApps!: NodeApps<RouteTo>;
   private driver!: RuntimeDriver;
   private tls?: EdgeTls;
   private closing = false;
   /** The apps' runtime logs (local driver: the rings under `<runtime dir>/logs`). */
   private appLogs?: AppLogs;
-  /** Per application, the release requests reach now (route and data plane applied, Node release switched to). */
+  /**
+   * Per application, the release its requests reach through THIS process now: the route applied
+   * here and by nginx, the Node release switched to. Not a copy of the database (which says what
+   * should be live: `live_release_id`), and never read in its place: it is ahead of it between the
+   * worker's switch and its commit, and behind it while a release that could not start leaves the
+   * previous one serving. The worker waits for it (`appliedRelease`); the tree sweep keeps these.
+   */
   private readonly applied = new Map<string, string>();
   /** nginx in front (EDGE_DATA_PLANE=nginx); this process is then its control plane and fallback. */
   private readonly plane?: EdgePlane;
@@ -104,7 +117,6 @@ export class EdgeServer {
       this.appLogs = new AppLogs(join(this.runtimeDir, 'logs'), config.RUNTIME_LOG_FILES, (appId, ids) => this.releasesOf(appId, ids));
     this.watch = new FirstMinuteWatch({
       windowMs: config.RELEASE_WATCH_MS,
-      environment: (releaseId) => this.environmentOf(releaseId),
       addHazards: (applicationId, releaseId, hazards) =>
         this.data.deployments.releases.addLateHazards(asApplicationId(applicationId), asReleaseId(releaseId), hazards),
     });
@@ -158,10 +170,10 @@ export class EdgeServer {
       : undefined;
     this.adoptable = await this.alreadyRunning();
     const turns = { queue: this.starts, running: (releaseId: string) => this.adoptable.delete(releaseId) };
-    this.nodeApps = new NodeApps(
+    this.nodeApps = new NodeApps<RouteTo>(
       this.driver,
       this.config.DRAIN_GRACE_MS,
-      (id) => this.describe(id),
+      (route) => this.describe(route),
       (release) => this.proxy.forget(release.host, release.port),
       switched,
       turns,
@@ -272,35 +284,36 @@ export class EdgeServer {
     await this.plane?.sync().catch((error: Error) => this.logger.error(`data plane not updated: ${error.message}`));
   }
 
-  /** The worker's switch, before it commits the release as live (a later routes message reloads from the database). */
+  /**
+   * The worker's switch, before it commits the release as live (a later routes message reloads
+   * from the database). One read: the release's route, applied and, for a Node release, started
+   * from what was read (`describe`).
+   */
   private async switchTo(applicationId: string, releaseId: string): Promise<boolean> {
-    const release = await this.routes.release(asReleaseId(releaseId));
-    if (!release || release.applicationId !== applicationId) return false;
+    const route = await this.routes.routeTo(asReleaseId(releaseId));
+    if (!route || route.applicationId !== applicationId) return false;
     void this.usage.deployed(applicationId).catch((error: Error) => this.logger.warn(`usage counts not written: ${error.message}`));
-    await this.reload(applicationId, { id: release.id, kind: release.kind, artifactKey: release.artifactKey, spec: release.spec });
+    await this.apply(applicationId, route);
     const switched = this.applied.get(applicationId) === releaseId;
-    if (switched && release.kind === 'node' && this.config.RELEASE_WATCH_MS > 0)
-      this.watch.begin(applicationId, releaseId, this.nodeApps.running(applicationId));
+    if (switched && route.release.kind === 'node' && this.config.RELEASE_WATCH_MS > 0) {
+      const running = this.nodeApps.running(applicationId);
+      // Redacted with what it runs with: the environment read once, when it started.
+      const environment = (running && this.nodeApps.startedWith(running)?.env) ?? {};
+      this.watch.begin(applicationId, releaseId, running, environment);
+    }
     return switched;
   }
 
-  /** A release's environment as it runs (secret values among it): what its first-minute hazards are redacted with. */
-  private async environmentOf(releaseId: string): Promise<Record<string, string>> {
-    const release = await this.routes.release(asReleaseId(releaseId));
-    if (!release) return {};
-    const { env } = await appEnvironment(this.data.deployments.inputs, this.keyring, release.applicationId, {
-      databaseUrl: this.config.APP_DATABASES_POOLER_URL ?? this.config.DATABASE_URL,
-      authPublicUrl: this.config.AUTH_PUBLIC_URL,
-    });
-    return env;
+  /** The application's route as the database has it now (a routes message). */
+  private async reload(applicationId: string): Promise<void> {
+    const [route] = await this.routes.routes(asApplicationId(applicationId));
+    await this.apply(applicationId, route);
   }
 
-  /** Static: unpack first, then switch. Node: the old process serves until the new one is healthy. */
-  private async reload(applicationId: string, releaseOverride?: NonNullable<LiveRoute['release']>): Promise<void> {
+  /** Static: unpack first, then switch. Node: the old process serves until the new one is healthy. None: the application is gone. */
+  private async apply(applicationId: string, route: LiveRoute | undefined): Promise<void> {
     // What it serves until now is in use until now: a Node release draining after this swap keeps its tree.
     this.releaseTrees?.touch();
-    const [found] = await this.routes.routes(asApplicationId(applicationId));
-    const route = found && releaseOverride ? { ...found, release: releaseOverride } : found;
     if (!route) {
       this.planeRouter.remove(applicationId);
       await this.syncPlane();
@@ -330,7 +343,7 @@ export class EdgeServer {
    */
   private async activateNode(route: LiveRoute, background = false): Promise<boolean> {
     try {
-      if (route.release?.kind === 'node') await this.nodeApps.activate(route.applicationId, route.release.id, { background });
+      if (route.release?.kind === 'node') await this.nodeApps.activate({ ...route, release: route.release }, { background });
       else await this.nodeApps.retire(route.applicationId);
       if (route.release) this.applied.set(route.applicationId, route.release.id);
       else this.applied.delete(route.applicationId);
@@ -358,28 +371,26 @@ export class EdgeServer {
     return new Set(running.map((r) => r.releaseId));
   }
 
-  private async describe(releaseId: string): Promise<ReleaseToRun> {
-    const release = await this.routes.release(asReleaseId(releaseId));
-    if (!release) throw new Error(`no release ${releaseId}`);
+  /** What a Node release runs with, from its route as read by the start, switch or reload that asked for it. */
+  private async describe(route: RouteTo): Promise<ReleaseToRun> {
+    const { release } = route;
     const pooler = this.config.APP_DATABASES_POOLER_URL;
-    const { env, hasDatabase } = await appEnvironment(this.data.deployments.inputs, this.keyring, release.applicationId, {
+    const { env, hasDatabase } = await appEnvironment(this.data.deployments.inputs, this.keyring, route.applicationId, {
       databaseUrl: pooler ?? this.config.DATABASE_URL,
       authPublicUrl: this.config.AUTH_PUBLIC_URL,
     });
     // Only an application that has a database reaches the pooler's port (never Postgres's own).
     const hostPorts = hasDatabase && pooler ? loopbackPort(pooler) : [];
     // Angular's SSR server answers only its own hosts; a project that sets the list itself keeps its own.
-    if (release.spec['framework'] === 'angular' && env['NG_ALLOWED_HOSTS'] === undefined) {
-      const [route] = await this.routes.routes(asApplicationId(release.applicationId));
-      env['NG_ALLOWED_HOSTS'] = angularAllowedHosts(release.slug, this.config.APPS_DOMAIN, route?.hostnames ?? []);
-    }
+    if (release.spec['framework'] === 'angular' && env['NG_ALLOWED_HOSTS'] === undefined)
+      env['NG_ALLOWED_HOSTS'] = angularAllowedHosts(route.slug, this.config.APPS_DOMAIN, route.hostnames);
     // With nginx, the application's free slot: the swap is then a switch nginx checks per request, not a reload.
-    const port = await this.plane?.portFor(release.applicationId);
+    const port = await this.plane?.portFor(route.applicationId);
     const fixedPort = fixedPortOf(release.spec);
     return {
-      releaseId,
-      applicationId: release.applicationId,
-      slug: release.slug,
+      releaseId: release.id,
+      applicationId: route.applicationId,
+      slug: route.slug,
       artifactKey: release.artifactKey,
       startCommand: release.spec.commands?.start ?? 'npm start',
       env,
@@ -494,15 +505,17 @@ export class EdgeServer {
     return { status: 'off', reason: 'the operator turned the runtime sandbox off (RUNTIME_SANDBOX=off)' };
   }
 
+  /** The worker's hand-off: one read of the release's route, and a Node release started from it. */
   private async startRelease(releaseId: string): Promise<{ portFound?: PortFound } | 'not-found'> {
-    const release = await this.routes.release(asReleaseId(releaseId));
-    if (!release) return 'not-found';
+    const route = await this.routes.routeTo(asReleaseId(releaseId));
+    if (!route) return 'not-found';
+    const { release } = route;
     if (release.kind === 'static') {
       await this.statics.prepare(release);
       await this.plane?.staticTree(release.id, join(this.runtimeDir, 'releases', release.id));
       return {};
     }
-    const running = await this.nodeApps.prepare(release.applicationId, releaseId);
+    const running = await this.nodeApps.prepare(route);
     return running.portFound ? { portFound: running.portFound } : {};
   }
 

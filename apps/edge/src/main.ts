@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
+import { EdgePlane } from '@slipway/data-plane';
 import { runMain, waitForDependencies } from '@slipway/service-kit';
 import { loadEdgeConfig } from './config.js';
-import { EdgePlane } from './data-plane/edge-plane.js';
 import { EdgeServer } from './edge-server.js';
 
 /** The launcher gone (even by SIGKILL): stop (the runtime supervisor stops the apps the same way). */

@@ -2,16 +2,11 @@ import { port, z } from '@slipway/config';
 
 const ms = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 
-/** HTTPS with automatic certificates (docs/guides/https.md). Everything is optional; `off` is the embedded default. */
+/**
+ * HTTPS with automatic certificates (docs/guides/https.md), with `EDGE_HTTPS` and `EDGE_HTTPS_PORT`
+ * (libs/data-plane `nginxPlaneFields`: nginx listens on it). Everything is optional.
+ */
 export const tlsConfigFields = {
-  /**
-   * `off` (the default: plain HTTP, so `pnpm start` works offline on `*.localhost`) or `acme`:
-   * a certificate per application address and per verified custom domain, obtained over ACME
-   * (HTTP-01, answered by this edge) and renewed before it expires.
-   */
-  EDGE_HTTPS: z.enum(['off', 'acme']).default('off'),
-  /** The port nginx serves HTTPS on (`listen <port> ssl http2`); redirects name it unless it is 443. */
-  EDGE_HTTPS_PORT: port(443),
   /** The ACME directory. Let's Encrypt production by default; its staging directory for trials (docs/guides/https.md). */
   ACME_DIRECTORY_URL: z.url().default('https://acme-v02.api.letsencrypt.org/directory'),
   /** Contact address given to the ACME server (expiry notices); optional. */

@@ -10,7 +10,7 @@ export const SERVICE_ENTRIES = {
   'build-worker': 'apps/build-worker/dist/main.js',
   edge: 'apps/edge/dist/main.js',
   /** The runtime supervisor (owns the apps' processes and nginx under `pnpm start`). */
-  runtime: 'apps/edge/dist/runtime-supervisor.js',
+  runtime: 'apps/runtime-supervisor/dist/main.js',
   cli: 'apps/cli/dist/main.js',
 } as const;
 

@@ -14,3 +14,5 @@ export * from './raw-http.js';
 export * from './tar-gz.js';
 export * from './terminal-bytes.js';
 export * from './raw-exchange.js';
+/** Request framing (RFC 9112 §6) from the attacker's side, for both data planes' specs. */
+export * as framing from './framing-client.js';

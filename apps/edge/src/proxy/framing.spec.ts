@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
+import { framing } from '@slipway/testing';
 import { ReverseProxy, type Upstream } from './proxy.js';
 import { EDGE_HTTP_OPTIONS, framingRefusal, refusalHead } from './framing.js';
-import { AFTER, AMBIGUOUS, exchange, framingEcho } from '../../test/support/framing-client.js';
+
+const { AFTER, AMBIGUOUS, exchange, framingEcho } = framing;
 
 /**
  * The Node data plane (EDGE_DATA_PLANE=node, and the fallback behind nginx) as the edge runs it:

@@ -1,7 +1,8 @@
 /** RUNTIME_LOG_*: the log budget's settings, validated once at boot with the variable named. */
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_LOG_LIMITS } from '@slipway/runtime';
-import { loadEdgeConfig, logLimitsOf } from '../config.js';
+import { logLimitsOf } from '@slipway/data-plane';
+import { loadEdgeConfig } from '../config.js';
 
 const base = {
   DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/x',

@@ -1,7 +1,7 @@
 /**
  * NodeApps with the real runtimes the edge runs apps on: the local driver (sandboxed, as by
- * default, and unsandboxed) and the runtime supervisor (in this process, over its real Unix
- * socket, a sandboxing LocalDriver behind it). A release asked for again while it still drains —
+ * default, and unsandboxed) and the runtime supervisor (the built process, over its real Unix
+ * socket, sandboxing as the local driver does). A release asked for again while it still drains —
  * a rollback just after a deploy — must not be stopped by that drain, nor run twice. The sandboxed
  * runtimes need root, bwrap and pasta (as runtime-adopt.spec.ts).
  */
@@ -12,12 +12,13 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createBlobStore, type BlobStore } from '@slipway/blob';
+import { SERVICE_ENTRIES } from '@slipway/config';
+import { RemoteRuntimeDriver } from '@slipway/data-plane';
 import { LocalDriver, type ReleaseToRun, type RuntimeDriver } from '@slipway/runtime';
-import { LocalSandbox, ensureDir, removeAppUser } from '@slipway/sandbox';
+import { LocalSandbox, removeAppUser } from '@slipway/sandbox';
+import { ROOT, startProcess } from '@slipway/testing';
 import type { Upstream } from '../proxy/proxy.js';
 import { NodeApps } from './node-apps.js';
-import { RemoteRuntimeDriver } from './supervisor/remote-driver.js';
-import { RuntimeSupervisor } from './supervisor/runtime-supervisor.js';
 
 /**
  * Says which process answers (a boot id per start, also in its log) and its VERSION; `/slow` is
@@ -105,23 +106,35 @@ const runtimes: [string, (home: string, blobs: BlobStore) => Promise<Runtime>, t
   ],
   [
     'the runtime supervisor',
-    async (home, blobs) => {
-      const dir = join(home, 'runtime');
+    async (home) => {
       const socketPath = join(home, 'supervisor', 'runtime.sock');
-      // As the edge makes it: apps' own users traverse it to their releases (the supervisor's state in it stays 0700).
-      await ensureDir(dir, 0o711);
-      const supervisor = new RuntimeSupervisor(
-        new LocalDriver({ blobs, dir, healthTimeoutMs: 20_000, sandbox: sandboxed(), records: join(dir, 'supervisor') }),
-        { socketPath, adoptGraceMs: 60_000 },
-      );
-      await supervisor.listen();
-      const driver = await RemoteRuntimeDriver.connect(socketPath, dir, 10_000, () => undefined);
+      // The built supervisor (apps/runtime-supervisor; `nx test edge` builds it), sandboxing as the
+      // local driver above does (the same limits, pasta), its state under `<home>/runtime`.
+      const supervisor = startProcess(process.execPath, [join(ROOT, SERVICE_ENTRIES.runtime)], {
+        cwd: ROOT,
+        env: {
+          PATH: process.env['PATH'],
+          HOME: process.env['HOME'],
+          NO_COLOR: '1',
+          SLIPWAY_HOME: home,
+          BLOB_DIR: join(home, 'blobs'),
+          RUNTIME_SUPERVISOR_SOCKET: socketPath,
+          RUNTIME_ADOPT_GRACE_MS: '60000',
+          HEALTH_TIMEOUT_MS: '20000',
+          RUNTIME_MEMORY_MB: '256',
+          RUNTIME_PIDS: '64',
+          RUNTIME_CPUS: '0.5',
+          RUNTIME_TMP_MB: '16',
+          RUNTIME_NETWORK: 'pasta',
+        },
+      });
+      const driver = await RemoteRuntimeDriver.connect(socketPath, join(home, 'runtime'), 30_000, () => undefined);
       return {
         driver,
         readLog: (id) => driver.readLog(id),
         close: async () => {
           driver.close();
-          await supervisor.close();
+          await supervisor.stop('SIGTERM', 15_000);
         },
       };
     },
@@ -147,6 +160,8 @@ for (const [name, open, suite] of runtimes) {
       startCommand: 'node server.js',
       env: { ...env.get(releaseId)! },
     });
+    /** The release as the edge hands it to NodeApps (its application's route with it). */
+    const to = (releaseId: string) => ({ applicationId, release: { id: releaseId } });
     const boots = async (releaseId: string) => ((await runtime.readLog(releaseId)) ?? '').match(/booted /g)?.length ?? 0;
     const release = (version: string): string => {
       const id = randomUUID();
@@ -169,7 +184,12 @@ for (const [name, open, suite] of runtimes) {
 
     beforeEach(() => {
       events.length = 0;
-      apps = new NodeApps(runtime.driver, GRACE_MS, describeRelease, (stopped) => events.push(`stopped ${stopped.releaseId}`));
+      apps = new NodeApps(
+        runtime.driver,
+        GRACE_MS,
+        ({ release: { id } }) => describeRelease(id),
+        (stopped) => events.push(`stopped ${stopped.releaseId}`),
+      );
     });
 
     afterEach(async () => {
@@ -185,18 +205,18 @@ for (const [name, open, suite] of runtimes) {
     it('rolled back to while a slow request holds its drain: the same process serves again, past the grace, and it never runs twice', async () => {
       const x = release('x');
       const y = release('y');
-      await apps!.activate(applicationId, x);
+      await apps!.activate(to(x));
       const first = await json(apps!.upstream(applicationId));
       expect(first.version).toBe('x');
       const routedToX = apps!.upstream(applicationId)!;
       const slow = inFlight(routedToX);
 
-      await apps!.activate(applicationId, y);
+      await apps!.activate(to(y));
       expect((await json(apps!.upstream(applicationId))).version).toBe('y');
       // X drains (its slow request holds it, up to the grace period): still running.
       expect(slow.settled()).toBe(false);
 
-      await apps!.activate(applicationId, x);
+      await apps!.activate(to(x));
       // Past the grace of the drain that began at the deploy of Y, X still answers: the same process.
       const until = Date.now() + GRACE_MS + 3000;
       const answers: { status: number; body: string }[] = [];
@@ -219,15 +239,15 @@ for (const [name, open, suite] of runtimes) {
     it('asked back with another environment: it starts afresh once its drain is over (never beside the draining process), the live release serving meanwhile', async () => {
       const x = release('x');
       const y = release('y');
-      await apps!.activate(applicationId, x);
+      await apps!.activate(to(x));
       const first = await json(apps!.upstream(applicationId));
       const routedToX = apps!.upstream(applicationId)!;
       const slow = inFlight(routedToX);
-      await apps!.activate(applicationId, y);
+      await apps!.activate(to(y));
 
       // A secret changed meanwhile: the draining process runs with the old environment.
       env.set(x, { VERSION: 'x2' });
-      const back = apps!.activate(applicationId, x).then(() => events.push(`live ${x}`));
+      const back = apps!.activate(to(x)).then(() => events.push(`live ${x}`));
       // It waits for X's drain, which waits for the slow request: Y serves meanwhile.
       expect((await json(apps!.upstream(applicationId))).version).toBe('y');
       expect(slow.settled()).toBe(false);

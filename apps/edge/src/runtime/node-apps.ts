@@ -87,6 +87,15 @@ export interface StartOptions {
 }
 
 /**
+ * A release to run, as its caller read it (the edge: the application's route with that release
+ * in it): handed to `describe` when its start comes, so nothing is read twice for one start.
+ */
+export interface NodeRelease {
+  applicationId: string;
+  release: { id: string };
+}
+
+/**
  * The Node releases this edge runs. `prepare` starts a release next to the live one and resolves
  * once it is healthy; `activate` swaps the application's upstream in one assignment, then drains
  * the previous process (in-flight requests finish, SIGTERM after the grace period).
@@ -100,7 +109,7 @@ export interface StartOptions {
  * environment changed meanwhile) or is already being stopped, the release starts afresh once the
  * drain is over, while the live release keeps serving.
  */
-export class NodeApps {
+export class NodeApps<R extends NodeRelease = NodeRelease> {
   private readonly live = new Map<string, Live>();
   private readonly prepared = new Map<string, Prepared>();
   private readonly activating = new Map<string, Promise<void>>();
@@ -114,7 +123,8 @@ export class NodeApps {
   constructor(
     private readonly driver: RuntimeDriver,
     private readonly drainGraceMs: number,
-    private readonly describe: (releaseId: string) => Promise<Parameters<RuntimeDriver['start']>[0]>,
+    /** What the release runs with (its environment read now, when its start comes). */
+    private readonly describe: (release: R) => Promise<ReleaseToRun>,
     /** Called after a release's process was stopped (the proxy closes its connections to it). */
     private readonly stopped: (release: RunningRelease) => void = () => undefined,
     private readonly plane?: SwitchedPlane,
@@ -122,7 +132,9 @@ export class NodeApps {
   ) {}
 
   /** Starts the release (once, in its turn) and resolves when it is healthy. */
-  prepare(applicationId: string, releaseId: string, options: StartOptions = {}): Promise<RunningRelease> {
+  prepare(target: R, options: StartOptions = {}): Promise<RunningRelease> {
+    const { applicationId } = target;
+    const releaseId = target.release.id;
     const current = this.live.get(applicationId);
     if (current?.release.releaseId === releaseId) return Promise.resolve(current.release);
     const existing = this.prepared.get(releaseId);
@@ -132,7 +144,7 @@ export class NodeApps {
       return existing.release;
     }
     const draining = this.draining.get(releaseId);
-    const release = draining?.applicationId === applicationId ? this.takeBack(draining, options) : this.start(applicationId, releaseId, options);
+    const release = draining?.applicationId === applicationId ? this.takeBack(draining, target, options) : this.start(target, options);
     const entry: Prepared = { applicationId, release };
     this.prepared.set(releaseId, entry);
     // The clock starts once it is running (not while it waits its turn).
@@ -153,15 +165,15 @@ export class NodeApps {
     return release;
   }
 
-  private start(applicationId: string, releaseId: string, options: StartOptions): Promise<RunningRelease> {
+  private start(target: R, options: StartOptions): Promise<RunningRelease> {
     const start = async () => {
-      const spec = await this.describe(releaseId);
+      const spec = await this.describe(target);
       const running = await this.driver.start(spec);
       this.startedAs.set(running, spec);
       return running;
     };
     const turns = this.turns;
-    return turns ? turns.queue.run(applicationId, start, { urgent: !options.background, immediate: turns.running(releaseId) }) : start();
+    return turns ? turns.queue.run(target.applicationId, start, { urgent: !options.background, immediate: turns.running(target.release.id) }) : start();
   }
 
   /**
@@ -169,34 +181,35 @@ export class NodeApps {
    * again, when it runs as it would be started now and is not being stopped yet (decided in one
    * step, so the drain cannot stop it after that). Else it starts afresh once the drain is over.
    */
-  private async takeBack(draining: Draining, options: StartOptions): Promise<RunningRelease> {
+  private async takeBack(draining: Draining, target: R, options: StartOptions): Promise<RunningRelease> {
     const {
-      applicationId,
       entry: { release },
     } = draining;
-    const wanted = await this.describe(release.releaseId);
+    const wanted = await this.describe(target);
     const startedAs = this.startedAs.get(release);
     if (this.draining.get(release.releaseId) === draining && !draining.stopping && startedAs && runsAs(startedAs, wanted)) {
       this.draining.delete(release.releaseId);
       return release;
     }
     await draining.done;
-    return this.start(applicationId, release.releaseId, options);
+    return this.start(target, options);
   }
 
-  /** Makes `releaseId` the application's upstream (starting it first if needed). */
-  activate(applicationId: string, releaseId: string, options: StartOptions = {}): Promise<void> {
-    const key = `${applicationId}:${releaseId}`;
+  /** Makes the release the application's upstream (starting it first if needed). */
+  activate(target: R, options: StartOptions = {}): Promise<void> {
+    const key = `${target.applicationId}:${target.release.id}`;
     let running = this.activating.get(key);
     if (!running) {
-      running = this.swap(applicationId, releaseId, options).finally(() => this.activating.delete(key));
+      running = this.swap(target, options).finally(() => this.activating.delete(key));
       this.activating.set(key, running);
     }
     return running;
   }
 
-  private async swap(applicationId: string, releaseId: string, options: StartOptions): Promise<void> {
-    const next = await this.prepare(applicationId, releaseId, options);
+  private async swap(target: R, options: StartOptions): Promise<void> {
+    const { applicationId } = target;
+    const releaseId = target.release.id;
+    const next = await this.prepare(target, options);
     const entry = this.prepared.get(releaseId);
     if (entry) {
       clearTimeout(entry.timer);
@@ -282,6 +295,11 @@ export class NodeApps {
   /** The application's live release (the first-minute watch asks it for its crashes and errors). */
   running(applicationId: string): RunningRelease | undefined {
     return this.live.get(applicationId)?.release;
+  }
+
+  /** What a release this edge started runs with (the first-minute watch redacts its output with that environment). */
+  startedWith(release: RunningRelease): ReleaseToRun | undefined {
+    return this.startedAs.get(release);
   }
 
   releaseOf(applicationId: string): string | undefined {

@@ -1,7 +1,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '@nestjs/common';
-import { planeDirs } from '../data-plane/edge-plane.js';
+import { planeDirs } from '@slipway/data-plane';
 
 const RELEASE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '@slipway/config';
 import { createBlobStore } from '@slipway/blob';
+import { appHostPorts } from '@slipway/data-plane';
 import { releaseArtifactToken } from '@slipway/messaging';
 import { LocalDriver } from '@slipway/runtime';
 import { loadEdgeConfig } from '../config.js';
-import { appHostPorts, createRuntimeDriver } from './runtime-driver.js';
+import { createRuntimeDriver } from './runtime-driver.js';
 
 const masterKey = randomBytes(32).toString('base64');
 const base = { DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/x', REDIS_URL: 'redis://127.0.0.1:6379', SLIPWAY_MASTER_KEY: masterKey };

@@ -171,7 +171,14 @@ describe('NodeApps bring-up through the start queue', () => {
     const apps = new NodeApps(
       driver,
       100,
-      async (releaseId) => ({ releaseId, applicationId: releaseId.slice(1), slug: releaseId, artifactKey: 'k', startCommand: 'x', env: {} }),
+      async ({ release: { id: releaseId } }) => ({
+        releaseId,
+        applicationId: releaseId.slice(1),
+        slug: releaseId,
+        artifactKey: 'k',
+        startCommand: 'x',
+        env: {},
+      }),
       () => undefined,
       undefined,
       { queue, running: (id) => adoptable.delete(id) },
@@ -179,7 +186,9 @@ describe('NodeApps bring-up through the start queue', () => {
     const ids = [1, 2, 3, 4, 5, 6, 7, 8].map(appId);
     const began = performance.now();
     const answered: Record<string, number> = {};
-    const all = ids.map((id) => apps.activate(id, `r${id}`, { background: true }).then(() => (answered[id] = performance.now() - began)));
+    const all = ids.map((id) =>
+      apps.activate({ applicationId: id, release: { id: `r${id}` } }, { background: true }).then(() => (answered[id] = performance.now() - began)),
+    );
     await sleep(20);
     // A user asks for app 7 while it waits: it starts as soon as a slot frees.
     expect(queue.bump(appId(7))).toBe(true);

@@ -8,7 +8,7 @@ import { createServer, request } from 'node:http';
 import { createServer as netServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NginxPlane } from '../data-plane/nginx-plane.js';
+import { NginxPlane } from '@slipway/data-plane';
 import { UsageMeter } from './usage-meter.js';
 
 const A = '11111111-1111-4111-8111-111111111111';

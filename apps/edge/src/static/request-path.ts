@@ -1,9 +1,4 @@
-import { PRECOMPRESSED_DIR } from '@slipway/contract';
-
-/** Never served, whatever the release holds. */
-export function isForbiddenSegment(segment: string): boolean {
-  return segment === '.git' || segment.startsWith('.env') || segment === '.htaccess' || segment === '.DS_Store' || segment === PRECOMPRESSED_DIR;
-}
+import { isForbiddenSegment } from '@slipway/data-plane';
 
 /** A request path decoded once, empty segments (repeated slashes) dropped; `key` is its canonical form. */
 export type RequestPath = { kind: 'path'; segments: string[]; directory: boolean; key: string } | { kind: 'refused' };

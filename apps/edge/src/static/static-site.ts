@@ -1,15 +1,13 @@
-import { FINGERPRINTED } from './fingerprinted.js';
 import { lstat, readFile, realpath } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join } from 'node:path';
 import { PRECOMPRESSED_DIR, PRECOMPRESSED_ENCODINGS } from '@slipway/contract';
+import { FINGERPRINTED, isForbiddenSegment } from '@slipway/data-plane';
 import { resolveInTree } from '@slipway/runtime';
 import mime from 'mime-types';
-import { directoryLocation, isForbiddenSegment, parseRequestPath } from './request-path.js';
+import { directoryLocation, parseRequestPath } from './request-path.js';
 import { CACHED_BODY_BYTES, type CachedFile, type PathLookup, type Representation, type StaticCache } from './static-cache.js';
 import { READ_NO_FOLLOW, sendFile, sendPlain } from './static-response.js';
-
-export { isForbiddenSegment } from './request-path.js';
 
 const MISSING: PathLookup = { kind: 'missing' };
 const REDIRECT: PathLookup = { kind: 'redirect' };

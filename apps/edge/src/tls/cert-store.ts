@@ -1,7 +1,7 @@
 import { randomBytes, X509Certificate, createPrivateKey } from 'node:crypto';
 import { chmod, chown, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { grantWorkers, type NginxWorker } from '../data-plane/nginx-user.js';
+import { grantWorkers, type NginxWorker } from '@slipway/data-plane';
 
 /** A certificate on disk, as nginx is pointed at it. */
 export interface StoredCertificate {

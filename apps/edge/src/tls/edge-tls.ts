@@ -1,9 +1,8 @@
 import { join, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
+import { nginxWorker, type TlsInput } from '@slipway/data-plane';
 import type { LiveRoute } from '@slipway/platform-data';
 import type { EdgeConfig } from '../config.js';
-import type { TlsInput } from '../data-plane/nginx-config.js';
-import { nginxWorker } from '../data-plane/nginx-user.js';
 import { AcmeIssuer, ChallengeResponder } from './acme-issuer.js';
 import { CertStore, isCertifiableHost } from './cert-store.js';
 import { CertificateManager, type HostTlsStatus } from './certificate-manager.js';

@@ -9,8 +9,6 @@ const SAMPLE_PATH_CHARS = 200;
 
 export interface FirstMinuteWatchDeps {
   windowMs: number;
-  /** The release's environment now (the application's secrets among it): what the hazards are redacted with. */
-  environment(releaseId: string): Promise<Record<string, string>>;
   /** Puts the hazards on the deployment that made the release (its status unchanged). */
   addHazards(applicationId: string, releaseId: string, hazards: { code: string }[]): Promise<unknown>;
 }
@@ -18,6 +16,8 @@ export interface FirstMinuteWatchDeps {
 interface Watched {
   releaseId: string;
   release: RunningRelease | undefined;
+  /** What the release runs with (the application's secrets among it): what the hazards are redacted with. */
+  environment: Record<string, string>;
   errors: ServerErrorCount;
   timer: NodeJS.Timeout;
 }
@@ -36,14 +36,17 @@ export class FirstMinuteWatch {
 
   constructor(private readonly deps: FirstMinuteWatchDeps) {}
 
-  /** The release just went live for the application: its window starts now (a previous one of the application's ends early). */
-  begin(applicationId: string, releaseId: string, release: RunningRelease | undefined): void {
+  /**
+   * The release just went live for the application: its window starts now (a previous one of the
+   * application's ends early). `environment`: what it was started with, as the edge read it then.
+   */
+  begin(applicationId: string, releaseId: string, release: RunningRelease | undefined, environment: Record<string, string>): void {
     const previous = this.watched.get(applicationId);
     if (previous?.releaseId === releaseId) return;
     if (previous) void this.finish(applicationId, previous);
     const timer = setTimeout(() => void this.finish(applicationId, this.watched.get(applicationId)), this.deps.windowMs);
     timer.unref();
-    this.watched.set(applicationId, { releaseId, release, errors: { count: 0, samples: new Map() }, timer });
+    this.watched.set(applicationId, { releaseId, release, environment, errors: { count: 0, samples: new Map() }, timer });
   }
 
   watching(applicationId: string): boolean {
@@ -68,8 +71,7 @@ export class FirstMinuteWatch {
     if (this.watched.get(applicationId) === watched) this.watched.delete(applicationId);
     try {
       const report: RuntimeReport | undefined = await watched.release?.report?.();
-      const env = await this.deps.environment(watched.releaseId);
-      const redactor = new Redactor(Object.entries(env).map(([name, value]) => ({ name, value })));
+      const redactor = new Redactor(Object.entries(watched.environment).map(([name, value]) => ({ name, value })));
       const hazards = runtimeHazards(report, watched.errors, redactor, Math.round(this.deps.windowMs / 1000));
       if (hazards.length) await this.deps.addHazards(applicationId, watched.releaseId, hazards);
     } catch (error) {

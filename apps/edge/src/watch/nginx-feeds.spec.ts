@@ -3,8 +3,7 @@ import { createServer, request, type Server } from 'node:http';
 import { createServer as netServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NginxPlane } from '../data-plane/nginx-plane.js';
-import { runningMaster } from '../data-plane/nginx-process.js';
+import { NginxPlane, runningMaster } from '@slipway/data-plane';
 import { NginxAccessLog, metricsLogFile } from '../metrics/nginx-access-log.js';
 import { NginxStatusFeed } from './nginx-status-feed.js';
 

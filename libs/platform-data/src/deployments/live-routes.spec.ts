@@ -48,6 +48,21 @@ describe('DeploymentsRepository: the edge routes and what builds and releases ar
     expect(await repository.liveRoutes.routes(asApplicationId(randomUUID()))).toEqual([]);
   });
 
+  it("reads a release's route, live or not, in one query: its application's slug and verified domains with that release in it", async () => {
+    const deployment = await scratch.platform.prisma.deployment.create({ data: { applicationId, status: 'releasing' } });
+    const next = await scratch.platform.prisma.release.create({
+      data: { applicationId, deploymentId: deployment.id, kind: 'static', artifactKey: 'releases/next.tar.gz', spec: { spaFallback: true } },
+    });
+    expect(await repository.liveRoutes.routeTo(asReleaseId(next.id))).toEqual({
+      applicationId,
+      slug: 'routed',
+      hostnames: ['www.example.com'],
+      release: { id: next.id, kind: 'static', artifactKey: 'releases/next.tar.gz', spec: { spaFallback: true } },
+    });
+    expect(await repository.liveRoutes.routeTo(asReleaseId(releaseId))).toMatchObject({ applicationId, release: { id: releaseId, kind: 'node' } });
+    expect(await repository.liveRoutes.routeTo(asReleaseId(randomUUID()))).toBeNull();
+  });
+
   it('reads any release with its application', async () => {
     expect(await repository.liveRoutes.release(asReleaseId(releaseId))).toMatchObject({ id: releaseId, kind: 'node', applicationId, slug: 'routed' });
     expect(await repository.liveRoutes.release(asReleaseId(randomUUID()))).toBeNull();

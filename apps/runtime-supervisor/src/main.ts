@@ -1,19 +1,19 @@
 /**
- * `node apps/edge/dist/runtime-supervisor.js`: the runtime supervisor `pnpm start` runs beside the
+ * `node apps/runtime-supervisor/dist/main.js`: the runtime supervisor `pnpm start` runs beside the
  * edge (same environment, PORT = the edge's port). It owns the apps' processes so that an edge
- * crash does not take them down; see runtime/supervisor/runtime-supervisor.ts.
+ * crash does not take them down (runtime-supervisor.ts), and with the nginx plane it keeps nginx
+ * (libs/data-plane's NginxKeeper).
  */
 import { join, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { createBlobStore } from '@slipway/blob';
+import { NginxKeeper, createLocalDriver } from '@slipway/data-plane';
 import { runMain } from '@slipway/service-kit';
-import { loadEdgeConfig } from './config.js';
-import { NginxKeeper } from './data-plane/nginx-keeper.js';
-import { createLocalDriver } from './runtime/runtime-driver.js';
-import { RuntimeSupervisor } from './runtime/supervisor/runtime-supervisor.js';
+import { loadSupervisorConfig } from './config.js';
+import { RuntimeSupervisor } from './runtime-supervisor.js';
 
 runMain('runtime', async () => {
-  const config = loadEdgeConfig();
+  const config = loadSupervisorConfig();
   if (!config.RUNTIME_SUPERVISOR_SOCKET) throw new Error('RUNTIME_SUPERVISOR_SOCKET is required: the socket the edge reaches this supervisor at');
   const runtimeDir = resolve(config.RUNTIME_DIR ?? join(config.SLIPWAY_HOME ?? '.slipway', 'runtime'));
   // Its state (what runs, the apps' log FIFOs) under the runtime dir: its successor adopts the apps.

@@ -159,7 +159,7 @@ function typesBlock(contentTypes: NginxConfigInput['contentTypes']): { types: st
   };
 }
 
-/** Fingerprinted asset names (the Node plane's rule, static/fingerprinted.ts): cached for a year, immutable. */
+/** Fingerprinted asset names (the Node plane's rule too, static/fingerprinted.ts): cached for a year, immutable. */
 const FINGERPRINTED = FINGERPRINTED_NAMES.source;
 
 /**
@@ -393,7 +393,7 @@ export function renderNginxConfig(input: NginxConfigInput): string {
     for (const https of plan.https) sites.push(server(https.hosts, `${httpsListen} ssl http2`, 'https', https.directives));
   }
   const tls = input.tls ? renderTlsGlobal(input.tls, { http: listen, https: httpsListen }, seen, FALLBACK_HEADERS) : '';
-  return `# Rendered by the Slipway edge (apps/edge/src/data-plane/nginx-config.ts); rewritten on every route change.
+  return `# Rendered by the Slipway edge (libs/data-plane/src/nginx/nginx-config.ts); rewritten on every route change.
 ${input.brotliModule ? `load_module ${path(input.brotliModule)};\n` : ''}${input.user ? `user ${input.user.name} ${input.user.group};\n` : ''}worker_processes ${input.workers};
 pid ${state}/nginx.pid;
 error_log stderr warn;

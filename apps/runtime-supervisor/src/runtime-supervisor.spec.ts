@@ -9,10 +9,10 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { RemoteRuntimeDriver } from '@slipway/data-plane';
 import { UnhealthyReleaseError, type ReleaseToRun, type RunningRelease, type RuntimeDriver } from '@slipway/runtime';
 import { SandboxUnavailableError } from '@slipway/sandbox';
 import { waitFor } from '@slipway/testing';
-import { RemoteRuntimeDriver } from './remote-driver.js';
 import { RuntimeSupervisor } from './runtime-supervisor.js';
 
 class HttpReleases implements RuntimeDriver {

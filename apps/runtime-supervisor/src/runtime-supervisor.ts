@@ -2,6 +2,7 @@ import { chmod, mkdir, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { Logger } from '@nestjs/common';
+import { readLines, send, type RunningInfo, type SupervisorError, type SupervisorRequest } from '@slipway/data-plane';
 import {
   UnhealthyReleaseError,
   type AdoptedRelease,
@@ -12,7 +13,6 @@ import {
   type RuntimeReport,
 } from '@slipway/runtime';
 import { SandboxUnavailableError } from '@slipway/sandbox';
-import { readLines, send, type RunningInfo, type SupervisorError, type SupervisorRequest } from './protocol.js';
 
 interface Held {
   applicationId: string;

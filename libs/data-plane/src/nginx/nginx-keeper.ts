@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { Logger } from '@nestjs/common';
-import type { EdgeConfig } from '../config.js';
+import type { DataPlaneConfig } from '../config.js';
 import { planeDirs } from './edge-plane.js';
 import { renderNginxConfig } from './nginx-config.js';
 import { baseInput } from './nginx-plane.js';
@@ -20,9 +20,9 @@ import {
 } from './nginx-process.js';
 import { holdWhenFree, listeningOn, openListenSockets, socketInodesOf, type ListenAddress, type ListenSocket } from './nginx-sockets.js';
 
-/** What the keeper reads of the edge's configuration. */
+/** What the keeper reads of the runtime supervisor's configuration (the edge's environment). */
 export type NginxKeeperConfig = Pick<
-  EdgeConfig,
+  DataPlaneConfig,
   'NGINX_BIN' | 'HOST' | 'PORT' | 'EDGE_INTERNAL_PORT' | 'APPS_SCHEME' | 'NGINX_WORKERS' | 'DRAIN_GRACE_MS' | 'EDGE_HTTPS' | 'EDGE_HTTPS_PORT' | 'NGINX_USER'
 >;
 

@@ -4,7 +4,7 @@
  * sandboxes (bubblewrap, pasta, cgroups), keep answering through their ports during the gap, and
  * the new supervisor takes them over — their logs, their crash restarts, their stop — while the
  * edge's RemoteRuntimeDriver reconnects and claims them by itself. Runs the built supervisor
- * (`apps/edge/dist/runtime-supervisor.js`, `nx test edge` builds it); needs root, bwrap and pasta.
+ * (`apps/runtime-supervisor/dist/main.js`, `nx test runtime-supervisor` builds it); needs root, bwrap and pasta.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -15,10 +15,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createBlobStore } from '@slipway/blob';
 import { SERVICE_ENTRIES } from '@slipway/config';
-import type { ReleaseToRun } from '@slipway/runtime';
+import { RemoteRuntimeDriver } from '@slipway/data-plane';
+import { type ReleaseToRun } from '@slipway/runtime';
 import { removeAppUser } from '@slipway/sandbox';
 import { ROOT, freePort, startProcess, waitFor, type RunningProcess } from '@slipway/testing';
-import { RemoteRuntimeDriver } from './remote-driver.js';
 
 /** Answers its boot id (a new one per process), logs a numbered, timed line every 50 ms, exits on /crash (saying so on stderr). */
 const APP = `
@@ -111,7 +111,6 @@ rootOnly('runtime supervisor killed with SIGKILL: its apps keep running and the 
   let launcher: ChildProcess | undefined;
   let loop: Loop | undefined;
   let edge: RemoteRuntimeDriver | undefined;
-  const masterKey = randomBytes(32).toString('base64');
 
   const spec = (releaseId: string): ReleaseToRun => ({
     releaseId,
@@ -129,9 +128,6 @@ rootOnly('runtime supervisor killed with SIGKILL: its apps keep running and the 
         PATH: process.env['PATH'],
         HOME: process.env['HOME'],
         NO_COLOR: '1',
-        DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/unused',
-        REDIS_URL: 'redis://127.0.0.1:6379',
-        SLIPWAY_MASTER_KEY: masterKey,
         SLIPWAY_HOME: home,
         BLOB_DIR: join(home, 'blobs'),
         PORT: String(edgePort),

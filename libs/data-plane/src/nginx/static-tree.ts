@@ -4,7 +4,7 @@ import { copyFile, link, lstat, mkdir, readdir, rename, rm } from 'node:fs/promi
 import { join } from 'node:path';
 import { PRECOMPRESSED_DIR, PRECOMPRESSED_ENCODINGS } from '@slipway/contract';
 import { resolveInTree } from '@slipway/runtime';
-import { isForbiddenSegment } from '../static/request-path.js';
+import { isForbiddenSegment } from '../static/forbidden-segment.js';
 
 /** The two roots nginx serves a static release from (nginx-config.ts `StaticSite`). */
 export interface StaticTree {

@@ -1,18 +1,44 @@
 import { access, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseSandboxSubnet, sandboxAddress, type SandboxSubnet } from '@slipway/sandbox';
-import type { EdgeConfig } from '../config.js';
-import type { Upstream } from '../proxy/proxy.js';
-import type { HostRouter } from '../routing/host-router.js';
+import type { DataPlaneConfig } from '../config.js';
 import { SLOT_SWITCH_MS, isRenderableHost, isRenderablePath, type Site, type TlsInput } from './nginx-config.js';
 import { NginxPlane, type Reloaded } from './nginx-plane.js';
 import { nginxMissing } from './nginx-process.js';
 import { SlotPorts, connectionsTo } from './slots.js';
 import { materializeStaticTree, type StaticTree } from './static-tree.js';
 
+/** What EdgePlane reads of the edge's configuration. */
+export type EdgePlaneConfig = Pick<
+  DataPlaneConfig,
+  | 'NGINX_BIN'
+  | 'HOST'
+  | 'PORT'
+  | 'EDGE_INTERNAL_PORT'
+  | 'APPS_SCHEME'
+  | 'NGINX_WORKERS'
+  | 'EDGE_NGINX_OWNER'
+  | 'NGINX_USER'
+  | 'RUNTIME_NETWORK_SUBNET'
+  | 'DRAIN_GRACE_MS'
+>;
+
+/** An application as the edge routes to it (platform-data's `LiveRoute` is one). */
+export interface PlaneRoute {
+  applicationId: string;
+  release: { id: string; kind: 'static' | 'node'; spec: { spaFallback?: boolean } } | null;
+}
+
+/** Where the edge's proxy reaches an application's live Node release. */
+export interface PlaneUpstream {
+  host: string;
+  port: number;
+}
+
 export interface PlaneSources {
-  router: HostRouter;
-  upstream(applicationId: string): Upstream | undefined;
+  /** The edge's routing table: every application with the hosts it answers at. */
+  router: { entries(): Iterable<{ route: PlaneRoute; hosts: string[] }> };
+  upstream(applicationId: string): PlaneUpstream | undefined;
   /** The file nginx counts the application's requests in (runtime/usage-meter.ts), if any. */
   usageLog?(applicationId: string): string | undefined;
 }
@@ -49,7 +75,7 @@ export class EdgePlane {
   private subnet?: SandboxSubnet;
 
   constructor(
-    private readonly config: EdgeConfig,
+    private readonly config: EdgePlaneConfig,
     runtimeDir: string,
     private readonly sources: PlaneSources,
   ) {
@@ -68,7 +94,7 @@ export class EdgePlane {
   }
 
   /** Refuses to start without nginx (one line), before anything else starts. */
-  static check(config: EdgeConfig): void {
+  static check(config: Pick<DataPlaneConfig, 'NGINX_BIN'>): void {
     const missing = nginxMissing(config.NGINX_BIN);
     if (missing) throw new Error(missing);
   }
@@ -197,7 +223,7 @@ export class EdgePlane {
    * release's is known before it starts, so the swap stays a marker, not a reload); otherwise the
    * live one's (the host's loopback).
    */
-  private slotHost(live: Upstream, port: number): string {
+  private slotHost(live: PlaneUpstream, port: number): string {
     const subnet = (this.subnet ??= parseSandboxSubnet(this.config.RUNTIME_NETWORK_SUBNET));
     return live.host === sandboxAddress(subnet, live.port) ? sandboxAddress(subnet, port) : live.host;
   }

@@ -5,11 +5,13 @@ import { connect, createServer as netServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliCompressSync, brotliDecompressSync, gzipSync } from 'node:zlib';
+import { framing } from '@slipway/testing';
 import { NginxPlane } from './nginx-plane.js';
 import { workersOf } from './nginx-process.js';
 import { materializeStaticTree } from './static-tree.js';
 import { SLOT_SWITCH_MS, type Site } from './nginx-config.js';
-import { AFTER, AMBIGUOUS, exchange, framingEcho } from '../../test/support/framing-client.js';
+
+const { AFTER, AMBIGUOUS, exchange, framingEcho } = framing;
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {

@@ -1,11 +1,12 @@
 /**
  * The attacker's side of request framing (RFC 9112 §6): bodies written in several packets with
  * pauses between them, requests whose framing two parsers could read differently, and an app that
- * says what it received. Shared by the nginx plane's and the Node edge's specs.
+ * says what it received. Shared by the nginx plane's (libs/data-plane) and the Node edge's specs:
+ * `import { framing } from '@slipway/testing'`.
  */
 import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { exchange as rawExchange, type RawReply } from '@slipway/testing';
+import { exchange as rawExchange, type RawReply } from './raw-exchange.js';
 
 export type Reply = RawReply;
 

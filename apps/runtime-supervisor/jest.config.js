@@ -1,0 +1,3 @@
+import { projectJestConfig } from '../../jest.preset.js';
+
+export default projectJestConfig(import.meta.dirname);
