@@ -33,9 +33,9 @@ function get(port: number, path: string): Promise<number> {
   });
 }
 
-async function until(condition: () => boolean, ms: number): Promise<boolean> {
+async function until(condition: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
   const end = Date.now() + ms;
-  while (!condition() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  while (!(await condition()) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
   return condition();
 }
 
@@ -121,7 +121,11 @@ describe('nginx status feed and metrics log (real nginx)', () => {
     expect(await until(() => counted.length - before >= total, 15_000)).toBe(true);
     expect(counted.length - before).toBe(total);
     expect(counted.slice(before).filter((s) => s === 500)).toHaveLength(20);
-    expect((await readdir(join(dir, 'state'))).filter((f) => f.startsWith('metrics.log'))).toEqual(expect.arrayContaining(['metrics.log', 'metrics.log.1']));
+    // Rotated: the old file renamed, and the new one made by nginx once its master reopens (SIGUSR1),
+    // which may come a moment after the reader counted the last line and renamed.
+    const logs = async () => (await readdir(join(dir, 'state'))).filter((f) => f.startsWith('metrics.log'));
+    await until(async () => (await logs()).length >= 2, 5000);
+    expect(await logs()).toEqual(expect.arrayContaining(['metrics.log', 'metrics.log.1']));
     // The usage meter's log beside it: a byte per request (flushed within 5 s).
     const usageEnd = Date.now() + 8000;
     while (((await stat(usageLog()).catch(() => undefined))?.size ?? 0) < total && Date.now() < usageEnd) await new Promise((r) => setTimeout(r, 200));
