@@ -1,10 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { listeningPorts } from '../src/listening-ports.js';
 
-/** A process that opens `fds` descriptors (/dev/null), then listens on a free port and prints it. */
+/**
+ * A process that opens `fds` descriptors (/dev/null), then listens on a free port and prints it
+ * (written as is: console.log colours a number when FORCE_COLOR is set, as under nx).
+ */
 async function listener(fds: number, children: ChildProcess[]): Promise<{ child: ChildProcess; port: number }> {
   const code = `const fs = require('node:fs'); for (let i = 0; i < ${fds}; i++) fs.openSync('/dev/null', 'r');
-    const server = require('node:net').createServer().listen(0, '127.0.0.1', () => console.log(server.address().port));`;
+    const server = require('node:net').createServer().listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));`;
   const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   // One listener for the whole output: the port line may come in several chunks, and a chunk that
