@@ -172,7 +172,7 @@ suite.each([['include' as const], ['plane' as const]])('HTTPS over ACME (pebble,
       const conf = await readFile(join(h.home, 'runtime', 'nginx', 'nginx.conf'), 'utf8');
       expect(conf).toMatch(
         new RegExp(
-          `listen [^;]+:${httpsPort} ssl http2;\\s+server_name ${SITE.replace(/\./g, '\\.')};\\s+(?:set \\$slipway_app \\w+;\\s+)?ssl_certificate [^;]+bundle\\.pem\\$slipway_tls_lazy;[^}]*?root /`,
+          `listen [^;]+:${httpsPort} ssl http2;\\s+server_name ${SITE.replace(/\./g, '\\.')};\\s+(?:access_log [^;]+;\\s+)*ssl_certificate [^;]+bundle\\.pem\\$slipway_tls_lazy;[^}]*?root /`,
         ),
       );
     }

@@ -97,9 +97,14 @@ const SERVER_ERRORS = Array.from({ length: 100 }, (_, i) => 500 + i);
  * nginx's access logs, off but for two: the 5xx answers, which go as syslog datagrams to the
  * edge (a line per 5xx: healthy traffic sends nothing; the map is looked at once per request;
  * never a file to rotate, and nginx never waits for the reader), and the metrics log. Their
- * formats (and the 5xx map) at the `http` level; the usage format beside them.
+ * formats (and the 5xx map) at the `http` level; the usage format beside them. Each application
+ * has a metrics format of its own with its id written in (`slipway_m_<id>`): no variable to set
+ * per request and no `if=` to test (a `set $slipway_app` in every server and `if=$slipway_app`
+ * cost ~560 of nginx's ~26 000 instructions a request, callgrind, 2026-11-29).
  */
-function logFormats(feed: NginxConfigInput['statusFeed'], metricsLog: string | undefined): string {
+const metricsFormat = (id: string) => `slipway_m_${id}`;
+
+function logFormats(feed: NginxConfigInput['statusFeed'], metricsLog: string | undefined, siteIds: string[]): string {
   if (feed) check(TOKEN.test(feed.token), 'status feed token must be hex');
   return [
     // An empty line, one byte, per request in an application's usage file (ProxySite.usageLog).
@@ -112,25 +117,28 @@ ${SERVER_ERRORS.map((code) => `    ${code} 1;`).join('\n')}
   }
   log_format slipway_status '${feed.token} $proxy_host $status $request_method $uri';`
       : '',
-    // Each application's server sets $slipway_app (its id); the fallback server sets it empty, so
-    // the variable exists with no site at all.
-    metricsLog ? `  log_format slipway_metrics '$slipway_app $status $request_time';` : '',
+    // `<id> <status> <request_time>` per answer of an application's servers (the fallback server writes none).
+    ...(metricsLog ? siteIds.map((id) => (check(ID.test(id), `bad site id ${id}`), `  log_format ${metricsFormat(id)} '${id} $status $request_time';`)) : []),
   ]
     .filter(Boolean)
     .join('\n');
 }
 
+/** The 5xx feed's `access_log` (none: `off`), indented by `indent`: the `http` level's, repeated by a server with logs of its own. */
+function statusFeedLog(feed: NginxConfigInput['statusFeed'], indent: string): string {
+  return `${indent}${feed ? `access_log syslog:server=${address({ host: '127.0.0.1', port: feed.port })},tag=slipway,nohostname slipway_status if=$slipway_server_error;` : 'access_log off;'}`;
+}
+
 /**
- * The shared `access_log` directives (none: `off`), indented by `indent`. A server with an
- * `access_log` of its own (the usage log) inherits none of the `http` level's: it repeats these.
- * The metrics log is written in nginx's buffer, one write per 64 KiB or second.
+ * An application server's own access logs: the usage file (proxied releases), the metrics log
+ * (written in nginx's buffer, one write per 64 KiB or second) and the 5xx feed. A server with an
+ * `access_log` of its own inherits none of the `http` level's, so the feed is repeated here.
  */
-function sharedAccessLogs(feed: NginxConfigInput['statusFeed'], metricsLog: string | undefined, indent: string): string {
-  const lines = [
-    feed ? `access_log syslog:server=${address({ host: '127.0.0.1', port: feed.port })},tag=slipway,nohostname slipway_status if=$slipway_server_error;` : '',
-    metricsLog ? `access_log ${path(metricsLog)} slipway_metrics buffer=64k flush=1s if=$slipway_app;` : '',
-  ].filter(Boolean);
-  return (lines.length ? lines : ['access_log off;']).map((l) => `${indent}${l}`).join('\n');
+function siteAccessLogs(input: NginxConfigInput, site: Site): string {
+  const usage = site.kind === 'proxy' && site.usageLog ? `    access_log ${path(site.usageLog)} slipway_usage buffer=4k flush=5s;` : '';
+  const metrics = input.metricsLog ? `    access_log ${path(input.metricsLog)} ${metricsFormat(site.id)} buffer=64k flush=1s;` : '';
+  if (!usage && !metrics) return '';
+  return [usage, metrics, input.statusFeed ? statusFeedLog(input.statusFeed, '    ') : ''].filter(Boolean).join('\n') + '\n';
 }
 
 /** Names nginx accepts as `server_name` literally (lower-case DNS names; no spaces, quotes, `;`, `{`, `$`). */
@@ -272,7 +280,7 @@ function proxyServer(site: ProxySite, listen: string, scheme: string, extra = ''
   server {
     listen ${listen};
     server_name ${hosts(site)};
-${site.usageLog ? `    access_log ${path(site.usageLog)} slipway_usage buffer=4k flush=5s;\n` : ''}${extra}    location / {
+${extra}    location / {
 ${
   alternate
     ? `      # The slot switch: nginx looks at the marker at most once a second per worker (a stat on
@@ -383,9 +391,8 @@ export function renderNginxConfig(input: NginxConfigInput): string {
     const plan = siteTlsPlan(input.tls, free);
     const server = (hostsOf: string[], on: string, scheme: 'http' | 'https', directives: string) => {
       const s = { ...site, hosts: hostsOf };
-      // First in the server: its server-level `if`s and `return`s come after, so every answer is counted.
-      const ownLog = s.kind === 'proxy' && s.usageLog && (input.statusFeed || input.metricsLog);
-      const extra = `${input.metricsLog ? `    set $slipway_app ${site.id};\n` : ''}${ownLog ? `${sharedAccessLogs(input.statusFeed, input.metricsLog, '    ')}\n` : ''}${directives}`;
+      // First in the server (access_log applies to every answer, its server-level `return`s too).
+      const extra = `${siteAccessLogs(input, s)}${directives}`;
       return s.kind === 'proxy' ? proxyServer(s, on, scheme, extra) : withBrotli(staticServer(s, on, charsetTypes, extra), input.brotliModule !== null);
     };
     if (site.kind === 'proxy') sites.push(proxyUpstreams(site));
@@ -406,8 +413,8 @@ http {
 ${types}
   types_hash_max_size 4096;
   default_type application/octet-stream;
-${logFormats(input.statusFeed, input.metricsLog)}
-${sharedAccessLogs(input.statusFeed, input.metricsLog, '  ')}
+${logFormats(input.statusFeed, input.metricsLog, [...ids])}
+${statusFeedLog(input.statusFeed, '  ')}
   server_tokens off;
   sendfile on;
   tcp_nopush on;
@@ -455,7 +462,7 @@ ${sharedAccessLogs(input.statusFeed, input.metricsLog, '  ')}
   server {
     listen ${listen} default_server;
     server_name _;
-${input.metricsLog ? '    set $slipway_app "";\n' : ''}    location / {
+    location / {
       proxy_pass http://slipway_edge;
 ${FALLBACK_HEADERS}
     }
