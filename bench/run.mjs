@@ -145,11 +145,40 @@ const BENCHES = [
     figures: [
       ['Sandbox network: hello app sandboxed, RUNTIME_NETWORK=kernel', 'req/s', '≥ 0.9× peer', (r) => r.result.kernel?.rps, (r) => r.result.peer?.rps],
       ['Sandbox network: hello app sandboxed, RUNTIME_NETWORK=kernel, p99', 'ms', '≤ peer', (r) => r.result.kernel?.p99, (r) => r.result.peer?.p99, false],
+      [
+        'Sandbox network: hello app sandboxed, RUNTIME_NETWORK=kernel, p99 at an equal load below saturation (half the peer’s req/s)',
+        'ms',
+        '≤ peer',
+        (r) => r.result.kernel?.paced?.p99,
+        (r) => r.result.peer?.paced?.p99,
+        false,
+      ],
       ['Sandbox network: hello app sandboxed, RUNTIME_NETWORK=pasta', 'req/s', '', (r) => r.result.pasta?.rps, (r) => r.result.peer?.rps],
       ['Sandbox network: hello app sandboxed, RUNTIME_NETWORK=pasta, p99', 'ms', '', (r) => r.result.pasta?.p99, (r) => r.result.peer?.p99, false],
       ['Sandbox network: machine load average (1 min) during the runs, median', '', '', (r) => r.result.peer?.load1],
     ],
     peerName: 'the same release unsandboxed behind nginx by hand (1 worker, keep-alive upstream)',
+  },
+  {
+    // Issue 34: nginx's own instructions per proxied request (callgrind), Slipway's rendered config
+    // against the peer's, and what each part of Slipway's (metrics log, 5xx feed, slot marker,
+    // usage log) costs: counted, so the machine's load does not move them.
+    name: 'nginx-instructions',
+    script: 'bench/edge/nginx-instructions.mjs',
+    env: { DURATION: QUICK ? '2' : '6' },
+    runs: 1,
+    figures: [
+      ["nginx instructions per proxied request, Slipway's plane", 'instructions', '', (r) => r.rows[1]?.perRequest, (r) => r.rows[0]?.perRequest, false],
+      [
+        "nginx instructions per proxied request, Slipway's plane without metrics log, 5xx feed, slot marker, usage log",
+        'instructions',
+        '',
+        (r) => r.rows.at(-1)?.perRequest,
+        (r) => r.rows[0]?.perRequest,
+        false,
+      ],
+    ],
+    peerName: 'the peer of sandbox-network (nginx by hand, 1 worker, keep-alive upstream), same app on loopback',
   },
   {
     // Metrics collection on vs off (EDGE_METRICS), both data planes, interleaved in the same run.

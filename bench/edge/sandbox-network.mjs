@@ -8,11 +8,16 @@
 // (1 core by default), which a single-threaded Node server barely feels.
 // wrk -t1 -c50 keep-alive; each target warmed up for 1 s, then RUNS runs of DURATION s,
 // interleaved (every target once per run, the order rotated from run to run); medians, the ratio
-// to the peer, the load average, and the figures issue 34 measured before the change.
+// to the peer, the load average, and the figures issue 34 measured before the change. Then the same
+// runs at an equal offered load below saturation (LOAD_SHARE of the peer's median req/s, 0.5 by
+// default; each connection waits between requests): the latency each path adds when neither side
+// is saturated. At saturation wrk's 50 connections make latency ≈ 50 ÷ req/s (Little's law), so
+// the saturated p99 mostly restates the req/s ratio; see bench/README.md, "sandbox network".
 // Run as root (the sandbox needs it): pnpm nx run-many -t build && node bench/edge/sandbox-network.mjs
 // Env: DURATION (10), RUNS (3), CONNECTIONS (50), NETWORK_MODES (kernel,pasta; each auto, kernel or
 // pasta, passed as RUNTIME_NETWORK to the edge and the worker), BENCH_RESULT_FILE; for decompositions
-// (not what `pnpm bench` reports): RUNTIME_CPUS (the app's CPU cap), BENCH_SANDBOX=off (no sandbox at all).
+// (not what `pnpm bench` reports): RUNTIME_CPUS (the app's CPU cap), BENCH_SANDBOX=off (no sandbox at all),
+// BENCH_PLATFORM_ENV (`NAME=value,NAME=value` given to the platforms' edge and worker, e.g. EDGE_METRICS=off).
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -26,6 +31,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const testing = await import(createRequire(join(ROOT, 'apps/edge/package.json')).resolve('@slipway/testing'));
 const DURATION = Number(process.env.DURATION ?? 10);
 const RUNS = Number(process.env.RUNS ?? 3);
+const LOAD_SHARE = Number(process.env.LOAD_SHARE ?? 0.5);
+if (!(LOAD_SHARE > 0 && LOAD_SHARE < 1)) throw new Error(`LOAD_SHARE must be between 0 and 1, not ${process.env.LOAD_SHARE}`);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
 const NETWORKS = ['auto', 'kernel', 'pasta'];
 const MODES = (process.env.NETWORK_MODES ?? 'kernel,pasta').split(',').map((m) => m.trim());
@@ -34,6 +41,16 @@ if (process.getuid?.() !== 0) throw new Error('run as root: the runtime sandbox 
 const FIXTURE = 'node-server';
 const SANDBOXED = (process.env.BENCH_SANDBOX ?? 'on') !== 'off';
 const SLUG = 'hello';
+const PLATFORM_ENV = Object.fromEntries(
+  (process.env.BENCH_PLATFORM_ENV ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((pair) => {
+      const at = pair.indexOf('=');
+      if (at < 1) throw new Error(`BENCH_PLATFORM_ENV: "${pair}" is not NAME=value`);
+      return [pair.slice(0, at).trim(), pair.slice(at + 1)];
+    }),
+);
 const PATH = '/';
 /**
  * Issue 34's figures, measured before the change (2026-11-27): wrk -t1 -c50 keep-alive, best of 3
@@ -67,6 +84,7 @@ async function startSlipway(mode) {
     RUNTIME_SANDBOX: process.env.BENCH_SANDBOX ?? 'on',
     RUNTIME_NETWORK: mode,
     ...(process.env.RUNTIME_CPUS ? { RUNTIME_CPUS: process.env.RUNTIME_CPUS } : {}),
+    ...PLATFORM_ENV,
   };
   s.port = await testing.freePort();
   s.edge = await s.h.startEdge(s.port, { ...env, LOG_LEVEL: 'warn', EDGE_DATA_PLANE: 'nginx' });
@@ -118,6 +136,8 @@ async function startPlainApp({ h, applicationId }, port) {
 }
 
 const rows = [];
+/** The equal-load runs: `delayMs` per connection between requests, the same for every target. */
+const paced = { rows: [], delayMs: 0 };
 const loadStart = loadavg();
 const targets = [];
 try {
@@ -157,6 +177,19 @@ try {
     for (const t of order)
       rows.push({ run, target: t.key, ...wrk(t.port, t.host, PATH, { connections: CONNECTIONS, duration: DURATION, cpu: t.cpu }), load1: loadavg()[0] });
   }
+  // The same offered load for every target: LOAD_SHARE of what the peer carried at saturation.
+  const offered = LOAD_SHARE * median(rows.filter((r) => r.target === 'peer').map((r) => r.rps));
+  paced.delayMs = Math.max(1, Math.round((CONNECTIONS * 1000) / offered));
+  for (let run = 1; run <= RUNS; run++) {
+    const order = targets.map((_, i) => targets[(i + run - 1) % targets.length]);
+    for (const t of order)
+      paced.rows.push({
+        run,
+        target: t.key,
+        ...wrk(t.port, t.host, PATH, { connections: CONNECTIONS, duration: DURATION, delayMs: paced.delayMs }),
+        load1: loadavg()[0],
+      });
+  }
 } finally {
   await stopAll();
 }
@@ -176,6 +209,8 @@ for (const t of targets) {
     load1: median(rs.map((r) => r.load1)),
     upstream: t.upstream,
   };
+  const ps = paced.rows.filter((r) => r.target === t.key);
+  result[t.key].paced = { rps: median(ps.map((r) => r.rps)), p50: median(ps.map((r) => r.p50)), p99: median(ps.map((r) => r.p99)), p99s: ps.map((r) => r.p99) };
 }
 const base = result.peer;
 const ms = (x) => x.toFixed(2);
@@ -183,7 +218,7 @@ const verdict = (r) => `${(r.rps / base.rps).toFixed(2)}× (≥ 0.9×: ${r.rps /
 const p99Verdict = (r) => (r.p99 <= base.p99 ? 'yes' : `no, +${ms(r.p99 - base.p99)} ms`);
 const loadText = (l) => l.map((x) => x.toFixed(2)).join(' ');
 console.log(
-  `\nsandbox network (issue 34): the hello app (fixtures/${FIXTURE}, GET ${PATH}), wrk -t1 -c${CONNECTIONS} keep-alive, ${DURATION} s per run, ${RUNS} run(s) per row interleaved (medians); the peer's app on ${peer.app?.node}; ${cpus().length} cores shared by wrk, nginx, the app and pasta; load average ${loadText(loadStart)} at the start, ${loadText(loadavg())} at the end`,
+  `\nsandbox network (issue 34): the hello app (fixtures/${FIXTURE}, GET ${PATH}), wrk -t1 -c${CONNECTIONS} keep-alive, ${DURATION} s per run, ${RUNS} run(s) per row interleaved (medians); the peer's app on ${peer.app?.node}; ${cpus().length} cores shared by wrk, nginx, the app and pasta; load average ${loadText(loadStart)} at the start, ${loadText(loadavg())} at the end${process.env.BENCH_PLATFORM_ENV ? `; platforms run with ${process.env.BENCH_PLATFORM_ENV}` : ''}`,
 );
 console.log(
   '| target | nginx reaches the app at | req/s (median) | runs (req/s) | p50 ms | p99 ms | req/s ÷ peer (goal ≥ 0.9×) | p99 ≤ peer | CPU µs/request: nginx · app · kernel softirq · edge | non-2xx | errors | load1 (median) |',
@@ -211,5 +246,15 @@ for (const t of targets.filter((x) => x.key !== 'peer')) {
     `RUNTIME_NETWORK=${t.key} (nginx → ${r.upstream}): ${verdict(r)} the peer's req/s, p99 ${ms(r.p99)} vs ${ms(base.p99)} ms (≤ peer: ${p99Verdict(r)})${onPasta}`,
   );
 }
+console.log(
+  `\nthe same, at an equal offered load below saturation: each of the ${CONNECTIONS} connections waits ${paced.delayMs} ms between requests (about ${Math.round((CONNECTIONS * 1000) / paced.delayMs)} req/s offered, ${LOAD_SHARE} of the peer's median above), ${RUNS} run(s) of ${DURATION} s interleaved (medians)`,
+);
+console.log('| target | req/s carried | p50 ms | p99 ms | runs (p99 ms) | p99 ≤ peer at this load |');
+console.log('|---|---|---|---|---|---|');
+for (const t of targets) {
+  const r = result[t.key].paced;
+  const ok = t.key === 'peer' ? '—' : r.p99 <= base.paced.p99 ? 'yes' : `no, +${ms(r.p99 - base.paced.p99)} ms`;
+  console.log(`| ${t.name} | ${Math.round(r.rps)} | ${ms(r.p50)} | ${ms(r.p99)} | ${r.p99s.map(ms).join(' / ')} | ${ok} |`);
+}
 if (process.env.BENCH_RESULT_FILE)
-  await writeFile(process.env.BENCH_RESULT_FILE, JSON.stringify({ result, rows, load: { start: loadStart, end: loadavg() }, before: BEFORE }));
+  await writeFile(process.env.BENCH_RESULT_FILE, JSON.stringify({ result, rows, paced, load: { start: loadStart, end: loadavg() }, before: BEFORE }));

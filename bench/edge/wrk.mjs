@@ -2,7 +2,8 @@
 // (bench/edge/planes.mjs, bench/edge/sandbox-network.mjs): the tools, one wrk run parsed, the
 // hand-configured nginx peer, a raw request with a Host header, medians.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -80,8 +81,11 @@ export function processTree(root) {
  * the proxy's pids are given — the proxy's CPU per request in µs (less sensitive to a loaded
  * machine than req/s). `cpu`: more processes to account per request, by name (their µs per
  * request in `cpu[name]`, plus `cpu.softirq`: the machine's packet processing, whoever caused it).
+ * `delayMs`: each connection waits that long after every answer before its next request (wrk's
+ * `delay()` hook), so the load offered is about connections × 1000 / delayMs req/s whatever the
+ * target: latency at a rate below saturation instead of as fast as it goes.
  */
-export function wrk(port, host, path, { connections, duration, proxyPids = () => [], cpu = {} }) {
+export function wrk(port, host, path, { connections, duration, proxyPids = () => [], cpu = {}, delayMs }) {
   const pids = proxyPids();
   const before = ticks(pids);
   const groups = Object.entries(cpu).map(([name, pidsOf]) => {
@@ -89,9 +93,14 @@ export function wrk(port, host, path, { connections, duration, proxyPids = () =>
     return { name, of, before: ticks(of) };
   });
   const softirq = softirqTicks();
-  const out = execFileSync('wrk', ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-H', `Host: ${host}`, `http://127.0.0.1:${port}${path}`], {
-    encoding: 'utf8',
-  });
+  const script = delayMs ? ['-s', delayScript(delayMs)] : [];
+  const out = execFileSync(
+    'wrk',
+    ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', ...script, '-H', `Host: ${host}`, `http://127.0.0.1:${port}${path}`],
+    {
+      encoding: 'utf8',
+    },
+  );
   const pct = (p) => {
     const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(out);
     return m ? toMs(m[1], m[2]) : NaN;
@@ -104,6 +113,19 @@ export function wrk(port, host, path, { connections, duration, proxyPids = () =>
   const perGroup = Object.fromEntries(groups.map((g) => [g.name, g.of.length ? perRequest(ticks(g.of) - g.before) : NaN]));
   if (groups.length) perGroup.softirq = perRequest(softirqTicks() - softirq);
   return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]), p50: pct(50), p99: pct(99), non2xx, errors, cpuUs, cpu: perGroup };
+}
+
+/** A wrk script whose `delay()` holds each connection `ms` between requests (written once per value). */
+const delayScripts = new Map();
+function delayScript(ms) {
+  if (!Number.isInteger(ms) || ms < 1) throw new Error(`delayMs must be a whole number of ms ≥ 1, not ${ms}`);
+  let file = delayScripts.get(ms);
+  if (!file) {
+    file = join(mkdtempSync(join(tmpdir(), 'slipway-wrk-')), `delay-${ms}.lua`);
+    writeFileSync(file, `function delay()\n  return ${ms}\nend\n`);
+    delayScripts.set(ms, file);
+  }
+  return file;
 }
 
 /**
