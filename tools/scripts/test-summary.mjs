@@ -19,15 +19,20 @@ function count(text) {
   return totals;
 }
 
+/** Every task nx named under a "Failed tasks:" heading (one per nx invocation in the log). */
 function failedTasks(text) {
   const lines = text.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
   const tasks = [];
-  for (let i = lines.findIndex((l) => l.trim() === 'Failed tasks:'); i >= 0 && i + 1 < lines.length;) {
-    const match = /^-\s+(\S+)/.exec(lines[++i].trim());
-    if (match) tasks.push(match[1]);
-    else if (lines[i].trim() !== '') break;
+  for (let start = 0; ; ) {
+    let i = lines.findIndex((l, at) => at >= start && l.trim() === 'Failed tasks:');
+    if (i < 0) return tasks;
+    while (++i < lines.length) {
+      const match = /^-\s+(\S+)/.exec(lines[i].trim());
+      if (match) tasks.push(match[1]);
+      else if (lines[i].trim() !== '') break;
+    }
+    start = i;
   }
-  return tasks;
 }
 
 const line = ({ passed, failed, skipped }) => `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`;
