@@ -23,7 +23,7 @@ function count(text) {
 function failedTasks(text) {
   const lines = text.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
   const tasks = [];
-  for (let start = 0; ; ) {
+  for (let start = 0; ;) {
     let i = lines.findIndex((l, at) => at >= start && l.trim() === 'Failed tasks:');
     if (i < 0) return tasks;
     while (++i < lines.length) {
