@@ -15,7 +15,7 @@ import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensure, head } from './wrk.mjs';
+import { ensure, head, peerConfig } from './wrk.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { renderNginxConfig } = await import(join(ROOT, 'libs/data-plane/dist/nginx/nginx-config.js'));
@@ -50,33 +50,7 @@ for (let i = 0; !head(appPort, HOST, '/').startsWith('HTTP/1.1 200'); i++) {
   await new Promise((r) => setTimeout(r, 100));
 }
 
-const peerConfig = (state) => `worker_processes 1;
-pid ${state}/nginx.pid;
-error_log stderr warn;
-events { worker_connections 8192; }
-http {
-  include /etc/nginx/mime.types;
-  access_log off;
-  sendfile on;
-  tcp_nopush on;
-  keepalive_requests 100000;
-  client_body_temp_path ${state}/body;
-  proxy_temp_path ${state}/proxy;
-  upstream app { server 127.0.0.1:${appPort}; keepalive 64; }
-  server {
-    listen 127.0.0.1:${port};
-    server_name ${HOST};
-    location / {
-      proxy_pass http://app;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $http_host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_set_header X-Forwarded-Proto $scheme;
-    }
-  }
-}
-`;
+const peerConf = (state) => peerConfig(state, port, { appPort, serverName: HOST });
 
 /** Slipway's config for one proxied application; `without` leaves parts out. */
 const slipwayConfig = (state, without = new Set()) =>
@@ -141,7 +115,7 @@ async function count(name, render) {
 
 const rows = [];
 try {
-  rows.push(await count('peer: nginx by hand (sandbox-network.mjs)', peerConfig));
+  rows.push(await count('peer: nginx by hand (sandbox-network.mjs)', peerConf));
   rows.push(await count("Slipway's plane, all of it", (s) => slipwayConfig(s)));
   for (const part of ['metrics log', '5xx feed', 'slot marker', 'usage log'])
     rows.push(await count(`Slipway's plane without the ${part}`, (s) => slipwayConfig(s, new Set([part]))));

@@ -129,12 +129,10 @@ function delayScript(ms) {
 }
 
 /**
- * The peer: nginx configured by hand as Dokku/Kamal-style proxies do — one worker, HTTP/1.1
- * keep-alive upstream (64) to `127.0.0.1:appPort` for Host `app.peer`; with `staticRoot`, also a
- * static server for Host `static.peer`. Resolves once it answers.
+ * The peer's nginx.conf (startPeer's; nginx-instructions.mjs counts the same text): state files
+ * under `dir`, listening on `port`, Host `serverName` proxied to `127.0.0.1:appPort`.
  */
-export async function startPeer(dir, port, { appPort, staticRoot }) {
-  const conf = join(dir, 'peer.conf');
+export function peerConfig(dir, port, { appPort, staticRoot, serverName = 'app.peer' }) {
   const staticServer = staticRoot
     ? `
   server {
@@ -145,9 +143,7 @@ export async function startPeer(dir, port, { appPort, staticRoot }) {
     location / { try_files $uri $uri/ =404; }
   }`
     : '';
-  await writeFile(
-    conf,
-    `worker_processes 1;
+  return `worker_processes 1;
 pid ${dir}/peer.pid;
 error_log stderr warn;
 events { worker_connections 8192; }
@@ -162,7 +158,7 @@ http {
   upstream app { server 127.0.0.1:${appPort}; keepalive 64; }
   server {
     listen 127.0.0.1:${port};
-    server_name app.peer;
+    server_name ${serverName};
     location / {
       proxy_pass http://app;
       proxy_http_version 1.1;
@@ -173,8 +169,17 @@ http {
     }
   }${staticServer}
 }
-`,
-  );
+`;
+}
+
+/**
+ * The peer: nginx configured by hand as Dokku/Kamal-style proxies do — one worker, HTTP/1.1
+ * keep-alive upstream (64) to `127.0.0.1:appPort` for Host `app.peer`; with `staticRoot`, also a
+ * static server for Host `static.peer`. Resolves once it answers.
+ */
+export async function startPeer(dir, port, { appPort, staticRoot }) {
+  const conf = join(dir, 'peer.conf');
+  await writeFile(conf, peerConfig(dir, port, { appPort, staticRoot }));
   const child = spawn('nginx', ['-c', conf, '-g', 'daemon off;'], { stdio: 'inherit' });
   await waitFor(() => head(port, 'app.peer', '/').startsWith('HTTP/1.1 '), { timeoutMs: 10_000, what: 'the peer nginx' });
   return child;
