@@ -14,7 +14,7 @@
 // is saturated. At saturation wrk's 50 connections make latency ≈ 50 ÷ req/s (Little's law), so
 // the saturated p99 mostly restates the req/s ratio; see bench/README.md, "sandbox network".
 // Run as root (the sandbox needs it): pnpm nx run-many -t build && node bench/edge/sandbox-network.mjs
-// Env: DURATION (10), RUNS (3), CONNECTIONS (50), NETWORK_MODES (kernel,pasta; each auto, kernel or
+// Env: DURATION (10), RUNS (3), CONNECTIONS (50), LOAD_SHARE (0.5), NETWORK_MODES (kernel,pasta; each auto, kernel or
 // pasta, passed as RUNTIME_NETWORK to the edge and the worker), BENCH_RESULT_FILE; for decompositions
 // (not what `pnpm bench` reports): RUNTIME_CPUS (the app's CPU cap), BENCH_SANDBOX=off (no sandbox at all),
 // BENCH_PLATFORM_ENV (`NAME=value,NAME=value` given to the platforms' edge and worker, e.g. EDGE_METRICS=off).
