@@ -68,6 +68,8 @@ rootOnly('package managers, deployed (real worker, edge, sandboxes, npm registry
       expect(spec).toMatchObject({ packageManager: manager, lockfile, commands: expect.objectContaining({ install }) });
       expect(spec.packageManagerVersion).toMatch(/^\d+\.\d+\.\d+$/);
       expect(log(first, 'install')).toContain(`$ ${install}`);
+      // No setting of another manager's in this one's environment (npm warned about pnpm's store-dir).
+      for (const step of ['install', 'build']) expect(log(first, step)).not.toMatch(/Unknown (env|user) config/);
       expect(spec.artifact.bytes).toBeGreaterThan(0);
       expect(spec.artifact.files).toBeGreaterThan(3);
 

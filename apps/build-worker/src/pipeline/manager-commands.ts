@@ -7,12 +7,14 @@ import { StepFailure } from './step-recorder.js';
  * Each manager's download cache in its own directory of the application's cache (`/cache` in the
  * sandbox): npm's, pnpm's store, Yarn classic's, Yarn Berry's global folder, Bun's.
  * Yarn Berry installs with the node-modules linker (Plug'n'Play is not supported: the dependency
- * cache, pruning and the release all work on node_modules).
+ * cache, pruning and the release all work on node_modules). pnpm's store only for pnpm (`manager`,
+ * the manager the platform fetched): npm reads every `npm_config_*` and warns in the user's install
+ * log about one it does not know ("Unknown env config "store-dir"").
  */
-export function managerCacheEnv(cache: string): Record<string, string> {
+export function managerCacheEnv(cache: string, manager: ManagerName | null): Record<string, string> {
   return {
     npm_config_cache: `${cache}/npm`,
-    npm_config_store_dir: `${cache}/pnpm-store`,
+    ...(manager === 'pnpm' ? { npm_config_store_dir: `${cache}/pnpm-store` } : {}),
     YARN_CACHE_FOLDER: `${cache}/yarn`,
     YARN_GLOBAL_FOLDER: `${cache}/yarn-berry`,
     YARN_ENABLE_GLOBAL_CACHE: 'true',

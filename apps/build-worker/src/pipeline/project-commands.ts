@@ -74,7 +74,7 @@ export class ProjectCommands {
   }
 
   installEnv(sandbox: Sandbox, downloads: string, root: string, node: NodeToolchain | null, pm: ManagerToolchain | null): Record<string, string> {
-    return { ...this.baseEnv(sandbox, root, node, pm), ...managerCacheEnv(sandbox.mode.kind === 'bwrap' ? '/cache' : downloads) };
+    return { ...this.baseEnv(sandbox, root, node, pm), ...managerCacheEnv(sandbox.mode.kind === 'bwrap' ? '/cache' : downloads, pm?.manager ?? null) };
   }
 
   buildEnv(sandbox: Sandbox, variables: Record<string, string>, root: string, node: NodeToolchain | null, pm: ManagerToolchain | null): Record<string, string> {
