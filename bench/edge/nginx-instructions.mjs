@@ -11,13 +11,14 @@
 // Env: DURATION (s of load per config under callgrind, 6), CONNECTIONS (10).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { ensure, head, peerConfig } from './wrk.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const { freePort, waitFor } = await import(createRequire(join(ROOT, 'apps/edge/package.json')).resolve('@slipway/testing'));
 const { renderNginxConfig } = await import(join(ROOT, 'libs/data-plane/dist/nginx/nginx-config.js'));
 const DURATION = Number(process.env.DURATION ?? 6);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 10);
@@ -27,14 +28,6 @@ ensure('wrk', ['wrk']);
 ensure('valgrind', ['valgrind']);
 
 const dir = mkdtempSync(join(tmpdir(), 'slipway-nginx-instr-'));
-/** A free loopback port (taken and given back). */
-const freePort = () =>
-  new Promise((ok) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
 const [appPort, port] = [await freePort(), await freePort()];
 // The hello app in a process of its own: wrk and the probes below block this one.
 const app = spawn(
@@ -45,10 +38,7 @@ const app = spawn(
   ],
   { stdio: 'inherit' },
 );
-for (let i = 0; !head(appPort, HOST, '/').startsWith('HTTP/1.1 200'); i++) {
-  if (i > 50) throw new Error('the hello app did not start');
-  await new Promise((r) => setTimeout(r, 100));
-}
+await waitFor(() => head(appPort, HOST, '/').startsWith('HTTP/1.1 200'), { timeoutMs: 10_000, what: 'the hello app' });
 
 const peerConf = (state) => peerConfig(state, port, { appPort, serverName: HOST });
 

@@ -2,8 +2,7 @@
 // (bench/edge/planes.mjs, bench/edge/sandbox-network.mjs): the tools, one wrk run parsed, the
 // hand-configured nginx peer, a raw request with a Host header, medians.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -11,6 +10,8 @@ import { clearTimeout, setTimeout } from 'node:timers';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** wrk's `delay()` hook, holding each connection WRK_DELAY_MS between requests (`delayMs`). */
+const DELAY_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'wrk-delay.lua');
 const { waitFor } = await import(createRequire(join(ROOT, 'apps/edge/package.json')).resolve('@slipway/testing'));
 
 /** The median of the finite values; NaN when there are none. */
@@ -93,13 +94,12 @@ export function wrk(port, host, path, { connections, duration, proxyPids = () =>
     return { name, of, before: ticks(of) };
   });
   const softirq = softirqTicks();
-  const script = delayMs ? ['-s', delayScript(delayMs)] : [];
+  if (delayMs !== undefined && !(Number.isInteger(delayMs) && delayMs >= 1)) throw new Error(`delayMs must be a whole number of ms ≥ 1, not ${delayMs}`);
+  const script = delayMs ? ['-s', DELAY_SCRIPT] : [];
   const out = execFileSync(
     'wrk',
     ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', ...script, '-H', `Host: ${host}`, `http://127.0.0.1:${port}${path}`],
-    {
-      encoding: 'utf8',
-    },
+    { encoding: 'utf8', env: delayMs ? { ...process.env, WRK_DELAY_MS: String(delayMs) } : process.env },
   );
   const pct = (p) => {
     const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)`, 'm').exec(out);
@@ -113,19 +113,6 @@ export function wrk(port, host, path, { connections, duration, proxyPids = () =>
   const perGroup = Object.fromEntries(groups.map((g) => [g.name, g.of.length ? perRequest(ticks(g.of) - g.before) : NaN]));
   if (groups.length) perGroup.softirq = perRequest(softirqTicks() - softirq);
   return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]), p50: pct(50), p99: pct(99), non2xx, errors, cpuUs, cpu: perGroup };
-}
-
-/** A wrk script whose `delay()` holds each connection `ms` between requests (written once per value). */
-const delayScripts = new Map();
-function delayScript(ms) {
-  if (!Number.isInteger(ms) || ms < 1) throw new Error(`delayMs must be a whole number of ms ≥ 1, not ${ms}`);
-  let file = delayScripts.get(ms);
-  if (!file) {
-    file = join(mkdtempSync(join(tmpdir(), 'slipway-wrk-')), `delay-${ms}.lua`);
-    writeFileSync(file, `function delay()\n  return ${ms}\nend\n`);
-    delayScripts.set(ms, file);
-  }
-  return file;
 }
 
 /**

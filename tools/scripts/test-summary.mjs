@@ -21,18 +21,15 @@ function count(text) {
 
 /** Every task nx named under a "Failed tasks:" heading (one per nx invocation in the log). */
 function failedTasks(text) {
-  const lines = text.replace(/\x1b\[[0-9;]*m/g, '').split('\n');
   const tasks = [];
-  for (let start = 0; ;) {
-    let i = lines.findIndex((l, at) => at >= start && l.trim() === 'Failed tasks:');
-    if (i < 0) return tasks;
-    while (++i < lines.length) {
-      const match = /^-\s+(\S+)/.exec(lines[i].trim());
-      if (match) tasks.push(match[1]);
-      else if (lines[i].trim() !== '') break;
-    }
-    start = i;
+  let listing = false;
+  for (const raw of text.replace(/\x1b\[[0-9;]*m/g, '').split('\n')) {
+    const line = raw.trim();
+    if (line === 'Failed tasks:') listing = true;
+    else if (listing && /^-\s+\S/.test(line)) tasks.push(line.replace(/^-\s+/, '').split(/\s/)[0]);
+    else if (line !== '') listing = false;
   }
+  return tasks;
 }
 
 const line = ({ passed, failed, skipped }) => `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`;

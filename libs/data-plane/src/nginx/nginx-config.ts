@@ -93,6 +93,8 @@ export interface NginxConfigInput {
 const TOKEN = /^[0-9a-f]{16,64}$/;
 const SERVER_ERRORS = Array.from({ length: 100 }, (_, i) => 500 + i);
 
+const metricsFormat = (id: string) => `slipway_m_${id}`;
+
 /**
  * nginx's access logs, off but for two: the 5xx answers, which go as syslog datagrams to the
  * edge (a line per 5xx: healthy traffic sends nothing; the map is looked at once per request;
@@ -100,10 +102,9 @@ const SERVER_ERRORS = Array.from({ length: 100 }, (_, i) => 500 + i);
  * formats (and the 5xx map) at the `http` level; the usage format beside them. Each application
  * has a metrics format of its own with its id written in (`slipway_m_<id>`): no variable to set
  * per request and no `if=` to test (a `set $slipway_app` in every server and `if=$slipway_app`
- * cost ~560 of nginx's ~26 000 instructions a request, callgrind, 2026-11-29).
+ * cost ~560 of nginx's ~26 000 instructions a request, callgrind, 2026-11-29). `siteIds`: the
+ * sites a server was rendered for (their ids checked there).
  */
-const metricsFormat = (id: string) => `slipway_m_${id}`;
-
 function logFormats(feed: NginxConfigInput['statusFeed'], metricsLog: string | undefined, siteIds: string[]): string {
   if (feed) check(TOKEN.test(feed.token), 'status feed token must be hex');
   return [
@@ -118,7 +119,7 @@ ${SERVER_ERRORS.map((code) => `    ${code} 1;`).join('\n')}
   log_format slipway_status '${feed.token} $proxy_host $status $request_method $uri';`
       : '',
     // `<id> <status> <request_time>` per answer of an application's servers (the fallback server writes none).
-    ...(metricsLog ? siteIds.map((id) => (check(ID.test(id), `bad site id ${id}`), `  log_format ${metricsFormat(id)} '${id} $status $request_time';`)) : []),
+    ...(metricsLog ? siteIds.map((id) => `  log_format ${metricsFormat(id)} '${id} $status $request_time';`) : []),
   ]
     .filter(Boolean)
     .join('\n');
@@ -379,6 +380,8 @@ export function renderNginxConfig(input: NginxConfigInput): string {
   const ids = new Set<string>();
   const seen = new Set<string>();
   const sites: string[] = [];
+  /** Ids of the sites with a server (a site whose every host is claimed before it has none). */
+  const rendered: string[] = [];
   for (const site of input.sites) {
     check(!ids.has(site.id), `duplicate site id ${site.id}`);
     ids.add(site.id);
@@ -386,6 +389,7 @@ export function renderNginxConfig(input: NginxConfigInput): string {
     const free = site.hosts.filter((h) => !seen.has(h));
     for (const h of free) seen.add(h);
     if (!free.length) continue;
+    rendered.push(site.id);
     // HTTPS: hosts with a certificate get a server on the HTTPS port (HTTP redirects them);
     // the others stay on HTTP, where the ACME challenges reach the Node edge.
     const plan = siteTlsPlan(input.tls, free);
@@ -413,7 +417,7 @@ http {
 ${types}
   types_hash_max_size 4096;
   default_type application/octet-stream;
-${logFormats(input.statusFeed, input.metricsLog, [...ids])}
+${logFormats(input.statusFeed, input.metricsLog, rendered)}
 ${statusFeedLog(input.statusFeed, '  ')}
   server_tokens off;
   sendfile on;
