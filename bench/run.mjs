@@ -153,6 +153,13 @@ const BENCHES = [
         (r) => r.result.peer?.paced?.p99,
         false,
       ],
+      [
+        'Sandbox network, decomposition: the peer’s own nginx.conf in front of the sandboxed app (RUNTIME_NETWORK=kernel): the sandbox’s path alone',
+        'req/s',
+        '',
+        (r) => r.result['split-kernel']?.rps,
+        (r) => r.result.peer?.rps,
+      ],
       ['Sandbox network: hello app sandboxed, RUNTIME_NETWORK=pasta', 'req/s', '', (r) => r.result.pasta?.rps, (r) => r.result.peer?.rps],
       ['Sandbox network: hello app sandboxed, RUNTIME_NETWORK=pasta, p99', 'ms', '', (r) => r.result.pasta?.p99, (r) => r.result.peer?.p99, false],
       ['Sandbox network: machine load average (1 min) during the runs, median', '', '', (r) => r.result.peer?.load1],

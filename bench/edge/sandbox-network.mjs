@@ -13,6 +13,10 @@
 // default; each connection waits between requests): the latency each path adds when neither side
 // is saturated. At saturation wrk's 50 connections make latency ≈ 50 ÷ req/s (Little's law), so
 // the saturated p99 mostly restates the req/s ratio; see bench/README.md, "sandbox network".
+// One more row per platform splits the gap in two: the peer's own nginx.conf pointed at Slipway's
+// sandboxed app (its workers as NGINX_USER, the user the host's table lets dial a sandbox). Against
+// the peer it prices the sandbox's path alone (namespace, link, NAT, cgroup); against Slipway's row,
+// the edge's nginx config alone. It is a decomposition, not a target: no verdict is given for it.
 // Run as root (the sandbox needs it): pnpm nx run-many -t build && node bench/edge/sandbox-network.mjs
 // Env: DURATION (10), RUNS (3), CONNECTIONS (50), LOAD_SHARE (0.5), NETWORK_MODES (kernel,pasta; each auto, kernel or
 // pasta, passed as RUNTIME_NETWORK to the edge and the worker), BENCH_RESULT_FILE; for decompositions
@@ -20,7 +24,7 @@
 // BENCH_PLATFORM_ENV (`NAME=value,NAME=value` given to the platforms' edge and worker, e.g. EDGE_METRICS=off).
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -61,6 +65,8 @@ ensureNginxAndWrk();
 
 const slipways = [];
 const peer = {};
+/** The peer's nginx.conf in front of each platform's sandboxed app (the decomposition rows). */
+const splitters = [];
 let dir;
 let stopping;
 /** Everything this bench started, stopped (once, also on SIGINT/SIGTERM: the services run in their own process groups). */
@@ -68,6 +74,7 @@ const stopAll = () =>
   (stopping ??= Promise.allSettled([
     peer.nginx && stopChild(peer.nginx, { signal: 'SIGQUIT' }),
     peer.app && stopChild(peer.app.child, { group: true }),
+    ...splitters.map((child) => stopChild(child, { signal: 'SIGQUIT' })),
     ...slipways.map((s) => s.h.close()),
   ]).then(() => dir && rm(dir, { recursive: true, force: true })));
 for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void stopAll().finally(() => process.exit(130)));
@@ -167,6 +174,20 @@ try {
       upstream,
       cpu: { nginx: () => workersOf(master()), app: () => appPids, edge: () => [s.edge.child.pid] },
     });
+    const splitDir = join(dir, `peer-nginx-${s.mode}`);
+    await mkdir(splitDir, { mode: 0o755 });
+    const splitPort = await testing.freePort();
+    const splitter = await startPeer(splitDir, splitPort, { upstream, user: PLATFORM_ENV.NGINX_USER ?? 'slipway-edge' });
+    splitters.push(splitter);
+    targets.push({
+      key: `split-${s.mode}`,
+      split: true,
+      name: `decomposition: the peer's nginx.conf → Slipway's ${SANDBOXED ? 'sandboxed' : 'unsandboxed'} app (RUNTIME_NETWORK=${s.mode})`,
+      port: splitPort,
+      host: 'app.peer',
+      upstream,
+      cpu: { nginx: () => workersOf(splitter.pid), app: () => appPids },
+    });
   }
   // JIT and connection pools warm before anything counts (a cold first run would be one of RUNS = 1).
   for (const t of targets) wrk(t.port, t.host, PATH, { connections: CONNECTIONS, duration: 1 });
@@ -226,7 +247,7 @@ console.log(
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const t of targets) {
   const r = result[t.key];
-  const vsPeer = t.key === 'peer' ? ['—', '—'] : [verdict(r), p99Verdict(r)];
+  const vsPeer = t.key === 'peer' ? ['—', '—'] : t.split ? [`${(r.rps / base.rps).toFixed(2)}× (decomposition)`, '—'] : [verdict(r), p99Verdict(r)];
   const us = (x) => (Number.isFinite(x) ? x.toFixed(1) : '—');
   console.log(
     `| ${t.name} | ${r.upstream} | ${Math.round(r.rps)} | ${r.runs.map(Math.round).join(' / ')} | ${ms(r.p50)} | ${ms(r.p99)} | ${vsPeer[0]} | ${vsPeer[1]} | ${us(r.cpu.nginx)} · ${us(r.cpu.app)} · ${us(r.cpu.softirq)} · ${us(r.cpu.edge)} | ${r.non2xx} | ${r.errors.join('; ')} | ${r.load1.toFixed(2)} |`,
@@ -238,7 +259,7 @@ console.log(
 console.log(
   `| before the change (issue 34, 2026-11-27, best of 3): the same app behind nginx by hand | — | ${BEFORE.peer.rps} | — | — | ${BEFORE.peer.p99} | — | — | — | — | — | — |`,
 );
-for (const t of targets.filter((x) => x.key !== 'peer')) {
+for (const t of targets.filter((x) => x.key !== 'peer' && !x.split)) {
   const r = result[t.key];
   // A veth pair gives the app an address of its own: on loopback, nginx still goes through pasta's forward.
   const onPasta = t.key !== 'pasta' && r.upstream.startsWith('127.') ? " — nginx reaches this app on loopback: pasta's path, not the kernel's" : '';

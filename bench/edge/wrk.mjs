@@ -117,9 +117,10 @@ export function wrk(port, host, path, { connections, duration, proxyPids = () =>
 
 /**
  * The peer's nginx.conf (startPeer's; nginx-instructions.mjs counts the same text): state files
- * under `dir`, listening on `port`, Host `serverName` proxied to `127.0.0.1:appPort`.
+ * under `dir`, listening on `port`, Host `serverName` proxied to `127.0.0.1:appPort` (or to
+ * `upstream`, host:port); `user`: the user its workers run as (nginx's default when not given).
  */
-export function peerConfig(dir, port, { appPort, staticRoot, serverName = 'app.peer' }) {
+export function peerConfig(dir, port, { appPort, staticRoot, serverName = 'app.peer', upstream = `127.0.0.1:${appPort}`, user }) {
   const staticServer = staticRoot
     ? `
   server {
@@ -130,7 +131,7 @@ export function peerConfig(dir, port, { appPort, staticRoot, serverName = 'app.p
     location / { try_files $uri $uri/ =404; }
   }`
     : '';
-  return `worker_processes 1;
+  return `${user ? `user ${user};\n` : ''}worker_processes 1;
 pid ${dir}/peer.pid;
 error_log stderr warn;
 events { worker_connections 8192; }
@@ -142,7 +143,7 @@ http {
   keepalive_requests 100000;
   client_body_temp_path ${dir}/body;
   proxy_temp_path ${dir}/proxy;
-  upstream app { server 127.0.0.1:${appPort}; keepalive 64; }
+  upstream app { server ${upstream}; keepalive 64; }
   server {
     listen 127.0.0.1:${port};
     server_name ${serverName};
@@ -162,11 +163,12 @@ http {
 /**
  * The peer: nginx configured by hand as Dokku/Kamal-style proxies do — one worker, HTTP/1.1
  * keep-alive upstream (64) to `127.0.0.1:appPort` for Host `app.peer`; with `staticRoot`, also a
- * static server for Host `static.peer`. Resolves once it answers.
+ * static server for Host `static.peer`. `upstream`/`user`: as peerConfig's (the sandbox-network
+ * bench points the same config at a sandboxed app). Resolves once it answers.
  */
-export async function startPeer(dir, port, { appPort, staticRoot }) {
+export async function startPeer(dir, port, { appPort, staticRoot, upstream, user }) {
   const conf = join(dir, 'peer.conf');
-  await writeFile(conf, peerConfig(dir, port, { appPort, staticRoot }));
+  await writeFile(conf, peerConfig(dir, port, { appPort, staticRoot, upstream, user }));
   const child = spawn('nginx', ['-c', conf, '-g', 'daemon off;'], { stdio: 'inherit' });
   await waitFor(() => head(port, 'app.peer', '/').startsWith('HTTP/1.1 '), { timeoutMs: 10_000, what: 'the peer nginx' });
   return child;
