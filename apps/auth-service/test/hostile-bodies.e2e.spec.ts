@@ -52,6 +52,25 @@ describe('hostile sign-in request bodies (fast-check, real HTTP): never a 500', 
     );
   });
 
+  // Found by the property above (name "\u0000" on sign-up was a 500): Postgres text cannot hold a NUL.
+  it('a NUL anywhere in a request (a field, a nested key, the query string) is a 400 VALIDATION_ERROR naming where, and nothing is stored', async () => {
+    const client = new TestClient(authUrl, originOf('hostile'));
+    const cases: [Response, string][] = [
+      [await client.post('/sign-up/email', { email: 'nul-name@example.com', password: 'correct horse battery', name: '\u0000' }), 'body.name'],
+      [await client.post('/sign-up/email', { email: 'nul\u0000@example.com', password: 'correct horse battery', name: 'N' }), 'body.email'],
+      [await client.post('/sign-in/email', { email: 'x@example.com', password: 'p', extra: { 'k\u0000': 1 } }), 'body.extra.k\\0'],
+      [await client.get('/get-session?token=%00'), 'url'],
+    ];
+    for (const [response, where] of cases) {
+      expect({ status: response.status, body: await response.json() }).toEqual({
+        status: 400,
+        body: expect.objectContaining({ code: 'VALIDATION_ERROR', message: `[${where}] must not contain the NUL character (U+0000)` }),
+      });
+    }
+    // Refused before the handler: the account was not made, so signing in to it fails as for anyone unknown.
+    expect((await client.signIn('nul-name@example.com')).status).toBe(401);
+  });
+
   it('raw bodies that are not JSON (or claim another type) answer < 500', async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -3,7 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { CLIENT_ADDRESS_HEADER, verifyClientAddress } from '@slipway/sign-in-sdk';
 import { clientAddress, normaliseIp } from '@slipway/service-kit';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
-import { AuthError, sendAuthError } from '../common/index.js';
+import { AuthError, AuthErrors, sendAuthError } from '../common/index.js';
 import { clearedSessionCookie, hasAmbiguousSessionCookie } from '../cookies/index.js';
 import { canonicalPath } from '../routing/index.js';
 import { TenantsService } from '../tenants/index.js';
@@ -73,8 +73,10 @@ export class AuthPipelineMiddleware implements NestMiddleware {
     }
 
     await this.rateLimit.consume(bucketFor(match[2] ?? '/'), tenant.applicationId, req.clientIp);
+    if (!SAFE_METHODS.has(req.method)) assertTrustedOrigin(tenant, origin);
+    const nul = nulField(req);
+    if (nul) throw AuthErrors.validation(`[${nul}] must not contain the NUL character (U+0000)`);
     if (!SAFE_METHODS.has(req.method)) {
-      assertTrustedOrigin(tenant, origin);
       if (req.body && typeof req.body === 'object') Object.assign(req.body, checkedRedirectTargets(tenant, req.body as Record<string, unknown>));
     }
     if (req.method === 'GET' && req.query) replaceQuery(req, checkedRedirectTargets(tenant, req.query as Record<string, unknown>));
@@ -89,4 +91,36 @@ export class AuthPipelineMiddleware implements NestMiddleware {
 function replaceQuery(req: AuthRequest, targets: Record<string, string>): void {
   if (Object.keys(targets).length === 0) return;
   Object.defineProperty(req, 'query', { value: { ...req.query, ...targets }, writable: true, configurable: true, enumerable: true });
+}
+
+const NUL_IN_URL = /%00/i;
+
+/**
+ * Where a NUL (U+0000) is in the request, if anywhere: the path or query string (`%00`), or a key
+ * or string of the JSON body (`body.name`). Postgres `text` and `jsonb` cannot hold it, so a
+ * handler storing or looking one up would fail with a 500; refused as invalid instead, before any
+ * handler runs. The walk keeps its own stack: a body nested thousands deep cannot overflow Node's.
+ */
+export function nulField(req: { originalUrl?: string; url?: string; body?: unknown }): string | null {
+  if (NUL_IN_URL.test(req.originalUrl ?? req.url ?? '')) return 'url';
+  type Entry = { value: unknown; key: string; parent: Entry | null };
+  const pathOf = (entry: Entry): string => {
+    const keys: string[] = [];
+    for (let e: Entry | null = entry; e; e = e.parent) keys.unshift(e.key.replaceAll('\u0000', '\\0'));
+    return keys.join('.');
+  };
+  const stack: Entry[] = [{ value: req.body, key: 'body', parent: null }];
+  while (stack.length > 0) {
+    const entry = stack.pop()!;
+    if (typeof entry.value === 'string') {
+      if (entry.value.includes('\u0000')) return pathOf(entry);
+    } else if (entry.value !== null && typeof entry.value === 'object') {
+      for (const [key, value] of Object.entries(entry.value)) {
+        const child = { value, key, parent: entry };
+        if (key.includes('\u0000')) return pathOf(child);
+        stack.push(child);
+      }
+    }
+  }
+  return null;
 }
