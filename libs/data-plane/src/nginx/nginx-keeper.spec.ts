@@ -208,7 +208,7 @@ describe('nginx keeper (real nginx, real sockets)', () => {
     await edge.close(1000);
   }, 60_000);
 
-  it('kill -9 of a worker: its master replaces it, no request fails', async () => {
+  it('kill -9 of a worker: its master replaces it, no request started after the kill fails', async () => {
     const keeperA = keeper(await fromLauncher([['edge', port]]));
     await keeperA.start();
     const edge = plane();
@@ -218,6 +218,7 @@ describe('nginx keeper (real nginx, real sockets)', () => {
     const loop = new Loop(port, 'one.localhost');
     await waitFor(() => (loop.samples.length > 50 ? true : undefined), 'the loop to run');
     const [worker] = await workersOf(master);
+    const killedAt = Date.now();
     process.kill(worker!.pid, 'SIGKILL');
     const replaced = await waitFor(
       async () => ((await workersOf(master)).filter((w) => w.pid !== worker!.pid).length === config.NGINX_WORKERS ? true : undefined),
@@ -227,7 +228,15 @@ describe('nginx keeper (real nginx, real sockets)', () => {
     const figures = await loop.stop();
     process.stdout.write(`nginx keeper: worker kill -9 → ${figures.failed} of ${figures.total} requests failed\n`);
     expect(replaced).toBe(true);
-    expect(figures).toMatchObject({ failed: 0, errors: [] });
+    // The request the killed worker was answering at that instant dies with it (a reset: no proxy
+    // can finish what its process was doing), one at most since the loop has one in flight. Every
+    // request sent after the kill waits in the master's listening socket for the new worker.
+    const lost = loop.samples.filter((s) => s.status !== 200);
+    expect(lost.length).toBeLessThanOrEqual(1);
+    for (const sample of lost) {
+      expect(sample.at).toBeLessThanOrEqual(killedAt);
+      expect(sample.body).toMatch(/ECONNRESET|socket hang up/);
+    }
     expect(keeperA.masterPid).toBe(master);
     await edge.close(1000);
   }, 60_000);
