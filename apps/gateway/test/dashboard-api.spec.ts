@@ -109,6 +109,17 @@ describe('dashboard API /dashboard/api (real HTTP, Postgres)', () => {
       expect((await ada.post('/applications', { name: ' ' })).json).toMatchObject({ code: 'bad_request', error: expect.stringContaining('name') });
     });
 
+    it('refuses a NUL in a name (400 bad_request naming the field; Postgres text cannot hold it) and stores nothing', async () => {
+      const before = (await ada.get('/applications')).json.applications.length;
+      const refused = await ada.post('/applications', { name: 'Shop\u0000' });
+      expect([refused.status, refused.json.code, refused.json.error]).toEqual([
+        400,
+        'bad_request',
+        expect.stringMatching(/^name: must not contain the NUL character \(U\+0000\)/),
+      ]);
+      expect((await ada.get('/applications')).json.applications).toHaveLength(before);
+    });
+
     it('shows one application; another owner gets 404 for it and for everything under it', async () => {
       const res = await ada.get(`/applications/${appId}`);
       expect(res.json).toMatchObject({ id: appId, slug: 'main-shop', signInEnabled: false, hasDatabase: false, apiBaseUrl: 'http://localhost:3000/api/v1' });

@@ -69,6 +69,7 @@ describe('PUT/GET /api/v1/secrets (real HTTP, Postgres, Redis)', () => {
     ['a number value', '{"secrets": {"A": 1}}'],
     ['an unknown top-level field', '{"secrets": {}, "extra": 1}'],
     ['no secrets field', '{}'],
+    ['a NUL character in a value (an environment variable ends at it)', '{"secrets": {"A": "x\\u0000y"}}'],
   ])('refuses %s with 400 bad_request', async (_what, body) => {
     const response = await put(body);
     expect(response.status).toBe(400);

@@ -11,3 +11,4 @@ export * from './server-unavailable.js';
 export * from './outbound-url.js';
 export * from './client-address.js';
 export * from './attempt-limiter.js';
+export * from './nul-characters.js';

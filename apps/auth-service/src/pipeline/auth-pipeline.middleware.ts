@@ -1,7 +1,7 @@
 import { Inject, Injectable, type NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { CLIENT_ADDRESS_HEADER, verifyClientAddress } from '@slipway/sign-in-sdk';
-import { clientAddress, normaliseIp } from '@slipway/service-kit';
+import { clientAddress, normaliseIp, nulPath } from '@slipway/service-kit';
 import { AUTH_CONFIG, type AuthConfig } from '../config.js';
 import { AuthError, AuthErrors, sendAuthError } from '../common/index.js';
 import { clearedSessionCookie, hasAmbiguousSessionCookie } from '../cookies/index.js';
@@ -99,28 +99,10 @@ const NUL_IN_URL = /%00/i;
  * Where a NUL (U+0000) is in the request, if anywhere: the path or query string (`%00`), or a key
  * or string of the JSON body (`body.name`). Postgres `text` and `jsonb` cannot hold it, so a
  * handler storing or looking one up would fail with a 500; refused as invalid instead, before any
- * handler runs. The walk keeps its own stack: a body nested thousands deep cannot overflow Node's.
+ * handler runs.
  */
 export function nulField(req: { originalUrl?: string; url?: string; body?: unknown }): string | null {
   if (NUL_IN_URL.test(req.originalUrl ?? req.url ?? '')) return 'url';
-  type Entry = { value: unknown; key: string; parent: Entry | null };
-  const pathOf = (entry: Entry): string => {
-    const keys: string[] = [];
-    for (let e: Entry | null = entry; e; e = e.parent) keys.unshift(e.key.replaceAll('\u0000', '\\0'));
-    return keys.join('.');
-  };
-  const stack: Entry[] = [{ value: req.body, key: 'body', parent: null }];
-  while (stack.length > 0) {
-    const entry = stack.pop()!;
-    if (typeof entry.value === 'string') {
-      if (entry.value.includes('\u0000')) return pathOf(entry);
-    } else if (entry.value !== null && typeof entry.value === 'object') {
-      for (const [key, value] of Object.entries(entry.value)) {
-        const child = { value, key, parent: entry };
-        if (key.includes('\u0000')) return pathOf(child);
-        stack.push(child);
-      }
-    }
-  }
-  return null;
+  const path = nulPath(req.body);
+  return path ? ['body', ...path].join('.') : null;
 }

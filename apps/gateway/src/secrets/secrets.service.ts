@@ -53,6 +53,9 @@ export class SecretsService {
         continue;
       }
       if (Buffer.byteLength(value) > maxValueBytes) throw new ApiException('too_large', `The value of ${name} is larger than ${maxValueBytes} bytes.`);
+      // An environment variable ends at its first NUL: the app could not be started with it.
+      if (value.includes('\u0000'))
+        throw new ApiException('bad_request', `The value of ${name} contains a NUL character (U+0000), which an environment variable cannot hold.`);
       upserts.set(name, new Uint8Array(encryptEnvelope(this.keyring, value, envelopeBinding.secret(applicationId, name, scope))));
     }
     try {
